@@ -1,0 +1,260 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
+	gs, err := s.store.ListGroups(r.Context())
+	if err != nil {
+		return err
+	}
+	out := apiv1.GroupList{Groups: make([]apiv1.Group, 0, len(gs))}
+	for _, g := range gs {
+		out.Groups = append(out.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CreatedAt: g.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
+	var g apiv1.Group
+	if err := decode(w, r, &g); err != nil {
+		return err
+	}
+	if err := wire.CheckName("group name", g.Name); err != nil {
+		return invalidf("%v", err)
+	}
+	if len(g.Title) > maxNameLen {
+		return invalidf("title is longer than %d characters", maxNameLen)
+	}
+	out, err := s.store.CreateGroup(r.Context(), store.Group{Name: g.Name, Title: g.Title})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, apiv1.Group{Name: out.Name, Title: out.Title, CreatedAt: out.CreatedAt})
+	return nil
+}
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
+	var spec apiv1.JobSpec
+	if err := decode(w, r, &spec); err != nil {
+		return err
+	}
+	j, err := s.jobFromSpec(r.Context(), spec, s.now())
+	if err != nil {
+		return err
+	}
+	out, err := s.store.CreateJob(r.Context(), j)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, jobDoc(out))
+	return nil
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
+	group := r.URL.Query().Get("group")
+	if group != "" && !wire.ValidName(group) {
+		return invalidf("group %q is not a valid group name", group)
+	}
+	limit, err := queryInt(r, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	after, err := queryInt(r, "after", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	js, err := s.store.ListJobs(r.Context(), group, after, int(limit))
+	if err != nil {
+		return err
+	}
+	out := apiv1.JobList{Jobs: make([]apiv1.Job, 0, len(js))}
+	for _, j := range js {
+		out.Jobs = append(out.Jobs, jobDoc(j))
+	}
+	if len(js) == int(limit) {
+		out.Next = js[len(js)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	j, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, jobDoc(j))
+	return nil
+}
+
+func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var spec apiv1.JobSpec
+	if err := decode(w, r, &spec); err != nil {
+		return err
+	}
+	if spec.Enabled == nil {
+		// PUT without "enabled" keeps the job's current state.
+		cur, err := s.store.GetJob(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		spec.Enabled = &cur.Enabled
+	}
+	j, err := s.jobFromSpec(r.Context(), spec, s.now())
+	if err != nil {
+		return err
+	}
+	j.ID = id
+	out, err := s.store.UpdateJob(r.Context(), j)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, jobDoc(out))
+	return nil
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteJob(r.Context(), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) enableJob(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnabled(w, r, true)
+}
+func (s *Server) disableJob(w http.ResponseWriter, r *http.Request) error {
+	return s.setEnabled(w, r, false)
+}
+
+func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	j, err := s.store.SetEnabled(r.Context(), id, enabled)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, jobDoc(j))
+	return nil
+}
+
+// triggerJob writes a manual run and hands it to the firing path, which
+// publishes it at once (retrying if NATS is away). It answers 202 with the
+// run as written: follow it with GET /runs/{id}.
+func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var req apiv1.TriggerRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &req); err != nil {
+			return err
+		}
+	}
+	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
+		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+	}
+	p, err := s.store.InsertManualRun(r.Context(), id, req.Params)
+	if err != nil {
+		return err
+	}
+	s.cfg.Fire(p)
+	run, err := s.store.GetRun(r.Context(), p.RunID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, runDoc(run))
+	return nil
+}
+
+func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	n, err := queryInt(r, "n", 5, 1, 100)
+	if err != nil {
+		return err
+	}
+	j, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
+	if err != nil {
+		return err
+	}
+	times := sched.NextN(s.now(), int(n))
+	if times == nil {
+		times = []time.Time{}
+	}
+	writeJSON(w, http.StatusOK, apiv1.NextFires{Times: times})
+	return nil
+}
+
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", 20, 1, 500)
+	if err != nil {
+		return err
+	}
+	before, err := queryInt(r, "before", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	// Runs outlive their job: a deleted job's history is still listed.
+	rs, err := s.store.ListRuns(r.Context(), id, before, int(limit))
+	if err != nil {
+		return err
+	}
+	out := apiv1.RunList{Runs: make([]apiv1.Run, 0, len(rs))}
+	for _, run := range rs {
+		out.Runs = append(out.Runs, runDoc(run))
+	}
+	if len(rs) == int(limit) {
+		out.Next = rs[len(rs)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	run, err := s.store.GetRun(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, runDoc(run))
+	return nil
+}

@@ -1,0 +1,211 @@
+// Package api serves jetjob's HTTP JSON API under /api/v1 (documents in
+// package apiv1), plus /healthz, /readyz and /metrics.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/schedule"
+)
+
+// Config configures the API.
+type Config struct {
+	// Token is the bearer token every /api/v1 request must carry.
+	Token string
+	// InsecureNoAuth serves /api/v1 without a token. It must be asked for
+	// explicitly: an empty Token alone is a configuration error.
+	InsecureNoAuth bool
+	// Ready reports whether the scheduler can do its work (PostgreSQL and
+	// NATS reachable); nil means always ready.
+	Ready func(context.Context) error
+	// Fire hands a manual run to the scheduler's firing path.
+	Fire func(store.PlannedRun)
+	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).
+	Gatherer prometheus.Gatherer
+}
+
+// Server is the API's http.Handler.
+type Server struct {
+	cfg   Config
+	store *store.Store
+	log   *zap.Logger
+	mux   *http.ServeMux
+	now   func() time.Time
+}
+
+// maxBody bounds request bodies: params are at most 64 KiB, the rest small.
+const maxBody = 1 << 20
+
+// New returns the API handler. It refuses an empty token unless
+// InsecureNoAuth is set.
+func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
+	if cfg.Token == "" && !cfg.InsecureNoAuth {
+		return nil, errors.New("api: no token: set JETJOB_API_TOKEN (or start with --insecure-no-auth to serve the API without authentication)")
+	}
+	if cfg.Fire == nil {
+		return nil, errors.New("api: Fire is required")
+	}
+	if cfg.Gatherer == nil {
+		cfg.Gatherer = prometheus.DefaultGatherer
+	}
+	s := &Server{cfg: cfg, store: st, log: log.Named("api"), mux: http.NewServeMux(), now: time.Now}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
+
+	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
+		s.mux.Handle(pattern, s.auth(s.handle(h)))
+	}
+	api("GET /api/v1/groups", s.listGroups)
+	api("POST /api/v1/groups", s.createGroup)
+	api("POST /api/v1/jobs", s.createJob)
+	api("GET /api/v1/jobs", s.listJobs)
+	api("GET /api/v1/jobs/{id}", s.getJob)
+	api("PUT /api/v1/jobs/{id}", s.updateJob)
+	api("DELETE /api/v1/jobs/{id}", s.deleteJob)
+	api("POST /api/v1/jobs/{id}/enable", s.enableJob)
+	api("POST /api/v1/jobs/{id}/disable", s.disableJob)
+	api("POST /api/v1/jobs/{id}/trigger", s.triggerJob)
+	api("GET /api/v1/jobs/{id}/next", s.nextFires)
+	api("GET /api/v1/jobs/{id}/runs", s.listRuns)
+	api("GET /api/v1/runs/{id}", s.getRun)
+	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
+	})))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(r.Context()); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) auth(next http.Handler) http.Handler {
+	if s.cfg.Token == "" {
+		return next
+	}
+	want := []byte("Bearer " + s.cfg.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
+			writeJSON(w, http.StatusUnauthorized, apiv1.Error{Error: "missing or wrong bearer token"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// httpError is an error with the status code it answers with.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var he *httpError
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &he):
+			writeJSON(w, he.code, apiv1.Error{Error: he.msg})
+		case errors.As(err, &mbe):
+			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
+		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid):
+			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
+		case errors.Is(err, store.ErrNotFound):
+			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
+		case errors.Is(err, store.ErrConflict):
+			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
+		default:
+			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+			writeJSON(w, http.StatusInternalServerError, apiv1.Error{Error: "internal error: " + err.Error()})
+		}
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// decode reads a JSON body strictly: unknown fields are an error, so a
+// misspelt option is reported instead of silently ignored.
+func decode(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return invalidf("request body is empty: want a JSON document")
+		}
+		return invalidf("malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return invalidf("request body holds more than one JSON document")
+	}
+	return nil
+}
+
+func pathID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalidf("id %q: want a positive integer", v)
+	}
+	return id, nil
+}
+
+// queryInt reads an optional integer query parameter within [lo, hi].
+func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, invalidf("query parameter %s=%q: want an integer from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}

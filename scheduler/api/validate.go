@@ -1,0 +1,134 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// errInvalid marks input errors: they answer 400 with their message.
+var errInvalid = errors.New("invalid input")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errInvalid, fmt.Sprintf(format, args...))
+}
+
+const (
+	maxNameLen        = 200
+	maxDescriptionLen = 2000
+	maxHandlerLen     = 255
+	maxTimeout        = 7 * 24 * time.Hour
+	maxRetries        = 100
+)
+
+// jobFromSpec validates a user's job spec and returns the job to store.
+// Every problem is reported at once, so a user fixes them in one go.
+func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.Time) (store.Job, error) {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	if err := wire.CheckName("group", spec.Group); err != nil {
+		add("%v", err)
+	} else if ok, err := s.store.GroupExists(ctx, spec.Group); err != nil {
+		return store.Job{}, err
+	} else if !ok {
+		add("unknown group %q: create it first (POST /api/v1/groups)", spec.Group)
+	}
+	name := strings.TrimSpace(spec.Name)
+	switch {
+	case name == "":
+		add("name is required")
+	case utf8.RuneCountInString(name) > maxNameLen:
+		add("name is longer than %d characters", maxNameLen)
+	}
+	if utf8.RuneCountInString(spec.Description) > maxDescriptionLen {
+		add("description is longer than %d characters", maxDescriptionLen)
+	}
+	if spec.Handler == "" || len(spec.Handler) > maxHandlerLen {
+		add("handler is required (1-%d characters)", maxHandlerLen)
+	}
+	if len(spec.Params) > wire.MaxParamsBytes {
+		add("params are %d bytes, more than the limit of %d (64 KiB)", len(spec.Params), wire.MaxParamsBytes)
+	}
+	tz := spec.Timezone
+	if tz == "" {
+		tz = "UTC"
+	}
+	if sched, err := schedule.Parse(spec.ScheduleType, spec.ScheduleExpr, tz); err != nil {
+		add("%v", err)
+	} else if at, ok := sched.At(); ok && !at.After(now) {
+		add("once time %s is in the past", at.Format(time.RFC3339))
+	}
+	misfire, err := policy.ParseMisfire(spec.MisfirePolicy)
+	if err != nil {
+		add("%v", err)
+	}
+	route, err := policy.ParseRoute(spec.RouteStrategy)
+	if err != nil {
+		add("%v", err)
+	}
+	block, err := policy.ParseBlock(spec.BlockStrategy)
+	if err != nil {
+		add("%v", err)
+	}
+	timeout := time.Duration(spec.Timeout)
+	if timeout < 0 || timeout > maxTimeout {
+		add("timeout %s: want 0 (none) up to %s", timeout, maxTimeout)
+	}
+	if spec.MaxRetries < 0 || spec.MaxRetries > maxRetries {
+		add("max_retries %d: want 0 to %d", spec.MaxRetries, maxRetries)
+	}
+	if len(problems) > 0 {
+		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
+	}
+	enabled := true
+	if spec.Enabled != nil {
+		enabled = *spec.Enabled
+	}
+	return store.Job{
+		Group: spec.Group, Name: name, Description: spec.Description, Handler: spec.Handler,
+		Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
+		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
+		BlockStrategy: string(block), Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
+	}, nil
+}
+
+func jobDoc(j store.Job) apiv1.Job {
+	return apiv1.Job{
+		ID: j.ID,
+		JobSpec: apiv1.JobSpec{
+			Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
+			Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr,
+			Timezone: j.Timezone, MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy,
+			BlockStrategy: j.BlockStrategy, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
+		},
+		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.NextFireAt, LastFireAt: j.LastFireAt,
+		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
+	}
+}
+
+func runDoc(r store.Run) apiv1.Run {
+	d := apiv1.Run{
+		ID: r.ID, JobID: r.JobID, Group: r.Group, TriggerType: r.TriggerType, Status: string(r.Status),
+		ScheduledAt: r.ScheduledAt, TriggeredAt: r.TriggeredAt, StartedAt: r.StartedAt,
+		FinishedAt: r.FinishedAt, Attempt: r.Attempt, RetryOf: r.RetryOf, ShardIndex: r.ShardIndex,
+		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message,
+	}
+	if r.Params != nil {
+		d.Params = *r.Params
+	}
+	if r.StreamSeq != nil {
+		seq := uint64(*r.StreamSeq)
+		d.StreamSeq = &seq
+	}
+	return d
+}

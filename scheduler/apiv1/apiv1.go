@@ -1,0 +1,158 @@
+// Package apiv1 holds the JSON documents of jetjob's HTTP API (/api/v1),
+// shared by the server (package api), the Go client and the CLI.
+//
+// Endpoints (all require "Authorization: Bearer <token>" unless the
+// scheduler runs with --insecure-no-auth):
+//
+//	GET    /api/v1/groups                      → GroupList
+//	POST   /api/v1/groups            Group     → 201 Group
+//	POST   /api/v1/jobs              JobSpec   → 201 Job
+//	GET    /api/v1/jobs?group=&limit=&after=   → JobList (ordered by id; "after" is the last id seen)
+//	GET    /api/v1/jobs/{id}                   → Job
+//	PUT    /api/v1/jobs/{id}         JobSpec   → Job
+//	DELETE /api/v1/jobs/{id}                   → 204
+//	POST   /api/v1/jobs/{id}/enable            → Job
+//	POST   /api/v1/jobs/{id}/disable           → Job
+//	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run
+//	GET    /api/v1/jobs/{id}/next?n=5          → NextFires
+//	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first; "before" is the last id seen)
+//	GET    /api/v1/runs/{id}                   → Run
+//
+// Errors answer with a status code and an Error document.
+package apiv1
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Error is the body of every non-2xx answer.
+type Error struct {
+	Error string `json:"error"`
+}
+
+// Group is an executor group: the workers that can run its jobs.
+type Group struct {
+	Name      string    `json:"name"`
+	Title     string    `json:"title,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}
+
+// GroupList answers GET /groups.
+type GroupList struct {
+	Groups []Group `json:"groups"`
+}
+
+// JobSpec is what a user writes: POST /jobs and PUT /jobs/{id}. Empty
+// strategy fields take their defaults.
+type JobSpec struct {
+	Group       string `json:"group"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Handler     string `json:"handler"`
+	Params      string `json:"params,omitempty"`
+	// ScheduleType is cron, fix_rate, fix_delay, once or none.
+	ScheduleType string `json:"schedule_type"`
+	// ScheduleExpr is a cron expression (seconds field optional,
+	// descriptors like "@every 10s"), a duration for fix_rate/fix_delay
+	// ("30s"), an RFC 3339 time for once, empty for none.
+	ScheduleExpr string `json:"schedule_expr,omitempty"`
+	// Timezone is an IANA zone for cron (default UTC).
+	Timezone      string   `json:"timezone,omitempty"`
+	MisfirePolicy string   `json:"misfire_policy,omitempty"`
+	RouteStrategy string   `json:"route_strategy,omitempty"`
+	BlockStrategy string   `json:"block_strategy,omitempty"`
+	Timeout       Duration `json:"timeout,omitempty"`
+	MaxRetries    int      `json:"max_retries,omitempty"`
+	// Enabled defaults to true on create.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// Job is a stored job.
+type Job struct {
+	ID int64 `json:"id"`
+	JobSpec
+	Enabled    bool       `json:"enabled"`
+	Shard      int        `json:"shard"`
+	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
+	LastFireAt *time.Time `json:"last_fire_at,omitempty"`
+	Version    int64      `json:"version"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+// JobList answers GET /jobs.
+type JobList struct {
+	Jobs []Job `json:"jobs"`
+	// Next is the "after" value of the next page, 0 when this is the last page.
+	Next int64 `json:"next,omitempty"`
+}
+
+// TriggerRequest is the body of POST /jobs/{id}/trigger. Params, when set,
+// replace the job's params for this run.
+type TriggerRequest struct {
+	Params *string `json:"params,omitempty"`
+}
+
+// NextFires answers GET /jobs/{id}/next.
+type NextFires struct {
+	Times []time.Time `json:"times"`
+}
+
+// Run is one trigger attempt of a job.
+type Run struct {
+	ID          int64      `json:"id"`
+	JobID       int64      `json:"job_id"`
+	Group       string     `json:"group"`
+	TriggerType string     `json:"trigger_type"`
+	Status      string     `json:"status"`
+	ScheduledAt time.Time  `json:"scheduled_at"`
+	TriggeredAt *time.Time `json:"triggered_at,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	FinishedAt  *time.Time `json:"finished_at,omitempty"`
+	Attempt     int        `json:"attempt"`
+	RetryOf     *int64     `json:"retry_of,omitempty"`
+	ShardIndex  int        `json:"shard_index"`
+	ShardTotal  int        `json:"shard_total"`
+	WorkerID    string     `json:"worker_id,omitempty"`
+	Params      string     `json:"params,omitempty"`
+	Message     string     `json:"message,omitempty"`
+	StreamSeq   *uint64    `json:"stream_seq,omitempty"`
+}
+
+// RunList answers GET /jobs/{id}/runs.
+type RunList struct {
+	Runs []Run `json:"runs"`
+	// Next is the "before" value of the next page, 0 when this is the last page.
+	Next int64 `json:"next,omitempty"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("30s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string like \"30s\": %w", err)
+	}
+	if s == "" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// IsZero lets omitempty/omitzero drop an unset timeout.
+func (d Duration) IsZero() bool { return d == 0 }

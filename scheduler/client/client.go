@@ -1,0 +1,367 @@
+// Package client is a small Go client for jetjob's HTTP API (/api/v1),
+// used by the jetjob CLI, by tests and by the end-to-end suite.
+//
+// Every method takes a context first and speaks the documents of package
+// apiv1. A non-2xx answer is returned as an *APIError, so callers can test
+// the status code with errors.As:
+//
+//	var apiErr *client.APIError
+//	if errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusNotFound { ... }
+//
+// The package also holds the CLI configuration file (Config, ConfigPath,
+// LoadConfig, SaveConfig), shared by the jetjob CLI and the scheduler's dev
+// command, which writes the address and token of the cluster it starts.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// apiPrefix is the path of the API below the base URL.
+const apiPrefix = "/api/v1"
+
+// maxErrorBody caps how much of an error answer is read into APIError.Message.
+const maxErrorBody = 64 << 10
+
+// Client talks to one jetjob scheduler (or a load balancer in front of
+// several). It is safe for concurrent use.
+type Client struct {
+	base  string // scheme://host[/prefix], no trailing slash
+	token string
+	hc    *http.Client
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the Client send its requests through hc instead of
+// http.DefaultClient (timeouts, TLS settings, test transports). A nil hc is
+// ignored.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// New returns a Client for the API at baseURL, e.g. "http://127.0.0.1:8080".
+// The base URL must use http or https and name a host; it may carry a path
+// prefix when the scheduler sits behind a reverse proxy
+// ("https://ops.example.com/jetjob"). A trailing "/api/v1" is accepted and
+// ignored. When token is not empty it is sent as "Authorization: Bearer
+// <token>" with every request.
+func New(baseURL, token string, opts ...Option) (*Client, error) {
+	base, err := normalizeBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{base: base, token: token, hc: http.DefaultClient}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// BaseURL returns the normalized base URL the client sends requests to
+// (without the /api/v1 prefix).
+func (c *Client) BaseURL() string { return c.base }
+
+func normalizeBaseURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", errors.New("client: empty API address (want e.g. http://127.0.0.1:8080)")
+	}
+	if !strings.Contains(s, "://") {
+		// "localhost:8080" would parse as scheme "localhost".
+		return "", fmt.Errorf("client: invalid API address %q: missing http:// or https:// (want e.g. http://%s)", raw, strings.TrimPrefix(s, "//"))
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("client: invalid API address %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("client: invalid API address %q: scheme %q is not http or https", raw, u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("client: invalid API address %q: no host", raw)
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", fmt.Errorf("client: invalid API address %q: must not have a query", raw)
+	}
+	if u.Fragment != "" {
+		return "", fmt.Errorf("client: invalid API address %q: must not have a fragment", raw)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	u.Path = strings.TrimSuffix(u.Path, apiPrefix)
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// APIError is a non-2xx answer of the API.
+type APIError struct {
+	// StatusCode is the HTTP status code.
+	StatusCode int
+	// Message is the "error" field of the apiv1.Error body, or the raw body
+	// (trimmed) when it is not such a document. It may be empty.
+	Message string
+}
+
+// Error reads like "api: 400 Bad Request: invalid cron expression ...".
+func (e *APIError) Error() string {
+	status := strconv.Itoa(e.StatusCode)
+	if text := http.StatusText(e.StatusCode); text != "" {
+		status += " " + text
+	}
+	if e.Message == "" {
+		return "api: " + status
+	}
+	return "api: " + status + ": " + e.Message
+}
+
+// ListJobsOptions selects a page of jobs. Zero values are left out of the
+// query, so the server's defaults apply.
+type ListJobsOptions struct {
+	// Group keeps only the jobs of one group.
+	Group string
+	// Limit is the page size.
+	Limit int
+	// After is the last job id seen (JobList.Next of the previous page).
+	After int64
+}
+
+// ListRunsOptions selects a page of runs (newest first). Zero values are left
+// out of the query.
+type ListRunsOptions struct {
+	// Limit is the page size.
+	Limit int
+	// Before is the last run id seen (RunList.Next of the previous page).
+	Before int64
+}
+
+// CreateGroup creates an executor group.
+func (c *Client) CreateGroup(ctx context.Context, g apiv1.Group) (*apiv1.Group, error) {
+	var out apiv1.Group
+	if err := c.do(ctx, http.MethodPost, "/groups", nil, g, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListGroups lists every group.
+func (c *Client) ListGroups(ctx context.Context) (*apiv1.GroupList, error) {
+	var out apiv1.GroupList
+	if err := c.do(ctx, http.MethodGet, "/groups", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// CreateJob creates a job.
+func (c *Client) CreateJob(ctx context.Context, spec apiv1.JobSpec) (*apiv1.Job, error) {
+	var out apiv1.Job
+	if err := c.do(ctx, http.MethodPost, "/jobs", nil, spec, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetJob reads one job.
+func (c *Client) GetJob(ctx context.Context, id int64) (*apiv1.Job, error) {
+	var out apiv1.Job
+	if err := c.do(ctx, http.MethodGet, jobPath(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListJobs reads one page of jobs, ordered by id. Pass the returned
+// JobList.Next as opts.After to read the next page; Next is 0 on the last page.
+func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.JobList, error) {
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("client: negative limit %d", opts.Limit)
+	}
+	if opts.After < 0 {
+		return nil, fmt.Errorf("client: negative after %d", opts.After)
+	}
+	q := url.Values{}
+	if opts.Group != "" {
+		q.Set("group", opts.Group)
+	}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.After > 0 {
+		
+	}
+	var out apiv1.JobList
+	if err := c.do(ctx, http.MethodGet, "/jobs", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// UpdateJob replaces the spec of a job.
+func (c *Client) UpdateJob(ctx context.Context, id int64, spec apiv1.JobSpec) (*apiv1.Job, error) {
+	var out apiv1.Job
+	if err := c.do(ctx, http.MethodPut, jobPath(id), nil, spec, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeleteJob deletes a job.
+func (c *Client) DeleteJob(ctx context.Context, id int64) error {
+	return c.do(ctx, http.MethodDelete, jobPath(id), nil, nil, nil)
+}
+
+// EnableJob enables a job and returns it.
+func (c *Client) EnableJob(ctx context.Context, id int64) (*apiv1.Job, error) {
+	var out apiv1.Job
+	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/enable", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DisableJob disables a job and returns it.
+func (c *Client) DisableJob(ctx context.Context, id int64) (*apiv1.Job, error) {
+	var out apiv1.Job
+	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/disable", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// TriggerJob starts a manual run of a job. When params is not nil it
+// replaces the job's params for this run (an empty string included).
+func (c *Client) TriggerJob(ctx context.Context, id int64, params *string) (*apiv1.Run, error) {
+	var out apiv1.Run
+	body := apiv1.TriggerRequest{Params: params}
+	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/trigger", nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// NextFires returns the next n fire times of a job; n <= 0 lets the server
+// choose.
+func (c *Client) NextFires(ctx context.Context, id int64, n int) (*apiv1.NextFires, error) {
+	q := url.Values{}
+	if n > 0 {
+		q.Set("n", strconv.Itoa(n))
+	}
+	var out apiv1.NextFires
+	if err := c.do(ctx, http.MethodGet, jobPath(id)+"/next", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListRuns reads one page of a job's runs, newest first. Pass the returned
+// RunList.Next as opts.Before to read the next page; Next is 0 on the last page.
+func (c *Client) ListRuns(ctx context.Context, jobID int64, opts ListRunsOptions) (*apiv1.RunList, error) {
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("client: negative limit %d", opts.Limit)
+	}
+	if opts.Before < 0 {
+		return nil, fmt.Errorf("client: negative before %d", opts.Before)
+	}
+	q := url.Values{}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.Before > 0 {
+		q.Set("before", strconv.FormatInt(opts.Before, 10))
+	}
+	var out apiv1.RunList
+	if err := c.do(ctx, http.MethodGet, jobPath(jobID)+"/runs", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetRun reads one run.
+func (c *Client) GetRun(ctx context.Context, id int64) (*apiv1.Run, error) {
+	var out apiv1.Run
+	if err := c.do(ctx, http.MethodGet, "/runs/"+strconv.FormatInt(id, 10), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+func jobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
+
+// do sends one request. in, when not nil, is sent as JSON; out, when not
+// nil, receives the JSON answer of a 2xx response.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	target := c.base + apiPrefix + path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("client: encoding %s %s request: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: %w", method, path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err // *url.Error names the method and URL; wraps ctx errors
+	}
+	defer func() {
+		// Drain a little so the connection can be reused.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		_ = resp.Body.Close()
+	}()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return readAPIError(resp)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("client: %s %s: empty response body (status %d)", method, path, resp.StatusCode)
+		}
+		return fmt.Errorf("client: decoding %s %s response: %w", method, path, err)
+	}
+	return nil
+}
+
+func readAPIError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &APIError{StatusCode: resp.StatusCode}
+	var doc apiv1.Error
+	if json.Unmarshal(raw, &doc) == nil && doc.Error != "" {
+		e.Message = doc.Error
+	} else {
+		e.Message = strings.TrimSpace(string(raw))
+	}
+	return e
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/shared/logging"
+)
+
+// options are the flags shared by serve and dev.
+type options struct {
+	listen           string
+	insecureNoAuth   bool
+	shardCount       int
+	window           time.Duration
+	misfireThreshold time.Duration
+	maxCatchup       int
+	replicas         int
+	dupWindow        time.Duration
+	logFormat        string
+	logLevel         string
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+func (o *options) register(fs *pflag.FlagSet, defListen string) {
+	fs.StringVar(&o.listen, "listen", env("JETJOB_LISTEN", defListen), "HTTP API address (JETJOB_LISTEN)")
+	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "serve the API without a bearer token (never in production)")
+	fs.IntVar(&o.shardCount, "shard-count", envInt("JETJOB_SHARD_COUNT", 0), "shards of a new cluster, default 64; fixed once the cluster exists (JETJOB_SHARD_COUNT)")
+	fs.DurationVar(&o.window, "planning-window", envDuration("JETJOB_PLANNING_WINDOW", 0), "how far ahead fires are planned, default 5s (JETJOB_PLANNING_WINDOW)")
+	fs.DurationVar(&o.misfireThreshold, "misfire-threshold", envDuration("JETJOB_MISFIRE_THRESHOLD", 0), "how late a fire may be before its misfire policy applies, default 5s (JETJOB_MISFIRE_THRESHOLD)")
+	fs.IntVar(&o.maxCatchup, "max-catchup", envInt("JETJOB_MAX_CATCHUP", 0), "missed fires handled per job and pass, default 100 (JETJOB_MAX_CATCHUP)")
+	fs.IntVar(&o.replicas, "stream-replicas", envInt("JETJOB_STREAM_REPLICAS", 0), "JetStream replicas, 1 or 3, default 1 (JETJOB_STREAM_REPLICAS)")
+	fs.DurationVar(&o.dupWindow, "duplicate-window", envDuration("JETJOB_DUPLICATE_WINDOW", 0), "JetStream duplicate window for triggers, default 2m (JETJOB_DUPLICATE_WINDOW)")
+	fs.StringVar(&o.logFormat, "log-format", env("JETJOB_LOG_FORMAT", "json"), "json or console (JETJOB_LOG_FORMAT)")
+	fs.StringVar(&o.logLevel, "log-level", env("JETJOB_LOG_LEVEL", "info"), "debug, info, warn or error (JETJOB_LOG_LEVEL)")
+}
+
+func (o *options) logger() (*zap.Logger, error) { return logging.New(o.logFormat, o.logLevel) }
+
+// schedulerConfig builds the scheduler's config from the flags.
+func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.Listener, token string, log *zap.Logger) scheduler.Config {
+	c := scheduler.Config{
+		Pool: pool, NATS: nc, Listener: ln, APIToken: token, InsecureNoAuth: o.insecureNoAuth,
+		ShardCount: o.shardCount, Logger: log,
+	}
+	c.Planner.Window = o.window
+	c.Planner.MisfireThreshold = o.misfireThreshold
+	c.Planner.MaxCatchup = o.maxCatchup
+	c.Streams.Replicas = o.replicas
+	c.Streams.DuplicateWindow = o.dupWindow
+	return c
+}
+
+// connectNATS connects and keeps reconnecting forever: an unreachable NATS
+// at start or later is waited out, never fatal.
+func connectNATS(url, name string, log *zap.Logger, extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{
+		nats.Name(name),
+		nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", zap.String("url", nc.ConnectedUrl())) }),
+	}, extra...)
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// openPool configures a pool that stays warm: the first query on a fresh
+// connection is slow, and planning must not pay that.
+func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: %w", err)
+	}
+	cfg.MinConns = 4
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return pool, nil
+}

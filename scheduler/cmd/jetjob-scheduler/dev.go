@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/localpg"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/worker"
+)
+
+func devCmd() *cobra.Command {
+	var (
+		o        options
+		dataDir  string
+		natsPort int
+		noDemo   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run a whole jetjob in one process: NATS, PostgreSQL, scheduler, worker, demo jobs",
+		Long: `Run a whole jetjob in one process, for trying it out: an embedded NATS server
+with JetStream, a throwaway PostgreSQL started from this machine's server
+binaries (removed on exit), the scheduler with its HTTP API, and a worker of
+group "demo" with demo handlers and two demo jobs. It prints the API address
+and token and writes them to the CLI's config, so that 'jetjob' works in
+another terminal with no flags. Ctrl-C stops everything.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.logFormat == "json" && os.Getenv("JETJOB_LOG_FORMAT") == "" {
+				o.logFormat = "console"
+			}
+			log, err := o.logger()
+			if err != nil {
+				return usageError{err}
+			}
+			defer log.Sync() //nolint:errcheck
+			return dev(cmd.Context(), o, dataDir, natsPort, noDemo, log)
+		},
+	}
+	fs := cmd.Flags()
+	o.register(fs, "127.0.0.1:8080")
+	fs.StringVar(&dataDir, "data-dir", "", "directory for NATS JetStream data (default: a temporary directory removed on exit)")
+	fs.IntVar(&natsPort, "nats-port", 0, "port of the embedded NATS server (default: a free port)")
+	fs.BoolVar(&noDemo, "no-demo", false, "do not create the demo group, jobs and worker")
+	return cmd
+}
+
+func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
+	pg, err := localpg.Start(ctx, localpg.Options{Fast: true, Logger: log.Named("postgres")})
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	if err := pg.CreateDatabase(ctx, "jetjob", ""); err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, pg.URL("jetjob"))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrateWithRetry(ctx, pool, log); err != nil {
+		return err
+	}
+
+	if dataDir == "" {
+		tmp, err := os.MkdirTemp("", "jetjob-dev-nats-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		dataDir = tmp
+	}
+	ns, err := natsembed.Start(natsembed.Options{StoreDir: dataDir, Port: natsPort})
+	if err != nil {
+		return err
+	}
+	defer ns.Shutdown()
+	nc, err := connectNATS(ns.ClientURL(), "jetjob-scheduler-dev", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+
+	token := os.Getenv("JETJOB_API_TOKEN")
+	if token == "" {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		token = hex.EncodeToString(b)
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		log.Warn("address in use; picking a free port", zap.String("addr", o.listen))
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.listen, err)
+	}
+	o.insecureNoAuth = false
+	s, err := scheduler.New(o.schedulerConfig(pool, nc, ln, token, log))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+
+	apiURL := "http://" + ln.Addr().String()
+	cfgPath, err := client.ConfigPath()
+	if err == nil {
+		err = client.SaveConfig(cfgPath, client.Config{API: apiURL, Token: token})
+	}
+	if err != nil {
+		log.Warn("could not write the CLI config; pass --api and --token to jetjob", zap.Error(err))
+		cfgPath = "(not written)"
+	}
+
+	var demoIDs []int64
+	var w *worker.Worker
+	if !noDemo {
+		if demoIDs, err = createDemoJobs(ctx, pool, o.shardCount); err != nil {
+			return err
+		}
+		if w, err = demoWorker(nc, log); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintf(os.Stderr, `
+jetjob dev is running.
+  API:        %s   (token in JETJOB_API_TOKEN below; CLI config written to %s)
+  token:      %s
+  NATS:       %s   (JetStream data in %s)
+  PostgreSQL: %s
+Try, in another terminal:
+  bin/jetjob jobs list
+  bin/jetjob runs list --job %s
+Ctrl-C stops everything.
+
+`, apiURL, cfgPath, token, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	wg.Add(1)
+	go func() { defer wg.Done(); errs <- s.Run(ctx) }()
+	if w != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- w.Run(ctx) }()
+	}
+	wg.Wait()
+	close(errs)
+	var first error
+	for e := range errs {
+		if e != nil && first == nil {
+			first = e
+		}
+	}
+	log.Info("dev stopped")
+	return first
+}
+
+func firstID(ids []int64) string {
+	if len(ids) == 0 {
+		return "<job id>"
+	}
+	return fmt.Sprint(ids[0])
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+)
+
+func migrateCmd() *cobra.Command {
+	var (
+		dbURL     string
+		logFormat string
+	)
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database migrations embedded in this binary and exit",
+		Long: `Apply the database migrations embedded in this binary and exit. Safe to run
+from several processes at once (an advisory lock serialises them) and
+safe to repeat: applied migrations are skipped.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dbURL == "" {
+				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
+			}
+			o := options{logFormat: logFormat, logLevel: "info"}
+			log, err := o.logger()
+			if err != nil {
+				return usageError{err}
+			}
+			pool, err := openPool(cmd.Context(), dbURL)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			return migrateWithRetry(cmd.Context(), pool, log)
+		},
+	}
+	cmd.Flags().StringVar(&dbURL, "database-url", env("JETJOB_DATABASE_URL", ""), "PostgreSQL URL (JETJOB_DATABASE_URL)")
+	cmd.Flags().StringVar(&logFormat, "log-format", env("JETJOB_LOG_FORMAT", "console"), "json or console")
+	return cmd
+}

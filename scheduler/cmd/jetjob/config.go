@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/jetjob/jetjob/scheduler/client"
+)
+
+// Environment variables read by the CLI.
+const (
+	envAPI   = "JETJOB_API"
+	envToken = "JETJOB_API_TOKEN"
+)
+
+// endpoint is a resolved API address and token, with where each came from.
+type endpoint struct {
+	API, APISource     string
+	Token, TokenSource string
+}
+
+// resolveEndpoint finds the API address and the token independently, first
+// that is set (non-empty) wins: the flags, the environment, the CLI config
+// file. The file is read only when something is still missing.
+func (a *app) resolveEndpoint() (endpoint, error) {
+	var e endpoint
+	pick := func(val, src *string, v, s string) {
+		if *val == "" && v != "" {
+			*val, *src = v, s
+		}
+	}
+	pick(&e.API, &e.APISource, a.apiFlag, "--api")
+	pick(&e.Token, &e.TokenSource, a.tokenFlag, "--token")
+	pick(&e.API, &e.APISource, os.Getenv(envAPI), envAPI)
+	pick(&e.Token, &e.TokenSource, os.Getenv(envToken), envToken)
+	if e.API != "" && e.Token != "" {
+		return e, nil
+	}
+
+	path, err := client.ConfigPath()
+	if err != nil {
+		if e.API == "" {
+			return e, fmt.Errorf("no API address: pass --api or set %s (%v)", envAPI, err)
+		}
+		return e, nil // the token is optional (--insecure-no-auth schedulers)
+	}
+	cfg, err := client.LoadConfig(path)
+	if err != nil {
+		return e, err
+	}
+	pick(&e.API, &e.APISource, cfg.API, path)
+	pick(&e.Token, &e.TokenSource, cfg.Token, path)
+	if e.API == "" {
+		return e, fmt.Errorf("no API address: start a local cluster with \"jetjob-scheduler dev\" (it saves its address to %s), or pass --api URL / set %s", path, envAPI)
+	}
+	return e, nil
+}
+
+// client returns an API client for the resolved endpoint.
+func (a *app) client() (*client.Client, error) {
+	e, err := a.resolveEndpoint()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(e.API, e.Token, client.WithHTTPClient(a.httpClient))
+	if err != nil {
+		if e.APISource == "--api" {
+			return nil, &usageError{err: err}
+		}
+		return nil, fmt.Errorf("%w (from %s)", err, e.APISource)
+	}
+	return c, nil
+}

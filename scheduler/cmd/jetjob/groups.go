@@ -1,0 +1,71 @@
+package main
+
+import (
+	"io"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) groupsCmd() *cobra.Command {
+	cmd := parent(&cobra.Command{
+		Use:     "groups",
+		Aliases: []string{"group"},
+		Short:   "List and create executor groups",
+	})
+	cmd.AddCommand(a.groupsListCmd(), a.groupsCreateCmd())
+	return cmd
+}
+
+func (a *app) groupsListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the groups",
+		Args:  needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListGroups(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.emit(list, func(w io.Writer) error {
+				t := newTable(w, "NAME", "TITLE", "CREATED")
+				for _, g := range list.Groups {
+					t.row(g.Name, g.Title, fmtTime(g.CreatedAt))
+				}
+				return t.flush()
+			})
+		},
+	}
+}
+
+func (a *app) groupsCreateCmd() *cobra.Command {
+	var title string
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a group (NAME: letters, digits, '_' and '-')",
+		Args:  needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			g, err := c.CreateGroup(cmd.Context(), apiv1.Group{Name: args[0], Title: title})
+			if err != nil {
+				return err
+			}
+			return a.emit(g, func(w io.Writer) error {
+				var k kv
+				k.add("Name", g.Name)
+				k.add("Title", g.Title)
+				k.add("Created", fmtTime(g.CreatedAt))
+				return k.write(w)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&title, "title", "", "human-readable title")
+	return cmd
+}

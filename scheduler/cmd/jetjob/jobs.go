@@ -1,0 +1,467 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) jobsCmd() *cobra.Command {
+	cmd := parent(&cobra.Command{
+		Use:     "jobs",
+		Aliases: []string{"job"},
+		Short:   "Create, list, inspect, enable, disable, delete and trigger jobs",
+	})
+	cmd.AddCommand(
+		a.jobsCreateCmd(),
+		a.jobsListCmd(),
+		a.jobsGetCmd(),
+		a.jobsSwitchCmd(true),
+		a.jobsSwitchCmd(false),
+		a.jobsDeleteCmd(),
+		a.jobsTriggerCmd(),
+		a.jobsNextCmd(),
+	)
+	return cmd
+}
+
+// createFlags are the flags of `jobs create`.
+type createFlags struct {
+	group, name, handler, description string
+	params, paramsFile                string
+	cron, every, delay, at            string
+	tz, misfire, route, block         string
+	timeout                           time.Duration
+	maxRetries                        int
+	disabled                          bool
+}
+
+func (a *app) jobsCreateCmd() *cobra.Command {
+	var f createFlags
+	cmd := &cobra.Command{
+		Use:   "create --group G --name N --handler H [schedule flag] [flags]",
+		Short: "Create a job",
+		Long: `Create a job. At most one schedule flag may be given:
+
+  --cron EXPR      cron expression (seconds field optional, "@every 10s" too), see --tz
+  --every DUR      fixed rate: a fire every DUR (fix_rate)
+  --delay DUR      fixed delay: DUR after the previous run finished (fix_delay)
+  --at TIME        once, at an RFC 3339 time
+
+Without one the job has no schedule and runs only when triggered.`,
+		Example: `  jetjob jobs create --group billing --name invoices --handler shell \
+      --params '{"cmd":"make invoices"}' --cron '0 0 2 * * *' --tz Europe/Paris`,
+		Args: needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec(cmd, a.stdin)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			job, err := c.CreateJob(cmd.Context(), spec)
+			if err != nil {
+				return err
+			}
+			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.group, "group", "", "group whose workers run the job (required)")
+	fl.StringVar(&f.name, "name", "", "job name (required)")
+	fl.StringVar(&f.handler, "handler", "", "handler name the workers registered (required)")
+	fl.StringVar(&f.description, "description", "", "free-form description")
+	fl.StringVar(&f.params, "params", "", "params passed to the handler")
+	fl.StringVar(&f.paramsFile, "params-file", "", "read the params from a file (- for stdin)")
+	fl.StringVar(&f.cron, "cron", "", "schedule: cron expression")
+	fl.StringVar(&f.every, "every", "", "schedule: fixed rate, a duration like 30s")
+	fl.StringVar(&f.delay, "delay", "", "schedule: fixed delay after the previous run, a duration")
+	fl.StringVar(&f.at, "at", "", "schedule: once, at an RFC 3339 time")
+	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression (default UTC)")
+	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
+	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
+	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
+	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
+	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
+	fl.BoolVar(&f.disabled, "disabled", false, "create the job disabled")
+	return cmd
+}
+
+// spec validates the flags and builds the JobSpec; every problem is a
+// usage error except reading the params file.
+func (f *createFlags) spec(cmd *cobra.Command, stdin io.Reader) (apiv1.JobSpec, error) {
+	var missing []string
+	for _, r := range []struct{ name, val string }{{"group", f.group}, {"name", f.name}, {"handler", f.handler}} {
+		if strings.TrimSpace(r.val) == "" {
+			missing = append(missing, "--"+r.name)
+		}
+	}
+	if len(missing) > 0 {
+		return apiv1.JobSpec{}, usagef("missing required flag %s", strings.Join(missing, ", "))
+	}
+
+	spec := apiv1.JobSpec{
+		Group:         f.group,
+		Name:          f.name,
+		Handler:       f.handler,
+		Description:   f.description,
+		Timezone:      f.tz,
+		MisfirePolicy: f.misfire,
+		RouteStrategy: f.route,
+		BlockStrategy: f.block,
+		Timeout:       apiv1.Duration(f.timeout),
+		MaxRetries:    f.maxRetries,
+		ScheduleType:  "none",
+	}
+
+	var given []string
+	for _, name := range []string{"cron", "every", "delay", "at"} {
+		if cmd.Flags().Changed(name) {
+			given = append(given, "--"+name)
+		}
+	}
+	if len(given) > 1 {
+		return spec, usagef("only one schedule flag may be given, got %s", strings.Join(given, " and "))
+	}
+	switch {
+	case cmd.Flags().Changed("cron"):
+		if strings.TrimSpace(f.cron) == "" {
+			return spec, usagef("--cron: empty expression")
+		}
+		spec.ScheduleType, spec.ScheduleExpr = "cron", strings.TrimSpace(f.cron)
+	case cmd.Flags().Changed("every"):
+		d, err := positiveDuration("--every", f.every)
+		if err != nil {
+			return spec, err
+		}
+		spec.ScheduleType, spec.ScheduleExpr = "fix_rate", d
+	case cmd.Flags().Changed("delay"):
+		d, err := positiveDuration("--delay", f.delay)
+		if err != nil {
+			return spec, err
+		}
+		spec.ScheduleType, spec.ScheduleExpr = "fix_delay", d
+	case cmd.Flags().Changed("at"):
+		at := strings.TrimSpace(f.at)
+		if _, err := time.Parse(time.RFC3339, at); err != nil {
+			return spec, usagef("--at %q: want an RFC 3339 time like 2026-05-01T09:30:00Z", f.at)
+		}
+		spec.ScheduleType, spec.ScheduleExpr = "once", at
+	}
+
+	if f.tz != "" {
+		if _, err := time.LoadLocation(f.tz); err != nil {
+			return spec, usagef("--tz %q: unknown time zone (want an IANA name like Europe/Paris)", f.tz)
+		}
+	}
+	if f.timeout < 0 {
+		return spec, usagef("--timeout %s: must not be negative", f.timeout)
+	}
+	if f.maxRetries < 0 {
+		return spec, usagef("--max-retries %d: must not be negative", f.maxRetries)
+	}
+	if f.disabled {
+		enabled := false
+		spec.Enabled = &enabled
+	}
+
+	if cmd.Flags().Changed("params") && cmd.Flags().Changed("params-file") {
+		return spec, usagef("give --params or --params-file, not both")
+	}
+	spec.Params = f.params
+	if cmd.Flags().Changed("params-file") {
+		var b []byte
+		var err error
+		if f.paramsFile == "-" {
+			b, err = io.ReadAll(stdin)
+		} else {
+			b, err = os.ReadFile(f.paramsFile)
+		}
+		if err != nil {
+			return spec, fmt.Errorf("reading --params-file: %w", err)
+		}
+		spec.Params = string(b)
+	}
+	return spec, nil
+}
+
+func positiveDuration(flag, s string) (string, error) {
+	s = strings.TrimSpace(s)
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return "", usagef("%s %q: want a duration like 30s, 5m or 1h30m", flag, s)
+	}
+	if d <= 0 {
+		return "", usagef("%s %q: must be positive", flag, s)
+	}
+	return s, nil
+}
+
+func (a *app) jobsListCmd() *cobra.Command {
+	var (
+		opts client.ListJobsOptions
+		all  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List jobs (one page, or every page with --all)",
+		Args:  needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Limit < 0 {
+				return usagef("--limit %d: must not be negative", opts.Limit)
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListJobs(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			for all && list.Next != 0 {
+				if list.Next <= opts.After {
+					return fmt.Errorf("server returned a page cursor that does not advance (%d)", list.Next)
+				}
+				opts.After = list.Next
+				page, err := c.ListJobs(cmd.Context(), opts)
+				if err != nil {
+					return err
+				}
+				list.Jobs = append(list.Jobs, page.Jobs...)
+				list.Next = page.Next
+			}
+			return a.emit(list, func(w io.Writer) error {
+				t := newTable(w, "ID", "GROUP", "NAME", "HANDLER", "SCHEDULE", "ENABLED", "NEXT FIRE")
+				for _, j := range list.Jobs {
+					t.row(strconv.FormatInt(j.ID, 10), j.Group, j.Name, j.Handler, schedule(&j.JobSpec), yesNo(j.Enabled), fmtTimePtr(j.NextFireAt))
+				}
+				if err := t.flush(); err != nil {
+					return err
+				}
+				if list.Next != 0 {
+					fmt.Fprintf(a.stderr, "more jobs: pass --all to list every page\n")
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&opts.Group, "group", "", "only the jobs of this group")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "page size (server default when 0)")
+	cmd.Flags().BoolVar(&all, "all", false, "read every page")
+	return cmd
+}
+
+// schedule renders a job's schedule on one line, e.g. "cron 0 * * * * (Europe/Paris)".
+func schedule(s *apiv1.JobSpec) string {
+	typ := s.ScheduleType
+	if typ == "" {
+		typ = "none"
+	}
+	out := strings.TrimSpace(typ + " " + s.ScheduleExpr)
+	if typ == "cron" && s.Timezone != "" && s.Timezone != "UTC" {
+		out += " (" + s.Timezone + ")"
+	}
+	return out
+}
+
+func jobDetail(j *apiv1.Job) *kv {
+	var k kv
+	k.add("ID", strconv.FormatInt(j.ID, 10))
+	k.add("Group", j.Group)
+	k.add("Name", j.Name)
+	k.add("Description", j.Description)
+	k.add("Handler", j.Handler)
+	k.add("Params", j.Params)
+	k.add("Schedule", schedule(&j.JobSpec))
+	k.add("Time zone", j.Timezone)
+	k.add("Misfire policy", j.MisfirePolicy)
+	k.add("Route strategy", j.RouteStrategy)
+	k.add("Block strategy", j.BlockStrategy)
+	k.add("Timeout", fmtDuration(time.Duration(j.Timeout)))
+	k.add("Max retries", strconv.Itoa(j.MaxRetries))
+	k.add("Enabled", yesNo(j.Enabled))
+	k.add("Shard", strconv.Itoa(j.Shard))
+	k.add("Next fire", fmtTimePtr(j.NextFireAt))
+	k.add("Last fire", fmtTimePtr(j.LastFireAt))
+	k.add("Version", strconv.FormatInt(j.Version, 10))
+	k.add("Created", fmtTime(j.CreatedAt))
+	k.add("Updated", fmtTime(j.UpdatedAt))
+	return &k
+}
+
+func (a *app) jobsGetCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show a job",
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			job, err := c.GetJob(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
+		},
+	}
+}
+
+// jobsSwitchCmd is `jobs enable` or `jobs disable`.
+func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
+	use, short, done := "disable", "Disable a job (its planned fires are dropped)", "disabled"
+	if enable {
+		use, short, done = "enable", "Enable a job", "enabled"
+	}
+	return &cobra.Command{
+		Use:   use + " ID",
+		Short: short,
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			var job *apiv1.Job
+			if enable {
+				job, err = c.EnableJob(cmd.Context(), id)
+			} else {
+				job, err = c.DisableJob(cmd.Context(), id)
+			}
+			if err != nil {
+				return err
+			}
+			return a.emit(job, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "job %d (%s) %s; next fire: %s\n", job.ID, cell(job.Name), done, fmtTimePtr(job.NextFireAt))
+				return err
+			})
+		},
+	}
+}
+
+func (a *app) jobsDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete a job",
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteJob(cmd.Context(), id); err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return nil // the API answers 204 without a document
+			}
+			_, err = fmt.Fprintf(a.stdout, "job %d deleted\n", id)
+			return err
+		},
+	}
+}
+
+func (a *app) jobsTriggerCmd() *cobra.Command {
+	var params string
+	cmd := &cobra.Command{
+		Use:   "trigger ID",
+		Short: "Run a job now (optionally with other params)",
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			var p *string
+			if cmd.Flags().Changed("params") {
+				p = &params
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			run, err := c.TriggerJob(cmd.Context(), id, p)
+			if err != nil {
+				return err
+			}
+			return a.emit(run, func(w io.Writer) error { return runDetail(run).write(w) })
+		},
+	}
+	cmd.Flags().StringVar(&params, "params", "", "params for this run instead of the job's (may be empty)")
+	return cmd
+}
+
+func (a *app) jobsNextCmd() *cobra.Command {
+	var n int
+	cmd := &cobra.Command{
+		Use:   "next ID",
+		Short: "Show the next fire times of a job, in UTC and in the job's time zone",
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			if n < 1 {
+				return usagef("-n %d: must be at least 1", n)
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			next, err := c.NextFires(cmd.Context(), id, n)
+			if err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return writeJSON(a.stdout, next)
+			}
+			job, err := c.GetJob(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			zone := job.Timezone
+			if zone == "" {
+				zone = "UTC"
+			}
+			loc, err := time.LoadLocation(zone)
+			if err != nil {
+				fmt.Fprintf(a.stderr, "warning: job time zone %q: %v; showing UTC\n", zone, err)
+				loc, zone = time.UTC, "UTC"
+			}
+			if len(next.Times) == 0 {
+				_, err := fmt.Fprintf(a.stdout, "job %d has no upcoming fire (schedule: %s, enabled: %s)\n", job.ID, schedule(&job.JobSpec), yesNo(job.Enabled))
+				return err
+			}
+			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")
+			for i, at := range next.Times {
+				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
+			}
+			return t.flush()
+		},
+	}
+	cmd.Flags().IntVarP(&n, "count", "n", 5, "how many fire times")
+	return cmd
+}

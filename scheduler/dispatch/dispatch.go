@@ -1,0 +1,253 @@
+// Package dispatch publishes due runs as triggers on JetStream and records
+// them TRIGGERED.
+//
+// Publishing is asynchronous and pipelined: Fire sends every trigger of a
+// batch without waiting, a collector goroutine takes the acknowledgements in
+// order, and a flusher writes TRIGGERED with the stream sequence for many
+// runs in one statement. Each trigger carries Nats-Msg-Id = wire.MsgID(run),
+// so a re-publish of the same run (a retry after a failed ack, or a shard's
+// next owner firing what this process published but never recorded) is
+// dropped by the stream's duplicate window: the run reaches one worker once.
+package dispatch
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Config tunes dispatch. Zero values mean the defaults.
+type Config struct {
+	// MisfireThreshold is copied into each trigger so that a worker can
+	// apply the job's misfire policy to a trigger that reaches it late.
+	MisfireThreshold time.Duration
+	// FlushInterval bounds how long an acknowledged publish waits before
+	// its run is written TRIGGERED (default 20 ms).
+	FlushInterval time.Duration
+	// FlushSize flushes earlier when this many runs wait (default 2000).
+	FlushSize int
+	// InFlight caps publishes awaiting their ack (default 4096); Fire
+	// blocks beyond it.
+	InFlight int
+}
+
+func (c Config) withDefaults() Config {
+	if c.FlushInterval == 0 {
+		c.FlushInterval = 20 * time.Millisecond
+	}
+	if c.FlushSize == 0 {
+		c.FlushSize = 2000
+	}
+	if c.InFlight == 0 {
+		c.InFlight = 4096
+	}
+	return c
+}
+
+// Dispatcher publishes triggers. Create with New, start Run, then Fire.
+type Dispatcher struct {
+	cfg  Config
+	js   jetstream.JetStream
+	pool *pgxpool.Pool
+	log  *zap.Logger
+
+	inflight chan inflight
+	marks    chan mark
+	// Observe, when set, is called with each run's fire lag (publish
+	// acknowledged − scheduled time). Set before Run.
+	Observe func(store.PlannedRun, time.Duration)
+}
+
+type inflight struct {
+	run  store.PlannedRun
+	subj string
+	data []byte
+	fut  jetstream.PubAckFuture
+	err  error // PublishAsync itself failed: go straight to retry
+}
+
+// mark is an outcome to record: TRIGGERED with its stream sequence, or
+// FAILED when the run could not even be encoded.
+type mark struct {
+	runID   int64
+	seq     uint64
+	at      time.Time
+	failed  bool
+	message string
+}
+
+// New returns a dispatcher. js should be created with an async publish
+// timeout (jetstream.WithPublishAsyncTimeout) so a lost ack surfaces as an
+// error and is retried.
+func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger) *Dispatcher {
+	cfg = cfg.withDefaults()
+	return &Dispatcher{
+		cfg: cfg, js: js, pool: pool, log: log.Named("dispatch"),
+		inflight: make(chan inflight, cfg.InFlight),
+		marks:    make(chan mark, cfg.FlushSize*4),
+	}
+}
+
+// Subject is where a run's trigger goes.
+func Subject(r *store.PlannedRun) string {
+	// Directed routing strategies land with the worker registry; until
+	// then every strategy uses the group's shared queue.
+	return stream.TriggerAny(r.Group)
+}
+
+// Fire publishes runs without waiting for their acks. It blocks when
+// InFlight publishes are outstanding, or until ctx ends.
+func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
+	for i := range runs {
+		r := &runs[i]
+		data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
+		if err != nil {
+			d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
+			d.record(ctx, mark{runID: r.RunID, at: time.Now(), failed: true, message: wire.TruncateMessage(err.Error())})
+			continue
+		}
+		f := inflight{run: *r, subj: Subject(r), data: data}
+		f.fut, f.err = d.js.PublishAsync(f.subj, data, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		select {
+		case d.inflight <- f:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Run collects acks and records TRIGGERED until ctx ends, then records
+// what was already acknowledged (with a short fresh deadline) and returns.
+// Runs whose publish was never acknowledged stay SCHEDULED in PostgreSQL,
+// where recovery finds them.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d.collect(ctx)
+		close(d.marks)
+	}()
+	d.flush(ctx)
+	wg.Wait()
+	return nil
+}
+
+// collect waits for each publish's ack in order; a failed one is retried
+// synchronously with backoff (same Msg-Id, so never duplicated).
+func (d *Dispatcher) collect(ctx context.Context) {
+	for {
+		var f inflight
+		select {
+		case <-ctx.Done():
+			return
+		case f = <-d.inflight:
+		}
+		var ack *jetstream.PubAck
+		err := f.err
+		if err == nil {
+			select {
+			case ack = <-f.fut.Ok():
+			case err = <-f.fut.Err():
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			if ack, err = d.retry(ctx, f, err); err != nil {
+				return // ctx ended; the run stays SCHEDULED
+			}
+		}
+		now := time.Now()
+		d.observe(f.run, now)
+		d.record(ctx, mark{runID: f.run.RunID, seq: ack.Sequence, at: now})
+	}
+}
+
+func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetstream.PubAck, error) {
+	backoff := 50 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID),
+			zap.Int("attempt", attempt), zap.Error(cause))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ack, err := d.js.Publish(pctx, f.subj, f.data, jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		cancel()
+		if err == nil {
+			return ack, nil
+		}
+		cause = err
+		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+func (d *Dispatcher) observe(r store.PlannedRun, at time.Time) {
+	if d.Observe != nil {
+		d.Observe(r, at.Sub(r.ScheduledAt))
+	}
+}
+
+func (d *Dispatcher) record(ctx context.Context, m mark) {
+	select {
+	case d.marks <- m:
+	case <-ctx.Done():
+	}
+}
+
+// flush writes marks in batches until the marks channel closes.
+func (d *Dispatcher) flush(ctx context.Context) {
+	t := time.NewTicker(d.cfg.FlushInterval)
+	defer t.Stop()
+	var batch []mark
+	write := func(c context.Context) {
+		backoff := 50 * time.Millisecond
+		for len(batch) > 0 {
+			err := markTriggered(c, d.pool, batch)
+			if err == nil {
+				batch = batch[:0]
+				return
+			}
+			if c.Err() != nil {
+				d.log.Warn("stopping with runs not recorded TRIGGERED; recovery re-publishes them (deduplicated)",
+					zap.Int("runs", len(batch)), zap.Error(err))
+				return
+			}
+			d.log.Warn("recording TRIGGERED failed; retrying", zap.Int("runs", len(batch)), zap.Error(err))
+			select {
+			case <-c.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, 2*time.Second)
+		}
+	}
+	for {
+		select {
+		case m, ok := <-d.marks:
+			if !ok {
+				c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				write(c)
+				cancel()
+				return
+			}
+			batch = append(batch, m)
+			if len(batch) >= d.cfg.FlushSize {
+				write(ctx)
+			}
+		case <-t.C:
+			write(ctx)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+// Package pgtest gives integration tests a real PostgreSQL: one throwaway
+// server per test binary (started by Main from TestMain), a migrated
+// template database, and a fresh database per test copied from it, so that
+// tests run in parallel without seeing each other's rows.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jetjob/jetjob/scheduler/localpg"
+	"github.com/jetjob/jetjob/scheduler/store"
+)
+
+const template = "jetjob_template"
+
+var (
+	server *localpg.Server
+	seq    atomic.Int64
+)
+
+// Main starts the package's PostgreSQL, migrates the template, runs the
+// tests and stops the server. Use it as TestMain's body.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var err error
+	server, err = localpg.Start(ctx, localpg.Options{Fast: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	defer server.Close()
+	if err := server.CreateDatabase(ctx, template, ""); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	pool, err := pgxpool.New(ctx, server.URL(template))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	_, err = store.Migrate(ctx, pool)
+	pool.Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// Server is the package's PostgreSQL server (tests may Stop and Start it).
+func Server() *localpg.Server { return server }
+
+// URL creates a fresh migrated database for t and returns its URL.
+func URL(t testing.TB) string {
+	t.Helper()
+	if server == nil {
+		t.Fatal("pgtest: call pgtest.Main from TestMain")
+	}
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), seq.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := server.CreateDatabase(ctx, name, template); err != nil {
+		t.Fatal(err)
+	}
+	return server.URL(name)
+}
+
+// Pool creates a fresh migrated database for t and returns a pool on it,
+// closed when the test ends.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}

@@ -1,0 +1,154 @@
+// Package planner is the durable pre-read. About once a second, for each
+// shard this scheduler owns, it reads the jobs due within the planning
+// window, computes every fire time inside it, and in one transaction writes
+// those fires as SCHEDULED runs and advances the jobs' next_fire_at past the
+// window. The written runs are handed to the wheel, which fires them on time.
+//
+// Because planned fires are rows, not memory, a scheduler that dies leaves
+// them behind and the shard's next owner fires them (Recover): xxl-job's
+// pre-read, which lived only in its time ring, is no longer lost in a crash.
+//
+// Fires found later than the misfire threshold (the scheduler, NATS or
+// PostgreSQL was down, or the job was just re-enabled) follow the job's
+// misfire policy: skip records them SKIPPED, fire_once runs the newest one
+// now and records the rest SKIPPED, fire_all runs them all now, up to
+// MaxCatchup.
+package planner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
+)
+
+// Config tunes planning. Zero values mean the defaults.
+type Config struct {
+	// Window is how far ahead fires are planned (default 5 s).
+	Window time.Duration
+	// Interval is the pause between planning passes (default 1 s).
+	Interval time.Duration
+	// MisfireThreshold is how late a fire may be and still count as on
+	// time (default 5 s).
+	MisfireThreshold time.Duration
+	// MaxCatchup caps the misfired fires handled per job and pass (default 100).
+	MaxCatchup int
+	// BatchSize caps the jobs read per transaction (default 5000); a shard
+	// with more due jobs is planned in several transactions in one pass.
+	BatchSize int
+}
+
+const (
+	DefaultWindow           = 5 * time.Second
+	DefaultInterval         = time.Second
+	DefaultMisfireThreshold = 5 * time.Second
+	DefaultMaxCatchup       = 100
+	DefaultBatchSize        = 5000
+)
+
+func (c Config) withDefaults() Config {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Interval == 0 {
+		c.Interval = DefaultInterval
+	}
+	if c.MisfireThreshold == 0 {
+		c.MisfireThreshold = DefaultMisfireThreshold
+	}
+	if c.MaxCatchup == 0 {
+		c.MaxCatchup = DefaultMaxCatchup
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	return c
+}
+
+// Validate says which field is wrong.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Window < 100*time.Millisecond:
+		return fmt.Errorf("planning window %s: want at least 100ms", c.Window)
+	case c.Interval < 10*time.Millisecond || c.Interval > c.Window:
+		return fmt.Errorf("planning interval %s: want between 10ms and the window (%s)", c.Interval, c.Window)
+	case c.MisfireThreshold < 0:
+		return fmt.Errorf("misfire threshold %s: must not be negative", c.MisfireThreshold)
+	case c.MaxCatchup < 1:
+		return fmt.Errorf("max catch-up %d: want at least 1", c.MaxCatchup)
+	case c.BatchSize < 1:
+		return fmt.Errorf("planner batch size %d: want at least 1", c.BatchSize)
+	}
+	return nil
+}
+
+// Planner plans the fires of the shards it is given.
+type Planner struct {
+	cfg    Config
+	pool   *pgxpool.Pool
+	log    *zap.Logger
+	cache  *scheduleCache
+	shards func() []int
+	out    func([]store.PlannedRun)
+	now    func() time.Time
+}
+
+// New returns a planner. shards reports the shards this scheduler owns
+// right now; out receives every planned run (it must not block for long).
+func New(cfg Config, pool *pgxpool.Pool, shards func() []int, out func([]store.PlannedRun), log *zap.Logger) (*Planner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Planner{
+		cfg: cfg.withDefaults(), pool: pool, log: log.Named("planner"), cache: newScheduleCache(),
+		shards: shards, out: out, now: time.Now,
+	}, nil
+}
+
+// Run plans every Interval until ctx ends. A failing pass (PostgreSQL down)
+// is logged and retried on the next tick; the loop itself never dies.
+func (p *Planner) Run(ctx context.Context) error {
+	t := time.NewTicker(p.cfg.Interval)
+	defer t.Stop()
+	for {
+		for _, shard := range p.shards() {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if _, err := p.PlanShard(ctx, shard); err != nil && ctx.Err() == nil {
+				p.log.Warn("planning failed; retrying next pass", logging.Shard(shard), zap.Error(err))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// PlanShard plans one shard until no job is due within the window and
+// returns how many runs it wrote.
+func (p *Planner) PlanShard(ctx context.Context, shard int) (int, error) {
+	total := 0
+	for {
+		now := p.now()
+		runs, more, err := p.planBatch(ctx, shard, now)
+		if err != nil {
+			return total, fmt.Errorf("plan shard %d: %w", shard, err)
+		}
+		total += len(runs)
+		if len(runs) > 0 {
+			p.out(runs)
+		}
+		if !more {
+			return total, nil
+		}
+	}
+}

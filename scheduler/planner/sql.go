@@ -1,0 +1,195 @@
+package planner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// selectDue reads only the columns planning and firing need. SKIP LOCKED:
+// a job being edited right now is planned on the next pass instead of
+// making this pass wait.
+const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
+	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at
+	FROM jobs
+	WHERE shard = $1 AND enabled AND next_fire_at <= $2
+	ORDER BY next_fire_at
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED`
+
+// insertPlanned writes every fire of the batch in one statement.
+const insertPlanned = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, message)
+	SELECT u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
+		CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
+	FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+		AS u(job_id, group_name, trigger_type, status, scheduled_at, message)
+	ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
+	RETURNING id, job_id, scheduled_at`
+
+// advanceNextFire moves every planned job past the window in one statement.
+const advanceNextFire = `UPDATE jobs SET next_fire_at = u.next_fire_at,
+		last_fire_at = COALESCE(u.last_fire_at, jobs.last_fire_at)
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next_fire_at, last_fire_at)
+	WHERE jobs.id = u.id`
+
+type dueJob struct {
+	id                       int64
+	group, handler, params   string
+	schedType, schedExpr, tz string
+	misfire, route, block    string
+	timeoutMS                int64
+	next                     time.Time
+}
+
+// planBatch plans up to BatchSize due jobs of a shard in one transaction.
+// more reports that the batch was full and another may be due.
+func (p *Planner) planBatch(ctx context.Context, shard int, now time.Time) (runs []store.PlannedRun, more bool, err error) {
+	horizon := now.Add(p.cfg.Window)
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		rows, _ := tx.Query(ctx, selectDue, shard, horizon, p.cfg.BatchSize)
+		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
+			var j dueJob
+			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
+				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next)
+			return j, err
+		})
+		if err != nil {
+			return fmt.Errorf("read due jobs: %w", err)
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		more = len(jobs) == p.cfg.BatchSize
+
+		var (
+			ins    insertArgs
+			adv    advanceArgs
+			byFire = make(map[fireKey]planned, len(jobs))
+		)
+		for i := range jobs {
+			j := &jobs[i]
+			pl, err := p.planOne(j, now, horizon)
+			if err != nil {
+				// A schedule that no longer parses is switched off
+				// (next_fire_at NULL) rather than retried every pass.
+				p.log.Error("job schedule invalid; not planning it", logging.Job(j.id), logging.Shard(shard), zap.Error(err))
+				adv.add(j.id, nil, nil)
+				continue
+			}
+			var last *time.Time
+			for _, f := range pl.fires {
+				// PostgreSQL keeps microseconds: key fires the way they come back.
+				f.at = f.at.Truncate(time.Microsecond)
+				ins.add(j, f)
+				byFire[fireKey{j.id, f.at.UnixMicro()}] = planned{j, f}
+				at := f.at
+				last = &at
+			}
+			adv.add(j.id, pl.next, last)
+		}
+		if len(ins.jobIDs) > 0 {
+			rows, _ := tx.Query(ctx, insertPlanned, shard, ins.jobIDs, ins.groups, ins.types, ins.statuses, ins.times, ins.messages)
+			written, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.PlannedRun, error) {
+				var pr store.PlannedRun
+				err := r.Scan(&pr.RunID, &pr.JobID, &pr.ScheduledAt)
+				return pr, err
+			})
+			if err != nil {
+				return fmt.Errorf("insert planned runs: %w", err)
+			}
+			runs = written[:0]
+			for _, pr := range written {
+				pf, ok := byFire[fireKey{pr.JobID, pr.ScheduledAt.UnixMicro()}]
+				if !ok {
+					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", pr.RunID, pr.JobID, pr.ScheduledAt)
+				}
+				if pf.f.status == wire.StatusSkipped {
+					continue
+				}
+				j := pf.j
+				runs = append(runs, store.PlannedRun{
+					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Handler: j.handler,
+					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
+					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
+					RouteStrategy: j.route, BlockStrategy: j.block,
+				})
+			}
+		}
+		if _, err := tx.Exec(ctx, advanceNextFire, adv.ids, adv.nexts, adv.lasts); err != nil {
+			return fmt.Errorf("advance next fire: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return runs, more, nil
+}
+
+func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, error) {
+	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
+	if err != nil {
+		return plan{}, err
+	}
+	mp, err := policy.ParseMisfire(j.misfire)
+	if err != nil {
+		return plan{}, err
+	}
+	pl := planJob(s, j.next, now, horizon, mp, p.cfg.MisfireThreshold, p.cfg.MaxCatchup)
+	if pl.overflow {
+		p.log.Warn("more fires missed than max_catchup; the older ones are not recorded",
+			logging.Job(j.id), zap.Int("max_catchup", p.cfg.MaxCatchup), zap.Time("missed_since", j.next))
+	}
+	return pl, nil
+}
+
+// planned ties a fire to its job, to match the rows insertPlanned returns.
+type planned struct {
+	j *dueJob
+	f fire
+}
+
+type fireKey struct {
+	job int64
+	at  int64 // µs: PostgreSQL's timestamp resolution
+}
+
+// insertArgs are the column arrays of insertPlanned.
+type insertArgs struct {
+	jobIDs   []int64
+	groups   []string
+	types    []string
+	statuses []string
+	times    []time.Time
+	messages []string
+}
+
+func (a *insertArgs) add(j *dueJob, f fire) {
+	a.jobIDs = append(a.jobIDs, j.id)
+	a.groups = append(a.groups, j.group)
+	a.types = append(a.types, string(f.typ))
+	a.statuses = append(a.statuses, string(f.status))
+	a.times = append(a.times, f.at)
+	a.messages = append(a.messages, f.message)
+}
+
+// advanceArgs are the column arrays of advanceNextFire.
+type advanceArgs struct {
+	ids   []int64
+	nexts []*time.Time
+	lasts []*time.Time
+}
+
+func (a *advanceArgs) add(id int64, next, last *time.Time) {
+	a.ids = append(a.ids, id)
+	a.nexts = append(a.nexts, next)
+	a.lasts = append(a.lasts, last)
+}

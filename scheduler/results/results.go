@@ -1,0 +1,187 @@
+// Package results applies the run events workers publish on JETJOB_EVENTS
+// to job_runs.
+//
+// All schedulers share one durable consumer, so each event message is
+// applied by one of them. Events are applied in batches, in one statement,
+// and acknowledged only after the transaction commits: if PostgreSQL is
+// down the messages wait in the stream (and in this process, which retries)
+// and nothing a worker reported is lost. Applying is idempotent and
+// monotonic (wire.Status.Rank), so a redelivered or reordered event changes
+// nothing it should not.
+package results
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Config tunes the applier. Zero values mean the defaults.
+type Config struct {
+	// BatchSize caps the messages applied in one transaction (default 1000).
+	BatchSize int
+	// AckWait is the consumer's ack wait (default 30 s); while a batch is
+	// being retried its messages are kept in progress.
+	AckWait time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.BatchSize == 0 {
+		c.BatchSize = 1000
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 30 * time.Second
+	}
+	return c
+}
+
+// Applier consumes JETJOB_EVENTS.
+type Applier struct {
+	cfg  Config
+	js   jetstream.JetStream
+	pool *pgxpool.Pool
+	log  *zap.Logger
+	// Applied, when set, is called after each committed batch with the
+	// runs whose status changed. Set before Run.
+	Applied func([]Change)
+}
+
+// New returns an applier.
+func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger) *Applier {
+	return &Applier{cfg: cfg.withDefaults(), js: js, pool: pool, log: log.Named("results")}
+}
+
+// Run consumes until ctx ends. It returns an error only if the consumer
+// cannot be set up; a broken NATS connection is waited out by the client.
+func (a *Applier) Run(ctx context.Context) error {
+	cons, err := a.consumer(ctx)
+	if err != nil {
+		return err
+	}
+	in := make(chan jetstream.Msg, a.cfg.BatchSize)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case in <- m:
+		case <-ctx.Done():
+		}
+	}, jetstream.PullMaxMessages(a.cfg.BatchSize), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		if ctx.Err() == nil {
+			a.log.Debug("events consumer", zap.Error(err))
+		}
+	}))
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", stream.Events, err)
+	}
+	defer cc.Stop()
+	batch := make([]jetstream.Msg, 0, a.cfg.BatchSize)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-in:
+			batch = append(batch[:0], m)
+		}
+	drain:
+		for len(batch) < a.cfg.BatchSize {
+			select {
+			case m := <-in:
+				batch = append(batch, m)
+			default:
+				break drain
+			}
+		}
+		a.applyBatch(ctx, batch)
+	}
+}
+
+func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	backoff := 100 * time.Millisecond
+	for {
+		cons, err := a.js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
+			Durable:       stream.EventsConsumer,
+			Description:   "jetjob schedulers apply run events",
+			FilterSubject: "jetjob.event.>",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       a.cfg.AckWait,
+			MaxAckPending: 20000,
+		})
+		if err == nil {
+			return cons, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		a.log.Warn("events consumer not available yet; retrying", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// applyBatch decodes, applies and acks one batch, retrying the database
+// write until it commits or ctx ends (then the messages are redelivered).
+func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
+	var events []wire.Event
+	for _, m := range msgs {
+		evs, err := wire.DecodeEvents(m.Data())
+		if err != nil {
+			// A malformed message will never become valid: drop it
+			// loudly rather than block the stream behind it.
+			a.log.Error("dropping malformed events message", zap.String("subject", m.Subject()), zap.Error(err))
+			_ = m.Term()
+			continue
+		}
+		events = append(events, evs...)
+	}
+	backoff := 100 * time.Millisecond
+	lastProgress := time.Now()
+	for len(events) > 0 {
+		changes, err := apply(ctx, a.pool, events)
+		if err == nil {
+			if a.Applied != nil && len(changes) > 0 {
+				a.Applied(changes)
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		a.log.Warn("applying events failed; retrying", zap.Int("events", len(events)), zap.Error(err))
+		if time.Since(lastProgress) > a.cfg.AckWait/3 {
+			for _, m := range msgs {
+				_ = m.InProgress()
+			}
+			lastProgress = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	for _, m := range msgs {
+		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			// Not acked means redelivered and applied again: harmless.
+			a.log.Debug("ack of applied events failed", zap.Error(err))
+		}
+	}
+}
+
+// Change is a run whose status an event changed.
+type Change struct {
+	RunID  int64
+	JobID  int64
+	Status wire.Status
+}

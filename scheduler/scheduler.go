@@ -1,0 +1,286 @@
+// Package scheduler composes jetjob's scheduling center: the planner plans
+// due fires into PostgreSQL, the wheel holds them to the millisecond,
+// dispatch publishes them on JetStream, results applies what workers report,
+// and the API serves users. One Scheduler is one `jetjob-scheduler serve`.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/results"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/wheel"
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+// Config configures a scheduler. Zero values mean the defaults.
+type Config struct {
+	// Pool is the PostgreSQL pool (required); its schema must be migrated.
+	Pool *pgxpool.Pool
+	// NATS is the connection to NATS (required). Create it with
+	// nats.RetryOnFailedConnect and unlimited reconnects so that a NATS
+	// outage is waited out.
+	NATS *nats.Conn
+	// Listener serves the HTTP API; nil serves no HTTP.
+	Listener net.Listener
+	// APIToken and InsecureNoAuth: see api.Config.
+	APIToken       string
+	InsecureNoAuth bool
+	// ShardCount is used only when the cluster is created (default 64).
+	ShardCount int
+	Planner    planner.Config
+	Dispatch   dispatch.Config
+	Results    results.Config
+	Streams    stream.Config
+	Logger     *zap.Logger
+}
+
+// Validate says which field is wrong.
+func (c *Config) Validate() error {
+	switch {
+	case c.Pool == nil:
+		return errors.New("scheduler: Pool is required")
+	case c.NATS == nil:
+		return errors.New("scheduler: NATS is required")
+	case c.Listener != nil && c.APIToken == "" && !c.InsecureNoAuth:
+		return errors.New("scheduler: no API token: set JETJOB_API_TOKEN, or pass --insecure-no-auth to serve the API without authentication")
+	}
+	if err := c.Planner.Validate(); err != nil {
+		return err
+	}
+	return c.Streams.Validate()
+}
+
+// Scheduler is one scheduling-center process.
+type Scheduler struct {
+	cfg     Config
+	log     *zap.Logger
+	reg     *prometheus.Registry
+	metrics *metrics
+	handler atomic.Pointer[http.Handler]
+	wheel   *wheel.Wheel
+	ready   atomic.Bool
+}
+
+// New validates cfg and returns a scheduler; Run starts it.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Dispatch.MisfireThreshold == 0 {
+		cfg.Dispatch.MisfireThreshold = cfg.Planner.MisfireThreshold
+		if cfg.Dispatch.MisfireThreshold == 0 {
+			cfg.Dispatch.MisfireThreshold = planner.DefaultMisfireThreshold
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return &Scheduler{cfg: cfg, log: cfg.Logger.Named("scheduler"), reg: reg, metrics: newMetrics(reg)}, nil
+}
+
+// Registry is the scheduler's Prometheus registry (served on /metrics).
+func (s *Scheduler) Registry() *prometheus.Registry { return s.reg }
+
+// Run runs the scheduler until ctx ends, then stops in order: planning and
+// firing first, then publishing (so acknowledged triggers are recorded),
+// then the API. It waits for PostgreSQL and NATS at start rather than
+// failing, so processes can start in any order.
+func (s *Scheduler) Run(ctx context.Context) error {
+	var httpDone chan error
+	var srv *http.Server
+	if s.cfg.Listener != nil {
+		srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
+		httpDone = make(chan error, 1)
+		go func() { httpDone <- srv.Serve(s.cfg.Listener) }()
+	}
+	err := s.run(ctx)
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = srv.Shutdown(sctx)
+		cancel()
+		if herr := <-httpDone; herr != nil && !errors.Is(herr, http.ErrServerClosed) && err == nil {
+			err = fmt.Errorf("http: %w", herr)
+		}
+	}
+	return err
+}
+
+func (s *Scheduler) run(ctx context.Context) error {
+	st, err := retry(ctx, s.log, "open store", func() (*store.Store, error) {
+		return store.Open(ctx, s.cfg.Pool, s.cfg.ShardCount)
+	})
+	if err != nil {
+		return nil // ctx ended while waiting
+	}
+	if s.cfg.ShardCount != 0 && s.cfg.ShardCount != st.ShardCount() {
+		s.log.Warn("shard count is fixed at cluster creation; ignoring the requested one",
+			zap.Int("cluster", st.ShardCount()), zap.Int("requested", s.cfg.ShardCount))
+	}
+	js, err := jetstream.New(s.cfg.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second),
+		jetstream.WithPublishAsyncMaxPending(8192))
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if _, err := retry(ctx, s.log, "provision streams", func() (struct{}, error) {
+		return struct{}{}, stream.Provision(ctx, js, s.cfg.Streams)
+	}); err != nil {
+		return nil
+	}
+
+	disp := dispatch.New(s.cfg.Dispatch, js, s.cfg.Pool, s.log)
+	disp.Observe = s.metrics.observeFire
+	s.wheel = wheel.New(disp.Fire)
+	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetjob_wheel_runs", Help: "Planned runs held in memory awaiting their fire time.",
+	}, func() float64 { return float64(s.wheel.Len()) }))
+	shards := allShards(st.ShardCount())
+	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, func() []int { return shards }, func(runs []store.PlannedRun) {
+		s.metrics.planned.Add(float64(len(runs)))
+		s.wheel.Add(runs...)
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
+	app.Applied = s.metrics.observeApplied
+
+	a, err := api.New(api.Config{
+		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
+		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) },
+	}, st, s.log)
+	if err != nil {
+		return err
+	}
+	var h http.Handler = a
+	s.handler.Store(&h)
+
+	// Firing (planner, wheel) stops before publishing (dispatch) so that
+	// what was handed over is published and recorded before exit.
+	fireCtx, stopFiring := context.WithCancel(ctx)
+	defer stopFiring()
+	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPublishing()
+
+	var wg sync.WaitGroup
+	var pubWG sync.WaitGroup
+	goRun := func(wg *sync.WaitGroup, name string, f func(context.Context) error, c context.Context) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(c); err != nil && c.Err() == nil {
+				s.log.Error("component stopped", zap.String("component", name), zap.Error(err))
+			}
+		}()
+	}
+	goRun(&pubWG, "dispatch", disp.Run, pubCtx)
+	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
+	goRun(&wg, "results", app.Run, fireCtx)
+	goRun(&wg, "planner", func(c context.Context) error {
+		for _, sh := range shards {
+			runs, err := retry(c, s.log, "recover planned runs", func() ([]store.PlannedRun, error) { return pl.Recover(c, sh) })
+			if err != nil {
+				return nil
+			}
+			if len(runs) > 0 {
+				s.log.Info("recovered planned runs", logging.Shard(sh), zap.Int("runs", len(runs)))
+				s.wheel.Add(runs...)
+			}
+		}
+		s.ready.Store(true)
+		return pl.Run(c)
+	}, fireCtx)
+
+	s.log.Info("scheduler running", zap.Int("shards", st.ShardCount()))
+	<-ctx.Done()
+	s.ready.Store(false)
+	stopFiring()
+	wg.Wait()
+	// Give in-flight publishes a moment to be acknowledged and recorded.
+	drain, cancel := context.WithTimeout(pubCtx, 2*time.Second)
+	defer cancel()
+	<-drain.Done()
+	stopPublishing()
+	pubWG.Wait()
+	s.log.Info("scheduler stopped")
+	return nil
+}
+
+func (s *Scheduler) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := s.handler.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	switch r.URL.Path {
+	case "/healthz":
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+	default:
+		http.Error(w, `{"error":"starting: waiting for PostgreSQL and NATS"}`, http.StatusServiceUnavailable)
+	}
+}
+
+// readyErr says why the scheduler cannot do its work right now.
+func (s *Scheduler) readyErr(ctx context.Context) error {
+	if !s.ready.Load() {
+		return errors.New("starting")
+	}
+	if !s.cfg.NATS.IsConnected() {
+		return fmt.Errorf("NATS not connected (%s)", s.cfg.NATS.Status())
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.cfg.Pool.Ping(pctx); err != nil {
+		return fmt.Errorf("PostgreSQL unreachable: %w", err)
+	}
+	return nil
+}
+
+func allShards(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// retry calls f until it succeeds or ctx ends, backing off from 100 ms to
+// 5 s and logging each failure.
+func retry[T any](ctx context.Context, log *zap.Logger, what string, f func() (T, error)) (T, error) {
+	backoff := 100 * time.Millisecond
+	for {
+		v, err := f()
+		if err == nil {
+			return v, nil
+		}
+		if ctx.Err() != nil {
+			return v, ctx.Err()
+		}
+		log.Warn(what+" failed; retrying", zap.Duration("backoff", backoff), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return v, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}

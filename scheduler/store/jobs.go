@@ -1,0 +1,241 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/shared/schedule"
+)
+
+// Job is a stored job. The API validates a job before it reaches the store.
+type Job struct {
+	ID            int64
+	Group         string
+	Name          string
+	Description   string
+	Handler       string
+	Params        string
+	ScheduleType  string
+	ScheduleExpr  string
+	Timezone      string
+	MisfirePolicy string
+	RouteStrategy string
+	BlockStrategy string
+	Timeout       time.Duration
+	MaxRetries    int
+	Enabled       bool
+	Shard         int
+	NextFireAt    *time.Time
+	LastFireAt    *time.Time
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
+	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
+	shard, next_fire_at, last_fire_at, version, created_at, updated_at`
+
+func scanJob(row pgx.Row) (Job, error) {
+	var j Job
+	var timeoutMS int64
+	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
+		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
+		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
+		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt)
+	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	return j, err
+}
+
+// firstFire is the first fire of a job's schedule after now, nil for none.
+func firstFire(j *Job, now time.Time) (*time.Time, error) {
+	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
+	if err != nil {
+		return nil, err
+	}
+	next, ok := sched.Next(now)
+	if !ok {
+		return nil, nil
+	}
+	return &next, nil
+}
+
+// CreateJob stores a new job, assigns its shard and plans its first fire.
+// An unknown group is ErrNotFound; a taken (group, name) ErrConflict.
+func (s *Store) CreateJob(ctx context.Context, j Job) (Job, error) {
+	next, err := firstFire(&j, time.Now())
+	if err != nil {
+		return j, err
+	}
+	// The shard derives from the id, so the id is drawn first and the row
+	// written with OVERRIDING SYSTEM VALUE, in one statement.
+	row := s.pool.QueryRow(ctx, `
+		WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
+		INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
+			schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
+			max_retries, enabled, next_fire_at)
+		OVERRIDING SYSTEM VALUE
+		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 FROM n
+		RETURNING `+jobColumns,
+		s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
+		j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
+		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next)
+	out, err := scanJob(row)
+	switch {
+	case isForeignKeyViolation(err):
+		return j, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+	case isUniqueViolation(err):
+		return j, fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+	case err != nil:
+		return j, fmt.Errorf("create job: %w", err)
+	}
+	return out, nil
+}
+
+// GetJob returns one job.
+func (s *Store) GetJob(ctx context.Context, id int64) (Job, error) {
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return j, fmt.Errorf("get job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to limit jobs with id > after, by id, optionally of one group.
+func (s *Store) ListJobs(ctx context.Context, group string, after int64, limit int) ([]Job, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+jobColumns+` FROM jobs
+		WHERE id > $1 AND ($2 = '' OR group_name = $2) ORDER BY id LIMIT $3`, after, group, limit)
+	js, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	return js, nil
+}
+
+// UpdateJob replaces a job's definition. In the same transaction it removes
+// the job's planned, not yet triggered runs and re-plans its next fire from
+// now, so the change holds for every fire after the commit.
+func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
+	var out Job
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := lockJob(ctx, tx, j.ID); err != nil {
+			return err
+		}
+		var next *time.Time
+		if j.Enabled {
+			var err error
+			if next, err = firstFire(&j, time.Now()); err != nil {
+				return err
+			}
+		}
+		if err := deletePlanned(ctx, tx, j.ID); err != nil {
+			return err
+		}
+		row := tx.QueryRow(ctx, `UPDATE jobs SET group_name = $2, name = $3, description = $4,
+			handler = $5, params = $6, schedule_type = $7, schedule_expr = $8, timezone = $9,
+			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
+			max_retries = $14, enabled = $15, next_fire_at = $16, version = version + 1,
+			updated_at = now()
+			WHERE id = $1 RETURNING `+jobColumns,
+			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
+			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
+			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next)
+		var err error
+		out, err = scanJob(row)
+		switch {
+		case isForeignKeyViolation(err):
+			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+		case isUniqueViolation(err):
+			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+		}
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	return out, nil
+}
+
+// SetEnabled enables or disables a job. Disabling removes its planned, not
+// yet triggered runs and rewinds next_fire_at to the first of them, so that
+// when the job is enabled again the fires it missed meanwhile go through its
+// misfire policy (skip, fire_once, fire_all), as after any other outage.
+func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, error) {
+	var out Job
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := lockJob(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Enabled == enabled {
+			out = cur
+			return nil
+		}
+		next := cur.NextFireAt
+		if !enabled {
+			var first *time.Time
+			if err := tx.QueryRow(ctx, `SELECT min(scheduled_at) FROM job_runs
+				WHERE job_id = $1 AND status = 'SCHEDULED' AND trigger_type IN ('schedule', 'misfire')`, id).Scan(&first); err != nil {
+				return err
+			}
+			if first != nil && (next == nil || first.Before(*next)) {
+				next = first
+			}
+			if err := deletePlanned(ctx, tx, id); err != nil {
+				return err
+			}
+		} else if next == nil {
+			// A job that never had a next fire (e.g. created disabled) starts from now.
+			if next, err = firstFire(&cur, time.Now()); err != nil {
+				return err
+			}
+		}
+		out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET enabled = $2, next_fire_at = $3,
+			version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+jobColumns, id, enabled, next))
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("set job %d enabled=%t: %w", id, enabled, err)
+	}
+	return out, nil
+}
+
+// DeleteJob removes a job and its planned, not yet triggered runs. The runs
+// it already had stay as history.
+func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		return deletePlanned(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", id, err)
+	}
+	return nil
+}
+
+func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
+	j, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 FOR UPDATE`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return j, err
+}
+
+// deletePlanned removes a job's runs that were planned but not published.
+func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) error {
+	_, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED'`, jobID)
+	return err
+}

@@ -1,0 +1,125 @@
+// Package store is the scheduler's PostgreSQL system of record for groups,
+// jobs and runs, as the API sees them: create, read, update, delete, list.
+// The hot paths (planning, firing, applying events) own their batch SQL in
+// their own packages (planner, dispatch, results), next to the code that
+// depends on its exact shape.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultShardCount is the number of shards of a new cluster.
+const DefaultShardCount = 64
+
+var (
+	// ErrNotFound is returned when a group, job or run does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is returned when a name is already taken.
+	ErrConflict = errors.New("already exists")
+)
+
+// Store wraps a pgx pool.
+type Store struct {
+	pool       *pgxpool.Pool
+	shardCount int
+}
+
+// Open returns a store over pool and reads (or, for a new cluster, fixes)
+// the shard count. shardCount is used only when the cluster is created;
+// afterwards the stored value wins, and a different request is reported
+// through ShardCount so the caller can log it.
+func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int) (*Store, error) {
+	if shardCount == 0 {
+		shardCount = DefaultShardCount
+	}
+	if shardCount < 1 || shardCount > 4096 {
+		return nil, fmt.Errorf("shard count %d: want 1 to 4096", shardCount)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO cluster (shard_count) VALUES ($1) ON CONFLICT (id) DO NOTHING`, shardCount); err != nil {
+		return nil, fmt.Errorf("init cluster: %w", err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT shard_count FROM cluster`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("read shard count: %w", err)
+	}
+	return &Store{pool: pool, shardCount: n}, nil
+}
+
+// Pool is the underlying pool.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// ShardCount is the cluster's fixed number of shards.
+func (s *Store) ShardCount() int { return s.shardCount }
+
+// Group is an executor group.
+type Group struct {
+	Name      string
+	Title     string
+	CreatedAt time.Time
+}
+
+// CreateGroup stores a new group; ErrConflict if the name is taken.
+func (s *Store) CreateGroup(ctx context.Context, g Group) (Group, error) {
+	err := s.pool.QueryRow(ctx,
+		`INSERT INTO job_groups (name, title) VALUES ($1, $2) RETURNING created_at`,
+		g.Name, g.Title).Scan(&g.CreatedAt)
+	if isUniqueViolation(err) {
+		return g, fmt.Errorf("group %q: %w", g.Name, ErrConflict)
+	}
+	if err != nil {
+		return g, fmt.Errorf("create group %q: %w", g.Name, err)
+	}
+	return g, nil
+}
+
+// EnsureGroup creates a group unless it exists.
+func (s *Store) EnsureGroup(ctx context.Context, g Group) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO job_groups (name, title) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, g.Name, g.Title)
+	if err != nil {
+		return fmt.Errorf("ensure group %q: %w", g.Name, err)
+	}
+	return nil
+}
+
+// ListGroups returns every group by name.
+func (s *Store) ListGroups(ctx context.Context) ([]Group, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT name, title, created_at FROM job_groups ORDER BY name`)
+	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Group, error) {
+		var g Group
+		err := r.Scan(&g.Name, &g.Title, &g.CreatedAt)
+		return g, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list groups: %w", err)
+	}
+	return gs, nil
+}
+
+// GroupExists reports whether a group of that name exists.
+func (s *Store) GroupExists(ctx context.Context, name string) (bool, error) {
+	var ok bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM job_groups WHERE name = $1)`, name).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("group %q: %w", name, err)
+	}
+	return ok, nil
+}
+
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func isForeignKeyViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}

@@ -1,0 +1,119 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/worker"
+)
+
+const testToken = "test-token"
+
+// system is a whole jetjob in one test: real PostgreSQL, real NATS
+// (embedded), a scheduler with its HTTP API and a worker of group "g".
+type system struct {
+	api  *client.Client
+	pool *pgxpool.Pool
+	url  string // API base URL
+}
+
+// startSystem starts everything; register adds handlers to the worker
+// before it runs. Everything stops when the test ends.
+func startSystem(t *testing.T, register func(w *worker.Worker)) *system {
+	t.Helper()
+	log := zaptest.NewLogger(t)
+	pool := pgtest.Pool(t)
+	ns, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Shutdown)
+	connect := func() *nats.Conn {
+		nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheduler.New(scheduler.Config{
+		Pool: pool, NATS: connect(), Listener: ln, APIToken: testToken, ShardCount: 4,
+		Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second},
+		Logger:  log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: log.Named("worker"), AbandonGrace: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(w)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 2)
+	go func() { done <- s.Run(ctx) }()
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		for range 2 {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("stop: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("scheduler or worker did not stop within 30s")
+				return
+			}
+		}
+	})
+	url := "http://" + ln.Addr().String()
+	api, err := client.New(url, testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := &system{api: api, pool: pool, url: url}
+	eventually(t, 20*time.Second, "API ready", func() bool {
+		_, err := api.ListGroups(context.Background())
+		return err == nil
+	})
+	if _, err := api.CreateGroup(context.Background(), apiv1.Group{Name: "g"}); err != nil {
+		t.Fatal(err)
+	}
+	return sys
+}
+
+// eventually polls cond every 50 ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func isAPIError(err error, code int) bool {
+	var ae *client.APIError
+	return errors.As(err, &ae) && ae.StatusCode == code
+}

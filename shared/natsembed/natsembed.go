@@ -1,0 +1,79 @@
+// Package natsembed runs a NATS server with JetStream inside the current
+// process, for `jetjob-scheduler dev` and for tests. Production deployments
+// run nats-server on its own (see deploy/).
+package natsembed
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Options configures the embedded server.
+type Options struct {
+	// StoreDir holds JetStream's files. Restarting a server on the same
+	// directory keeps the streams and their messages.
+	StoreDir string
+	// Host defaults to 127.0.0.1.
+	Host string
+	// Port defaults to a random free port (-1). Fix it to restart a server
+	// at the address its clients reconnect to.
+	Port int
+	// Logs enables the server's own log output on stderr.
+	Logs bool
+}
+
+// Server is a running embedded NATS server.
+type Server struct {
+	srv  *server.Server
+	opts Options
+}
+
+// Start starts a server and waits until it accepts connections.
+func Start(o Options) (*Server, error) {
+	if o.StoreDir == "" {
+		return nil, errors.New("natsembed: StoreDir is required")
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
+	}
+	if o.Port == 0 {
+		o.Port = -1
+	}
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "jetjob-embedded",
+		Host:       o.Host,
+		Port:       o.Port,
+		JetStream:  true,
+		StoreDir:   o.StoreDir,
+		NoSigs:     true,
+		NoLog:      !o.Logs,
+		MaxPayload: 8 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: %w", err)
+	}
+	if o.Logs {
+		srv.ConfigureLogger()
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return nil, errors.New("natsembed: server not ready within 30s")
+	}
+	return &Server{srv: srv, opts: o}, nil
+}
+
+// ClientURL is the nats:// URL clients connect to.
+func (s *Server) ClientURL() string { return s.srv.ClientURL() }
+
+// Port is the port the server listens on (useful to restart on it).
+func (s *Server) Port() int { return s.srv.Addr().(interface{ Port() int }).Port() }
+
+// Shutdown stops the server and waits until it has stopped.
+func (s *Server) Shutdown() {
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+}

@@ -1,0 +1,88 @@
+// Package policy holds the per-job strategy enums shared by scheduler and
+// worker: what to do with a missed fire, how to pick a worker, and what to do
+// when a trigger arrives while the job is still running.
+package policy
+
+import "fmt"
+
+// Misfire says what happens to a fire found later than the misfire threshold.
+type Misfire string
+
+const (
+	// MisfireSkip records missed fires as SKIPPED (xxl-job DO_NOTHING).
+	MisfireSkip Misfire = "skip"
+	// MisfireFireOnce runs one catch-up trigger now (xxl-job FIRE_ONCE_NOW).
+	MisfireFireOnce Misfire = "fire_once"
+	// MisfireFireAll runs every missed fire, capped by max_catchup.
+	MisfireFireAll Misfire = "fire_all"
+)
+
+// DefaultMisfire is used when a job names none.
+const DefaultMisfire = MisfireFireOnce
+
+// ParseMisfire validates a misfire policy; "" means the default.
+func ParseMisfire(s string) (Misfire, error) {
+	switch m := Misfire(s); m {
+	case "":
+		return DefaultMisfire, nil
+	case MisfireSkip, MisfireFireOnce, MisfireFireAll:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown misfire_policy %q (want skip, fire_once or fire_all)", s)
+}
+
+// Route picks the worker(s) a trigger goes to.
+type Route string
+
+const (
+	RouteAny               Route = "any" // shared queue consumer, load-balanced by NATS
+	RouteFirst             Route = "first"
+	RouteLast              Route = "last"
+	RouteRound             Route = "round"
+	RouteRandom            Route = "random"
+	RouteConsistentHash    Route = "consistent_hash"
+	RouteLFU               Route = "lfu"
+	RouteLRU               Route = "lru"
+	RouteFailover          Route = "failover"
+	RouteBusyover          Route = "busyover"
+	RouteShardingBroadcast Route = "sharding_broadcast"
+)
+
+// DefaultRoute is used when a job names none.
+const DefaultRoute = RouteAny
+
+// ParseRoute validates a route strategy; "" means the default.
+func ParseRoute(s string) (Route, error) {
+	switch r := Route(s); r {
+	case "":
+		return DefaultRoute, nil
+	case RouteAny, RouteFirst, RouteLast, RouteRound, RouteRandom, RouteConsistentHash,
+		RouteLFU, RouteLRU, RouteFailover, RouteBusyover, RouteShardingBroadcast:
+		return r, nil
+	}
+	return "", fmt.Errorf("unknown route_strategy %q (want any, first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding_broadcast)", s)
+}
+
+// Block says what happens when a trigger arrives while a run of the same job
+// is active anywhere in the group.
+type Block string
+
+const (
+	BlockSerial       Block = "serial"        // wait, in order
+	BlockDiscardLater Block = "discard_later" // the new trigger ends DISCARDED
+	BlockCoverEarly   Block = "cover_early"   // the active run is cancelled
+)
+
+// DefaultBlock is used when a job names none.
+const DefaultBlock = BlockSerial
+
+// ParseBlock validates a block strategy; "" means the default.
+func ParseBlock(s string) (Block, error) {
+	switch b := Block(s); b {
+	case "":
+		return DefaultBlock, nil
+	case BlockSerial, BlockDiscardLater, BlockCoverEarly:
+		return b, nil
+	}
+	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later or cover_early)", s)
+}

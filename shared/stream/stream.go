@@ -1,0 +1,60 @@
+// Package stream names jetjob's JetStream streams, subjects and buckets and
+// provisions them idempotently.
+//
+// Subjects (the contract in ARCHITECTURE.md):
+//
+//	jetjob.trigger.<group>.any           shared queue of a group   (JETJOB_TRIGGERS, work queue)
+//	jetjob.trigger.<group>.w.<workerID>  directed to one worker     (JETJOB_TRIGGERS, work queue)
+//	jetjob.event.<group>                 worker → scheduler events  (JETJOB_EVENTS, work queue)
+//	jetjob.log.<group>.<runID>           run log lines              (JETJOB_LOGS, limits)
+//	jetjob.ctl.<workerID>                control request/reply (kill, ping), no stream
+package stream
+
+import (
+	"fmt"
+	"strconv"
+)
+
+const (
+	Triggers = "JETJOB_TRIGGERS"
+	Events   = "JETJOB_EVENTS"
+	Logs     = "JETJOB_LOGS"
+	// WorkersBucket is the KV bucket of worker heartbeats.
+	WorkersBucket = "JETJOB_WORKERS"
+
+	// EventsConsumer is the durable consumer all schedulers share on JETJOB_EVENTS.
+	EventsConsumer = "jetjob-results"
+)
+
+// TriggerAny is the subject of a group's shared queue.
+func TriggerAny(group string) string { return "jetjob.trigger." + group + ".any" }
+
+// TriggerWorker is the subject of triggers directed to one worker.
+func TriggerWorker(group, workerID string) string {
+	return "jetjob.trigger." + group + ".w." + workerID
+}
+
+// Event is the subject workers of group publish run events on.
+func Event(group string) string { return "jetjob.event." + group }
+
+// Log is the subject of the log lines of one run.
+func Log(group string, runID int64) string {
+	return "jetjob.log." + group + "." + strconv.FormatInt(runID, 10)
+}
+
+// LogFilter matches every log line of a run, whatever its group.
+func LogFilter(runID int64) string { return "jetjob.log.*." + strconv.FormatInt(runID, 10) }
+
+// Control is the request/reply subject of one worker.
+func Control(workerID string) string { return "jetjob.ctl." + workerID }
+
+// WorkerKey is the key of a worker's heartbeat in WorkersBucket.
+func WorkerKey(group, workerID string) string { return group + "." + workerID }
+
+// AnyConsumer is the durable consumer all workers of group share.
+func AnyConsumer(group string) string { return "workers-" + group }
+
+// WorkerConsumer is the durable consumer of one worker's directed triggers.
+func WorkerConsumer(group, workerID string) string {
+	return fmt.Sprintf("worker-%s-%s", group, workerID)
+}

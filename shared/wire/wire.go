@@ -1,0 +1,310 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Version is the protocol version this package writes.
+const Version = 1
+
+// MaxParamsBytes bounds job and trigger params (64 KiB).
+const MaxParamsBytes = 64 << 10
+
+// MaxMessageBytes bounds the message text of a run result; longer messages
+// are cut by TruncateMessage, which says so.
+const MaxMessageBytes = 4 << 10
+
+// ErrVersion is returned for a message of a protocol version this build does not know.
+var ErrVersion = errors.New("unsupported message version")
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// ValidName reports whether s can be a group name or worker id: one NATS
+// subject token made of [A-Za-z0-9_-], at most 64 characters.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// CheckName returns a clear error when s is not a valid name of the given kind.
+func CheckName(kind, s string) error {
+	if !ValidName(s) {
+		return fmt.Errorf("invalid %s %q: want 1-64 characters of [A-Za-z0-9_-]", kind, s)
+	}
+	return nil
+}
+
+// TriggerType says why a run exists.
+type TriggerType string
+
+const (
+	TriggerSchedule TriggerType = "schedule" // the job's schedule came due
+	TriggerMisfire  TriggerType = "misfire"  // catch-up of a missed fire
+	TriggerManual   TriggerType = "manual"   // API / CLI "trigger now"
+	TriggerRetry    TriggerType = "retry"    // retry of a failed run
+	TriggerParent   TriggerType = "parent"   // child job after its parent succeeded
+)
+
+// Valid reports whether t is a known trigger type.
+func (t TriggerType) Valid() bool {
+	switch t {
+	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent:
+		return true
+	}
+	return false
+}
+
+// Trigger asks a worker of Group to run Handler once for run RunID.
+type Trigger struct {
+	V           int         `json:"v"`
+	RunID       int64       `json:"run_id"`
+	JobID       int64       `json:"job_id"`
+	Group       string      `json:"group"`
+	Handler     string      `json:"handler"`
+	Params      string      `json:"params,omitempty"`
+	TriggerType TriggerType `json:"trigger_type"`
+	ScheduledAt time.Time   `json:"scheduled_at"`
+	Attempt     int         `json:"attempt"`
+	ShardIndex  int         `json:"shard_index"`
+	ShardTotal  int         `json:"shard_total"`
+	// TimeoutMS bounds the handler; 0 means no timeout.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// MisfirePolicy and MisfireThresholdMS let a worker decide what to do
+	// with a trigger that reaches it late (backlog replay after an outage).
+	MisfirePolicy      string `json:"misfire_policy,omitempty"`
+	MisfireThresholdMS int64  `json:"misfire_threshold_ms,omitempty"`
+	BlockStrategy      string `json:"block_strategy,omitempty"`
+}
+
+// MsgID is the JetStream Nats-Msg-Id of the trigger of run runID. It is derived
+// from the run's identity only, so every re-publish of the same run (after a
+// crash, by a shard's next owner) is dropped by the stream's duplicate window.
+func MsgID(runID int64) string { return fmt.Sprintf("run-%d", runID) }
+
+// Timeout returns the handler timeout, 0 for none.
+func (t *Trigger) Timeout() time.Duration { return time.Duration(t.TimeoutMS) * time.Millisecond }
+
+// Validate checks every field a worker relies on.
+func (t *Trigger) Validate() error {
+	var errs []string
+	if t.V != Version {
+		return fmt.Errorf("trigger: %w %d (this build speaks %d)", ErrVersion, t.V, Version)
+	}
+	if t.RunID <= 0 {
+		errs = append(errs, "run_id must be positive")
+	}
+	if t.JobID <= 0 {
+		errs = append(errs, "job_id must be positive")
+	}
+	if !ValidName(t.Group) {
+		errs = append(errs, fmt.Sprintf("group %q is not a valid name", t.Group))
+	}
+	if t.Handler == "" || len(t.Handler) > 255 {
+		errs = append(errs, "handler must be 1-255 characters")
+	}
+	if len(t.Params) > MaxParamsBytes {
+		errs = append(errs, fmt.Sprintf("params are %d bytes, more than %d", len(t.Params), MaxParamsBytes))
+	}
+	if !t.TriggerType.Valid() {
+		errs = append(errs, fmt.Sprintf("unknown trigger_type %q", t.TriggerType))
+	}
+	if t.ScheduledAt.IsZero() {
+		errs = append(errs, "scheduled_at is required")
+	}
+	if t.Attempt < 0 {
+		errs = append(errs, "attempt must not be negative")
+	}
+	if t.ShardTotal < 0 || t.ShardIndex < 0 || (t.ShardTotal > 0 && t.ShardIndex >= t.ShardTotal) {
+		errs = append(errs, fmt.Sprintf("shard %d/%d is out of range", t.ShardIndex, t.ShardTotal))
+	}
+	if t.TimeoutMS < 0 {
+		errs = append(errs, "timeout_ms must not be negative")
+	}
+	return joinErrs("trigger", errs)
+}
+
+// EventKind distinguishes worker events.
+type EventKind string
+
+const (
+	EventStarted  EventKind = "started"  // a handler began running
+	EventFinished EventKind = "finished" // a run reached a terminal status on the worker
+)
+
+// Event is one worker-side fact about a run. Applying an event twice, or
+// after a later one, changes nothing: see Status.Rank.
+type Event struct {
+	Kind     EventKind `json:"kind"`
+	RunID    int64     `json:"run_id"`
+	JobID    int64     `json:"job_id"`
+	WorkerID string    `json:"worker_id,omitempty"`
+	// Status is RUNNING for started events and a terminal status for finished ones.
+	Status  Status    `json:"status"`
+	Message string    `json:"message,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// Validate checks one event.
+func (e *Event) Validate() error {
+	var errs []string
+	if e.RunID <= 0 {
+		errs = append(errs, "run_id must be positive")
+	}
+	if e.JobID <= 0 {
+		errs = append(errs, "job_id must be positive")
+	}
+	if e.At.IsZero() {
+		errs = append(errs, "at is required")
+	}
+	switch e.Kind {
+	case EventStarted:
+		if e.Status != StatusRunning {
+			errs = append(errs, fmt.Sprintf("started event with status %q, want RUNNING", e.Status))
+		}
+	case EventFinished:
+		if !e.Status.Terminal() {
+			errs = append(errs, fmt.Sprintf("finished event with non-terminal status %q", e.Status))
+		}
+	default:
+		errs = append(errs, fmt.Sprintf("unknown event kind %q", e.Kind))
+	}
+	if len(e.Message) > MaxMessageBytes {
+		errs = append(errs, fmt.Sprintf("message is %d bytes, more than %d", len(e.Message), MaxMessageBytes))
+	}
+	return joinErrs("event", errs)
+}
+
+// Events is the payload of a message on a jetjob.event subject: one or more
+// events, so that a worker may batch them.
+type Events struct {
+	V      int     `json:"v"`
+	Events []Event `json:"events"`
+}
+
+// LogLine is one line a handler logged for a run.
+type LogLine struct {
+	V     int       `json:"v"`
+	RunID int64     `json:"run_id"`
+	JobID int64     `json:"job_id"`
+	Seq   int64     `json:"seq"`
+	At    time.Time `json:"at"`
+	Level string    `json:"level"`
+	Msg   string    `json:"msg"`
+}
+
+// Validate checks a log line.
+func (l *LogLine) Validate() error {
+	if l.V != Version {
+		return fmt.Errorf("log line: %w %d (this build speaks %d)", ErrVersion, l.V, Version)
+	}
+	var errs []string
+	if l.RunID <= 0 {
+		errs = append(errs, "run_id must be positive")
+	}
+	if l.Seq < 0 {
+		errs = append(errs, "seq must not be negative")
+	}
+	if l.At.IsZero() {
+		errs = append(errs, "at is required")
+	}
+	return joinErrs("log line", errs)
+}
+
+// EncodeTrigger validates and marshals t, stamping the version.
+func EncodeTrigger(t *Trigger) ([]byte, error) {
+	t.V = Version
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(t)
+}
+
+// DecodeTrigger unmarshals and validates a trigger message.
+func DecodeTrigger(data []byte) (*Trigger, error) {
+	var t Trigger
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("trigger: malformed JSON: %w", err)
+	}
+	if err := t.Validate(); err != nil {
+		return &t, err
+	}
+	return &t, nil
+}
+
+// EncodeEvents validates and marshals a batch of events.
+func EncodeEvents(evs ...Event) ([]byte, error) {
+	for i := range evs {
+		if err := evs[i].Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(Events{V: Version, Events: evs})
+}
+
+// DecodeEvents unmarshals an events message. Malformed or invalid events are
+// an error for the whole message: a batch is written by one worker and a bad
+// one means that worker is broken, not that half of it is usable.
+func DecodeEvents(data []byte) ([]Event, error) {
+	var m Events
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("events: malformed JSON: %w", err)
+	}
+	if m.V != Version {
+		return nil, fmt.Errorf("events: %w %d (this build speaks %d)", ErrVersion, m.V, Version)
+	}
+	if len(m.Events) == 0 {
+		return nil, errors.New("events: empty batch")
+	}
+	for i := range m.Events {
+		if err := m.Events[i].Validate(); err != nil {
+			return nil, fmt.Errorf("events[%d]: %w", i, err)
+		}
+	}
+	return m.Events, nil
+}
+
+// EncodeLogLine validates and marshals a log line, stamping the version.
+func EncodeLogLine(l *LogLine) ([]byte, error) {
+	l.V = Version
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(l)
+}
+
+// DecodeLogLine unmarshals and validates a log line.
+func DecodeLogLine(data []byte) (*LogLine, error) {
+	var l LogLine
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("log line: malformed JSON: %w", err)
+	}
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	return &l, nil
+}
+
+// TruncateMessage bounds a run's result message to MaxMessageBytes, cutting
+// on a rune boundary and saying that it was cut.
+func TruncateMessage(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	const note = " …[truncated]"
+	cut := MaxMessageBytes - len(note)
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + note
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func joinErrs(what string, errs []string) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("invalid %s: %s", what, strings.Join(errs, "; "))
+}

@@ -1,0 +1,58 @@
+// Package worker is jetjob's worker SDK: a user's service registers handlers
+// by name and runs them when the scheduler triggers a run of a job.
+//
+//	w, err := worker.New(worker.Config{NATS: nc, Group: "billing"})
+//	w.Handle("invoice", func(ctx context.Context, job *worker.Job) error {
+//		job.Logger.Info("sending invoices", zap.String("params", job.Params))
+//		return send(ctx, job.Params)
+//	})
+//	err = w.Run(ctx) // until ctx is cancelled, then a graceful stop
+//
+// A worker needs NATS only. It shares the durable pull consumer of its group
+// on JETJOB_TRIGGERS with every other worker of the group, so each trigger
+// reaches exactly one of them, and it reports what happened on JETJOB_EVENTS
+// (see ARCHITECTURE.md, "Dispatch over JetStream" and "Workers").
+//
+// # Delivery guarantees
+//
+// A trigger is acknowledged only after the run's finished event has been
+// acknowledged by JetStream, and in-progress acks are sent while the run
+// lasts. A worker that dies mid-run therefore never loses a result: the
+// trigger is redelivered (bounded by MaxDeliver; the scheduler then records
+// LOST). Event message ids make re-publishing harmless:
+//
+//	run-<runID>-started-<delivery>  one per delivery of the trigger, so a
+//	                                 redelivered run records its new worker
+//	run-<runID>-finished            one per run: whichever result JetStream
+//	                                 stored first within the duplicate window wins
+//
+// Inside one process a run never executes twice at once: a delivery of a run
+// that is still running here (a redelivery after a missed in-progress ack, or
+// a re-published trigger) joins the running execution and is acknowledged
+// with it; a delivery of a run that finished here recently is acknowledged
+// without running again.
+//
+// # Results
+//
+// A handler's returned error decides the result: nil is SUCCEEDED, an error
+// FAILED with its text, a panic FAILED with the panic value. A run still going
+// when its timeout expires is TIMED_OUT whatever the handler returns then: the
+// timeout is part of the job's contract. A handler that ignores its cancelled
+// context is waited for AbandonGrace and then abandoned: its result is
+// reported without it and its goroutine is left behind (counted in Stats).
+//
+// A trigger naming a handler this worker does not have ends FAILED with the
+// reason and no started event, since no handler ever started. A malformed or
+// invalid trigger ends FAILED when its run and job ids can be read, and is
+// terminated (never redelivered) in every case.
+//
+// # Stopping
+//
+// When Run's context is cancelled the worker stops fetching, lets running
+// handlers finish for ShutdownGrace, then cancels their contexts. Runs that
+// finish in time are reported and acknowledged as usual; the others are
+// handed back (NAKed) for another worker. A handler that returns nil after
+// the shutdown cancelled it keeps its success (its work is done); one that
+// returns an error then was interrupted by us, not failed by itself, and is
+// handed back.
+package worker

@@ -1,0 +1,286 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Job is what a handler learns about its run.
+type Job struct {
+	RunID       int64
+	JobID       int64
+	Group       string
+	Handler     string
+	Params      string
+	TriggerType wire.TriggerType
+	ScheduledAt time.Time
+	// Attempt counts the scheduler's retries of the job's fire (0 first).
+	Attempt int
+	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
+	ShardIndex int
+	ShardTotal int
+	// Delivery is how many times this trigger has been delivered; above 1
+	// an earlier execution may have done part of the work (its worker died).
+	Delivery int
+	// Logger logs with the run's fields to the worker's log and publishes
+	// each line to the run's log on JETJOB_LOGS.
+	Logger *zap.Logger
+}
+
+// run is one execution of a run in this process.
+type run struct {
+	w        *Worker
+	trig     *wire.Trigger
+	delivery uint64 // the delivery that started this execution
+	log      *zap.Logger
+	logs     *runLog
+
+	mu      sync.Mutex
+	msgs    []jetstream.Msg // every delivery joined to this execution
+	settled bool            // msgs have been acked or handed back
+
+	// state tells the handler goroutine and its supervisor apart when a
+	// handler returns just as it is being abandoned: whoever moves it out of
+	// handlerRunning first decides.
+	state atomic.Int32
+}
+
+const (
+	handlerRunning int32 = iota
+	handlerReturned
+	handlerAbandoned
+)
+
+func newRun(w *Worker, trig *wire.Trigger, msg jetstream.Msg, delivery uint64, log *zap.Logger) *run {
+	return &run{
+		w: w, trig: trig, delivery: delivery,
+		log:  log.With(zap.String("handler", trig.Handler)),
+		logs: newRunLog(w, trig.RunID, trig.JobID),
+		msgs: []jetstream.Msg{msg},
+	}
+}
+
+// join adds another delivery of the run; acks and naks then cover it too.
+// It reports false once the execution has settled its deliveries.
+func (r *run) join(msg jetstream.Msg) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settled {
+		return false
+	}
+	r.msgs = append(r.msgs, msg)
+	return true
+}
+
+// current returns the deliveries to keep alive, none once settled.
+func (r *run) current() []jetstream.Msg {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.settled {
+		return nil
+	}
+	return append([]jetstream.Msg(nil), r.msgs...)
+}
+
+// settle returns the deliveries to ack or hand back, and stops joins.
+func (r *run) settle() []jetstream.Msg {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.settled = true
+	return r.msgs
+}
+
+// outcome is how an execution ends: a result to report, or a hand-back.
+type outcome struct {
+	status   wire.Status
+	message  string
+	handBack string // reason; non-empty means hand the trigger back
+}
+
+// execute runs the trigger and reports whether its result was published.
+func (r *run) execute() bool {
+	stop := r.w.keepAlive(r.log, r.current)
+	defer stop()
+
+	h := r.w.lookup(r.trig.Handler)
+	if h == nil {
+		// No started event: no handler ever started.
+		return r.finish(outcome{status: wire.StatusFailed, message: fmt.Sprintf(
+			"no handler %q registered on worker %s (group %s)", r.trig.Handler, r.w.cfg.ID, r.w.cfg.Group)})
+	}
+	if r.w.stopCtx.Err() != nil {
+		r.handBack("worker stopping before the run started")
+		return false
+	}
+	started := wire.Event{
+		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
+		Status: wire.StatusRunning, At: time.Now().UTC(),
+	}
+	// Until the start is recorded nothing has run, so a stop may still
+	// hand the trigger back instead of waiting for JetStream.
+	if err := r.w.publishEvent(r.w.stopCtx, r.log, started, startedMsgID(r.trig.RunID, r.delivery)); err != nil {
+		r.handBack("started event not published before the stop: " + err.Error())
+		return false
+	}
+	out := r.runHandler(h)
+	if out.handBack != "" {
+		r.handBack(out.handBack)
+		return false
+	}
+	return r.finish(out)
+}
+
+// finish publishes the result, then acks every delivery of the run.
+func (r *run) finish(out outcome) bool {
+	if dropped := r.logs.flush(); dropped > 0 {
+		r.log.Warn("job log lines could not be published", zap.Int64("dropped", dropped))
+	}
+	ev := wire.Event{
+		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
+		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
+	}
+	if err := r.w.publishEvent(r.w.pubCtx, r.log, ev, finishedMsgID(r.trig.RunID)); err != nil {
+		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
+		r.handBack("result not published")
+		return false
+	}
+	lvl := zap.InfoLevel
+	if out.status != wire.StatusSucceeded {
+		lvl = zap.WarnLevel
+	}
+	r.log.Log(lvl, "run finished", zap.String("status", string(out.status)), zap.String("message", ev.Message))
+	for _, m := range r.settle() {
+		if err := r.w.ackMsg(r.w.pubCtx, m); err != nil {
+			r.log.Warn("trigger not acknowledged; a redelivery will be recognised as finished", zap.Error(err))
+		}
+	}
+	return true
+}
+
+func (r *run) handBack(reason string) {
+	for _, m := range r.settle() {
+		r.w.handBack(m, r.log, reason)
+	}
+}
+
+// handlerResult is what the handler goroutine reports.
+type handlerResult struct {
+	err      error
+	panicked bool
+	panicVal any
+	stack    []byte
+	goexit   bool
+	// cause is why the handler's context was done when it returned, nil if
+	// it was not: the result is judged at return time, not when read.
+	cause error
+}
+
+// runHandler runs the handler under the run's timeout and supervises it.
+func (r *run) runHandler(h *handler) outcome {
+	ctx, cancel := context.WithCancel(r.w.hctx)
+	defer cancel()
+	if t := r.trig.Timeout(); t > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeoutCause(ctx, t, errRunTimeout)
+		defer cancelT()
+	}
+	done := make(chan handlerResult, 1)
+	go r.call(ctx, h.fn, r.job(), done)
+
+	select {
+	case res := <-done:
+		return r.judge(res)
+	case <-ctx.Done():
+	}
+	abandon := time.NewTimer(r.w.cfg.AbandonGrace)
+	defer abandon.Stop()
+	select {
+	case res := <-done:
+		return r.judge(res)
+	case <-abandon.C:
+	}
+	if !r.state.CompareAndSwap(handlerRunning, handlerAbandoned) {
+		return r.judge(<-done) // it returned just now
+	}
+	r.w.abandonedTotal.Add(1)
+	r.w.abandonedLive.Add(1)
+	cause := context.Cause(ctx)
+	r.log.Warn("handler ignored its cancelled context: abandoned, its goroutine is left running",
+		zap.NamedError("cause", cause), zap.Duration("abandon_grace", r.w.cfg.AbandonGrace),
+		zap.Int64("abandoned_running", r.w.abandonedLive.Load()))
+	if errors.Is(cause, errShutdown) {
+		return outcome{handBack: "handler did not stop when the shutdown cancelled it"}
+	}
+	return outcome{status: wire.StatusTimedOut, message: fmt.Sprintf(
+		"timed out after %s; the handler ignored cancellation and was abandoned after %s",
+		r.trig.Timeout(), r.w.cfg.AbandonGrace)}
+}
+
+// call runs the handler and reports how it ended, unless it was abandoned
+// meanwhile: then nobody listens, and it only updates the counters.
+func (r *run) call(ctx context.Context, fn HandlerFunc, job *Job, done chan<- handlerResult) {
+	var res handlerResult
+	returned := false
+	defer func() {
+		if !returned {
+			if p := recover(); p != nil {
+				res.panicked, res.panicVal, res.stack = true, p, debug.Stack()
+			} else {
+				res.goexit = true
+			}
+		}
+		if ctx.Err() != nil {
+			res.cause = context.Cause(ctx)
+		}
+		if !r.state.CompareAndSwap(handlerRunning, handlerReturned) {
+			r.w.abandonedLive.Add(-1)
+			r.log.Info("abandoned handler returned at last")
+			return
+		}
+		done <- res
+	}()
+	res.err = fn(ctx, job)
+	returned = true
+}
+
+// judge turns how the handler ended into an outcome (see the package doc).
+func (r *run) judge(res handlerResult) outcome {
+	switch {
+	case res.panicked:
+		r.log.Error("handler panicked", zap.Any("panic", res.panicVal), zap.ByteString("stack", res.stack))
+		return outcome{status: wire.StatusFailed, message: fmt.Sprintf("panic: %v", res.panicVal)}
+	case res.goexit:
+		return outcome{status: wire.StatusFailed, message: "handler called runtime.Goexit"}
+	case errors.Is(res.cause, errRunTimeout):
+		msg := fmt.Sprintf("timed out after %s", r.trig.Timeout())
+		if res.err != nil && !errors.Is(res.err, context.DeadlineExceeded) && !errors.Is(res.err, context.Canceled) {
+			msg += ": " + res.err.Error()
+		}
+		return outcome{status: wire.StatusTimedOut, message: msg}
+	case errors.Is(res.cause, errShutdown) && res.err != nil:
+		return outcome{handBack: "interrupted by the shutdown: " + res.err.Error()}
+	case res.err != nil:
+		return outcome{status: wire.StatusFailed, message: res.err.Error()}
+	}
+	return outcome{status: wire.StatusSucceeded}
+}
+
+func (r *run) job() *Job {
+	t := r.trig
+	return &Job{
+		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
+		TriggerType: t.TriggerType, ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
+		ShardIndex: t.ShardIndex, ShardTotal: t.ShardTotal, Delivery: int(r.delivery),
+		Logger: r.logs.logger(r.log),
+	}
+}

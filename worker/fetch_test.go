@@ -1,0 +1,170 @@
+package worker
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Two workers of a group share its triggers: each runs exactly once across
+// both, and both take part.
+func TestWorkersShareTriggers(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	var (
+		mu       sync.Mutex
+		runs     = make(map[int64]int)    // executions per run id
+		byWorker = make(map[string]int)   // executions per worker
+		blocked  = make(map[string]int64) // worker → the gated run it holds
+	)
+	gate := make(chan struct{})
+	handler := func(id string) HandlerFunc {
+		return func(ctx context.Context, job *Job) error {
+			mu.Lock()
+			runs[job.RunID]++
+			byWorker[id]++
+			gated := job.RunID <= 2
+			if gated {
+				blocked[id] = job.RunID
+			}
+			mu.Unlock()
+			if gated {
+				<-gate
+			}
+			return nil
+		}
+	}
+	// Concurrency 1 each: while one worker holds a gated run, the other
+	// gated run can only go to the other worker.
+	w1 := e.start(Config{ID: "w1", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w1")) })
+	w2 := e.start(Config{ID: "w2", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w2")) })
+	e.publish(trigger(1, "h", ""))
+	e.publish(trigger(2, "h", ""))
+	eventually(t, "both workers to hold a gated run", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(blocked) == 2
+	})
+	close(gate)
+
+	const n = 40
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+		if i >= 2 {
+			e.publish(trigger(ids[i], "h", ""))
+		}
+	}
+	ev.waitFinished(ids...)
+	ev.expectNone(2 * testFetchWait)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if runs[id] != 1 {
+			t.Errorf("run %d executed %d times", id, runs[id])
+		}
+		got := ev.run(id)
+		if len(got) != 2 || got[0].Kind != wire.EventStarted || got[1].Status != wire.StatusSucceeded ||
+			got[0].WorkerID != got[1].WorkerID {
+			t.Errorf("run %d events %+v, want one started and one finished by the same worker", id, got)
+		}
+	}
+	if byWorker["w1"] == 0 || byWorker["w2"] == 0 || byWorker["w1"]+byWorker["w2"] != n {
+		t.Errorf("executions per worker %v, want both and %d in all", byWorker, n)
+	}
+	_, _ = w1, w2
+}
+
+// A worker never runs more than Concurrency handlers, and never takes more
+// triggers from the shared consumer than it can start.
+func TestConcurrencyLimit(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	const limit, n = 3, 12
+	var cur, peak atomic.Int32
+	release := make(chan struct{})
+	e.start(Config{Concurrency: limit}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			c := cur.Add(1)
+			for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
+			}
+			<-release
+			cur.Add(-1)
+			return nil
+		})
+	})
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i + 1)
+		e.publish(trigger(ids[i], "h", ""))
+	}
+	for done := 0; done < n; done++ {
+		want := int32(min(limit, n-done))
+		eventually(t, "the worker to fill its slots", func() bool { return cur.Load() == want })
+		info := e.groupConsumer()
+		if info.NumAckPending > limit {
+			t.Fatalf("%d triggers delivered to a worker of concurrency %d: it holds triggers it cannot run",
+				info.NumAckPending, limit)
+		}
+		if p := peak.Load(); p > limit {
+			t.Fatalf("%d handlers ran at once, limit %d", p, limit)
+		}
+		release <- struct{}{}
+	}
+	ev.waitFinished(ids...)
+	if p := peak.Load(); p != limit {
+		t.Errorf("peak concurrency %d, want %d", p, limit)
+	}
+}
+
+// A second delivery of a run that is executing here joins the execution
+// instead of starting another; one that arrives after it finished is acked
+// without running.
+func TestRepeatedTriggerRunsOnce(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	var execs atomic.Int32
+	started := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	r := e.start(Config{Concurrency: 2}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			execs.Add(1)
+			started <- struct{}{}
+			<-gate
+			return nil
+		})
+	})
+	// The same run published twice without the scheduler's message id:
+	// two stream messages, as after a re-publish outside the duplicate window.
+	data, err := wire.EncodeTrigger(trigger(5, "h", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.publishRaw(data)
+	recv(t, "the first execution", started)
+	e.publishRaw(data)
+	eventually(t, "the second delivery to reach the worker", func() bool {
+		info := e.groupConsumer()
+		return info.NumAckPending == 2 && info.NumPending == 0
+	})
+	if s := r.w.Stats(); s.Running != 1 {
+		t.Errorf("stats %+v, want 1 running", s)
+	}
+	close(gate)
+	ev.waitFinished(5)
+	eventually(t, "both messages to be acked", func() bool { return e.triggersLeft() == 0 })
+
+	e.publishRaw(data) // after it finished
+	eventually(t, "the late message to be acked", func() bool { return e.triggersLeft() == 0 })
+	ev.expectNone(2 * testFetchWait)
+	if n := execs.Load(); n != 1 {
+		t.Errorf("%d executions, want 1", n)
+	}
+	if got := ev.run(5); len(got) != 2 {
+		t.Errorf("events %+v, want one started and one finished", got)
+	}
+}

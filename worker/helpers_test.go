@@ -1,0 +1,325 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// waitLimit bounds every wait of the tests: generous for slow CI machines,
+// yet a hang becomes a failure, not a stuck test run.
+const waitLimit = 30 * time.Second
+
+// testFetchWait shortens pull requests so that stops are quick in tests.
+const testFetchWait = 300 * time.Millisecond
+
+const testGroup = "g"
+
+// env is one embedded NATS server with jetjob's streams.
+type env struct {
+	t   *testing.T
+	url string
+	nc  *nats.Conn
+	js  jetstream.JetStream
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	e := &env{t: t, url: srv.ClientURL()}
+	e.nc = e.connect()
+	e.js, err = jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Provision(e.ctx(), e.js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	e.t.Cleanup(cancel)
+	return ctx
+}
+
+func (e *env) connect() *nats.Conn {
+	e.t.Helper()
+	nc, err := nats.Connect(e.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(nc.Close)
+	return nc
+}
+
+// trigger returns a valid trigger of testGroup; job id is 1000+run id.
+func trigger(runID int64, handler, params string) *wire.Trigger {
+	return &wire.Trigger{
+		RunID: runID, JobID: 1000 + runID, Group: testGroup, Handler: handler, Params: params,
+		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC().Truncate(time.Millisecond),
+	}
+}
+
+// publish publishes tr on its group's shared subject, with the scheduler's
+// message id.
+func (e *env) publish(tr *wire.Trigger) {
+	e.t.Helper()
+	data, err := wire.EncodeTrigger(tr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.js.Publish(e.ctx(), stream.TriggerAny(tr.Group), data, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// publishRaw publishes arbitrary bytes on the group's shared subject.
+func (e *env) publishRaw(data []byte) {
+	e.t.Helper()
+	if _, err := e.js.Publish(e.ctx(), stream.TriggerAny(testGroup), data); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// triggersLeft is how many messages JETJOB_TRIGGERS still holds.
+func (e *env) triggersLeft() uint64 {
+	e.t.Helper()
+	s, err := e.js.Stream(e.ctx(), stream.Triggers)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(e.ctx())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// groupConsumer returns the info of the group's shared consumer.
+func (e *env) groupConsumer() *jetstream.ConsumerInfo {
+	e.t.Helper()
+	c, err := e.js.Consumer(e.ctx(), stream.Triggers, stream.AnyConsumer(testGroup))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := c.Info(e.ctx())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info
+}
+
+// running is a worker whose Run executes in a goroutine.
+type running struct {
+	t      *testing.T
+	w      *Worker
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// start creates a worker of testGroup on its own connection, lets setup
+// register handlers, and runs it until the test ends or stop is called.
+func (e *env) start(cfg Config, setup func(w *Worker)) *running {
+	e.t.Helper()
+	cfg.NATS = e.connect()
+	if cfg.Group == "" {
+		cfg.Group = testGroup
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zaptest.NewLogger(e.t)
+	}
+	w, err := New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w.fetchWait = testFetchWait
+	setup(w)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{t: e.t, w: w, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- w.Run(ctx) }()
+	e.t.Cleanup(func() {
+		if err := r.stop(); err != nil {
+			e.t.Errorf("Run: %v", err)
+		}
+	})
+	return r
+}
+
+// stop cancels Run's context and returns what Run returned.
+func (r *running) stop() error {
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.err = <-r.done:
+		case <-time.After(waitLimit):
+			r.err = errors.New("Run did not return after its context was cancelled")
+		}
+	})
+	return r.err
+}
+
+// events reads JETJOB_EVENTS through the test's own consumer (the stream is
+// a work queue: this is the only consumer on jetjob.event.>).
+type events struct {
+	t    *testing.T
+	cons jetstream.Consumer
+	all  []wire.Event
+}
+
+func (e *env) events() *events {
+	e.t.Helper()
+	c, err := e.js.CreateOrUpdateConsumer(e.ctx(), stream.Events, jetstream.ConsumerConfig{
+		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &events{t: e.t, cons: c}
+}
+
+// read appends what arrives within wait.
+func (ev *events) read(wait time.Duration) int {
+	ev.t.Helper()
+	m, err := ev.cons.Next(jetstream.FetchMaxWait(wait))
+	if err != nil {
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
+			return 0
+		}
+		ev.t.Fatalf("reading events: %v", err)
+	}
+	got, err := wire.DecodeEvents(m.Data())
+	if err != nil {
+		ev.t.Fatalf("worker published an invalid events message: %v", err)
+	}
+	if err := m.Ack(); err != nil {
+		ev.t.Fatal(err)
+	}
+	ev.all = append(ev.all, got...)
+	return len(got)
+}
+
+// run returns the events of one run seen so far, in arrival order.
+func (ev *events) run(runID int64) []wire.Event {
+	var out []wire.Event
+	for _, e := range ev.all {
+		if e.RunID == runID {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (ev *events) finished(runID int64) *wire.Event {
+	for _, e := range ev.run(runID) {
+		if e.Kind == wire.EventFinished {
+			return &e
+		}
+	}
+	return nil
+}
+
+// waitFor reads until cond holds.
+func (ev *events) waitFor(what string, cond func() bool) {
+	ev.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			ev.t.Fatalf("timed out after %s waiting for %s; events: %+v", waitLimit, what, ev.all)
+		}
+		ev.read(200 * time.Millisecond)
+	}
+}
+
+// waitFinished reads until every run has a finished event and returns them.
+func (ev *events) waitFinished(runIDs ...int64) map[int64]wire.Event {
+	ev.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		out := make(map[int64]wire.Event)
+		for _, id := range runIDs {
+			if f := ev.finished(id); f != nil {
+				out[id] = *f
+			}
+		}
+		if len(out) == len(runIDs) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			ev.t.Fatalf("runs finished: %d of %d after %s; events: %+v", len(out), len(runIDs), waitLimit, ev.all)
+		}
+		ev.read(200 * time.Millisecond)
+	}
+}
+
+// expectNone fails if any event arrives within wait. Proving an absence
+// needs some bound; it is only used after everything expected has arrived.
+func (ev *events) expectNone(wait time.Duration) {
+	ev.t.Helper()
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if n := ev.read(time.Until(deadline)); n > 0 {
+			ev.t.Fatalf("unexpected events: %+v", ev.all[len(ev.all)-n:])
+		}
+	}
+}
+
+// eventually polls cond until it holds, failing the test after waitLimit.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// recv waits for a value on ch, failing the test after waitLimit.
+func recv[T any](t *testing.T, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitLimit):
+		t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
+		panic("unreachable")
+	}
+}
+
+// workerGoroutines lists goroutines executing this package's worker code
+// (not test code), to prove that a stopped worker left nothing behind.
+func workerGoroutines() []string {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, marker := range []string{"jetjob/worker.(*Worker)", "jetjob/worker.(*run)", "jetjob/worker.(*runLog)"} {
+			if strings.Contains(g, marker) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+// groupMaxAckPending is the MaxAckPending of a group's shared consumer. It
+// is a constant, not derived from Concurrency, because every worker of the
+// group writes the consumer's config at start: a per-worker value would flap
+// between workers of different sizes, and it would have to cover the sum of
+// all workers' slots anyway. The per-process bound comes from fetching only
+// as many triggers as there are free slots (fetch.go).
+const groupMaxAckPending = 100_000
+
+// flushGrace is how long, after the abandon grace that follows the
+// shutdown's cancellation, results of runs that did finish may still take
+// to be published and acknowledged before the worker gives up on them
+// (their triggers are then redelivered).
+const flushGrace = 5 * time.Second
+
+var (
+	// errShutdown is the cause of handler contexts cancelled by a stop.
+	errShutdown = errors.New("worker shutting down")
+	// errRunTimeout is the cause of a handler context whose run timed out.
+	errRunTimeout = errors.New("run timed out")
+)
+
+// Run provisions the streams and the group's consumer, runs every handler's
+// init hook, then executes triggers until ctx is cancelled. It then stops
+// gracefully (see the package doc), runs the destroy hooks and returns nil,
+// or an error if start-up failed or a destroy hook failed. Run may be called
+// once.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return errors.New("worker: Run called twice")
+	}
+	w.started = true
+	w.mu.Unlock()
+	if len(w.order) == 0 {
+		return errors.New("worker: no handlers registered")
+	}
+
+	cons, err := w.setup(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return err
+	}
+	inited, err := w.initHandlers(ctx)
+	if err != nil {
+		destroyErr := w.destroyHandlers(ctx, inited)
+		return errors.Join(err, destroyErr)
+	}
+
+	stopCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	hctx, cancelHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelHandlers(nil)
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	w.stopCtx, w.hctx, w.pubCtx = stopCtx, hctx, pubCtx
+
+	w.log.Info("worker started",
+		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
+	// fetchLoop returns when ctx is cancelled (a clean stop, nil) or when
+	// fetching can never work again (the caller closed the connection).
+	fatal := w.fetchLoop(cons, stop)
+	w.shutdown(cancelHandlers, cancelPub)
+
+	if err := w.destroyHandlers(ctx, inited); err != nil {
+		fatal = errors.Join(fatal, err)
+	}
+	w.log.Info("worker stopped")
+	return fatal
+}
+
+// setup creates the JetStream context, provisions the streams and creates
+// or updates the group's shared consumer.
+func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
+	js, err := jetstream.New(w.cfg.NATS,
+		// Job log lines are published asynchronously; without a timeout a
+		// lost ack would keep its entry pending forever.
+		jetstream.WithPublishAsyncTimeout(30*time.Second),
+		jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) {
+			w.logDropped.Add(1)
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("worker: jetstream: %w", err)
+	}
+	w.js = js
+	w.slots = make(chan struct{}, w.cfg.Concurrency)
+	w.tokens = make(chan struct{}, w.maxFetches)
+	if err := stream.Provision(ctx, js, w.cfg.Streams); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
+		Durable:       stream.AnyConsumer(w.cfg.Group),
+		Description:   "jetjob workers of group " + w.cfg.Group + " (shared queue)",
+		FilterSubject: stream.TriggerAny(w.cfg.Group),
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.cfg.AckWait,
+		MaxDeliver:    w.cfg.MaxDeliver,
+		MaxAckPending: groupMaxAckPending,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: consumer %s: %w", stream.AnyConsumer(w.cfg.Group), err)
+	}
+	return cons, nil
+}
+
+// shutdown runs once fetching has stopped: it waits for the runs, cancels
+// them after ShutdownGrace, and bounds how long their results may take.
+func (w *Worker) shutdown(cancelHandlers context.CancelCauseFunc, cancelPub context.CancelFunc) {
+	deadline := time.Now().Add(w.cfg.ShutdownGrace)
+	w.log.Info("worker stopping", zap.Int("running", w.Stats().Running),
+		zap.Duration("shutdown_grace", w.cfg.ShutdownGrace))
+	// Drainers may still dispatch runs (only to hand them back), so they
+	// end before runs.Wait starts: a WaitGroup must not grow during Wait.
+	w.fetchers.Wait()
+
+	runsDone := make(chan struct{})
+	go func() { w.runs.Wait(); close(runsDone) }()
+	grace := time.NewTimer(time.Until(deadline))
+	defer grace.Stop()
+	select {
+	case <-runsDone:
+		return
+	case <-grace.C:
+	}
+	w.log.Warn("shutdown grace over: cancelling running handlers", zap.Int("running", w.Stats().Running))
+	cancelHandlers(errShutdown)
+	hard := time.NewTimer(w.cfg.AbandonGrace + flushGrace)
+	defer hard.Stop()
+	select {
+	case <-runsDone:
+		return
+	case <-hard.C:
+	}
+	w.log.Error("results still unpublished at the end of the stop; their triggers will be redelivered",
+		zap.Int("running", w.Stats().Running))
+	cancelPub()
+	<-runsDone // every wait in a run is bounded by pubCtx or AbandonGrace now
+}
+
+func (w *Worker) handlerNames() []string {
+	names := make([]string, len(w.order))
+	for i, h := range w.order {
+		names[i] = h.name
+	}
+	return names
+}
+
+// initHandlers runs the init hooks in registration order and returns the
+// handlers whose init succeeded (to be destroyed later).
+func (w *Worker) initHandlers(ctx context.Context) ([]*handler, error) {
+	var done []*handler
+	for _, h := range w.order {
+		if h.init != nil {
+			if err := h.init(ctx); err != nil {
+				return done, fmt.Errorf("worker: init of handler %q: %w", h.name, err)
+			}
+		}
+		done = append(done, h)
+	}
+	return done, nil
+}
+
+// destroyHandlers runs the destroy hooks in reverse order, with a context
+// that outlives Run's (it is cancelled by then) but is bounded.
+func (w *Worker) destroyHandlers(ctx context.Context, hs []*handler) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.ShutdownGrace)
+	defer cancel()
+	var errs []error
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].destroy == nil {
+			continue
+		}
+		if err := hs[i].destroy(dctx); err != nil {
+			errs = append(errs, fmt.Errorf("worker: destroy of handler %q: %w", hs[i].name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,276 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultConcurrency   = 10
+	DefaultAckWait       = 30 * time.Second
+	DefaultMaxDeliver    = 5
+	DefaultAbandonGrace  = 5 * time.Second
+	DefaultShutdownGrace = 30 * time.Second
+)
+
+// Config configures a Worker. Zero values mean the defaults above.
+//
+// Every worker of a group writes AckWait and MaxDeliver into the group's
+// shared consumer at Run, so all of them should be given the same values.
+type Config struct {
+	// NATS is the connection to use; required. The caller owns it: the
+	// worker never closes it.
+	NATS *nats.Conn
+	// Group is the job group (xxl-job's executor appname) this worker serves.
+	Group string
+	// ID identifies this worker in events and logs; default
+	// <hostname>-<pid>-<random>.
+	ID string
+	// Concurrency is how many runs execute at once in this process.
+	Concurrency int
+	// AckWait is the consumer's ack wait: a trigger not acknowledged (or
+	// marked in progress) for this long is redelivered. In-progress acks are
+	// sent every AckWait/3 while a run lasts.
+	AckWait time.Duration
+	// MaxDeliver bounds the deliveries of one trigger; after the last one the
+	// scheduler records the run LOST.
+	MaxDeliver int
+	// AbandonGrace is how long a handler is waited for after its timeout or
+	// the shutdown cancelled its context, before it is abandoned.
+	AbandonGrace time.Duration
+	// ShutdownGrace is how long running handlers may continue after Run's
+	// context is cancelled before their own contexts are cancelled.
+	ShutdownGrace time.Duration
+	// Logger receives the worker's logs; default none.
+	Logger *zap.Logger
+	// Streams is passed to stream.Provision when Run starts.
+	Streams stream.Config
+}
+
+// withDefaults fills zero values and validates, naming each bad field.
+func (c Config) withDefaults() (Config, error) {
+	var errs []error
+	if c.NATS == nil {
+		errs = append(errs, errors.New("NATS connection is required"))
+	}
+	if err := wire.CheckName("group", c.Group); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ID == "" {
+		c.ID = defaultID()
+	} else if err := wire.CheckName("worker id", c.ID); err != nil {
+		errs = append(errs, err)
+	}
+	pos := func(name string, v *int, def int) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			errs = append(errs, fmt.Errorf("%s %d: must be positive", name, *v))
+		}
+	}
+	dur := func(name string, v *time.Duration, def time.Duration) {
+		switch {
+		case *v == 0:
+			*v = def
+		case *v < 0:
+			errs = append(errs, fmt.Errorf("%s %s: must be positive", name, *v))
+		}
+	}
+	pos("concurrency", &c.Concurrency, DefaultConcurrency)
+	pos("max deliver", &c.MaxDeliver, DefaultMaxDeliver)
+	dur("ack wait", &c.AckWait, DefaultAckWait)
+	dur("abandon grace", &c.AbandonGrace, DefaultAbandonGrace)
+	dur("shutdown grace", &c.ShutdownGrace, DefaultShutdownGrace)
+	if c.AckWait > 0 && c.AckWait < 100*time.Millisecond {
+		// In-progress acks go out every AckWait/3; below this they would
+		// be a busy loop and any hiccup would cause redeliveries.
+		errs = append(errs, fmt.Errorf("ack wait %s: want at least 100ms", c.AckWait))
+	}
+	if err := c.Streams.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, fmt.Errorf("worker config: %w", err)
+	}
+	return c, nil
+}
+
+// defaultID is <hostname>-<pid>-<6 hex>, the hostname reduced to the
+// characters a NATS subject token allows so that the id is always valid.
+func defaultID() string {
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, host)
+	if len(host) > 40 {
+		host = host[:40]
+	}
+	if host == "" {
+		host = "worker"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// HandlerFunc runs one run of a job. Its context is cancelled at the run's
+// timeout and at shutdown; a handler should return soon after.
+type HandlerFunc func(ctx context.Context, job *Job) error
+
+// HandleOption configures a handler.
+type HandleOption func(*handler)
+
+// WithInit runs fn once when Run starts, before any run of the handler; an
+// error makes Run fail.
+func WithInit(fn func(ctx context.Context) error) HandleOption {
+	return func(h *handler) { h.init = fn }
+}
+
+// WithDestroy runs fn once when Run ends, after the last run of the handler.
+func WithDestroy(fn func(ctx context.Context) error) HandleOption {
+	return func(h *handler) { h.destroy = fn }
+}
+
+type handler struct {
+	name    string
+	fn      HandlerFunc
+	init    func(context.Context) error
+	destroy func(context.Context) error
+}
+
+// maxHandlerName matches wire.Trigger's limit on handler names.
+const maxHandlerName = 255
+
+// Worker runs the handlers of one group. Create it with New, register
+// handlers with Handle, then call Run once.
+type Worker struct {
+	cfg Config
+	log *zap.Logger
+
+	mu       sync.Mutex
+	handlers map[string]*handler
+	order    []*handler // registration order, for init and destroy
+	started  bool
+	active   map[int64]*run      // runs executing in this process, by run id
+	recent   map[int64]time.Time // runs finished here lately, by run id
+	recentQ  []recentRun         // recent in finishing order, for expiry
+
+	// Tuning that tests shorten; see fetch.go.
+	fetchWait  time.Duration
+	maxFetches int
+
+	// Set once by Run before any goroutine starts.
+	js       jetstream.JetStream
+	slots    chan struct{} // semaphore of Concurrency run slots
+	tokens   chan struct{} // semaphore of outstanding fetch requests
+	stopCtx  context.Context
+	hctx     context.Context // parent of handler contexts, cancelled with errShutdown
+	pubCtx   context.Context // bounds event publishing during a stop
+	runs     sync.WaitGroup  // process goroutines
+	fetchers sync.WaitGroup  // batch drain goroutines
+
+	abandonedTotal atomic.Int64
+	abandonedLive  atomic.Int64
+	logDropped     atomic.Int64
+}
+
+// New validates cfg and returns a worker with no handlers.
+func New(cfg Config) (*Worker, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{
+		cfg:        c,
+		log:        c.Logger.With(logging.Group(c.Group), logging.Worker(c.ID)),
+		handlers:   make(map[string]*handler),
+		active:     make(map[int64]*run),
+		recent:     make(map[int64]time.Time),
+		fetchWait:  defaultFetchWait,
+		maxFetches: defaultMaxFetches,
+	}, nil
+}
+
+// ID returns the worker id used in events and logs.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Handle registers h under name. Like net/http's ServeMux it panics on a
+// programming error: an empty or too long name, a nil handler, a duplicate
+// name, or a call after Run started.
+func (w *Worker) Handle(name string, h HandlerFunc, opts ...HandleOption) {
+	if name == "" || len(name) > maxHandlerName {
+		panic(fmt.Sprintf("worker: invalid handler name %q: want 1-%d characters", name, maxHandlerName))
+	}
+	if h == nil {
+		panic(fmt.Sprintf("worker: nil handler for %q", name))
+	}
+	hd := &handler{name: name, fn: h}
+	for _, o := range opts {
+		o(hd)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started {
+		panic(fmt.Sprintf("worker: Handle(%q) called after Run", name))
+	}
+	if _, dup := w.handlers[name]; dup {
+		panic(fmt.Sprintf("worker: handler %q registered twice", name))
+	}
+	w.handlers[name] = hd
+	w.order = append(w.order, hd)
+}
+
+// lookup returns the handler registered under name, nil if none. The map is
+// not written after Run starts, so no lock is needed.
+func (w *Worker) lookup(name string) *handler { return w.handlers[name] }
+
+// Stats is a snapshot of a worker's state, for metrics and heartbeats.
+type Stats struct {
+	// Running is how many runs are executing (handler running or its
+	// result being published).
+	Running int
+	// AbandonedTotal counts handlers abandoned because they ignored their
+	// cancelled context.
+	AbandonedTotal int64
+	// Abandoned is how many abandoned handler goroutines have not returned yet.
+	Abandoned int64
+	// LogLinesDropped counts job log lines that could not be published.
+	LogLinesDropped int64
+}
+
+// Stats returns a snapshot of the worker's counters.
+func (w *Worker) Stats() Stats {
+	w.mu.Lock()
+	running := len(w.active)
+	w.mu.Unlock()
+	return Stats{
+		Running:         running,
+		AbandonedTotal:  w.abandonedTotal.Load(),
+		Abandoned:       w.abandonedLive.Load(),
+		LogLinesDropped: w.logDropped.Load(),
+	}
+}

@@ -1,0 +1,137 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+func TestNewValidatesConfig(t *testing.T) {
+	nc := &nats.Conn{} // never used: New only checks that one is given
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no connection", Config{Group: "g"}, "NATS connection is required"},
+		{"no group", Config{NATS: nc}, `invalid group ""`},
+		{"bad group", Config{NATS: nc, Group: "a.b"}, `invalid group "a.b"`},
+		{"bad id", Config{NATS: nc, Group: "g", ID: "x y"}, `invalid worker id "x y"`},
+		{"negative concurrency", Config{NATS: nc, Group: "g", Concurrency: -1}, "concurrency -1"},
+		{"negative max deliver", Config{NATS: nc, Group: "g", MaxDeliver: -2}, "max deliver -2"},
+		{"tiny ack wait", Config{NATS: nc, Group: "g", AckWait: time.Millisecond}, "ack wait 1ms"},
+		{"negative grace", Config{NATS: nc, Group: "g", ShutdownGrace: -time.Second}, "shutdown grace -1s"},
+		{"bad streams", Config{NATS: nc, Group: "g", Streams: stream.Config{Replicas: 9}}, "stream replicas 9"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := New(c.cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+
+	w, err := New(Config{NATS: nc, Group: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wire.ValidName(w.ID()) {
+		t.Errorf("default id %q is not a valid name", w.ID())
+	}
+	c := w.cfg
+	if c.Concurrency != DefaultConcurrency || c.AckWait != DefaultAckWait || c.MaxDeliver != DefaultMaxDeliver ||
+		c.AbandonGrace != DefaultAbandonGrace || c.ShutdownGrace != DefaultShutdownGrace || c.Logger == nil {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+}
+
+func TestHandlePanicsOnMisuse(t *testing.T) {
+	w, err := New(Config{NATS: &nats.Conn{}, Group: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := func(context.Context, *Job) error { return nil }
+	w.Handle("a", ok)
+	mustPanic := func(what string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", what)
+			}
+		}()
+		f()
+	}
+	mustPanic("duplicate", func() { w.Handle("a", ok) })
+	mustPanic("empty name", func() { w.Handle("", ok) })
+	mustPanic("long name", func() { w.Handle(strings.Repeat("x", 256), ok) })
+	mustPanic("nil handler", func() { w.Handle("b", nil) })
+}
+
+func TestRunWithoutHandlersFails(t *testing.T) {
+	e := newEnv(t)
+	w, err := New(Config{NATS: e.nc, Group: testGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(e.ctx()); err == nil || !strings.Contains(err.Error(), "no handlers") {
+		t.Fatalf("Run: %v, want a no-handlers error", err)
+	}
+}
+
+// Init hooks run before the first run, destroy hooks after Run; a failing
+// init makes Run fail after destroying what was initialised.
+func TestInitAndDestroy(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	var order []string // written by Run's goroutine and handlers, read after Run returned
+	inited := make(chan struct{})
+	r := e.start(Config{}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			select {
+			case <-inited:
+				order = append(order, "run")
+				return nil
+			default:
+				return errors.New("run before init")
+			}
+		},
+			WithInit(func(context.Context) error { order = append(order, "init"); close(inited); return nil }),
+			WithDestroy(func(context.Context) error { order = append(order, "destroy"); return nil }))
+	})
+	e.publish(trigger(1, "h", ""))
+	if f := ev.waitFinished(1)[1]; f.Status != wire.StatusSucceeded {
+		t.Fatalf("finished %+v", f)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, ","); got != "init,run,destroy" {
+		t.Errorf("hooks ran %s, want init,run,destroy", got)
+	}
+
+	// A failing init.
+	w, err := New(Config{NATS: e.nc, Group: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	destroyed := false
+	w.Handle("ok", func(context.Context, *Job) error { return nil },
+		WithDestroy(func(context.Context) error { destroyed = true; return nil }))
+	w.Handle("bad", func(context.Context, *Job) error { return nil },
+		WithInit(func(context.Context) error { return errors.New("no database") }))
+	err = w.Run(e.ctx())
+	if err == nil || !strings.Contains(err.Error(), `init of handler "bad": no database`) {
+		t.Fatalf("Run: %v, want the init error", err)
+	}
+	if !destroyed {
+		t.Error("the handler initialised before the failure was not destroyed")
+	}
+}
