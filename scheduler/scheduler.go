@@ -215,10 +215,11 @@ func (s *Scheduler) run(ctx context.Context) error {
 	s.ready.Store(false)
 	stopFiring()
 	wg.Wait()
-	// Give in-flight publishes a moment to be acknowledged and recorded.
+	// Let in-flight publishes be acknowledged and recorded; what is not
+	// acknowledged in time stays SCHEDULED and is recovered.
 	drain, cancel := context.WithTimeout(pubCtx, 2*time.Second)
-	defer cancel()
-	<-drain.Done()
+	disp.Drain(drain)
+	cancel()
 	stopPublishing()
 	pubWG.Wait()
 	s.log.Info("scheduler stopped")

@@ -135,6 +135,7 @@ type running struct {
 	done   chan error
 	once   sync.Once
 	err    error
+	seen   bool // the test has looked at err
 }
 
 // start creates a worker of testGroup on its own connection, lets setup
@@ -158,7 +159,8 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 	r := &running{t: e.t, w: w, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- w.Run(ctx) }()
 	e.t.Cleanup(func() {
-		if err := r.stop(); err != nil {
+		r.cancel()
+		if err := r.result(); err != nil && !r.seen {
 			e.t.Errorf("Run: %v", err)
 		}
 	})
@@ -167,12 +169,23 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 
 // stop cancels Run's context and returns what Run returned.
 func (r *running) stop() error {
+	r.cancel()
+	return r.wait()
+}
+
+// wait returns what Run returned, waiting for it at most waitLimit. The
+// test then owns the error: the cleanup does not report it again.
+func (r *running) wait() error {
+	r.seen = true
+	return r.result()
+}
+
+func (r *running) result() error {
 	r.once.Do(func() {
-		r.cancel()
 		select {
 		case r.err = <-r.done:
 		case <-time.After(waitLimit):
-			r.err = errors.New("Run did not return after its context was cancelled")
+			r.err = errors.New("Run did not return within the wait limit")
 		}
 	})
 	return r.err

@@ -77,7 +77,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// fetchLoop returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchLoop(cons, stop)
-	w.shutdown(cancelHandlers, cancelPub)
+	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
 
 	if err := w.destroyHandlers(ctx, inited); err != nil {
 		fatal = errors.Join(fatal, err)
@@ -124,8 +124,14 @@ func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
 
 // shutdown runs once fetching has stopped: it waits for the runs, cancels
 // them after ShutdownGrace, and bounds how long their results may take.
-func (w *Worker) shutdown(cancelHandlers context.CancelCauseFunc, cancelPub context.CancelFunc) {
+// After a fatal error (the connection is closed) nothing could be reported
+// or acked any more, so the runs are cancelled at once.
+func (w *Worker) shutdown(fatal bool, cancelHandlers context.CancelCauseFunc, cancelPub context.CancelFunc) {
 	deadline := time.Now().Add(w.cfg.ShutdownGrace)
+	if fatal {
+		cancelHandlers(errShutdown)
+		cancelPub()
+	}
 	w.log.Info("worker stopping", zap.Int("running", w.Stats().Running),
 		zap.Duration("shutdown_grace", w.cfg.ShutdownGrace))
 	// Drainers may still dispatch runs (only to hand them back), so they

@@ -2,9 +2,16 @@ package worker
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -104,4 +111,66 @@ func TestStopHandsBackUnfinishedRun(t *testing.T) {
 		t.Errorf("started by %v, want a start per delivery: [first second]", starts)
 	}
 	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+}
+
+// While the result cannot be published, the trigger stays unacknowledged
+// (a crash now would mean a redelivery, not a lost result); publishing is
+// retried until it succeeds, and only then is the trigger acked.
+func TestResultPublishRetriedBeforeAck(t *testing.T) {
+	e := newEnv(t)
+	obsCore, observed := observer.New(zap.WarnLevel)
+	logger := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))
+	proceed := make(chan struct{})
+	started := make(chan struct{})
+	e.start(Config{Logger: logger}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			close(started)
+			<-proceed
+			return nil
+		})
+	})
+	e.publish(trigger(1, "h", ""))
+	recv(t, "the handler to start", started)
+	// Take the events stream away (its started event goes with it).
+	if err := e.js.DeleteStream(e.ctx(), stream.Events); err != nil {
+		t.Fatal(err)
+	}
+	close(proceed)
+	eventually(t, "two failed publish attempts", func() bool {
+		return observed.FilterMessage("publishing run event failed; retrying").Len() >= 2
+	})
+	if left, pending := e.triggersLeft(), e.groupConsumer().NumAckPending; left != 1 || pending != 1 {
+		t.Fatalf("result unpublished, yet %d triggers left and %d pending; want the trigger kept, unacked", left, pending)
+	}
+	if err := stream.Provision(e.ctx(), e.js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := e.events()
+	if f := ev.waitFinished(1)[1]; f.Status != wire.StatusSucceeded {
+		t.Errorf("finished %+v", f)
+	}
+	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+}
+
+// A connection closed under the worker ends Run with an error instead of a
+// worker that silently does nothing; its running handler is cancelled.
+func TestClosedConnectionEndsRun(t *testing.T) {
+	e := newEnv(t)
+	started := make(chan struct{})
+	r := e.start(Config{}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			close(started)
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	})
+	e.publish(trigger(1, "h", ""))
+	recv(t, "the handler to start", started)
+	r.w.cfg.NATS.Close()
+	if err := r.wait(); err == nil || !strings.Contains(err.Error(), "connection closed") {
+		t.Fatalf("Run: %v, want a connection closed error", err)
+	}
+	if left := e.triggersLeft(); left != 1 {
+		t.Errorf("%d triggers left, want the unfinished one kept for redelivery", left)
+	}
 }

@@ -203,7 +203,7 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 		q.Set("limit", strconv.Itoa(opts.Limit))
 	}
 	if opts.After > 0 {
-		
+		q.Set("after", strconv.FormatInt(opts.After, 10))
 	}
 	var out apiv1.JobList
 	if err := c.do(ctx, http.MethodGet, "/jobs", q, nil, &out); err != nil {

@@ -481,7 +481,10 @@ func TestListJobsPagination(t *testing.T) {
 	var ids []int64
 	opts := client.ListJobsOptions{Group: "a b", Limit: 2}
 	var queries []string
-	for {
+	for pages := 0; ; pages++ {
+		if pages == 10 {
+			t.Fatalf("pagination does not end; queries so far: %q", queries)
+		}
 		page, err := c.ListJobs(ctx, opts)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -62,6 +63,9 @@ type Dispatcher struct {
 
 	inflight chan inflight
 	marks    chan mark
+	// pending counts runs handed to Fire whose outcome is not yet queued
+	// for recording: Drain waits for it to reach zero.
+	pending atomic.Int64
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time). Set before Run.
 	Observe func(store.PlannedRun, time.Duration)
@@ -115,12 +119,28 @@ func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
 			d.record(ctx, mark{runID: r.RunID, at: time.Now(), failed: true, message: wire.TruncateMessage(err.Error())})
 			continue
 		}
+		d.pending.Add(1)
 		f := inflight{run: *r, subj: Subject(r), data: data}
 		f.fut, f.err = d.js.PublishAsync(f.subj, data, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
 		select {
 		case d.inflight <- f:
 		case <-ctx.Done():
+			d.pending.Add(-1)
 			return
+		}
+	}
+}
+
+// Drain waits until every run handed to Fire has been acknowledged and
+// queued for recording, or ctx ends. Stop firing first.
+func (d *Dispatcher) Drain(ctx context.Context) {
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for d.pending.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }
@@ -170,6 +190,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		now := time.Now()
 		d.observe(f.run, now)
 		d.record(ctx, mark{runID: f.run.RunID, seq: ack.Sequence, at: now})
+		d.pending.Add(-1)
 	}
 }
 

@@ -44,10 +44,15 @@ func assertNextN(t *testing.T, s *Schedule, after time.Time, want string) {
 	if g := utcList(got); g != want {
 		t.Errorf("%v NextN(%s, %d):\n got  %s\n want %s", s, after.Format(time.RFC3339Nano), n, g, want)
 	}
+	prev := after
 	for _, v := range got {
 		if v.Location() != time.UTC {
 			t.Errorf("%v: fire time %v is not in UTC", s, v)
 		}
+		if !v.After(prev) {
+			t.Errorf("%v: fire time %v is not after %v", s, v, prev)
+		}
+		prev = v
 	}
 }
 

@@ -20,8 +20,8 @@ func TestParseValid(t *testing.T) {
 		{"cron", "@every 10s", "UTC", "@every 10s", "UTC", true},
 		{"cron", "0 0 0 29 2 *", "", "0 0 0 29 2 *", "UTC", true}, // leap day only
 		{"fix_rate", "30s", "", "30s", "UTC", true},
-		{"fix_rate", "1s", "", "1s", "UTC", true},         // lower bound
-		{"fix_rate", "8784h", "", "8784h", "UTC", true},   // upper bound, 366 days
+		{"fix_rate", "1s", "", "1s", "UTC", true},             // lower bound
+		{"fix_rate", "8784h", "", "8784h", "UTC", true},       // upper bound, 366 days
 		{"fix_rate", "31622400", "", "31622400", "UTC", true}, // 366 days in seconds
 		{"fix_delay", "90", "", "90", "UTC", false},
 		{"once", "2026-01-02T15:04:05Z", "", "2026-01-02T15:04:05Z", "UTC", false},

@@ -29,9 +29,6 @@ func civil(t time.Time, loc *time.Location) time.Time {
 // It walks the zone's periods of constant offset forward from a point where
 // the clock surely reads less than c.
 func firstReading(c time.Time, loc *time.Location) time.Time {
-	if true {
-		return time.Date(c.Year(), c.Month(), c.Day(), c.Hour(), c.Minute(), c.Second(), 0, loc)
-	}
 	t := c.Add(-lookback)
 	for {
 		lt := t.In(loc)
