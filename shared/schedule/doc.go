@@ -10,7 +10,9 @@
 //     ("*/15 * * * * *") or the classic 5 fields ("0 9 * * 1-5", seconds = 0),
 //     or a descriptor (@yearly, @monthly, @weekly, @daily, @hourly,
 //     @every 10s). Fields are matched against the wall clock of the job's IANA
-//     time zone (UTC when none is given); fire times are returned in UTC.
+//     time zone (UTC when none is given); fire times are returned in UTC. A
+//     TZ= or CRON_TZ= prefix is refused: the zone belongs in the timezone
+//     field, where the API validates it and the planner finds it.
 //   - fix_rate: fires every interval, measured from the previous fire.
 //   - fix_delay: fires an interval after the previous run ended; the planner
 //     passes that end to Next, so Next is simply after+interval.

@@ -19,9 +19,10 @@ type endpoint struct {
 	Token, TokenSource string
 }
 
-// resolveEndpoint finds the API address and the token independently, first
-// that is set (non-empty) wins: the flags, the environment, the CLI config
-// file. The file is read only when something is still missing.
+// resolveEndpoint finds the API address and the token, first that is set
+// (non-empty) wins: the flags, the environment, the CLI config file. The
+// file is read only when something is still missing, and its token is used
+// only with its own address.
 func (a *app) resolveEndpoint() (endpoint, error) {
 	var e endpoint
 	pick := func(val, src *string, v, s string) {
@@ -49,7 +50,11 @@ func (a *app) resolveEndpoint() (endpoint, error) {
 		return e, err
 	}
 	pick(&e.API, &e.APISource, cfg.API, path)
-	pick(&e.Token, &e.TokenSource, cfg.Token, path)
+	// The file's token belongs to the file's address: never send it to a
+	// server named by a flag or the environment.
+	if e.API == cfg.API {
+		pick(&e.Token, &e.TokenSource, cfg.Token, path)
+	}
 	if e.API == "" {
 		return e, fmt.Errorf("no API address: start a local cluster with \"jetjob-scheduler dev\" (it saves its address to %s), or pass --api URL / set %s", path, envAPI)
 	}

@@ -178,7 +178,7 @@ func TestResolutionOrder(t *testing.T) {
 		{"file alone", false, false, false, false, true, true, "file", "Bearer file-token"},
 		{"each value on its own", true, false, false, true, true, true, "flag", "Bearer env-token"},
 		{"file address, env token", false, false, false, true, true, true, "file", "Bearer env-token"},
-		{"env address, file token", false, false, true, false, true, true, "env", "Bearer file-token"},
+		{"env address, file token for another address", false, false, true, false, true, true, "env", ""},
 		{"no token anywhere", false, false, true, false, false, false, "env", ""},
 	}
 	for _, tc := range cases {
