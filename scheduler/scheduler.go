@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/api"
@@ -94,7 +95,7 @@ func New(cfg Config) (*Scheduler, error) {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return &Scheduler{cfg: cfg, log: cfg.Logger.Named("scheduler"), reg: reg, metrics: newMetrics(reg)}, nil
 }
 

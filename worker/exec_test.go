@@ -113,7 +113,7 @@ func TestRunResults(t *testing.T) {
 		t.Fatal("stubborn handler returned before it was released")
 	default:
 	}
-	if st := ev.run(4); st[0].Kind != wire.EventStarted || st[1].At.Sub(st[0].At) < 450*time.Millisecond {
+	if st := ev.run(4); len(st) != 2 || st[0].Kind != wire.EventStarted || st[1].At.Sub(st[0].At) < 450*time.Millisecond {
 		t.Errorf("stubborn run events %+v: want finished at least timeout+grace after started", st)
 	}
 	if s := r.w.Stats(); s.AbandonedTotal != 1 || s.Abandoned != 1 {

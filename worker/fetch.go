@@ -59,6 +59,11 @@ func (w *Worker) fetchLoop(cons jetstream.Consumer, stop context.CancelCauseFunc
 			w.releaseSlots(n)
 			return nil
 		}
+		if w.stopCtx.Err() != nil { // select picks at random among ready cases
+			w.releaseSlots(n)
+			<-w.tokens
+			return nil
+		}
 		n += w.tryAcquireSlots(w.cfg.Concurrency - n) // freed while we waited for a token
 		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(w.fetchWait))
 		if err != nil {

@@ -5,7 +5,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -39,8 +46,8 @@ func TestWorkersShareTriggers(t *testing.T) {
 	}
 	// Concurrency 1 each: while one worker holds a gated run, the other
 	// gated run can only go to the other worker.
-	w1 := e.start(Config{ID: "w1", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w1")) })
-	w2 := e.start(Config{ID: "w2", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w2")) })
+	e.start(Config{ID: "w1", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w1")) })
+	e.start(Config{ID: "w2", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w2")) })
 	e.publish(trigger(1, "h", ""))
 	e.publish(trigger(2, "h", ""))
 	eventually(t, "both workers to hold a gated run", func() bool {
@@ -76,7 +83,6 @@ func TestWorkersShareTriggers(t *testing.T) {
 	if byWorker["w1"] == 0 || byWorker["w2"] == 0 || byWorker["w1"]+byWorker["w2"] != n {
 		t.Errorf("executions per worker %v, want both and %d in all", byWorker, n)
 	}
-	_, _ = w1, w2
 }
 
 // A worker never runs more than Concurrency handlers, and never takes more
@@ -165,6 +171,53 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 		t.Errorf("%d executions, want 1", n)
 	}
 	if got := ev.run(5); len(got) != 2 {
+		t.Errorf("events %+v, want one started and one finished", got)
+	}
+}
+
+// A true redelivery (same stream message, here forced by shrinking the
+// consumer's ack wait below the worker's in-progress interval) of a run
+// still executing here joins it; both deliveries are settled by one ack.
+func TestRedeliveryWhileRunningJoins(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	obsCore, observed := observer.New(zap.WarnLevel)
+	var execs atomic.Int32
+	started := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	e.start(Config{Concurrency: 2, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))},
+		func(w *Worker) {
+			w.Handle("h", func(ctx context.Context, job *Job) error {
+				execs.Add(1)
+				started <- struct{}{}
+				<-gate
+				return nil
+			})
+		})
+	e.publish(trigger(1, "h", ""))
+	recv(t, "the first execution", started)
+
+	// The worker keeps sending in-progress acks every 10s (AckWait 30s / 3);
+	// the server now redelivers after 500ms.
+	info := e.groupConsumer()
+	cfg := info.Config
+	cfg.AckWait = 500 * time.Millisecond
+	if _, err := e.js.CreateOrUpdateConsumer(e.ctx(), stream.Triggers, cfg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the redelivery to join the running execution", func() bool {
+		return observed.FilterMessageSnippet("joined, not started twice").Len() >= 1
+	})
+	close(gate)
+	fin := ev.waitFinished(1)
+	if fin[1].Status != wire.StatusSucceeded {
+		t.Errorf("finished %+v", fin[1])
+	}
+	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	if n := execs.Load(); n != 1 {
+		t.Errorf("%d executions, want 1", n)
+	}
+	if got := ev.run(1); len(got) != 2 {
 		t.Errorf("events %+v, want one started and one finished", got)
 	}
 }
