@@ -40,6 +40,8 @@
 // timeout is part of the job's contract. A handler that ignores its cancelled
 // context is waited for AbandonGrace and then abandoned: its result is
 // reported without it and its goroutine is left behind (counted in Stats).
+// An abandoned handler no longer holds a run slot: a few stuck handlers would
+// otherwise stop the worker for good.
 //
 // A trigger naming a handler this worker does not have ends FAILED with the
 // reason and no started event, since no handler ever started. A malformed or

@@ -24,7 +24,8 @@ type Job struct {
 	Params      string
 	TriggerType wire.TriggerType
 	ScheduledAt time.Time
-	// Attempt counts the scheduler's retries of the job's fire (0 first).
+	// Attempt is the scheduler's attempt number of this fire; retries
+	// count up.
 	Attempt int
 	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
 	ShardIndex int

@@ -6,6 +6,7 @@ package natsembed
 import (
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -70,7 +71,7 @@ func Start(o Options) (*Server, error) {
 func (s *Server) ClientURL() string { return s.srv.ClientURL() }
 
 // Port is the port the server listens on (useful to restart on it).
-func (s *Server) Port() int { return s.srv.Addr().(interface{ Port() int }).Port() }
+func (s *Server) Port() int { return s.srv.Addr().(*net.TCPAddr).Port }
 
 // Shutdown stops the server and waits until it has stopped.
 func (s *Server) Shutdown() {
