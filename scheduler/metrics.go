@@ -1,27 +1,34 @@
 package scheduler
 
 import (
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
-// metrics are what an operator pages on: fire lag (are we late?), planned
-// versus published (are we keeping up?), the wheel's size, and outcomes.
+// metrics are what an operator pages on: fire lag (are we late?), planning
+// lag per shard (is a shard stuck?), planned versus published (are we
+// keeping up?), owned shards and lease changes (is ownership flapping?),
+// the wheel's size, and outcomes.
 type metrics struct {
-	planned   prometheus.Counter
-	published prometheus.Counter
-	fireLag   prometheus.Histogram
-	applied   *prometheus.CounterVec
+	planned      prometheus.Counter
+	published    prometheus.Counter
+	fireLag      prometheus.Histogram
+	applied      *prometheus.CounterVec
+	leaseChanges *prometheus.CounterVec
+	lag          *planningLag
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		planned: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "jetjob_runs_planned_total", Help: "Runs planned and handed to the wheel.",
+			Name: "jetjob_runs_planned_total", Help: "Runs planned or recovered and handed to the wheel.",
 		}),
 		published: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "jetjob_triggers_published_total", Help: "Triggers acknowledged by JetStream.",
@@ -34,9 +41,27 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_run_status_changes_total", Help: "Run status changes applied from worker events, by new status.",
 		}, []string{"status"}),
+		leaseChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_shard_lease_changes_total", Help: "Shard leases acquired or lost by this scheduler.",
+		}, []string{"change"}),
+		lag: &planningLag{last: map[int]time.Time{}},
 	}
-	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied)
+	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.leaseChanges)
 	return m
+}
+
+// register adds the metrics that read live state once the parts exist.
+func (m *metrics) register(reg prometheus.Registerer, wheelLen func() int, held func() []lease.Lease) {
+	m.lag.held = held
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jetjob_wheel_runs", Help: "Planned runs held in memory awaiting their fire time.",
+		}, func() float64 { return float64(wheelLen()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jetjob_owned_shards", Help: "Shards this scheduler holds a valid lease on.",
+		}, func() float64 { return float64(len(held())) }),
+		m.lag,
+	)
 }
 
 func (m *metrics) observeFire(_ store.PlannedRun, lag time.Duration) {
@@ -47,5 +72,39 @@ func (m *metrics) observeFire(_ store.PlannedRun, lag time.Duration) {
 func (m *metrics) observeApplied(cs []results.Change) {
 	for _, c := range cs {
 		m.applied.WithLabelValues(string(c.Status)).Inc()
+	}
+}
+
+// planningLag reports, per owned shard, the time since its last complete
+// planning pass: about the planning interval when healthy, growing while a
+// shard cannot be planned.
+type planningLag struct {
+	mu   sync.Mutex
+	last map[int]time.Time
+	held func() []lease.Lease
+}
+
+var planningLagDesc = prometheus.NewDesc("jetjob_shard_planning_lag_seconds",
+	"Seconds since the shard's last complete planning pass, per owned shard.", []string{"shard"}, nil)
+
+func (p *planningLag) planned(shard int, at time.Time) {
+	p.mu.Lock()
+	p.last[shard] = at
+	p.mu.Unlock()
+}
+
+func (p *planningLag) Describe(ch chan<- *prometheus.Desc) { ch <- planningLagDesc }
+
+func (p *planningLag) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.held() {
+		t, ok := p.last[l.Shard]
+		lag := 0.0
+		if ok {
+			lag = now.Sub(t).Seconds()
+		}
+		ch <- prometheus.MustNewConstMetric(planningLagDesc, prometheus.GaugeValue, lag, strconv.Itoa(l.Shard))
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -46,6 +47,7 @@ type Config struct {
 	InsecureNoAuth bool
 	// ShardCount is used only when the cluster is created (default 64).
 	ShardCount int
+	Lease      lease.Config
 	Planner    planner.Config
 	Dispatch   dispatch.Config
 	Results    results.Config
@@ -66,6 +68,9 @@ func (c *Config) Validate() error {
 	if err := c.Planner.Validate(); err != nil {
 		return err
 	}
+	if err := c.Lease.Validate(); err != nil {
+		return err
+	}
 	return c.Streams.Validate()
 }
 
@@ -78,6 +83,13 @@ type Scheduler struct {
 	handler atomic.Pointer[http.Handler]
 	wheel   *wheel.Wheel
 	ready   atomic.Bool
+
+	// crashed makes Run stop as if the process died: no lease release,
+	// no draining (see export_test.go).
+	crashed atomic.Bool
+	mu      sync.Mutex
+	leases  *lease.Manager
+	cancel  context.CancelFunc
 }
 
 // New validates cfg and returns a scheduler; Run starts it.
@@ -126,7 +138,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return err
 }
 
-func (s *Scheduler) run(ctx context.Context) error {
+func (s *Scheduler) run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
 	st, err := retry(ctx, s.log, "open store", func() (*store.Store, error) {
 		return store.Open(ctx, s.cfg.Pool, s.cfg.ShardCount)
 	})
@@ -148,20 +162,46 @@ func (s *Scheduler) run(ctx context.Context) error {
 		return nil
 	}
 
-	disp := dispatch.New(s.cfg.Dispatch, js, s.cfg.Pool, s.log)
+	// The parts, wired: leases decide which shards this instance plans;
+	// the planner feeds the wheel; the wheel feeds dispatch; dispatch
+	// publishes only under a valid lease.
+	recoverq := make(chan lease.Lease, st.ShardCount())
+	lm, err := lease.New(s.cfg.Lease, s.cfg.Pool, lease.Handler{
+		Acquired: func(ls []lease.Lease) {
+			s.metrics.leaseChanges.WithLabelValues("acquired").Add(float64(len(ls)))
+			for _, l := range ls {
+				recoverq <- l
+			}
+		},
+		Lost: func(shards []int, _ string) {
+			s.metrics.leaseChanges.WithLabelValues("lost").Add(float64(len(shards)))
+			lost := make(map[int]bool, len(shards))
+			for _, sh := range shards {
+				lost[sh] = true
+			}
+			s.wheel.Remove(func(r *store.PlannedRun) bool { return r.Epoch != 0 && lost[r.Shard] })
+		},
+	}, s.log)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.leases, s.cancel = lm, cancel
+	s.mu.Unlock()
+	dcfg := s.cfg.Dispatch
+	dcfg.Owner, dcfg.Valid = lm.ID(), lm.Valid
+	disp := dispatch.New(dcfg, js, s.cfg.Pool, s.log)
 	disp.Observe = s.metrics.observeFire
 	s.wheel = wheel.New(disp.Fire)
-	s.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "jetjob_wheel_runs", Help: "Planned runs held in memory awaiting their fire time.",
-	}, func() float64 { return float64(s.wheel.Len()) }))
-	shards := allShards(st.ShardCount())
-	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, func() []int { return shards }, func(runs []store.PlannedRun) {
+	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, lm.ID(), lm.Held, func(runs []store.PlannedRun) {
 		s.metrics.planned.Add(float64(len(runs)))
 		s.wheel.Add(runs...)
 	}, s.log)
 	if err != nil {
 		return err
 	}
+	pl.Planned = s.metrics.lag.planned
+	s.metrics.register(s.reg, s.wheel.Len, lm.Held)
 	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
 	app.Applied = s.metrics.observeApplied
 
@@ -175,15 +215,14 @@ func (s *Scheduler) run(ctx context.Context) error {
 	var h http.Handler = a
 	s.handler.Store(&h)
 
-	// Firing (planner, wheel) stops before publishing (dispatch) so that
-	// what was handed over is published and recorded before exit.
+	// Firing (leases, planner, wheel) stops before publishing (dispatch)
+	// so that what was handed over is published and recorded before exit.
 	fireCtx, stopFiring := context.WithCancel(ctx)
 	defer stopFiring()
 	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopPublishing()
 
-	var wg sync.WaitGroup
-	var pubWG sync.WaitGroup
+	var wg, pubWG sync.WaitGroup
 	goRun := func(wg *sync.WaitGroup, name string, f func(context.Context) error, c context.Context) {
 		wg.Add(1)
 		go func() {
@@ -196,35 +235,54 @@ func (s *Scheduler) run(ctx context.Context) error {
 	goRun(&pubWG, "dispatch", disp.Run, pubCtx)
 	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
 	goRun(&wg, "results", app.Run, fireCtx)
-	goRun(&wg, "planner", func(c context.Context) error {
-		for _, sh := range shards {
-			runs, err := retry(c, s.log, "recover planned runs", func() ([]store.PlannedRun, error) { return pl.Recover(c, sh) })
-			if err != nil {
-				return nil
-			}
-			if len(runs) > 0 {
-				s.log.Info("recovered planned runs", logging.Shard(sh), zap.Int("runs", len(runs)))
-				s.wheel.Add(runs...)
-			}
-		}
-		s.ready.Store(true)
-		return pl.Run(c)
-	}, fireCtx)
+	goRun(&wg, "leases", lm.Run, fireCtx)
+	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
+	goRun(&wg, "planner", pl.Run, fireCtx)
+	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
+	s.ready.Store(true)
 
-	s.log.Info("scheduler running", zap.Int("shards", st.ShardCount()))
+	s.log.Info("scheduler running", zap.String("scheduler_id", lm.ID()), zap.Int("shards", st.ShardCount()))
 	<-ctx.Done()
 	s.ready.Store(false)
 	stopFiring()
 	wg.Wait()
-	// Let in-flight publishes be acknowledged and recorded; what is not
-	// acknowledged in time stays SCHEDULED and is recovered.
-	drain, cancel := context.WithTimeout(pubCtx, 2*time.Second)
-	disp.Drain(drain)
-	cancel()
+	if !s.crashed.Load() {
+		// Let in-flight publishes be acknowledged and recorded; what is
+		// not acknowledged in time stays SCHEDULED and is recovered.
+		drain, cancelDrain := context.WithTimeout(pubCtx, 2*time.Second)
+		disp.Drain(drain)
+		cancelDrain()
+	}
 	stopPublishing()
 	pubWG.Wait()
-	s.log.Info("scheduler stopped")
+	s.log.Info("scheduler stopped", zap.Bool("crashed", s.crashed.Load()))
 	return nil
+}
+
+// recoverShards hands each newly acquired shard's planned, unpublished
+// runs to the wheel. It runs apart from the lease loop so that a slow
+// recovery never delays lease renewals.
+func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-chan lease.Lease) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case l := <-q:
+			runs, err := retry(ctx, s.log, "recover planned runs", func() ([]store.PlannedRun, error) {
+				if !l.Valid(time.Now()) {
+					return nil, nil
+				}
+				return pl.Recover(ctx, l)
+			})
+			if err != nil {
+				return nil
+			}
+			if len(runs) > 0 {
+				s.log.Info("recovered planned runs", logging.Shard(l.Shard), zap.Int("runs", len(runs)))
+				s.wheel.Add(runs...)
+			}
+		}
+	}
 }
 
 func (s *Scheduler) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -255,14 +313,6 @@ func (s *Scheduler) readyErr(ctx context.Context) error {
 		return fmt.Errorf("PostgreSQL unreachable: %w", err)
 	}
 	return nil
-}
-
-func allShards(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // retry calls f until it succeeds or ctx ends, backing off from 100 ms to

@@ -48,6 +48,24 @@
 // invalid trigger ends FAILED when its run and job ids can be read, and is
 // terminated (never redelivered) in every case.
 //
+// # Late triggers
+//
+// A trigger can reach a worker long after its fire time: workers were down
+// and the stream replays the backlog, or a scheduler re-published the run
+// late after a failover or a NATS outage. Just before a trigger would run,
+// its lateness (now minus its scheduled time) is compared with the job's
+// misfire threshold carried in the trigger (0 disables the check). Past it,
+// the job's misfire policy applies:
+//
+//   - skip: schedule and misfire triggers are not run; the run ends EXPIRED
+//     with the lateness in its message, no started event, and the trigger
+//     is acknowledged (counted in Stats.ExpiredTotal). Manual, retry and
+//     parent triggers always run: someone asked for them explicitly.
+//   - fire_all (or no policy): every trigger runs.
+//   - fire_once: every trigger runs, as with fire_all. Keeping only the
+//     newest pending trigger of a job takes a view of the group's whole
+//     backlog that a single worker does not have yet.
+//
 // # Stopping
 //
 // When Run's context is cancelled the worker stops fetching, lets running

@@ -113,6 +113,18 @@ func (r *run) execute() bool {
 	stop := r.w.keepAlive(r.log, r.current)
 	defer stop()
 
+	// The misfire policy is judged first: a trigger too late to run is
+	// EXPIRED whatever this worker could have done with it. No started
+	// event: no handler ever started. Only a first delivery is judged: a
+	// redelivery means an earlier one reached a worker that then died,
+	// which is crash recovery (the run goes on elsewhere), not a backlog.
+	if late, msg := expired(r.trig, r.w.cfg.ID, time.Now()); late && r.delivery == 1 {
+		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})
+		if reported {
+			r.w.expiredTotal.Add(1)
+		}
+		return reported
+	}
 	h := r.w.lookup(r.trig.Handler)
 	if h == nil {
 		// No started event: no handler ever started.
@@ -156,8 +168,8 @@ func (r *run) finish(out outcome) bool {
 		return false
 	}
 	lvl := zap.InfoLevel
-	if out.status != wire.StatusSucceeded {
-		lvl = zap.WarnLevel
+	if out.status != wire.StatusSucceeded && out.status != wire.StatusExpired {
+		lvl = zap.WarnLevel // EXPIRED is the job's policy at work, not a fault
 	}
 	r.log.Log(lvl, "run finished", zap.String("status", string(out.status)), zap.String("message", ev.Message))
 	for _, m := range r.settle() {

@@ -194,6 +194,7 @@ type Worker struct {
 	fetchers sync.WaitGroup  // batch drain goroutines
 
 	abandonedTotal atomic.Int64
+	expiredTotal   atomic.Int64
 	abandonedLive  atomic.Int64
 	logDropped     atomic.Int64
 }
@@ -260,6 +261,10 @@ type Stats struct {
 	Abandoned int64
 	// LogLinesDropped counts job log lines that could not be published.
 	LogLinesDropped int64
+	// ExpiredTotal counts triggers reported EXPIRED instead of run because
+	// they reached this worker later than their misfire threshold under
+	// policy skip.
+	ExpiredTotal int64
 }
 
 // Stats returns a snapshot of the worker's counters.
@@ -272,5 +277,6 @@ func (w *Worker) Stats() Stats {
 		AbandonedTotal:  w.abandonedTotal.Load(),
 		Abandoned:       w.abandonedLive.Load(),
 		LogLinesDropped: w.logDropped.Load(),
+		ExpiredTotal:    w.expiredTotal.Load(),
 	}
 }

@@ -12,6 +12,7 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -39,6 +41,13 @@ type Config struct {
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
 	// blocks beyond it.
 	InFlight int
+	// Owner is this scheduler's id in scheduler_shards: records are
+	// written only while it still holds the run's shard at the run's epoch.
+	Owner string
+	// Valid reports whether this scheduler still holds shard at epoch
+	// (lease.Manager.Valid). A run failing it is not published: the
+	// shard's new owner recovers it. Nil means every lease is valid.
+	Valid func(shard int, epoch int64) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -79,13 +88,15 @@ type inflight struct {
 	err  error // PublishAsync itself failed: go straight to retry
 }
 
-// mark is an outcome to record: TRIGGERED with its stream sequence, or
-// FAILED when the run could not even be encoded.
+// mark is an outcome to record: TRIGGERED with its stream sequence,
+// SKIPPED by the misfire policy, or FAILED when the run could not even be
+// encoded.
 type mark struct {
 	runID   int64
+	epoch   int64
+	status  wire.Status
 	seq     uint64
 	at      time.Time
-	failed  bool
 	message string
 }
 
@@ -108,15 +119,30 @@ func Subject(r *store.PlannedRun) string {
 	return stream.TriggerAny(r.Group)
 }
 
-// Fire publishes runs without waiting for their acks. It blocks when
-// InFlight publishes are outstanding, or until ctx ends.
+// Fire publishes runs without waiting for their acks. It blocks while NATS
+// is disconnected, when InFlight publishes are outstanding, or until ctx
+// ends. Runs whose shard lease is no longer held are dropped (they stay
+// SCHEDULED for the new owner); runs found late apply their misfire policy.
 func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
+	if !d.waitConnected(ctx) {
+		return
+	}
+	now := time.Now()
+	skip := d.misfired(runs, now)
 	for i := range runs {
 		r := &runs[i]
+		if r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
+			d.log.Debug("lease lost; not publishing", logging.Run(r.RunID), logging.Shard(r.Shard))
+			continue
+		}
+		if msg, ok := skip[r.RunID]; ok {
+			d.record(ctx, mark{runID: r.RunID, epoch: r.Epoch, status: wire.StatusSkipped, at: now, message: msg})
+			continue
+		}
 		data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
 		if err != nil {
 			d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
-			d.record(ctx, mark{runID: r.RunID, at: time.Now(), failed: true, message: wire.TruncateMessage(err.Error())})
+			d.record(ctx, mark{runID: r.RunID, epoch: r.Epoch, status: wire.StatusFailed, at: now, message: wire.TruncateMessage(err.Error())})
 			continue
 		}
 		d.pending.Add(1)
@@ -129,6 +155,79 @@ func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
 			return
 		}
 	}
+}
+
+// misfired applies the misfire policy to runs this process is about to
+// publish for the first time more than the threshold after their fire
+// time (NATS was down, or this process was stalled): skip skips them,
+// fire_once publishes only the newest of each job in the batch, fire_all
+// publishes all. Recovered runs are exempt: a previous owner may already
+// have published them, so they are re-published (the Msg-Id de-duplicates)
+// and a late one is judged by the worker that receives it. It returns the
+// runs to skip with their messages.
+func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]string {
+	if d.cfg.MisfireThreshold <= 0 {
+		return nil
+	}
+	late := func(r *store.PlannedRun) bool {
+		return !r.Recovered && r.TriggerType == wire.TriggerSchedule && now.Sub(r.ScheduledAt) > d.cfg.MisfireThreshold
+	}
+	newest := map[int64]time.Time{} // job → its newest late fire in the batch
+	for i := range runs {
+		if r := &runs[i]; late(r) && r.ScheduledAt.After(newest[r.JobID]) {
+			newest[r.JobID] = r.ScheduledAt
+		}
+	}
+	var skip map[int64]string
+	for i := range runs {
+		r := &runs[i]
+		if !late(r) {
+			continue
+		}
+		by := now.Sub(r.ScheduledAt).Round(time.Millisecond)
+		var msg string
+		switch policy.Misfire(r.MisfirePolicy) {
+		case policy.MisfireSkip:
+			msg = fmt.Sprintf("misfire: late by %s when it could be published, skipped (misfire policy skip)", by)
+		case policy.MisfireFireOnce:
+			if r.ScheduledAt.Equal(newest[r.JobID]) {
+				continue
+			}
+			msg = fmt.Sprintf("misfire: late by %s when it could be published, skipped: a later missed fire ran instead (misfire policy fire_once)", by)
+		default:
+			continue
+		}
+		if skip == nil {
+			skip = map[int64]string{}
+		}
+		skip[r.RunID] = msg
+	}
+	return skip
+}
+
+// waitConnected blocks while NATS is disconnected: publishing into the
+// client's reconnect buffer would send runs at an unknown later time,
+// past the misfire check.
+func (d *Dispatcher) waitConnected(ctx context.Context) bool {
+	nc := d.js.Conn()
+	if nc.IsConnected() {
+		return true
+	}
+	d.log.Warn("NATS disconnected; holding triggers until it is back")
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !nc.IsConnected() {
+		if nc.IsClosed() {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	d.log.Info("NATS back; publishing held triggers")
+	return true
 }
 
 // Drain waits until every run handed to Fire has been acknowledged and
@@ -189,7 +288,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		}
 		now := time.Now()
 		d.observe(f.run, now)
-		d.record(ctx, mark{runID: f.run.RunID, seq: ack.Sequence, at: now})
+		d.record(ctx, mark{runID: f.run.RunID, epoch: f.run.Epoch, status: wire.StatusTriggered, seq: ack.Sequence, at: now})
 		d.pending.Add(-1)
 	}
 }
@@ -236,7 +335,7 @@ func (d *Dispatcher) flush(ctx context.Context) {
 	write := func(c context.Context) {
 		backoff := 50 * time.Millisecond
 		for len(batch) > 0 {
-			err := markTriggered(c, d.pool, batch)
+			err := record(c, d.pool, d.cfg.Owner, batch)
 			if err == nil {
 				batch = batch[:0]
 				return

@@ -7,7 +7,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jetjob/jetjob/shared/wire"
 )
+
+// fenced is the condition under which this scheduler may still write a
+// run: it holds the run's shard at the epoch the run was planned under
+// (epoch 0: a manual run, written by whichever scheduler served the call).
+const fenced = `(u.epoch = 0 OR EXISTS (SELECT 1 FROM scheduler_shards s
+		WHERE s.shard = r.shard AND s.owner = $1 AND s.epoch = u.epoch AND s.expires_at > now()))`
 
 // markTriggeredSQL records published runs. It never moves a run backwards:
 // a fast worker's RUNNING or final status may already be applied when this
@@ -15,37 +23,40 @@ import (
 const markTriggeredSQL = `UPDATE job_runs r SET
 		status = CASE WHEN r.status = 'SCHEDULED' THEN 'TRIGGERED' ELSE r.status END,
 		triggered_at = u.at, stream_seq = u.seq
-	FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[]) AS u(id, seq, at)
-	WHERE r.id = u.id`
+	FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::bigint[]) AS u(id, seq, at, epoch)
+	WHERE r.id = u.id AND ` + fenced
 
-// markFailedSQL ends runs that could not be published at all.
-const markFailedSQL = `UPDATE job_runs r SET status = 'FAILED', finished_at = u.at, message = u.message
-	FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS u(id, at, message)
-	WHERE r.id = u.id AND r.status = 'SCHEDULED'`
+// markEndedSQL ends runs that were not published: SKIPPED by the misfire
+// policy, or FAILED because they could not be encoded.
+const markEndedSQL = `UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message
+	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[]) AS u(id, status, at, message, epoch)
+	WHERE r.id = u.id AND r.status = 'SCHEDULED' AND ` + fenced
 
-func markTriggered(ctx context.Context, pool *pgxpool.Pool, marks []mark) error {
+// record writes a batch of marks: one statement per kind.
+func record(ctx context.Context, pool *pgxpool.Pool, owner string, marks []mark) error {
 	var (
-		ids, fids []int64
-		seqs      []int64
-		ats, fats []time.Time
-		fmsgs     []string
+		tIDs, tSeqs, tEpochs []int64
+		tAts                 []time.Time
+		eIDs, eEpochs        []int64
+		eStatuses, eMsgs     []string
+		eAts                 []time.Time
 	)
 	for _, m := range marks {
-		if m.failed {
-			fids, fats, fmsgs = append(fids, m.runID), append(fats, m.at), append(fmsgs, m.message)
+		if m.status == wire.StatusTriggered {
+			tIDs, tSeqs, tAts, tEpochs = append(tIDs, m.runID), append(tSeqs, int64(m.seq)), append(tAts, m.at), append(tEpochs, m.epoch)
 			continue
 		}
-		ids, seqs, ats = append(ids, m.runID), append(seqs, int64(m.seq)), append(ats, m.at)
+		eIDs, eStatuses, eAts, eMsgs, eEpochs = append(eIDs, m.runID), append(eStatuses, string(m.status)), append(eAts, m.at), append(eMsgs, m.message), append(eEpochs, m.epoch)
 	}
 	b := &pgx.Batch{}
-	if len(ids) > 0 {
-		b.Queue(markTriggeredSQL, ids, seqs, ats)
+	if len(tIDs) > 0 {
+		b.Queue(markTriggeredSQL, owner, tIDs, tSeqs, tAts, tEpochs)
 	}
-	if len(fids) > 0 {
-		b.Queue(markFailedSQL, fids, fats, fmsgs)
+	if len(eIDs) > 0 {
+		b.Queue(markEndedSQL, owner, eIDs, eStatuses, eAts, eMsgs, eEpochs)
 	}
 	if err := pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("mark %d runs triggered: %w", len(marks), err)
+		return fmt.Errorf("record %d runs: %w", len(marks), err)
 	}
 	return nil
 }

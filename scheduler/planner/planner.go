@@ -17,12 +17,14 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 )
@@ -88,42 +90,71 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Planner plans the fires of the shards it is given.
+// Planner plans the fires of the shards this scheduler holds.
 type Planner struct {
 	cfg    Config
 	pool   *pgxpool.Pool
 	log    *zap.Logger
 	cache  *scheduleCache
-	shards func() []int
+	owner  string
+	leases func() []lease.Lease
 	out    func([]store.PlannedRun)
 	now    func() time.Time
+	// Planned, when set, is called after each shard pass that succeeded
+	// (for the planning-lag metric).
+	Planned func(shard int, at time.Time)
 }
 
-// New returns a planner. shards reports the shards this scheduler owns
-// right now; out receives every planned run (it must not block for long).
-func New(cfg Config, pool *pgxpool.Pool, shards func() []int, out func([]store.PlannedRun), log *zap.Logger) (*Planner, error) {
+// ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
+var ErrLeaseLost = errors.New("lease lost")
+
+// New returns a planner. owner is this scheduler's id in
+// scheduler_shards; leases reports the shards it holds right now; out
+// receives every planned run (it must not block for long).
+func New(cfg Config, pool *pgxpool.Pool, owner string, leases func() []lease.Lease, out func([]store.PlannedRun), log *zap.Logger) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Planner{
 		cfg: cfg.withDefaults(), pool: pool, log: log.Named("planner"), cache: newScheduleCache(),
-		shards: shards, out: out, now: time.Now,
+		owner: owner, leases: leases, out: out, now: time.Now,
 	}, nil
 }
 
-// Run plans every Interval until ctx ends. A failing pass (PostgreSQL down)
-// is logged and retried on the next tick; the loop itself never dies.
+// Run plans every Interval until ctx ends, and sweeps for orphaned runs
+// every SweepInterval. A failing pass (PostgreSQL down) is logged and
+// retried on the next tick; the loop itself never dies.
 func (p *Planner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
+	lastSweep := p.now()
 	for {
-		for _, shard := range p.shards() {
+		sweep := p.now().Sub(lastSweep) >= SweepInterval
+		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
 			}
-			if _, err := p.PlanShard(ctx, shard); err != nil && ctx.Err() == nil {
-				p.log.Warn("planning failed; retrying next pass", logging.Shard(shard), zap.Error(err))
+			if _, err := p.PlanShard(ctx, l); err != nil && ctx.Err() == nil {
+				if errors.Is(err, ErrLeaseLost) {
+					p.log.Info("shard lease lost; not planning it", logging.Shard(l.Shard))
+				} else {
+					p.log.Warn("planning failed; retrying next pass", logging.Shard(l.Shard), zap.Error(err))
+				}
+				continue
 			}
+			if sweep {
+				runs, err := p.Sweep(ctx, l)
+				if err != nil && ctx.Err() == nil {
+					p.log.Warn("sweep failed; retrying next time", logging.Shard(l.Shard), zap.Error(err))
+				}
+				if len(runs) > 0 {
+					p.log.Info("swept orphaned planned runs", logging.Shard(l.Shard), zap.Int("runs", len(runs)))
+					p.out(runs)
+				}
+			}
+		}
+		if sweep {
+			lastSweep = p.now()
 		}
 		select {
 		case <-ctx.Done():
@@ -135,19 +166,25 @@ func (p *Planner) Run(ctx context.Context) error {
 
 // PlanShard plans one shard until no job is due within the window and
 // returns how many runs it wrote.
-func (p *Planner) PlanShard(ctx context.Context, shard int) (int, error) {
+func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 	total := 0
 	for {
 		now := p.now()
-		runs, more, err := p.planBatch(ctx, shard, now)
+		if !l.Valid(now) {
+			return total, fmt.Errorf("plan shard %d: %w (local deadline passed)", l.Shard, ErrLeaseLost)
+		}
+		runs, more, err := p.planBatch(ctx, l, now)
 		if err != nil {
-			return total, fmt.Errorf("plan shard %d: %w", shard, err)
+			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
 		total += len(runs)
 		if len(runs) > 0 {
 			p.out(runs)
 		}
 		if !more {
+			if p.Planned != nil {
+				p.Planned(l.Shard, now)
+			}
 			return total, nil
 		}
 	}

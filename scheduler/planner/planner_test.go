@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
@@ -25,6 +27,10 @@ func (s *sink) add(rs []store.PlannedRun) {
 	s.mu.Unlock()
 }
 
+// held is the lease the tests plan under: shard 0, written to
+// scheduler_shards by setup so that fencing passes.
+var held = lease.Lease{Shard: 0, Epoch: 1, Deadline: time.Now().Add(time.Hour)}
+
 func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
 	t.Helper()
 	pool := pgtest.Pool(t)
@@ -36,8 +42,11 @@ func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) 
 	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'me', epoch = 1, expires_at = now() + interval '1 hour' WHERE shard = 0`); err != nil {
+		t.Fatal(err)
+	}
 	out := &sink{}
-	p, err := planner.New(planner.Config{Window: 5 * time.Second}, pool, func() []int { return []int{0} }, out.add, zaptest.NewLogger(t))
+	p, err := planner.New(planner.Config{Window: 5 * time.Second}, pool, "me", func() []lease.Lease { return []lease.Lease{held} }, out.add, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +78,7 @@ func TestPlanShardWritesWindowOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := p.PlanShard(ctx, 0)
+	n, err := p.PlanShard(ctx, held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +99,7 @@ func TestPlanShardWritesWindowOnce(t *testing.T) {
 	if after.NextFireAt == nil || !after.NextFireAt.Equal(last.Add(time.Second)) {
 		t.Fatalf("next_fire_at %v, want one second after the last planned fire %s", after.NextFireAt, last)
 	}
-	n2, err := p.PlanShard(ctx, 0)
+	n2, err := p.PlanShard(ctx, held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +117,7 @@ func TestUpdateRemovesPlannedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PlanShard(ctx, 0); err != nil {
+	if _, err := p.PlanShard(ctx, held); err != nil {
 		t.Fatal(err)
 	}
 	if countRuns(t, pool, j.ID, "SCHEDULED") == 0 {
@@ -132,7 +141,7 @@ func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PlanShard(ctx, 0); err != nil {
+	if _, err := p.PlanShard(ctx, held); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.SetEnabled(ctx, j.ID, false); err != nil {
@@ -148,7 +157,7 @@ func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 	if _, err := st.SetEnabled(ctx, j.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PlanShard(ctx, 0); err != nil {
+	if _, err := p.PlanShard(ctx, held); err != nil {
 		t.Fatal(err)
 	}
 	if got := countRuns(t, pool, j.ID, "SKIPPED"); got < 55 || got > 65 {
@@ -165,14 +174,14 @@ func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PlanShard(ctx, 0); err != nil {
+	if _, err := p.PlanShard(ctx, held); err != nil {
 		t.Fatal(err)
 	}
 	first := out.runs[0]
 	if _, err := pool.Exec(ctx, `UPDATE job_runs SET status = 'TRIGGERED' WHERE id = $1`, first.RunID); err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.Recover(ctx, 0)
+	got, err := p.Recover(ctx, held)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +195,33 @@ func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
 		if r.Handler != "h" || r.Group != "g" || r.JobID != j.ID {
 			t.Fatalf("recovered run lacks its job's fields: %+v", r)
 		}
+	}
+}
+
+// Fencing: once the shard moved to another owner (epoch incremented), the
+// old holder's planning writes nothing.
+func TestPlanningIsFenced(t *testing.T) {
+	st, pool, p, out := setup(t)
+	ctx := context.Background()
+	j, err := st.CreateJob(ctx, everySecond("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'other', epoch = 2 WHERE shard = 0`); err != nil {
+		t.Fatal(err)
+	}
+	n, err := p.PlanShard(ctx, held)
+	if !errors.Is(err, planner.ErrLeaseLost) {
+		t.Fatalf("planning a lost shard: %v, want ErrLeaseLost", err)
+	}
+	if n != 0 || len(out.runs) != 0 || countRuns(t, pool, j.ID, "SCHEDULED") != 0 {
+		t.Fatalf("a fenced pass wrote or handed over runs: n=%d handed=%d", n, len(out.runs))
+	}
+	after, err := st.GetJob(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.NextFireAt.Equal(*j.NextFireAt) {
+		t.Fatalf("a fenced pass moved next_fire_at from %s to %s", j.NextFireAt, after.NextFireAt)
 	}
 }

@@ -2,12 +2,14 @@ package planner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
@@ -49,11 +51,27 @@ type dueJob struct {
 	next                     time.Time
 }
 
+// fenceSQL is the first statement of every planning transaction: it checks
+// that this scheduler still holds the shard at the epoch it acquired, and
+// holds a share lock on the shard's row until commit, so that a takeover
+// (which increments the epoch) waits for this transaction and then sees
+// every run it wrote.
+const fenceSQL = `SELECT true FROM scheduler_shards
+	WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > now()
+	FOR SHARE`
+
 // planBatch plans up to BatchSize due jobs of a shard in one transaction.
 // more reports that the batch was full and another may be due.
-func (p *Planner) planBatch(ctx context.Context, shard int, now time.Time) (runs []store.PlannedRun, more bool, err error) {
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (runs []store.PlannedRun, more bool, err error) {
+	shard := l.Shard
 	horizon := now.Add(p.cfg.Window)
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var held bool
+		if err := tx.QueryRow(ctx, fenceSQL, shard, p.owner, l.Epoch).Scan(&held); errors.Is(err, pgx.ErrNoRows) {
+			return ErrLeaseLost
+		} else if err != nil {
+			return fmt.Errorf("check lease: %w", err)
+		}
 		rows, _ := tx.Query(ctx, selectDue, shard, horizon, p.cfg.BatchSize)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
@@ -116,7 +134,7 @@ func (p *Planner) planBatch(ctx context.Context, shard int, now time.Time) (runs
 				}
 				j := pf.j
 				runs = append(runs, store.PlannedRun{
-					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Handler: j.handler,
+					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block,

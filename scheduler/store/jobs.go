@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,23 +52,27 @@ func scanJob(row pgx.Row) (Job, error) {
 	return j, err
 }
 
-// firstFire is the first fire of a job's schedule after now, nil for none.
-func firstFire(j *Job, now time.Time) (*time.Time, error) {
+// firstFire is the first fire of a job's schedule after now (nil for
+// none), and for fix_delay the delay in milliseconds.
+func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error) {
 	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	next, ok := sched.Next(now)
+	t, ok := sched.Next(now)
 	if !ok {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return &next, nil
+	if sched.Type() == schedule.FixDelay {
+		delayMS = t.Sub(now).Milliseconds()
+	}
+	return &t, delayMS, nil
 }
 
 // CreateJob stores a new job, assigns its shard and plans its first fire.
 // An unknown group is ErrNotFound; a taken (group, name) ErrConflict.
 func (s *Store) CreateJob(ctx context.Context, j Job) (Job, error) {
-	next, err := firstFire(&j, time.Now())
+	next, delayMS, err := firstFire(&j, time.Now())
 	if err != nil {
 		return j, err
 	}
@@ -77,13 +82,13 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (Job, error) {
 		WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
 		INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
 			schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
-			max_retries, enabled, next_fire_at)
+			max_retries, enabled, next_fire_at, delay_ms)
 		OVERRIDING SYSTEM VALUE
-		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 FROM n
+		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM n
 		RETURNING `+jobColumns,
 		s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 		j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next)
+		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS)
 	out, err := scanJob(row)
 	switch {
 	case isForeignKeyViolation(err):
@@ -128,12 +133,12 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 		if _, err := lockJob(ctx, tx, j.ID); err != nil {
 			return err
 		}
-		var next *time.Time
-		if j.Enabled {
-			var err error
-			if next, err = firstFire(&j, time.Now()); err != nil {
-				return err
-			}
+		next, delayMS, err := firstFire(&j, time.Now())
+		if err != nil {
+			return err
+		}
+		if !j.Enabled {
+			next = nil
 		}
 		if err := deletePlanned(ctx, tx, j.ID); err != nil {
 			return err
@@ -141,13 +146,12 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 		row := tx.QueryRow(ctx, `UPDATE jobs SET group_name = $2, name = $3, description = $4,
 			handler = $5, params = $6, schedule_type = $7, schedule_expr = $8, timezone = $9,
 			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
-			max_retries = $14, enabled = $15, next_fire_at = $16, version = version + 1,
-			updated_at = now()
+			max_retries = $14, enabled = $15, next_fire_at = $16, delay_ms = $17,
+			version = version + 1, updated_at = now()
 			WHERE id = $1 RETURNING `+jobColumns,
 			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next)
-		var err error
+			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS)
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):
@@ -193,7 +197,7 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, er
 			}
 		} else if next == nil {
 			// A job that never had a next fire (e.g. created disabled) starts from now.
-			if next, err = firstFire(&cur, time.Now()); err != nil {
+			if next, _, err = firstFire(&cur, time.Now()); err != nil {
 				return err
 			}
 		}
@@ -234,8 +238,17 @@ func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
 	return j, err
 }
 
-// deletePlanned removes a job's runs that were planned but not published.
+// JobsChannel is the PostgreSQL NOTIFY channel on which a job's id is sent
+// when its planned runs were removed (edit, disable, delete): schedulers
+// drop that job's runs from their wheels.
+const JobsChannel = "jetjob_jobs"
+
+// deletePlanned removes a job's runs that were planned but not published
+// and, at commit, tells every scheduler to drop them from memory too.
 func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) error {
-	_, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED'`, jobID)
+	if _, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED'`, jobID); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, strconv.FormatInt(jobID, 10))
 	return err
 }

@@ -72,10 +72,19 @@ func (s *Store) ListRuns(ctx context.Context, jobID, before int64, limit int) ([
 // needs from its job: what the planner hands the wheel and the wheel hands
 // dispatch.
 type PlannedRun struct {
-	RunID         int64
-	JobID         int64
-	Group         string
-	Shard         int
+	RunID int64
+	JobID int64
+	Group string
+	Shard int
+	// Epoch is the lease epoch of Shard under which the run was planned
+	// or recovered: it may be published, and recorded, only while this
+	// scheduler still holds the shard at that epoch. 0 for a manual run,
+	// which its API call publishes directly (its Msg-Id de-duplicates a
+	// later recovery).
+	Epoch int64
+	// Recovered marks a run found SCHEDULED in the table rather than
+	// planned by this process: it may already have been published.
+	Recovered     bool
 	Handler       string
 	Params        string
 	TriggerType   wire.TriggerType

@@ -50,6 +50,10 @@ func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int) (*Store, erro
 	if err := pool.QueryRow(ctx, `SELECT shard_count FROM cluster`).Scan(&n); err != nil {
 		return nil, fmt.Errorf("read shard count: %w", err)
 	}
+	if _, err := pool.Exec(ctx, `INSERT INTO scheduler_shards (shard)
+		SELECT generate_series(0, $1 - 1) ON CONFLICT (shard) DO NOTHING`, n); err != nil {
+		return nil, fmt.Errorf("init shards: %w", err)
+	}
 	return &Store{pool: pool, shardCount: n}, nil
 }
 

@@ -88,6 +88,17 @@ func (w *Wheel) Remove(drop func(*store.PlannedRun) bool) int {
 	return n
 }
 
+// IDs returns the ids of the runs held.
+func (w *Wheel) IDs() []int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]int64, 0, len(w.h))
+	for i := range w.h {
+		out = append(out, w.h[i].RunID)
+	}
+	return out
+}
+
 // Len is the number of runs held.
 func (w *Wheel) Len() int {
 	w.mu.Lock()

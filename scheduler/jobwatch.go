@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
+)
+
+// watchJobs drops from the wheel the runs of jobs that were edited,
+// disabled or deleted: the store deletes their planned rows and sends the
+// job id on store.JobsChannel in the same transaction. After each
+// (re)connection the wheel is checked against the table, since
+// notifications sent while disconnected are lost.
+func (s *Scheduler) watchJobs(ctx context.Context) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := s.listenJobs(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.log.Warn("job change listener failed; reconnecting", zap.Error(err))
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	return nil
+}
+
+func (s *Scheduler) listenJobs(ctx context.Context) error {
+	conn, err := s.cfg.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// The connection keeps LISTEN state: never return it to the pool.
+	pc := conn.Hijack()
+	defer pc.Close(context.WithoutCancel(ctx))
+	if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{store.JobsChannel}.Sanitize()); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	if err := s.revalidateWheel(ctx, pc); err != nil {
+		return err
+	}
+	for {
+		n, err := pc.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		id, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			s.log.Warn("ignoring malformed job notification", zap.String("payload", n.Payload))
+			continue
+		}
+		if k := s.wheel.Remove(func(r *store.PlannedRun) bool { return r.JobID == id }); k > 0 {
+			s.log.Info("job changed; dropped its planned runs from memory", logging.Job(id), zap.Int("runs", k))
+		}
+	}
+}
+
+// revalidateWheel drops held runs whose rows are no longer SCHEDULED.
+func (s *Scheduler) revalidateWheel(ctx context.Context, conn *pgx.Conn) error {
+	ids := s.wheel.IDs()
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, _ := conn.Query(ctx, `SELECT id FROM job_runs WHERE id = ANY($1) AND status = 'SCHEDULED'`, ids)
+	still, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("revalidate wheel: %w", err)
+	}
+	keep := make(map[int64]bool, len(still))
+	for _, id := range still {
+		keep[id] = true
+	}
+	held := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		held[id] = true
+	}
+	// Only drop runs that were held when the check was made; runs added
+	// since are newer than the query and stay.
+	s.wheel.Remove(func(r *store.PlannedRun) bool { return held[r.RunID] && !keep[r.RunID] })
+	return nil
+}
