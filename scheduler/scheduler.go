@@ -192,7 +192,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	dcfg.Owner, dcfg.Valid = lm.ID(), lm.Valid
 	disp := dispatch.New(dcfg, js, s.cfg.Pool, s.log)
 	disp.Observe = s.metrics.observeFire
-	s.wheel = wheel.New(disp.Fire)
+	s.wheel = wheel.New(disp.Fire, disp.Connected)
 	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, lm.ID(), lm.Held, func(runs []store.PlannedRun) {
 		s.metrics.planned.Add(float64(len(runs)))
 		s.wheel.Add(runs...)

@@ -124,7 +124,7 @@ func Subject(r *store.PlannedRun) string {
 // ends. Runs whose shard lease is no longer held are dropped (they stay
 // SCHEDULED for the new owner); runs found late apply their misfire policy.
 func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
-	if !d.waitConnected(ctx) {
+	if !d.Connected(ctx) {
 		return
 	}
 	now := time.Now()
@@ -205,10 +205,11 @@ func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]
 	return skip
 }
 
-// waitConnected blocks while NATS is disconnected: publishing into the
-// client's reconnect buffer would send runs at an unknown later time,
-// past the misfire check.
-func (d *Dispatcher) waitConnected(ctx context.Context) bool {
+// Connected blocks while NATS is disconnected (the wheel's ready check):
+// publishing into the client's reconnect buffer would send runs at an
+// unknown later time, past the misfire check. It returns false when ctx
+// ends or the connection is closed.
+func (d *Dispatcher) Connected(ctx context.Context) bool {
 	nc := d.js.Conn()
 	if nc.IsConnected() {
 		return true

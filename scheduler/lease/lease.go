@@ -3,8 +3,8 @@
 //
 // Each instance heartbeats a row in `schedulers` and, every Renew interval,
 // renews the shards it holds, releases those above its fair share
-// (ceil(shards / live instances)) and acquires free or expired ones up to
-// it. Expiry is judged on the database clock (now()); acquiring takes only
+// (shards / live instances, the remainder going to the first instances in
+// id order, see fairShare) and acquires free or expired ones up to it. Expiry is judged on the database clock (now()); acquiring takes only
 // the rows of the shards taken, with SKIP LOCKED, so instances never wait on
 // each other. Each acquisition increments the shard's epoch: the fencing
 // token every write for the shard is conditional on (see Fence), so an
@@ -187,18 +187,19 @@ func (m *Manager) tick(ctx context.Context) error {
 	deadline := sent.Add(m.cfg.TTL - m.cfg.Margin)
 	ttl := m.cfg.TTL.Seconds()
 
-	var live, total int
+	var live []string
+	var total int
 	err := m.pool.QueryRow(ctx, `WITH beat AS (
 			INSERT INTO schedulers (id, host, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
 			ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), expires_at = EXCLUDED.expires_at
 			RETURNING id)
-		SELECT (SELECT count(*) FROM schedulers WHERE expires_at > now() AND id <> $1) + 1,
+		SELECT (SELECT array_agg(id ORDER BY id) FROM schedulers WHERE expires_at > now() OR id = $1),
 		       (SELECT count(*) FROM scheduler_shards)
 		FROM beat`, m.cfg.ID, hostname(), ttl).Scan(&live, &total)
 	if err != nil {
 		return fmt.Errorf("heartbeat: %w", err)
 	}
-	fair := (total + live - 1) / live
+	fair := fairShare(total, live, m.cfg.ID)
 
 	// Renew what we hold, at the epoch we hold it: a shard someone else
 	// took meanwhile (owner or epoch changed) is not renewed and is lost.
@@ -254,14 +255,14 @@ func (m *Manager) tick(ctx context.Context) error {
 			}
 			sort.Slice(acquired, func(i, j int) bool { return acquired[i].Shard < acquired[j].Shard })
 			m.update(got, deadline, nil, "")
-			m.log.Info("acquired shards", zap.Ints("shards", sortedKeys(got)), zap.Int("fair_share", fair), zap.Int("live", live))
+			m.log.Info("acquired shards", zap.Ints("shards", sortedKeys(got)), zap.Int("fair_share", fair), zap.Int("live", len(live)))
 			if m.h.Acquired != nil {
 				m.h.Acquired(acquired)
 			}
 		}
 	}
 	m.mu.Lock()
-	m.live = live
+	m.live = len(live)
 	m.mu.Unlock()
 	// Forget instances dead for an hour.
 	_, _ = m.pool.Exec(ctx, `DELETE FROM schedulers WHERE expires_at < now() - interval '1 hour'`)
@@ -329,6 +330,23 @@ func (m *Manager) snapshot() ([]int, []int64) {
 		epochs[i] = m.held[sh].Epoch
 	}
 	return shards, epochs
+}
+
+// fairShare is this instance's share of total shards among the live
+// instances: total/live, plus one for the first total%live instances in id
+// order. Every instance computes the same split from the same list, so the
+// counts converge to differ by at most one.
+func fairShare(total int, live []string, id string) int {
+	n := len(live)
+	if n == 0 {
+		return total
+	}
+	rank := sort.SearchStrings(live, id)
+	share := total / n
+	if rank < total%n {
+		share++
+	}
+	return share
 }
 
 func collectPairs(rows pgx.Rows, into map[int]int64) error {

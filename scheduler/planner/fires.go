@@ -49,7 +49,14 @@ func planJob(s *schedule.Schedule, next, now, horizon time.Time, mp policy.Misfi
 	p.fires = misfires(missed, now, mp)
 	oneShot := s.Type() == schedule.FixDelay || s.Type() == schedule.Once
 	if oneShot && len(p.fires) > 0 {
-		return p // its single fire is taken; fix_delay's next comes when the run ends
+		// Its single fire is taken. fix_delay's next comes when that run
+		// ends, unless the policy skipped it: then the delay runs from now.
+		if s.Type() == schedule.FixDelay && p.fires[len(p.fires)-1].status == wire.StatusSkipped {
+			if t, ok := s.Next(now); ok {
+				p.next = &t
+			}
+		}
+		return p
 	}
 	for ok && !t.After(horizon) {
 		p.fires = append(p.fires, fire{at: t, typ: wire.TriggerSchedule, status: wire.StatusScheduled})

@@ -14,7 +14,10 @@ import (
 // applySQL applies one coalesced update per run. The status only moves up
 // in rank; started_at, finished_at and the message are filled once and
 // never overwritten by a later, lower or repeated event.
-const applySQL = `UPDATE job_runs r SET
+//
+// A fix_delay job's next fire is planned here, in the same statement: the
+// delay after its scheduled run ended.
+const applySQL = `WITH applied AS (UPDATE job_runs r SET
 		status = CASE WHEN jetjob_status_rank(u.status) > jetjob_status_rank(r.status) THEN u.status ELSE r.status END,
 		started_at = COALESCE(r.started_at, u.started_at),
 		finished_at = CASE WHEN jetjob_status_rank(r.status) < 3 AND jetjob_status_rank(u.status) = 3 THEN u.finished_at ELSE r.finished_at END,
@@ -25,7 +28,12 @@ const applySQL = `UPDATE job_runs r SET
 	WHERE r.id = u.id
 	  AND (jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	       OR (r.started_at IS NULL AND u.started_at IS NOT NULL))
-	RETURNING r.id, r.job_id, r.status`
+	RETURNING r.id, r.job_id, r.status, r.finished_at, r.trigger_type),
+	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
+		FROM applied a
+		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
+		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
+	SELECT id, job_id, status FROM applied`
 
 // runUpdate is the coalesced effect of a batch's events on one run.
 type runUpdate struct {

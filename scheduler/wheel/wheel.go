@@ -20,8 +20,9 @@ import (
 
 // Wheel is safe for concurrent use: the planner adds, Run fires.
 type Wheel struct {
-	fire func(context.Context, []store.PlannedRun)
-	now  func() time.Time
+	fire  func(context.Context, []store.PlannedRun)
+	ready func(context.Context) bool
+	now   func() time.Time
 
 	mu    sync.Mutex
 	h     runHeap
@@ -32,10 +33,15 @@ type Wheel struct {
 
 // New returns a wheel that calls fire with every batch of due runs, in fire
 // order. fire may block: the wheel then waits, and runs due meanwhile go in
-// the next batch (backpressure instead of an unbounded queue).
-func New(fire func(context.Context, []store.PlannedRun)) *Wheel {
+// the next batch (backpressure instead of an unbounded queue). ready, if
+// not nil, is called before each batch is taken and may block until the
+// runs can be published (NATS connected): runs that fell due meanwhile then
+// come out together, so that a misfire policy sees all of a job's missed
+// fires at once.
+func New(fire func(context.Context, []store.PlannedRun), ready func(context.Context) bool) *Wheel {
 	return &Wheel{
 		fire:  fire,
+		ready: ready,
 		now:   time.Now,
 		held:  make(map[int64]struct{}),
 		wake:  make(chan struct{}, 1),
@@ -120,6 +126,9 @@ func (w *Wheel) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		if w.ready != nil && !w.ready(ctx) {
+			return nil
+		}
 		due, wait := w.due()
 		if len(due) > 0 {
 			w.fire(ctx, due)

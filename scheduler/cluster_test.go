@@ -1,0 +1,248 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/lease"
+	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// cluster is several schedulers and workers sharing one real PostgreSQL
+// database and one real (embedded) NATS server, each with its own pool and
+// connection, as separate processes would have.
+type cluster struct {
+	t        *testing.T
+	log      *zap.Logger
+	dbURL    string
+	natsDir  string
+	natsPort int
+	ns       *natsembed.Server
+
+	mu     sync.Mutex
+	nodes  []*node
+	fires  *invocations
+	api    *client.Client
+	direct *pgxpool.Pool // the test's own view of the database
+}
+
+// node is one scheduler.
+type node struct {
+	s      *scheduler.Scheduler
+	cancel context.CancelFunc
+	done   chan error
+	url    string
+}
+
+// invocations counts handler calls per (job, scheduled time).
+type invocations struct {
+	mu sync.Mutex
+	n  map[fireKey]int
+}
+
+type fireKey struct {
+	job int64
+	at  int64 // Unix milliseconds
+}
+
+func key(job int64, at time.Time) fireKey { return fireKey{job, at.UnixMilli()} }
+
+func (i *invocations) add(j *worker.Job) {
+	i.mu.Lock()
+	i.n[key(j.JobID, j.ScheduledAt)]++
+	i.mu.Unlock()
+}
+
+func (i *invocations) snapshot() map[fireKey]int {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	out := make(map[fireKey]int, len(i.n))
+	for k, v := range i.n {
+		out[k] = v
+	}
+	return out
+}
+
+// Test timings: leases of 2 s so that failover happens within the test's
+// seconds, planning every 200 ms over a 2 s window.
+var (
+	testLease   = lease.Config{TTL: 2 * time.Second, Renew: 400 * time.Millisecond, Margin: 300 * time.Millisecond}
+	testPlanner = planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second}
+)
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{t: t, log: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), dbURL: pgtest.URL(t),
+		natsDir: t.TempDir(), fires: &invocations{n: map[fireKey]int{}}}
+	c.startNATS()
+	t.Cleanup(func() { c.ns.Shutdown() })
+	pool, err := pgxpool.New(context.Background(), c.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	c.direct = pool
+	return c
+}
+
+func (c *cluster) startNATS() {
+	ns, err := natsembed.Start(natsembed.Options{StoreDir: c.natsDir, Port: c.natsPort})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.ns, c.natsPort = ns, ns.Port()
+}
+
+func (c *cluster) connect(name string) *nats.Conn {
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", c.natsPort), nats.Name(name),
+		nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(nc.Close)
+	return nc
+}
+
+// startScheduler starts one more scheduler and returns its index.
+func (c *cluster) startScheduler(shards int) int {
+	t := c.t
+	pool, err := pgxpool.New(context.Background(), c.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	idx := len(c.nodes)
+	c.mu.Unlock()
+	lc := testLease
+	lc.ID = fmt.Sprintf("sched-%d", idx)
+	s, err := scheduler.New(scheduler.Config{
+		Pool: pool, NATS: c.connect(lc.ID), Listener: ln, APIToken: testToken, ShardCount: shards,
+		Lease: lc, Planner: testPlanner, Logger: c.log.Named(lc.ID),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := &node{s: s, cancel: cancel, done: make(chan error, 1), url: "http://" + ln.Addr().String()}
+	go func() { n.done <- s.Run(ctx); pool.Close() }()
+	c.mu.Lock()
+	c.nodes = append(c.nodes, n)
+	c.mu.Unlock()
+	t.Cleanup(func() { c.stop(n) })
+	if c.api == nil {
+		api, err := client.New(n.url, testToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.api = api
+		eventually(t, 20*time.Second, "API ready", func() bool {
+			_, err := api.ListGroups(context.Background())
+			return err == nil
+		})
+		if _, err := api.CreateGroup(context.Background(), apiv1.Group{Name: "g"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return idx
+}
+
+// stop stops a scheduler gracefully and waits for it.
+func (c *cluster) stop(n *node) {
+	n.cancel()
+	c.wait(n)
+}
+
+// crash stops a scheduler as if its process died.
+func (c *cluster) crash(i int) {
+	n := c.nodes[i]
+	n.s.Crash()
+	c.wait(n)
+}
+
+func (c *cluster) wait(n *node) {
+	select {
+	case err := <-n.done:
+		if err != nil {
+			c.t.Errorf("scheduler stopped with %v", err)
+		}
+		n.done <- nil // later waits return at once
+	case <-time.After(30 * time.Second):
+		c.t.Error("scheduler did not stop within 30s")
+	}
+}
+
+// startWorker starts a worker of group g whose handler "count" records
+// every invocation.
+func (c *cluster) startWorker(name string) {
+	t := c.t
+	w, err := worker.New(worker.Config{NATS: c.connect(name), Group: "g", ID: name, Concurrency: 64,
+		Logger: c.log.Named(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Handle("count", func(ctx context.Context, j *worker.Job) error { c.fires.add(j); return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("worker did not stop within 30s")
+		}
+	})
+}
+
+// createJobs creates n jobs of handler "count" and returns their ids.
+func (c *cluster) createJobs(n int, spec apiv1.JobSpec) []int64 {
+	ids := make([]int64, 0, n)
+	for i := range n {
+		s := spec
+		s.Group, s.Name, s.Handler = "g", fmt.Sprintf("%s-%d", spec.Name, i), "count"
+		j, err := c.api.CreateJob(context.Background(), s)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+// owned returns how many shards each running scheduler holds.
+func (c *cluster) owned(idx ...int) []int {
+	out := make([]int, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, c.nodes[i].s.OwnedShards())
+	}
+	return out
+}
+
+// count runs a single-number query against the test's pool.
+func (c *cluster) count(query string, args ...any) int {
+	c.t.Helper()
+	var n int
+	if err := c.direct.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		c.t.Fatal(err)
+	}
+	return n
+}

@@ -1,0 +1,151 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// at waits until the scenario's clock reaches t: the scenarios below are
+// about time passing (outages of given lengths), not synchronisation.
+func at(t time.Time) { <-time.After(time.Until(t)) }
+
+// secondsBetween lists the whole seconds in [from, to].
+func secondsBetween(from, to time.Time) []time.Time {
+	var out []time.Time
+	for s := from.Truncate(time.Second); !s.After(to); s = s.Add(time.Second) {
+		if !s.Before(from) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// waitSettled waits until every run scheduled up to `to` is terminal.
+func (c *cluster) waitSettled(to time.Time) {
+	c.t.Helper()
+	eventually(c.t, 60*time.Second, "runs up to the end of the scenario to finish", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at <= $1
+			AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, to) == 0
+	})
+}
+
+// checkExactlyOnce asserts that each job ran exactly once per second in
+// [from, to] and that nothing ran twice anywhere.
+func (c *cluster) checkExactlyOnce(ids []int64, from, to time.Time) {
+	t := c.t
+	t.Helper()
+	got := c.fires.snapshot()
+	var missing, dup []string
+	for _, id := range ids {
+		for _, s := range secondsBetween(from, to) {
+			switch n := got[key(id, s)]; {
+			case n == 0:
+				missing = append(missing, key(id, s).String())
+			case n > 1:
+				dup = append(dup, key(id, s).String())
+			}
+		}
+	}
+	for k, n := range got {
+		if n > 1 && (k.at < from.UnixMilli() || k.at > to.UnixMilli()) {
+			dup = append(dup, k.String())
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(dup)
+	if len(dup) > 0 {
+		t.Errorf("%d fires ran more than once, e.g. %v", len(dup), dup[:min(5, len(dup))])
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d fires never ran, e.g. %v", len(missing), missing[:min(5, len(missing))])
+	}
+}
+
+func (k fireKey) String() string {
+	return fmt.Sprintf("%s/job%d", time.UnixMilli(k.at).UTC().Format("15:04:05.000"), k.job)
+}
+
+// Three schedulers share 300 jobs firing every second. One dies abruptly
+// (its leases are not released) at 8 s and a new one starts at 14 s.
+// Every fire time reaches a worker exactly once.
+func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
+	c := newCluster(t)
+	for range 3 {
+		c.startScheduler(16)
+	}
+	c.startWorker("w1")
+	c.startWorker("w2")
+	eventually(t, 10*time.Second, "16 shards spread over 3 schedulers", func() bool {
+		o := c.owned(0, 1, 2)
+		return o[0]+o[1]+o[2] == 16 && o[0] > 0 && o[1] > 0 && o[2] > 0
+	})
+	ids := c.createJobs(300, apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: "fire_all"})
+	start := time.Now()
+	from := start.Truncate(time.Second).Add(2 * time.Second)
+
+	at(start.Add(8 * time.Second))
+	c.crash(1)
+	crashed := time.Now()
+	eventually(t, testLease.TTL+3*time.Second, "the crashed scheduler's shards to move", func() bool {
+		o := c.owned(0, 2)
+		return o[0]+o[1] == 16
+	})
+	t.Logf("shards moved %s after the crash", time.Since(crashed).Round(time.Millisecond))
+
+	at(start.Add(14 * time.Second))
+	n := c.startScheduler(16)
+	at(start.Add(20 * time.Second))
+	to := start.Add(19 * time.Second)
+	c.waitSettled(to)
+	c.checkExactlyOnce(ids, from, to)
+	if o := c.owned(0, 2, n); o[2] == 0 {
+		t.Errorf("the restarted scheduler holds no shard (owned %v)", o)
+	}
+	if bad := c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at BETWEEN $1 AND $2 AND status <> 'SUCCEEDED'`, from, to); bad != 0 {
+		t.Errorf("%d runs in the interval did not succeed", bad)
+	}
+	// Failover is prompt: the dead scheduler's planned runs are recovered
+	// by the new owners as soon as they take the shards, not by the
+	// slower orphan sweep.
+	bound := testLease.TTL + testLease.Renew + 3*time.Second
+	if late := c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at BETWEEN $1 AND $2
+		AND started_at - scheduled_at > make_interval(secs => $3)`, from, to, bound.Seconds()); late != 0 {
+		t.Errorf("%d runs started more than %s after their fire time", late, bound)
+	}
+}
+
+// Shards balance: with 1, 2 and 3 schedulers the owned counts differ by at
+// most one within two lease periods, and a dead scheduler's shards move
+// to the others within one lease period (plus a renewal).
+func TestShardBalance(t *testing.T) {
+	c := newCluster(t)
+	balanced := func(idx ...int) func() bool {
+		return func() bool {
+			o := c.owned(idx...)
+			lo, hi, sum := o[0], o[0], 0
+			for _, v := range o {
+				lo, hi, sum = min(lo, v), max(hi, v), sum+v
+			}
+			return sum == 16 && hi-lo <= 1
+		}
+	}
+	within := 2*testLease.TTL + time.Second
+	c.startScheduler(16)
+	eventually(t, within, "one scheduler holding all 16 shards", balanced(0))
+	c.startScheduler(16)
+	eventually(t, within, "two schedulers balanced", balanced(0, 1))
+	c.startScheduler(16)
+	eventually(t, within, "three schedulers balanced", balanced(0, 1, 2))
+	t.Logf("owned %v", c.owned(0, 1, 2))
+	c.crash(2)
+	eventually(t, testLease.TTL+testLease.Renew+time.Second, "a dead scheduler's shards taken over", balanced(0, 1))
+	c.stop(c.nodes[1])
+	eventually(t, 2*testLease.Renew+time.Second, "a stopped scheduler's released shards taken over", balanced(0))
+}
+
+var _ = context.Background
