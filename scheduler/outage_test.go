@@ -1,0 +1,132 @@
+package scheduler_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+)
+
+// lateRuns counts, per job, the runs that started more than the misfire
+// threshold (5 s) after their fire time, within [from, to].
+func (c *cluster) lateRuns(ids []int64, from, to time.Time) map[int64]int {
+	out := map[int64]int{}
+	for _, id := range ids {
+		out[id] = c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND scheduled_at BETWEEN $2 AND $3
+			AND started_at - scheduled_at > interval '5 seconds'`, id, from, to)
+	}
+	return out
+}
+
+func (c *cluster) statusCount(ids []int64, from, to time.Time, statuses ...string) map[int64]int {
+	out := map[int64]int{}
+	for _, id := range ids {
+		out[id] = c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND scheduled_at BETWEEN $2 AND $3
+			AND status = ANY($4)`, id, from, to, statuses)
+	}
+	return out
+}
+
+// NATS is stopped for 10 s while jobs fire every second, then restarted.
+// Each misfire policy accounts for the missed fires as it promises, and no
+// fire runs twice.
+func TestNATSOutageMisfirePolicies(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4)
+	c.startWorker("w1")
+	spec := apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s"}
+	spec.MisfirePolicy = "fire_all"
+	all := c.createJobs(5, spec)
+	spec.Name, spec.MisfirePolicy = "skip", "skip"
+	skip := c.createJobs(5, spec)
+	spec.Name, spec.MisfirePolicy = "once", "fire_once"
+	once := c.createJobs(5, spec)
+
+	// Stop half-way between two fires, so no publish is in flight.
+	begin := time.Now().Truncate(time.Second).Add(3*time.Second + 500*time.Millisecond)
+	at(begin)
+	c.ns.Shutdown()
+	at(begin.Add(10 * time.Second))
+	c.startNATS()
+	restarted := time.Now()
+	at(restarted.Add(6 * time.Second))
+
+	from := begin.Add(-2 * time.Second).Truncate(time.Second)
+	to := restarted.Add(4 * time.Second)
+	c.waitSettled(to)
+	// The fires a worker could not have received within the threshold.
+	missedFrom, missedTo := begin.Add(500*time.Millisecond), restarted.Add(-5*time.Second-500*time.Millisecond)
+
+	// fire_all: every fire ran, exactly once, the missed ones late.
+	c.checkExactlyOnce(all, from, to)
+	for id, n := range c.lateRuns(all, missedFrom, missedTo) {
+		if n < 3 {
+			t.Errorf("fire_all job %d: %d late runs, want every missed fire (at least 3) run late", id, n)
+		}
+	}
+	// skip: no missed fire ran; each is SKIPPED or EXPIRED.
+	for id, n := range c.lateRuns(skip, missedFrom, missedTo) {
+		if n != 0 {
+			t.Errorf("skip job %d: %d missed fires ran late, want none", id, n)
+		}
+	}
+	for id, n := range c.statusCount(skip, missedFrom, missedTo, "SKIPPED", "EXPIRED") {
+		if n < 3 {
+			t.Errorf("skip job %d: %d missed fires recorded SKIPPED/EXPIRED, want at least 3", id, n)
+		}
+	}
+	// fire_once: exactly one catch-up run per job, the rest SKIPPED.
+	for id, n := range c.lateRuns(once, missedFrom, missedTo.Add(time.Second)) {
+		if n != 1 {
+			t.Errorf("fire_once job %d: %d late runs, want exactly 1 catch-up", id, n)
+		}
+	}
+	for id, n := range c.statusCount(once, missedFrom, missedTo, "SKIPPED") {
+		if n < 2 {
+			t.Errorf("fire_once job %d: %d missed fires recorded SKIPPED, want at least 2", id, n)
+		}
+	}
+	// Nothing ran twice, whatever the policy.
+	for k, n := range c.fires.snapshot() {
+		if n > 1 {
+			t.Errorf("fire %s ran %d times", k, n)
+		}
+	}
+	// Every fire is accounted for: no run of the window stayed unfinished.
+	if n := c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at BETWEEN $1 AND $2 AND status NOT IN
+		('SUCCEEDED', 'SKIPPED', 'EXPIRED')`, from, to); n != 0 {
+		t.Errorf("%d runs of the window ended otherwise than SUCCEEDED, SKIPPED or EXPIRED", n)
+	}
+}
+
+// PostgreSQL is restarted while two schedulers run: they recover by
+// themselves, and every fire runs exactly once.
+func TestPostgresRestart(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(8)
+	c.startScheduler(8)
+	c.startWorker("w1")
+	ids := c.createJobs(20, apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: "fire_all"})
+	start := time.Now()
+	from := start.Truncate(time.Second).Add(2 * time.Second)
+	at(start.Add(3 * time.Second))
+	pg := pgtest.Server()
+	ctx := context.Background()
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	at(start.Add(7 * time.Second))
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "both schedulers to hold shards again", func() bool {
+		o := c.owned(0, 1)
+		return o[0]+o[1] == 8 && o[0] > 0 && o[1] > 0
+	})
+	at(start.Add(14 * time.Second))
+	to := start.Add(13 * time.Second)
+	c.waitSettled(to)
+	c.checkExactlyOnce(ids, from, to)
+}
