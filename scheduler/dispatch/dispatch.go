@@ -12,12 +12,14 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -82,8 +84,7 @@ type Dispatcher struct {
 
 type inflight struct {
 	run  store.PlannedRun
-	subj string
-	data []byte
+	msg  *nats.Msg
 	fut  jetstream.PubAckFuture
 	err  error // PublishAsync itself failed: go straight to retry
 }
@@ -110,6 +111,23 @@ func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger
 		inflight: make(chan inflight, cfg.InFlight),
 		marks:    make(chan mark, cfg.FlushSize*4),
 	}
+}
+
+var errLeaseLost = errors.New("lease lost")
+
+// HeaderScheduler names the scheduler that published a trigger: for
+// operators tracing a run, and for tests proving a fenced scheduler
+// published nothing.
+const HeaderScheduler = "Jetjob-Scheduler"
+
+// message is the NATS message of a run's trigger.
+func (d *Dispatcher) message(r *store.PlannedRun, data []byte) *nats.Msg {
+	m := nats.NewMsg(Subject(r))
+	m.Data = data
+	if d.cfg.Owner != "" {
+		m.Header.Set(HeaderScheduler, d.cfg.Owner)
+	}
+	return m
 }
 
 // Subject is where a run's trigger goes.
@@ -146,8 +164,8 @@ func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
 			continue
 		}
 		d.pending.Add(1)
-		f := inflight{run: *r, subj: Subject(r), data: data}
-		f.fut, f.err = d.js.PublishAsync(f.subj, data, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		f := inflight{run: *r, msg: d.message(r, data)}
+		f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
 		select {
 		case d.inflight <- f:
 		case <-ctx.Done():
@@ -284,6 +302,10 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		}
 		if err != nil {
 			if ack, err = d.retry(ctx, f, err); err != nil {
+				d.pending.Add(-1)
+				if errors.Is(err, errLeaseLost) {
+					continue
+				}
 				return // ctx ended; the run stays SCHEDULED
 			}
 		}
@@ -297,6 +319,11 @@ func (d *Dispatcher) collect(ctx context.Context) {
 func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetstream.PubAck, error) {
 	backoff := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		if f.run.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(f.run.Shard, f.run.Epoch) {
+			// The shard moved on while the publish failed: its new owner
+			// recovers the run.
+			return nil, fmt.Errorf("run %d: %w", f.run.RunID, errLeaseLost)
+		}
 		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID),
 			zap.Int("attempt", attempt), zap.Error(cause))
 		select {
@@ -305,7 +332,7 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 		case <-time.After(backoff):
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := d.js.Publish(pctx, f.subj, f.data, jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		ack, err := d.js.PublishMsg(pctx, d.message(&f.run, f.msg.Data), jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
 		cancel()
 		if err == nil {
 			return ack, nil

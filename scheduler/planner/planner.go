@@ -43,6 +43,9 @@ type Config struct {
 	// BatchSize caps the jobs read per transaction (default 5000); a shard
 	// with more due jobs is planned in several transactions in one pass.
 	BatchSize int
+	// IdleTxTimeout ends a planning transaction left idle this long (its
+	// process paused or stuck), releasing the shard (default 5 s).
+	IdleTxTimeout time.Duration
 }
 
 const (
@@ -68,6 +71,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = DefaultBatchSize
+	}
+	if c.IdleTxTimeout == 0 {
+		c.IdleTxTimeout = 5 * time.Second
 	}
 	return c
 }

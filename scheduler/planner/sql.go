@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,10 +54,17 @@ type dueJob struct {
 
 // fenceSQL is the first statement of every planning transaction: it checks
 // that this scheduler still holds the shard at the epoch it acquired, and
-// holds a share lock on the shard's row until commit, so that a takeover
-// (which increments the epoch) waits for this transaction and then sees
-// every run it wrote.
-const fenceSQL = `SELECT true FROM scheduler_shards
+// holds a share lock on the shard's row until commit. A takeover (which
+// increments the epoch) skips a locked row and takes it on its next round,
+// after this transaction ended, so it sees every run the transaction wrote
+// and recovers them.
+//
+// It also bounds how long the transaction may sit idle: if this process is
+// paused mid-transaction, PostgreSQL ends the session after $4 ms and the
+// lock goes with it, so a stalled scheduler cannot hold a shard hostage
+// (xxl-job's one lock, held by a stuck transaction, froze all scheduling).
+const fenceSQL = `SELECT set_config('idle_in_transaction_session_timeout', $4, true) <> ''
+	FROM scheduler_shards
 	WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > now()
 	FOR SHARE`
 
@@ -67,7 +75,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 	horizon := now.Add(p.cfg.Window)
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var held bool
-		if err := tx.QueryRow(ctx, fenceSQL, shard, p.owner, l.Epoch).Scan(&held); errors.Is(err, pgx.ErrNoRows) {
+		if err := tx.QueryRow(ctx, fenceSQL, shard, p.owner, l.Epoch, strconv.FormatInt(p.cfg.IdleTxTimeout.Milliseconds(), 10)).Scan(&held); errors.Is(err, pgx.ErrNoRows) {
 			return ErrLeaseLost
 		} else if err != nil {
 			return fmt.Errorf("check lease: %w", err)

@@ -22,6 +22,9 @@ type options struct {
 	listen           string
 	insecureNoAuth   bool
 	shardCount       int
+	schedulerID      string
+	leaseTTL         time.Duration
+	interval         time.Duration
 	window           time.Duration
 	misfireThreshold time.Duration
 	maxCatchup       int
@@ -38,20 +41,41 @@ func env(name, def string) string {
 	return def
 }
 
+// envErrs collects environment variables that could not be parsed (once
+// each, though several commands read them); the root command refuses to
+// run while there are any.
+var (
+	envErrs []error
+	envBad  = map[string]bool{}
+)
+
+func badEnv(name, v, want string) {
+	if !envBad[name] {
+		envBad[name] = true
+		envErrs = append(envErrs, fmt.Errorf("%s=%q: want %s", name, v, want))
+	}
+}
+
 func envInt(name string, def int) int {
 	if v, ok := os.LookupEnv(name); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			badEnv(name, v, "an integer")
+			return def
 		}
+		return n
 	}
 	return def
 }
 
 func envDuration(name string, def time.Duration) time.Duration {
 	if v, ok := os.LookupEnv(name); ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			badEnv(name, v, "a duration like 5s")
+			return def
 		}
+		return d
 	}
 	return def
 }
@@ -60,6 +84,9 @@ func (o *options) register(fs *pflag.FlagSet, defListen string) {
 	fs.StringVar(&o.listen, "listen", env("JETJOB_LISTEN", defListen), "HTTP API address (JETJOB_LISTEN)")
 	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "serve the API without a bearer token (never in production)")
 	fs.IntVar(&o.shardCount, "shard-count", envInt("JETJOB_SHARD_COUNT", 0), "shards of a new cluster, default 64; fixed once the cluster exists (JETJOB_SHARD_COUNT)")
+	fs.StringVar(&o.schedulerID, "scheduler-id", env("JETJOB_SCHEDULER_ID", ""), "this instance's id in shard leases, default host-pid-random (JETJOB_SCHEDULER_ID)")
+	fs.DurationVar(&o.leaseTTL, "lease-ttl", envDuration("JETJOB_LEASE_TTL", 0), "shard lease TTL: a dead scheduler's shards move within it, default 10s (JETJOB_LEASE_TTL)")
+	fs.DurationVar(&o.interval, "planning-interval", envDuration("JETJOB_PLANNING_INTERVAL", 0), "pause between planning passes, default 1s (JETJOB_PLANNING_INTERVAL)")
 	fs.DurationVar(&o.window, "planning-window", envDuration("JETJOB_PLANNING_WINDOW", 0), "how far ahead fires are planned, default 5s (JETJOB_PLANNING_WINDOW)")
 	fs.DurationVar(&o.misfireThreshold, "misfire-threshold", envDuration("JETJOB_MISFIRE_THRESHOLD", 0), "how late a fire may be before its misfire policy applies, default 5s (JETJOB_MISFIRE_THRESHOLD)")
 	fs.IntVar(&o.maxCatchup, "max-catchup", envInt("JETJOB_MAX_CATCHUP", 0), "missed fires handled per job and pass, default 100 (JETJOB_MAX_CATCHUP)")
@@ -77,6 +104,9 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 		Pool: pool, NATS: nc, Listener: ln, APIToken: token, InsecureNoAuth: o.insecureNoAuth,
 		ShardCount: o.shardCount, Logger: log,
 	}
+	c.Lease.ID = o.schedulerID
+	c.Lease.TTL = o.leaseTTL
+	c.Planner.Interval = o.interval
 	c.Planner.Window = o.window
 	c.Planner.MisfireThreshold = o.misfireThreshold
 	c.Planner.MaxCatchup = o.maxCatchup

@@ -43,6 +43,12 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if len(envErrs) > 0 {
+			return usageError{errors.Join(envErrs...)}
+		}
+		return nil
+	}
 	root.AddCommand(serveCmd(), migrateCmd(), devCmd())
 	return root
 }
