@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -158,7 +159,7 @@ func (c *cluster) startScheduler(shards int) int {
 			_, err := api.ListGroups(context.Background())
 			return err == nil
 		})
-		if _, err := api.CreateGroup(context.Background(), apiv1.Group{Name: "g"}); err != nil {
+		if _, err := api.CreateGroup(context.Background(), apiv1.Group{Name: "g"}); err != nil && !isAPIError(err, http.StatusConflict) {
 			t.Fatal(err)
 		}
 	}
