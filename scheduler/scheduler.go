@@ -109,14 +109,7 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	if cfg.Dispatch.MisfireThreshold == 0 {
 		cfg.Dispatch.MisfireThreshold = cfg.Planner.MisfireThreshold
-		if cfg.Planner.IdleTxTimeout == 0 {
-		ttl := cfg.Lease.TTL
-		if ttl == 0 {
-			ttl = lease.DefaultTTL
-		}
-		cfg.Planner.IdleTxTimeout = ttl / 2
-	}
-	if cfg.Dispatch.MisfireThreshold == 0 {
+		if cfg.Dispatch.MisfireThreshold == 0 {
 			cfg.Dispatch.MisfireThreshold = planner.DefaultMisfireThreshold
 		}
 	}

@@ -83,10 +83,10 @@ type Dispatcher struct {
 }
 
 type inflight struct {
-	run  store.PlannedRun
-	msg  *nats.Msg
-	fut  jetstream.PubAckFuture
-	err  error // PublishAsync itself failed: go straight to retry
+	run store.PlannedRun
+	msg *nats.Msg
+	fut jetstream.PubAckFuture
+	err error // PublishAsync itself failed: go straight to retry
 }
 
 // mark is an outcome to record: TRIGGERED with its stream sequence,
