@@ -2,6 +2,8 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -48,8 +50,10 @@ func TestNATSOutageMisfirePolicies(t *testing.T) {
 	begin := time.Now().Truncate(time.Second).Add(3*time.Second + 500*time.Millisecond)
 	at(begin)
 	c.ns.Shutdown()
+	c.expectReady(0, false)
 	at(begin.Add(10 * time.Second))
 	c.startNATS()
+	eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
 	restarted := time.Now()
 	at(restarted.Add(6 * time.Second))
 
@@ -117,10 +121,12 @@ func TestPostgresRestart(t *testing.T) {
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
+	c.expectReady(0, false)
 	at(start.Add(7 * time.Second))
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
 	eventually(t, 20*time.Second, "both schedulers to hold shards again", func() bool {
 		o := c.owned(0, 1)
 		return o[0]+o[1] == 8 && o[0] > 0 && o[1] > 0
@@ -129,4 +135,20 @@ func TestPostgresRestart(t *testing.T) {
 	to := start.Add(13 * time.Second)
 	c.waitSettled(to)
 	c.checkExactlyOnce(ids, from, to)
+}
+
+// ready reports whether scheduler i's /readyz answers 200.
+func (c *cluster) ready(i int) bool {
+	resp, err := http.Get(c.nodes[i].url + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// expectReady waits for scheduler i's readiness to become want.
+func (c *cluster) expectReady(i int, want bool) {
+	c.t.Helper()
+	eventually(c.t, 5*time.Second, fmt.Sprintf("/readyz ready=%t", want), func() bool { return c.ready(i) == want })
 }
