@@ -26,6 +26,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/results"
+	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/wheel"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -214,7 +215,7 @@ func (s *Scheduler) run(parent context.Context) error {
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
-		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) },
+		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
 	}, st, s.log)
 	if err != nil {
 		return err

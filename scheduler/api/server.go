@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
@@ -37,6 +38,8 @@ type Config struct {
 	Fire func(store.PlannedRun)
 	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).
 	Gatherer prometheus.Gatherer
+	// Logs reads run logs (required).
+	Logs *runlog.Reader
 }
 
 // Server is the API's http.Handler.
@@ -59,6 +62,9 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	}
 	if cfg.Fire == nil {
 		return nil, errors.New("api: Fire is required")
+	}
+	if cfg.Logs == nil {
+		return nil, errors.New("api: Logs is required")
 	}
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
@@ -91,6 +97,7 @@ func (s *Server) routes() {
 	api("GET /api/v1/jobs/{id}/next", s.nextFires)
 	api("GET /api/v1/jobs/{id}/runs", s.listRuns)
 	api("GET /api/v1/runs/{id}", s.getRun)
+	api("GET /api/v1/runs/{id}/logs", s.runLogs)
 	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
 	})))

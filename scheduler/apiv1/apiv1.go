@@ -17,6 +17,7 @@
 //	GET    /api/v1/jobs/{id}/next?n=5          → NextFires
 //	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
+//	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
 //
 // Errors answer with a status code and an Error document.
 package apiv1
@@ -156,3 +157,23 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // IsZero lets omitempty/omitzero drop an unset timeout.
 func (d Duration) IsZero() bool { return d == 0 }
+
+// LogLine is one line a run's handler logged.
+type LogLine struct {
+	// Cursor orders every line of the run (the JetStream sequence); read
+	// on from Cursor+1.
+	Cursor uint64    `json:"cursor"`
+	Seq    int64     `json:"seq"`
+	At     time.Time `json:"at"`
+	Level  string    `json:"level"`
+	Msg    string    `json:"msg"`
+}
+
+// RunLogs answers GET /runs/{id}/logs. With follow=true the answer is
+// instead a stream of LogLine documents, one JSON object per line
+// (application/x-ndjson), until the run has ended and its last line was sent.
+type RunLogs struct {
+	Lines []LogLine `json:"lines"`
+	// Next is the "from" value to read on.
+	Next uint64 `json:"next"`
+}

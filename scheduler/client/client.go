@@ -365,3 +365,63 @@ func readAPIError(resp *http.Response) error {
 	}
 	return e
 }
+
+// RunLogs reads up to limit log lines of a run from cursor from (0: the
+// first line; pass the answer's Next to read on).
+func (c *Client) RunLogs(ctx context.Context, id int64, from uint64, limit int) (*apiv1.RunLogs, error) {
+	q := url.Values{}
+	if from > 0 {
+		q.Set("from", strconv.FormatUint(from, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out apiv1.RunLogs
+	if err := c.do(ctx, http.MethodGet, "/runs/"+strconv.FormatInt(id, 10)+"/logs", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// FollowRunLogs streams a run's log lines from cursor from to emit as they
+// arrive, until the run has ended and its last line was sent, ctx ends, or
+// emit returns an error (which FollowRunLogs returns).
+func (c *Client) FollowRunLogs(ctx context.Context, id int64, from uint64, emit func(apiv1.LogLine) error) error {
+	q := url.Values{"follow": {"true"}}
+	if from > 0 {
+		q.Set("from", strconv.FormatUint(from, 10))
+	}
+	target := c.base + apiPrefix + "/runs/" + strconv.FormatInt(id, 10) + "/logs?" + q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return fmt.Errorf("client: follow logs of run %d: %w", id, err)
+	}
+	req.Header.Set("Accept", "application/x-ndjson")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	// A follow lasts as long as the run: no client-wide timeout applies.
+	hc := *c.hc
+	hc.Timeout = 0
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return readAPIError(resp)
+	}
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var l apiv1.LogLine
+		if err := dec.Decode(&l); err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("client: follow logs of run %d: %w", id, err)
+		}
+		if err := emit(l); err != nil {
+			return err
+		}
+	}
+}

@@ -17,7 +17,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Aliases: []string{"run"},
 		Short:   "List and inspect the runs of jobs",
 	})
-	cmd.AddCommand(a.runsListCmd(), a.runsGetCmd())
+	cmd.AddCommand(a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd())
 	return cmd
 }
 
