@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/lease"
@@ -52,6 +53,7 @@ type Config struct {
 	Planner    planner.Config
 	Dispatch   dispatch.Config
 	Results    results.Config
+	Alarm      alarm.Config
 	Streams    stream.Config
 	Logger     *zap.Logger
 }
@@ -212,6 +214,17 @@ func (s *Scheduler) run(parent context.Context) error {
 	s.metrics.register(s.reg, s.wheel.Len, lm.Held)
 	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
 	app.Applied = s.metrics.observeApplied
+	app.Spawned = func(ids []int64) {
+		// Retries and child runs: this scheduler fires them at their time
+		// (if it dies first, the shard owner's sweep does).
+		runs, err := pl.Load(ctx, ids)
+		if err != nil {
+			s.log.Warn("loading new retry/child runs failed; the shard owners' sweep fires them", zap.Error(err))
+			return
+		}
+		s.metrics.planned.Add(float64(len(runs)))
+		s.wheel.Add(runs...)
+	}
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
@@ -243,6 +256,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&pubWG, "dispatch", disp.Run, pubCtx)
 	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
 	goRun(&wg, "results", app.Run, fireCtx)
+	goRun(&wg, "alarms", alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log).Run, fireCtx)
 	goRun(&wg, "leases", lm.Run, fireCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)

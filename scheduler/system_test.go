@@ -32,7 +32,7 @@ type system struct {
 
 // startSystem starts everything; register adds handlers to the worker
 // before it runs. Everything stops when the test ends.
-func startSystem(t *testing.T, register func(w *worker.Worker)) *system {
+func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*scheduler.Config)) *system {
 	t.Helper()
 	log := zaptest.NewLogger(t)
 	pool := pgtest.Pool(t)
@@ -53,15 +53,19 @@ func startSystem(t *testing.T, register func(w *worker.Worker)) *system {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := scheduler.New(scheduler.Config{
+	cfg := scheduler.Config{
 		Pool: pool, NATS: connect(), Listener: ln, APIToken: testToken, ShardCount: 4,
 		Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second},
 		Logger:  log,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := scheduler.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: log.Named("worker"), AbandonGrace: 500 * time.Millisecond})
+	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: log.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -153,7 +153,8 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, he.code, apiv1.Error{Error: he.msg})
 		case errors.As(err, &mbe):
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
-		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid):
+		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),
+			errors.Is(err, store.ErrCycle), errors.Is(err, store.ErrUnknownChild):
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
 		case errors.Is(err, store.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/mail"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -87,6 +89,47 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if spec.MaxRetries < 0 || spec.MaxRetries > maxRetries {
 		add("max_retries %d: want 0 to %d", spec.MaxRetries, maxRetries)
 	}
+	backoff := spec.RetryBackoff
+	switch backoff {
+	case "":
+		backoff = "exponential"
+	case "fixed", "exponential":
+	default:
+		add("unknown retry_backoff %q (want fixed or exponential)", spec.RetryBackoff)
+	}
+	initial, maxDelay := time.Duration(spec.RetryInitial), time.Duration(spec.RetryMax)
+	if initial == 0 {
+		initial = time.Second
+	}
+	if maxDelay == 0 {
+		maxDelay = max(5*time.Minute, initial)
+	}
+	if initial < 0 || initial > 24*time.Hour {
+		add("retry_initial %s: want up to 24h", initial)
+	}
+	if maxDelay < initial || maxDelay > 7*24*time.Hour {
+		add("retry_max %s: want at least retry_initial (%s) and at most 168h", maxDelay, initial)
+	}
+	seen := map[int64]bool{}
+	for _, c := range spec.ChildJobIDs {
+		if c <= 0 || seen[c] {
+			add("child_job_ids: %d is not a positive, distinct job id", c)
+		}
+		seen[c] = true
+	}
+	if len(spec.ChildJobIDs) > 100 {
+		add("child_job_ids: at most 100 children")
+	}
+	if spec.AlarmWebhook != "" {
+		if u, err := url.Parse(spec.AlarmWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("alarm_webhook %q: want an http:// or https:// URL", spec.AlarmWebhook)
+		}
+	}
+	for _, e := range spec.AlarmEmails {
+		if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+			add("alarm_emails: %q is not a plain email address", e)
+		}
+	}
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -99,6 +142,8 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
 		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
 		BlockStrategy: string(block), Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
+		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
+		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails,
 	}, nil
 }
 
@@ -110,6 +155,8 @@ func jobDoc(j store.Job) apiv1.Job {
 			Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr,
 			Timezone: j.Timezone, MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy,
 			BlockStrategy: j.BlockStrategy, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
+			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
+			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.NextFireAt, LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
@@ -121,7 +168,8 @@ func runDoc(r store.Run) apiv1.Run {
 		ID: r.ID, JobID: r.JobID, Group: r.Group, TriggerType: r.TriggerType, Status: string(r.Status),
 		ScheduledAt: r.ScheduledAt, TriggeredAt: r.TriggeredAt, StartedAt: r.StartedAt,
 		FinishedAt: r.FinishedAt, Attempt: r.Attempt, RetryOf: r.RetryOf, ShardIndex: r.ShardIndex,
-		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message,
+		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message, ParentRun: r.ParentRun,
+		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError,
 	}
 	if r.Params != nil {
 		d.Params = *r.Params

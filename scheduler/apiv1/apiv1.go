@@ -66,6 +66,18 @@ type JobSpec struct {
 	BlockStrategy string   `json:"block_strategy,omitempty"`
 	Timeout       Duration `json:"timeout,omitempty"`
 	MaxRetries    int      `json:"max_retries,omitempty"`
+	// RetryBackoff is exponential (default: initial × 2^attempt with up
+	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
+	RetryBackoff string   `json:"retry_backoff,omitempty"`
+	RetryInitial Duration `json:"retry_initial,omitempty"` // default 1s
+	RetryMax     Duration `json:"retry_max,omitempty"`     // default 5m
+	// ChildJobIDs are triggered when a run of this job succeeds; a cycle
+	// is refused.
+	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
+	// AlarmWebhook receives a POST when the last attempt of a run fails;
+	// AlarmEmails an email (SMTP configured on the scheduler).
+	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
+	AlarmEmails  []string `json:"alarm_emails,omitempty"`
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
 }
@@ -116,10 +128,14 @@ type Run struct {
 	RetryOf     *int64     `json:"retry_of,omitempty"`
 	ShardIndex  int        `json:"shard_index"`
 	ShardTotal  int        `json:"shard_total"`
+	ParentRun   *int64     `json:"parent_run,omitempty"`
 	WorkerID    string     `json:"worker_id,omitempty"`
 	Params      string     `json:"params,omitempty"`
 	Message     string     `json:"message,omitempty"`
 	StreamSeq   *uint64    `json:"stream_seq,omitempty"`
+	// AlarmStatus is none (not needed), pending, sent or failed.
+	AlarmStatus string `json:"alarm_status,omitempty"`
+	AlarmError  string `json:"alarm_error,omitempty"`
 }
 
 // RunList answers GET /jobs/{id}/runs.

@@ -14,7 +14,7 @@ import (
 
 // plannedColumns are what a trigger needs of a planned run and its job. A
 // manual run's own params override its job's.
-const plannedColumns = `SELECT r.id, r.job_id, r.group_name, j.handler, COALESCE(r.params, j.params),
+const plannedColumns = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, j.timeout_ms,
 		j.misfire_policy, j.route_strategy, j.block_strategy
 	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
@@ -54,6 +54,23 @@ func (p *Planner) Recover(ctx context.Context, l lease.Lease) ([]store.PlannedRu
 	return p.recover(ctx, l, selectPlanned, l.Shard)
 }
 
+// selectByID reads given runs that are still SCHEDULED.
+const selectByID = plannedColumns + `
+	WHERE r.id = ANY($1) AND r.status = 'SCHEDULED'`
+
+// Load returns the given runs that are still SCHEDULED, with what their
+// triggers need: for runs created outside planning (retries, child runs),
+// which the scheduler that created them fires itself. They carry no lease
+// epoch, like manual runs: their Msg-Id de-duplicates a later recovery by
+// the shard's owner.
+func (p *Planner) Load(ctx context.Context, ids []int64) ([]store.PlannedRun, error) {
+	runs, err := p.recover(ctx, lease.Lease{Shard: -1}, selectByID, ids)
+	for i := range runs {
+		runs[i].Recovered = false
+	}
+	return runs, err
+}
+
 // Sweep returns a shard's orphaned runs (see selectOrphans).
 func (p *Planner) Sweep(ctx context.Context, l lease.Lease) ([]store.PlannedRun, error) {
 	now := p.now()
@@ -61,22 +78,21 @@ func (p *Planner) Sweep(ctx context.Context, l lease.Lease) ([]store.PlannedRun,
 }
 
 func (p *Planner) recover(ctx context.Context, l lease.Lease, query string, args ...any) ([]store.PlannedRun, error) {
-	shard := l.Shard
 	rows, _ := p.pool.Query(ctx, query, args...)
 	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.PlannedRun, error) {
 		var pr store.PlannedRun
 		var typ string
 		var timeoutMS int64
-		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
+		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 			&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 			&pr.RouteStrategy, &pr.BlockStrategy)
-		pr.Shard, pr.Epoch, pr.Recovered = shard, l.Epoch, true
+		pr.Epoch, pr.Recovered = l.Epoch, true
 		pr.TriggerType = wire.TriggerType(typ)
 		pr.Timeout = time.Duration(timeoutMS) * time.Millisecond
 		return pr, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("recover shard %d: %w", shard, err)
+		return nil, fmt.Errorf("read planned runs: %w", err)
 	}
 	return runs, nil
 }

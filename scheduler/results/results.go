@@ -52,6 +52,10 @@ type Applier struct {
 	// Applied, when set, is called after each committed batch with the
 	// runs whose status changed. Set before Run.
 	Applied func([]Change)
+	// Spawned, when set, is called after each committed batch with the
+	// ids of the runs it created (retries, child runs), SCHEDULED for a
+	// later time: the scheduler hands them to its wheel. Set before Run.
+	Spawned func([]int64)
 }
 
 // New returns an applier.
@@ -147,10 +151,13 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
 	backoff := 100 * time.Millisecond
 	lastProgress := time.Now()
 	for len(events) > 0 {
-		changes, err := apply(ctx, a.pool, events)
+		changes, spawned, err := apply(ctx, a.pool, events)
 		if err == nil {
 			if a.Applied != nil && len(changes) > 0 {
 				a.Applied(changes)
+			}
+			if a.Spawned != nil && len(spawned) > 0 {
+				a.Spawned(spawned)
 			}
 			break
 		}

@@ -11,29 +11,72 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// applySQL applies one coalesced update per run. The status only moves up
-// in rank; started_at, finished_at and the message are filled once and
-// never overwritten by a later, lower or repeated event.
+// applySQL applies a batch of coalesced run updates in one statement, and
+// in the same transaction does what follows a run's end:
 //
-// A fix_delay job's next fire is planned here, in the same statement: the
-// delay after its scheduled run ended.
-const applySQL = `WITH applied AS (UPDATE job_runs r SET
-		status = CASE WHEN jetjob_status_rank(u.status) > jetjob_status_rank(r.status) THEN u.status ELSE r.status END,
+//   - applied: runs whose status moves up in rank (wire.Status.Rank); the
+//     condition is re-checked on the locked row, so a run changes status at
+//     most once per status, whoever applies the event and however often.
+//     started_at, finished_at and the message are filled once. A run that
+//     ends failed (FAILED, TIMED_OUT, LOST) with no retry left is marked
+//     alarm_status = 'pending' for the alarm sender.
+//   - filled: runs whose status is already as high, but whose start time
+//     was not known yet (a started event arriving after the finished one).
+//   - retried: a failed run with attempts left gets a new run (trigger type
+//     retry, attempt + 1, retry_of), scheduled after its backoff.
+//   - children: a run that succeeded triggers its job's enabled children
+//     (trigger type parent, parent_run), scheduled at its end.
+//   - chained: a fix_delay job's next fire, the delay after its run ended.
+//
+// The new runs are keyed like every run (job, scheduled_at, shard index,
+// attempt) and derive from the run's finished_at, so applying the same
+// event again can never create them twice.
+const applySQL = `WITH u AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[])
+			AS u(id, status, started_at, finished_at, message, worker_id)),
+	applied AS (UPDATE job_runs r SET
+		status = u.status,
 		started_at = COALESCE(r.started_at, u.started_at),
-		finished_at = CASE WHEN jetjob_status_rank(r.status) < 3 AND jetjob_status_rank(u.status) = 3 THEN u.finished_at ELSE r.finished_at END,
-		message = CASE WHEN jetjob_status_rank(r.status) < 3 AND jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
-		worker_id = CASE WHEN u.worker_id <> '' AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status) THEN u.worker_id ELSE r.worker_id END
-	FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[])
-		AS u(id, status, started_at, finished_at, message, worker_id)
-	WHERE r.id = u.id
-	  AND (jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
-	       OR (r.started_at IS NULL AND u.started_at IS NOT NULL))
-	RETURNING r.id, r.job_id, r.status, r.finished_at, r.trigger_type),
+		finished_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.finished_at ELSE r.finished_at END,
+		message = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
+		worker_id = CASE WHEN u.worker_id <> '' THEN u.worker_id ELSE r.worker_id END,
+		alarm_status = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST')
+				AND r.attempt >= COALESCE((SELECT max_retries FROM jobs WHERE id = r.job_id), 0)
+			THEN 'pending' ELSE r.alarm_status END,
+		alarm_next_at = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST') THEN now() ELSE r.alarm_next_at END
+	FROM u
+	WHERE r.id = u.id AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
+	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
+		r.shard_index, r.shard_total, r.params),
+	filled AS (UPDATE job_runs r SET started_at = u.started_at
+	FROM u
+	WHERE r.id = u.id AND r.started_at IS NULL AND u.started_at IS NOT NULL
+	  AND jetjob_status_rank(u.status) <= jetjob_status_rank(r.status)),
+	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
+			attempt, retry_of, shard_index, shard_total, params)
+		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
+			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
+				THEN j.retry_initial_ms::float8
+				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
+			END) / 1000),
+			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params
+		FROM applied a JOIN jobs j ON j.id = a.job_id
+		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < j.max_retries
+		ON CONFLICT DO NOTHING
+		RETURNING id),
+	children AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, parent_run)
+		SELECT c.id, c.group_name, c.shard, 'parent', 'SCHEDULED', a.finished_at, a.id
+		FROM applied a JOIN jobs p ON p.id = a.job_id JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
+		WHERE a.status = 'SUCCEEDED'
+		ON CONFLICT DO NOTHING
+		RETURNING id),
 	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status FROM applied`
+	SELECT id, job_id, status, false FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', true FROM retried
+	UNION ALL SELECT id, 0, 'SCHEDULED', true FROM children`
 
 // runUpdate is the coalesced effect of a batch's events on one run.
 type runUpdate struct {
@@ -71,7 +114,9 @@ func coalesce(events []wire.Event) map[int64]*runUpdate {
 	return out
 }
 
-func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Change, error) {
+// apply applies events and returns the status changes and the ids of the
+// runs it created (retries, child runs).
+func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Change, []int64, error) {
 	ups := coalesce(events)
 	var (
 		ids                 = make([]int64, 0, len(ups))
@@ -87,13 +132,22 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		wks = append(wks, u.workerID)
 	}
 	rows, _ := pool.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks)
-	changes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Change, error) {
-		var c Change
-		err := r.Scan(&c.RunID, &c.JobID, &c.Status)
-		return c, err
+	var (
+		changes []Change
+		spawned []int64
+		c       Change
+		isNew   bool
+	)
+	_, err := pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
+		if isNew {
+			spawned = append(spawned, c.RunID)
+		} else {
+			changes = append(changes, c)
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
+		return nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
-	return changes, nil
+	return changes, spawned, nil
 }

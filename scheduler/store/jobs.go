@@ -28,6 +28,12 @@ type Job struct {
 	BlockStrategy string
 	Timeout       time.Duration
 	MaxRetries    int
+	RetryBackoff  string // fixed or exponential
+	RetryInitial  time.Duration
+	RetryMax      time.Duration
+	ChildJobIDs   []int64
+	AlarmWebhook  string
+	AlarmEmails   []string
 	Enabled       bool
 	Shard         int
 	NextFireAt    *time.Time
@@ -39,16 +45,20 @@ type Job struct {
 
 const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
-	shard, next_fire_at, last_fire_at, version, created_at, updated_at`
+	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
+	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails`
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
-	var timeoutMS int64
+	var timeoutMS, initialMS, maxMS int64
 	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
 		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
-		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt)
+		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
+		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
+	j.RetryMax = time.Duration(maxMS) * time.Millisecond
 	return j, err
 }
 
@@ -76,19 +86,26 @@ func (s *Store) CreateJob(ctx context.Context, j Job) (Job, error) {
 	if err != nil {
 		return j, err
 	}
+	if err := checkChildren(ctx, s.pool, 0, j.ChildJobIDs); err != nil {
+		return j, err
+	}
 	// The shard derives from the id, so the id is drawn first and the row
 	// written with OVERRIDING SYSTEM VALUE, in one statement.
 	row := s.pool.QueryRow(ctx, `
 		WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
 		INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
 			schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
-			max_retries, enabled, next_fire_at, delay_ms)
+			max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
+			child_job_ids, alarm_webhook, alarm_emails)
 		OVERRIDING SYSTEM VALUE
-		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 FROM n
+		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+			$18, $19, $20, $21, $22, $23 FROM n
 		RETURNING `+jobColumns,
 		s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 		j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS)
+		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
+		j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
+		nonNil(j.AlarmEmails))
 	out, err := scanJob(row)
 	switch {
 	case isForeignKeyViolation(err):
@@ -140,6 +157,9 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 		if !j.Enabled {
 			next = nil
 		}
+		if err := checkChildren(ctx, tx, j.ID, j.ChildJobIDs); err != nil {
+			return err
+		}
 		if err := deletePlanned(ctx, tx, j.ID); err != nil {
 			return err
 		}
@@ -147,11 +167,15 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 			handler = $5, params = $6, schedule_type = $7, schedule_expr = $8, timezone = $9,
 			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
 			max_retries = $14, enabled = $15, next_fire_at = $16, delay_ms = $17,
+			retry_backoff = $18, retry_initial_ms = $19, retry_max_ms = $20, child_job_ids = $21,
+			alarm_webhook = $22, alarm_emails = $23,
 			version = version + 1, updated_at = now()
 			WHERE id = $1 RETURNING `+jobColumns,
 			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS)
+			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
+			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
+			nonNil(j.AlarmEmails))
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):
@@ -251,4 +275,63 @@ func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) error {
 	}
 	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, strconv.FormatInt(jobID, 10))
 	return err
+}
+
+var (
+	// ErrCycle is returned when a job's children would lead back to it.
+	ErrCycle = errors.New("child jobs form a cycle")
+	// ErrUnknownChild is returned when a child job does not exist.
+	ErrUnknownChild = errors.New("unknown child job")
+)
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// checkChildren verifies that every child job exists and that following
+// child_job_ids from the children never leads back to job id (0 for a new
+// job, which nothing can point to yet).
+func checkChildren(ctx context.Context, q querier, id int64, children []int64) error {
+	if len(children) == 0 {
+		return nil
+	}
+	var missing []int64
+	if err := q.QueryRow(ctx, `SELECT COALESCE(array_agg(c), '{}') FROM unnest($1::bigint[]) AS c
+		WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = c)`, children).Scan(&missing); err != nil {
+		return fmt.Errorf("check child jobs: %w", err)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: %v", ErrUnknownChild, missing)
+	}
+	if id == 0 {
+		return nil
+	}
+	var cycle bool
+	if err := q.QueryRow(ctx, `WITH RECURSIVE reach(id) AS (
+			SELECT unnest($2::bigint[])
+			UNION
+			SELECT unnest(j.child_job_ids) FROM jobs j JOIN reach ON j.id = reach.id)
+		SELECT EXISTS (SELECT 1 FROM reach WHERE id = $1)`, id, children).Scan(&cycle); err != nil {
+		return fmt.Errorf("check child jobs: %w", err)
+	}
+	if cycle {
+		return fmt.Errorf("job %d with children %v: %w (a child, or one of its descendants, triggers job %d again)", id, children, ErrCycle, id)
+	}
+	return nil
+}
+
+func (j *Job) retryBackoff() string {
+	if j.RetryBackoff == "" {
+		return "exponential"
+	}
+	return j.RetryBackoff
+}
+
+// nonNil turns a nil slice into an empty one: the columns are NOT NULL.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

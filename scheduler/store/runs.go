@@ -31,16 +31,20 @@ type Run struct {
 	Params      *string
 	Message     string
 	StreamSeq   *int64
+	ParentRun   *int64
+	AlarmStatus string
+	AlarmError  string
 }
 
 const runColumns = `id, job_id, group_name, shard, trigger_type, status, scheduled_at, triggered_at,
-	started_at, finished_at, attempt, retry_of, shard_index, shard_total, worker_id, params, message, stream_seq`
+	started_at, finished_at, attempt, retry_of, shard_index, shard_total, worker_id, params, message, stream_seq,
+	parent_run, alarm_status, alarm_error`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
 		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq)
+		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError)
 	return r, err
 }
 

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
@@ -32,6 +33,12 @@ type options struct {
 	dupWindow        time.Duration
 	logFormat        string
 	logLevel         string
+	smtpHost         string
+	smtpPort         int
+	smtpUser         string
+	smtpFrom         string
+	smtpStartTLS     bool
+	consoleURL       string
 }
 
 func env(name, def string) string {
@@ -92,6 +99,12 @@ func (o *options) register(fs *pflag.FlagSet, defListen string) {
 	fs.IntVar(&o.maxCatchup, "max-catchup", envInt("JETJOB_MAX_CATCHUP", 0), "missed fires handled per job and pass, default 100 (JETJOB_MAX_CATCHUP)")
 	fs.IntVar(&o.replicas, "stream-replicas", envInt("JETJOB_STREAM_REPLICAS", 0), "JetStream replicas, 1 or 3, default 1 (JETJOB_STREAM_REPLICAS)")
 	fs.DurationVar(&o.dupWindow, "duplicate-window", envDuration("JETJOB_DUPLICATE_WINDOW", 0), "JetStream duplicate window for triggers, default 2m (JETJOB_DUPLICATE_WINDOW)")
+	fs.StringVar(&o.smtpHost, "smtp-host", env("JETJOB_SMTP_HOST", ""), "SMTP server for alarm emails; empty disables email (JETJOB_SMTP_HOST)")
+	fs.IntVar(&o.smtpPort, "smtp-port", envInt("JETJOB_SMTP_PORT", 587), "SMTP port (JETJOB_SMTP_PORT)")
+	fs.StringVar(&o.smtpUser, "smtp-user", env("JETJOB_SMTP_USER", ""), "SMTP user; the password comes from JETJOB_SMTP_PASSWORD (JETJOB_SMTP_USER)")
+	fs.StringVar(&o.smtpFrom, "smtp-from", env("JETJOB_SMTP_FROM", ""), "sender address of alarm emails (JETJOB_SMTP_FROM)")
+	fs.BoolVar(&o.smtpStartTLS, "smtp-starttls", env("JETJOB_SMTP_STARTTLS", "true") == "true", "use STARTTLS (JETJOB_SMTP_STARTTLS=true|false)")
+	fs.StringVar(&o.consoleURL, "console-url", env("JETJOB_CONSOLE_URL", ""), "base URL for links in alarms (JETJOB_CONSOLE_URL)")
 	fs.StringVar(&o.logFormat, "log-format", env("JETJOB_LOG_FORMAT", "json"), "json or console (JETJOB_LOG_FORMAT)")
 	fs.StringVar(&o.logLevel, "log-level", env("JETJOB_LOG_LEVEL", "info"), "debug, info, warn or error (JETJOB_LOG_LEVEL)")
 }
@@ -110,6 +123,10 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 	c.Planner.Window = o.window
 	c.Planner.MisfireThreshold = o.misfireThreshold
 	c.Planner.MaxCatchup = o.maxCatchup
+	c.Alarm.SMTP = alarm.SMTP{Host: o.smtpHost, Port: o.smtpPort, User: o.smtpUser,
+		Password: os.Getenv("JETJOB_SMTP_PASSWORD"), From: o.smtpFrom, StartTLS: o.smtpStartTLS}
+	c.Alarm.WebhookSecret = os.Getenv("JETJOB_WEBHOOK_SECRET")
+	c.Alarm.ConsoleURL = o.consoleURL
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
 	return c

@@ -1,0 +1,347 @@
+package scheduler_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// runsByAttempt returns a job's runs ordered by attempt.
+func runsByAttempt(t *testing.T, api *client.Client, jobID int64) []apiv1.Run {
+	runs := runsOf(t, api, jobID)
+	out := make([]apiv1.Run, len(runs))
+	for i := range runs {
+		out[len(runs)-1-i] = runs[i]
+	}
+	return out
+}
+
+// A job that fails twice with max_retries=3 and exponential backoff is
+// retried at the expected times and succeeds on its third attempt; no
+// alarm is raised.
+func TestRetriesWithBackoff(t *testing.T) {
+	var calls atomic.Int64
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("flaky", func(ctx context.Context, j *worker.Job) error {
+			if calls.Add(1) <= 2 {
+				return fmt.Errorf("attempt %d failed", j.Attempt)
+			}
+			return nil
+		})
+	})
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "flaky", Handler: "flaky", ScheduleType: "none",
+		MaxRetries: 3, RetryBackoff: "exponential", RetryInitial: apiv1.Duration(500 * time.Millisecond),
+		AlarmWebhook: "http://127.0.0.1:1/never-called"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	var runs []apiv1.Run
+	eventually(t, 20*time.Second, "a third attempt that succeeds", func() bool {
+		runs = runsByAttempt(t, sys.api, job.ID)
+		return len(runs) == 3 && runs[2].Status == "SUCCEEDED"
+	})
+	for i, r := range runs {
+		if r.Attempt != i {
+			t.Errorf("run %d has attempt %d, want %d", r.ID, r.Attempt, i)
+		}
+		if i > 0 {
+			if r.TriggerType != "retry" || r.RetryOf == nil || *r.RetryOf != runs[i-1].ID {
+				t.Errorf("run %d: trigger %s retry_of %v, want retry of run %d", r.ID, r.TriggerType, r.RetryOf, runs[i-1].ID)
+			}
+			// Backoff: 500ms × 2^(attempt-1), plus up to 20 % jitter.
+			base := 500 * time.Millisecond << (i - 1)
+			gap := r.ScheduledAt.Sub(*runs[i-1].FinishedAt)
+			if gap < base || gap > base*12/10+time.Millisecond {
+				t.Errorf("attempt %d scheduled %s after the previous one ended, want %s to %s", i, gap, base, base*12/10)
+			}
+			if late := r.StartedAt.Sub(r.ScheduledAt); late > 500*time.Millisecond {
+				t.Errorf("attempt %d started %s after its backoff time", i, late)
+			}
+		}
+		if r.AlarmStatus != "none" {
+			t.Errorf("run %d alarm status %q, want none", r.ID, r.AlarmStatus)
+		}
+	}
+}
+
+// smtpServer is a minimal in-test SMTP server that records messages.
+type smtpServer struct {
+	ln   net.Listener
+	mu   sync.Mutex
+	msgs []string
+}
+
+func startSMTP(t *testing.T) *smtpServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &smtpServer{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(conn)
+		}
+	}()
+	return s
+}
+
+func (s *smtpServer) serve(conn net.Conn) {
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	say := func(line string) { fmt.Fprintf(conn, "%s\r\n", line) }
+	say("220 test ESMTP")
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		cmd := strings.ToUpper(strings.TrimSpace(line))
+		switch {
+		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
+			say("250 test")
+		case strings.HasPrefix(cmd, "DATA"):
+			say("354 go ahead")
+			var b strings.Builder
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				if l == ".\r\n" {
+					break
+				}
+				b.WriteString(l)
+			}
+			s.mu.Lock()
+			s.msgs = append(s.msgs, b.String())
+			s.mu.Unlock()
+			say("250 queued")
+		case strings.HasPrefix(cmd, "QUIT"):
+			say("221 bye")
+			return
+		default: // MAIL, RCPT, RSET, NOOP
+			say("250 ok")
+		}
+	}
+}
+
+func (s *smtpServer) messages() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.msgs...)
+}
+
+// With every attempt failing, exactly one alarm goes out per channel: the
+// webhook with the documented JSON and a valid signature, and one email.
+func TestAlarmAfterLastAttempt(t *testing.T) {
+	const secret = "s3cret"
+	var hooks []alarm.Alarm
+	var hookMu sync.Mutex
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if got, want := r.Header.Get(alarm.SignatureHeader), alarm.Sign(secret, body); got != want {
+			t.Errorf("signature %q, want %q", got, want)
+		}
+		var a alarm.Alarm
+		if err := json.Unmarshal(body, &a); err != nil {
+			t.Errorf("webhook body %s: %v", body, err)
+		}
+		hookMu.Lock()
+		hooks = append(hooks, a)
+		hookMu.Unlock()
+	}))
+	defer hook.Close()
+	mail := startSMTP(t)
+	port := mail.ln.Addr().(*net.TCPAddr).Port
+
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("broken", func(ctx context.Context, j *worker.Job) error {
+			return errors.New("database unreachable")
+		})
+	}, func(c *scheduler.Config) {
+		c.Alarm = alarm.Config{WebhookSecret: secret, ConsoleURL: "https://jetjob.example",
+			SMTP: alarm.SMTP{Host: "127.0.0.1", Port: port, From: "jetjob@example.com"}}
+	})
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
+		MaxRetries: 2, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(200 * time.Millisecond),
+		AlarmWebhook: hook.URL, AlarmEmails: []string{"ops@example.com"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	var runs []apiv1.Run
+	eventually(t, 20*time.Second, "the last attempt's alarm sent", func() bool {
+		runs = runsByAttempt(t, sys.api, job.ID)
+		return len(runs) == 3 && runs[2].AlarmStatus == "sent"
+	})
+	for _, r := range runs[:2] {
+		if r.Status != "FAILED" || r.AlarmStatus != "none" {
+			t.Errorf("attempt %d: %s, alarm %s; want FAILED with no alarm (retries remained)", r.Attempt, r.Status, r.AlarmStatus)
+		}
+	}
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	if len(hooks) != 1 {
+		t.Fatalf("%d webhook calls, want exactly 1", len(hooks))
+	}
+	a := hooks[0]
+	if a.RunID != runs[2].ID || a.JobID != job.ID || a.Status != "FAILED" || a.Attempt != 2 ||
+		!strings.Contains(a.Message, "database unreachable") || a.ConsoleLink != fmt.Sprintf("https://jetjob.example/runs/%d", runs[2].ID) {
+		t.Errorf("webhook payload %+v", a)
+	}
+	msgs := mail.messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d emails, want exactly 1", len(msgs))
+	}
+	if !strings.Contains(msgs[0], "To: ops@example.com") || !strings.Contains(msgs[0], "database unreachable") ||
+		!strings.Contains(msgs[0], "Subject: [jetjob] FAILED: job broken") {
+		t.Errorf("email:\n%s", msgs[0])
+	}
+}
+
+// Children run after their parent succeeds, never after it fails; a cycle
+// is refused with 400.
+func TestChildJobs(t *testing.T) {
+	var fail atomic.Bool
+	var childRuns atomic.Int64
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("parent", func(ctx context.Context, j *worker.Job) error {
+			if fail.Load() {
+				return errors.New("parent failed")
+			}
+			return nil
+		})
+		w.Handle("child", func(ctx context.Context, j *worker.Job) error { childRuns.Add(1); return nil })
+	})
+	ctx := context.Background()
+	child, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "child", Handler: "child", ScheduleType: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "parent", Handler: "parent", ScheduleType: "none",
+		ChildJobIDs: []int64{child.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := sys.api.TriggerJob(ctx, parent.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr []apiv1.Run
+	eventually(t, 10*time.Second, "the child run to succeed", func() bool {
+		cr = runsOf(t, sys.api, child.ID)
+		return len(cr) == 1 && cr[0].Status == "SUCCEEDED"
+	})
+	if cr[0].TriggerType != "parent" || cr[0].ParentRun == nil || *cr[0].ParentRun != pr.ID {
+		t.Errorf("child run %+v: want trigger type parent linked to run %d", cr[0], pr.ID)
+	}
+
+	fail.Store(true)
+	failed, err := sys.api.TriggerJob(ctx, parent.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the parent to fail", func() bool {
+		r, err := sys.api.GetRun(ctx, failed.ID)
+		return err == nil && r.Status == "FAILED"
+	})
+	// The results applier creates children in the same transaction as it
+	// records the parent's end: once FAILED is visible, a child would be too.
+	if n := len(runsOf(t, sys.api, child.ID)); n != 1 {
+		t.Fatalf("child has %d runs after the parent failed, want still 1", n)
+	}
+	if childRuns.Load() != 1 {
+		t.Fatalf("child handler ran %d times, want 1", childRuns.Load())
+	}
+
+	// child → parent would close a cycle.
+	spec := child.JobSpec
+	spec.ChildJobIDs = []int64{parent.ID}
+	_, err = sys.api.UpdateJob(ctx, child.ID, spec)
+	var ae *client.APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Message, "cycle") {
+		t.Fatalf("closing a cycle: %v, want 400 naming the cycle", err)
+	}
+}
+
+// PostgreSQL is stopped while 100 runs finish: their results wait in
+// JETJOB_EVENTS and are all applied when it returns, each run ending
+// SUCCEEDED, each handler having run once.
+func TestResultsSurvivePostgresOutage(t *testing.T) {
+	release := make(chan struct{})
+	var started, finished atomic.Int64
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("wait", func(ctx context.Context, j *worker.Job) error {
+			started.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			finished.Add(1)
+			return nil
+		})
+	})
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "wait", Handler: "wait", ScheduleType: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
+	pg := pgtest.Server()
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	eventually(t, 30*time.Second, "100 handlers finished", func() bool { return finished.Load() == 100 })
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "100 runs SUCCEEDED", func() bool {
+		var n int
+		err := sys.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED'`, job.ID).Scan(&n)
+		return err == nil && n == 100
+	})
+	var other int
+	if err := sys.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status <> 'SUCCEEDED'`, job.ID).Scan(&other); err != nil {
+		t.Fatal(err)
+	}
+	if other != 0 || started.Load() != 100 {
+		t.Fatalf("%d runs not SUCCEEDED, handlers started %d times: want 0 and 100", other, started.Load())
+	}
+}

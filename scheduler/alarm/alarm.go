@@ -1,0 +1,245 @@
+// Package alarm tells people that a run failed for good: its last attempt
+// ended FAILED, TIMED_OUT or LOST (the results applier marks such runs
+// alarm_status = 'pending'). It sends a webhook (a JSON POST, optionally
+// signed with HMAC-SHA256) and an email over SMTP, per the job's targets,
+// and records the outcome on the run: sent, failed (with the error), or
+// none when the job has no target.
+//
+// Sending runs apart from applying events, so a slow or failing mail
+// server never delays results. Any scheduler may send: a run is claimed by
+// moving its alarm_next_at forward under FOR UPDATE SKIP LOCKED, so two
+// schedulers never send the same alarm at once. A failed channel is
+// retried a few times with backoff; a channel already delivered is not
+// sent again.
+package alarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/logging"
+)
+
+// Config configures the sender. Zero values mean the defaults.
+type Config struct {
+	SMTP SMTP
+	// WebhookSecret, when set, signs webhook bodies: header
+	// X-Jetjob-Signature: sha256=<hex HMAC-SHA256 of the body>.
+	WebhookSecret string
+	// ConsoleURL is the base of the console link in alarms, e.g.
+	// https://jetjob.example.com (the link is <base>/runs/<id>).
+	ConsoleURL string
+	// Attempts per channel before the alarm is recorded failed (default 3).
+	Attempts int
+	// Backoff is the delay before the first retry, doubled each time
+	// (default 5 s).
+	Backoff time.Duration
+	// Interval between polls for pending alarms (default 1 s).
+	Interval time.Duration
+	// Timeout bounds one delivery (default 10 s).
+	Timeout time.Duration
+	// HTTPClient sends webhooks (default a client with Timeout).
+	HTTPClient *http.Client
+}
+
+// SMTP is the mail server alarms go through. Host empty disables email.
+type SMTP struct {
+	Host     string
+	Port     int // default 587
+	User     string
+	Password string
+	From     string // default jetjob@<host>
+	StartTLS bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Attempts == 0 {
+		c.Attempts = 3
+	}
+	if c.Backoff == 0 {
+		c.Backoff = 5 * time.Second
+	}
+	if c.Interval == 0 {
+		c.Interval = time.Second
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: c.Timeout}
+	}
+	if c.SMTP.Port == 0 {
+		c.SMTP.Port = 587
+	}
+	if c.SMTP.From == "" {
+		c.SMTP.From = "jetjob@" + c.SMTP.Host
+	}
+	return c
+}
+
+// Sender delivers pending alarms.
+type Sender struct {
+	cfg  Config
+	pool *pgxpool.Pool
+	log  *zap.Logger
+}
+
+// New returns a sender; Run drives it.
+func New(cfg Config, pool *pgxpool.Pool, log *zap.Logger) *Sender {
+	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm")}
+}
+
+// Alarm is what a webhook receives (and an email says), for one run.
+type Alarm struct {
+	V           int       `json:"v"`
+	Event       string    `json:"event"` // "run.failed"
+	JobID       int64     `json:"job_id"`
+	JobName     string    `json:"job_name"`
+	Group       string    `json:"group"`
+	RunID       int64     `json:"run_id"`
+	Status      string    `json:"status"`
+	Message     string    `json:"message"`
+	Attempt     int       `json:"attempt"`
+	TriggerType string    `json:"trigger_type"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+	ConsoleLink string    `json:"console_link,omitempty"`
+}
+
+type pending struct {
+	alarm    Alarm
+	webhook  string
+	emails   []string
+	sent     []string
+	attempts int
+}
+
+// claimSQL takes up to 50 due alarms, pushing their next attempt a minute
+// ahead so no other scheduler takes them meanwhile.
+const claimSQL = `UPDATE job_runs r SET alarm_next_at = now() + interval '1 minute'
+	FROM jobs j
+	WHERE r.id IN (SELECT id FROM job_runs WHERE alarm_status = 'pending' AND alarm_next_at <= now()
+			ORDER BY alarm_next_at LIMIT 50 FOR UPDATE SKIP LOCKED)
+	  AND j.id = r.job_id
+	RETURNING r.id, r.job_id, j.name, r.group_name, r.status, r.message, r.attempt, r.trigger_type,
+		r.scheduled_at, COALESCE(r.finished_at, now()), j.alarm_webhook, j.alarm_emails, r.alarm_sent, r.alarm_attempts`
+
+// Run sends due alarms every Interval until ctx ends.
+func (s *Sender) Run(ctx context.Context) error {
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := s.round(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("alarm round failed; retrying", zap.Error(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Sender) round(ctx context.Context) error {
+	// A run whose job was deleted has no targets left: nothing to send.
+	if _, err := s.pool.Exec(ctx, `UPDATE job_runs r SET alarm_status = 'none'
+		WHERE alarm_status = 'pending' AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id)`); err != nil {
+		return err
+	}
+	rows, _ := s.pool.Query(ctx, claimSQL)
+	due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pending, error) {
+		var p pending
+		a := &p.alarm
+		err := r.Scan(&a.RunID, &a.JobID, &a.JobName, &a.Group, &a.Status, &a.Message, &a.Attempt,
+			&a.TriggerType, &a.ScheduledAt, &a.FinishedAt, &p.webhook, &p.emails, &p.sent, &p.attempts)
+		return p, err
+	})
+	if err != nil {
+		return fmt.Errorf("claim alarms: %w", err)
+	}
+	for i := range due {
+		s.deliver(ctx, &due[i])
+	}
+	return nil
+}
+
+// deliver sends one run's alarm on each channel not yet delivered and
+// records the outcome.
+func (s *Sender) deliver(ctx context.Context, p *pending) {
+	a := &p.alarm
+	a.V, a.Event = 1, "run.failed"
+	if s.cfg.ConsoleURL != "" {
+		a.ConsoleLink = strings.TrimRight(s.cfg.ConsoleURL, "/") + fmt.Sprintf("/runs/%d", a.RunID)
+	}
+	if p.sent == nil {
+		p.sent = []string{}
+	}
+	sent := map[string]bool{}
+	for _, ch := range p.sent {
+		sent[ch] = true
+	}
+	var errs []error
+	try := func(channel string, f func(context.Context) error) {
+		if sent[channel] {
+			return
+		}
+		c, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+		defer cancel()
+		if err := f(c); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", channel, err))
+			return
+		}
+		p.sent = append(p.sent, channel)
+	}
+	targets := 0
+	if p.webhook != "" {
+		targets++
+		try("webhook", func(c context.Context) error { return s.webhook(c, p.webhook, a) })
+	}
+	if len(p.emails) > 0 {
+		targets++
+		if s.cfg.SMTP.Host == "" {
+			errs = append(errs, errors.New("email: no SMTP server configured (JETJOB_SMTP_HOST)"))
+		} else {
+			try("email", func(c context.Context) error { return s.email(c, p.emails, a) })
+		}
+	}
+	status, next, msg := "sent", (*time.Time)(nil), ""
+	switch {
+	case targets == 0:
+		status = "none"
+	case len(errs) > 0:
+		msg = errors.Join(errs...).Error()
+		p.attempts++
+		if p.attempts >= s.cfg.Attempts {
+			status = "failed"
+		} else {
+			status = "pending"
+			t := time.Now().Add(s.cfg.Backoff << (p.attempts - 1))
+			next = &t
+		}
+	}
+	log := s.log.With(logging.Run(a.RunID), logging.Job(a.JobID))
+	switch status {
+	case "sent":
+		log.Info("alarm sent", zap.Strings("channels", p.sent))
+	case "failed":
+		log.Error("alarm failed for good", zap.Int("attempts", p.attempts), zap.String("error", msg))
+	case "pending":
+		log.Warn("alarm failed; will retry", zap.Int("attempts", p.attempts), zap.String("error", msg))
+	}
+	_, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE job_runs SET alarm_status = $2, alarm_error = $3,
+		alarm_sent = $4, alarm_attempts = $5, alarm_next_at = COALESCE($6, alarm_next_at) WHERE id = $1`,
+		a.RunID, status, msg, p.sent, p.attempts, next)
+	if err != nil {
+		log.Warn("recording alarm outcome failed; it may be sent again", zap.Error(err))
+	}
+}
