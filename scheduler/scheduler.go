@@ -25,6 +25,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/lease"
+	"github.com/jetjob/jetjob/scheduler/lost"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/runlog"
@@ -257,6 +258,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
 	goRun(&wg, "results", app.Run, fireCtx)
 	goRun(&wg, "alarms", alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log).Run, fireCtx)
+	goRun(&wg, "lost runs", lost.New(js, s.log).Run, fireCtx)
 	goRun(&wg, "leases", lm.Run, fireCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)

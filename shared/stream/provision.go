@@ -102,6 +102,14 @@ func (c Config) Streams() []jetstream.StreamConfig {
 		MaxAge:      c.LogMaxAge,
 		MaxBytes:    c.LogMaxBytes,
 		Discard:     jetstream.DiscardOld,
+	}, {
+		Name:        Advisories,
+		Description: "jetjob: JetStream advisories of triggers whose deliveries ran out",
+		Subjects:    []string{MaxDeliveriesSubject},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+		MaxAge:      7 * 24 * time.Hour,
 	}}
 }
 

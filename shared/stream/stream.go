@@ -24,7 +24,19 @@ const (
 
 	// EventsConsumer is the durable consumer all schedulers share on JETJOB_EVENTS.
 	EventsConsumer = "jetjob-results"
+
+	// Advisories keeps JetStream's "max deliveries reached" advisories for
+	// triggers, so that a run whose deliveries ran out is recorded LOST
+	// even if no scheduler was listening at that moment.
+	Advisories = "JETJOB_ADVISORIES"
+	// LostConsumer is the durable consumer all schedulers share on Advisories.
+	LostConsumer = "jetjob-lost"
 )
+
+// MaxDeliveriesSubject matches the advisories JetStream publishes when a
+// trigger consumer gives up on a message.
+const MaxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + Triggers + ".>"
+
 
 // TriggerAny is the subject of a group's shared queue.
 func TriggerAny(group string) string { return "jetjob.trigger." + group + ".any" }

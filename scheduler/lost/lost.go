@@ -1,0 +1,119 @@
+// Package lost records runs whose worker died: when a trigger has been
+// delivered its consumer's max deliveries times without being acknowledged
+// (each worker that took it died or hung past the ack wait), JetStream
+// publishes a max-deliveries advisory; JETJOB_ADVISORIES keeps it until a
+// scheduler handles it. The monitor then ends the run LOST — by publishing
+// an ordinary finished event, so the results applier records it and the
+// retry and alarm path follows exactly as for a failure — and deletes the
+// spent trigger, which a work-queue stream would otherwise keep forever.
+//
+// The bound is the workers' ack wait × max deliveries (plus the advisory's
+// way here): seconds, not xxl-job's ten minutes.
+package lost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// advisory is the part of JetStream's max-deliveries advisory we use.
+type advisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// Monitor consumes the advisories.
+type Monitor struct {
+	js  jetstream.JetStream
+	log *zap.Logger
+}
+
+// New returns a monitor; Run drives it.
+func New(js jetstream.JetStream, log *zap.Logger) *Monitor {
+	return &Monitor{js: js, log: log.Named("lost")}
+}
+
+// Run handles advisories until ctx ends.
+func (m *Monitor) Run(ctx context.Context) error {
+	cons, err := m.js.CreateOrUpdateConsumer(ctx, stream.Advisories, jetstream.ConsumerConfig{
+		Durable:       stream.LostConsumer,
+		Description:   "jetjob schedulers record runs whose deliveries ran out as LOST",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		FilterSubject: stream.MaxDeliveriesSubject,
+	})
+	if err != nil {
+		return fmt.Errorf("lost-run consumer: %w", err)
+	}
+	triggers, err := m.js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		return fmt.Errorf("lost-run monitor: %w", err)
+	}
+	cc, err := cons.Consume(func(msg jetstream.Msg) {
+		if err := m.handle(ctx, triggers, msg.Data()); err != nil {
+			if ctx.Err() == nil {
+				m.log.Warn("handling a max-deliveries advisory failed; it will be redelivered", zap.Error(err))
+				_ = msg.NakWithDelay(2 * time.Second)
+			}
+			return
+		}
+		_ = msg.Ack()
+	})
+	if err != nil {
+		return fmt.Errorf("lost-run monitor: %w", err)
+	}
+	<-ctx.Done()
+	cc.Stop()
+	return nil
+}
+
+// handle ends one spent trigger's run LOST. Publishing the event is
+// idempotent (a fixed Msg-Id; and a run already ended does not move), so a
+// redelivered advisory is harmless.
+func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []byte) error {
+	var adv advisory
+	if err := json.Unmarshal(data, &adv); err != nil || adv.StreamSeq == 0 {
+		m.log.Error("dropping a malformed max-deliveries advisory", zap.ByteString("advisory", data))
+		return nil
+	}
+	raw, err := triggers.GetMsg(ctx, adv.StreamSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil // acknowledged or deleted meanwhile: nothing is lost
+	}
+	if err != nil {
+		return fmt.Errorf("read trigger %d: %w", adv.StreamSeq, err)
+	}
+	trig, err := wire.DecodeTrigger(raw.Data)
+	if err != nil {
+		// Not a run: malformed triggers are terminated by workers, but be
+		// safe and drop the spent message.
+		m.log.Error("spent trigger is not a valid trigger; deleting it", zap.Uint64("stream_seq", adv.StreamSeq), zap.Error(err))
+		return triggers.DeleteMsg(ctx, adv.StreamSeq)
+	}
+	ev := wire.Event{Kind: wire.EventFinished, RunID: trig.RunID, JobID: trig.JobID, Status: wire.StatusLost, At: time.Now(),
+		Message: fmt.Sprintf("lost: delivered %d times (the consumer's max deliveries) and never acknowledged: the worker(s) running it died or stopped responding", adv.Deliveries)}
+	body, err := wire.EncodeEvents(ev)
+	if err != nil {
+		return err
+	}
+	if _, err := m.js.Publish(ctx, stream.Event(trig.Group), body, jetstream.WithMsgID(fmt.Sprintf("run-%d-lost", trig.RunID))); err != nil {
+		return fmt.Errorf("publish LOST of run %d: %w", trig.RunID, err)
+	}
+	m.log.Warn("run lost", logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("deliveries", adv.Deliveries))
+	if err := triggers.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("delete spent trigger %d: %w", adv.StreamSeq, err)
+	}
+	return nil
+}
