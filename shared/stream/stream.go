@@ -37,7 +37,6 @@ const (
 // trigger consumer gives up on a message.
 const MaxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + Triggers + ".>"
 
-
 // TriggerAny is the subject of a group's shared queue.
 func TriggerAny(group string) string { return "jetjob.trigger." + group + ".any" }
 
