@@ -313,3 +313,40 @@ func post(t *testing.T, url, token, body string) *http.Response {
 	resp.Body.Close()
 	return resp
 }
+
+// fix_delay: each next fire is planned the delay after the previous run
+// ended, not on a fixed rate.
+func TestFixDelay(t *testing.T) {
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("slow", func(ctx context.Context, j *worker.Job) error {
+			select {
+			case <-time.After(700 * time.Millisecond):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "delay", Handler: "slow",
+		ScheduleType: "fix_delay", ScheduleExpr: "1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []apiv1.Run
+	eventually(t, 15*time.Second, "3 finished runs", func() bool {
+		runs = finished(runsOf(t, sys.api, job.ID))
+		return len(runs) >= 3
+	})
+	// Newest first: each run is scheduled exactly 1s after the previous
+	// one finished (so about 1.7s apart, not 1s).
+	for i := 0; i+1 < len(runs); i++ {
+		prev, next := runs[i+1], runs[i]
+		if gap := next.ScheduledAt.Sub(*prev.FinishedAt); gap != time.Second {
+			t.Errorf("run %d scheduled %s after run %d finished, want exactly 1s", next.ID, gap, prev.ID)
+		}
+		if apart := next.ScheduledAt.Sub(prev.ScheduledAt); apart < 1500*time.Millisecond {
+			t.Errorf("runs %d and %d scheduled %s apart, want at least 1.5s (delay after a 700ms run)", prev.ID, next.ID, apart)
+		}
+	}
+}
