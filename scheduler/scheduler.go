@@ -27,6 +27,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/lost"
 	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/registry"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -213,6 +214,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	}
 	pl.Planned = s.metrics.lag.planned
 	s.metrics.register(s.reg, s.wheel.Len, lm.Held)
+	reg := registry.New(js, s.cfg.Streams, s.log)
 	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
 	app.Applied = s.metrics.observeApplied
 	app.Spawned = func(ids []int64) {
@@ -230,6 +232,15 @@ func (s *Scheduler) run(parent context.Context) error {
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
 		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
+		Workers: reg.Live,
+		Kill: func(ctx context.Context, runID int64, reason string) error {
+			kv, err := stream.Kills(ctx, js, s.cfg.Streams)
+			if err != nil {
+				return err
+			}
+			_, err = kv.Put(ctx, stream.KillKey(runID), []byte(reason))
+			return err
+		},
 	}, st, s.log)
 	if err != nil {
 		return err
@@ -259,6 +270,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "results", app.Run, fireCtx)
 	goRun(&wg, "alarms", alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log).Run, fireCtx)
 	goRun(&wg, "lost runs", lost.New(js, s.log).Run, fireCtx)
+	goRun(&wg, "worker registry", reg.Run, fireCtx)
 	goRun(&wg, "leases", lm.Run, fireCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -256,5 +257,44 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, runDoc(run))
+	return nil
+}
+
+func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
+	group := r.URL.Query().Get("group")
+	if group != "" && !wire.ValidName(group) {
+		return invalidf("group %q is not a valid group name", group)
+	}
+	live := s.cfg.Workers(group)
+	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live))}
+	for _, wi := range live {
+		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
+			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
+			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// killRun stops a run wherever it is: one not yet published ends CANCELLED
+// at once; for the others a kill request goes to every worker (the one
+// running it cancels it, one about to start it does not), and the run ends
+// CANCELLED when its worker reports. Answers 202 with the run.
+func (s *Server) killRun(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	reason := "killed through the API"
+	run, err := s.store.CancelRun(r.Context(), id, reason)
+	if err != nil {
+		return err
+	}
+	// Even a run just CANCELLED here may already sit in a wheel or in
+	// flight: the request makes sure no worker starts it.
+	if err := s.cfg.Kill(r.Context(), id, reason); err != nil {
+		return fmt.Errorf("send kill request for run %d: %w", id, err)
+	}
+	writeJSON(w, http.StatusAccepted, runDoc(run))
 	return nil
 }

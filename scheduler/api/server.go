@@ -22,6 +22,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Config configures the API.
@@ -40,6 +41,10 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 	// Logs reads run logs (required).
 	Logs *runlog.Reader
+	// Workers lists the live workers of a group ("" for all); required.
+	Workers func(group string) []wire.WorkerInfo
+	// Kill asks the workers to stop a run (required).
+	Kill func(ctx context.Context, runID int64, reason string) error
 }
 
 // Server is the API's http.Handler.
@@ -63,8 +68,8 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	if cfg.Fire == nil {
 		return nil, errors.New("api: Fire is required")
 	}
-	if cfg.Logs == nil {
-		return nil, errors.New("api: Logs is required")
+	if cfg.Logs == nil || cfg.Workers == nil || cfg.Kill == nil {
+		return nil, errors.New("api: Logs, Workers and Kill are required")
 	}
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
@@ -98,6 +103,8 @@ func (s *Server) routes() {
 	api("GET /api/v1/jobs/{id}/runs", s.listRuns)
 	api("GET /api/v1/runs/{id}", s.getRun)
 	api("GET /api/v1/runs/{id}/logs", s.runLogs)
+	api("GET /api/v1/workers", s.listWorkers)
+	api("POST /api/v1/runs/{id}/kill", s.killRun)
 	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
 	})))
@@ -158,7 +165,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
 		case errors.Is(err, store.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:
 			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

@@ -18,6 +18,8 @@
 //	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
 //	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
+//	GET    /api/v1/workers?group=              → WorkerList (live workers, by group and id)
+//	POST   /api/v1/runs/{id}/kill              → 202 Run (409 if it already ended)
 //
 // Errors answer with a status code and an Error document.
 package apiv1
@@ -192,4 +194,23 @@ type RunLogs struct {
 	Lines []LogLine `json:"lines"`
 	// Next is the "from" value to read on.
 	Next uint64 `json:"next"`
+}
+
+// Worker is a live worker, from its latest heartbeat.
+type Worker struct {
+	ID        string    `json:"id"`
+	Group     string    `json:"group"`
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	Version   string    `json:"version"`
+	Handlers  []string  `json:"handlers"`
+	Capacity  int       `json:"capacity"`
+	Running   []int64   `json:"running"`
+	StartedAt time.Time `json:"started_at"`
+	BeatAt    time.Time `json:"beat_at"`
+}
+
+// WorkerList answers GET /workers.
+type WorkerList struct {
+	Workers []Worker `json:"workers"`
 }

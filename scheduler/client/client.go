@@ -425,3 +425,26 @@ func (c *Client) FollowRunLogs(ctx context.Context, id int64, from uint64, emit 
 		}
 	}
 }
+
+// ListWorkers lists the live workers of group ("" for all groups).
+func (c *Client) ListWorkers(ctx context.Context, group string) (*apiv1.WorkerList, error) {
+	q := url.Values{}
+	if group != "" {
+		q.Set("group", group)
+	}
+	var out apiv1.WorkerList
+	if err := c.do(ctx, http.MethodGet, "/workers", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// KillRun stops a run wherever it is; the run ends CANCELLED (at once if it
+// was not published yet, else when its worker reports).
+func (c *Client) KillRun(ctx context.Context, id int64) (*apiv1.Run, error) {
+	var out apiv1.Run
+	if err := c.do(ctx, http.MethodPost, "/runs/"+strconv.FormatInt(id, 10)+"/kill", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -28,7 +28,7 @@ const markTriggeredSQL = `UPDATE job_runs r SET
 
 // markEndedSQL ends runs that were not published: SKIPPED by the misfire
 // policy, or FAILED because they could not be encoded.
-const markEndedSQL = `UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message
+const markEndedSQL = `UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message, recorded_at = now()
 	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[]) AS u(id, status, at, message, epoch)
 	WHERE r.id = u.id AND r.status = 'SCHEDULED' AND ` + fenced
 

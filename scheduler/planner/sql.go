@@ -29,9 +29,9 @@ const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedu
 	FOR UPDATE SKIP LOCKED`
 
 // insertPlanned writes every fire of the batch in one statement.
-const insertPlanned = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, message)
+const insertPlanned = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message)
 	SELECT u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
-		CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
+		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
 	FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
 		AS u(job_id, group_name, trigger_type, status, scheduled_at, message)
 	ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING

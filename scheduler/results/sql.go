@@ -39,6 +39,7 @@ const applySQL = `WITH u AS (
 		started_at = COALESCE(r.started_at, u.started_at),
 		finished_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.finished_at ELSE r.finished_at END,
 		message = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
+		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.recorded_at END,
 		worker_id = CASE WHEN u.worker_id <> '' THEN u.worker_id ELSE r.worker_id END,
 		alarm_status = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST')
 				AND r.attempt >= COALESCE((SELECT max_retries FROM jobs WHERE id = r.job_id), 0)

@@ -146,3 +146,36 @@ func (s *Store) InsertManualRun(ctx context.Context, jobID int64, params *string
 	}
 	return p, nil
 }
+
+// ErrRunEnded is returned when killing a run that already ended.
+var ErrRunEnded = errors.New("run already ended")
+
+// CancelRun records a kill of a run. A run not yet published ends
+// CANCELLED at once; a published or running one is left to its worker,
+// which reports CANCELLED when it stops it (the caller sends the kill
+// request). It returns the run as it is after the call.
+func (s *Store) CancelRun(ctx context.Context, id int64, reason string) (Run, error) {
+	var out Run
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if r.Status.Terminal() {
+			return fmt.Errorf("run %d: %w (%s)", id, ErrRunEnded, r.Status)
+		}
+		if r.Status == wire.StatusScheduled {
+			r, err = scanRun(tx.QueryRow(ctx, `UPDATE job_runs SET status = 'CANCELLED', finished_at = now(), recorded_at = now(), message = $2
+				WHERE id = $1 RETURNING `+runColumns, id, wire.TruncateMessage(reason)))
+		}
+		out = r
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("cancel run %d: %w", id, err)
+	}
+	return out, nil
+}

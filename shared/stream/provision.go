@@ -127,28 +127,45 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if _, err := Workers(ctx, js, c); err != nil {
 		return err
 	}
+	if _, err := Kills(ctx, js, c); err != nil {
+		return err
+	}
 	return nil
 }
+
+// KillTTL is how long a kill request is kept: longer than a trigger can
+// plausibly wait in the stream for a worker.
+const KillTTL = 24 * time.Hour
 
 // Workers returns the workers heartbeat bucket, creating it if needed.
 func Workers(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.KeyValue, error) {
 	c = c.withDefaults()
-	kv, err := js.KeyValue(ctx, WorkersBucket)
+	return bucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket: WorkersBucket, Description: "jetjob worker heartbeats", TTL: c.WorkerTTL, Replicas: c.Replicas,
+	})
+}
+
+// Kills returns the kill-requests bucket, creating it if needed.
+func Kills(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.KeyValue, error) {
+	c = c.withDefaults()
+	return bucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket: KillsBucket, Description: "jetjob kill requests, by run id", TTL: KillTTL, Replicas: c.Replicas,
+	})
+}
+
+// bucket opens a KV bucket, creating it (file storage) if it does not exist.
+func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	if err == nil {
 		return kv, nil
 	}
 	if !errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, fmt.Errorf("open bucket %s: %w", WorkersBucket, err)
+		return nil, fmt.Errorf("open bucket %s: %w", cfg.Bucket, err)
 	}
-	kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      WorkersBucket,
-		Description: "jetjob worker heartbeats",
-		TTL:         c.WorkerTTL,
-		Replicas:    c.Replicas,
-		Storage:     jetstream.FileStorage,
-	})
+	cfg.Storage = jetstream.FileStorage
+	kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("provision bucket %s: %w", WorkersBucket, err)
+		return nil, fmt.Errorf("provision bucket %s: %w", cfg.Bucket, err)
 	}
 	return kv, nil
 }

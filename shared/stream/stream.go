@@ -21,6 +21,11 @@ const (
 	Logs     = "JETJOB_LOGS"
 	// WorkersBucket is the KV bucket of worker heartbeats.
 	WorkersBucket = "JETJOB_WORKERS"
+	// KillsBucket holds kill requests, keyed by run id: every worker
+	// watches it and cancels a run it executes, and checks it before
+	// starting one, so a kill reaches a run wherever it is — running on
+	// some worker, or still waiting in JETJOB_TRIGGERS.
+	KillsBucket = "JETJOB_KILLS"
 
 	// EventsConsumer is the durable consumer all schedulers share on JETJOB_EVENTS.
 	EventsConsumer = "jetjob-results"
@@ -58,6 +63,9 @@ func LogFilter(runID int64) string { return "jetjob.log.*." + strconv.FormatInt(
 
 // Control is the request/reply subject of one worker.
 func Control(workerID string) string { return "jetjob.ctl." + workerID }
+
+// KillKey is the key of a run's kill request in KillsBucket.
+func KillKey(runID int64) string { return strconv.FormatInt(runID, 10) }
 
 // WorkerKey is the key of a worker's heartbeat in WorkersBucket.
 func WorkerKey(group, workerID string) string { return group + "." + workerID }

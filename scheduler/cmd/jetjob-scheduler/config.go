@@ -31,6 +31,7 @@ type options struct {
 	maxCatchup       int
 	replicas         int
 	dupWindow        time.Duration
+	logRetention     time.Duration
 	logFormat        string
 	logLevel         string
 	smtpHost         string
@@ -105,6 +106,7 @@ func (o *options) register(fs *pflag.FlagSet, defListen string) {
 	fs.StringVar(&o.smtpFrom, "smtp-from", env("JETJOB_SMTP_FROM", ""), "sender address of alarm emails (JETJOB_SMTP_FROM)")
 	fs.BoolVar(&o.smtpStartTLS, "smtp-starttls", env("JETJOB_SMTP_STARTTLS", "true") == "true", "use STARTTLS (JETJOB_SMTP_STARTTLS=true|false)")
 	fs.StringVar(&o.consoleURL, "console-url", env("JETJOB_CONSOLE_URL", ""), "base URL for links in alarms (JETJOB_CONSOLE_URL)")
+	fs.DurationVar(&o.logRetention, "log-retention", envDuration("JETJOB_LOG_RETENTION", 0), "how long run log lines are kept in JETJOB_LOGS, default 720h (JETJOB_LOG_RETENTION)")
 	fs.StringVar(&o.logFormat, "log-format", env("JETJOB_LOG_FORMAT", "json"), "json or console (JETJOB_LOG_FORMAT)")
 	fs.StringVar(&o.logLevel, "log-level", env("JETJOB_LOG_LEVEL", "info"), "debug, info, warn or error (JETJOB_LOG_LEVEL)")
 }
@@ -129,6 +131,7 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 	c.Alarm.ConsoleURL = o.consoleURL
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
+	c.Streams.LogMaxAge = o.logRetention
 	return c
 }
 

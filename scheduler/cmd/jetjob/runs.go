@@ -17,7 +17,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Aliases: []string{"run"},
 		Short:   "List and inspect the runs of jobs",
 	})
-	cmd.AddCommand(a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd())
+	cmd.AddCommand(a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd(), a.runsKillCmd())
 	return cmd
 }
 
@@ -128,6 +128,29 @@ func (a *app) runsGetCmd() *cobra.Command {
 				return err
 			}
 			run, err := c.GetRun(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			return a.emit(run, func(w io.Writer) error { return runDetail(run).write(w) })
+		},
+	}
+}
+
+func (a *app) runsKillCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "kill ID",
+		Short: "Stop a run wherever it runs; it ends CANCELLED",
+		Args:  needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("run", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			run, err := c.KillRun(cmd.Context(), id)
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,9 @@ ALTER TABLE jobs
     ADD COLUMN alarm_emails     text[] NOT NULL DEFAULT '{}';
 
 ALTER TABLE job_runs
+    -- When the run's final status was recorded (the applying
+    -- transaction's time): end-to-end latency = recorded_at - scheduled_at.
+    ADD COLUMN recorded_at    timestamptz,
     -- The run whose success triggered this child run.
     ADD COLUMN parent_run     bigint,
     -- none (no alarm needed), pending, sent, failed.
