@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -114,32 +115,18 @@ func runDetail(r *apiv1.Run) *kv {
 }
 
 func (a *app) runsGetCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "get ID",
-		Short: "Show every field of a run",
-		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("run", args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			run, err := c.GetRun(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return a.emit(run, func(w io.Writer) error { return runDetail(run).write(w) })
-		},
-	}
+	return a.runCmd("get ID", "Show every field of a run", (*client.Client).GetRun)
 }
 
 func (a *app) runsKillCmd() *cobra.Command {
+	return a.runCmd("kill ID", "Stop a run wherever it runs; it ends CANCELLED", (*client.Client).KillRun)
+}
+
+// runCmd is a command that takes a run id, calls the API and shows the run.
+func (a *app) runCmd(use, short string, call func(*client.Client, context.Context, int64) (*apiv1.Run, error)) *cobra.Command {
 	return &cobra.Command{
-		Use:   "kill ID",
-		Short: "Stop a run wherever it runs; it ends CANCELLED",
+		Use:   use,
+		Short: short,
 		Args:  needArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID("run", args[0])
@@ -150,7 +137,7 @@ func (a *app) runsKillCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			run, err := c.KillRun(cmd.Context(), id)
+			run, err := call(c, cmd.Context(), id)
 			if err != nil {
 				return err
 			}
