@@ -74,10 +74,12 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
+	reg := w.startRegistry(ctx) // heartbeats until deregistered (registry.go)
 	// fetchLoop returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchLoop(cons, stop)
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
+	reg.deregister(ctx)
 
 	if err := w.destroyHandlers(ctx, inited); err != nil {
 		fatal = errors.Join(fatal, err)

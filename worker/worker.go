@@ -58,6 +58,10 @@ type Config struct {
 	// ShutdownGrace is how long running handlers may continue after Run's
 	// context is cancelled before their own contexts are cancelled.
 	ShutdownGrace time.Duration
+	// HeartbeatInterval is how often the worker puts its heartbeat into the
+	// workers bucket (registry.go); default 5s, and shorter than the
+	// bucket's TTL (Streams.WorkerTTL, default 15s = three beats).
+	HeartbeatInterval time.Duration
 	// Logger receives the worker's logs; default none.
 	Logger *zap.Logger
 	// Streams is passed to stream.Provision when Run starts.
@@ -105,6 +109,9 @@ func (c Config) withDefaults() (Config, error) {
 		errs = append(errs, fmt.Errorf("ack wait %s: want at least 100ms", c.AckWait))
 	}
 	if err := c.Streams.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.heartbeatDefaults(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.Logger == nil {

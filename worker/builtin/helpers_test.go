@@ -1,0 +1,260 @@
+package builtin_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// waitLimit bounds every wait: a hang becomes a failure.
+const waitLimit = 30 * time.Second
+
+const group = "g"
+
+// env is an embedded NATS server with jetjob's streams and a worker of
+// group running the given handlers.
+type env struct {
+	t      *testing.T
+	js     jetstream.JetStream
+	events jetstream.Consumer
+	seen   []wire.Event
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), waitLimit)
+	t.Cleanup(cancel)
+	return c
+}
+
+// newEnv starts NATS and a worker with handlers; the worker stops (and
+// must stop cleanly) when the test ends.
+func newEnv(t *testing.T, handlers map[string]worker.HandlerFunc) *env {
+	t.Helper()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	connect := func() *nats.Conn {
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(nc.Close)
+		return nc
+	}
+	e := &env{t: t}
+	e.js, err = jetstream.New(connect())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Provision(ctx(t), e.js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	e.events, err = e.js.CreateOrUpdateConsumer(ctx(t), stream.Events, jetstream.ConsumerConfig{
+		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	w, err := worker.New(worker.Config{NATS: connect(), Group: group, Logger: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range handlers {
+		w.Handle(name, h)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker Run: %v", err)
+			}
+		case <-time.After(waitLimit):
+			t.Errorf("worker did not stop within %s", waitLimit)
+		}
+	})
+	return e
+}
+
+// trigger returns a valid manual trigger; job id is 1000+run id.
+func trigger(runID int64, handler, params string) *wire.Trigger {
+	return &wire.Trigger{
+		RunID: runID, JobID: 1000 + runID, Group: group, Handler: handler, Params: params,
+		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC().Truncate(time.Millisecond),
+	}
+}
+
+func (e *env) publish(tr *wire.Trigger) {
+	e.t.Helper()
+	data, err := wire.EncodeTrigger(tr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx(e.t), stream.TriggerAny(tr.Group), data, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// finished reads events until run has its finished event.
+func (e *env) finished(runID int64) wire.Event {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		for _, ev := range e.seen {
+			if ev.RunID == runID && ev.Kind == wire.EventFinished {
+				return ev
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("run %d not finished after %s; events %+v", runID, waitLimit, e.seen)
+		}
+		m, err := e.events.Next(jetstream.FetchMaxWait(200 * time.Millisecond))
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
+			continue
+		}
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		evs, err := wire.DecodeEvents(m.Data())
+		if err != nil {
+			e.t.Fatalf("invalid events message: %v", err)
+		}
+		_ = m.Ack()
+		e.seen = append(e.seen, evs...)
+	}
+}
+
+// logLines returns every line of a run's log. The worker publishes the
+// finished event after its lines are stored, so call it after finished.
+func (e *env) logLines(runID int64) []wire.LogLine {
+	e.t.Helper()
+	subject := stream.Log(group, runID)
+	s, err := e.js.Stream(ctx(e.t), stream.Logs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(ctx(e.t), jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	n := int(info.State.Subjects[subject])
+	if n == 0 {
+		return nil
+	}
+	cons, err := e.js.OrderedConsumer(ctx(e.t), stream.Logs, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []wire.LogLine
+	for range n {
+		m, err := cons.Next(jetstream.FetchMaxWait(waitLimit))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		l, err := wire.DecodeLogLine(m.Data())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, *l)
+	}
+	return out
+}
+
+// output returns the command output lines of a run's log, per stream, as
+// "level text".
+func output(lines []wire.LogLine) (stdout, stderr []string) {
+	for _, l := range lines {
+		if text, ok := strings.CutSuffix(l.Msg, ` {"stream":"stdout"}`); ok {
+			stdout = append(stdout, l.Level+" "+text)
+		} else if text, ok := strings.CutSuffix(l.Msg, ` {"stream":"stderr"}`); ok {
+			stderr = append(stderr, l.Level+" "+text)
+		}
+	}
+	return stdout, stderr
+}
+
+// eventually polls cond until it holds, failing the test after waitLimit.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readPID waits for a pid file written by a test script.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, "pid file "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	})
+	return pid
+}
+
+// gone reports whether process pid has ended: it no longer exists (ESRCH),
+// or it is a zombie, dead and waiting for a parent that reaps it (an
+// orphan's new parent, PID 1 of a container, may never do so).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return os.IsNotExist(err)
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+}
+
+// killAtEnd makes sure a sleep process a test script started is gone when
+// the test ends, even if the test failed before the code under test killed
+// it. It checks the process is still that sleep, not a reuse of its pid.
+func killAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.HasPrefix(string(b), "sleep\x00") && !gone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+// directJob is a Job for calling a handler without a worker.
+func directJob(log *zap.Logger, params string) *worker.Job {
+	return &worker.Job{
+		RunID: 1, JobID: 2, Group: group, Handler: "h", Params: params, TriggerType: wire.TriggerManual,
+		ScheduledAt: time.Now().UTC(), Logger: log,
+	}
+}

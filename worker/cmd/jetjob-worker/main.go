@@ -1,0 +1,73 @@
+// Command jetjob-worker is jetjob's drop-in worker: it runs the built-in
+// handlers (shell commands, HTTP calls; see package worker/builtin) for one
+// job group, with nothing to write but its configuration.
+//
+//	JETJOB_NATS_URL=nats://nats:4222 JETJOB_GROUP=ops JETJOB_HANDLERS=shell jetjob-worker
+//
+// Every flag can also be set through the JETJOB_* environment variable its
+// help names; a flag wins over its variable. A bad setting exits with status
+// 2 and a message naming it. NATS being unreachable, at start or later, is
+// waited out. SIGTERM or SIGINT stops it gracefully (exit status 0): no new
+// runs, running ones finish within --shutdown-grace or are handed back.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal ends the process at once
+	}()
+	if err := rootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "jetjob-worker:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(os.Stderr, "Run 'jetjob-worker --help' for the settings.")
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "jetjob-worker",
+		Short: "jetjob's drop-in worker: runs built-in shell and HTTP handlers for one job group",
+		Long: `jetjob-worker runs jetjob's built-in handlers for one job group: "shell" runs
+a command line (sh -c <params>) or {"command": ..., "args": [...]}, "http"
+makes the request its params describe to an allowed host. Enable them with
+--handlers; none is enabled by default.
+
+Every flag can also be set through the environment variable in its help; a
+flag wins over its variable.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unexpected argument %q: jetjob-worker takes flags only", args[0])}
+			}
+			return nil
+		},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(o.applyEnv(cmd.Flags()), o.validate()); err != nil {
+				return usageError{err}
+			}
+			return run(cmd.Context(), &o)
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	o.register(cmd.Flags())
+	return cmd
+}

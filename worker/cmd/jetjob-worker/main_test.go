@@ -1,0 +1,465 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// These tests run the real binary, built once, as a separate process.
+
+const waitLimit = 30 * time.Second
+
+var binary string // built by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "jetjob-worker-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "jetjob-worker")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary must be static
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building jetjob-worker with CGO_ENABLED=0: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// syncBuffer collects a process's output while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a running jetjob-worker.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	out    *syncBuffer // stdout and stderr
+	exited chan struct{}
+	err    error // set before exited is closed
+}
+
+// start runs the binary with args and only the given JETJOB_* variables
+// (the test's own environment, if it has any, is not passed on).
+func start(t *testing.T, env map[string]string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "JETJOB_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &proc{t: t, cmd: cmd, out: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("jetjob-worker output:\n%s", p.out.String())
+		}
+	})
+	return p
+}
+
+// wait returns the exit status, failing the test if the process does not
+// exit within waitLimit.
+func (p *proc) wait() int {
+	p.t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(waitLimit):
+		p.t.Fatalf("jetjob-worker did not exit within %s; output:\n%s", waitLimit, p.out.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case p.err == nil:
+		return 0
+	case errors.As(p.err, &ee):
+		return ee.ExitCode()
+	}
+	p.t.Fatal(p.err)
+	return -1
+}
+
+// waitOutput polls until the process's output contains s.
+func (p *proc) waitOutput(s string) {
+	p.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !strings.Contains(p.out.String(), s) {
+		select {
+		case <-p.exited:
+			p.t.Fatalf("jetjob-worker exited (%v) before writing %q; output:\n%s", p.err, s, p.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("jetjob-worker did not write %q within %s; output:\n%s", s, waitLimit, p.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// nats is the test's side of an embedded server.
+type natsEnv struct {
+	t      *testing.T
+	js     jetstream.JetStream
+	events jetstream.Consumer
+	seen   []wire.Event
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), waitLimit)
+	t.Cleanup(cancel)
+	return c
+}
+
+// startNATS starts an embedded server (on port, or a free one if 0), with
+// jetjob's streams provisioned, and returns its URL.
+func startNATS(t *testing.T, port int) (*natsEnv, string) {
+	t.Helper()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	e := &natsEnv{t: t}
+	if e.js, err = jetstream.New(nc); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Provision(ctx(t), e.js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	e.events, err = e.js.CreateOrUpdateConsumer(ctx(t), stream.Events, jetstream.ConsumerConfig{
+		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, srv.ClientURL()
+}
+
+func (e *natsEnv) publish(group string, runID int64, params string) {
+	e.t.Helper()
+	data, err := wire.EncodeTrigger(&wire.Trigger{
+		RunID: runID, JobID: 100 + runID, Group: group, Handler: "shell", Params: params,
+		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC(),
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.js.Publish(ctx(e.t), stream.TriggerAny(group), data, jetstream.WithMsgID(wire.MsgID(runID))); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// event reads events until one of run has kind.
+func (e *natsEnv) event(runID int64, kind wire.EventKind) wire.Event {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		for _, ev := range e.seen {
+			if ev.RunID == runID && ev.Kind == kind {
+				return ev
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no %s event of run %d within %s; events %+v", kind, runID, waitLimit, e.seen)
+		}
+		m, err := e.events.Next(jetstream.FetchMaxWait(200 * time.Millisecond))
+		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
+			continue
+		}
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		evs, err := wire.DecodeEvents(m.Data())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		_ = m.Ack()
+		e.seen = append(e.seen, evs...)
+	}
+}
+
+// logMsgs returns the messages of a run's log lines.
+func (e *natsEnv) logMsgs(group string, runID int64) []string {
+	e.t.Helper()
+	subject := stream.Log(group, runID)
+	s, err := e.js.Stream(ctx(e.t), stream.Logs)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(ctx(e.t), jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cons, err := e.js.OrderedConsumer(ctx(e.t), stream.Logs, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for range info.State.Subjects[subject] {
+		m, err := cons.Next(jetstream.FetchMaxWait(waitLimit))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		l, err := wire.DecodeLogLine(m.Data())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, l.Level+" "+l.Msg)
+	}
+	return out
+}
+
+// heartbeat returns the worker's registry entry, nil if it has none.
+func (e *natsEnv) heartbeat(group, id string) *wire.WorkerInfo {
+	e.t.Helper()
+	kv, err := stream.Workers(ctx(e.t), e.js, stream.Config{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	entry, err := kv.Get(ctx(e.t), stream.WorkerKey(group, id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := wire.DecodeWorkerInfo(entry.Value())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info
+}
+
+// Configured by the environment alone, the binary runs shell triggers,
+// registers itself, and stops gracefully on SIGTERM: a running run
+// finishes, the exit status is 0 and the registry entry is gone.
+func TestBinaryRunsShellJobs(t *testing.T) {
+	e, url := startNATS(t, 0)
+	proceed := filepath.Join(t.TempDir(), "proceed")
+	p := start(t, map[string]string{
+		"JETJOB_NATS_URL": url, "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell", "JETJOB_WORKER_ID": "bin1",
+		"JETJOB_CONCURRENCY": "3", "JETJOB_LOG_FORMAT": "console",
+		"PROCEED": proceed, // not JETJOB_*: passed on to commands
+	})
+
+	e.publish("ops", 1, "echo hello from $JETJOB_RUN_ID; echo careful >&2")
+	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "bin1" {
+		t.Fatalf("finished %+v", f)
+	}
+	msgs := e.logMsgs("ops", 1)
+	for _, want := range []string{`info hello from 1 {"stream":"stdout"}`, `warn careful {"stream":"stderr"}`} {
+		if !slices.Contains(msgs, want) {
+			t.Errorf("%q missing from the run log %q", want, msgs)
+		}
+	}
+	e.publish("ops", 2, "exit 7")
+	if f := e.event(2, wire.EventFinished); f.Status != wire.StatusFailed || f.Message != "exit status 7" {
+		t.Errorf("finished %+v", f)
+	}
+
+	var hb *wire.WorkerInfo
+	deadline := time.Now().Add(waitLimit)
+	for hb = e.heartbeat("ops", "bin1"); hb == nil; hb = e.heartbeat("ops", "bin1") {
+		if time.Now().After(deadline) {
+			t.Fatal("no registry entry")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !slices.Equal(hb.Handlers, []string{"shell"}) || hb.Capacity != 3 || hb.PID != p.cmd.Process.Pid {
+		t.Errorf("heartbeat %+v", hb)
+	}
+
+	// SIGTERM while a run is going: it finishes within the shutdown grace.
+	e.publish("ops", 3, `echo begin; while [ ! -e "$PROCEED" ]; do sleep 0.02; done; echo end`)
+	e.event(3, wire.EventStarted)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.waitOutput("worker stopping")
+	if err := os.WriteFile(proceed, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if f := e.event(3, wire.EventFinished); f.Status != wire.StatusSucceeded {
+		t.Errorf("run during the stop finished %+v", f)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM, want 0; output:\n%s", code, p.out.String())
+	}
+	if hb := e.heartbeat("ops", "bin1"); hb != nil {
+		t.Errorf("registry entry left after a graceful stop: %+v", hb)
+	}
+	if msgs := e.logMsgs("ops", 3); !slices.Contains(msgs, `info end {"stream":"stdout"}`) {
+		t.Errorf("run 3 log %q", msgs)
+	}
+}
+
+// NATS down at start is waited out; the worker runs once it is up.
+func TestBinaryWaitsForNATS(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := start(t, map[string]string{
+		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
+	})
+	p.waitOutput("waiting for NATS JetStream")
+
+	e, _ := startNATS(t, port)
+	e.publish("ops", 1, "echo late but fine")
+	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded {
+		t.Fatalf("finished %+v", f)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d, want 0", code)
+	}
+}
+
+// SIGTERM while NATS is still unreachable ends the wait with status 0.
+func TestBinaryStopsWhileWaitingForNATS(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	p := start(t, map[string]string{
+		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
+	})
+	p.waitOutput("waiting for NATS JetStream")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d, want 0", code)
+	}
+}
+
+// Every bad setting exits with status 2 and a message naming it; nothing
+// is connected to (the NATS URL points nowhere).
+func TestBinaryBadConfig(t *testing.T) {
+	base := map[string]string{"JETJOB_NATS_URL": "nats://127.0.0.1:1", "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(m, kv[i])
+			} else {
+				m[kv[i]] = kv[i+1]
+			}
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"no group", with("JETJOB_GROUP", ""), nil, []string{"--group / JETJOB_GROUP: required"}},
+		{"bad group", with("JETJOB_GROUP", "a.b"), nil, []string{`--group / JETJOB_GROUP: "a.b"`}},
+		{"no handlers", with("JETJOB_HANDLERS", ""), nil, []string{"--handlers / JETJOB_HANDLERS: no handler enabled"}},
+		{"unknown handler", with("JETJOB_HANDLERS", "shell,ftp"), nil, []string{`unknown handler "ftp"`}},
+		{"bad env number", with("JETJOB_CONCURRENCY", "lots"), nil, []string{`JETJOB_CONCURRENCY="lots": want an integer`}},
+		{"bad env duration", with("JETJOB_ACK_WAIT", "30"), nil, []string{`JETJOB_ACK_WAIT="30": want a duration`}},
+		{"bad flag", base, []string{"--max-deliver", "0"}, []string{"--max-deliver / JETJOB_MAX_DELIVER: 0: want at least 1"}},
+		{"unparsable flag", base, []string{"--concurrency=x"}, []string{`invalid argument "x" for "--concurrency"`}},
+		{"http without hosts", with("JETJOB_HANDLERS", "http"), nil, []string{"--http-allow-hosts / JETJOB_HTTP_ALLOW_HOSTS: empty"}},
+		{"bad allow host", with("JETJOB_HANDLERS", "http", "JETJOB_HTTP_ALLOW_HOSTS", "https://x.com"), nil, []string{"want a host name, not a URL"}},
+		{"missing shell", with("JETJOB_SHELL", "/nonexistent/sh"), nil, []string{"--shell / JETJOB_SHELL"}},
+		{"bad replicas", with("JETJOB_STREAM_REPLICAS", "7"), nil, []string{"--stream-replicas / JETJOB_STREAM_REPLICAS: 7"}},
+		{"bad log level", with("JETJOB_LOG_LEVEL", "loud"), nil, []string{"--log-level / JETJOB_LOG_LEVEL"}},
+		{"bad nats url", with("JETJOB_NATS_URL", "http://u:hunter2@x"), nil, []string{"--nats-url / JETJOB_NATS_URL", "u:xxxxx@x"}},
+		{"user without password", with("JETJOB_NATS_USER", "u"), nil, []string{"--nats-user / JETJOB_NATS_USER: give both"}},
+		{"missing creds file", with("JETJOB_NATS_CREDS", "/nonexistent.creds"), nil, []string{"--nats-creds / JETJOB_NATS_CREDS"}},
+		{"cert without key", with("JETJOB_NATS_TLS_CERT", "/x.pem"), nil, []string{"--nats-tls-cert / JETJOB_NATS_TLS_CERT"}},
+		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := start(t, c.env, c.args...)
+			if code := p.wait(); code != 2 {
+				t.Fatalf("exit status %d, want 2; output:\n%s", code, p.out.String())
+			}
+			out := p.out.String()
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output %q does not contain %q", out, w)
+				}
+			}
+			if strings.Contains(out, "hunter2") {
+				t.Errorf("password printed: %q", out)
+			}
+		})
+	}
+	// The flag wins over its variable.
+	p := start(t, with("JETJOB_CONCURRENCY", "lots"), "--concurrency", "0")
+	if code := p.wait(); code != 2 || !strings.Contains(p.out.String(), "--concurrency / JETJOB_CONCURRENCY: 0") ||
+		strings.Contains(p.out.String(), "lots") {
+		t.Errorf("exit %d, output %q: want the flag's value judged, not the variable's", code, p.out.String())
+	}
+}
