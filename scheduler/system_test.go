@@ -25,9 +25,10 @@ const testToken = "test-token"
 // system is a whole jetjob in one test: real PostgreSQL, real NATS
 // (embedded), a scheduler with its HTTP API and a worker of group "g".
 type system struct {
-	api  *client.Client
-	pool *pgxpool.Pool
-	url  string // API base URL
+	api     *client.Client
+	pool    *pgxpool.Pool
+	url     string // API base URL
+	natsURL string
 }
 
 // startSystem starts everything; register adds handlers to the worker
@@ -94,7 +95,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{api: api, pool: pool, url: url}
+	sys := &system{api: api, pool: pool, url: url, natsURL: ns.ClientURL()}
 	eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil

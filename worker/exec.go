@@ -49,6 +49,11 @@ type run struct {
 	mu      sync.Mutex
 	msgs    []jetstream.Msg // every delivery joined to this execution
 	settled bool            // msgs have been acked or handed back
+	// stop cancels the handler's context with a cause; nil until the
+	// handler starts. A kill that arrives before keeps its cause in
+	// pending, and the handler never starts.
+	stop    context.CancelCauseFunc
+	pending error
 
 	// state tells the handler goroutine and its supervisor apart when a
 	// handler returns just as it is being abandoned: whoever moves it out of
@@ -101,6 +106,18 @@ func (r *run) settle() []jetstream.Msg {
 	return r.msgs
 }
 
+// cancel stops the execution with cause (a kill): the handler's context
+// ends now, or the handler does not start.
+func (r *run) cancel(cause error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stop != nil {
+		r.stop(cause)
+		return
+	}
+	r.pending = cause
+}
+
 // outcome is how an execution ends: a result to report, or a hand-back.
 type outcome struct {
 	status   wire.Status
@@ -124,6 +141,9 @@ func (r *run) execute() bool {
 			r.w.expiredTotal.Add(1)
 		}
 		return reported
+	}
+	if r.w.killed(r.trig.RunID) {
+		return r.finish(outcome{status: wire.StatusCancelled, message: "killed before it started"})
 	}
 	h := r.w.lookup(r.trig.Handler)
 	if h == nil {
@@ -200,8 +220,15 @@ type handlerResult struct {
 
 // runHandler runs the handler under the run's timeout and supervises it.
 func (r *run) runHandler(h *handler) outcome {
-	ctx, cancel := context.WithCancel(r.w.hctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(r.w.hctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.stop = cancel
+	pending := r.pending
+	r.mu.Unlock()
+	if pending != nil {
+		return outcome{status: wire.StatusCancelled, message: pending.Error() + " (before its handler started)"}
+	}
 	if t := r.trig.Timeout(); t > 0 {
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeoutCause(ctx, t, errRunTimeout)
@@ -233,6 +260,11 @@ func (r *run) runHandler(h *handler) outcome {
 		zap.Int64("abandoned_running", r.w.abandonedLive.Load()))
 	if errors.Is(cause, errShutdown) {
 		return outcome{handBack: "handler did not stop when the shutdown cancelled it"}
+	}
+	var ke killError
+	if errors.As(cause, &ke) {
+		return outcome{status: wire.StatusCancelled, message: fmt.Sprintf(
+			"%s; the handler ignored cancellation and was abandoned after %s", ke, r.w.cfg.AbandonGrace)}
 	}
 	return outcome{status: wire.StatusTimedOut, message: fmt.Sprintf(
 		"timed out after %s; the handler ignored cancellation and was abandoned after %s",
@@ -280,6 +312,8 @@ func (r *run) judge(res handlerResult) outcome {
 			msg += ": " + res.err.Error()
 		}
 		return outcome{status: wire.StatusTimedOut, message: msg}
+	case errors.As(res.cause, new(killError)):
+		return outcome{status: wire.StatusCancelled, message: res.cause.Error()}
 	case errors.Is(res.cause, errShutdown) && res.err != nil:
 		return outcome{handBack: "interrupted by the shutdown: " + res.err.Error()}
 	case res.err != nil:

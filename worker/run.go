@@ -75,10 +75,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
 	reg := w.startRegistry(ctx) // heartbeats until deregistered (registry.go)
+	killCtx, stopKills := context.WithCancel(ctx)
+	killsDone, killsLoaded := make(chan struct{}), make(chan struct{})
+	go func() { defer close(killsDone); w.watchKills(killCtx, killsLoaded) }() // kill.go
+	select {
+	case <-killsLoaded:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		w.log.Warn("kill requests not loaded within 10s; starting anyway")
+	}
 	// fetchLoop returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchLoop(cons, stop)
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
+	stopKills()
+	<-killsDone
 	reg.deregister(ctx)
 
 	if err := w.destroyHandlers(ctx, inited); err != nil {

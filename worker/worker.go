@@ -184,6 +184,7 @@ type Worker struct {
 	started  bool
 	active   map[int64]*run      // runs executing in this process, by run id
 	recent   map[int64]time.Time // runs finished here lately, by run id
+	kills    map[int64]time.Time // kill requests seen, by run id (kill.go)
 	recentQ  []recentRun         // recent in finishing order, for expiry
 
 	// Tuning that tests shorten; see fetch.go.
@@ -217,6 +218,7 @@ func New(cfg Config) (*Worker, error) {
 		log:        c.Logger.With(logging.Group(c.Group), logging.Worker(c.ID)),
 		handlers:   make(map[string]*handler),
 		active:     make(map[int64]*run),
+		kills:      make(map[int64]time.Time),
 		recent:     make(map[int64]time.Time),
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,

@@ -1,0 +1,269 @@
+package main
+
+// The hidden subcommands: the orchestrator re-executes its own binary as
+// `nats`, `scheduler` and `worker` so that each part is a process of its own
+// whose CPU time and memory can be read from /proc. Each prints one line
+// "READY <info>" on stdout when it is up and stops cleanly on SIGTERM.
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// childContext is cancelled by SIGTERM or SIGINT.
+func childContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+}
+
+// profiler writes a CPU profile to a file: from start to exit, or, with
+// onSignal, from SIGUSR1 to SIGUSR2 (the orchestrator profiles only the
+// measured window that way).
+type profiler struct {
+	mu      sync.Mutex
+	path    string
+	running bool
+	done    bool
+	f       *os.File
+	log     *zap.Logger
+}
+
+func (p *profiler) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.path == "" || p.running || p.done {
+		return
+	}
+	f, err := os.Create(p.path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		p.log.Error("cpu profile", zap.Error(err))
+		return
+	}
+	p.f, p.running = f, true
+}
+
+func (p *profiler) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if p.running {
+		pprof.StopCPUProfile()
+		p.f.Close()
+		p.running = false
+	}
+}
+
+type profileFlags struct {
+	path     string
+	onSignal bool
+}
+
+func (pf *profileFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&pf.path, "cpuprofile", "", "write a CPU profile to this file (from start to exit)")
+	fs.BoolVar(&pf.onSignal, "cpuprofile-signal", false, "profile from SIGUSR1 to SIGUSR2 instead")
+}
+
+func (pf *profileFlags) begin(ctx context.Context, log *zap.Logger) *profiler {
+	p := &profiler{path: pf.path, log: log}
+	if pf.path == "" {
+		return p
+	}
+	if !pf.onSignal {
+		p.start()
+		return p
+	}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		defer signal.Stop(sig)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-sig:
+				if s == syscall.SIGUSR1 {
+					p.start()
+				} else {
+					p.stop()
+				}
+			}
+		}
+	}()
+	return p
+}
+
+func childLogger(level string) *zap.Logger {
+	log, err := logging.New("json", level)
+	if err != nil {
+		return zap.NewNop()
+	}
+	return log
+}
+
+// runNATS is `jetjob-bench nats --port P --dir D`: an embedded NATS server
+// with JetStream file storage in D (default settings: fsync every 2 min).
+func runNATS(args []string) error {
+	fs := pflag.NewFlagSet("nats", pflag.ContinueOnError)
+	port := fs.Int("port", 0, "client port (0: a free one)")
+	dir := fs.String("dir", "", "JetStream store directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := childContext()
+	defer cancel()
+	s, err := natsembed.Start(natsembed.Options{StoreDir: *dir, Port: *port})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("READY %s %s\n", s.ClientURL(), server.VERSION)
+	<-ctx.Done()
+	s.Shutdown()
+	return nil
+}
+
+// runScheduler is `jetjob-bench scheduler`: scheduler.New/Run in its own
+// process with default tuning, its API (and /metrics) on --listen without
+// authentication.
+func runScheduler(args []string) error {
+	fs := pflag.NewFlagSet("scheduler", pflag.ContinueOnError)
+	dbURL := fs.String("database-url", "", "PostgreSQL URL")
+	natsURL := fs.String("nats-url", "", "NATS URL")
+	listen := fs.String("listen", "127.0.0.1:0", "HTTP address for /metrics")
+	id := fs.String("id", "", "scheduler id")
+	logLevel := fs.String("log-level", "warn", "zap level")
+	var pf profileFlags
+	pf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := childContext()
+	defer cancel()
+	log := childLogger(*logLevel)
+	defer log.Sync() //nolint:errcheck
+	prof := pf.begin(ctx, log)
+	defer prof.stop()
+
+	// The same pool shape as `jetjob-scheduler serve` (openPool there).
+	pcfg, err := pgxpool.ParseConfig(*dbURL)
+	if err != nil {
+		return err
+	}
+	pcfg.MinConns = 4
+	if pcfg.MaxConns < 16 {
+		pcfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	nc, err := nats.Connect(*natsURL, nats.Name("jetjob-bench scheduler"), nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	cfg := scheduler.Config{Pool: pool, NATS: nc, Listener: ln, InsecureNoAuth: true, Logger: log}
+	cfg.Lease.ID = *id
+	s, err := scheduler.New(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Printf("READY http://%s\n", ln.Addr())
+	return s.Run(ctx)
+}
+
+// runWorker is `jetjob-bench worker`: the worker SDK with the handlers
+// "noop" and "sleep50", counting every handler invocation per (job, fire
+// time). On exit it writes the counts to --out (gob, see seen.go).
+func runWorker(args []string) error {
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	natsURL := fs.String("nats-url", "", "NATS URL")
+	id := fs.String("id", "", "worker id")
+	group := fs.String("group", benchGroup, "job group")
+	concurrency := fs.Int("concurrency", 256, "runs at once")
+	out := fs.String("out", "", "file for the invocation counts, written at exit")
+	logLevel := fs.String("log-level", "warn", "zap level")
+	var pf profileFlags
+	pf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("worker: --out is required")
+	}
+	ctx, cancel := childContext()
+	defer cancel()
+	log := childLogger(*logLevel)
+	defer log.Sync() //nolint:errcheck
+	prof := pf.begin(ctx, log)
+	defer prof.stop()
+
+	nc, err := nats.Connect(*natsURL, nats.Name("jetjob-bench worker"), nats.RetryOnFailedConnect(true),
+		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	w, err := worker.New(worker.Config{NATS: nc, Group: *group, ID: *id, Concurrency: *concurrency,
+		ShutdownGrace: 5 * time.Second, Logger: log})
+	if err != nil {
+		return err
+	}
+	seen := newSeenSet(time.Now().Add(-time.Minute))
+	w.Handle("noop", func(_ context.Context, job *worker.Job) error {
+		seen.add(job.JobID, job.ScheduledAt, "noop")
+		return nil
+	})
+	w.Handle("sleep50", func(ctx context.Context, job *worker.Job) error {
+		seen.add(job.JobID, job.ScheduledAt, "sleep50")
+		t := time.NewTimer(50 * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return nil
+	})
+	fmt.Printf("READY %s\n", w.ID())
+	runErr := w.Run(ctx)
+	prof.stop()
+	f, err := os.Create(*out)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	err = gob.NewEncoder(f).Encode(seen.snapshot())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return errors.Join(runErr, err)
+}

@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/jetjob/jetjob/scheduler/localpg"
+	"github.com/jetjob/jetjob/scheduler/store"
+)
+
+// env is one scenario's system: a throwaway PostgreSQL (normal durability
+// settings), an embedded NATS server with JetStream file storage, and the
+// scheduler and worker processes, each its own process.
+type env struct {
+	o       *options
+	name    string // <scenario>-<timestamp>
+	tmp     string
+	logDir  string
+	pg      *localpg.Server
+	pool    *pgxpool.Pool
+	dbURL   string
+	nats    *child
+	natsURL string
+	natsVer string
+	scheds  []*schedProc
+	workers []*workerProc
+	notes   []string
+	// profilePaths are the CPU profiles asked for (--profile).
+	profilePaths []string
+}
+
+type schedProc struct {
+	c       *child
+	metrics string
+	profile string
+}
+
+type workerProc struct {
+	c       *child
+	out     string
+	profile string
+}
+
+func newEnv(o *options, name string) (*env, error) {
+	tmp, err := os.MkdirTemp("", "jetjob-bench-")
+	if err != nil {
+		return nil, err
+	}
+	logDir := filepath.Join(o.out, name+"-logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, err
+	}
+	return &env{o: o, name: name, tmp: tmp, logDir: logDir}, nil
+}
+
+func (e *env) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	e.notes = append(e.notes, msg)
+	logf("note: %s", msg)
+}
+
+// startPostgres starts the throwaway server (localpg defaults: fsync,
+// synchronous_commit and full_page_writes on), creates and migrates the
+// database and fixes the shard count. With --profile it also loads
+// pg_stat_statements (a restart).
+func (e *env) startPostgres(ctx context.Context) error {
+	t := time.Now()
+	pg, err := localpg.Start(ctx, localpg.Options{})
+	if err != nil {
+		return err
+	}
+	e.pg = pg
+	if e.o.profile {
+		if err := e.enableStatStatements(ctx); err != nil {
+			return err
+		}
+	}
+	if err := pg.CreateDatabase(ctx, "jetjob", ""); err != nil {
+		return err
+	}
+	e.dbURL = pg.URL("jetjob")
+	cfg, err := pgxpool.ParseConfig(e.dbURL)
+	if err != nil {
+		return err
+	}
+	cfg.MaxConns = 8
+	if e.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return err
+	}
+	if _, err := store.Migrate(ctx, e.pool); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, e.pool, e.o.shards)
+	if err != nil {
+		return err
+	}
+	if st.ShardCount() != e.o.shards {
+		return fmt.Errorf("cluster has %d shards, want %d", st.ShardCount(), e.o.shards)
+	}
+	if e.o.profile {
+		if _, err := e.pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+			return err
+		}
+	}
+	logf("postgres ready on port %d (%s)", pg.Port(), time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
+func (e *env) enableStatStatements(ctx context.Context) error {
+	c, err := pgxpool.New(ctx, e.pg.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	_, err = c.Exec(ctx, `ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`)
+	if err == nil {
+		_, err = c.Exec(ctx, `ALTER SYSTEM SET pg_stat_statements.max = 1000`)
+	}
+	c.Close()
+	if err != nil {
+		return err
+	}
+	if err := e.pg.Stop(ctx); err != nil {
+		return err
+	}
+	return e.pg.Start(ctx)
+}
+
+func (e *env) startNATS() error {
+	dir := filepath.Join(e.tmp, "nats")
+	c, err := startChild("nats", filepath.Join(e.logDir, "nats.log"), 60*time.Second, "nats", "--dir", dir)
+	if err != nil {
+		return err
+	}
+	e.nats = c
+	f := strings.Fields(c.info)
+	if len(f) < 2 {
+		return fmt.Errorf("nats: unexpected READY line %q", c.info)
+	}
+	e.natsURL, e.natsVer = f[0], f[1]
+	logf("nats ready at %s (nats-server %s, JetStream in %s)", e.natsURL, e.natsVer, dir)
+	return nil
+}
+
+func (e *env) startSchedulers(n int) error {
+	for i := range n {
+		id := fmt.Sprintf("bench-s%d", i)
+		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id}
+		sp := &schedProc{}
+		if e.o.profile {
+			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-scheduler-%d.pprof", e.name, i))
+			e.profilePaths = append(e.profilePaths, sp.profile)
+			args = append(args, "--cpuprofile", sp.profile, "--cpuprofile-signal")
+		}
+		c, err := startChild(fmt.Sprintf("scheduler-%d", i), filepath.Join(e.logDir, fmt.Sprintf("scheduler-%d.log", i)),
+			60*time.Second, "scheduler", args...)
+		if err != nil {
+			return err
+		}
+		sp.c, sp.metrics = c, c.info+"/metrics"
+		e.scheds = append(e.scheds, sp)
+	}
+	return nil
+}
+
+func (e *env) startWorkers(n, concurrency int) error {
+	for i := range n {
+		sp := &workerProc{out: filepath.Join(e.tmp, fmt.Sprintf("worker-%d.gob", i))}
+		args := []string{"--nats-url", e.natsURL, "--id", fmt.Sprintf("bench-w%d", i),
+			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out}
+		if e.o.profile {
+			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-worker-%d.pprof", e.name, i))
+			e.profilePaths = append(e.profilePaths, sp.profile)
+			args = append(args, "--cpuprofile", sp.profile, "--cpuprofile-signal")
+		}
+		c, err := startChild(fmt.Sprintf("worker-%d", i), filepath.Join(e.logDir, fmt.Sprintf("worker-%d.log", i)),
+			60*time.Second, "worker", args...)
+		if err != nil {
+			return err
+		}
+		sp.c = c
+		e.workers = append(e.workers, sp)
+	}
+	return nil
+}
+
+// waitShards waits until the schedulers hold every shard between them, in
+// fair shares (differing by at most one).
+func (e *env) waitShards(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		total, lo, hi := 0, 1<<30, 0
+		ok := true
+		for _, s := range e.scheds {
+			m, err := scrape(ctx, s.metrics)
+			if err != nil {
+				ok = false
+				break
+			}
+			n := int(m["jetjob_owned_shards"])
+			total += n
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		if ok && total == e.o.shards && hi-lo <= 1 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("schedulers hold %d of %d shards (share %d..%d) after %s", total, e.o.shards, lo, hi, timeout)
+		}
+		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// signalProfiles starts (SIGUSR1) or stops (SIGUSR2) the children's CPU
+// profiles.
+func (e *env) signalProfiles(sig syscall.Signal) {
+	if !e.o.profile {
+		return
+	}
+	for _, s := range e.scheds {
+		_ = s.c.cmd.Process.Signal(sig)
+	}
+	for _, w := range e.workers {
+		_ = w.c.cmd.Process.Signal(sig)
+	}
+}
+
+// scrape reads a Prometheus text page into name → summed value (labels
+// are summed over).
+func scrape(ctx context.Context, url string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		name := line[:i]
+		if j := strings.IndexByte(name, '{'); j >= 0 {
+			name = name[:j]
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		m[name] += v
+	}
+	return m, nil
+}
+
+// counters sums a metric over the schedulers.
+func (e *env) counters(ctx context.Context, names ...string) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range e.scheds {
+		m, err := scrape(ctx, s.metrics)
+		if err != nil {
+			e.note("scrape %s: %v", s.c.role, err)
+			continue
+		}
+		for _, n := range names {
+			out[n] += m[n]
+		}
+	}
+	return out
+}
+
+// roles lists every process to measure, by role.
+type roleRef struct {
+	role string
+	pid  int
+	tree bool
+}
+
+func (e *env) roles() []roleRef {
+	rs := []roleRef{{role: "orchestrator", pid: os.Getpid()}}
+	if e.nats != nil {
+		rs = append(rs, roleRef{role: "nats", pid: e.nats.pid()})
+	}
+	if e.pg != nil {
+		if pid, err := postmasterPID(e.pg.DataDir()); err == nil {
+			rs = append(rs, roleRef{role: "postgres", pid: pid, tree: true})
+		}
+	}
+	for _, s := range e.scheds {
+		rs = append(rs, roleRef{role: s.c.role, pid: s.c.pid()})
+	}
+	for _, w := range e.workers {
+		rs = append(rs, roleRef{role: w.c.role, pid: w.c.pid()})
+	}
+	return rs
+}
+
+// usage is a snapshot of every role, in roles() order.
+type usage struct {
+	order []string
+	m     map[string]roleSample
+}
+
+func (e *env) sample() usage {
+	u := usage{m: map[string]roleSample{}}
+	for _, r := range e.roles() {
+		u.order = append(u.order, r.role)
+		u.m[r.role] = sampleRole(r.pid, r.tree)
+	}
+	return u
+}
+
+// procStats turns the window's start and end snapshots into ProcStats.
+func procStats(a, b usage, secs float64) []ProcStat {
+	var out []ProcStat
+	for _, role := range b.order {
+		s0, s1 := a.m[role], b.m[role]
+		out = append(out, ProcStat{
+			Role: role, PIDs: s1.pids, CPUWindow: round3(s1.cpu - s0.cpu),
+			CPUPctWindow: round1(100 * (s1.cpu - s0.cpu) / secs), CPUTotal: round3(s1.cpu),
+			PeakRSSMB: round1(float64(s1.hwmKB) / 1024),
+		})
+	}
+	return out
+}
+
+// stopWorkers stops the workers and reads their invocation counts.
+func (e *env) stopWorkers() (*union, error) {
+	u := &union{}
+	var errs []error
+	for _, w := range e.workers {
+		if err := w.c.stop(30 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		s, err := readSeen(w.out)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", w.c.role, err))
+			continue
+		}
+		u.sets = append(u.sets, s)
+	}
+	e.workers = nil
+	return u, errors.Join(errs...)
+}
+
+func (e *env) stopSchedulers() error {
+	var errs []error
+	for _, s := range e.scheds {
+		if err := s.c.stop(20 * time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	e.scheds = nil
+	return errors.Join(errs...)
+}
+
+// close stops whatever still runs and removes the temporary directory.
+func (e *env) close() {
+	if e.workers != nil {
+		_, _ = e.stopWorkers()
+	}
+	if e.scheds != nil {
+		_ = e.stopSchedulers()
+	}
+	if e.nats != nil {
+		if err := e.nats.stop(20 * time.Second); err != nil {
+			logf("nats: %v", err)
+		}
+		e.nats = nil
+	}
+	if e.pool != nil {
+		e.pool.Close()
+		e.pool = nil
+	}
+	if e.pg != nil {
+		if err := e.pg.Close(); err != nil {
+			logf("postgres: %v", err)
+		}
+		e.pg = nil
+	}
+	os.RemoveAll(e.tmp)
+}
+
+// machine describes this host and the servers.
+func (e *env) machine(ctx context.Context) Machine {
+	m := Machine{NProc: numCPU(), CPUModel: cpuModel(), MemTotalMB: memTotalMB(), Kernel: kernel(),
+		GoVersion: goVersion(), NATSServerVersion: e.natsVer}
+	if m.NATSServerVersion == "" {
+		m.NATSServerVersion = server.VERSION
+	}
+	if e.pool != nil {
+		_ = e.pool.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&m.PostgresVersion)
+	}
+	return m
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, time.Until(t)) }

@@ -1,0 +1,254 @@
+// Command jetjob-bench is jetjob's reproducible benchmark harness (issue
+// #7), run by `make bench`. It starts its own throwaway PostgreSQL (normal
+// durability settings) and an embedded NATS server with JetStream file
+// storage, bulk-inserts jobs with COPY, runs schedulers and workers (no-op
+// or 50 ms handlers) as separate processes, and measures over a fixed window
+// after a warm-up: fires planned, triggers published and runs finished per
+// second; fire, start and end-to-end lag; lost fires and duplicate runs
+// (counted by the workers' handlers); CPU seconds and peak RSS per process.
+//
+// Scenarios (--scenario, comma separated; default "steady,dueread"):
+//
+//	steady   N jobs "@every 1s" (--jobs, default 10000): N fires/s
+//	sparse   1,000,000 jobs "@every 1000s", first fires staggered: ~1,000 fires/s
+//	burst    50,000 "once" jobs all due in the same second
+//	max      "@every 1s" jobs added in steps (--jobs to start, --step more
+//	         each --step-duration) until start lag p99 exceeds 1 s
+//	dueread  the planner's due-jobs read at 10 k, 100 k and 1 M jobs
+//
+// Examples:
+//
+//	make bench                                   # steady 10000 for 60 s, then dueread
+//	make bench ARGS='--scenario steady --jobs 15000'
+//	make bench ARGS='--scenario sparse'
+//	make bench ARGS='--scenario burst'
+//	make bench ARGS='--scenario max'
+//	make bench ARGS='--scenario steady --handler sleep50 --profile'
+//
+// Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
+// (fields documented in result.go); the children's logs go to
+// bench-results/<scenario>-<YYYYMMDD-HHMMSS>-logs/. --profile adds CPU
+// profiles of the schedulers and workers over the measured window
+// (bench-results/*.pprof: go tool pprof -top bin/jetjob-bench FILE) and
+// PostgreSQL's top statements (pg_stat_statements).
+//
+// The hidden subcommands nats, scheduler and worker are this binary
+// re-executed by itself (see child.go).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+type options struct {
+	scenarios         []string
+	jobs              int
+	duration          time.Duration
+	warmup            time.Duration
+	schedulers        int
+	workers           int
+	workerConcurrency int
+	handler           string
+	shards            int
+	out               string
+	profile           bool
+	drain             time.Duration
+	burstTimeout      time.Duration
+	step              int
+	stepDuration      time.Duration
+	stepWarmup        time.Duration
+	maxSteps          int
+	dueSizes          []int
+	dueReads          int
+}
+
+// concurrency is the workers' concurrency: the flag, or enough slots for
+// the handler at the offered rate.
+func (o *options) concurrency() int {
+	if o.workerConcurrency > 0 {
+		return o.workerConcurrency
+	}
+	if o.handler == "sleep50" {
+		return 1024
+	}
+	return 256
+}
+
+var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 2500}
+
+func main() {
+	if len(os.Args) > 1 {
+		var err error
+		handled := true
+		switch os.Args[1] {
+		case "nats":
+			err = runNATS(os.Args[2:])
+		case "scheduler":
+			err = runScheduler(os.Args[2:])
+		case "worker":
+			err = runWorker(os.Args[2:])
+		default:
+			handled = false
+		}
+		if handled {
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "jetjob-bench %s: %v\n", os.Args[1], err)
+				os.Exit(1)
+			}
+			return
+		}
+	}
+	if err := orchestrate(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "jetjob-bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func orchestrate(args []string) error {
+	var o options
+	var scen, sizes string
+	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
+	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, dueread")
+	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 2500 to start with)")
+	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
+	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
+	fs.IntVar(&o.schedulers, "schedulers", 1, "scheduler processes")
+	fs.IntVar(&o.workers, "workers", 1, "worker processes")
+	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 256 for noop, 1024 for sleep50)")
+	fs.StringVar(&o.handler, "handler", "noop", "noop or sleep50")
+	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
+	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
+	fs.BoolVar(&o.profile, "profile", false, "CPU-profile schedulers and workers over the window; PostgreSQL's top statements")
+	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the window, how long to wait for its runs to finish")
+	fs.DurationVar(&o.burstTimeout, "burst-timeout", 120*time.Second, "burst: how long to wait for every run to finish")
+	fs.IntVar(&o.step, "step", 2500, "max: jobs (fires/s) added per step")
+	fs.DurationVar(&o.stepDuration, "step-duration", 20*time.Second, "max: measured window per step")
+	fs.DurationVar(&o.stepWarmup, "step-warmup", 5*time.Second, "max: warm-up per step")
+	fs.IntVar(&o.maxSteps, "max-steps", 16, "max: at most this many steps")
+	fs.StringVar(&sizes, "dueread-sizes", "10000,100000,1000000", "dueread: table sizes")
+	fs.IntVar(&o.dueReads, "dueread-reads", 200, "dueread: reads per size")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, s := range strings.Split(scen, ",") {
+		s = strings.TrimSpace(s)
+		if _, ok := defaultJobs[s]; !ok && s != "dueread" {
+			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max or dueread)", s)
+		}
+		o.scenarios = append(o.scenarios, s)
+	}
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--dueread-sizes: %q is not a positive number", s)
+		}
+		o.dueSizes = append(o.dueSizes, n)
+	}
+	switch {
+	case o.handler != "noop" && o.handler != "sleep50":
+		return fmt.Errorf("--handler %q: want noop or sleep50", o.handler)
+	case o.schedulers < 1 || o.workers < 1:
+		return errors.New("--schedulers and --workers: want at least 1")
+	case o.shards < 1 || o.shards > 4096:
+		return errors.New("--shards: want 1 to 4096")
+	case o.duration < time.Second:
+		return errors.New("--duration: want at least 1s")
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	var failed []string
+	for _, s := range o.scenarios {
+		so := o
+		if so.jobs == 0 {
+			so.jobs = defaultJobs[s]
+		}
+		if err := runScenario(ctx, &so, s); err != nil {
+			logf("%s: %v", s, err)
+			failed = append(failed, s)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("scenario(s) failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func runScenario(ctx context.Context, o *options, scenario string) error {
+	started := time.Now()
+	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args,
+		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
+			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
+			Shards: o.shards, Profile: o.profile}}
+	name := fmt.Sprintf("%s-%s", scenario, started.Format("20060102-150405"))
+	e, err := newEnv(o, name)
+	if err != nil {
+		return err
+	}
+	logf("scenario %s (logs in %s)", scenario, e.logDir)
+	switch scenario {
+	case "steady":
+		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1s"
+		err = runPeriodic(ctx, e, res, []*jobSet{everySet(1, o.jobs, time.Second, o.handler, zeroOffset, 24*time.Hour)})
+	case "sparse":
+		// Job i first fires i mod 1000 s after the start, then every
+		// 1000 s: 1,000 fires/s for 1 M jobs. Only the fires the run can
+		// reach are armed; the rest stay parked (see jobs.go).
+		const period = 1000 * time.Second
+		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1000s"
+		reach := o.warmup + o.duration + o.drain + 30*time.Second
+		err = runPeriodic(ctx, e, res, []*jobSet{everySet(1, o.jobs, period, o.handler, func(i int64) time.Duration {
+			return time.Duration(i%int64(period/time.Second)) * time.Second
+		}, reach)})
+	case "burst":
+		res.Config.ScheduleType, res.Config.ScheduleExpr = "once", "<the fire time>"
+		err = runBurst(ctx, e, res)
+	case "max":
+		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1s"
+		err = runMax(ctx, e, res)
+	case "dueread":
+		res.Config = RunConfig{Shards: o.shards}
+		err = runDueRead(ctx, e, res)
+	}
+	if res.Machine.GoVersion == "" || (res.Machine.PostgresVersion == "" && e.pool != nil) {
+		res.Machine = e.machine(ctx)
+	}
+	e.close()
+	res.Notes = append(res.Notes, e.notes...)
+	res.ChildLogProblemRows, res.ChildLogs = countLogProblems(e.logDir)
+	res.Profiles = e.profilePaths
+	res.ElapsedSeconds = round1(time.Since(started).Seconds())
+	if err != nil {
+		res.Notes = append(res.Notes, "FAILED: "+err.Error())
+	}
+	judge(res)
+	path, werr := writeJSON(o.out, res)
+	printTable(os.Stdout, res)
+	if werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Printf("results: %s\n", path)
+	return err
+}

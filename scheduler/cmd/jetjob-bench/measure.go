@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// windowSQL measures the runs scheduled in [$1, $2) of jobs $3..$4. A
+// timestamp still missing counts as statement_timestamp(): the percentile
+// is then a lower bound, and `missing` says how many.
+const windowSQL = `SELECT count(*),
+	count(*) FILTER (WHERE triggered_at IS NULL), count(*) FILTER (WHERE started_at IS NULL),
+	count(*) FILTER (WHERE recorded_at IS NULL),
+	coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY f), 0), coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY f), 0), coalesce(max(f), 0),
+	coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY s), 0), coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY s), 0), coalesce(max(s), 0),
+	coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY e), 0), coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY e), 0), coalesce(max(e), 0)
+FROM (SELECT
+		1000 * extract(epoch FROM coalesce(triggered_at, statement_timestamp()) - scheduled_at)::float8 AS f,
+		1000 * extract(epoch FROM coalesce(started_at, statement_timestamp()) - scheduled_at)::float8 AS s,
+		1000 * extract(epoch FROM coalesce(recorded_at, statement_timestamp()) - scheduled_at)::float8 AS e,
+		triggered_at, started_at, recorded_at
+	FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4) r`
+
+// windowStats is the latency and status picture of a window's runs.
+type windowStats struct {
+	runs                 int64
+	fire, start, e2e     Latency
+	statuses             map[string]int64
+	terminal, unfinished int64
+}
+
+func measureWindow(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64) (windowStats, error) {
+	var w windowStats
+	var nt, ns, ne int64
+	err := pool.QueryRow(ctx, windowSQL, from, to, idFrom, idTo).Scan(&w.runs, &nt, &ns, &ne,
+		&w.fire.P50, &w.fire.P99, &w.fire.Max, &w.start.P50, &w.start.P99, &w.start.Max,
+		&w.e2e.P50, &w.e2e.P99, &w.e2e.Max)
+	if err != nil {
+		return w, fmt.Errorf("window stats: %w", err)
+	}
+	w.fire.N, w.start.N, w.e2e.N = w.runs, w.runs, w.runs
+	w.fire.Missing, w.start.Missing, w.e2e.Missing = nt, ns, ne
+	for _, l := range []*Latency{&w.fire, &w.start, &w.e2e} {
+		l.P50, l.P99, l.Max = round3(l.P50), round3(l.P99), round3(l.Max)
+	}
+	rows, _ := pool.Query(ctx, `SELECT status, count(*), bool_or(jetjob_status_rank(status) = 3) FROM job_runs
+		WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4 GROUP BY status`, from, to, idFrom, idTo)
+	w.statuses = map[string]int64{}
+	var status string
+	var n int64
+	var term bool
+	_, err = pgx.ForEachRow(rows, []any{&status, &n, &term}, func() error {
+		w.statuses[status] = n
+		if term {
+			w.terminal += n
+		} else {
+			w.unfinished += n
+		}
+		return nil
+	})
+	if err != nil {
+		return w, fmt.Errorf("window statuses: %w", err)
+	}
+	return w, nil
+}
+
+// rates counts, over [from, to), the runs due, published and finished.
+func measureRates(ctx context.Context, pool *pgxpool.Pool, from, to time.Time) (Rates, error) {
+	var due, pub, fin int64
+	err := pool.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE scheduled_at >= $1 AND scheduled_at < $2),
+			count(*) FILTER (WHERE triggered_at >= $1 AND triggered_at < $2),
+			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND jetjob_status_rank(status) = 3)
+		FROM job_runs`, from, to).Scan(&due, &pub, &fin)
+	secs := to.Sub(from).Seconds()
+	return Rates{FiresDue: round1(float64(due) / secs), TriggersPublished: round1(float64(pub) / secs),
+		RunsFinished: round1(float64(fin) / secs)}, err
+}
+
+// waitFinished waits until every run scheduled in [from, to) of the jobs
+// has a final status, up to timeout; it returns how many still have none.
+func waitFinished(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var open int64
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2
+			AND job_id BETWEEN $3 AND $4 AND recorded_at IS NULL`, from, to, idFrom, idTo).Scan(&open)
+		if err != nil {
+			return 0, err
+		}
+		if open == 0 || time.Now().After(deadline) {
+			return open, nil
+		}
+		if err := sleepCtx(ctx, time.Second); err != nil {
+			return open, err
+		}
+	}
+}
+
+// audit compares the fires expected in [from, to) with what the workers'
+// handlers ran.
+func audit(sets []*jobSet, from, to time.Time, u *union) (expected, invoked int64, lostExamples []string) {
+	for _, s := range sets {
+		s.fires(from, to, func(job int64, at time.Time) {
+			expected++
+			if u.invoked(job, at) {
+				invoked++
+			} else if len(lostExamples) < 10 {
+				lostExamples = append(lostExamples, FireKey{job, at.UnixMicro()}.String())
+			}
+		})
+	}
+	return expected, invoked, lostExamples
+}
+
+// topSQL reads the statements that took the most time since the last
+// reset.
+func topSQL(ctx context.Context, pool *pgxpool.Pool, n int) ([]SQLStat, error) {
+	rows, _ := pool.Query(ctx, `SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 300), calls, total_exec_time,
+			mean_exec_time, rows, coalesce(wal_bytes, 0)::bigint, shared_blks_dirtied,
+			100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0)
+		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1`, n)
+	var out []SQLStat
+	var s SQLStat
+	var share *float64
+	_, err := pgx.ForEachRow(rows, []any{&s.Query, &s.Calls, &s.TotalMs, &s.MeanMs, &s.Rows, &s.WALBytes, &s.BlksDirtied, &share}, func() error {
+		s.TotalMs, s.MeanMs = round3(s.TotalMs), round3(s.MeanMs)
+		if share != nil {
+			s.SharePct = round1(*share)
+		}
+		out = append(out, s)
+		return nil
+	})
+	return out, err
+}
+
+func resetSQLStats(ctx context.Context, pool *pgxpool.Pool) error {
+	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	return err
+}
+
+// percentiles of a sample, in place.
+func percentiles(xs []float64) (p50, p99, maxv float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	sort.Float64s(xs)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(xs)))) - 1
+		return xs[max(0, min(i, len(xs)-1))]
+	}
+	return at(0.5), at(0.99), xs[len(xs)-1]
+}
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"encoding/gob"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+func readSeen(path string) (Seen, error) {
+	var s Seen
+	f, err := os.Open(path)
+	if err != nil {
+		return s, err
+	}
+	defer f.Close()
+	err = gob.NewDecoder(bufio.NewReader(f)).Decode(&s)
+	return s, err
+}
+
+func numCPU() int { return runtime.NumCPU() }
+
+func goVersion() string { return runtime.Version() }
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func memTotalMB() int64 {
+	b, _ := os.ReadFile("/proc/meminfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
+}
+
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+// judge adds the issue's targets for the scenario.
+func judge(r *Result) {
+	add := func(name, goal, measured string, met bool) {
+		r.Targets = append(r.Targets, Target{Name: name, Goal: goal, Measured: measured, Met: met})
+	}
+	ms := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+	correct := func() {
+		if c := r.Correctness; c != nil {
+			add("lost fires", "0", strconv.FormatInt(c.LostFires, 10), c.LostFires == 0 && c.ExpectedFires > 0)
+			add("duplicate runs", "0", strconv.FormatInt(c.DuplicateRuns, 10), c.DuplicateRuns == 0)
+		}
+	}
+	switch r.Scenario {
+	case "steady":
+		if r.Rates != nil {
+			add("runs finished/s", "≥ 15000 for 60 s", fmt.Sprintf("%.0f/s over %.0f s (offered %d/s)",
+				r.Rates.RunsFinished, r.Window.Seconds, r.Config.Jobs), r.Rates.RunsFinished >= 15000 && r.Window.Seconds >= 60)
+			add("fire lag p99", "≤ 10 ms", ms(r.FireLagMs.P99), r.FireLagMs.P99 <= 10)
+			add("start lag p99", "≤ 50 ms", ms(r.StartLagMs.P99), r.StartLagMs.P99 <= 50)
+		}
+		correct()
+	case "sparse":
+		if r.FireLagMs != nil {
+			add("fire lag p99", "≤ 10 ms", ms(r.FireLagMs.P99), r.FireLagMs.P99 <= 10)
+		}
+		var rss float64
+		for _, p := range r.Processes {
+			if strings.HasPrefix(p.Role, "scheduler") {
+				rss = max(rss, p.PeakRSSMB)
+			}
+		}
+		add("scheduler peak RSS", "≤ 300 MB", fmt.Sprintf("%.0f MB", rss), rss > 0 && rss <= 300)
+		correct()
+	case "burst":
+		if b := r.Burst; b != nil {
+			add("all published", "≤ 2 s after the fire time", fmt.Sprintf("%.3f s (%d of %d)", b.AllPublishedSecs, b.Published, b.Jobs),
+				b.AllPublishedSecs >= 0 && b.AllPublishedSecs <= 2)
+		}
+		correct()
+	case "dueread":
+		for _, d := range r.DueRead {
+			if d.Jobs == 1_000_000 {
+				add("due read p99 at 1 M jobs", "≤ 20 ms", ms(d.P99Ms), d.P99Ms <= 20)
+			}
+		}
+	case "max":
+		add("max sustained fires/s", "≥ 15000 (steady target)", fmt.Sprintf("%.0f/s", r.MaxSustainedPerSec), r.MaxSustainedPerSec >= 15000)
+		if c := r.Correctness; c != nil {
+			add("duplicate runs", "0", strconv.FormatInt(c.DuplicateRuns, 10), c.DuplicateRuns == 0)
+		}
+	}
+}
+
+// countLogProblems counts warn/error lines in the children's logs.
+func countLogProblems(dir string) (map[string]int, []string) {
+	out := map[string]int{}
+	var files []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		files = append(files, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, `"level":"warn"`) || strings.Contains(line, `"level":"error"`) ||
+				strings.Contains(line, "panic") {
+				n++
+			}
+		}
+		if n > 0 {
+			out[e.Name()] = n
+		}
+	}
+	return out, files
+}
+
+func writeJSON(dir string, r *Result) (string, error) {
+	name := filepath.Join(dir, fmt.Sprintf("%s-%s.json", r.Scenario, r.StartedAt.Local().Format("20060102-150405")))
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return name, os.WriteFile(name, append(b, '\n'), 0o644)
+}
+
+// printTable writes the human summary.
+func printTable(w io.Writer, r *Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	c := r.Config
+	fmt.Fprintf(w, "\n== %s ==  %s\n", r.Scenario, strings.Join(r.Command, " "))
+	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s\n", r.Machine.NProc, r.Machine.CPUModel,
+		r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion, r.Machine.NATSServerVersion)
+	if r.Scenario != "dueread" {
+		fmt.Fprintf(w, "jobs %d (%s %s), shards %d, schedulers %d, workers %d × %d, handler %s",
+			c.Jobs, c.ScheduleType, c.ScheduleExpr, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
+		if r.Window != nil {
+			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)
+		}
+		fmt.Fprintln(w)
+	}
+	if x := r.Rates; x != nil {
+		fmt.Fprintf(tw, "per second\tplanned\tdue\tpublished\tfinished\t\n")
+		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished)
+		tw.Flush()
+	}
+	if r.FireLagMs != nil {
+		fmt.Fprintf(tw, "lag (ms)\tp50\tp99\tmax\tn\tmissing\t\n")
+		for _, l := range []struct {
+			name string
+			l    *Latency
+		}{{"fire", r.FireLagMs}, {"start", r.StartLagMs}, {"end-to-end", r.EndToEndMs}} {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", l.name, l.l.P50, l.l.P99, l.l.Max, l.l.N, l.l.Missing)
+		}
+		tw.Flush()
+	}
+	if b := r.Burst; b != nil {
+		fmt.Fprintf(w, "burst of %d at %s: all published after %.3f s (%d published), all started after %.3f s, all finished after %.3f s\n",
+			b.Jobs, b.FireAt.Format("15:04:05"), b.AllPublishedSecs, b.Published, b.AllStartedSecs, b.AllFinishedSecs)
+	}
+	if k := r.Correctness; k != nil {
+		var st []string
+		for s, n := range k.StatusCounts {
+			st = append(st, fmt.Sprintf("%s=%d", s, n))
+		}
+		sort.Strings(st)
+		fmt.Fprintf(w, "expected fires %d, reached a handler %d, LOST %d, DUPLICATES %d, unfinished %d, statuses %s, handler invocations %d\n",
+			k.ExpectedFires, k.InvokedFires, k.LostFires, k.DuplicateRuns, k.UnfinishedRuns, strings.Join(st, " "), k.HandlerInvocations)
+		for _, x := range k.LostExamples {
+			fmt.Fprintf(w, "  lost: %s\n", x)
+		}
+		for _, x := range k.DuplicateExamples {
+			fmt.Fprintf(w, "  duplicate: %s\n", x)
+		}
+	}
+	if len(r.Steps) > 0 {
+		fmt.Fprintf(tw, "step jobs\tfinished/s\tfire p99\tstart p99\tstart max\tlost\tunfinished\tsustained\t\n")
+		for _, s := range r.Steps {
+			fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%v\t\n", s.Jobs, s.Rates.RunsFinished, s.FireLagMs.P99,
+				s.StartLagMs.P99, s.StartLagMs.Max, s.Lost, s.Unfinished, s.Sustained)
+		}
+		tw.Flush()
+		for _, s := range r.Steps {
+			fmt.Fprintf(w, "  %d jobs: %s\n", s.Jobs, strings.Join(s.CPUPctByRole, ", "))
+		}
+		fmt.Fprintf(w, "max sustained: %.0f fires/s\n", r.MaxSustainedPerSec)
+	}
+	if len(r.DueRead) > 0 {
+		fmt.Fprintf(tw, "due read jobs\tdue/shard\treads\tp50 ms\tp99 ms\tmax ms\tserver ms\tinsert s\t\n")
+		for _, d := range r.DueRead {
+			fmt.Fprintf(tw, "%d\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", d.Jobs, d.DuePerShard, d.Reads, d.P50Ms, d.P99Ms, d.MaxMs, d.ServerMs, d.InsertSecs)
+		}
+		tw.Flush()
+	}
+	if len(r.Processes) > 0 {
+		fmt.Fprintf(tw, "process\tcpu s (window)\tcpu %%\tcpu s (total)\tpeak RSS MB\t\n")
+		for _, p := range r.Processes {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.1f\t%.0f\t\n", p.Role, p.CPUWindow, p.CPUPctWindow, p.CPUTotal, p.PeakRSSMB)
+		}
+		tw.Flush()
+	}
+	if len(r.TopSQL) > 0 {
+		fmt.Fprintln(w, "top SQL in the window (pg_stat_statements):")
+		for _, s := range r.TopSQL {
+			q := s.Query
+			if len(q) > 110 {
+				q = q[:110] + "…"
+			}
+			fmt.Fprintf(w, "  %5.1f%% %9.0f ms %7d calls %8.2f ms/call  %s\n", s.SharePct, s.TotalMs, s.Calls, s.MeanMs, q)
+		}
+	}
+	for _, t := range r.Targets {
+		mark := "MISSED"
+		if t.Met {
+			mark = "met"
+		}
+		fmt.Fprintf(w, "target %-26s %-28s measured %-40s %s\n", t.Name, t.Goal, t.Measured, mark)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	if len(r.ChildLogProblemRows) > 0 {
+		fmt.Fprintf(w, "warnings/errors in child logs: %v\n", r.ChildLogProblemRows)
+	}
+}

@@ -1,0 +1,410 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// everySet is n jobs "@every <period>" whose first fires are spread by
+// offset.
+func everySet(firstID int64, n int, period time.Duration, handler string, offset func(int64) time.Duration, armedUntil time.Duration) *jobSet {
+	return &jobSet{firstID: firstID, n: n, typ: "cron", expr: fmt.Sprintf("@every %s", period), period: period,
+		offset: offset, handler: handler, armedUntil: armedUntil}
+}
+
+func zeroOffset(int64) time.Duration { return 0 }
+
+// start brings up PostgreSQL, NATS, the jobs, the workers and the
+// schedulers, and waits until the schedulers hold every shard.
+func (e *env) start(ctx context.Context, res *Result, sets []*jobSet) error {
+	if err := e.startPostgres(ctx); err != nil {
+		return err
+	}
+	if err := e.startNATS(); err != nil {
+		return err
+	}
+	res.Machine = e.machine(ctx)
+	if err := e.insert(ctx, sets...); err != nil {
+		return err
+	}
+	if err := e.startWorkers(e.o.workers, e.o.concurrency()); err != nil {
+		return err
+	}
+	if err := e.startSchedulers(e.o.schedulers); err != nil {
+		return err
+	}
+	if err := e.waitShards(ctx, 90*time.Second); err != nil {
+		return err
+	}
+	logf("%d scheduler(s) hold all %d shards; %d worker(s) × concurrency %d, handler %s",
+		e.o.schedulers, e.o.shards, e.o.workers, e.o.concurrency(), e.o.handler)
+	return nil
+}
+
+func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
+	for _, s := range sets {
+		t := time.Now()
+		if err := s.insert(ctx, e.pool, e.o.shards); err != nil {
+			return err
+		}
+		d := time.Since(t)
+		logf("inserted %d jobs (%s, %s) with COPY in %s (%.0f rows/s)", s.n, s.typ, s.expr, d.Round(time.Millisecond),
+			float64(s.n)/d.Seconds())
+	}
+	t := time.Now()
+	if _, err := e.pool.Exec(ctx, `VACUUM ANALYZE jobs`); err != nil {
+		return err
+	}
+	logf("VACUUM ANALYZE jobs: %s", time.Since(t).Round(time.Millisecond))
+	return nil
+}
+
+// arm gives the sets a common first-fire second far enough ahead for the
+// UPDATE to finish and the planner to see the fires before they are due.
+func (e *env) arm(ctx context.Context, minLead time.Duration, sets ...*jobSet) (time.Time, error) {
+	var rows int64
+	for _, s := range sets {
+		for i := range int64(s.n) {
+			if s.offset(i) < s.armedUntil {
+				rows++
+			}
+		}
+	}
+	lead := max(minLead, 2*time.Second+time.Duration(rows)*100*time.Microsecond) // ≈ 10,000 rows/s, conservatively
+	t0 := time.Now().Add(lead).Truncate(time.Second).Add(time.Second)
+	t := time.Now()
+	var armed int64
+	for _, s := range sets {
+		n, err := s.arm(ctx, e.pool, t0)
+		if err != nil {
+			return t0, err
+		}
+		armed += n
+	}
+	logf("armed %d jobs in %s: first fire %s", armed, time.Since(t).Round(time.Millisecond), t0.Format("15:04:05"))
+	if armed != rows {
+		e.note("armed %d jobs, expected %d", armed, rows)
+	}
+	if late := time.Until(t0); late < time.Second {
+		e.note("arming finished only %s before the first fire", late.Round(time.Millisecond))
+	}
+	return t0, nil
+}
+
+// runPeriodic is steady and sparse: periodic jobs, a warm-up, a measured
+// window, then a drain.
+func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error {
+	o := e.o
+	if err := e.start(ctx, res, sets); err != nil {
+		return err
+	}
+	t0, err := e.arm(ctx, 0, sets...)
+	if err != nil {
+		return err
+	}
+	w0 := t0.Add(o.warmup)
+	w1 := w0.Add(o.duration)
+	secs := w1.Sub(w0).Seconds()
+	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
+	logf("warm-up until %s, measuring %s until %s", w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
+	if err := sleepUntil(ctx, w0); err != nil {
+		return err
+	}
+	u0, c0 := e.windowStart(ctx)
+	if err := e.progress(ctx, w0, w1); err != nil {
+		return err
+	}
+	u1, c1 := e.windowEnd(ctx, res)
+
+	first, last := sets[0].firstID, sets[len(sets)-1].lastID()
+	open, err := waitFinished(ctx, e.pool, w0, w1, first, last, o.drain)
+	if err != nil {
+		return err
+	}
+	if open > 0 {
+		e.note("%d runs of the window had no final status %s after the window", open, o.drain)
+	}
+	u2 := e.sample()
+	u, err := e.stopWorkers()
+	if err != nil {
+		e.note("stopping workers: %v", err)
+	}
+	if err := e.stopSchedulers(); err != nil {
+		e.note("stopping schedulers: %v", err)
+	}
+
+	rates, err := measureRates(ctx, e.pool, w0, w1)
+	if err != nil {
+		return err
+	}
+	rates.FiresPlanned = round1((c1["jetjob_runs_planned_total"] - c0["jetjob_runs_planned_total"]) / secs)
+	res.Rates = &rates
+	ws, err := measureWindow(ctx, e.pool, w0, w1, first, last)
+	if err != nil {
+		return err
+	}
+	res.FireLagMs, res.StartLagMs, res.EndToEndMs = &ws.fire, &ws.start, &ws.e2e
+	res.Correctness = correctness(sets, w0, w1, u, ws)
+	res.Processes = procStats(u0, u1, secs)
+	withPeakRSS(res.Processes, u2)
+	return nil
+}
+
+func correctness(sets []*jobSet, from, to time.Time, u *union, ws windowStats) *Correct {
+	expected, invoked, lostEx := audit(sets, from, to, u)
+	dups, dupEx := u.duplicates()
+	return &Correct{
+		ExpectedFires: expected, InvokedFires: invoked, LostFires: expected - invoked, LostExamples: lostEx,
+		TerminalRuns: ws.terminal, UnfinishedRuns: ws.unfinished, StatusCounts: ws.statuses,
+		DuplicateRuns: dups, DuplicateExamples: dupEx, HandlerInvocations: u.total(),
+	}
+}
+
+// windowStart snapshots CPU and counters and starts the profiles.
+func (e *env) windowStart(ctx context.Context) (usage, map[string]float64) {
+	if e.o.profile {
+		if err := resetSQLStats(ctx, e.pool); err != nil {
+			e.note("pg_stat_statements_reset: %v", err)
+		}
+	}
+	e.signalProfiles(syscall.SIGUSR1)
+	return e.sample(), e.counters(ctx, "jetjob_runs_planned_total", "jetjob_triggers_published_total")
+}
+
+// windowEnd snapshots CPU and counters, stops the profiles and reads the
+// statement statistics.
+func (e *env) windowEnd(ctx context.Context, res *Result) (usage, map[string]float64) {
+	u := e.sample()
+	c := e.counters(ctx, "jetjob_runs_planned_total", "jetjob_triggers_published_total")
+	e.signalProfiles(syscall.SIGUSR2)
+	if e.o.profile {
+		top, err := topSQL(ctx, e.pool, 12)
+		if err != nil {
+			e.note("pg_stat_statements: %v", err)
+		}
+		res.TopSQL = top
+	}
+	return u, c
+}
+
+// progress logs the published rate every 10 s until end.
+func (e *env) progress(ctx context.Context, from, end time.Time) error {
+	last := e.counters(ctx, "jetjob_triggers_published_total")["jetjob_triggers_published_total"]
+	lastT := time.Now()
+	for {
+		next := time.Now().Add(10 * time.Second)
+		if next.After(end) {
+			return sleepUntil(ctx, end)
+		}
+		if err := sleepUntil(ctx, next); err != nil {
+			return err
+		}
+		n := e.counters(ctx, "jetjob_triggers_published_total")["jetjob_triggers_published_total"]
+		now := time.Now()
+		logf("  %3.0fs: %.0f triggers/s published", now.Sub(from).Seconds(), (n-last)/now.Sub(lastT).Seconds())
+		last, lastT = n, now
+	}
+}
+
+func withPeakRSS(ps []ProcStat, u usage) {
+	for i := range ps {
+		if s, ok := u.m[ps[i].Role]; ok && s.hwmKB > 0 {
+			ps[i].PeakRSSMB = round1(float64(s.hwmKB) / 1024)
+		}
+	}
+}
+
+// runBurst: n "once" jobs all due in the same second.
+func runBurst(ctx context.Context, e *env, res *Result) error {
+	o := e.o
+	set := &jobSet{firstID: 1, n: o.jobs, typ: "once", expr: parked.Format(time.RFC3339), offset: zeroOffset,
+		handler: o.handler, armedUntil: time.Second}
+	sets := []*jobSet{set}
+	if err := e.start(ctx, res, sets); err != nil {
+		return err
+	}
+	// The fire time is the end of the warm-up, and at least a planning
+	// window (5 s) plus a pass ahead, so the burst is planned before it is
+	// due, as it would be in production.
+	t0, err := e.arm(ctx, max(o.warmup, 7*time.Second), sets...)
+	if err != nil {
+		return err
+	}
+	logf("burst of %d fires at %s", o.jobs, t0.Format("15:04:05"))
+	if err := sleepUntil(ctx, t0.Add(-100*time.Millisecond)); err != nil {
+		return err
+	}
+	u0, _ := e.windowStart(ctx)
+	deadline := t0.Add(o.burstTimeout)
+	var done int64
+	for time.Now().Before(deadline) {
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE job_id BETWEEN $1 AND $2 AND recorded_at IS NOT NULL`,
+			set.firstID, set.lastID()).Scan(&done); err != nil {
+			return err
+		}
+		if done >= int64(o.jobs) {
+			break
+		}
+		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+			return err
+		}
+	}
+	end := time.Now()
+	u1, _ := e.windowEnd(ctx, res)
+	secs := end.Sub(t0).Seconds()
+	res.Window = &Window{Start: t0.UTC(), End: end.UTC(), Seconds: round3(secs)}
+	u, err := e.stopWorkers()
+	if err != nil {
+		e.note("stopping workers: %v", err)
+	}
+	if err := e.stopSchedulers(); err != nil {
+		e.note("stopping schedulers: %v", err)
+	}
+
+	b := &Burst{FireAt: t0.UTC(), Jobs: o.jobs, TimedOut: done < int64(o.jobs)}
+	var lastTrig, lastStart, lastRec *time.Time
+	if err := e.pool.QueryRow(ctx, `SELECT count(triggered_at), max(triggered_at), max(started_at), max(recorded_at)
+		FROM job_runs WHERE job_id BETWEEN $1 AND $2`, set.firstID, set.lastID()).Scan(&b.Published, &lastTrig, &lastStart, &lastRec); err != nil {
+		return err
+	}
+	since := func(t *time.Time) float64 {
+		if t == nil {
+			return -1
+		}
+		return round3(t.Sub(t0).Seconds())
+	}
+	b.AllPublishedSecs, b.AllStartedSecs, b.AllFinishedSecs = since(lastTrig), since(lastStart), since(lastRec)
+	if b.Published < int64(o.jobs) {
+		b.AllPublishedSecs = -1
+	}
+	if b.TimedOut {
+		e.note("burst: only %d of %d runs finished within %s", done, o.jobs, o.burstTimeout)
+		b.AllFinishedSecs = -1
+	}
+	res.Burst = b
+	ws, err := measureWindow(ctx, e.pool, t0, t0.Add(time.Second), set.firstID, set.lastID())
+	if err != nil {
+		return err
+	}
+	res.FireLagMs, res.StartLagMs, res.EndToEndMs = &ws.fire, &ws.start, &ws.e2e
+	res.Correctness = correctness(sets, t0, t0.Add(time.Second), u, ws)
+	rates, err := measureRates(ctx, e.pool, t0, end)
+	if err != nil {
+		return err
+	}
+	res.Rates = &rates
+	res.Processes = procStats(u0, u1, secs)
+	return nil
+}
+
+// runMax raises the offered rate step by step (adding "@every 1s" jobs
+// while the system runs) until start lag p99 exceeds 1 s or fires go
+// missing.
+func runMax(ctx context.Context, e *env, res *Result) error {
+	o := e.o
+	if err := e.start(ctx, res, nil); err != nil {
+		return err
+	}
+	var sets []*jobSet
+	nextID := int64(1)
+	total := 0
+	var wins []Window
+	var best float64
+	var uLast usage
+	for step := range o.maxSteps {
+		n := o.step
+		if step == 0 {
+			n = o.jobs
+		}
+		set := everySet(nextID, n, time.Second, o.handler, zeroOffset, 24*time.Hour)
+		nextID += int64(n)
+		total += n
+		sets = append(sets, set)
+		if err := e.insert(ctx, set); err != nil {
+			return err
+		}
+		t0, err := e.arm(ctx, 0, set)
+		if err != nil {
+			return err
+		}
+		w0 := t0.Add(o.stepWarmup)
+		w1 := w0.Add(o.stepDuration)
+		secs := w1.Sub(w0).Seconds()
+		logf("step %d: %d jobs (%d fires/s offered), measuring %s..%s", step+1, total, total,
+			w0.Format("15:04:05"), w1.Format("15:04:05"))
+		if err := sleepUntil(ctx, w0); err != nil {
+			return err
+		}
+		u0, c0 := e.windowStart(ctx)
+		if err := sleepUntil(ctx, w1); err != nil {
+			return err
+		}
+		u1, c1 := e.windowEnd(ctx, res)
+		uLast = u1
+		if _, err := waitFinished(ctx, e.pool, w0, w1, 1, nextID-1, 10*time.Second); err != nil {
+			return err
+		}
+		rates, err := measureRates(ctx, e.pool, w0, w1)
+		if err != nil {
+			return err
+		}
+		rates.FiresPlanned = round1((c1["jetjob_runs_planned_total"] - c0["jetjob_runs_planned_total"]) / secs)
+		ws, err := measureWindow(ctx, e.pool, w0, w1, 1, nextID-1)
+		if err != nil {
+			return err
+		}
+		var expected int64
+		for _, s := range sets {
+			s.fires(w0, w1, func(int64, time.Time) { expected++ })
+		}
+		st := Step{Jobs: total, OfferedPerS: float64(total), Window: Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs},
+			Rates: rates, FireLagMs: ws.fire, StartLagMs: ws.start, EndToEndMs: ws.e2e, Unfinished: ws.unfinished,
+			Lost: expected - ws.terminal}
+		st.Sustained = ws.start.P99 <= 1000 && ws.unfinished == 0 && ws.runs == expected
+		for _, p := range procStats(u0, u1, secs) {
+			st.CPUPctByRole = append(st.CPUPctByRole, fmt.Sprintf("%s %.0f%%", p.Role, p.CPUPctWindow))
+		}
+		logf("step %d: finished %.0f/s, fire lag p99 %.1f ms, start lag p99 %.1f ms, unfinished %d, sustained %v",
+			step+1, rates.RunsFinished, ws.fire.P99, ws.start.P99, ws.unfinished, st.Sustained)
+		res.Steps = append(res.Steps, st)
+		wins = append(wins, st.Window)
+		if !st.Sustained {
+			break
+		}
+		best = max(best, rates.RunsFinished)
+	}
+	u, err := e.stopWorkers()
+	if err != nil {
+		e.note("stopping workers: %v", err)
+	}
+	if err := e.stopSchedulers(); err != nil {
+		e.note("stopping schedulers: %v", err)
+	}
+	dups, dupEx := u.duplicates()
+	for i, w := range wins {
+		expected, invoked, _ := audit(sets, w.Start, w.End, u)
+		res.Steps[i].Lost = expected - invoked
+		if res.Steps[i].Lost != 0 {
+			res.Steps[i].Sustained = false
+		}
+	}
+	res.Correctness = &Correct{DuplicateRuns: dups, DuplicateExamples: dupEx, HandlerInvocations: u.total()}
+	best = 0
+	for _, st := range res.Steps {
+		if st.Sustained {
+			best = max(best, st.Rates.RunsFinished)
+		}
+	}
+	res.MaxSustainedPerSec = best
+	if len(wins) > 0 {
+		last := res.Steps[len(res.Steps)-1]
+		res.Window = &last.Window
+		res.Processes = procStats(uLast, uLast, 1)
+		for i := range res.Processes {
+			res.Processes[i].CPUWindow, res.Processes[i].CPUPctWindow = 0, 0
+		}
+	}
+	return nil
+}
