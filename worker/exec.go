@@ -155,6 +155,16 @@ func (r *run) execute() bool {
 		r.handBack("worker stopping before the run started")
 		return false
 	}
+	lock, blocked := r.block(r.w.stopCtx)
+	if blocked != nil {
+		if blocked.handBack != "" {
+			r.handBack(blocked.handBack)
+			return false
+		}
+		return r.finish(*blocked)
+	}
+	// Held until the result is published: the job's next run starts after.
+	defer lock.release()
 	started := wire.Event{
 		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: wire.StatusRunning, At: time.Now().UTC(),

@@ -119,6 +119,9 @@ func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
 	if err := stream.Provision(ctx, js, w.cfg.Streams); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	if w.locks, err = stream.Locks(ctx, js, w.cfg.Streams); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
 		Durable:       stream.AnyConsumer(w.cfg.Group),
 		Description:   "jetjob workers of group " + w.cfg.Group + " (shared queue)",

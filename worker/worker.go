@@ -185,6 +185,7 @@ type Worker struct {
 	active   map[int64]*run      // runs executing in this process, by run id
 	recent   map[int64]time.Time // runs finished here lately, by run id
 	kills    map[int64]time.Time // kill requests seen, by run id (kill.go)
+	locks    jetstream.KeyValue  // job locks for block strategies (block.go)
 	recentQ  []recentRun         // recent in finishing order, for expiry
 
 	// Tuning that tests shorten; see fetch.go.

@@ -130,7 +130,22 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 	if _, err := Kills(ctx, js, c); err != nil {
 		return err
 	}
+	if _, err := Locks(ctx, js, c); err != nil {
+		return err
+	}
 	return nil
+}
+
+// LockTTL is how long a job lock (or a waiter's place) outlives its last
+// refresh: a dead worker's lock frees within it.
+const LockTTL = 6 * time.Second
+
+// Locks returns the job-locks bucket, creating it if needed.
+func Locks(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.KeyValue, error) {
+	c = c.withDefaults()
+	return bucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket: LocksBucket, Description: "jetjob per-job locks for block strategies", TTL: LockTTL, Replicas: c.Replicas,
+	})
 }
 
 // KillTTL is how long a kill request is kept: longer than a trigger can

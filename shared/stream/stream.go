@@ -21,6 +21,9 @@ const (
 	Logs     = "JETJOB_LOGS"
 	// WorkersBucket is the KV bucket of worker heartbeats.
 	WorkersBucket = "JETJOB_WORKERS"
+	// LocksBucket holds the per-job locks that make block strategies hold
+	// across a whole group (see worker/block.go).
+	LocksBucket = "JETJOB_LOCKS"
 	// KillsBucket holds kill requests, keyed by run id: every worker
 	// watches it and cancels a run it executes, and checks it before
 	// starting one, so a kill reaches a run wherever it is — running on

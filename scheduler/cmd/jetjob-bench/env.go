@@ -124,9 +124,6 @@ func (e *env) enableStatStatements(ctx context.Context) error {
 		return err
 	}
 	_, err = c.Exec(ctx, `ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`)
-	if err == nil {
-		_, err = c.Exec(ctx, `ALTER SYSTEM SET pg_stat_statements.max = 1000`)
-	}
 	c.Close()
 	if err != nil {
 		return err

@@ -29,6 +29,7 @@ type jobSet struct {
 	// offset is job i's (0-based) first fire, relative to the start time.
 	offset  func(i int64) time.Duration
 	handler string
+	block   string // block_strategy
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
 	armedUntil time.Duration
@@ -57,7 +58,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		}
 		id := s.firstID + i
 		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler,
-			s.typ, s.expr, "UTC", "fire_once", "any", "serial", int64(30000), true, parked.Add(s.offset(i))}
+			s.typ, s.expr, "UTC", "fire_once", "any", s.block, int64(30000), true, parked.Add(s.offset(i))}
 		i++
 		return row, nil
 	})

@@ -41,7 +41,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +61,7 @@ type options struct {
 	workers           int
 	workerConcurrency int
 	handler           string
+	blockStrategy     string
 	shards            int
 	out               string
 	profile           bool
@@ -126,6 +129,7 @@ func orchestrate(args []string) error {
 	fs.IntVar(&o.workers, "workers", 1, "worker processes")
 	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 256 for noop, 1024 for sleep50)")
 	fs.StringVar(&o.handler, "handler", "noop", "noop or sleep50")
+	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
 	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
 	fs.BoolVar(&o.profile, "profile", false, "CPU-profile schedulers and workers over the window; PostgreSQL's top statements")
@@ -163,6 +167,8 @@ func orchestrate(args []string) error {
 	switch {
 	case o.handler != "noop" && o.handler != "sleep50":
 		return fmt.Errorf("--handler %q: want noop or sleep50", o.handler)
+	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early":
+		return fmt.Errorf("--block-strategy %q: want serial, discard_later or cover_early", o.blockStrategy)
 	case o.schedulers < 1 || o.workers < 1:
 		return errors.New("--schedulers and --workers: want at least 1")
 	case o.shards < 1 || o.shards > 4096:
@@ -196,12 +202,45 @@ func orchestrate(args []string) error {
 	return nil
 }
 
+// source reads the VCS stamp go build put into the binary.
+func source() Source {
+	var s Source
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return s
+	}
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			s.Revision = kv.Value
+		case "vcs.modified":
+			s.Modified = kv.Value == "true"
+		case "vcs.time":
+			s.Time = kv.Value
+		}
+	}
+	if s.Revision == "" { // built with -buildvcs=false: ask git
+		if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+			s.Revision = strings.TrimSpace(string(out))
+		}
+		if out, err := exec.Command("git", "status", "--porcelain").Output(); err == nil {
+			for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+				if line != "" {
+					s.Modified = true
+					s.Changes = append(s.Changes, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	return s
+}
+
 func runScenario(ctx context.Context, o *options, scenario string) error {
 	started := time.Now()
-	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args,
+	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args, Source: source(),
 		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
-			Shards: o.shards, Profile: o.profile}}
+			Shards: o.shards, BlockStrategy: o.blockStrategy, Profile: o.profile}}
 	name := fmt.Sprintf("%s-%s", scenario, started.Format("20060102-150405"))
 	e, err := newEnv(o, name)
 	if err != nil {

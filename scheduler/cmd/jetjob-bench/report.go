@@ -157,11 +157,14 @@ func printTable(w io.Writer, r *Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	c := r.Config
 	fmt.Fprintf(w, "\n== %s ==  %s\n", r.Scenario, strings.Join(r.Command, " "))
+	if r.Source.Revision != "" {
+		fmt.Fprintf(w, "source: %.12s (uncommitted changes: %v)\n", r.Source.Revision, r.Source.Modified)
+	}
 	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s\n", r.Machine.NProc, r.Machine.CPUModel,
 		r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion, r.Machine.NATSServerVersion)
 	if r.Scenario != "dueread" {
-		fmt.Fprintf(w, "jobs %d (%s %s), shards %d, schedulers %d, workers %d × %d, handler %s",
-			c.Jobs, c.ScheduleType, c.ScheduleExpr, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
+		fmt.Fprintf(w, "jobs %d (%s %s, block %s), shards %d, schedulers %d, workers %d × %d, handler %s",
+			c.Jobs, c.ScheduleType, c.ScheduleExpr, c.BlockStrategy, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
 		if r.Window != nil {
 			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)
 		}
@@ -186,7 +189,12 @@ func printTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "burst of %d at %s: all published after %.3f s (%d published), all started after %.3f s, all finished after %.3f s\n",
 			b.Jobs, b.FireAt.Format("15:04:05"), b.AllPublishedSecs, b.Published, b.AllStartedSecs, b.AllFinishedSecs)
 	}
-	if k := r.Correctness; k != nil {
+	if k := r.Correctness; k != nil && r.Scenario == "max" {
+		fmt.Fprintf(w, "DUPLICATES %d over the whole run, handler invocations %d (lost fires: per step below)\n", k.DuplicateRuns, k.HandlerInvocations)
+		for _, x := range k.DuplicateExamples {
+			fmt.Fprintf(w, "  duplicate: %s\n", x)
+		}
+	} else if k != nil {
 		var st []string
 		for s, n := range k.StatusCounts {
 			st = append(st, fmt.Sprintf("%s=%d", s, n))

@@ -6,13 +6,18 @@ package main
 //	scenario            steady | sparse | burst | max | dueread
 //	started_at          when the scenario started (UTC)
 //	command             the exact command line (os.Args) of the orchestrator
+//	source              the code measured: vcs_revision, vcs_modified (the
+//	                    working tree had uncommitted changes), vcs_time, from
+//	                    the binary's build info, or from git at run time
+//	                    (then changes: `git status --porcelain`)
 //	machine             nproc, cpu_model (/proc/cpuinfo), mem_total_mb, kernel,
 //	                    go_version, postgres_version (SHOW server_version),
 //	                    nats_server_version (the embedded server's VERSION)
 //	config              the knobs the scenario ran with: jobs, duration_s,
 //	                    warmup_s, schedulers, workers, worker_concurrency,
 //	                    handler (noop | sleep50), shards, schedule (the jobs'
-//	                    schedule_type and schedule_expr), profile
+//	                    schedule_type and schedule_expr), block_strategy,
+//	                    profile
 //	window              the measured interval: start, end (UTC, whole
 //	                    seconds) and seconds. Warm-up precedes it: the jobs'
 //	                    first fire is at window.start - warmup
@@ -77,6 +82,7 @@ type Result struct {
 	Scenario            string         `json:"scenario"`
 	StartedAt           time.Time      `json:"started_at"`
 	Command             []string       `json:"command"`
+	Source              Source         `json:"source"`
 	Machine             Machine        `json:"machine"`
 	Config              RunConfig      `json:"config"`
 	Window              *Window        `json:"window,omitempty"`
@@ -110,6 +116,16 @@ type Machine struct {
 	NATSServerVersion string `json:"nats_server_version"`
 }
 
+// Source identifies the code that was measured.
+type Source struct {
+	Revision string `json:"vcs_revision,omitempty"`
+	Modified bool   `json:"vcs_modified"`
+	Time     string `json:"vcs_time,omitempty"`
+	// Changes is `git status --porcelain` when the build info had no
+	// VCS stamp (-buildvcs=false).
+	Changes []string `json:"changes,omitempty"`
+}
+
 // RunConfig is what the scenario ran with.
 type RunConfig struct {
 	Jobs              int     `json:"jobs"`
@@ -122,6 +138,7 @@ type RunConfig struct {
 	Shards            int     `json:"shards"`
 	ScheduleType      string  `json:"schedule_type,omitempty"`
 	ScheduleExpr      string  `json:"schedule_expr,omitempty"`
+	BlockStrategy     string  `json:"block_strategy,omitempty"`
 	Profile           bool    `json:"profile"`
 }
 

@@ -10,7 +10,11 @@ import (
 // everySet is n jobs "@every <period>" whose first fires are spread by
 // offset.
 func everySet(firstID int64, n int, period time.Duration, handler string, offset func(int64) time.Duration, armedUntil time.Duration) *jobSet {
-	return &jobSet{firstID: firstID, n: n, typ: "cron", expr: fmt.Sprintf("@every %s", period), period: period,
+	expr := fmt.Sprintf("@every %s", period)
+	if period%time.Second == 0 {
+		expr = fmt.Sprintf("@every %ds", period/time.Second)
+	}
+	return &jobSet{firstID: firstID, n: n, typ: "cron", expr: expr, period: period,
 		offset: offset, handler: handler, armedUntil: armedUntil}
 }
 
@@ -45,6 +49,9 @@ func (e *env) start(ctx context.Context, res *Result, sets []*jobSet) error {
 
 func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
 	for _, s := range sets {
+		if s.block == "" {
+			s.block = e.o.blockStrategy
+		}
 		t := time.Now()
 		if err := s.insert(ctx, e.pool, e.o.shards); err != nil {
 			return err
