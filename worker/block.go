@@ -1,12 +1,12 @@
 package worker
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -18,97 +18,127 @@ import (
 )
 
 // Block strategies hold across the whole group, not per process: with a
-// shared queue, the next trigger of a job may reach any worker. A run holds
-// the key job.<jobID> in the KV bucket JETJOB_LOCKS while it executes,
-// created with Create (which fails if the key exists) and refreshed every
-// LockTTL/3; a worker that dies stops refreshing and its lock expires
-// within stream.LockTTL (6 s).
+// shared queue, the next trigger of a job may reach any worker. While a run
+// of a job executes, the key job.<jobID> in the KV bucket JETJOB_LOCKS names
+// it as the holder, with the queue of runs waiting behind it:
 //
-//   - serial: a trigger that finds the job locked waits, holding its
-//     delivery in progress, and takes the lock when it is free and it is
-//     the earliest waiter: waiters register wait.<jobID>.<scheduledMs>.<runID>
-//     keys, and only the smallest may take the lock, so runs go in fire
-//     order wherever they wait.
-//   - discard_later: a trigger that finds the job locked ends DISCARDED
-//     without running.
-//   - cover_early: a trigger that finds the job locked asks for the active
-//     run to be killed (it ends CANCELLED) and takes the lock once freed.
+//	{"holder": 17, "queue": [{"run": 18, "at": 1764000001000}, …]}
+//
+// Every change is a compare-and-set on the key's revision. A run takes a
+// free job with Create (two writes per run when nothing overlaps: take and
+// release). A finishing holder hands the lock to the first queued run (fire
+// order, then run id) or deletes the key; a queued run polls the key and
+// starts when it names it holder. The holder refreshes the key every
+// LockTTL/3; a worker that dies stops refreshing and the key expires within
+// stream.LockTTL (6 s), after which the waiters take it anew.
+//
+//   - serial: a trigger that finds the job held joins the queue and waits,
+//     its delivery kept in progress, so runs go one at a time in fire order
+//     wherever they wait.
+//   - discard_later: it ends DISCARDED without running.
+//   - cover_early: it asks for the holder to be killed (it ends CANCELLED),
+//     joins the queue, and runs next.
 
-// pollLock is how often a waiting trigger looks at the lock again.
+// pollLock bounds how long a waiting run goes without looking at the lock
+// (it is woken at once by a watch on the key when it changes).
 const pollLock = 100 * time.Millisecond
 
-// jobLock is a held lock; release it when the run ended.
+type lockValue struct {
+	Holder int64    `json:"holder"`
+	Queue  []waiter `json:"queue,omitempty"`
+}
+
+type waiter struct {
+	Run int64 `json:"run"`
+	At  int64 `json:"at"` // fire time, Unix ms
+}
+
+func (v *lockValue) queued(run int64) bool {
+	return slices.ContainsFunc(v.Queue, func(w waiter) bool { return w.Run == run })
+}
+
+func lockKey(jobID int64) string { return fmt.Sprintf("job.%d", jobID) }
+
+// jobLock is a held lock; release it when the run's result is published.
 type jobLock struct {
-	kv   jetstream.KeyValue
-	key  string
+	r    *run
 	stop chan struct{}
 	done chan struct{}
 }
 
-// release stops refreshing and deletes the lock if it is still ours.
-func (l *jobLock) release() {
-	close(l.stop)
-	<-l.done
-}
-
-func lockKey(jobID int64) string { return "job." + strconv.FormatInt(jobID, 10) }
-
 // block applies the run's block strategy before its handler starts. It
-// returns the lock to hold while the handler runs, or an outcome that ends
+// returns the lock to hold while the run executes, or an outcome that ends
 // the run without running it (DISCARDED, CANCELLED, or a hand-back).
 func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
-	kv := r.w.locks
-	key := lockKey(r.trig.JobID)
+	kv, key := r.w.locks, lockKey(r.trig.JobID)
 	strategy, err := policy.ParseBlock(r.trig.BlockStrategy)
 	if err != nil {
 		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
 	}
-	var waitKey string
-	if strategy == policy.BlockSerial {
-		waitKey = fmt.Sprintf("wait.%d.%d.%d", r.trig.JobID, r.trig.ScheduledAt.UnixMilli(), r.trig.RunID)
-		defer func() { _ = kv.Delete(context.WithoutCancel(ctx), waitKey) }()
-	}
+	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli()}
 	askedKill := false
-	lastRefresh := time.Time{}
+	var changed <-chan jetstream.KeyValueEntry // set once the run has to wait
+	defer func() {
+		if r.watch != nil {
+			_ = r.watch.Stop()
+		}
+	}()
 	for {
 		if out := r.interrupted(); out != nil {
+			r.leaveQueue(ctx)
 			return nil, out
 		}
-		if waitKey != "" && time.Since(lastRefresh) > stream.LockTTL/3 {
-			if _, err := kv.Put(ctx, waitKey, nil); err == nil {
-				lastRefresh = time.Now()
+		e, err := kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			body, _ := json.Marshal(lockValue{Holder: me.Run})
+			if _, err := kv.Create(ctx, key, body); err == nil {
+				return r.hold(), nil
 			}
-		}
-		first := true
-		if waitKey != "" {
-			first = r.earliestWaiter(ctx, waitKey)
-		}
-		if first {
-			rev, err := kv.Create(ctx, key, []byte(strconv.FormatInt(r.trig.RunID, 10)))
-			if err == nil {
-				return r.hold(key, rev), nil
+			continue // someone took it first: look again
+		case err != nil:
+			r.log.Warn("job lock unreadable; retrying", zap.Error(err))
+		default:
+			var v lockValue
+			if err := json.Unmarshal(e.Value(), &v); err != nil {
+				r.log.Warn("job lock holds garbage; waiting for it to expire", zap.Error(err))
+				break
 			}
-			if !errors.Is(err, jetstream.ErrKeyExists) {
-				r.log.Warn("job lock unavailable; retrying", zap.Error(err))
-			} else {
-				holder := r.holder(ctx, key)
-				switch strategy {
-				case policy.BlockDiscardLater:
-					return nil, &outcome{status: wire.StatusDiscarded, message: fmt.Sprintf(
-						"discarded: run %s of this job is still active (block strategy discard_later)", holder)}
-				case policy.BlockCoverEarly:
-					if !askedKill && holder != "" {
-						askedKill = true
-						r.log.Info("covering the active run (block strategy cover_early)", zap.String("active_run", holder))
-						if kills, err := stream.Kills(ctx, r.w.js, r.w.cfg.Streams); err == nil {
-							_, _ = kills.Put(ctx, holder, []byte(fmt.Sprintf("covered by run %d (block strategy cover_early)", r.trig.RunID)))
-						}
-					}
+			if v.Holder == me.Run {
+				return r.hold(), nil // handed over to us
+			}
+			if strategy == policy.BlockDiscardLater {
+				return nil, &outcome{status: wire.StatusDiscarded, message: fmt.Sprintf(
+					"discarded: run %d of this job is still active (block strategy discard_later)", v.Holder)}
+			}
+			if strategy == policy.BlockCoverEarly && !askedKill {
+				askedKill = true
+				r.log.Info("covering the active run (block strategy cover_early)", zap.Int64("active_run", v.Holder))
+				if kills, err := stream.Kills(ctx, r.w.js, r.w.cfg.Streams); err == nil {
+					_, _ = kills.Put(ctx, stream.KillKey(v.Holder),
+						[]byte(fmt.Sprintf("covered by run %d (block strategy cover_early)", me.Run)))
+				}
+			}
+			if changed == nil {
+				// Waiting: be woken as soon as the lock changes hands.
+				if w, err := kv.Watch(ctx, key, jetstream.UpdatesOnly()); err == nil {
+					r.watch, changed = w, w.Updates()
+				}
+			}
+			if !v.queued(me.Run) {
+				v.Queue = append(v.Queue, me)
+				slices.SortFunc(v.Queue, func(a, b waiter) int {
+					return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Run, b.Run))
+				})
+				body, _ := json.Marshal(v)
+				if _, err := kv.Update(ctx, key, body, e.Revision()); err != nil {
+					continue // changed meanwhile: look again at once
 				}
 			}
 		}
 		select {
 		case <-r.w.stopCtx.Done():
+		case <-changed:
 		case <-time.After(pollLock):
 		}
 	}
@@ -120,64 +150,75 @@ func (r *run) interrupted() *outcome {
 	pending := r.pending
 	r.mu.Unlock()
 	if pending != nil {
-		return &outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for the job's previous run)"}
+		return &outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for the job's active run)"}
 	}
 	if r.w.killed(r.trig.RunID) {
-		return &outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's previous run"}
+		return &outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}
 	}
 	if r.w.stopCtx.Err() != nil {
-		return &outcome{handBack: "worker stopping while the run waited for the job's previous run"}
+		return &outcome{handBack: "worker stopping while the run waited for the job's active run"}
 	}
 	return nil
 }
 
-// earliestWaiter reports whether waitKey sorts first among the job's
-// waiters (by fire time, then run id).
-func (r *run) earliestWaiter(ctx context.Context, waitKey string) bool {
-	prefix := fmt.Sprintf("wait.%d.", r.trig.JobID)
-	lister, err := r.w.locks.ListKeysFiltered(ctx, prefix+">")
-	if err != nil {
-		return false
-	}
-	type waiter struct{ at, run int64 }
-	var ws []waiter
-	for k := range lister.Keys() {
-		parts := strings.Split(strings.TrimPrefix(k, prefix), ".")
-		if len(parts) != 2 {
-			continue
+// leaveQueue takes a run that gives up waiting out of the queue (and hands
+// the lock on if it was handed to it meanwhile).
+func (r *run) leaveQueue(ctx context.Context) {
+	r.update(context.WithoutCancel(ctx), func(v *lockValue) bool {
+		if v.Holder == r.trig.RunID {
+			return r.handOver(v)
 		}
-		at, err1 := strconv.ParseInt(parts[0], 10, 64)
-		run, err2 := strconv.ParseInt(parts[1], 10, 64)
-		if err1 == nil && err2 == nil {
-			ws = append(ws, waiter{at, run})
+		i := slices.IndexFunc(v.Queue, func(w waiter) bool { return w.Run == r.trig.RunID })
+		if i < 0 {
+			return false
 		}
-	}
-	if len(ws) == 0 {
-		return true // our own key not visible yet: let Create decide
-	}
-	sort.Slice(ws, func(i, j int) bool {
-		if ws[i].at != ws[j].at {
-			return ws[i].at < ws[j].at
-		}
-		return ws[i].run < ws[j].run
+		v.Queue = slices.Delete(v.Queue, i, i+1)
+		return true
 	})
-	return ws[0].run == r.trig.RunID
 }
 
-// holder is the run id holding the job's lock, "" if unknown.
-func (r *run) holder(ctx context.Context, key string) string {
-	e, err := r.w.locks.Get(ctx, key)
-	if err != nil {
-		return ""
+// handOver passes the lock to the first queued run; with no queue it
+// clears the holder (update then deletes the key).
+func (r *run) handOver(v *lockValue) bool {
+	if len(v.Queue) == 0 {
+		v.Holder = 0
+		return true
 	}
-	return string(e.Value())
+	v.Holder, v.Queue = v.Queue[0].Run, v.Queue[1:]
+	return true
 }
 
-// hold keeps the lock refreshed until released, then deletes it if it is
-// still ours (same revision).
-func (r *run) hold(key string, rev uint64) *jobLock {
-	l := &jobLock{kv: r.w.locks, key: key, stop: make(chan struct{}), done: make(chan struct{})}
-	value := []byte(strconv.FormatInt(r.trig.RunID, 10))
+// update applies change to the lock by compare-and-set until it sticks;
+// a lock left with no holder is deleted. change reports whether it changed
+// anything.
+func (r *run) update(ctx context.Context, change func(*lockValue) bool) {
+	kv, key := r.w.locks, lockKey(r.trig.JobID)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			return // gone (expired) or unreachable: nothing to undo
+		}
+		var v lockValue
+		if json.Unmarshal(e.Value(), &v) != nil || !change(&v) {
+			return
+		}
+		if v.Holder == 0 {
+			err = kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+		} else {
+			body, _ := json.Marshal(v)
+			_, err = kv.Update(ctx, key, body, e.Revision())
+		}
+		if err == nil {
+			return
+		}
+	}
+}
+
+// hold keeps the lock refreshed until released.
+func (r *run) hold() *jobLock {
+	l := &jobLock{r: r, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(stream.LockTTL / 3)
@@ -185,21 +226,28 @@ func (r *run) hold(key string, rev uint64) *jobLock {
 		for {
 			select {
 			case <-l.stop:
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				_ = l.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-				cancel()
 				return
 			case <-t.C:
-				ctx, cancel := context.WithTimeout(context.Background(), stream.LockTTL/3)
-				next, err := l.kv.Update(ctx, key, value, rev)
-				cancel()
-				if err != nil {
-					r.log.Warn("job lock refresh failed", zap.Error(err))
-					continue
-				}
-				rev = next
+				// Rewrite the value as it is (queue included) to reset its age.
+				r.update(context.Background(), func(v *lockValue) bool {
+					if v.Holder != r.trig.RunID {
+						r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
+						return false
+					}
+					return true
+				})
 			}
 		}
 	}()
 	return l
+}
+
+// release stops refreshing and hands the lock on.
+func (l *jobLock) release() {
+	close(l.stop)
+	<-l.done
+	r := l.r
+	r.update(context.Background(), func(v *lockValue) bool {
+		return v.Holder == r.trig.RunID && r.handOver(v)
+	})
 }
