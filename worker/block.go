@@ -62,6 +62,7 @@ func lockKey(jobID int64) string { return fmt.Sprintf("job.%d", jobID) }
 // jobLock is a held lock; release it when the run's result is published.
 type jobLock struct {
 	r    *run
+	rev  uint64 // the revision this run last wrote, until done is closed
 	stop chan struct{}
 	done chan struct{}
 }
@@ -83,6 +84,11 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 			_ = r.watch.Stop()
 		}
 	}()
+	// The common case first: nobody holds the job. One write.
+	body, _ := json.Marshal(lockValue{Holder: me.Run})
+	if rev, err := kv.Create(ctx, key, body); err == nil {
+		return r.hold(rev), nil
+	}
 	for {
 		if out := r.interrupted(); out != nil {
 			r.leaveQueue(ctx)
@@ -91,9 +97,8 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 		e, err := kv.Get(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			body, _ := json.Marshal(lockValue{Holder: me.Run})
-			if _, err := kv.Create(ctx, key, body); err == nil {
-				return r.hold(), nil
+			if rev, err := kv.Create(ctx, key, body); err == nil {
+				return r.hold(rev), nil
 			}
 			continue // someone took it first: look again
 		case err != nil:
@@ -105,7 +110,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				break
 			}
 			if v.Holder == me.Run {
-				return r.hold(), nil // handed over to us
+				return r.hold(e.Revision()), nil // handed over to us
 			}
 			if strategy == policy.BlockDiscardLater {
 				return nil, &outcome{status: wire.StatusDiscarded, message: fmt.Sprintf(
@@ -164,7 +169,7 @@ func (r *run) interrupted() *outcome {
 // leaveQueue takes a run that gives up waiting out of the queue (and hands
 // the lock on if it was handed to it meanwhile).
 func (r *run) leaveQueue(ctx context.Context) {
-	r.update(context.WithoutCancel(ctx), func(v *lockValue) bool {
+	_ = r.update(context.WithoutCancel(ctx), func(v *lockValue) bool {
 		if v.Holder == r.trig.RunID {
 			return r.handOver(v)
 		}
@@ -190,35 +195,37 @@ func (r *run) handOver(v *lockValue) bool {
 
 // update applies change to the lock by compare-and-set until it sticks;
 // a lock left with no holder is deleted. change reports whether it changed
-// anything.
-func (r *run) update(ctx context.Context, change func(*lockValue) bool) {
+// anything. It returns the revision written, 0 if none.
+func (r *run) update(ctx context.Context, change func(*lockValue) bool) uint64 {
 	kv, key := r.w.locks, lockKey(r.trig.JobID)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
 		e, err := kv.Get(ctx, key)
 		if err != nil {
-			return // gone (expired) or unreachable: nothing to undo
+			return 0 // gone (expired) or unreachable: nothing to undo
 		}
 		var v lockValue
 		if json.Unmarshal(e.Value(), &v) != nil || !change(&v) {
-			return
+			return 0
 		}
 		if v.Holder == 0 {
-			err = kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
-		} else {
-			body, _ := json.Marshal(v)
-			_, err = kv.Update(ctx, key, body, e.Revision())
+			if kv.Delete(ctx, key, jetstream.LastRevision(e.Revision())) == nil {
+				return 0
+			}
+			continue
 		}
-		if err == nil {
-			return
+		body, _ := json.Marshal(v)
+		if rev, err := kv.Update(ctx, key, body, e.Revision()); err == nil {
+			return rev
 		}
 	}
+	return 0
 }
 
 // hold keeps the lock refreshed until released.
-func (r *run) hold() *jobLock {
-	l := &jobLock{r: r, stop: make(chan struct{}), done: make(chan struct{})}
+func (r *run) hold(rev uint64) *jobLock {
+	l := &jobLock{r: r, rev: rev, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(stream.LockTTL / 3)
@@ -229,25 +236,33 @@ func (r *run) hold() *jobLock {
 				return
 			case <-t.C:
 				// Rewrite the value as it is (queue included) to reset its age.
-				r.update(context.Background(), func(v *lockValue) bool {
+				if rev := r.update(context.Background(), func(v *lockValue) bool {
 					if v.Holder != r.trig.RunID {
 						r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 						return false
 					}
 					return true
-				})
+				}); rev != 0 {
+					l.rev = rev
+				}
 			}
 		}
 	}()
 	return l
 }
 
-// release stops refreshing and hands the lock on.
+// release stops refreshing and hands the lock on: when nobody queued
+// since this run last wrote the lock, one delete at that revision.
 func (l *jobLock) release() {
 	close(l.stop)
 	<-l.done
 	r := l.r
-	r.update(context.Background(), func(v *lockValue) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r.w.locks.Delete(ctx, lockKey(r.trig.JobID), jetstream.LastRevision(l.rev)) == nil {
+		return
+	}
+	r.update(ctx, func(v *lockValue) bool {
 		return v.Holder == r.trig.RunID && r.handOver(v)
 	})
 }

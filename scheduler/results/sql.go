@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -124,7 +125,15 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		statuses, msgs, wks = make([]string, 0, len(ups)), make([]string, 0, len(ups)), make([]string, 0, len(ups))
 		starts, ends        = make([]*time.Time, 0, len(ups)), make([]*time.Time, 0, len(ups))
 	)
-	for id, u := range ups {
+	// In id order: concurrent appliers and dispatch's TRIGGERED writes then
+	// lock rows in the same order and do not deadlock.
+	order := make([]int64, 0, len(ups))
+	for id := range ups {
+		order = append(order, id)
+	}
+	slices.Sort(order)
+	for _, id := range order {
+		u := ups[id]
 		ids = append(ids, id)
 		statuses = append(statuses, string(u.status))
 		starts = append(starts, u.startedAt)
