@@ -1,7 +1,9 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"fmt"
 	"time"
 
@@ -41,6 +43,8 @@ func record(ctx context.Context, pool *pgxpool.Pool, owner string, marks []mark)
 		eStatuses, eMsgs     []string
 		eAts                 []time.Time
 	)
+	// In id order, like the results applier: no deadlock between them.
+	slices.SortFunc(marks, func(a, b mark) int { return cmp.Compare(a.runID, b.runID) })
 	for _, m := range marks {
 		if m.status == wire.StatusTriggered {
 			tIDs, tSeqs, tAts, tEpochs = append(tIDs, m.runID), append(tSeqs, int64(m.seq)), append(tAts, m.at), append(tEpochs, m.epoch)
