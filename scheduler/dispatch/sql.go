@@ -3,8 +3,8 @@ package dispatch
 import (
 	"cmp"
 	"context"
-	"slices"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
