@@ -134,10 +134,11 @@ func (r *run) execute() bool {
 
 	// The misfire policy is judged first: a trigger too late to run is
 	// EXPIRED whatever this worker could have done with it. No started
-	// event: no handler ever started. Only a first delivery is judged: a
-	// redelivery means an earlier one reached a worker that then died,
-	// which is crash recovery (the run goes on elsewhere), not a backlog.
-	if late, msg := expired(r.trig, r.w.cfg.ID, time.Now()); late && r.delivery == 1 {
+	// event: no handler ever started. Every delivery is judged: a trigger
+	// handed back by a stopping worker comes back as a redelivery, and a
+	// late one must not run; a run whose worker died mid-way and that comes
+	// back late ends EXPIRED too, as its job's policy asks of late fires.
+	if late, msg := expired(r.trig, r.w.cfg.ID, time.Now()); late {
 		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})
 		if reported {
 			r.w.expiredTotal.Add(1)

@@ -134,15 +134,21 @@ func (p *Planner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	lastSweep := p.now()
+	var ok bool
 	for {
 		sweep := p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
 			}
+			// A pass over many shards can outlast a lease period: plan each
+			// shard under its lease as it is now, not as the pass began.
+			if l, ok = p.current(l.Shard); !ok {
+				continue
+			}
 			if _, err := p.PlanShard(ctx, l); err != nil && ctx.Err() == nil {
 				if errors.Is(err, ErrLeaseLost) {
-					p.log.Info("shard lease lost; not planning it", logging.Shard(l.Shard))
+					p.log.Warn("shard lease lost; not planning it", logging.Shard(l.Shard))
 				} else {
 					p.log.Warn("planning failed; retrying next pass", logging.Shard(l.Shard), zap.Error(err))
 				}
@@ -168,6 +174,16 @@ func (p *Planner) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// current returns this scheduler's lease on shard as it is now.
+func (p *Planner) current(shard int) (lease.Lease, bool) {
+	for _, l := range p.leases() {
+		if l.Shard == shard {
+			return l, true
+		}
+	}
+	return lease.Lease{}, false
 }
 
 // PlanShard plans one shard until no job is due within the window and

@@ -12,6 +12,15 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
+// fillStartedSQL records start times that applySQL could not: a started
+// event arriving after its run's finished one, or applied by another
+// scheduler concurrently (applySQL then finds the run's status already as
+// high and skips the row). A statement of its own, so it sees what the
+// concurrent transaction committed.
+const fillStartedSQL = `UPDATE job_runs r SET started_at = u.started_at
+	FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, started_at)
+	WHERE r.id = u.id AND r.started_at IS NULL`
+
 // applySQL applies a batch of coalesced run updates in one statement, and
 // in the same transaction does what follows a run's end:
 //
@@ -21,8 +30,6 @@ import (
 //     started_at, finished_at and the message are filled once. A run that
 //     ends failed (FAILED, TIMED_OUT, LOST) with no retry left is marked
 //     alarm_status = 'pending' for the alarm sender.
-//   - filled: runs whose status is already as high, but whose start time
-//     was not known yet (a started event arriving after the finished one).
 //   - retried: a failed run with attempts left gets a new run (trigger type
 //     retry, attempt + 1, retry_of), scheduled after its backoff.
 //   - children: a run that succeeded triggers its job's enabled children
@@ -50,10 +57,6 @@ const applySQL = `WITH u AS (
 	WHERE r.id = u.id AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params),
-	filled AS (UPDATE job_runs r SET started_at = u.started_at
-	FROM u
-	WHERE r.id = u.id AND r.started_at IS NULL AND u.started_at IS NOT NULL
-	  AND jetjob_status_rank(u.status) <= jetjob_status_rank(r.status)),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
@@ -141,20 +144,37 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		msgs = append(msgs, u.message)
 		wks = append(wks, u.workerID)
 	}
-	rows, _ := pool.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks)
 	var (
 		changes []Change
 		spawned []int64
 		c       Change
 		isNew   bool
 	)
-	_, err := pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
-		if isNew {
-			spawned = append(spawned, c.RunID)
-		} else {
-			changes = append(changes, c)
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		changes, spawned = changes[:0], spawned[:0]
+		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks)
+		_, err := pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
+			if isNew {
+				spawned = append(spawned, c.RunID)
+			} else {
+				changes = append(changes, c)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
-		return nil
+		var sIDs []int64
+		var sAts []time.Time
+		for i, at := range starts {
+			if at != nil {
+				sIDs, sAts = append(sIDs, ids[i]), append(sAts, *at)
+			}
+		}
+		if len(sIDs) > 0 {
+			_, err = tx.Exec(ctx, fillStartedSQL, sIDs, sAts)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -77,6 +78,18 @@ func (p *profiler) stop() {
 	}
 }
 
+// goroutines writes where every goroutine is (pprof debug=1: grouped by
+// stack) next to the CPU profile: CPU profiles do not show waiting.
+func (p *profiler) goroutines() {
+	f, err := os.Create(strings.TrimSuffix(p.path, ".pprof") + "-goroutines.txt")
+	if err != nil {
+		p.log.Error("goroutine profile", zap.Error(err))
+		return
+	}
+	defer f.Close()
+	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+}
+
 type profileFlags struct {
 	path     string
 	onSignal bool
@@ -109,6 +122,7 @@ func (pf *profileFlags) begin(ctx context.Context, log *zap.Logger) *profiler {
 					p.start()
 				} else {
 					p.stop()
+					p.goroutines()
 				}
 			}
 		}
@@ -130,17 +144,22 @@ func runNATS(args []string) error {
 	fs := pflag.NewFlagSet("nats", pflag.ContinueOnError)
 	port := fs.Int("port", 0, "client port (0: a free one)")
 	dir := fs.String("dir", "", "JetStream store directory")
+	var pf profileFlags
+	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel := childContext()
 	defer cancel()
+	prof := pf.begin(ctx, childLogger("warn"))
+	defer prof.stop()
 	s, err := natsembed.Start(natsembed.Options{StoreDir: *dir, Port: *port})
 	if err != nil {
 		return err
 	}
 	fmt.Printf("READY %s %s\n", s.ClientURL(), server.VERSION)
 	<-ctx.Done()
+	prof.stop()
 	s.Shutdown()
 	return nil
 }

@@ -124,7 +124,9 @@ func dueReads(ctx context.Context, e *env, horizon time.Time, reads int) (DueRea
 		q := "EXPLAIN (ANALYZE, BUFFERS) " + selectDue
 		rs, _ := tx.Query(ctx, q, (i*11)%e.o.shards, horizon, dueBatch)
 		var line string
+		out.Plan = out.Plan[:0]
 		_, err = pgx.ForEachRow(rs, []any{&line}, func() error {
+			out.Plan = append(out.Plan, line)
 			if m := execTime.FindStringSubmatch(line); m != nil {
 				v, _ := strconv.ParseFloat(m[1], 64)
 				server = append(server, v)

@@ -136,7 +136,13 @@ func (e *env) enableStatStatements(ctx context.Context) error {
 
 func (e *env) startNATS() error {
 	dir := filepath.Join(e.tmp, "nats")
-	c, err := startChild("nats", filepath.Join(e.logDir, "nats.log"), 60*time.Second, "nats", "--dir", dir)
+	args := []string{"--dir", dir}
+	if e.o.profile {
+		p := filepath.Join(e.o.out, e.name+"-nats.pprof")
+		e.profilePaths = append(e.profilePaths, p)
+		args = append(args, "--cpuprofile", p, "--cpuprofile-signal")
+	}
+	c, err := startChild("nats", filepath.Join(e.logDir, "nats.log"), 60*time.Second, "nats", args...)
 	if err != nil {
 		return err
 	}
@@ -153,7 +159,7 @@ func (e *env) startNATS() error {
 func (e *env) startSchedulers(n int) error {
 	for i := range n {
 		id := fmt.Sprintf("bench-s%d", i)
-		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id}
+		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel}
 		sp := &schedProc{}
 		if e.o.profile {
 			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-scheduler-%d.pprof", e.name, i))
@@ -175,7 +181,7 @@ func (e *env) startWorkers(n, concurrency int) error {
 	for i := range n {
 		sp := &workerProc{out: filepath.Join(e.tmp, fmt.Sprintf("worker-%d.gob", i))}
 		args := []string{"--nats-url", e.natsURL, "--id", fmt.Sprintf("bench-w%d", i),
-			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out}
+			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out, "--log-level", e.o.logLevel}
 		if e.o.profile {
 			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-worker-%d.pprof", e.name, i))
 			e.profilePaths = append(e.profilePaths, sp.profile)
@@ -227,6 +233,9 @@ func (e *env) signalProfiles(sig syscall.Signal) {
 	if !e.o.profile {
 		return
 	}
+	if e.nats != nil {
+		_ = e.nats.cmd.Process.Signal(sig)
+	}
 	for _, s := range e.scheds {
 		_ = s.c.cmd.Process.Signal(sig)
 	}
@@ -238,6 +247,15 @@ func (e *env) signalProfiles(sig syscall.Signal) {
 // scrape reads a Prometheus text page into name → summed value (labels
 // are summed over).
 func scrape(ctx context.Context, url string) (map[string]float64, error) {
+	return scrapeWith(ctx, url, func(a, b float64) float64 { return a + b })
+}
+
+// scrapeMax is scrape with the maximum over labels instead of the sum.
+func scrapeMax(ctx context.Context, url string) (map[string]float64, error) {
+	return scrapeWith(ctx, url, func(a, b float64) float64 { return max(a, b) })
+}
+
+func scrapeWith(ctx context.Context, url string, merge func(a, b float64) float64) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -273,7 +291,10 @@ func scrape(ctx context.Context, url string) (map[string]float64, error) {
 		if err != nil {
 			continue
 		}
-		m[name] += v
+		if old, ok := m[name]; ok {
+			v = merge(old, v)
+		}
+		m[name] = v
 	}
 	return m, nil
 }
@@ -292,6 +313,56 @@ func (e *env) counters(ctx context.Context, names ...string) map[string]float64 
 		}
 	}
 	return out
+}
+
+// finalStatuses sums the schedulers' jetjob_run_status_changes_total over
+// the final statuses a worker reports.
+func (e *env) finalStatuses(ctx context.Context) int64 {
+	var n float64
+	for _, s := range e.scheds {
+		m, err := scrapeLabeled(ctx, s.metrics, "jetjob_run_status_changes_total")
+		if err != nil {
+			continue
+		}
+		for labels, v := range m {
+			for _, st := range []string{"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "DISCARDED", "EXPIRED", "LOST"} {
+				if strings.Contains(labels, `"`+st+`"`) {
+					n += v
+				}
+			}
+		}
+	}
+	return int64(n)
+}
+
+// scrapeLabeled returns one metric's samples by label set.
+func scrapeLabeled(ctx context.Context, url, name string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[len(name):i]] = v
+		}
+	}
+	return out, nil
 }
 
 // roles lists every process to measure, by role.
@@ -320,14 +391,16 @@ func (e *env) roles() []roleRef {
 	return rs
 }
 
-// usage is a snapshot of every role, in roles() order.
+// usage is a snapshot of every role, in roles() order, and of the host.
 type usage struct {
-	order []string
-	m     map[string]roleSample
+	order       []string
+	m           map[string]roleSample
+	busy, total float64
 }
 
 func (e *env) sample() usage {
 	u := usage{m: map[string]roleSample{}}
+	u.busy, u.total = hostTicks()
 	for _, r := range e.roles() {
 		u.order = append(u.order, r.role)
 		u.m[r.role] = sampleRole(r.pid, r.tree)
@@ -347,6 +420,21 @@ func procStats(a, b usage, secs float64) []ProcStat {
 		})
 	}
 	return out
+}
+
+// hostCPU compares the machine's busy time over the window with the
+// benchmark's own processes.
+func hostCPU(a, b usage) *HostCPU {
+	h := &HostCPU{BusyCPU: round3(b.busy - a.busy), LoadAvg: loadAvg()}
+	if d := b.total - a.total; d > 0 {
+		h.BusyPct = round1(100 * (b.busy - a.busy) / d)
+	}
+	for _, role := range b.order {
+		h.BenchmarkCPU += b.m[role].cpu - a.m[role].cpu
+	}
+	h.BenchmarkCPU = round3(h.BenchmarkCPU)
+	h.OtherCPU = round3(h.BusyCPU - h.BenchmarkCPU)
+	return h
 }
 
 // stopWorkers stops the workers and reads their invocation counts.

@@ -20,7 +20,8 @@
 //
 //	make bench                                   # steady 10000 for 60 s, then dueread
 //	make bench ARGS='--scenario steady --jobs 15000'
-//	make bench ARGS='--scenario sparse'
+//	make bench ARGS='--scenario sparse'          # --duration 210s lets the planner's
+//	                                             # schedule cache reach its 200k bound
 //	make bench ARGS='--scenario burst'
 //	make bench ARGS='--scenario max'
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
@@ -28,9 +29,15 @@
 // Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
 // (fields documented in result.go); the children's logs go to
 // bench-results/<scenario>-<YYYYMMDD-HHMMSS>-logs/. --profile adds CPU
-// profiles of the schedulers and workers over the measured window
-// (bench-results/*.pprof: go tool pprof -top bin/jetjob-bench FILE) and
-// PostgreSQL's top statements (pg_stat_statements).
+// profiles of the schedulers, workers and the NATS server over the measured
+// window (bench-results/*.pprof: go tool pprof -top bin/jetjob-bench FILE),
+// a goroutine dump of each at the window's end (*-goroutines.txt: where runs
+// wait) and PostgreSQL's top statements (pg_stat_statements, loaded with a
+// restart of the throwaway server).
+//
+// Everything runs on one host: other workloads there take CPU from the
+// system under test. host_cpu in the result says how much (other_cpu_s);
+// compare runs only when it is small.
 //
 // The hidden subcommands nats, scheduler and worker are this binary
 // re-executed by itself (see child.go).
@@ -73,6 +80,7 @@ type options struct {
 	maxSteps          int
 	dueSizes          []int
 	dueReads          int
+	logLevel          string
 }
 
 // concurrency is the workers' concurrency: the flag, or enough slots for
@@ -84,10 +92,10 @@ func (o *options) concurrency() int {
 	if o.handler == "sleep50" {
 		return 1024
 	}
-	return 256
+	return 512
 }
 
-var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 2500}
+var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -122,25 +130,26 @@ func orchestrate(args []string) error {
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
 	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, dueread")
-	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 2500 to start with)")
+	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
 	fs.IntVar(&o.schedulers, "schedulers", 1, "scheduler processes")
 	fs.IntVar(&o.workers, "workers", 1, "worker processes")
-	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 256 for noop, 1024 for sleep50)")
+	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 512 for noop, 1024 for sleep50)")
 	fs.StringVar(&o.handler, "handler", "noop", "noop or sleep50")
 	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
 	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
-	fs.BoolVar(&o.profile, "profile", false, "CPU-profile schedulers and workers over the window; PostgreSQL's top statements")
+	fs.BoolVar(&o.profile, "profile", false, "CPU-profile schedulers, workers and NATS over the window, dump their goroutines at its end; PostgreSQL's top statements")
 	fs.DurationVar(&o.drain, "drain", 60*time.Second, "after the window, how long to wait for its runs to finish")
 	fs.DurationVar(&o.burstTimeout, "burst-timeout", 120*time.Second, "burst: how long to wait for every run to finish")
-	fs.IntVar(&o.step, "step", 2500, "max: jobs (fires/s) added per step")
+	fs.IntVar(&o.step, "step", 1000, "max: jobs (fires/s) added per step")
 	fs.DurationVar(&o.stepDuration, "step-duration", 20*time.Second, "max: measured window per step")
 	fs.DurationVar(&o.stepWarmup, "step-warmup", 5*time.Second, "max: warm-up per step")
-	fs.IntVar(&o.maxSteps, "max-steps", 16, "max: at most this many steps")
+	fs.IntVar(&o.maxSteps, "max-steps", 30, "max: at most this many steps")
 	fs.StringVar(&sizes, "dueread-sizes", "10000,100000,1000000", "dueread: table sizes")
 	fs.IntVar(&o.dueReads, "dueread-reads", 200, "dueread: reads per size")
+	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return nil

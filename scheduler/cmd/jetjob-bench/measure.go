@@ -70,17 +70,34 @@ func measureWindow(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, 
 	return w, nil
 }
 
+// measureSpread is, per fire time in [from, to), the lag of the first and
+// the last trigger published.
+func measureSpread(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64) (*Spread, error) {
+	var s Spread
+	err := pool.QueryRow(ctx, `SELECT count(*),
+			coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY lo), 0), coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY lo), 0),
+			coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY hi), 0), coalesce(percentile_disc(0.99) WITHIN GROUP (ORDER BY hi), 0)
+		FROM (SELECT 1000 * extract(epoch FROM min(triggered_at) - scheduled_at)::float8 AS lo,
+				1000 * extract(epoch FROM max(triggered_at) - scheduled_at)::float8 AS hi
+			FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4
+				AND triggered_at IS NOT NULL
+			GROUP BY scheduled_at) s`, from, to, idFrom, idTo).Scan(&s.FireTimes, &s.FirstP50, &s.FirstP99, &s.LastP50, &s.LastP99)
+	s.FirstP50, s.FirstP99, s.LastP50, s.LastP99 = round3(s.FirstP50), round3(s.FirstP99), round3(s.LastP50), round3(s.LastP99)
+	return &s, err
+}
+
 // rates counts, over [from, to), the runs due, published and finished.
 func measureRates(ctx context.Context, pool *pgxpool.Pool, from, to time.Time) (Rates, error) {
-	var due, pub, fin int64
+	var due, pub, fin, ok int64
 	err := pool.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE scheduled_at >= $1 AND scheduled_at < $2),
 			count(*) FILTER (WHERE triggered_at >= $1 AND triggered_at < $2),
-			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND jetjob_status_rank(status) = 3)
-		FROM job_runs`, from, to).Scan(&due, &pub, &fin)
+			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND jetjob_status_rank(status) = 3),
+			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND status = 'SUCCEEDED')
+		FROM job_runs`, from, to).Scan(&due, &pub, &fin, &ok)
 	secs := to.Sub(from).Seconds()
 	return Rates{FiresDue: round1(float64(due) / secs), TriggersPublished: round1(float64(pub) / secs),
-		RunsFinished: round1(float64(fin) / secs)}, err
+		RunsFinished: round1(float64(fin) / secs), RunsSucceeded: round1(float64(ok) / secs)}, err
 }
 
 // waitFinished waits until every run scheduled in [from, to) of the jobs

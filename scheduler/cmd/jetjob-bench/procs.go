@@ -213,3 +213,33 @@ func postmasterPID(dataDir string) (int, error) {
 	}
 	return pid, nil
 }
+
+// hostTicks reads the machine's busy and total CPU time (seconds, summed
+// over cores) from /proc/stat.
+func hostTicks() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0
+	}
+	v := make([]float64, 8)
+	for i := range v {
+		v[i], _ = strconv.ParseFloat(f[i+1], 64)
+	}
+	// user nice system idle iowait irq softirq steal (guest is in user)
+	busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+	return busy / clockTick, (busy + v[3] + v[4]) / clockTick
+}
+
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -79,8 +79,8 @@ func judge(r *Result) {
 	switch r.Scenario {
 	case "steady":
 		if r.Rates != nil {
-			add("runs finished/s", "≥ 15000 for 60 s", fmt.Sprintf("%.0f/s over %.0f s (offered %d/s)",
-				r.Rates.RunsFinished, r.Window.Seconds, r.Config.Jobs), r.Rates.RunsFinished >= 15000 && r.Window.Seconds >= 60)
+			add("runs finished/s", "≥ 15000 for 60 s", fmt.Sprintf("%.0f/s succeeded over %.0f s (offered %d/s)",
+				r.Rates.RunsSucceeded, r.Window.Seconds, r.Config.Jobs), r.Rates.RunsSucceeded >= 15000 && r.Window.Seconds >= 60)
 			add("fire lag p99", "≤ 10 ms", ms(r.FireLagMs.P99), r.FireLagMs.P99 <= 10)
 			add("start lag p99", "≤ 50 ms", ms(r.StartLagMs.P99), r.StartLagMs.P99 <= 50)
 		}
@@ -171,8 +171,8 @@ func printTable(w io.Writer, r *Result) {
 		fmt.Fprintln(w)
 	}
 	if x := r.Rates; x != nil {
-		fmt.Fprintf(tw, "per second\tplanned\tdue\tpublished\tfinished\t\n")
-		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished)
+		fmt.Fprintf(tw, "per second\tplanned\tdue\tpublished\tfinished\tsucceeded\t\n")
+		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished, x.RunsSucceeded)
 		tw.Flush()
 	}
 	if r.FireLagMs != nil {
@@ -184,6 +184,10 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", l.name, l.l.P50, l.l.P99, l.l.Max, l.l.N, l.l.Missing)
 		}
 		tw.Flush()
+	}
+	if sp := r.FireSpreadMs; sp != nil && sp.FireTimes > 0 {
+		fmt.Fprintf(w, "per fire time (%d): first trigger published after p50 %.1f / p99 %.1f ms, last after p50 %.1f / p99 %.1f ms\n",
+			sp.FireTimes, sp.FirstP50, sp.FirstP99, sp.LastP50, sp.LastP99)
 	}
 	if b := r.Burst; b != nil {
 		fmt.Fprintf(w, "burst of %d at %s: all published after %.3f s (%d published), all started after %.3f s, all finished after %.3f s\n",
@@ -210,9 +214,9 @@ func printTable(w io.Writer, r *Result) {
 		}
 	}
 	if len(r.Steps) > 0 {
-		fmt.Fprintf(tw, "step jobs\tfinished/s\tfire p99\tstart p99\tstart max\tlost\tunfinished\tsustained\t\n")
+		fmt.Fprintf(tw, "step jobs\tsucceeded/s\tfire p99\tstart p99\tstart max\tlost\tunfinished\tsustained\t\n")
 		for _, s := range r.Steps {
-			fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%v\t\n", s.Jobs, s.Rates.RunsFinished, s.FireLagMs.P99,
+			fmt.Fprintf(tw, "%d\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%v\t\n", s.Jobs, s.Rates.RunsSucceeded, s.FireLagMs.P99,
 				s.StartLagMs.P99, s.StartLagMs.Max, s.Lost, s.Unfinished, s.Sustained)
 		}
 		tw.Flush()
@@ -227,6 +231,12 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(tw, "%d\t%.0f\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\n", d.Jobs, d.DuePerShard, d.Reads, d.P50Ms, d.P99Ms, d.MaxMs, d.ServerMs, d.InsertSecs)
 		}
 		tw.Flush()
+		if last := r.DueRead[len(r.DueRead)-1]; len(last.Plan) > 0 {
+			fmt.Fprintf(w, "plan at %d jobs:\n", last.Jobs)
+			for _, l := range last.Plan {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
 	}
 	if len(r.Processes) > 0 {
 		fmt.Fprintf(tw, "process\tcpu s (window)\tcpu %%\tcpu s (total)\tpeak RSS MB\t\n")
@@ -234,6 +244,10 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.1f\t%.0f\t\n", p.Role, p.CPUWindow, p.CPUPctWindow, p.CPUTotal, p.PeakRSSMB)
 		}
 		tw.Flush()
+	}
+	if h := r.HostCPU; h != nil {
+		fmt.Fprintf(w, "host: %.0f%% of all cores busy over the window; benchmark processes %.1f cpu-s, other processes on the host %.1f cpu-s; load %s\n",
+			h.BusyPct, h.BenchmarkCPU, h.OtherCPU, h.LoadAvg)
 	}
 	if len(r.TopSQL) > 0 {
 		fmt.Fprintln(w, "top SQL in the window (pg_stat_statements):")

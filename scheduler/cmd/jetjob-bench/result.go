@@ -27,7 +27,10 @@ package main
 //	  fires_due_per_s            runs whose scheduled_at is in the window
 //	  triggers_published_per_s   runs whose triggered_at (publish ack) is in the window
 //	  runs_finished_per_s        runs whose final status was committed
-//	                             (recorded_at) in the window
+//	                             (recorded_at) in the window, any final status
+//	                             (SKIPPED misfires included)
+//	  runs_succeeded_per_s       of those, the SUCCEEDED ones: runs that
+//	                             actually ran (the targets are judged on it)
 //	fire_lag_ms, start_lag_ms, end_to_end_ms
 //	                    over the runs scheduled in the window, in ms:
 //	                    fire lag = triggered_at - scheduled_at, start lag =
@@ -36,6 +39,11 @@ package main
 //	                    missing = runs without that timestamp when measured
 //	                    (counted with "now" as their time, so percentiles are
 //	                    lower bounds then, never flattered)
+//	fire_spread_ms      per fire time (all runs due at one instant), the fire
+//	                    lag of the first and of the last trigger published:
+//	                    first_p50/first_p99 (over fire times) show the delay
+//	                    before publishing starts, last_p50/last_p99 how long
+//	                    publishing one instant's batch takes
 //	correctness
 //	  expected_fires     fire times of enabled jobs inside the window
 //	  invoked_fires      of those, how many reached a handler (any worker)
@@ -54,6 +62,11 @@ package main
 //	                    exited children), peak_rss_mb (VmHWM; for postgres
 //	                    the sum over the postmaster and its children, which
 //	                    counts shared buffers once per process)
+//	host_cpu            the whole machine over the window (/proc/stat):
+//	                    busy_pct (of all cores), busy_cpu_s,
+//	                    benchmark_cpu_s (the processes above), other_cpu_s
+//	                    (everything else on the host: other workloads share
+//	                    the cores and skew the numbers), loadavg at the end
 //	burst               burst only: fire_at, jobs, all_published_s (last
 //	                    triggered_at - fire time), all_started_s,
 //	                    all_finished_s (last recorded_at - fire time),
@@ -67,7 +80,9 @@ package main
 //	                    SKIP LOCKED, in a transaction rolled back after):
 //	                    jobs, due_per_shard (rows it returns), reads, p50_ms,
 //	                    p99_ms, max_ms (client side: query + decoding),
-//	                    server_ms (EXPLAIN ANALYZE execution time of one read)
+//	                    server_ms (EXPLAIN ANALYZE execution time of one read,
+//	                    median of 5), plan (one of those EXPLAIN (ANALYZE,
+//	                    BUFFERS) outputs)
 //	top_sql             with --profile: the statements PostgreSQL spent the
 //	                    most time on during the window (pg_stat_statements)
 //	profiles            with --profile: CPU profile files of the window
@@ -90,8 +105,10 @@ type Result struct {
 	FireLagMs           *Latency       `json:"fire_lag_ms,omitempty"`
 	StartLagMs          *Latency       `json:"start_lag_ms,omitempty"`
 	EndToEndMs          *Latency       `json:"end_to_end_ms,omitempty"`
+	FireSpreadMs        *Spread        `json:"fire_spread_ms,omitempty"`
 	Correctness         *Correct       `json:"correctness,omitempty"`
 	Processes           []ProcStat     `json:"processes,omitempty"`
+	HostCPU             *HostCPU       `json:"host_cpu,omitempty"`
 	Burst               *Burst         `json:"burst,omitempty"`
 	Steps               []Step         `json:"steps,omitempty"`
 	MaxSustainedPerSec  float64        `json:"max_sustained_fires_per_s,omitempty"`
@@ -155,6 +172,7 @@ type Rates struct {
 	FiresDue          float64 `json:"fires_due_per_s"`
 	TriggersPublished float64 `json:"triggers_published_per_s"`
 	RunsFinished      float64 `json:"runs_finished_per_s"`
+	RunsSucceeded     float64 `json:"runs_succeeded_per_s"`
 }
 
 // Latency is a distribution in milliseconds.
@@ -164,6 +182,15 @@ type Latency struct {
 	P50     float64 `json:"p50"`
 	P99     float64 `json:"p99"`
 	Max     float64 `json:"max"`
+}
+
+// Spread is, per fire time, the lag of its first and last trigger.
+type Spread struct {
+	FireTimes int64   `json:"fire_times"`
+	FirstP50  float64 `json:"first_p50"`
+	FirstP99  float64 `json:"first_p99"`
+	LastP50   float64 `json:"last_p50"`
+	LastP99   float64 `json:"last_p99"`
 }
 
 // Correct is the loss and duplication audit.
@@ -188,6 +215,15 @@ type ProcStat struct {
 	CPUPctWindow float64 `json:"cpu_pct_window"`
 	CPUTotal     float64 `json:"cpu_s_total"`
 	PeakRSSMB    float64 `json:"peak_rss_mb"`
+}
+
+// HostCPU is the machine's CPU use over the window.
+type HostCPU struct {
+	BusyPct      float64 `json:"busy_pct"`
+	BusyCPU      float64 `json:"busy_cpu_s"`
+	BenchmarkCPU float64 `json:"benchmark_cpu_s"`
+	OtherCPU     float64 `json:"other_cpu_s"`
+	LoadAvg      string  `json:"loadavg"`
 }
 
 // Burst is the burst scenario's outcome.
@@ -219,15 +255,16 @@ type Step struct {
 
 // DueRead is the due-jobs read latency at one table size.
 type DueRead struct {
-	Layout      string  `json:"layout"`
-	Jobs        int     `json:"jobs"`
-	DuePerShard float64 `json:"due_per_shard"`
-	Reads       int     `json:"reads"`
-	P50Ms       float64 `json:"p50_ms"`
-	P99Ms       float64 `json:"p99_ms"`
-	MaxMs       float64 `json:"max_ms"`
-	ServerMs    float64 `json:"server_ms"`
-	InsertSecs  float64 `json:"insert_s"`
+	Layout      string   `json:"layout"`
+	Jobs        int      `json:"jobs"`
+	DuePerShard float64  `json:"due_per_shard"`
+	Reads       int      `json:"reads"`
+	P50Ms       float64  `json:"p50_ms"`
+	P99Ms       float64  `json:"p99_ms"`
+	MaxMs       float64  `json:"max_ms"`
+	ServerMs    float64  `json:"server_ms"`
+	InsertSecs  float64  `json:"insert_s"`
+	Plan        []string `json:"plan,omitempty"`
 }
 
 // SQLStat is one statement from pg_stat_statements.

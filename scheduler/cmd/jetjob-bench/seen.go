@@ -12,9 +12,8 @@ import (
 // over seconds since Base (a few words per job), and only repeats and odd
 // fire times go into maps.
 type seenSet struct {
-	mu    sync.Mutex
-	snap  Seen
-	total int64
+	mu   sync.Mutex
+	snap Seen
 }
 
 // Seen is what a worker writes at exit (gob).

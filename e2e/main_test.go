@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// Images, from the same variables and defaults as deploy/e2e-images.sh
+// (which `make e2e` runs first).
+var (
+	postgresImage  = envOr("JETJOB_E2E_POSTGRES_IMAGE", "postgres:15")
+	natsImage      = envOr("JETJOB_E2E_NATS_IMAGE", "nats:2.15")
+	schedulerImage = envOr("JETJOB_E2E_SCHEDULER_IMAGE", "jetjob-scheduler:e2e")
+	workerImage    = envOr("JETJOB_E2E_WORKER_IMAGE", "jetjob-worker:e2e")
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestMain(m *testing.M) {
+	// Ryuk, testcontainers' reaper, is an image that cannot be pulled here;
+	// every test removes its containers and network itself. Exactly "true":
+	// testcontainers reads the variable at its first use, after this.
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	// Published ports are reached on the loopback address. Left alone,
+	// testcontainers guesses the host from its surroundings: inside a
+	// container (a CI sandbox) it picks the default gateway, which is not
+	// where a local Docker engine publishes its ports.
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" && localDocker() {
+		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+	// Its own progress lines go to each test's log (see cluster.run).
+	tclog.SetDefault(tclog.NewNoopLogger())
+	if err := checkImages(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// localDocker reports whether the Docker engine is this machine's (a unix
+// socket): then its published ports are on 127.0.0.1, and the suite's
+// bind mounts (the witness directory, the NATS configuration) work.
+func localDocker() bool {
+	h := os.Getenv("DOCKER_HOST")
+	return h == "" || strings.HasPrefix(h, "unix://")
+}
+
+// checkImages fails early, with the remedy, when an image is missing:
+// testcontainers would try to pull it, and no registry is reachable.
+func checkImages() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var missing []string
+	for _, img := range []string{postgresImage, natsImage, schedulerImage, workerImage} {
+		if err := exec.CommandContext(ctx, "docker", "image", "inspect", img).Run(); err != nil {
+			missing = append(missing, img)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("images missing: %s; build them with `make e2e-images` (deploy/e2e-images.sh), or run the suite with `make e2e`",
+			strings.Join(missing, ", "))
+	}
+	return nil
+}
