@@ -3,7 +3,6 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
-BINARIES := jetjob-scheduler jetjob
 
 .PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres clean
 
@@ -13,6 +12,7 @@ build:
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob-scheduler ./scheduler/cmd/jetjob-scheduler
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob ./scheduler/cmd/jetjob
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob-worker ./worker/cmd/jetjob-worker
 
 # PostgreSQL server binaries are needed by `dev` and by the tests (a
 # throwaway server each); installed through apt when missing.
