@@ -111,15 +111,8 @@ func TestPlanShardWritesWindowOnce(t *testing.T) {
 // Editing a job removes its planned, untriggered runs in the same
 // transaction, so the old definition fires no more.
 func TestUpdateRemovesPlannedRuns(t *testing.T) {
-	st, pool, p, _ := setup(t)
+	st, pool, _, _, j := setupPlanned(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PlanShard(ctx, held); err != nil {
-		t.Fatal(err)
-	}
 	if countRuns(t, pool, j.ID, "SCHEDULED") == 0 {
 		t.Fatal("nothing planned")
 	}
@@ -135,15 +128,8 @@ func TestUpdateRemovesPlannedRuns(t *testing.T) {
 // Disabling removes planned runs and rewinds next_fire_at, so that after
 // re-enabling, the fires missed meanwhile go through the misfire policy.
 func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
-	st, pool, p, _ := setup(t)
+	st, pool, p, _, j := setupPlanned(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PlanShard(ctx, held); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := st.SetEnabled(ctx, j.ID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +210,19 @@ func TestPlanningIsFenced(t *testing.T) {
 	if !after.NextFireAt.Equal(*j.NextFireAt) {
 		t.Fatalf("a fenced pass moved next_fire_at from %s to %s", j.NextFireAt, after.NextFireAt)
 	}
+}
+
+// setupPlanned is setup plus one @every 1s job whose window is planned.
+func setupPlanned(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink, store.Job) {
+	t.Helper()
+	st, pool, p, out := setup(t)
+	ctx := context.Background()
+	j, err := st.CreateJob(ctx, everySecond("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PlanShard(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	return st, pool, p, out, j
 }

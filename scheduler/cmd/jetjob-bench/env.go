@@ -256,23 +256,9 @@ func scrapeMax(ctx context.Context, url string) (map[string]float64, error) {
 }
 
 func scrapeWith(ctx context.Context, url string, merge func(a, b float64) float64) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	b, err := fetchMetrics(ctx, url)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	m := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
@@ -337,18 +323,7 @@ func (e *env) finalStatuses(ctx context.Context) int64 {
 
 // scrapeLabeled returns one metric's samples by label set.
 func scrapeLabeled(ctx context.Context, url, name string) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := fetchMetrics(ctx, url)
 	if err != nil {
 		return nil, err
 	}
@@ -519,3 +494,26 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, time.Until(t)) }
+
+// fetchMetrics GETs a /metrics page (5 s bound) and returns its body.
+func fetchMetrics(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return b, nil
+}
