@@ -505,23 +505,7 @@ func (c *cluster) streamsDrained(ctx context.Context, js jetstream.JetStream, pe
 // streamMsgs returns how many messages a stream holds now.
 func (c *cluster) streamMsgs(name string) uint64 {
 	c.t.Helper()
-	nc := c.natsConn()
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(c.ctx(), 10*time.Second)
-	defer cancel()
-	s, err := js.Stream(ctx, name)
-	if err != nil {
-		c.t.Fatalf("stream %s: %v", name, err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		c.t.Fatalf("stream %s: %v", name, err)
-	}
-	return info.State.Msgs
+	return c.streamInfo(name).State.Msgs
 }
 
 // late counts the runs of jobs whose fire lies in [from, to] that started

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -168,7 +167,7 @@ func newCluster(t *testing.T, o options) *cluster {
 		}
 		c.nats[i] = &node{name: name}
 	}
-	c.parallel(append([]*node{c.pg}, c.nats...), func(n *node) error {
+	c.each(append([]*node{c.pg}, c.nats...), func(n *node) error {
 		if n == c.pg {
 			return c.startPostgres(n)
 		}
@@ -186,7 +185,7 @@ func newCluster(t *testing.T, o options) *cluster {
 	for i := range c.workers {
 		c.workers[i] = &node{name: fmt.Sprintf("worker-%d", i+1), ready: workerReadyLine}
 	}
-	c.parallel(append(append([]*node{}, c.scheds...), c.workers...), func(n *node) error {
+	c.each(append(append([]*node{}, c.scheds...), c.workers...), func(n *node) error {
 		if strings.HasPrefix(n.name, "sched-") {
 			return c.startScheduler(n)
 		}
@@ -203,24 +202,6 @@ func newCluster(t *testing.T, o options) *cluster {
 
 // workerReadyLine is what jetjob-worker logs once it fetches triggers.
 const workerReadyLine = "worker started"
-
-// parallel starts nodes concurrently and fails the test if any failed.
-func (c *cluster) parallel(nodes []*node, start func(*node) error) {
-	c.t.Helper()
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = start(n)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		c.t.Fatal(err)
-	}
-}
 
 // run creates and starts a container for n on the cluster's network, with
 // n.name as its alias and hostname, and registers its removal.
