@@ -117,7 +117,7 @@ func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, cause error) {
 			Status: wire.StatusFailed, Message: wire.TruncateMessage(cause.Error()), At: time.Now().UTC(),
 		}
 		stop := w.keepAlive(log, func() []jetstream.Msg { return []jetstream.Msg{msg} })
-		err := w.publishEvent(w.pubCtx, log, ev, finishedMsgID(runID))
+		err := w.publishEvent(w.pubCtx, w.pubCtx, log, ev, finishedMsgID(runID))
 		stop()
 		if err != nil {
 			log.Error("rejection of an invalid trigger not published", zap.Error(err), zap.NamedError("reason", cause))

@@ -39,8 +39,11 @@ const publishAttemptTimeout = 5 * time.Second
 const ackAttempts = 3
 
 // publishEvent publishes one event as a wire.Events message, retrying with
-// backoff until JetStream acknowledges it or ctx ends.
-func (w *Worker) publishEvent(ctx context.Context, log *zap.Logger, ev wire.Event, msgID string) error {
+// backoff until JetStream acknowledges it or retry ends. Each attempt runs
+// under ctx, not retry: an attempt already sent may be stored by the server,
+// so a stop must not abandon it halfway and act as if it had never been
+// sent; it only stops further attempts.
+func (w *Worker) publishEvent(ctx, retry context.Context, log *zap.Logger, ev wire.Event, msgID string) error {
 	data, err := wire.EncodeEvents(ev)
 	if err != nil {
 		return err // a bug here, not a transient failure: retrying cannot help
@@ -53,13 +56,13 @@ func (w *Worker) publishEvent(ctx context.Context, log *zap.Logger, ev wire.Even
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, ctx.Err(), err)
+		if retry.Err() != nil {
+			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, retry.Err(), err)
 		}
 		log.Warn("publishing run event failed; retrying",
 			zap.String("kind", string(ev.Kind)), zap.Int("attempt", attempt), zap.Error(err))
-		if !sleepCtx(ctx, bo.next()) {
-			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, ctx.Err(), err)
+		if !sleepCtx(retry, bo.next()) {
+			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, retry.Err(), err)
 		}
 	}
 }

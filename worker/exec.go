@@ -173,8 +173,9 @@ func (r *run) execute() bool {
 		Status: wire.StatusRunning, At: time.Now().UTC(),
 	}
 	// Until the start is recorded nothing has run, so a stop may still
-	// hand the trigger back instead of waiting for JetStream.
-	if err := r.w.publishEvent(r.w.stopCtx, r.log, started, startedMsgID(r.trig.RunID, r.delivery)); err != nil {
+	// hand the trigger back instead of retrying; an attempt in flight is
+	// seen through, since the server may already have stored it.
+	if err := r.w.publishEvent(r.w.pubCtx, r.w.stopCtx, r.log, started, startedMsgID(r.trig.RunID, r.delivery)); err != nil {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
@@ -195,7 +196,7 @@ func (r *run) finish(out outcome) bool {
 		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 	}
-	if err := r.w.publishEvent(r.w.pubCtx, r.log, ev, finishedMsgID(r.trig.RunID)); err != nil {
+	if err := r.w.publishEvent(r.w.pubCtx, r.w.pubCtx, r.log, ev, finishedMsgID(r.trig.RunID)); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
 		r.handBack("result not published")
 		return false
