@@ -100,6 +100,12 @@ type PlannedRun struct {
 	MisfirePolicy string
 	RouteStrategy string
 	BlockStrategy string
+	// Target is the worker a directed trigger goes to, "" for the group's
+	// shared queue. Dispatch sets it when it routes the run; a part of a
+	// sharding broadcast keeps it in job_runs.worker_id, so that a
+	// recovered part goes back to its worker (or to the shared queue if
+	// that worker is gone).
+	Target string
 }
 
 // Trigger is the wire message of a planned run.
