@@ -14,10 +14,10 @@ import (
 )
 
 // process owns one delivered trigger from receipt to its ack, nak or term,
-// and the run slot it arrived on.
-func (w *Worker) process(msg jetstream.Msg) {
+// and the slot of lane l it arrived on.
+func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	defer w.runs.Done()
-	defer w.releaseSlots(1)
+	defer l.release(1)
 
 	delivery := uint64(1)
 	if md, err := msg.Metadata(); err == nil {
@@ -115,6 +115,9 @@ func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, cause error) {
 		ev := wire.Event{
 			Kind: wire.EventFinished, RunID: runID, JobID: jobID, WorkerID: w.cfg.ID,
 			Status: wire.StatusFailed, Message: wire.TruncateMessage(cause.Error()), At: time.Now().UTC(),
+		}
+		if trig != nil {
+			ev.ScheduledAt = trig.ScheduledAt
 		}
 		stop := w.keepAlive(log, func() []jetstream.Msg { return []jetstream.Msg{msg} })
 		err := w.publishEvent(w.pubCtx, w.pubCtx, log, ev, finishedMsgID(runID))

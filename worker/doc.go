@@ -62,9 +62,10 @@
 //     is acknowledged (counted in Stats.ExpiredTotal). Manual, retry and
 //     parent triggers always run: someone asked for them explicitly.
 //   - fire_all (or no policy): every trigger runs.
-//   - fire_once: every trigger runs, as with fire_all. Keeping only the
-//     newest pending trigger of a job takes a view of the group's whole
-//     backlog that a single worker does not have yet.
+//   - fire_once: only the newest published fire of the job runs. The
+//     worker asks the schedulers (request/reply on jetjob.sched.supersede)
+//     whether a newer fire of the job was already published; if so the
+//     trigger ends EXPIRED naming the newer run. Without an answer it runs.
 //
 // # Stopping
 //

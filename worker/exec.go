@@ -138,7 +138,11 @@ func (r *run) execute() bool {
 	// handed back by a stopping worker comes back as a redelivery, and a
 	// late one must not run; a run whose worker died mid-way and that comes
 	// back late ends EXPIRED too, as its job's policy asks of late fires.
-	if late, msg := expired(r.trig, r.w.cfg.ID, time.Now()); late {
+	late, msg := expired(r.trig, r.w.cfg.ID, time.Now())
+	if !late {
+		late, msg = r.w.superseded(r.w.stopCtx, r.trig, r.log)
+	}
+	if late {
 		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})
 		if reported {
 			r.w.expiredTotal.Add(1)
@@ -170,7 +174,7 @@ func (r *run) execute() bool {
 	defer lock.release()
 	started := wire.Event{
 		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
-		Status: wire.StatusRunning, At: time.Now().UTC(),
+		Status: wire.StatusRunning, At: time.Now().UTC(), ScheduledAt: r.trig.ScheduledAt,
 	}
 	// Until the start is recorded nothing has run, so a stop may still
 	// hand the trigger back instead of retrying; an attempt in flight is
@@ -195,6 +199,7 @@ func (r *run) finish(out outcome) bool {
 	ev := wire.Event{
 		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
+		ScheduledAt: r.trig.ScheduledAt,
 	}
 	if err := r.w.publishEvent(r.w.pubCtx, r.w.pubCtx, r.log, ev, finishedMsgID(r.trig.RunID)); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))

@@ -43,39 +43,59 @@ const (
 	defaultMaxFetches = 4
 )
 
-// fetchLoop sends pull requests until the worker stops. It returns nil when
-// Run's context is cancelled, and an error (after calling stop with it)
-// when fetching can never succeed again.
-func (w *Worker) fetchLoop(cons jetstream.Consumer, stop context.CancelCauseFunc) error {
+// A lane is one consumer a worker fetches from, with its own run slots and
+// pull-request tokens: the group's shared queue, and this worker's directed
+// consumer (triggers a routing strategy sent to it by name). The lanes do
+// not share slots: a lane announces its free slots in open pull requests
+// for up to fetchWait, and a directed trigger must not wait that long
+// behind the shared queue's requests on an idle worker. So a worker runs
+// at most Concurrency triggers from each lane.
+type lane struct {
+	name   string
+	cons   jetstream.Consumer
+	size   int
+	slots  chan struct{} // semaphore of size run slots
+	tokens chan struct{} // semaphore of outstanding fetch requests
+}
+
+func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
+	return &lane{name: name, cons: cons, size: size,
+		slots: make(chan struct{}, size), tokens: make(chan struct{}, maxFetches)}
+}
+
+// fetchLoop sends pull requests on l until the worker stops. It returns nil
+// when Run's context is cancelled, and an error (after calling stop with
+// it) when fetching can never succeed again.
+func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 	var bo backoff
 	for {
-		n, ok := w.acquireSlots()
+		n, ok := l.acquire(w.stopCtx)
 		if !ok {
 			return nil
 		}
 		select {
-		case w.tokens <- struct{}{}:
+		case l.tokens <- struct{}{}:
 		case <-w.stopCtx.Done():
-			w.releaseSlots(n)
+			l.release(n)
 			return nil
 		}
 		if w.stopCtx.Err() != nil { // select picks at random among ready cases
-			w.releaseSlots(n)
-			<-w.tokens
+			l.release(n)
+			<-l.tokens
 			return nil
 		}
-		n += w.tryAcquireSlots(w.cfg.Concurrency - n) // freed while we waited for a token
-		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(w.fetchWait))
+		n += l.tryAcquire(l.size - n) // freed while we waited for a token
+		batch, err := l.cons.Fetch(n, jetstream.FetchMaxWait(w.fetchWait))
 		if err != nil {
-			w.releaseSlots(n)
-			<-w.tokens
+			l.release(n)
+			<-l.tokens
 			if w.cfg.NATS.IsClosed() {
 				err = fmt.Errorf("worker: NATS connection closed: %w", err)
-				w.log.Error("cannot fetch triggers any more", zap.Error(err))
+				w.log.Error("cannot fetch triggers any more", zap.String("lane", l.name), zap.Error(err))
 				stop(err)
 				return err
 			}
-			w.log.Warn("fetching triggers failed", zap.Error(err))
+			w.log.Warn("fetching triggers failed", zap.String("lane", l.name), zap.Error(err))
 			if !sleepCtx(w.stopCtx, bo.next()) {
 				return nil
 			}
@@ -83,13 +103,13 @@ func (w *Worker) fetchLoop(cons jetstream.Consumer, stop context.CancelCauseFunc
 		}
 		bo.reset()
 		w.fetchers.Add(1)
-		go w.drain(batch, n)
+		go w.drain(l, batch, n)
 	}
 }
 
 // drain starts a run for each trigger of batch, each on one of the n slots
 // acquired for it, and releases the rest when the request ends.
-func (w *Worker) drain(batch jetstream.MessageBatch, n int) {
+func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 	defer w.fetchers.Done()
 	used := 0
 	for msg := range batch.Messages() {
@@ -99,35 +119,35 @@ func (w *Worker) drain(batch jetstream.MessageBatch, n int) {
 		}
 		used++
 		w.runs.Add(1)
-		go w.process(msg)
+		go w.process(l, msg)
 	}
 	if err := batch.Error(); err != nil {
 		// e.g. missing heartbeats or a deleted consumer: slow the next
 		// request down instead of spinning.
-		w.log.Warn("pull request failed", zap.Error(err))
+		w.log.Warn("pull request failed", zap.String("lane", l.name), zap.Error(err))
 		sleepCtx(w.stopCtx, time.Second)
 	}
-	w.releaseSlots(n - used)
-	<-w.tokens
+	l.release(n - used)
+	<-l.tokens
 }
 
-// acquireSlots waits for one free slot, then takes every other free one. It
-// returns false when the worker stops first.
-func (w *Worker) acquireSlots() (int, bool) {
+// acquire waits for one free slot, then takes every other free one. It
+// returns false when ctx ends first.
+func (l *lane) acquire(ctx context.Context) (int, bool) {
 	select {
-	case w.slots <- struct{}{}:
-	case <-w.stopCtx.Done():
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
 		return 0, false
 	}
-	return 1 + w.tryAcquireSlots(w.cfg.Concurrency-1), true
+	return 1 + l.tryAcquire(l.size-1), true
 }
 
-// tryAcquireSlots takes up to max free slots without waiting.
-func (w *Worker) tryAcquireSlots(max int) int {
+// tryAcquire takes up to max free slots without waiting.
+func (l *lane) tryAcquire(max int) int {
 	n := 0
 	for n < max {
 		select {
-		case w.slots <- struct{}{}:
+		case l.slots <- struct{}{}:
 			n++
 		default:
 			return n
@@ -136,8 +156,8 @@ func (w *Worker) tryAcquireSlots(max int) int {
 	return n
 }
 
-func (w *Worker) releaseSlots(n int) {
+func (l *lane) release(n int) {
 	for range n {
-		<-w.slots
+		<-l.slots
 	}
 }

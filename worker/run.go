@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -51,7 +52,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("worker: no handlers registered")
 	}
 
-	cons, err := w.setup(ctx)
+	lanes, err := w.setup(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
@@ -84,9 +85,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-time.After(10 * time.Second):
 		w.log.Warn("kill requests not loaded within 10s; starting anyway")
 	}
-	// fetchLoop returns when ctx is cancelled (a clean stop, nil) or when
+	// Control requests (ping, idle beat) are answered while this worker
+	// takes triggers: a stopping worker must not be picked by failover.
+	ctl, err := w.serveControl()
+	if err != nil {
+		w.log.Warn("control requests will not be answered; failover and busyover routing will pass this worker by", zap.Error(err))
+	}
+	// fetchAll returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
-	fatal := w.fetchLoop(cons, stop)
+	fatal := w.fetchAll(lanes, stop)
+	if ctl != nil {
+		_ = ctl.Unsubscribe()
+	}
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
 	stopKills()
 	<-killsDone
@@ -100,8 +110,9 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // setup creates the JetStream context, provisions the streams and creates
-// or updates the group's shared consumer.
-func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
+// or updates the worker's two consumers: the group's shared queue and its
+// own directed consumer.
+func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	js, err := jetstream.New(w.cfg.NATS,
 		// Job log lines are published asynchronously; without a timeout a
 		// lost ack would keep its entry pending forever.
@@ -114,15 +125,13 @@ func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
 	w.js = js
-	w.slots = make(chan struct{}, w.cfg.Concurrency)
-	w.tokens = make(chan struct{}, w.maxFetches)
 	if err := stream.Provision(ctx, js, w.cfg.Streams); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	if w.locks, err = stream.Locks(ctx, js, w.cfg.Streams); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
+	shared, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
 		Durable:       stream.AnyConsumer(w.cfg.Group),
 		Description:   "jetjob workers of group " + w.cfg.Group + " (shared queue)",
 		FilterSubject: stream.TriggerAny(w.cfg.Group),
@@ -135,7 +144,31 @@ func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: consumer %s: %w", stream.AnyConsumer(w.cfg.Group), err)
 	}
-	return cons, nil
+	directed, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, stream.DirectedConsumerConfig(
+		w.cfg.Group, w.cfg.ID, w.cfg.AckWait, w.cfg.MaxDeliver))
+	if err != nil {
+		return nil, fmt.Errorf("worker: consumer %s: %w", stream.WorkerConsumer(w.cfg.Group, w.cfg.ID), err)
+	}
+	return []*lane{
+		newLane("shared", shared, w.cfg.Concurrency, w.maxFetches),
+		newLane("directed", directed, w.cfg.Concurrency, w.maxFetches),
+	}, nil
+}
+
+// fetchAll runs one fetch loop per lane until the worker stops; a fatal
+// error of one loop stops the others through stop.
+func (w *Worker) fetchAll(lanes []*lane, stop context.CancelCauseFunc) error {
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.fetchLoop(l, stop)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // shutdown runs once fetching has stopped: it waits for the runs, cancels

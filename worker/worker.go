@@ -194,8 +194,6 @@ type Worker struct {
 
 	// Set once by Run before any goroutine starts.
 	js       jetstream.JetStream
-	slots    chan struct{} // semaphore of Concurrency run slots
-	tokens   chan struct{} // semaphore of outstanding fetch requests
 	stopCtx  context.Context
 	hctx     context.Context // parent of handler contexts, cancelled with errShutdown
 	pubCtx   context.Context // bounds event publishing during a stop
@@ -273,7 +271,7 @@ type Stats struct {
 	LogLinesDropped int64
 	// ExpiredTotal counts triggers reported EXPIRED instead of run because
 	// they reached this worker later than their misfire threshold under
-	// policy skip.
+	// policy skip, or were superseded by a newer fire under fire_once.
 	ExpiredTotal int64
 }
 

@@ -7,12 +7,17 @@
 //	jetjob.trigger.<group>.w.<workerID>  directed to one worker     (JETJOB_TRIGGERS, work queue)
 //	jetjob.event.<group>                 worker → scheduler events  (JETJOB_EVENTS, work queue)
 //	jetjob.log.<group>.<runID>           run log lines              (JETJOB_LOGS, limits)
-//	jetjob.ctl.<workerID>                control request/reply (kill, ping), no stream
+//	jetjob.ctl.<workerID>                control request/reply (ping, idle beat), no stream
+//	jetjob.sched.supersede               worker → schedulers: is a late fire_once trigger superseded? no stream
 package stream
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 const (
@@ -67,6 +72,13 @@ func LogFilter(runID int64) string { return "jetjob.log.*." + strconv.FormatInt(
 // Control is the request/reply subject of one worker.
 func Control(workerID string) string { return "jetjob.ctl." + workerID }
 
+// Supersede is the request/reply subject all schedulers answer (as one
+// queue group, SupersedeQueue) about late fire_once triggers.
+const (
+	Supersede      = "jetjob.sched.supersede"
+	SupersedeQueue = "jetjob-schedulers"
+)
+
 // KillKey is the key of a run's kill request in KillsBucket.
 func KillKey(runID int64) string { return strconv.FormatInt(runID, 10) }
 
@@ -79,4 +91,38 @@ func AnyConsumer(group string) string { return "workers-" + group }
 // WorkerConsumer is the durable consumer of one worker's directed triggers.
 func WorkerConsumer(group, workerID string) string {
 	return fmt.Sprintf("worker-%s-%s", group, workerID)
+}
+
+// DirectedInactive is how long a worker's directed consumer outlives its
+// last pull. Schedulers re-route what a dead worker left in it (see
+// scheduler/reroute) long before; the threshold only cleans up after
+// workers with one-off ids.
+const DirectedInactive = time.Hour
+
+// DirectedConsumerConfig is the config of a worker's directed consumer.
+// The worker creates it at start; a scheduler re-routing the triggers of a
+// dead worker creates the same one if it is missing, so the two never
+// fight over its settings.
+func DirectedConsumerConfig(group, workerID string, ackWait time.Duration, maxDeliver int) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:           WorkerConsumer(group, workerID),
+		Description:       "jetjob worker " + workerID + " of group " + group + " (directed triggers)",
+		FilterSubject:     TriggerWorker(group, workerID),
+		DeliverPolicy:     jetstream.DeliverAllPolicy,
+		AckPolicy:         jetstream.AckExplicitPolicy,
+		AckWait:           ackWait,
+		MaxDeliver:        maxDeliver,
+		MaxAckPending:     10_000,
+		InactiveThreshold: DirectedInactive,
+	}
+}
+
+// ParseTriggerWorker returns the group and worker of a directed trigger
+// subject (or consumer filter), ok false for any other subject.
+func ParseTriggerWorker(subject string) (group, workerID string, ok bool) {
+	t := strings.Split(subject, ".")
+	if len(t) != 5 || t[0] != "jetjob" || t[1] != "trigger" || t[3] != "w" {
+		return "", "", false
+	}
+	return t[2], t[4], true
 }

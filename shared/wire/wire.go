@@ -144,6 +144,11 @@ type Event struct {
 	Status  Status    `json:"status"`
 	Message string    `json:"message,omitempty"`
 	At      time.Time `json:"at"`
+	// ScheduledAt is the run's scheduled time, copied from its trigger.
+	// job_runs is partitioned by it: with it the scheduler updates the run
+	// in its one partition. Optional, for workers older than it; an event
+	// without it is applied all the same, after a by-id lookup.
+	ScheduledAt time.Time `json:"scheduled_at,omitzero"`
 }
 
 // Validate checks one event.

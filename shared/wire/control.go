@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Control requests travel as NATS request/reply, outside any stream: a
+// scheduler asks one worker (on stream.Control(workerID)) before routing a
+// trigger to it, and a worker asks the schedulers (on stream.Supersede)
+// about a late trigger. Both sides treat a missing or malformed answer as
+// "no answer" and fall back to a safe default.
+
+// ControlOp is what a control request asks of a worker.
+type ControlOp string
+
+const (
+	// OpPing asks whether the worker is there (routing strategy failover).
+	OpPing ControlOp = "ping"
+	// OpIdleBeat asks whether the worker runs a run of JobID (routing
+	// strategy busyover), xxl-job's idleBeat.
+	OpIdleBeat ControlOp = "idle_beat"
+)
+
+// ControlRequest is sent by a scheduler to one worker.
+type ControlRequest struct {
+	V     int       `json:"v"`
+	Op    ControlOp `json:"op"`
+	JobID int64     `json:"job_id,omitempty"`
+}
+
+// Validate checks a control request.
+func (c *ControlRequest) Validate() error {
+	if c.V != Version {
+		return fmt.Errorf("control request: %w %d (this build speaks %d)", ErrVersion, c.V, Version)
+	}
+	switch c.Op {
+	case OpPing:
+	case OpIdleBeat:
+		if c.JobID <= 0 {
+			return fmt.Errorf("control request: idle_beat needs a positive job_id, got %d", c.JobID)
+		}
+	default:
+		return fmt.Errorf("control request: unknown op %q (want ping or idle_beat)", c.Op)
+	}
+	return nil
+}
+
+// ControlReply is a worker's answer.
+type ControlReply struct {
+	V int `json:"v"`
+	// WorkerID is who answered.
+	WorkerID string `json:"worker_id"`
+	// Busy answers idle_beat: a run of the job executes on the worker.
+	Busy bool `json:"busy,omitempty"`
+	// Error is set when the request was refused (malformed, unknown op).
+	Error string `json:"error,omitempty"`
+}
+
+// SupersedeRequest asks the schedulers whether a late trigger of a
+// fire_once job has been superseded by a newer fire of the same job that
+// was already published: then only the newer one runs.
+type SupersedeRequest struct {
+	V     int   `json:"v"`
+	RunID int64 `json:"run_id"`
+	JobID int64 `json:"job_id"`
+}
+
+// Validate checks a supersede request.
+func (s *SupersedeRequest) Validate() error {
+	if s.V != Version {
+		return fmt.Errorf("supersede request: %w %d (this build speaks %d)", ErrVersion, s.V, Version)
+	}
+	if s.RunID <= 0 || s.JobID <= 0 {
+		return fmt.Errorf("supersede request: run_id and job_id must be positive, got %d and %d", s.RunID, s.JobID)
+	}
+	return nil
+}
+
+// SupersedeReply answers a SupersedeRequest.
+type SupersedeReply struct {
+	V int `json:"v"`
+	// By is the newer run that supersedes the asked one, 0 if none.
+	By    int64  `json:"by,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// EncodeControl stamps the version on a control message (a request or a
+// reply of this file) and marshals it, validating what has a Validate.
+func EncodeControl(m any) ([]byte, error) {
+	switch c := m.(type) {
+	case *ControlRequest:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	case *ControlReply:
+		c.V = Version
+	case *SupersedeRequest:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	case *SupersedeReply:
+		c.V = Version
+	default:
+		return nil, fmt.Errorf("encode control: unsupported message %T", m)
+	}
+	return json.Marshal(m)
+}
+
+// DecodeControl unmarshals data into m (a pointer to one of this file's
+// messages) and validates it.
+func DecodeControl(data []byte, m any) error {
+	if err := json.Unmarshal(data, m); err != nil {
+		return fmt.Errorf("control message: malformed JSON: %w", err)
+	}
+	switch c := m.(type) {
+	case *ControlRequest:
+		return c.Validate()
+	case *SupersedeRequest:
+		return c.Validate()
+	case *ControlReply:
+		if c.V != Version {
+			return fmt.Errorf("control reply: %w %d", ErrVersion, c.V)
+		}
+	case *SupersedeReply:
+		if c.V != Version {
+			return fmt.Errorf("supersede reply: %w %d", ErrVersion, c.V)
+		}
+	default:
+		return fmt.Errorf("decode control: unsupported message %T", m)
+	}
+	return nil
+}

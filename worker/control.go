@@ -1,0 +1,56 @@
+package worker
+
+import (
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// serveControl answers control requests on jetjob.ctl.<workerID> until the
+// returned subscription is unsubscribed: ping (routing strategy failover
+// asks it before sending a trigger here) and idle beat (busyover asks
+// whether a run of a job executes or waits here). Answers come from the
+// NATS client's delivery goroutine and only read the run table, so they
+// are fast and never block.
+func (w *Worker) serveControl() (*nats.Subscription, error) {
+	sub, err := w.cfg.NATS.Subscribe(stream.Control(w.cfg.ID), func(m *nats.Msg) {
+		if m.Reply == "" {
+			return
+		}
+		reply := wire.ControlReply{WorkerID: w.cfg.ID}
+		var req wire.ControlRequest
+		if err := wire.DecodeControl(m.Data, &req); err != nil {
+			reply.Error = err.Error()
+		} else if req.Op == wire.OpIdleBeat {
+			reply.Busy = w.runsJob(req.JobID)
+		}
+		data, err := wire.EncodeControl(&reply)
+		if err == nil {
+			err = m.Respond(data)
+		}
+		if err != nil {
+			w.log.Warn("control request not answered", zap.Error(err))
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", stream.Control(w.cfg.ID), err)
+	}
+	return sub, nil
+}
+
+// runsJob reports whether a run of job executes, or waits for its job's
+// lock, in this process.
+func (w *Worker) runsJob(job int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.active {
+		if r.trig.JobID == job {
+			return true
+		}
+	}
+	return false
+}
