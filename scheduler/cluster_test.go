@@ -119,8 +119,9 @@ func (c *cluster) connect(name string) *nats.Conn {
 	return nc
 }
 
-// startScheduler starts one more scheduler and returns its index.
-func (c *cluster) startScheduler(shards int) int {
+// startScheduler starts one more scheduler and returns its index; opts
+// adjust its config.
+func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) int {
 	t := c.t
 	pool, err := pgxpool.New(context.Background(), c.dbURL)
 	if err != nil {
@@ -135,10 +136,14 @@ func (c *cluster) startScheduler(shards int) int {
 	c.mu.Unlock()
 	lc := testLease
 	lc.ID = fmt.Sprintf("sched-%d", idx)
-	s, err := scheduler.New(scheduler.Config{
+	cfg := scheduler.Config{
 		Pool: pool, NATS: c.connect(lc.ID), Listener: ln, APIToken: testToken, ShardCount: shards,
 		Lease: lc, Planner: testPlanner, Logger: c.log.Named(lc.ID),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := scheduler.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ type metrics struct {
 	fireLag      prometheus.Histogram
 	applied      *prometheus.CounterVec
 	leaseChanges *prometheus.CounterVec
+	rerouted     prometheus.Counter
 	lag          *planningLag
 }
 
@@ -44,9 +45,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		leaseChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_shard_lease_changes_total", Help: "Shard leases acquired or lost by this scheduler.",
 		}, []string{"change"}),
+		rerouted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jetjob_triggers_rerouted_total", Help: "Directed triggers of dead workers moved to their group's shared queue.",
+		}),
 		lag: &planningLag{last: map[int]time.Time{}},
 	}
-	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.leaseChanges)
+	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.leaseChanges, m.rerouted)
 	return m
 }
 

@@ -28,9 +28,12 @@ import (
 	"github.com/jetjob/jetjob/scheduler/lost"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/registry"
+	"github.com/jetjob/jetjob/scheduler/reroute"
 	"github.com/jetjob/jetjob/scheduler/results"
+	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/supersede"
 	"github.com/jetjob/jetjob/scheduler/wheel"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -200,8 +203,10 @@ func (s *Scheduler) run(parent context.Context) error {
 	s.mu.Lock()
 	s.leases, s.cancel = lm, cancel
 	s.mu.Unlock()
+	reg := registry.New(js, s.cfg.Streams, s.log)
 	dcfg := s.cfg.Dispatch
 	dcfg.Owner, dcfg.Valid = lm.ID(), lm.Valid
+	dcfg.Route = route.New(reg.Live, s.cfg.NATS, s.log)
 	disp := dispatch.New(dcfg, js, s.cfg.Pool, s.log)
 	disp.Observe = s.metrics.observeFire
 	s.wheel = wheel.New(disp.Fire, disp.Connected)
@@ -214,7 +219,8 @@ func (s *Scheduler) run(parent context.Context) error {
 	}
 	pl.Planned = s.metrics.lag.planned
 	s.metrics.register(s.reg, s.wheel.Len, lm.Held)
-	reg := registry.New(js, s.cfg.Streams, s.log)
+	rr := reroute.New(js, dcfg.Route.Live, reg.Synced, s.log)
+	rr.Moved = func(n int) { s.metrics.rerouted.Add(float64(n)) }
 	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
 	app.Applied = s.metrics.observeApplied
 	app.Spawned = func(ids []int64) {
@@ -228,6 +234,7 @@ func (s *Scheduler) run(parent context.Context) error {
 		s.metrics.planned.Add(float64(len(runs)))
 		s.wheel.Add(runs...)
 	}
+
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
@@ -271,6 +278,8 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "alarms", alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log).Run, fireCtx)
 	goRun(&wg, "lost runs", lost.New(js, s.log).Run, fireCtx)
 	goRun(&wg, "worker registry", reg.Run, fireCtx)
+	goRun(&wg, "reroute", rr.Run, fireCtx)
+	goRun(&wg, "supersede", func(c context.Context) error { return supersede.Serve(c, s.cfg.NATS, s.cfg.Pool, s.log) }, fireCtx)
 	goRun(&wg, "leases", lm.Run, fireCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)

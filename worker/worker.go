@@ -24,8 +24,8 @@ import (
 // Defaults for the zero values of Config.
 const (
 	DefaultConcurrency   = 10
-	DefaultAckWait       = 30 * time.Second
-	DefaultMaxDeliver    = 5
+	DefaultAckWait       = stream.DefaultAckWait
+	DefaultMaxDeliver    = stream.DefaultMaxDeliver
 	DefaultAbandonGrace  = 5 * time.Second
 	DefaultShutdownGrace = 30 * time.Second
 )

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
@@ -43,6 +44,9 @@ type Config struct {
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
 	// blocks beyond it.
 	InFlight int
+	// Route picks the worker of each run whose job routes to one (nil:
+	// every trigger goes to its group's shared queue).
+	Route *route.Picker
 	// Owner is this scheduler's id in scheduler_shards: records are
 	// written only while it still holds the run's shard at the run's epoch.
 	Owner string
@@ -99,6 +103,9 @@ type mark struct {
 	seq     uint64
 	at      time.Time
 	message string
+	// scheduledAt is the run's partition key: the write goes to its one
+	// partition of job_runs.
+	scheduledAt time.Time
 }
 
 // New returns a dispatcher. js should be created with an async publish
@@ -130,10 +137,12 @@ func (d *Dispatcher) message(r *store.PlannedRun, data []byte) *nats.Msg {
 	return m
 }
 
-// Subject is where a run's trigger goes.
+// Subject is where a run's trigger goes: its target worker's directed
+// subject once routing picked one, else the group's shared queue.
 func Subject(r *store.PlannedRun) string {
-	// Directed routing strategies land with the worker registry; until
-	// then every strategy uses the group's shared queue.
+	if r.Target != "" {
+		return stream.TriggerWorker(r.Group, r.Target)
+	}
 	return stream.TriggerAny(r.Group)
 }
 
@@ -154,24 +163,35 @@ func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
 			continue
 		}
 		if msg, ok := skip[r.RunID]; ok {
-			d.record(ctx, mark{runID: r.RunID, epoch: r.Epoch, status: wire.StatusSkipped, at: now, message: msg})
+			d.record(ctx, mark{runID: r.RunID, scheduledAt: r.ScheduledAt, epoch: r.Epoch, status: wire.StatusSkipped, at: now, message: msg})
 			continue
 		}
-		data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
-		if err != nil {
-			d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
-			d.record(ctx, mark{runID: r.RunID, epoch: r.Epoch, status: wire.StatusFailed, at: now, message: wire.TruncateMessage(err.Error())})
-			continue
+		for _, part := range d.route(ctx, runs, i) {
+			if !d.publish(ctx, &part, now) {
+				return
+			}
 		}
-		d.pending.Add(1)
-		f := inflight{run: *r, msg: d.message(r, data)}
-		f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
-		select {
-		case d.inflight <- f:
-		case <-ctx.Done():
-			d.pending.Add(-1)
-			return
-		}
+	}
+}
+
+// publish sends one run's trigger without waiting for its ack. It returns
+// false when ctx ended first.
+func (d *Dispatcher) publish(ctx context.Context, r *store.PlannedRun, now time.Time) bool {
+	data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
+	if err != nil {
+		d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
+		d.record(ctx, mark{runID: r.RunID, scheduledAt: r.ScheduledAt, epoch: r.Epoch, status: wire.StatusFailed, at: now, message: wire.TruncateMessage(err.Error())})
+		return true
+	}
+	d.pending.Add(1)
+	f := inflight{run: *r, msg: d.message(r, data)}
+	f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
+	select {
+	case d.inflight <- f:
+		return true
+	case <-ctx.Done():
+		d.pending.Add(-1)
+		return false
 	}
 }
 
@@ -311,7 +331,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		}
 		now := time.Now()
 		d.observe(f.run, now)
-		d.record(ctx, mark{runID: f.run.RunID, epoch: f.run.Epoch, status: wire.StatusTriggered, seq: ack.Sequence, at: now})
+		d.record(ctx, mark{runID: f.run.RunID, scheduledAt: f.run.ScheduledAt, epoch: f.run.Epoch, status: wire.StatusTriggered, seq: ack.Sequence, at: now})
 		d.pending.Add(-1)
 	}
 }

@@ -34,6 +34,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	workers map[string]entry // by KV key
+	synced  bool             // the bucket's content at the first watch is in
 }
 
 type entry struct {
@@ -84,8 +85,11 @@ func (r *Registry) watch(ctx context.Context) error {
 			if !ok {
 				return errors.New("watcher closed")
 			}
-			if e == nil {
-				continue // initial values delivered
+			if e == nil { // initial values delivered
+				r.mu.Lock()
+				r.synced = true
+				r.mu.Unlock()
+				continue
 			}
 			r.apply(e)
 		}
@@ -109,6 +113,14 @@ func (r *Registry) apply(e jetstream.KeyValueEntry) {
 		return
 	}
 	r.workers[e.Key()] = entry{info: *info, seen: r.now()}
+}
+
+// Synced reports whether the registry has read the bucket once: before,
+// an absent worker may just not be known yet, and nobody may be judged dead.
+func (r *Registry) Synced() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.synced
 }
 
 // Live returns the live workers of group ("" for all), by group and id.

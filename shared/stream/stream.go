@@ -93,6 +93,14 @@ func WorkerConsumer(group, workerID string) string {
 	return fmt.Sprintf("worker-%s-%s", group, workerID)
 }
 
+// Trigger consumer defaults: a worker's ack wait (in-progress acks every
+// third of it while a run lasts) and how many deliveries a trigger gets
+// before it is given up (and its run recorded LOST).
+const (
+	DefaultAckWait    = 30 * time.Second
+	DefaultMaxDeliver = 5
+)
+
 // DirectedInactive is how long a worker's directed consumer outlives its
 // last pull. Schedulers re-route what a dead worker left in it (see
 // scheduler/reroute) long before; the threshold only cleans up after

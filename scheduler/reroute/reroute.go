@@ -1,0 +1,185 @@
+// Package reroute moves the directed triggers of dead workers to their
+// group's shared queue.
+//
+// Routing strategies other than any send a trigger to one worker's subject,
+// jetjob.trigger.<group>.w.<id>, read only by that worker's durable
+// consumer. If the worker dies, what waits there (and what it had been
+// given but never finished, once the ack wait has passed) would wait for
+// that worker forever. So every scheduler looks, every Interval, at the
+// directed subjects of JETJOB_TRIGGERS that hold messages; for one whose
+// worker the registry no longer lists, it pulls them from the worker's
+// consumer like the worker would, publishes each to the group's shared
+// queue, and then acks it. The copy carries its own Nats-Msg-Id derived from the original's
+// stream sequence, so two schedulers moving the same trigger, or a
+// scheduler that dies between publish and ack, still produce one copy.
+package reroute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Interval is how often directed consumers are checked.
+const Interval = 2 * time.Second
+
+// batchSize is how many triggers one pull moves.
+const batchSize = 256
+
+// Rerouter is run by every scheduler.
+type Rerouter struct {
+	js jetstream.JetStream
+	// live reports whether worker id of group is live; synced whether the
+	// registry knows enough to say (see registry.Registry.Synced).
+	live   func(group, id string) bool
+	synced func() bool
+	log    *zap.Logger
+	// Moved, when set, is called with the number of triggers each drain
+	// moved. Set before Run.
+	Moved func(n int)
+}
+
+// New returns a rerouter.
+func New(js jetstream.JetStream, live func(group, id string) bool, synced func() bool, log *zap.Logger) *Rerouter {
+	return &Rerouter{js: js, live: live, synced: synced, log: log.Named("reroute")}
+}
+
+// Run checks every Interval until ctx ends.
+func (r *Rerouter) Run(ctx context.Context) error {
+	t := time.NewTicker(Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if !r.synced() {
+			continue
+		}
+		if err := r.Check(ctx); err != nil && ctx.Err() == nil {
+			r.log.Warn("checking directed consumers failed; retrying", zap.Error(err))
+		}
+	}
+}
+
+// Check drains every directed subject that holds triggers and whose
+// worker is not live. It goes by the stream's subjects, not by the
+// consumers: a trigger published to a worker whose consumer is gone (or
+// never existed) would otherwise wait forever. Such a consumer is
+// created as the worker would (with the default ack wait and deliveries).
+func (r *Rerouter) Check(ctx context.Context) error {
+	s, err := r.js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", stream.Triggers, err)
+	}
+	info, err := s.Info(ctx, jetstream.WithSubjectFilter(stream.TriggerWorker("*", "*")))
+	if err != nil {
+		return fmt.Errorf("stream %s subjects: %w", stream.Triggers, err)
+	}
+	var errs []error
+	for subject, n := range info.State.Subjects {
+		group, id, ok := stream.ParseTriggerWorker(subject)
+		if !ok || n == 0 || r.live(group, id) {
+			continue
+		}
+		cons, err := s.CreateOrUpdateConsumer(ctx, r.consumerConfig(ctx, s, group, id))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("consumer of %s: %w", subject, err))
+			continue
+		}
+		if err := r.drain(ctx, cons, group, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// consumerConfig is the dead worker's consumer as it is, or as the worker
+// would have created it.
+func (r *Rerouter) consumerConfig(ctx context.Context, s jetstream.Stream, group, id string) jetstream.ConsumerConfig {
+	if c, err := s.Consumer(ctx, stream.WorkerConsumer(group, id)); err == nil {
+		return c.CachedInfo().Config
+	}
+	return stream.DirectedConsumerConfig(group, id, stream.DefaultAckWait, stream.DefaultMaxDeliver)
+}
+
+// drain moves what the consumer has to hand out now. Triggers still
+// delivered to the dead worker come out once their ack wait has passed;
+// a later check moves them.
+func (r *Rerouter) drain(ctx context.Context, cons jetstream.Consumer, group, worker string) error {
+	name := stream.WorkerConsumer(group, worker)
+	log := r.log.With(logging.Group(group), logging.Worker(worker))
+	moved := 0
+	defer func() {
+		if moved > 0 {
+			log.Info("moved the triggers of a dead worker to the shared queue", zap.Int("triggers", moved))
+			if r.Moved != nil {
+				r.Moved(moved)
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		batch, err := cons.FetchNoWait(batchSize)
+		if err != nil {
+			return fmt.Errorf("fetch from %s: %w", name, err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			n++
+			if r.live(group, worker) {
+				// It came back: leave the rest to it.
+				_ = msg.Nak()
+				continue
+			}
+			if err := r.move(ctx, group, msg, log); err != nil {
+				_ = msg.Nak()
+				return err
+			}
+			moved++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+			return fmt.Errorf("fetch from %s: %w", name, err)
+		}
+		if n < batchSize || r.live(group, worker) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// move publishes one trigger to the shared queue, then acks the original.
+func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, log *zap.Logger) error {
+	md, err := msg.Metadata()
+	if err != nil {
+		return fmt.Errorf("trigger metadata: %w", err)
+	}
+	trig, err := wire.DecodeTrigger(msg.Data())
+	if err != nil {
+		// Nobody can run it; the worker would have rejected it the same way.
+		log.Warn("dropping a malformed directed trigger", zap.Uint64("stream_seq", md.Sequence.Stream), zap.Error(err))
+		return msg.Term()
+	}
+	id := fmt.Sprintf("%s-rerouted-%d", wire.MsgID(trig.RunID), md.Sequence.Stream)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := r.js.Publish(pctx, stream.TriggerAny(group), msg.Data(),
+		jetstream.WithMsgID(id), jetstream.WithExpectStream(stream.Triggers)); err != nil {
+		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
+	}
+	if err := msg.DoubleAck(pctx); err != nil {
+		// The copy is out; the original comes back to a later check, whose
+		// copy the Msg-Id drops within the duplicate window.
+		log.Warn("moved trigger not acknowledged", logging.Run(trig.RunID), zap.Error(err))
+	}
+	log.Debug("directed trigger moved to the shared queue", logging.Run(trig.RunID), logging.Job(trig.JobID))
+	return nil
+}

@@ -1,0 +1,365 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// Short heartbeats, so that a dead worker is noticed within seconds.
+var routeStreams = stream.Config{WorkerTTL: 3 * time.Second}
+
+func withStreams(cfg *scheduler.Config) { cfg.Streams = routeStreams }
+
+// execution is one handler call as a routing test sees it.
+type execution struct {
+	worker      string
+	job, run    int64
+	index, tot  int
+	started     time.Time
+	triggerType wire.TriggerType
+}
+
+type executions struct {
+	mu sync.Mutex
+	e  []execution
+}
+
+func (x *executions) add(e execution) {
+	x.mu.Lock()
+	x.e = append(x.e, e)
+	x.mu.Unlock()
+}
+
+func (x *executions) of(job int64) []execution {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []execution
+	for _, e := range x.e {
+		if e.job == job {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// startRecorders starts workers of group g with the given ids whose handler
+// "who" records where it ran and then sleeps for its params (a duration,
+// or not at all). It returns a stop function per worker.
+func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func() {
+	stops := map[string]func(){}
+	for _, id := range ids {
+		w, err := worker.New(worker.Config{NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id),
+			Streams: routeStreams, HeartbeatInterval: time.Second})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		w.Handle("who", func(ctx context.Context, j *worker.Job) error {
+			rec.add(execution{worker: id, job: j.JobID, run: j.RunID, index: j.ShardIndex, tot: j.ShardTotal,
+				started: time.Now(), triggerType: j.TriggerType})
+			if d, err := time.ParseDuration(j.Params); err == nil {
+				select {
+				case <-time.After(d):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		var once sync.Once
+		stop := func() { once.Do(func() { cancel(); <-done }) }
+		stops[id] = stop
+		c.t.Cleanup(stop)
+	}
+	return stops
+}
+
+func (c *cluster) waitWorkers(n int) {
+	eventually(c.t, 20*time.Second, fmt.Sprintf("%d workers listed", n), func() bool {
+		l, err := c.api.ListWorkers(context.Background(), "g")
+		return err == nil && len(l.Workers) == n
+	})
+}
+
+// manualJob creates a job of handler "who" that fires only when triggered.
+func (c *cluster) manualJob(name, route, params string) int64 {
+	j, err := c.api.CreateJob(context.Background(), apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
+		Params: params, ScheduleType: "none", RouteStrategy: route})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return j.ID
+}
+
+func (c *cluster) trigger(job int64, times int) {
+	for range times {
+		if _, err := c.api.TriggerJob(context.Background(), job, nil); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+}
+
+// workersOf waits until job has n executions and returns their workers in
+// execution order.
+func workersOf(c *cluster, rec *executions, job int64, n int) []string {
+	eventually(c.t, 30*time.Second, fmt.Sprintf("%d executions of job %d", n, job), func() bool { return len(rec.of(job)) >= n })
+	var out []string
+	for _, e := range rec.of(job) {
+		out = append(out, e.worker)
+	}
+	return out
+}
+
+func countEach(ws []string) map[string]int {
+	m := map[string]int{}
+	for _, w := range ws {
+		m[w]++
+	}
+	return m
+}
+
+// Each routing strategy picks what it promises over a known live set of
+// three workers.
+func TestRoutingStrategies(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4, withStreams)
+	var rec executions
+	startRecorders(c, &rec, "w1", "w2", "w3")
+	c.waitWorkers(3)
+
+	first, last := c.manualJob("first", "first", ""), c.manualJob("last", "last", "")
+	round, lfu, lru := c.manualJob("round", "round", ""), c.manualJob("lfu", "lfu", ""), c.manualJob("lru", "lru", "")
+	hashA, hashB := c.manualJob("hash-a", "consistent_hash", ""), c.manualJob("hash-b", "consistent_hash", "")
+	random := c.manualJob("random", "random", "")
+	for _, j := range []int64{first, last, round, lfu, lru, hashA, hashB, random} {
+		c.trigger(j, 6)
+	}
+	if got := countEach(workersOf(c, &rec, first, 6)); got["w1"] != 6 {
+		t.Errorf("first: %v, want all 6 on w1", got)
+	}
+	if got := countEach(workersOf(c, &rec, last, 6)); got["w3"] != 6 {
+		t.Errorf("last: %v, want all 6 on w3", got)
+	}
+	for name, j := range map[string]int64{"round": round, "lfu": lfu, "lru": lru} {
+		if got := countEach(workersOf(c, &rec, j, 6)); got["w1"] != 2 || got["w2"] != 2 || got["w3"] != 2 {
+			t.Errorf("%s: %v, want 2 runs on each worker", name, got)
+		}
+	}
+	for _, j := range []int64{hashA, hashB} {
+		if got := countEach(workersOf(c, &rec, j, 6)); len(got) != 1 {
+			t.Errorf("consistent_hash job %d: %v, want every run on one worker", j, got)
+		}
+	}
+	for w := range countEach(workersOf(c, &rec, random, 6)) {
+		if !slices.Contains([]string{"w1", "w2", "w3"}, w) {
+			t.Errorf("random picked %q", w)
+		}
+	}
+
+	// busyover: while w1 runs the job, the next trigger goes to w2.
+	busy := c.manualJob("busy", "busyover", "1500ms")
+	c.trigger(busy, 1)
+	eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(rec.of(busy)) == 1 })
+	c.trigger(busy, 1)
+	if got := workersOf(c, &rec, busy, 2); !slices.Equal(got, []string{"w1", "w2"}) {
+		t.Errorf("busyover: ran on %v, want w1 then w2 (w1 was busy with the job)", got)
+	}
+
+	// sharding_broadcast: one run per live worker, indexes 0..2 of 3.
+	bc := c.manualJob("broadcast", "sharding_broadcast", "")
+	c.trigger(bc, 1)
+	eventually(t, 20*time.Second, "3 broadcast runs", func() bool { return len(rec.of(bc)) >= 3 })
+	time.Sleep(500 * time.Millisecond) // a fourth would show up now
+	got := rec.of(bc)
+	slices.SortFunc(got, func(a, b execution) int { return a.index - b.index })
+	if len(got) != 3 {
+		t.Fatalf("broadcast: %d executions, want 3: %+v", len(got), got)
+	}
+	for i, e := range got {
+		if e.index != i || e.tot != 3 || e.worker != fmt.Sprintf("w%d", i+1) {
+			t.Errorf("broadcast part %d: index %d/%d on %s, want %d/3 on w%d", i, e.index, e.tot, e.worker, i, i+1)
+		}
+	}
+	eventually(t, 10*time.Second, "3 SUCCEEDED broadcast runs", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND shard_total = 3`, bc) == 3
+	})
+	if n := c.count(`SELECT count(DISTINCT shard_index) FROM job_runs WHERE job_id = $1`, bc); n != 3 {
+		t.Errorf("broadcast: %d distinct shard indexes in job_runs, want 3", n)
+	}
+}
+
+// fakeWorker keeps a heartbeat for worker id in the registry although no
+// such worker runs: to the schedulers it is live but answers nothing,
+// like a worker that hung or died less than a TTL ago. Cancel to let it
+// expire.
+func fakeWorker(c *cluster, id string) context.CancelFunc {
+	js, err := jetstream.New(c.connect("fake-" + id))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	kv, err := stream.Workers(context.Background(), js, routeStreams)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	beat := func() {
+		now := time.Now().UTC()
+		data, err := wire.EncodeWorkerInfo(&wire.WorkerInfo{ID: id, Group: "g", Host: "nowhere", PID: 1,
+			Version: "test", Handlers: []string{"who"}, Capacity: 1, StartedAt: now, BeatAt: now})
+		if err == nil {
+			_, err = kv.Put(ctx, stream.WorkerKey("g", id), data)
+		}
+		if err != nil && ctx.Err() == nil {
+			c.t.Error(err)
+		}
+	}
+	beat()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				beat()
+			}
+		}
+	}()
+	stop := func() { cancel(); <-done }
+	c.t.Cleanup(stop)
+	return stop
+}
+
+// failover passes by a registered worker that does not answer a ping; a
+// trigger directed to a worker that then dies is moved to the shared
+// queue and runs on a live worker.
+func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4, withStreams)
+	var rec executions
+	startRecorders(c, &rec, "w1", "w2")
+	stopFake := fakeWorker(c, "w0") // sorts first
+	c.waitWorkers(3)
+
+	fo := c.manualJob("failover", "failover", "")
+	c.trigger(fo, 3)
+	if got := countEach(workersOf(c, &rec, fo, 3)); got["w1"] != 3 {
+		t.Errorf("failover: %v, want all on w1 (w0 does not answer)", got)
+	}
+
+	// first picks w0, which never fetches: the run waits on its subject.
+	first := c.manualJob("first", "first", "")
+	run, err := c.api.TriggerJob(context.Background(), first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
+	})
+	time.Sleep(time.Second)
+	if n := len(rec.of(first)); n != 0 {
+		t.Fatalf("the run directed to w0 ran %d times while w0 was registered", n)
+	}
+	stopFake() // w0 "dies": its heartbeat expires after the TTL
+	eventually(t, 20*time.Second, "the run to finish on a live worker", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED' AND worker_id IN ('w1', 'w2')`, run.ID) == 1
+	})
+	if n := len(rec.of(first)); n != 1 {
+		t.Errorf("the re-routed run ran %d times, want once", n)
+	}
+}
+
+// Replay after a worker outage: 10 fires wait in JetStream with no worker
+// up; when one starts, fire_all runs all, fire_once runs only the newest
+// (the rest EXPIRED) and skip runs none.
+func TestBacklogReplayMisfirePolicies(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4, withStreams, func(cfg *scheduler.Config) { cfg.Planner.MisfireThreshold = 500 * time.Millisecond })
+	ctx := context.Background()
+	jobs := map[string]int64{}
+	for _, p := range []string{"fire_all", "fire_once", "skip"} {
+		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: p, Handler: "who",
+			ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[p] = j.ID
+	}
+	published := func(job int64) int {
+		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'TRIGGERED'`, job)
+	}
+	eventually(t, 30*time.Second, "10 fires of each job waiting in JetStream", func() bool {
+		for _, j := range jobs {
+			if published(j) < 10 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, j := range jobs {
+		if _, err := c.api.DisableJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[int64]int{}
+	time.Sleep(1500 * time.Millisecond) // even the newest is late now
+	var rec executions
+	startRecorders(c, &rec, "w1")
+	eventually(t, 30*time.Second, "every waiting run to end", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = ANY($1) AND status IN ('TRIGGERED', 'RUNNING')`,
+			[]int64{jobs["fire_all"], jobs["fire_once"], jobs["skip"]}) == 0
+	})
+	// Published runs: a run the scheduler itself found too late to publish
+	// is SKIPPED, never sent, and not part of the backlog.
+	for _, j := range jobs {
+		want[j] = c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED')`, j)
+		if want[j] < 10 {
+			t.Errorf("job %d: %d runs published, want at least 10", j, want[j])
+		}
+	}
+	statuses := func(job int64) map[string]int {
+		m := map[string]int{}
+		rows, _ := c.direct.Query(ctx, `SELECT status, count(*)::int FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED') GROUP BY status`, job)
+		var s string
+		var n int
+		if _, err := pgx.ForEachRow(rows, []any{&s, &n}, func() error { m[s] = n; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	all, once, skip := jobs["fire_all"], jobs["fire_once"], jobs["skip"]
+	if got := statuses(all); got["SUCCEEDED"] != want[all] || len(rec.of(all)) != want[all] {
+		t.Errorf("fire_all: %v and %d executions, want all %d waiting runs SUCCEEDED", got, len(rec.of(all)), want[all])
+	}
+	got := statuses(once)
+	if got["SUCCEEDED"] != 1 || got["EXPIRED"] != want[once]-1 || len(rec.of(once)) != 1 {
+		t.Errorf("fire_once: %v and %d executions, want 1 SUCCEEDED and %d EXPIRED", got, len(rec.of(once)), want[once]-1)
+	}
+	if e := rec.of(once); len(e) == 1 {
+		newest := c.count(`SELECT max(id)::int FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED')`, once)
+		if e[0].run != int64(newest) {
+			t.Errorf("fire_once ran run %d, want the newest, %d", e[0].run, newest)
+		}
+	}
+	if got := statuses(skip); got["EXPIRED"] != want[skip] || len(rec.of(skip)) != 0 {
+		t.Errorf("skip: %v and %d executions, want all %d EXPIRED", got, len(rec.of(skip)), want[skip])
+	}
+}
