@@ -30,15 +30,18 @@ const auditSQL = `
 CREATE TABLE audit (app text NOT NULL, tbl text NOT NULL, kind text NOT NULL, shard integer,
 	at timestamptz NOT NULL DEFAULT clock_timestamp());
 CREATE FUNCTION audit_row() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE k text := 'owned';
+DECLARE
+	k text := 'owned';
+	-- job_runs is partitioned: its row triggers fire on the partitions.
+	tbl text := CASE WHEN TG_TABLE_NAME LIKE 'job\_runs\_%' THEN 'job_runs' ELSE TG_TABLE_NAME END;
 BEGIN
-	IF TG_TABLE_NAME = 'job_runs' AND TG_OP = 'UPDATE' THEN
+	IF tbl = 'job_runs' AND TG_OP = 'UPDATE' THEN
 		IF NEW.triggered_at IS NOT DISTINCT FROM OLD.triggered_at
 		   AND NOT (OLD.status = 'SCHEDULED' AND NEW.status IN ('SKIPPED', 'FAILED') AND NEW.started_at IS NULL) THEN
 			k := 'event';
 		END IF;
 	END IF;
-	INSERT INTO audit (app, tbl, kind, shard) VALUES (current_setting('application_name'), TG_TABLE_NAME, k,
+	INSERT INTO audit (app, tbl, kind, shard) VALUES (current_setting('application_name'), tbl, k,
 		CASE WHEN TG_OP = 'DELETE' THEN OLD.shard ELSE NEW.shard END);
 	RETURN NULL;
 END $$;

@@ -237,8 +237,9 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 		log.Warn("alarm failed; will retry", zap.Int("attempts", p.attempts), zap.String("error", msg))
 	}
 	_, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE job_runs SET alarm_status = $2, alarm_error = $3,
-		alarm_sent = $4, alarm_attempts = $5, alarm_next_at = COALESCE($6, alarm_next_at) WHERE id = $1`,
-		a.RunID, status, msg, p.sent, p.attempts, next)
+		alarm_sent = $4, alarm_attempts = $5, alarm_next_at = COALESCE($6, alarm_next_at)
+		WHERE id = $1 AND scheduled_at = $7`, // scheduled_at: the run's one partition
+		a.RunID, status, msg, p.sent, p.attempts, next, a.ScheduledAt)
 	if err != nil {
 		log.Warn("recording alarm outcome failed; it may be sent again", zap.Error(err))
 	}

@@ -103,7 +103,8 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 		return triggers.DeleteMsg(ctx, adv.StreamSeq)
 	}
 	ev := wire.Event{Kind: wire.EventFinished, RunID: trig.RunID, JobID: trig.JobID, Status: wire.StatusLost, At: time.Now(),
-		Message: fmt.Sprintf("lost: delivered %d times (the consumer's max deliveries) and never acknowledged: the worker(s) running it died or stopped responding", adv.Deliveries)}
+		ScheduledAt: trig.ScheduledAt,
+		Message:     fmt.Sprintf("lost: delivered %d times (the consumer's max deliveries) and never acknowledged: the worker(s) running it died or stopped responding", adv.Deliveries)}
 	body, err := wire.EncodeEvents(ev)
 	if err != nil {
 		return err

@@ -18,8 +18,13 @@ import (
 // high and skips the row). A statement of its own, so it sees what the
 // concurrent transaction committed.
 const fillStartedSQL = `UPDATE job_runs r SET started_at = u.started_at
-	FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, started_at)
-	WHERE r.id = u.id AND r.started_at IS NULL`
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS u(id, started_at, scheduled_at)
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.started_at IS NULL`
+
+// lookupScheduledSQL finds the partition key of runs whose events did not
+// carry it (workers older than wire.Event.ScheduledAt). It probes every
+// partition's primary key, so it is only the fallback.
+const lookupScheduledSQL = `SELECT id, scheduled_at FROM job_runs WHERE id = ANY($1::bigint[])`
 
 // applySQL applies a batch of coalesced run updates in one statement, and
 // in the same transaction does what follows a run's end:
@@ -36,12 +41,16 @@ const fillStartedSQL = `UPDATE job_runs r SET started_at = u.started_at
 //     (trigger type parent, parent_run), scheduled at its end.
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //
+// Runs are matched by (id, scheduled_at), so that each row is found in its
+// one partition of job_runs (run-time pruning in the nested loop over u).
+//
 // The new runs are keyed like every run (job, scheduled_at, shard index,
 // attempt) and derive from the run's finished_at, so applying the same
 // event again can never create them twice.
 const applySQL = `WITH u AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[])
-			AS u(id, status, started_at, finished_at, message, worker_id)),
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
+				$7::timestamptz[])
+			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at)),
 	applied AS (UPDATE job_runs r SET
 		status = u.status,
 		started_at = COALESCE(r.started_at, u.started_at),
@@ -54,7 +63,7 @@ const applySQL = `WITH u AS (
 			THEN 'pending' ELSE r.alarm_status END,
 		alarm_next_at = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST') THEN now() ELSE r.alarm_next_at END
 	FROM u
-	WHERE r.id = u.id AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
@@ -90,6 +99,9 @@ type runUpdate struct {
 	finishedAt *time.Time
 	message    string
 	workerID   string
+	// scheduledAt is the run's partition key from its events; zero when
+	// none carried it.
+	scheduledAt time.Time
 }
 
 // coalesce folds the events of one batch per run, so a run that started and
@@ -102,6 +114,9 @@ func coalesce(events []wire.Event) map[int64]*runUpdate {
 		if u == nil {
 			u = &runUpdate{}
 			out[e.RunID] = u
+		}
+		if u.scheduledAt.IsZero() {
+			u.scheduledAt = e.ScheduledAt
 		}
 		at := e.At
 		if e.Kind == wire.EventStarted && (u.startedAt == nil || at.Before(*u.startedAt)) {
@@ -123,11 +138,6 @@ func coalesce(events []wire.Event) map[int64]*runUpdate {
 // runs it created (retries, child runs).
 func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Change, []int64, error) {
 	ups := coalesce(events)
-	var (
-		ids                 = make([]int64, 0, len(ups))
-		statuses, msgs, wks = make([]string, 0, len(ups)), make([]string, 0, len(ups)), make([]string, 0, len(ups))
-		starts, ends        = make([]*time.Time, 0, len(ups)), make([]*time.Time, 0, len(ups))
-	)
 	// In id order: concurrent appliers and dispatch's TRIGGERED writes then
 	// lock rows in the same order and do not deadlock.
 	order := make([]int64, 0, len(ups))
@@ -135,15 +145,6 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		order = append(order, id)
 	}
 	slices.Sort(order)
-	for _, id := range order {
-		u := ups[id]
-		ids = append(ids, id)
-		statuses = append(statuses, string(u.status))
-		starts = append(starts, u.startedAt)
-		ends = append(ends, u.finishedAt)
-		msgs = append(msgs, u.message)
-		wks = append(wks, u.workerID)
-	}
 	var (
 		changes []Change
 		spawned []int64
@@ -152,8 +153,32 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		changes, spawned = changes[:0], spawned[:0]
-		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks)
-		_, err := pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
+		keys, err := scheduledTimes(ctx, tx, ups, order)
+		if err != nil {
+			return err
+		}
+		var (
+			ids                 = make([]int64, 0, len(ups))
+			statuses, msgs, wks = make([]string, 0, len(ups)), make([]string, 0, len(ups)), make([]string, 0, len(ups))
+			starts, ends        = make([]*time.Time, 0, len(ups)), make([]*time.Time, 0, len(ups))
+			scheds              = make([]time.Time, 0, len(ups))
+		)
+		for _, id := range order {
+			at, ok := keys[id]
+			if !ok {
+				continue // no such run: nothing to apply, as before partitioning
+			}
+			u := ups[id]
+			ids = append(ids, id)
+			statuses = append(statuses, string(u.status))
+			starts = append(starts, u.startedAt)
+			ends = append(ends, u.finishedAt)
+			msgs = append(msgs, u.message)
+			wks = append(wks, u.workerID)
+			scheds = append(scheds, at)
+		}
+		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds)
+		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
 			if isNew {
 				spawned = append(spawned, c.RunID)
 			} else {
@@ -165,14 +190,14 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			return err
 		}
 		var sIDs []int64
-		var sAts []time.Time
+		var sAts, sScheds []time.Time
 		for i, at := range starts {
 			if at != nil {
-				sIDs, sAts = append(sIDs, ids[i]), append(sAts, *at)
+				sIDs, sAts, sScheds = append(sIDs, ids[i]), append(sAts, *at), append(sScheds, scheds[i])
 			}
 		}
 		if len(sIDs) > 0 {
-			_, err = tx.Exec(ctx, fillStartedSQL, sIDs, sAts)
+			_, err = tx.Exec(ctx, fillStartedSQL, sIDs, sAts, sScheds)
 		}
 		return err
 	})
@@ -180,4 +205,31 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		return nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
 	return changes, spawned, nil
+}
+
+// scheduledTimes returns each run's partition key: from its events, or,
+// for runs whose events did not carry it, looked up by id (unpruned, but
+// still correct). A run missing from the result does not exist.
+func scheduledTimes(ctx context.Context, tx pgx.Tx, ups map[int64]*runUpdate, order []int64) (map[int64]time.Time, error) {
+	keys := make(map[int64]time.Time, len(ups))
+	var missing []int64
+	for _, id := range order {
+		if at := ups[id].scheduledAt; !at.IsZero() {
+			keys[id] = at
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return keys, nil
+	}
+	var (
+		id int64
+		at time.Time
+	)
+	rows, _ := tx.Query(ctx, lookupScheduledSQL, missing)
+	if _, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error { keys[id] = at; return nil }); err != nil {
+		return nil, fmt.Errorf("look up scheduled times of %d runs: %w", len(missing), err)
+	}
+	return keys, nil
 }

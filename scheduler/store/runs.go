@@ -175,7 +175,7 @@ func (s *Store) CancelRun(ctx context.Context, id int64, reason string) (Run, er
 		}
 		if r.Status == wire.StatusScheduled {
 			r, err = scanRun(tx.QueryRow(ctx, `UPDATE job_runs SET status = 'CANCELLED', finished_at = now(), recorded_at = now(), message = $2
-				WHERE id = $1 RETURNING `+runColumns, id, wire.TruncateMessage(reason)))
+				WHERE id = $1 AND scheduled_at = $3 RETURNING `+runColumns, id, wire.TruncateMessage(reason), r.ScheduledAt))
 		}
 		out = r
 		return err
