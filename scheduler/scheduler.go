@@ -30,6 +30,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/registry"
 	"github.com/jetjob/jetjob/scheduler/reroute"
 	"github.com/jetjob/jetjob/scheduler/results"
+	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -59,6 +60,7 @@ type Config struct {
 	Dispatch   dispatch.Config
 	Results    results.Config
 	Alarm      alarm.Config
+	Retention  retention.Config
 	Streams    stream.Config
 	Logger     *zap.Logger
 }
@@ -77,6 +79,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Lease.Validate(); err != nil {
+		return err
+	}
+	if err := c.Retention.Validate(); err != nil {
 		return err
 	}
 	return c.Streams.Validate()
@@ -235,6 +240,13 @@ func (s *Scheduler) run(parent context.Context) error {
 		s.wheel.Add(runs...)
 	}
 
+	// Partitions, the daily rollup and retention: every scheduler runs
+	// the loop, one at a time does a round (see package retention).
+	maint, err := retention.New(s.cfg.Retention, s.cfg.Pool, s.log)
+	if err != nil {
+		return err
+	}
+	s.reg.MustRegister(maint.Collectors()...)
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
@@ -284,6 +296,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)
 	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
+	goRun(&wg, "retention", maint.Run, fireCtx)
 	s.ready.Store(true)
 
 	s.log.Info("scheduler running", zap.String("scheduler_id", lm.ID()), zap.Int("shards", st.ShardCount()))

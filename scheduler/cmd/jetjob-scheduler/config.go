@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
@@ -32,6 +33,7 @@ type options struct {
 	replicas         int
 	dupWindow        time.Duration
 	logRetention     time.Duration
+	runRetention     time.Duration
 	logFormat        string
 	logLevel         string
 	smtpHost         string
@@ -107,11 +109,22 @@ func (o *options) register(fs *pflag.FlagSet, defListen string) {
 	fs.BoolVar(&o.smtpStartTLS, "smtp-starttls", env("JETJOB_SMTP_STARTTLS", "true") == "true", "use STARTTLS (JETJOB_SMTP_STARTTLS=true|false)")
 	fs.StringVar(&o.consoleURL, "console-url", env("JETJOB_CONSOLE_URL", ""), "base URL for links in alarms (JETJOB_CONSOLE_URL)")
 	fs.DurationVar(&o.logRetention, "log-retention", envDuration("JETJOB_LOG_RETENTION", 0), "how long run log lines are kept in JETJOB_LOGS, default 720h (JETJOB_LOG_RETENTION)")
+	fs.DurationVar(&o.runRetention, "run-retention", envDuration("JETJOB_RUN_RETENTION", retention.DefaultRetention), "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept (JETJOB_RUN_RETENTION)")
 	fs.StringVar(&o.logFormat, "log-format", env("JETJOB_LOG_FORMAT", "json"), "json or console (JETJOB_LOG_FORMAT)")
 	fs.StringVar(&o.logLevel, "log-level", env("JETJOB_LOG_LEVEL", "info"), "debug, info, warn or error (JETJOB_LOG_LEVEL)")
 }
 
 func (o *options) logger() (*zap.Logger, error) { return logging.New(o.logFormat, o.logLevel) }
+
+// validate checks the flags that have no safe reading when wrong.
+func (o *options) validate() error {
+	if o.runRetention <= 0 {
+		// 0 would not mean "keep forever" but "drop every finished day":
+		// refused rather than guessed.
+		return fmt.Errorf("--run-retention %s (JETJOB_RUN_RETENTION): want a positive duration such as 720h (30 days)", o.runRetention)
+	}
+	return nil
+}
 
 // schedulerConfig builds the scheduler's config from the flags.
 func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.Listener, token string, log *zap.Logger) scheduler.Config {
@@ -132,6 +145,7 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
 	c.Streams.LogMaxAge = o.logRetention
+	c.Retention.Retention = o.runRetention
 	return c
 }
 

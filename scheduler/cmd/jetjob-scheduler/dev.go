@@ -42,6 +42,9 @@ another terminal with no flags. Ctrl-C stops everything.`,
 			if o.logFormat == "json" && os.Getenv("JETJOB_LOG_FORMAT") == "" {
 				o.logFormat = "console"
 			}
+			if err := o.validate(); err != nil {
+				return usageError{err}
+			}
 			log, err := o.logger()
 			if err != nil {
 				return usageError{err}

@@ -42,6 +42,9 @@ JETJOB_API_TOKEN; without it the scheduler refuses to serve the API unless
 			if token == "" && !o.insecureNoAuth {
 				return usageError{errors.New("no API token: set JETJOB_API_TOKEN, or pass --insecure-no-auth to serve the API without authentication")}
 			}
+			if err := o.validate(); err != nil {
+				return usageError{err}
+			}
 			log, err := o.logger()
 			if err != nil {
 				return usageError{err}
