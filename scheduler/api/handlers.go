@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -218,6 +219,8 @@ func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// listRuns is the per-job listing, kept for its clients: the job's case of
+// the search, paged by the last run id seen ("before") as it always was.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -231,20 +234,40 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var after *store.RunKey
+	if before > 0 {
+		k, err := s.store.RunKeyOf(r.Context(), before)
+		if errors.Is(err, store.ErrNotFound) {
+			return invalidf("before=%d: no such run (pass the next value of the previous page)", before)
+		}
+		if err != nil {
+			return err
+		}
+		after = &k
+	}
 	// Runs outlive their job: a deleted job's history is still listed.
-	rs, err := s.store.ListRuns(r.Context(), id, before, int(limit))
+	rs, more, err := s.store.ListRuns(r.Context(), id, after, int(limit))
 	if err != nil {
 		return err
 	}
-	out := apiv1.RunList{Runs: make([]apiv1.Run, 0, len(rs))}
-	for _, run := range rs {
-		out.Runs = append(out.Runs, runDoc(run))
-	}
-	if len(rs) == int(limit) {
+	out := runList(rs, more)
+	if more {
 		out.Next = rs[len(rs)-1].ID
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+func runList(rs []store.Run, more bool) apiv1.RunList {
+	out := apiv1.RunList{Runs: make([]apiv1.Run, 0, len(rs))}
+	for _, run := range rs {
+		out.Runs = append(out.Runs, runDoc(run))
+	}
+	if more {
+		last := rs[len(rs)-1]
+		out.Cursor = encodeCursor(store.RunKey{ScheduledAt: last.ScheduledAt, ID: last.ID})
+	}
+	return out
 }
 
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {

@@ -105,6 +105,8 @@ func (s *Server) routes() {
 	api("GET /api/v1/runs/{id}/logs", s.runLogs)
 	api("GET /api/v1/workers", s.listWorkers)
 	api("POST /api/v1/runs/{id}/kill", s.killRun)
+	api("GET /api/v1/stats", s.stats)
+	api("GET /api/v1/runs", s.searchRuns)
 	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
 	})))

@@ -15,11 +15,13 @@
 //	POST   /api/v1/jobs/{id}/disable           → Job
 //	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run
 //	GET    /api/v1/jobs/{id}/next?n=5          → NextFires
-//	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first; "before" is the last id seen)
+//	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first by scheduled time; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
 //	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
 //	GET    /api/v1/workers?group=              → WorkerList (live workers, by group and id)
 //	POST   /api/v1/runs/{id}/kill              → 202 Run (409 if it already ended)
+//	GET    /api/v1/runs?job=&group=&status=&trigger_type=&from=&to=&limit=&cursor= → RunList (search, newest first)
+//	GET    /api/v1/stats?from=&to=&job=&group= → Stats (daily report)
 //
 // Errors answer with a status code and an Error document.
 package apiv1
@@ -140,10 +142,14 @@ type Run struct {
 	AlarmError  string `json:"alarm_error,omitempty"`
 }
 
-// RunList answers GET /jobs/{id}/runs.
+// RunList answers GET /runs (search) and GET /jobs/{id}/runs.
 type RunList struct {
 	Runs []Run `json:"runs"`
-	// Next is the "before" value of the next page, 0 when this is the last page.
+	// Cursor is the "cursor" value of the next page (opaque), empty when
+	// this is the last page.
+	Cursor string `json:"cursor,omitempty"`
+	// Next is the "before" value of the next page of GET /jobs/{id}/runs
+	// (the last run id), 0 when this is the last page.
 	Next int64 `json:"next,omitempty"`
 }
 
@@ -213,4 +219,34 @@ type Worker struct {
 // WorkerList answers GET /workers.
 type WorkerList struct {
 	Workers []Worker `json:"workers"`
+}
+
+// Stats answers GET /stats: the daily report, per UTC day (of the runs'
+// scheduled time), job and status.
+type Stats struct {
+	// From and To are the days covered, inclusive (YYYY-MM-DD, UTC).
+	From string     `json:"from"`
+	To   string     `json:"to"`
+	Rows []StatsRow `json:"rows"`
+}
+
+// StatsRow is one day, job and status of the report.
+type StatsRow struct {
+	Day    string `json:"day"` // YYYY-MM-DD, UTC
+	JobID  int64  `json:"job_id"`
+	Group  string `json:"group"`
+	Status string `json:"status"`
+	Runs   int64  `json:"runs"`
+	// TimedRuns are the runs with both a start and an end: the duration
+	// percentiles (milliseconds) are over them, and absent when there are none.
+	TimedRuns int64    `json:"timed_runs"`
+	P50MS     *float64 `json:"p50_ms,omitempty"`
+	P95MS     *float64 `json:"p95_ms,omitempty"`
+	P99MS     *float64 `json:"p99_ms,omitempty"`
+	MaxMS     *float64 `json:"max_ms,omitempty"`
+	// Source is "rollup" for a finished day read from the daily rollup
+	// (kept after the day's runs are dropped by retention), or "live" for
+	// a day computed from the runs at the time of the request (today, or
+	// a finished day the maintenance has not rolled up yet).
+	Source string `json:"source"`
 }

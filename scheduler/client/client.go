@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
@@ -287,6 +288,86 @@ func (c *Client) ListRuns(ctx context.Context, jobID int64, opts ListRunsOptions
 	}
 	var out apiv1.RunList
 	if err := c.do(ctx, http.MethodGet, jobPath(jobID)+"/runs", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SearchRunsOptions filters GET /runs. Zero values are left out of the
+// query; Statuses and TriggerTypes match any of their values.
+type SearchRunsOptions struct {
+	JobID        int64
+	Group        string
+	Statuses     []string
+	TriggerTypes []string
+	// From and To bound the runs' scheduled time (From inclusive).
+	From, To time.Time
+	Limit    int
+	// Cursor is RunList.Cursor of the previous page.
+	Cursor string
+}
+
+// SearchRuns reads one page of runs matching opts, newest first by
+// scheduled time. Pass the returned RunList.Cursor as opts.Cursor to read
+// the next page; it is empty on the last page.
+func (c *Client) SearchRuns(ctx context.Context, opts SearchRunsOptions) (*apiv1.RunList, error) {
+	q := url.Values{}
+	if opts.JobID != 0 {
+		q.Set("job", strconv.FormatInt(opts.JobID, 10))
+	}
+	if opts.Group != "" {
+		q.Set("group", opts.Group)
+	}
+	if len(opts.Statuses) > 0 {
+		q.Set("status", strings.Join(opts.Statuses, ","))
+	}
+	if len(opts.TriggerTypes) > 0 {
+		q.Set("trigger_type", strings.Join(opts.TriggerTypes, ","))
+	}
+	if !opts.From.IsZero() {
+		q.Set("from", opts.From.Format(time.RFC3339Nano))
+	}
+	if !opts.To.IsZero() {
+		q.Set("to", opts.To.Format(time.RFC3339Nano))
+	}
+	if opts.Limit != 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.Cursor != "" {
+		q.Set("cursor", opts.Cursor)
+	}
+	var out apiv1.RunList
+	if err := c.do(ctx, http.MethodGet, "/runs", q, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// StatsOptions selects the days (YYYY-MM-DD, UTC, inclusive; empty: the
+// server's default of the last seven days) and optionally a job or group.
+type StatsOptions struct {
+	From, To string
+	JobID    int64
+	Group    string
+}
+
+// Stats reads the daily report.
+func (c *Client) Stats(ctx context.Context, opts StatsOptions) (*apiv1.Stats, error) {
+	q := url.Values{}
+	if opts.From != "" {
+		q.Set("from", opts.From)
+	}
+	if opts.To != "" {
+		q.Set("to", opts.To)
+	}
+	if opts.JobID != 0 {
+		q.Set("job", strconv.FormatInt(opts.JobID, 10))
+	}
+	if opts.Group != "" {
+		q.Set("group", opts.Group)
+	}
+	var out apiv1.Stats
+	if err := c.do(ctx, http.MethodGet, "/stats", q, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,16 +63,160 @@ func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
 	return r, nil
 }
 
-// ListRuns returns up to limit runs of a job, newest first, with id < before
-// (0 for the first page).
-func (s *Store) ListRuns(ctx context.Context, jobID, before int64, limit int) ([]Run, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+runColumns+` FROM job_runs
-		WHERE job_id = $1 AND ($2 = 0 OR id < $2) ORDER BY id DESC LIMIT $3`, jobID, before, limit)
+// RunKey is a run's place in the newest-first order of run listings:
+// (scheduled_at, id), both descending. It is what keyset pagination resumes
+// after.
+type RunKey struct {
+	ScheduledAt time.Time
+	ID          int64
+}
+
+// RunFilter selects runs for SearchRuns. Zero fields do not filter.
+type RunFilter struct {
+	JobID int64
+	Group string
+	// Statuses and TriggerTypes match any of their values.
+	Statuses     []wire.Status
+	TriggerTypes []wire.TriggerType
+	// From and To bound scheduled_at: From <= scheduled_at < To.
+	From, To time.Time
+	// After resumes a listing: only runs after this key in the order.
+	After *RunKey
+	// Limit is the page size (required, positive).
+	Limit int
+}
+
+// SearchRuns returns up to f.Limit runs matching f, newest first by
+// (scheduled_at, id), and whether more follow.
+//
+// Each filter has an index ending in (scheduled_at DESC, id DESC), so a page
+// is read straight off one index per partition instead of sorting the
+// matches (see migration 0004). A filter on several statuses (or trigger
+// types) is one branch per value, each reading at most a page in order,
+// merged: PostgreSQL 15 cannot read "status IN (…)" off such an index in
+// scheduled order, and would otherwise sort every match. The statement is
+// planned with its values (an unnamed statement, not a cached generic
+// plan), so the from/to bounds prune partitions at plan time and the
+// partial index of rare trigger types is usable.
+func (s *Store) SearchRuns(ctx context.Context, f RunFilter) ([]Run, bool, error) {
+	if f.Limit <= 0 {
+		return nil, false, fmt.Errorf("search runs: limit %d: want a positive page size", f.Limit)
+	}
+	q, args := searchSQL(f)
+	rows, _ := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
 	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Run, error) { return scanRun(r) })
 	if err != nil {
-		return nil, fmt.Errorf("list runs of job %d: %w", jobID, err)
+		return nil, false, fmt.Errorf("search runs: %w", err)
 	}
-	return rs, nil
+	more := len(rs) > f.Limit
+	if more {
+		rs = rs[:f.Limit]
+	}
+	return rs, more, nil
+}
+
+// unfilteredMarker is job_runs_time's index predicate: stating it lets a
+// search use that index, and only unfiltered searches state it.
+const unfilteredMarker = `scheduled_at > '-infinity'`
+
+// searchSQL builds SearchRuns' statement; it reads Limit+1 rows, the extra
+// one telling whether another page follows.
+func searchSQL(f RunFilter) (string, []any) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var conds []string
+	if f.JobID != 0 {
+		conds = append(conds, "job_id = "+arg(f.JobID))
+	}
+	if f.Group != "" {
+		conds = append(conds, "group_name = "+arg(f.Group))
+	}
+	if !f.From.IsZero() {
+		conds = append(conds, "scheduled_at >= "+arg(f.From))
+	}
+	if !f.To.IsZero() {
+		conds = append(conds, "scheduled_at < "+arg(f.To))
+	}
+	if f.After != nil {
+		at, id := arg(f.After.ScheduledAt), arg(f.After.ID)
+		// The plain bound prunes partitions; the row comparison is the
+		// exact keyset condition, an index condition on each index.
+		conds = append(conds, "scheduled_at <= "+at, "(scheduled_at, id) < ("+at+", "+id+")")
+	}
+	statuses := make([]string, len(f.Statuses))
+	for i, st := range f.Statuses {
+		statuses[i] = string(st)
+	}
+	types := make([]string, len(f.TriggerTypes))
+	for i, tt := range f.TriggerTypes {
+		types[i] = string(tt)
+	}
+	// One value: an equality like the others. Several: the list with the
+	// most values becomes branches (one per value); the other stays a
+	// filter.
+	var branchCol string
+	var branchVals []string
+	anyOf := func(col string, vals []string) {
+		switch {
+		case len(vals) == 1:
+			conds = append(conds, col+" = "+arg(vals[0]))
+		case len(vals) > 1 && branchCol == "":
+			branchCol, branchVals = col, vals
+		case len(vals) > 1:
+			conds = append(conds, col+" = ANY("+arg(vals)+")")
+		}
+	}
+	if len(types) > len(statuses) {
+		anyOf("trigger_type", types)
+		anyOf("status", statuses)
+	} else {
+		anyOf("status", statuses)
+		anyOf("trigger_type", types)
+	}
+	if f.JobID == 0 && f.Group == "" && len(statuses) == 0 && len(types) == 0 {
+		// Unfiltered: the one search allowed the time-only index (its
+		// partial predicate, see migration 0004).
+		conds = append(conds, unfilteredMarker)
+	}
+	limit := arg(f.Limit + 1)
+	const order = " ORDER BY scheduled_at DESC, id DESC LIMIT "
+	where := func(extra ...string) string {
+		all := append(slices.Clone(conds), extra...)
+		if len(all) == 0 {
+			return ""
+		}
+		return " WHERE " + strings.Join(all, " AND ")
+	}
+	if branchCol == "" {
+		return `SELECT ` + runColumns + ` FROM job_runs` + where() + order + limit, args
+	}
+	branches := make([]string, len(branchVals))
+	for i, v := range branchVals {
+		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(branchCol+" = "+arg(v)) + order + limit + `)`
+	}
+	return `SELECT ` + runColumns + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) r` + order + limit, args
+}
+
+// ListRuns returns up to limit runs of a job, newest first, after the
+// given key (nil for the first page): the job's case of SearchRuns.
+func (s *Store) ListRuns(ctx context.Context, jobID int64, after *RunKey, limit int) ([]Run, bool, error) {
+	return s.SearchRuns(ctx, RunFilter{JobID: jobID, After: after, Limit: limit})
+}
+
+// RunKeyOf returns a run's key, for clients that page by run id.
+func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
+	k := RunKey{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT scheduled_at FROM job_runs WHERE id = $1`, id).Scan(&k.ScheduledAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return k, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return k, fmt.Errorf("run %d: %w", id, err)
+	}
+	return k, nil
 }
 
 // PlannedRun is a run written as SCHEDULED together with what a trigger

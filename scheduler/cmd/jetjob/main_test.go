@@ -112,6 +112,16 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	mux.HandleFunc("GET /api/v1/jobs/{id}/runs", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, apiv1.RunList{Runs: f.runs, Next: 10})
 	})
+	mux.HandleFunc("GET /api/v1/runs", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, apiv1.RunList{Runs: f.runs, Cursor: "djEuMS4y"})
+	})
+	mux.HandleFunc("GET /api/v1/stats", func(w http.ResponseWriter, r *http.Request) {
+		p50 := 1500.0
+		reply(w, http.StatusOK, apiv1.Stats{From: "2026-03-28", To: "2026-03-29", Rows: []apiv1.StatsRow{
+			{Day: "2026-03-28", JobID: 1, Group: "demo", Status: "SUCCEEDED", Runs: 42, TimedRuns: 42, P50MS: &p50, Source: "rollup"},
+			{Day: "2026-03-29", JobID: 1, Group: "demo", Status: "FAILED", Runs: 3, Source: "live"},
+		}})
+	})
 	mux.HandleFunc("GET /api/v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusOK, f.runs[0])
 	})
@@ -389,7 +399,7 @@ func TestRunsOutput(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	reqs := f.requests()
-	if last := reqs[len(reqs)-1]; last.Path != "/api/v1/jobs/1/runs" || last.Query != "limit=2" {
+	if last := reqs[len(reqs)-1]; last.Path != "/api/v1/runs" || last.Query != "job=1&limit=2" {
 		t.Fatalf("request = %+v", last)
 	}
 	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
@@ -409,7 +419,7 @@ func TestRunsOutput(t *testing.T) {
 	if n := len([]rune(msg)); n != messageWidth {
 		t.Errorf("message cell has %d characters, want %d: %q", n, messageWidth, msg)
 	}
-	if !strings.Contains(stderr, "--before 10") {
+	if !strings.Contains(stderr, "--cursor djEuMS4y") {
 		t.Errorf("stderr %q does not announce the next page", stderr)
 	}
 
@@ -429,8 +439,41 @@ func TestRunsOutput(t *testing.T) {
 		}
 	}
 
-	if code, _, stderr := cli(t, "--api", f.srv.URL, "runs", "list"); code != exitUsage || !strings.Contains(stderr, "--job") {
-		t.Errorf("runs list without --job: exit %d, stderr %q", code, stderr)
+	code, _, stderr = cli(t, "--api", f.srv.URL, "runs", "list", "--group", "demo", "--status", "FAILED,LOST",
+		"--status", "TIMED_OUT", "--trigger-type", "retry", "--from", "2026-03-28T00:00:00Z", "--cursor", "abc")
+	if code != exitOK {
+		t.Fatalf("runs list with filters: exit %d, stderr %q", code, stderr)
+	}
+	reqs = f.requests()
+	if q := reqs[len(reqs)-1].Query; q != "cursor=abc&from=2026-03-28T00%3A00%3A00Z&group=demo&status=FAILED%2CLOST%2CTIMED_OUT&trigger_type=retry" {
+		t.Errorf("runs list with filters sent %q", q)
+	}
+	if code, _, stderr := cli(t, "--api", f.srv.URL, "runs", "list", "--from", "yesterday"); code != exitUsage || !strings.Contains(stderr, "--from") {
+		t.Errorf("runs list --from yesterday: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestStatsOutput(t *testing.T) {
+	isolate(t)
+	f := newFakeAPI(t)
+	code, stdout, stderr := cli(t, "--api", f.srv.URL, "stats", "--from", "2026-03-28", "--job", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	reqs := f.requests()
+	if last := reqs[len(reqs)-1]; last.Path != "/api/v1/stats" || last.Query != "from=2026-03-28&job=1" {
+		t.Fatalf("request = %+v", last)
+	}
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "DAY JOB GROUP STATUS RUNS P50 MS P95 MS P99 MS MAX MS SOURCE" {
+		t.Fatalf("stats table:\n%s", stdout)
+	}
+	if got := strings.Join(strings.Fields(lines[1]), " "); got != "2026-03-28 1 demo SUCCEEDED 42 1500 - - - rollup" {
+		t.Errorf("row = %q", got)
+	}
+	code, stdout, _ = cli(t, "--api", f.srv.URL, "stats", "-o", "json")
+	if code != exitOK || !strings.Contains(stdout, `"source": "live"`) {
+		t.Errorf("stats -o json: exit %d\n%s", code, stdout)
 	}
 }
 

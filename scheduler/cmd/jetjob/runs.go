@@ -24,32 +24,46 @@ func (a *app) runsCmd() *cobra.Command {
 
 func (a *app) runsListCmd() *cobra.Command {
 	var (
-		jobArg string
-		opts   client.ListRunsOptions
+		jobArg, from, to string
+		opts             client.SearchRunsOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "list --job ID",
-		Short: "List the runs of a job, newest first",
-		Args:  needArgs(),
+		Use:   "list [--job ID] [--group G] [--status S,...] [--trigger-type T,...] [--from TIME] [--to TIME]",
+		Short: "Search runs, newest first by scheduled time",
+		Long: `Search runs, newest first by scheduled time. Filters combine; --status and
+--trigger-type take several values (repeated or comma separated); --from and
+--to bound the scheduled time (RFC 3339, --from inclusive). Pass the printed
+--cursor to read the next page.`,
+		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobArg == "" {
-				return usagef("missing required flag --job")
+			if jobArg != "" {
+				id, err := parseID("job", jobArg)
+				if err != nil {
+					return err
+				}
+				opts.JobID = id
 			}
-			jobID, err := parseID("job", jobArg)
-			if err != nil {
-				return err
+			for _, p := range []struct {
+				flag, v string
+				dst     *time.Time
+			}{{"--from", from, &opts.From}, {"--to", to, &opts.To}} {
+				if p.v == "" {
+					continue
+				}
+				t, err := time.Parse(time.RFC3339Nano, p.v)
+				if err != nil {
+					return usagef("%s %q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.flag, p.v)
+				}
+				*p.dst = t
 			}
 			if opts.Limit < 0 {
 				return usagef("--limit %d: must not be negative", opts.Limit)
-			}
-			if opts.Before < 0 {
-				return usagef("--before %d: must not be negative", opts.Before)
 			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
-			list, err := c.ListRuns(cmd.Context(), jobID, opts)
+			list, err := c.SearchRuns(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
@@ -63,16 +77,22 @@ func (a *app) runsListCmd() *cobra.Command {
 				if err := t.flush(); err != nil {
 					return err
 				}
-				if list.Next != 0 {
-					fmt.Fprintf(a.stderr, "more runs: pass --before %d for the next page\n", list.Next)
+				if list.Cursor != "" {
+					fmt.Fprintf(a.stderr, "more runs: pass --cursor %s for the next page\n", list.Cursor)
 				}
 				return nil
 			})
 		},
 	}
-	cmd.Flags().StringVar(&jobArg, "job", "", "job id (required)")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "page size (server default when 0)")
-	cmd.Flags().Int64Var(&opts.Before, "before", 0, "list runs older than this run id (the next page)")
+	fs := cmd.Flags()
+	fs.StringVar(&jobArg, "job", "", "only runs of this job id")
+	fs.StringVar(&opts.Group, "group", "", "only runs of this group")
+	fs.StringSliceVar(&opts.Statuses, "status", nil, "only runs in these statuses (SUCCEEDED, FAILED, ...)")
+	fs.StringSliceVar(&opts.TriggerTypes, "trigger-type", nil, "only runs of these trigger types (schedule, misfire, manual, retry, parent)")
+	fs.StringVar(&from, "from", "", "only runs scheduled at or after this time (RFC 3339)")
+	fs.StringVar(&to, "to", "", "only runs scheduled before this time (RFC 3339)")
+	fs.IntVar(&opts.Limit, "limit", 0, "page size, up to 1000 (server default 50 when 0)")
+	fs.StringVar(&opts.Cursor, "cursor", "", "read the page after this cursor (printed with the previous page)")
 	return cmd
 }
 
