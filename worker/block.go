@@ -27,8 +27,9 @@ import (
 // Every change is a compare-and-set on the key's revision. A run takes a
 // free job with Create (two writes per run when nothing overlaps: take and
 // release). A finishing holder hands the lock to the first queued run (fire
-// order, then run id) or deletes the key; a queued run polls the key and
-// starts when it names it holder. The holder refreshes the key every
+// order, then run id) or removes the key (a purge of its own revision, see
+// jobLock.purge); a queued run polls the key and starts when it names it
+// holder. The holder refreshes the key every
 // LockTTL/3; a worker that dies stops refreshing and the key expires within
 // stream.LockTTL (6 s), after which the waiters take it anew.
 //
@@ -252,17 +253,50 @@ func (r *run) hold(rev uint64) *jobLock {
 }
 
 // release stops refreshing and hands the lock on: when nobody queued
-// since this run last wrote the lock, one delete at that revision.
+// since this run last wrote the lock, one purge (see purge).
 func (l *jobLock) release() {
 	close(l.stop)
 	<-l.done
 	r := l.r
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if r.w.locks.Delete(ctx, lockKey(r.trig.JobID), jetstream.LastRevision(l.rev)) == nil {
+	if done, err := l.purge(ctx); done {
 		return
+	} else if err != nil {
+		r.log.Debug("job lock purge failed; releasing by compare-and-set", zap.Error(err))
 	}
 	r.update(ctx, func(v *lockValue) bool {
 		return v.Holder == r.trig.RunID && r.handOver(v)
 	})
+}
+
+// purge releases the lock when this run's write is still the key's latest
+// revision: it purges the key's subject up to and including that revision
+// and reports whether it removed it. Unlike a KV delete it leaves no delete
+// marker behind, so the job's next run takes the free key with one Create
+// (over a marker, Create takes three round trips: a failed write, a read
+// and a write). It wakes no watcher, and need not: a waiting run queues by
+// writing a newer revision, in which case nothing is purged and release
+// hands the lock over by compare-and-set instead.
+func (l *jobLock) purge(ctx context.Context) (bool, error) {
+	key := lockKey(l.r.trig.JobID)
+	req, _ := json.Marshal(map[string]any{"filter": "$KV." + stream.LocksBucket + "." + key, "seq": l.rev + 1})
+	msg, err := l.r.w.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.PURGE.KV_"+stream.LocksBucket, req)
+	if err != nil {
+		return false, err
+	}
+	var resp struct {
+		Success bool   `json:"success"`
+		Purged  uint64 `json:"purged"`
+		Error   *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return false, fmt.Errorf("purge %s: %w", key, err)
+	}
+	if resp.Error != nil {
+		return false, fmt.Errorf("purge %s: %s", key, resp.Error.Description)
+	}
+	return resp.Success && resp.Purged == 1, nil
 }

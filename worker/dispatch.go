@@ -120,7 +120,7 @@ func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, cause error) {
 			ev.ScheduledAt = trig.ScheduledAt
 		}
 		stop := w.keepAlive(log, func() []jetstream.Msg { return []jetstream.Msg{msg} })
-		err := w.publishEvent(w.pubCtx, w.pubCtx, log, ev, finishedMsgID(runID))
+		err := w.publishEvent(ev)
 		stop()
 		if err != nil {
 			log.Error("rejection of an invalid trigger not published", zap.Error(err), zap.NamedError("reason", cause))

@@ -14,20 +14,23 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// startedMsgID is the Nats-Msg-Id of a run's started event for one delivery
-// of its trigger. Retrying the publish within a delivery is deduplicated; a
-// redelivery (the first worker died) records a new start, so the scheduler
-// learns which worker runs the run now.
-func startedMsgID(runID int64, delivery uint64) string {
-	return fmt.Sprintf("run-%d-started-%d", runID, delivery)
-}
-
-// finishedMsgID is the Nats-Msg-Id of a run's finished event. It is one per
-// run, not per delivery: if a worker published a result and died before
-// acking its trigger, a second execution's result is dropped as a duplicate
-// (within the stream's duplicate window; after it the scheduler ignores a
-// second terminal event anyway).
-func finishedMsgID(runID int64) string { return fmt.Sprintf("run-%d-finished", runID) }
+// Run events are published in batches (group commit): one goroutine
+// publishes, and whatever runs report while a batch is on its way goes out
+// together as the next message, up to maxEventBatch events or
+// maxEventBytes. An idle worker thus publishes each event at once, and a
+// busy one sends one message for many runs instead of two per run. Each
+// run waits for the acknowledgement of the batch holding its event: a
+// started event before its handler runs, a finished one before its trigger
+// is acked.
+//
+// A batch carries its own Nats-Msg-Id, so a retried publish is stored once.
+// Events are not de-duplicated one by one: the scheduler applies them
+// idempotently and monotonically, so a second finished event of a run (a
+// redelivered trigger executed again) changes nothing.
+const (
+	maxEventBatch = 256
+	maxEventBytes = 512 << 10 // well under NATS's default 1 MiB payload
+)
 
 // publishAttemptTimeout bounds one publish or ack attempt.
 const publishAttemptTimeout = 5 * time.Second
@@ -38,33 +41,111 @@ const publishAttemptTimeout = 5 * time.Second
 // redelivered and recognised as finished here (see claim).
 const ackAttempts = 3
 
-// publishEvent publishes one event as a wire.Events message, retrying with
-// backoff until JetStream acknowledges it or retry ends. Each attempt runs
-// under ctx, not retry: an attempt already sent may be stored by the server,
-// so a stop must not abandon it halfway and act as if it had never been
-// sent; it only stops further attempts.
-func (w *Worker) publishEvent(ctx, retry context.Context, log *zap.Logger, ev wire.Event, msgID string) error {
-	data, err := wire.EncodeEvents(ev)
+var errEventsStopped = errors.New("event publisher stopped")
+
+// eventBatcher publishes run events; see above.
+type eventBatcher struct {
+	w      *Worker
+	queue  chan *pendingEvent
+	done   chan struct{} // closed when run returns
+	prefix string        // Nats-Msg-Id prefix, unique to this process
+	n      uint64        // batches published
+}
+
+type pendingEvent struct {
+	ev   wire.Event
+	size int
+	res  chan error // buffered: run never blocks on a reader
+}
+
+func newEventBatcher(w *Worker) *eventBatcher {
+	return &eventBatcher{
+		w: w, queue: make(chan *pendingEvent, maxEventBatch), done: make(chan struct{}),
+		prefix: fmt.Sprintf("events-%s-%s-%d", w.cfg.Group, w.cfg.ID, time.Now().UnixNano()),
+	}
+}
+
+// run publishes batches until ctx ends; events still queued then fail.
+// Publish attempts are bounded by w.pubCtx, which a stop cancels last.
+func (b *eventBatcher) run(ctx context.Context) {
+	defer close(b.done)
+	batch := make([]*pendingEvent, 0, maxEventBatch)
+	for {
+		select {
+		case p := <-b.queue:
+			batch = append(batch, p)
+		case <-ctx.Done():
+			for {
+				select {
+				case p := <-b.queue:
+					p.res <- errEventsStopped
+				default:
+					return
+				}
+			}
+		}
+		size := batch[0].size
+	more:
+		for len(batch) < maxEventBatch {
+			select {
+			case p := <-b.queue:
+				batch = append(batch, p)
+				if size += p.size; size >= maxEventBytes {
+					break more
+				}
+			default:
+				break more
+			}
+		}
+		err := b.publish(batch)
+		for _, p := range batch {
+			p.res <- err
+		}
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+// publish sends one batch, retrying with backoff until JetStream
+// acknowledges it or pubCtx ends.
+func (b *eventBatcher) publish(batch []*pendingEvent) error {
+	evs := make([]wire.Event, len(batch))
+	for i, p := range batch {
+		evs[i] = p.ev
+	}
+	data, err := wire.EncodeEvents(evs...)
 	if err != nil {
 		return err // a bug here, not a transient failure: retrying cannot help
 	}
+	b.n++
+	id := fmt.Sprintf("%s-%d", b.prefix, b.n)
+	ctx := b.w.pubCtx
 	var bo backoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, publishAttemptTimeout)
-		_, err := w.js.Publish(actx, stream.Event(w.cfg.Group), data, jetstream.WithMsgID(msgID))
+		_, err := b.w.js.Publish(actx, stream.Event(b.w.cfg.Group), data, jetstream.WithMsgID(id))
 		cancel()
 		if err == nil {
 			return nil
 		}
-		if retry.Err() != nil {
-			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, retry.Err(), err)
-		}
-		log.Warn("publishing run event failed; retrying",
-			zap.String("kind", string(ev.Kind)), zap.Int("attempt", attempt), zap.Error(err))
-		if !sleepCtx(retry, bo.next()) {
-			return fmt.Errorf("publish %s event: %w (last error: %v)", ev.Kind, retry.Err(), err)
+		b.w.log.Warn("publishing run events failed; retrying",
+			zap.Int("events", len(batch)), zap.Int("attempt", attempt), zap.Error(err))
+		if !sleepCtx(ctx, bo.next()) {
+			return fmt.Errorf("publish %d run events: %w (last error: %v)", len(batch), ctx.Err(), err)
 		}
 	}
+}
+
+// publishEvent hands ev to the batcher and waits until the batch holding
+// it is acknowledged by JetStream, or its publishing was given up.
+func (w *Worker) publishEvent(ev wire.Event) error {
+	p := &pendingEvent{ev: ev, size: len(ev.Message) + 256, res: make(chan error, 1)}
+	select {
+	case w.events.queue <- p:
+	case <-w.events.done:
+		return fmt.Errorf("publish %s event: %w", ev.Kind, errEventsStopped)
+	}
+	return <-p.res
 }
 
 // ackMsg acknowledges msg and waits for the server to confirm it.

@@ -176,10 +176,10 @@ func (r *run) execute() bool {
 		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: wire.StatusRunning, At: time.Now().UTC(), ScheduledAt: r.trig.ScheduledAt,
 	}
-	// Until the start is recorded nothing has run, so a stop may still
-	// hand the trigger back instead of retrying; an attempt in flight is
-	// seen through, since the server may already have stored it.
-	if err := r.w.publishEvent(r.w.pubCtx, r.w.stopCtx, r.log, started, startedMsgID(r.trig.RunID, r.delivery)); err != nil {
+	// The handler starts once the start is recorded. Publishing fails only
+	// when the stop gives up on publishing altogether; nothing has run
+	// then, so the trigger goes back.
+	if err := r.w.publishEvent(started); err != nil {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
@@ -201,7 +201,7 @@ func (r *run) finish(out outcome) bool {
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt,
 	}
-	if err := r.w.publishEvent(r.w.pubCtx, r.w.pubCtx, r.log, ev, finishedMsgID(r.trig.RunID)); err != nil {
+	if err := r.w.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
 		r.handBack("result not published")
 		return false

@@ -61,16 +61,19 @@ func lateness(trig *wire.Trigger, now time.Time) (late, threshold time.Duration,
 // errs towards running a fire, never towards losing the newest.
 const supersedeTimeout = 2 * time.Second
 
-// superseded applies fire_once to a late trigger: when a newer fire of the
-// same job has already been published, only that one runs and this one
-// ends EXPIRED with the returned message. This is what makes a backlog
+// superseded applies fire_once to a late trigger: when a newer missed fire
+// of the same job has already been published, only that one runs and this
+// one ends EXPIRED with the returned message. This is what makes a backlog
 // replayed after a worker outage run once per job, not once per missed fire.
 func (w *Worker) superseded(ctx context.Context, trig *wire.Trigger, log *zap.Logger) (bool, string) {
 	late, threshold, ok := lateness(trig, time.Now())
 	if !ok || policy.Misfire(trig.MisfirePolicy) != policy.MisfireFireOnce {
 		return false, ""
 	}
-	data, err := wire.EncodeControl(&wire.SupersedeRequest{RunID: trig.RunID, JobID: trig.JobID})
+	// Only a newer fire that is itself missed (late) supersedes this one:
+	// the newest missed fire is the catch-up, and on-time fires run.
+	now := time.Now()
+	data, err := wire.EncodeControl(&wire.SupersedeRequest{RunID: trig.RunID, JobID: trig.JobID, Cutoff: now.Add(-threshold).UTC()})
 	if err != nil {
 		log.Error("supersede request cannot be encoded; running the trigger", zap.Error(err))
 		return false, ""

@@ -72,6 +72,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelPub()
 	w.stopCtx, w.hctx, w.pubCtx = stopCtx, hctx, pubCtx
+	// The event publisher outlives every run: it stops after shutdown.
+	w.events = newEventBatcher(w)
+	evCtx, stopEvents := context.WithCancel(pubCtx)
+	defer stopEvents()
+	go w.events.run(evCtx)
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
@@ -98,6 +103,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		_ = ctl.Unsubscribe()
 	}
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
+	stopEvents()
+	<-w.events.done
 	stopKills()
 	<-killsDone
 	reg.deregister(ctx)

@@ -137,7 +137,7 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 	}
 	close(proceed)
 	eventually(t, "two failed publish attempts", func() bool {
-		return observed.FilterMessage("publishing run event failed; retrying").Len() >= 2
+		return observed.FilterMessage("publishing run events failed; retrying").Len() >= 2
 	})
 	if left, pending := e.triggersLeft(), e.groupConsumer().NumAckPending; left != 1 || pending != 1 {
 		t.Fatalf("result unpublished, yet %d triggers left and %d pending; want the trigger kept, unacked", left, pending)

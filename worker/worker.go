@@ -197,6 +197,7 @@ type Worker struct {
 	stopCtx  context.Context
 	hctx     context.Context // parent of handler contexts, cancelled with errShutdown
 	pubCtx   context.Context // bounds event publishing during a stop
+	events   *eventBatcher   // publishes run events (events.go)
 	runs     sync.WaitGroup  // process goroutines
 	fetchers sync.WaitGroup  // batch drain goroutines
 

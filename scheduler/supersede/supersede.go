@@ -27,14 +27,15 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// newerSQL finds the oldest published run of the same job for a later fire
-// time: scheduled or catch-up fires only (manual, retry and child runs
+// newerSQL finds the oldest published run of the same job for a later
+// fire time that is itself missed (before the worker's cutoff): scheduled
+// or catch-up fires only (manual, retry and child runs
 // supersede nothing), SCHEDULED (not published) and SKIPPED (never
 // published) excluded. Newer runs have larger ids, so the job's
 // (job_id, id) index bounds the scan to the runs since the asked one.
 const newerSQL = `SELECT n.id FROM job_runs r
 	JOIN job_runs n ON n.job_id = r.job_id AND n.id > r.id AND n.scheduled_at > r.scheduled_at
-	WHERE r.id = $1 AND r.job_id = $2
+	WHERE r.id = $1 AND r.job_id = $2 AND n.scheduled_at <= $3
 	  AND n.trigger_type IN ('schedule', 'misfire') AND n.status NOT IN ('SCHEDULED', 'SKIPPED')
 	ORDER BY n.id LIMIT 1`
 
@@ -85,7 +86,7 @@ func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logge
 		reply.Error = err.Error()
 	} else {
 		qctx, cancel := context.WithTimeout(ctx, answerTimeout)
-		err := pool.QueryRow(qctx, newerSQL, req.RunID, req.JobID).Scan(&reply.By)
+		err := pool.QueryRow(qctx, newerSQL, req.RunID, req.JobID, req.Cutoff).Scan(&reply.By)
 		cancel()
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			log.Warn("supersede look-up failed; the worker runs the trigger", logging.Run(req.RunID), zap.Error(err))

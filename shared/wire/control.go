@@ -2,7 +2,9 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Control requests travel as NATS request/reply, outside any stream: a
@@ -58,12 +60,16 @@ type ControlReply struct {
 }
 
 // SupersedeRequest asks the schedulers whether a late trigger of a
-// fire_once job has been superseded by a newer fire of the same job that
-// was already published: then only the newer one runs.
+// fire_once job has been superseded by a newer missed fire of the same job
+// that was already published: then only the newer one runs. A missed fire
+// is one scheduled before Cutoff (the asking worker's now minus the
+// misfire threshold); fires after it are on time and run as usual, so a
+// catch-up is not cancelled by the first on-time fire that follows it.
 type SupersedeRequest struct {
-	V     int   `json:"v"`
-	RunID int64 `json:"run_id"`
-	JobID int64 `json:"job_id"`
+	V      int       `json:"v"`
+	RunID  int64     `json:"run_id"`
+	JobID  int64     `json:"job_id"`
+	Cutoff time.Time `json:"cutoff"`
 }
 
 // Validate checks a supersede request.
@@ -73,6 +79,9 @@ func (s *SupersedeRequest) Validate() error {
 	}
 	if s.RunID <= 0 || s.JobID <= 0 {
 		return fmt.Errorf("supersede request: run_id and job_id must be positive, got %d and %d", s.RunID, s.JobID)
+	}
+	if s.Cutoff.IsZero() {
+		return errors.New("supersede request: cutoff is required")
 	}
 	return nil
 }
