@@ -20,26 +20,28 @@ type span struct {
 	worker     string
 }
 
-type spans struct {
-	mu sync.Mutex
-	s  []span
+// record collects what handlers report, from their goroutines, for the
+// test to read.
+type record[T any] struct {
+	mu    sync.Mutex
+	items []T
 }
 
-func (s *spans) add(sp span) {
-	s.mu.Lock()
-	s.s = append(s.s, sp)
-	s.mu.Unlock()
+func (r *record[T]) add(v T) {
+	r.mu.Lock()
+	r.items = append(r.items, v)
+	r.mu.Unlock()
 }
 
-func (s *spans) all() []span {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]span(nil), s.s...)
+func (r *record[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]T(nil), r.items...)
 }
 
 // startSleepers starts two workers of group g whose handler "sleep" sleeps
 // for the duration in its params (or until cancelled) and records spans.
-func startSleepers(c *cluster, rec *spans) {
+func startSleepers(c *cluster, rec *record[span]) {
 	for _, id := range []string{"w1", "w2"} {
 		w, err := worker.New(worker.Config{NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id)})
 		if err != nil {
@@ -71,7 +73,7 @@ func startSleepers(c *cluster, rec *spans) {
 func TestBlockSerialAcrossWorkers(t *testing.T) {
 	c := newCluster(t)
 	c.startScheduler(4)
-	var rec spans
+	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
 	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "1200ms",
@@ -111,7 +113,7 @@ func TestBlockSerialAcrossWorkers(t *testing.T) {
 func TestBlockDiscardLater(t *testing.T) {
 	c := newCluster(t)
 	c.startScheduler(4)
-	var rec spans
+	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
 	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "2500ms",
@@ -148,7 +150,7 @@ func TestBlockDiscardLater(t *testing.T) {
 func TestBlockCoverEarly(t *testing.T) {
 	c := newCluster(t)
 	c.startScheduler(4)
-	var rec spans
+	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
 	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "cover", Handler: "sleep", Params: "1h",

@@ -32,22 +32,13 @@ type execution struct {
 	triggerType wire.TriggerType
 }
 
-type executions struct {
-	mu sync.Mutex
-	e  []execution
-}
+// executions records handler calls.
+type executions = record[execution]
 
-func (x *executions) add(e execution) {
-	x.mu.Lock()
-	x.e = append(x.e, e)
-	x.mu.Unlock()
-}
-
-func (x *executions) of(job int64) []execution {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+// of returns the executions of job.
+func of(x *executions, job int64) []execution {
 	var out []execution
-	for _, e := range x.e {
+	for _, e := range x.all() {
 		if e.job == job {
 			out = append(out, e)
 		}
@@ -117,9 +108,9 @@ func (c *cluster) trigger(job int64, times int) {
 // workersOf waits until job has n executions and returns their workers in
 // execution order.
 func workersOf(c *cluster, rec *executions, job int64, n int) []string {
-	eventually(c.t, 30*time.Second, fmt.Sprintf("%d executions of job %d", n, job), func() bool { return len(rec.of(job)) >= n })
+	eventually(c.t, 30*time.Second, fmt.Sprintf("%d executions of job %d", n, job), func() bool { return len(of(rec, job)) >= n })
 	var out []string
-	for _, e := range rec.of(job) {
+	for _, e := range of(rec, job) {
 		out = append(out, e.worker)
 	}
 	return out
@@ -174,7 +165,7 @@ func TestRoutingStrategies(t *testing.T) {
 	// busyover: while w1 runs the job, the next trigger goes to w2.
 	busy := c.manualJob("busy", "busyover", "1500ms")
 	c.trigger(busy, 1)
-	eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(rec.of(busy)) == 1 })
+	eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(of(&rec, busy)) == 1 })
 	c.trigger(busy, 1)
 	if got := workersOf(c, &rec, busy, 2); !slices.Equal(got, []string{"w1", "w2"}) {
 		t.Errorf("busyover: ran on %v, want w1 then w2 (w1 was busy with the job)", got)
@@ -183,9 +174,9 @@ func TestRoutingStrategies(t *testing.T) {
 	// sharding_broadcast: one run per live worker, indexes 0..2 of 3.
 	bc := c.manualJob("broadcast", "sharding_broadcast", "")
 	c.trigger(bc, 1)
-	eventually(t, 20*time.Second, "3 broadcast runs", func() bool { return len(rec.of(bc)) >= 3 })
+	eventually(t, 20*time.Second, "3 broadcast runs", func() bool { return len(of(&rec, bc)) >= 3 })
 	time.Sleep(500 * time.Millisecond) // a fourth would show up now
-	got := rec.of(bc)
+	got := of(&rec, bc)
 	slices.SortFunc(got, func(a, b execution) int { return a.index - b.index })
 	if len(got) != 3 {
 		t.Fatalf("broadcast: %d executions, want 3: %+v", len(got), got)
@@ -275,14 +266,14 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
 	})
 	time.Sleep(time.Second)
-	if n := len(rec.of(first)); n != 0 {
+	if n := len(of(&rec, first)); n != 0 {
 		t.Fatalf("the run directed to w0 ran %d times while w0 was registered", n)
 	}
 	stopFake() // w0 "dies": its heartbeat expires after the TTL
 	eventually(t, 20*time.Second, "the run to finish on a live worker", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED' AND worker_id IN ('w1', 'w2')`, run.ID) == 1
 	})
-	if n := len(rec.of(first)); n != 1 {
+	if n := len(of(&rec, first)); n != 1 {
 		t.Errorf("the re-routed run ran %d times, want once", n)
 	}
 }
@@ -346,20 +337,20 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 		return m
 	}
 	all, once, skip := jobs["fire_all"], jobs["fire_once"], jobs["skip"]
-	if got := statuses(all); got["SUCCEEDED"] != want[all] || len(rec.of(all)) != want[all] {
-		t.Errorf("fire_all: %v and %d executions, want all %d waiting runs SUCCEEDED", got, len(rec.of(all)), want[all])
+	if got := statuses(all); got["SUCCEEDED"] != want[all] || len(of(&rec, all)) != want[all] {
+		t.Errorf("fire_all: %v and %d executions, want all %d waiting runs SUCCEEDED", got, len(of(&rec, all)), want[all])
 	}
 	got := statuses(once)
-	if got["SUCCEEDED"] != 1 || got["EXPIRED"] != want[once]-1 || len(rec.of(once)) != 1 {
-		t.Errorf("fire_once: %v and %d executions, want 1 SUCCEEDED and %d EXPIRED", got, len(rec.of(once)), want[once]-1)
+	if got["SUCCEEDED"] != 1 || got["EXPIRED"] != want[once]-1 || len(of(&rec, once)) != 1 {
+		t.Errorf("fire_once: %v and %d executions, want 1 SUCCEEDED and %d EXPIRED", got, len(of(&rec, once)), want[once]-1)
 	}
-	if e := rec.of(once); len(e) == 1 {
+	if e := of(&rec, once); len(e) == 1 {
 		newest := c.count(`SELECT max(id)::int FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED')`, once)
 		if e[0].run != int64(newest) {
 			t.Errorf("fire_once ran run %d, want the newest, %d", e[0].run, newest)
 		}
 	}
-	if got := statuses(skip); got["EXPIRED"] != want[skip] || len(rec.of(skip)) != 0 {
-		t.Errorf("skip: %v and %d executions, want all %d EXPIRED", got, len(rec.of(skip)), want[skip])
+	if got := statuses(skip); got["EXPIRED"] != want[skip] || len(of(&rec, skip)) != 0 {
+		t.Errorf("skip: %v and %d executions, want all %d EXPIRED", got, len(of(&rec, skip)), want[skip])
 	}
 }

@@ -189,10 +189,16 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		if err != nil {
 			return err
 		}
+		// Runs applySQL moved have their start time already (COALESCE):
+		// only the others need the second statement.
+		moved := make(map[int64]bool, len(changes))
+		for _, ch := range changes {
+			moved[ch.RunID] = true
+		}
 		var sIDs []int64
 		var sAts, sScheds []time.Time
 		for i, at := range starts {
-			if at != nil {
+			if at != nil && !moved[ids[i]] {
 				sIDs, sAts, sScheds = append(sIDs, ids[i]), append(sAts, *at), append(sScheds, scheds[i])
 			}
 		}
