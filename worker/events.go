@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,8 +29,13 @@ import (
 // idempotently and monotonically, so a second finished event of a run (a
 // redelivered trigger executed again) changes nothing.
 const (
-	maxEventBatch = 256
-	maxEventBytes = 512 << 10 // well under NATS's default 1 MiB payload
+	maxEventBatch     = 256
+	maxEventBytes     = 512 << 10 // well under NATS's default 1 MiB payload
+	maxEventPublishes = 4
+	// eventAttemptTimeout bounds one publish attempt of a batch: JetStream
+	// answers in milliseconds, and an attempt lost in a leader change is
+	// better retried soon (same message id: stored once).
+	eventAttemptTimeout = 2 * time.Second
 )
 
 // publishAttemptTimeout bounds one publish or ack attempt.
@@ -49,7 +55,7 @@ type eventBatcher struct {
 	queue  chan *pendingEvent
 	done   chan struct{} // closed when run returns
 	prefix string        // Nats-Msg-Id prefix, unique to this process
-	n      uint64        // batches published
+	n      uint64        // batches formed (run's goroutine only)
 }
 
 type pendingEvent struct {
@@ -65,15 +71,25 @@ func newEventBatcher(w *Worker) *eventBatcher {
 	}
 }
 
-// run publishes batches until ctx ends; events still queued then fail.
-// Publish attempts are bounded by w.pubCtx, which a stop cancels last.
+// run forms batches until ctx ends; events still queued then fail. Up to
+// maxEventPublishes batches are on their way at once: after a JetStream
+// leader change one publish may hang until its attempt times out, and the
+// events behind it must not all wait for that one (the next batch goes
+// out on its own). Order does not matter: the scheduler applies events by
+// status rank. Publish attempts are bounded by w.pubCtx, which a stop
+// cancels last.
 func (b *eventBatcher) run(ctx context.Context) {
-	defer close(b.done)
-	batch := make([]*pendingEvent, 0, maxEventBatch)
+	var wg sync.WaitGroup
+	defer func() {
+		wg.Wait()
+		close(b.done)
+	}()
+	slots := make(chan struct{}, maxEventPublishes)
 	for {
+		var batch []*pendingEvent
 		select {
 		case p := <-b.queue:
-			batch = append(batch, p)
+			batch = append(make([]*pendingEvent, 0, maxEventBatch), p)
 		case <-ctx.Done():
 			for {
 				select {
@@ -83,6 +99,16 @@ func (b *eventBatcher) run(ctx context.Context) {
 					return
 				}
 			}
+		}
+		// Wait for a free publish slot while more events gather: under
+		// load a batch fills while the previous ones are on their way.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			for _, p := range batch {
+				p.res <- errEventsStopped
+			}
+			continue
 		}
 		size := batch[0].size
 	more:
@@ -97,18 +123,23 @@ func (b *eventBatcher) run(ctx context.Context) {
 				break more
 			}
 		}
-		err := b.publish(batch)
-		for _, p := range batch {
-			p.res <- err
-		}
-		clear(batch)
-		batch = batch[:0]
+		b.n++
+		id := fmt.Sprintf("%s-%d", b.prefix, b.n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := b.publish(batch, id)
+			<-slots
+			for _, p := range batch {
+				p.res <- err
+			}
+		}()
 	}
 }
 
-// publish sends one batch, retrying with backoff until JetStream
-// acknowledges it or pubCtx ends.
-func (b *eventBatcher) publish(batch []*pendingEvent) error {
+// publish sends one batch as message id, retrying with backoff until
+// JetStream acknowledges it or pubCtx ends.
+func (b *eventBatcher) publish(batch []*pendingEvent, id string) error {
 	evs := make([]wire.Event, len(batch))
 	for i, p := range batch {
 		evs[i] = p.ev
@@ -117,12 +148,10 @@ func (b *eventBatcher) publish(batch []*pendingEvent) error {
 	if err != nil {
 		return err // a bug here, not a transient failure: retrying cannot help
 	}
-	b.n++
-	id := fmt.Sprintf("%s-%d", b.prefix, b.n)
 	ctx := b.w.pubCtx
 	var bo backoff
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, publishAttemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, eventAttemptTimeout)
 		_, err := b.w.js.Publish(actx, stream.Event(b.w.cfg.Group), data, jetstream.WithMsgID(id))
 		cancel()
 		if err == nil {
