@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,19 +15,17 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// Run events are published in batches (group commit): one goroutine
-// publishes, and whatever runs report while a batch is on its way goes out
-// together as the next message, up to maxEventBatch events or
-// maxEventBytes. An idle worker thus publishes each event at once, and a
-// busy one sends one message for many runs instead of two per run. Each
-// run waits for the acknowledgement of the batch holding its event: a
-// started event before its handler runs, a finished one before its trigger
-// is acked.
+// Run events are published in batches (groupCommit): a busy worker sends
+// one message for many runs instead of two per run, an idle one sends each
+// event at once. Each run waits for the acknowledgement of the batch
+// holding its event: a started event before its handler runs, a finished
+// one before its trigger is acked.
 //
 // A batch carries its own Nats-Msg-Id, so a retried publish is stored once.
 // Events are not de-duplicated one by one: the scheduler applies them
 // idempotently and monotonically, so a second finished event of a run (a
-// redelivered trigger executed again) changes nothing.
+// redelivered trigger executed again) changes nothing. Nor does their
+// order matter: the scheduler applies them by status rank.
 const (
 	maxEventBatch     = 256
 	maxEventBytes     = 512 << 10 // well under NATS's default 1 MiB payload
@@ -38,7 +36,7 @@ const (
 	eventAttemptTimeout = 2 * time.Second
 )
 
-// publishAttemptTimeout bounds one publish or ack attempt.
+// publishAttemptTimeout bounds one ack attempt.
 const publishAttemptTimeout = 5 * time.Second
 
 // ackAttempts bounds ack retries: a double ack whose reply was lost is not
@@ -49,97 +47,29 @@ const ackAttempts = 3
 
 var errEventsStopped = errors.New("event publisher stopped")
 
-// eventBatcher publishes run events; see above.
-type eventBatcher struct {
-	w      *Worker
-	queue  chan *pendingEvent
-	done   chan struct{} // closed when run returns
-	prefix string        // Nats-Msg-Id prefix, unique to this process
-	n      uint64        // batches formed (run's goroutine only)
-}
-
 type pendingEvent struct {
-	ev   wire.Event
-	size int
-	res  chan error // buffered: run never blocks on a reader
+	ev  wire.Event
+	res chan error // buffered: a send never blocks on its reader
 }
 
-func newEventBatcher(w *Worker) *eventBatcher {
-	return &eventBatcher{
-		w: w, queue: make(chan *pendingEvent, maxEventBatch), done: make(chan struct{}),
-		prefix: fmt.Sprintf("events-%s-%s-%d", w.cfg.Group, w.cfg.ID, time.Now().UnixNano()),
-	}
+// newEventBatcher returns the group commit of w's run events; its run
+// must be started (and outlive every run).
+func (w *Worker) newEventBatcher() *groupCommit[*pendingEvent] {
+	prefix := fmt.Sprintf("events-%s-%s-%d", w.cfg.Group, w.cfg.ID, time.Now().UnixNano())
+	var n atomic.Uint64
+	g := newGroupCommit(maxEventBatch, maxEventPublishes, func(batch []*pendingEvent) {
+		err := w.publishEvents(batch, fmt.Sprintf("%s-%d", prefix, n.Add(1)))
+		for _, p := range batch {
+			p.res <- err
+		}
+	}, func(p *pendingEvent) { p.res <- errEventsStopped })
+	g.maxBytes, g.size = maxEventBytes, func(p *pendingEvent) int { return len(p.ev.Message) + 256 }
+	return g
 }
 
-// run forms batches until ctx ends; events still queued then fail. Up to
-// maxEventPublishes batches are on their way at once: after a JetStream
-// leader change one publish may hang until its attempt times out, and the
-// events behind it must not all wait for that one (the next batch goes
-// out on its own). Order does not matter: the scheduler applies events by
-// status rank. Publish attempts are bounded by w.pubCtx, which a stop
-// cancels last.
-func (b *eventBatcher) run(ctx context.Context) {
-	var wg sync.WaitGroup
-	defer func() {
-		wg.Wait()
-		close(b.done)
-	}()
-	slots := make(chan struct{}, maxEventPublishes)
-	for {
-		var batch []*pendingEvent
-		select {
-		case p := <-b.queue:
-			batch = append(make([]*pendingEvent, 0, maxEventBatch), p)
-		case <-ctx.Done():
-			for {
-				select {
-				case p := <-b.queue:
-					p.res <- errEventsStopped
-				default:
-					return
-				}
-			}
-		}
-		// Wait for a free publish slot while more events gather: under
-		// load a batch fills while the previous ones are on their way.
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			for _, p := range batch {
-				p.res <- errEventsStopped
-			}
-			continue
-		}
-		size := batch[0].size
-	more:
-		for len(batch) < maxEventBatch {
-			select {
-			case p := <-b.queue:
-				batch = append(batch, p)
-				if size += p.size; size >= maxEventBytes {
-					break more
-				}
-			default:
-				break more
-			}
-		}
-		b.n++
-		id := fmt.Sprintf("%s-%d", b.prefix, b.n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			err := b.publish(batch, id)
-			<-slots
-			for _, p := range batch {
-				p.res <- err
-			}
-		}()
-	}
-}
-
-// publish sends one batch as message id, retrying with backoff until
+// publishEvents sends one batch as message id, retrying with backoff until
 // JetStream acknowledges it or pubCtx ends.
-func (b *eventBatcher) publish(batch []*pendingEvent, id string) error {
+func (w *Worker) publishEvents(batch []*pendingEvent, id string) error {
 	evs := make([]wire.Event, len(batch))
 	for i, p := range batch {
 		evs[i] = p.ev
@@ -148,16 +78,16 @@ func (b *eventBatcher) publish(batch []*pendingEvent, id string) error {
 	if err != nil {
 		return err // a bug here, not a transient failure: retrying cannot help
 	}
-	ctx := b.w.pubCtx
+	ctx := w.pubCtx
 	var bo backoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, eventAttemptTimeout)
-		_, err := b.w.js.Publish(actx, stream.Event(b.w.cfg.Group), data, jetstream.WithMsgID(id))
+		_, err := w.js.Publish(actx, stream.Event(w.cfg.Group), data, jetstream.WithMsgID(id))
 		cancel()
 		if err == nil {
 			return nil
 		}
-		b.w.log.Warn("publishing run events failed; retrying",
+		w.log.Warn("publishing run events failed; retrying",
 			zap.Int("events", len(batch)), zap.Int("attempt", attempt), zap.Error(err))
 		if !sleepCtx(ctx, bo.next()) {
 			return fmt.Errorf("publish %d run events: %w (last error: %v)", len(batch), ctx.Err(), err)
@@ -168,13 +98,11 @@ func (b *eventBatcher) publish(batch []*pendingEvent, id string) error {
 // publishEvent hands ev to the batcher and waits until the batch holding
 // it is acknowledged by JetStream, or its publishing was given up.
 func (w *Worker) publishEvent(ev wire.Event) error {
-	p := &pendingEvent{ev: ev, size: len(ev.Message) + 256, res: make(chan error, 1)}
-	select {
-	case w.events.queue <- p:
-	case <-w.events.done:
-		return fmt.Errorf("publish %s event: %w", ev.Kind, errEventsStopped)
+	p := &pendingEvent{ev: ev, res: make(chan error, 1)}
+	if err, ok := await(w.events, p, p.res); ok {
+		return err
 	}
-	return <-p.res
+	return fmt.Errorf("publish %s event: %w", ev.Kind, errEventsStopped)
 }
 
 // ackMsg acknowledges msg and waits for the server to confirm it.

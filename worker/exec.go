@@ -140,7 +140,7 @@ func (r *run) execute() bool {
 	// back late ends EXPIRED too, as its job's policy asks of late fires.
 	late, msg := expired(r.trig, r.w.cfg.ID, time.Now())
 	if !late {
-		late, msg = r.w.superseded(r.w.stopCtx, r.trig, r.log)
+		late, msg = r.w.superseded(r.trig)
 	}
 	if late {
 		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})

@@ -61,41 +61,81 @@ func lateness(trig *wire.Trigger, now time.Time) (late, threshold time.Duration,
 // errs towards running a fire, never towards losing the newest.
 const supersedeTimeout = 2 * time.Second
 
+// maxSupersedeAsks bounds the requests on their way at once.
+const maxSupersedeAsks = 4
+
+// supersedeAsk is one query waiting for its answer: the newer run, 0 for
+// none, -1 for no answer.
+type supersedeAsk struct {
+	q   wire.SupersedeQuery
+	res chan int64
+}
+
+// newSuperseder returns the group commit of w's supersede queries: a
+// replayed backlog of late fire_once triggers is asked about in a few
+// requests, not one per trigger.
+func (w *Worker) newSuperseder() *groupCommit[*supersedeAsk] {
+	return newGroupCommit(wire.MaxSupersedeQueries, maxSupersedeAsks, func(batch []*supersedeAsk) {
+		by := w.askSupersede(batch)
+		for i, a := range batch {
+			a.res <- by[i]
+		}
+	}, func(a *supersedeAsk) { a.res <- -1 })
+}
+
+// askSupersede sends one request for batch and returns an answer per
+// query (-1 where there is none).
+func (w *Worker) askSupersede(batch []*supersedeAsk) []int64 {
+	out := make([]int64, len(batch))
+	for i := range out {
+		out[i] = -1
+	}
+	req := wire.SupersedeRequest{Queries: make([]wire.SupersedeQuery, len(batch))}
+	for i, a := range batch {
+		req.Queries[i] = a.q
+	}
+	data, err := wire.EncodeControl(&req)
+	if err != nil {
+		w.log.Error("supersede request cannot be encoded; running the triggers", zap.Error(err))
+		return out
+	}
+	ctx, cancel := context.WithTimeout(w.stopCtx, supersedeTimeout)
+	defer cancel()
+	msg, err := w.cfg.NATS.RequestWithContext(ctx, stream.Supersede, data)
+	if err != nil {
+		w.log.Warn("no scheduler answered whether late fire_once triggers are superseded; running them",
+			zap.Int("triggers", len(batch)), zap.Error(err))
+		return out
+	}
+	var reply wire.SupersedeReply
+	if err := wire.DecodeControl(msg.Data, &reply); err != nil || reply.Error != "" || len(reply.By) != len(batch) {
+		w.log.Warn("schedulers could not say whether late fire_once triggers are superseded; running them",
+			zap.Int("triggers", len(batch)), zap.Error(err), zap.String("reply_error", reply.Error), zap.Int("answers", len(reply.By)))
+		return out
+	}
+	return reply.By
+}
+
 // superseded applies fire_once to a late trigger: when a newer missed fire
 // of the same job has already been published, only that one runs and this
 // one ends EXPIRED with the returned message. This is what makes a backlog
 // replayed after a worker outage run once per job, not once per missed fire.
-func (w *Worker) superseded(ctx context.Context, trig *wire.Trigger, log *zap.Logger) (bool, string) {
-	late, threshold, ok := lateness(trig, time.Now())
+func (w *Worker) superseded(trig *wire.Trigger) (bool, string) {
+	now := time.Now()
+	late, threshold, ok := lateness(trig, now)
 	if !ok || policy.Misfire(trig.MisfirePolicy) != policy.MisfireFireOnce {
 		return false, ""
 	}
 	// Only a newer fire that is itself missed (late) supersedes this one:
 	// the newest missed fire is the catch-up, and on-time fires run.
-	now := time.Now()
-	data, err := wire.EncodeControl(&wire.SupersedeRequest{RunID: trig.RunID, JobID: trig.JobID, Cutoff: now.Add(-threshold).UTC()})
-	if err != nil {
-		log.Error("supersede request cannot be encoded; running the trigger", zap.Error(err))
-		return false, ""
-	}
-	rctx, cancel := context.WithTimeout(ctx, supersedeTimeout)
-	defer cancel()
-	msg, err := w.cfg.NATS.RequestWithContext(rctx, stream.Supersede, data)
-	if err != nil {
-		log.Warn("no scheduler answered whether a late fire_once trigger is superseded; running it", zap.Error(err))
-		return false, ""
-	}
-	var reply wire.SupersedeReply
-	if err := wire.DecodeControl(msg.Data, &reply); err != nil || reply.Error != "" {
-		log.Warn("schedulers could not say whether a late fire_once trigger is superseded; running it",
-			zap.Error(err), zap.String("reply_error", reply.Error))
-		return false, ""
-	}
-	if reply.By == 0 {
+	a := &supersedeAsk{res: make(chan int64, 1), q: wire.SupersedeQuery{
+		RunID: trig.RunID, JobID: trig.JobID, ScheduledAt: trig.ScheduledAt, Cutoff: now.Add(-threshold).UTC()}}
+	by, answered := await(w.supersede, a, a.res)
+	if !answered || by <= 0 {
 		return false, ""
 	}
 	return true, fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run, the newer run %d of the job runs instead",
-		w.cfg.ID, roundLateness(late), threshold, policy.MisfireFireOnce, reply.By)
+		w.cfg.ID, roundLateness(late), threshold, policy.MisfireFireOnce, by)
 }
 
 // roundLateness keeps a lateness readable: tenths of a second from one

@@ -73,10 +73,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelPub()
 	w.stopCtx, w.hctx, w.pubCtx = stopCtx, hctx, pubCtx
 	// The event publisher outlives every run: it stops after shutdown.
-	w.events = newEventBatcher(w)
+	w.events, w.supersede = w.newEventBatcher(), w.newSuperseder()
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
 	go w.events.run(evCtx)
+	go w.supersede.run(evCtx)
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
@@ -105,6 +106,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
 	stopEvents()
 	<-w.events.done
+	<-w.supersede.done
 	stopKills()
 	<-killsDone
 	reg.deregister(ctx)

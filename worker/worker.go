@@ -193,13 +193,14 @@ type Worker struct {
 	maxFetches int
 
 	// Set once by Run before any goroutine starts.
-	js       jetstream.JetStream
-	stopCtx  context.Context
-	hctx     context.Context // parent of handler contexts, cancelled with errShutdown
-	pubCtx   context.Context // bounds event publishing during a stop
-	events   *eventBatcher   // publishes run events (events.go)
-	runs     sync.WaitGroup  // process goroutines
-	fetchers sync.WaitGroup  // batch drain goroutines
+	js        jetstream.JetStream
+	stopCtx   context.Context
+	hctx      context.Context             // parent of handler contexts, cancelled with errShutdown
+	pubCtx    context.Context             // bounds event publishing during a stop
+	events    *groupCommit[*pendingEvent] // publishes run events (events.go)
+	supersede *groupCommit[*supersedeAsk] // asks about late fire_once triggers (misfire.go)
+	runs      sync.WaitGroup              // process goroutines
+	fetchers  sync.WaitGroup              // batch drain goroutines
 
 	abandonedTotal atomic.Int64
 	expiredTotal   atomic.Int64

@@ -7,12 +7,12 @@
 // in PostgreSQL. So the question is asked on jetjob.sched.supersede, which
 // every scheduler serves in one queue group: one of them answers. The
 // question is asked only for late triggers, so it costs nothing while
-// workers keep up.
+// workers keep up, and a worker gathers the questions of a replayed backlog
+// into a few requests, each answered by one statement.
 package supersede
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -22,22 +22,25 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// newerSQL finds the oldest published run of the same job for a later
-// fire time that is itself missed (before the worker's cutoff): scheduled
-// or catch-up fires only (manual, retry and child runs
-// supersede nothing), SCHEDULED (not published) and SKIPPED (never
-// published) excluded. Newer runs have larger ids, so the job's
-// (job_id, id) index bounds the scan to the runs since the asked one.
-const newerSQL = `SELECT n.id FROM job_runs r
-	JOIN job_runs n ON n.job_id = r.job_id AND n.id > r.id AND n.scheduled_at > r.scheduled_at
-	WHERE r.id = $1 AND r.job_id = $2 AND n.scheduled_at <= $3
-	  AND n.trigger_type IN ('schedule', 'misfire') AND n.status NOT IN ('SCHEDULED', 'SKIPPED')
-	ORDER BY n.id LIMIT 1`
+// newerSQL answers a batch of queries in one statement: for each, the
+// oldest published run of the same job for a later fire time that is
+// itself missed (scheduled before the worker's cutoff). Scheduled or
+// catch-up fires only (manual, retry and child runs supersede nothing);
+// SCHEDULED (not published) and SKIPPED (never published) runs do not
+// count. The job's (job_id, scheduled_at) index and the partitions by
+// scheduled_at bound each probe to the runs between the two times.
+const newerSQL = `SELECT COALESCE(n.id, 0)
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS q(job_id, scheduled_at, cutoff, i)
+	LEFT JOIN LATERAL (
+		SELECT n.id FROM job_runs n
+		WHERE n.job_id = q.job_id AND n.scheduled_at > q.scheduled_at AND n.scheduled_at <= q.cutoff
+		  AND n.trigger_type IN ('schedule', 'misfire') AND n.status NOT IN ('SCHEDULED', 'SKIPPED')
+		ORDER BY n.scheduled_at, n.id LIMIT 1) n ON true
+	ORDER BY q.i`
 
 // answerTimeout bounds one database look-up; the worker waits a little
 // longer before running the trigger anyway.
@@ -85,12 +88,20 @@ func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logge
 	if err := wire.DecodeControl(m.Data, &req); err != nil {
 		reply.Error = err.Error()
 	} else {
+		jobs := make([]int64, len(req.Queries))
+		scheduled, cutoffs := make([]time.Time, len(req.Queries)), make([]time.Time, len(req.Queries))
+		for i, q := range req.Queries {
+			jobs[i], scheduled[i], cutoffs[i] = q.JobID, q.ScheduledAt, q.Cutoff
+		}
 		qctx, cancel := context.WithTimeout(ctx, answerTimeout)
-		err := pool.QueryRow(qctx, newerSQL, req.RunID, req.JobID, req.Cutoff).Scan(&reply.By)
+		rows, _ := pool.Query(qctx, newerSQL, jobs, scheduled, cutoffs)
+		by, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 		cancel()
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			log.Warn("supersede look-up failed; the worker runs the trigger", logging.Run(req.RunID), zap.Error(err))
+		if err != nil {
+			log.Warn("supersede look-up failed; the worker runs the triggers", zap.Int("queries", len(jobs)), zap.Error(err))
 			reply.Error = "look-up failed"
+		} else {
+			reply.By = by
 		}
 	}
 	data, err := wire.EncodeControl(&reply)

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -59,17 +58,27 @@ type ControlReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// SupersedeRequest asks the schedulers whether a late trigger of a
-// fire_once job has been superseded by a newer missed fire of the same job
-// that was already published: then only the newer one runs. A missed fire
-// is one scheduled before Cutoff (the asking worker's now minus the
-// misfire threshold); fires after it are on time and run as usual, so a
-// catch-up is not cancelled by the first on-time fire that follows it.
+// SupersedeQuery asks whether a late trigger of a fire_once job has been
+// superseded by a newer missed fire of the same job that was already
+// published: then only the newer one runs. A missed fire is one scheduled
+// before Cutoff (the asking worker's now minus the misfire threshold);
+// fires after it are on time and run as usual, so a catch-up is not
+// cancelled by the first on-time fire that follows it.
+type SupersedeQuery struct {
+	RunID       int64     `json:"run_id"`
+	JobID       int64     `json:"job_id"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+	Cutoff      time.Time `json:"cutoff"`
+}
+
+// MaxSupersedeQueries bounds the queries of one request.
+const MaxSupersedeQueries = 256
+
+// SupersedeRequest carries the queries a worker gathered: one request for
+// a whole replayed backlog, not one per trigger.
 type SupersedeRequest struct {
-	V      int       `json:"v"`
-	RunID  int64     `json:"run_id"`
-	JobID  int64     `json:"job_id"`
-	Cutoff time.Time `json:"cutoff"`
+	V       int              `json:"v"`
+	Queries []SupersedeQuery `json:"queries"`
 }
 
 // Validate checks a supersede request.
@@ -77,21 +86,26 @@ func (s *SupersedeRequest) Validate() error {
 	if s.V != Version {
 		return fmt.Errorf("supersede request: %w %d (this build speaks %d)", ErrVersion, s.V, Version)
 	}
-	if s.RunID <= 0 || s.JobID <= 0 {
-		return fmt.Errorf("supersede request: run_id and job_id must be positive, got %d and %d", s.RunID, s.JobID)
+	if len(s.Queries) == 0 || len(s.Queries) > MaxSupersedeQueries {
+		return fmt.Errorf("supersede request: %d queries, want 1-%d", len(s.Queries), MaxSupersedeQueries)
 	}
-	if s.Cutoff.IsZero() {
-		return errors.New("supersede request: cutoff is required")
+	for i, q := range s.Queries {
+		if q.RunID <= 0 || q.JobID <= 0 {
+			return fmt.Errorf("supersede request: query %d: run_id and job_id must be positive, got %d and %d", i, q.RunID, q.JobID)
+		}
+		if q.ScheduledAt.IsZero() || q.Cutoff.IsZero() {
+			return fmt.Errorf("supersede request: query %d: scheduled_at and cutoff are required", i)
+		}
 	}
 	return nil
 }
 
-// SupersedeReply answers a SupersedeRequest.
+// SupersedeReply answers a SupersedeRequest: By[i] is the newer run that
+// supersedes query i, 0 if none.
 type SupersedeReply struct {
-	V int `json:"v"`
-	// By is the newer run that supersedes the asked one, 0 if none.
-	By    int64  `json:"by,omitempty"`
-	Error string `json:"error,omitempty"`
+	V     int     `json:"v"`
+	By    []int64 `json:"by,omitempty"`
+	Error string  `json:"error,omitempty"`
 }
 
 // EncodeControl stamps the version on a control message (a request or a

@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Control messages arrive from other processes: malformed ones are refused
+// with an error that names the problem.
+func TestControlMessagesValidated(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	good := SupersedeQuery{RunID: 1, JobID: 2, ScheduledAt: at, Cutoff: at.Add(time.Second)}
+	for _, c := range []struct {
+		data, want string
+	}{
+		{`{"v":1,"op":"ping"}`, ""},
+		{`{"v":1,"op":"idle_beat","job_id":4}`, ""},
+		{`{"v":1,"op":"idle_beat"}`, "positive job_id"},
+		{`{"v":1,"op":"reboot"}`, "unknown op"},
+		{`{"v":2,"op":"ping"}`, "unsupported message version"},
+		{`{"v":1,`, "malformed JSON"},
+	} {
+		var req ControlRequest
+		err := DecodeControl([]byte(c.data), &req)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: error %v, want %q", c.data, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		qs   []SupersedeQuery
+		want string
+	}{
+		{"one query", []SupersedeQuery{good}, ""},
+		{"none", nil, "0 queries"},
+		{"too many", make([]SupersedeQuery, MaxSupersedeQueries+1), "257 queries"},
+		{"no run", []SupersedeQuery{{JobID: 2, ScheduledAt: at, Cutoff: at}}, "must be positive"},
+		{"no cutoff", []SupersedeQuery{{RunID: 1, JobID: 2, ScheduledAt: at}}, "cutoff are required"},
+	} {
+		_, err := EncodeControl(&SupersedeRequest{Queries: c.qs})
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+	data, err := EncodeControl(&SupersedeRequest{Queries: []SupersedeQuery{good}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back SupersedeRequest
+	if err := DecodeControl(data, &back); err != nil || len(back.Queries) != 1 || !back.Queries[0].Cutoff.Equal(good.Cutoff) {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+}
