@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -162,41 +161,4 @@ func TestMalformedTriggers(t *testing.T) {
 	}
 	eventually(t, "every trigger, malformed ones included, to leave the stream",
 		func() bool { return e.triggersLeft() == 0 })
-}
-
-// A run's job lock leaves nothing behind once released: the next run of
-// the job takes the free key with one write. (A KV delete would leave a
-// delete marker per job in JETJOB_LOCKS, over which a Create costs three
-// round trips.)
-func TestReleasedLockLeavesNoMarker(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	e.start(Config{}, func(w *Worker) {
-		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
-	})
-	for i := int64(1); i <= 3; i++ {
-		tr := trigger(i, "h", "")
-		tr.JobID = 7 // one job: each run takes and releases the same lock
-		e.publish(tr)
-		ev.waitFinished(i)
-	}
-	s, err := e.js.Stream(e.ctx(), "KV_"+stream.LocksBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Well within the bucket's TTL, which would remove a marker too.
-	deadline := time.Now().Add(stream.LockTTL / 3)
-	for {
-		info, err := s.Info(e.ctx())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.State.Msgs == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages left in the locks bucket after the runs: want none", info.State.Msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
