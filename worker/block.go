@@ -227,12 +227,10 @@ func (r *run) update(ctx context.Context, change func(*lockValue) bool) uint64 {
 // readLock reads a job lock from the bucket's stream leader and returns
 // its value and revision, or jetstream.ErrKeyNotFound when it is absent or
 // deleted. Not KeyValue.Get: that is a direct get, which any replica may
-// answer, and a replica that is behind (a NATS node just back from an
-// outage) keeps answering with a lock long released. Waiting runs would
-// then poll a stale holder, and their compare-and-set would fail against
-// the real revision, for as long as the replica lags: in the end-to-end
-// suite, a minute. Only contended locks are read, so the leader's extra
-// work is small.
+// answer, including one still catching up after a NATS node's outage,
+// while a waiting run must see the revision its compare-and-set is checked
+// against, which the leader holds. Only contended locks are read this way,
+// so the leader's extra work is small.
 func (w *Worker) readLock(ctx context.Context, key string) ([]byte, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
