@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -120,6 +121,13 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 		return err
 	}
 	for _, sc := range c.Streams() {
+		// An existing stream is updated only when its settings differ:
+		// every process provisions at start, and nats-server 2.15 races
+		// (its race detector says so) when one process updates a stream's
+		// config while another creates a consumer on it.
+		if st, err := js.Stream(ctx, sc.Name); err == nil && !differs(st.CachedInfo().Config, sc) {
+			continue
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
 		}
@@ -134,6 +142,19 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
 		return err
 	}
 	return nil
+}
+
+// differs reports whether a stream's config lacks one of the settings
+// Provision gives it (the server fills in defaults of its own).
+func differs(have, want jetstream.StreamConfig) bool {
+	maxBytes := want.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = -1 // the server's "no limit"
+	}
+	return have.Description != want.Description || !slices.Equal(have.Subjects, want.Subjects) ||
+		have.Retention != want.Retention || have.Storage != want.Storage || have.Replicas != want.Replicas ||
+		(want.Duplicates != 0 && have.Duplicates != want.Duplicates) || have.MaxAge != want.MaxAge ||
+		have.MaxBytes != maxBytes || have.Discard != want.Discard
 }
 
 // LockTTL is how long a job lock (or a waiter's place) outlives its last
