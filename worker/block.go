@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -85,8 +88,15 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 			_ = r.watch.Stop()
 		}
 	}()
-	// The common case first: nobody holds the job. One write.
+	// The common case first: nobody holds the job. One write: over the
+	// delete marker this worker left when the job's last run here ended
+	// (see lockMarks), or a Create.
 	body, _ := json.Marshal(lockValue{Holder: me.Run})
+	if rev, ok := r.w.lockMarks.take(r.trig.JobID); ok {
+		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
+			return r.hold(rev), nil
+		}
+	}
 	if rev, err := kv.Create(ctx, key, body); err == nil {
 		return r.hold(rev), nil
 	}
@@ -311,10 +321,66 @@ func (l *jobLock) release() {
 	r := l.r
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if r.w.locks.Delete(ctx, lockKey(r.trig.JobID), jetstream.LastRevision(l.rev)) == nil {
+	if rev, err := r.w.deleteLock(ctx, lockKey(r.trig.JobID), l.rev); err == nil {
+		r.w.lockMarks.put(r.trig.JobID, rev)
 		return
 	}
 	r.update(ctx, func(v *lockValue) bool {
 		return v.Holder == r.trig.RunID && r.handOver(v)
 	})
+}
+
+// deleteLock deletes a job lock at revision rev, as KeyValue.Delete does (a
+// delete marker, so watchers learn of it), and returns the marker's
+// revision, which KeyValue.Delete does not.
+func (w *Worker) deleteLock(ctx context.Context, key string, rev uint64) (uint64, error) {
+	m := nats.NewMsg("$KV." + stream.LocksBucket + "." + key)
+	m.Header.Set("KV-Operation", "DEL")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	ack, err := w.js.PublishMsg(ctx, m)
+	if err != nil {
+		return 0, fmt.Errorf("delete job lock %s: %w", key, err)
+	}
+	return ack.Sequence, nil
+}
+
+// lockMarks remembers, per job, the delete marker this worker left when it
+// released the job's lock. Taking a lock over a marker with KeyValue.Create
+// costs three round trips (a write refused because of the marker, a read,
+// a write); knowing the marker's revision, the next run of the job here
+// takes it with one conditional write, refused harmlessly if anyone wrote
+// the key since. A marker is only worth remembering for as long as the
+// bucket keeps it (stream.LockTTL): after that the key is empty and
+// Create takes it in one write anyway.
+type lockMarks struct {
+	mu sync.Mutex
+	m  map[int64]lockMark
+}
+
+type lockMark struct {
+	rev uint64
+	at  time.Time
+}
+
+// maxLockMarks bounds the memory: frequent jobs refill it at once.
+const maxLockMarks = 100_000
+
+func (l *lockMarks) put(job int64, rev uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil || len(l.m) >= maxLockMarks {
+		l.m = make(map[int64]lockMark)
+	}
+	l.m[job] = lockMark{rev: rev, at: time.Now()}
+}
+
+func (l *lockMarks) take(job int64) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	mk, ok := l.m[job]
+	delete(l.m, job)
+	if !ok || time.Since(mk.at) > stream.LockTTL-time.Second {
+		return 0, false
+	}
+	return mk.rev, true
 }

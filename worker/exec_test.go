@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -161,4 +162,47 @@ func TestMalformedTriggers(t *testing.T) {
 	}
 	eventually(t, "every trigger, malformed ones included, to leave the stream",
 		func() bool { return e.triggersLeft() == 0 })
+}
+
+// A released job lock leaves a delete marker whose revision the worker
+// remembers, so the job's next run here takes the lock in one write.
+func TestReleasedLockMarkerRemembered(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	r := e.start(Config{}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
+	})
+	s, err := e.js.Stream(e.ctx(), "KV_"+stream.LocksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= 2; i++ {
+		tr := trigger(i, "h", "")
+		tr.JobID = 7
+		e.publish(tr)
+		ev.waitFinished(i)
+		// The marker is written after the result: wait for it.
+		eventually(t, "the marker of run "+fmt.Sprint(i)+" remembered", func() bool {
+			info, err := s.Info(e.ctx())
+			if err != nil {
+				return false
+			}
+			r.w.lockMarks.mu.Lock()
+			mk, ok := r.w.lockMarks.m[7]
+			r.w.lockMarks.mu.Unlock()
+			return ok && mk.rev == info.State.LastSeq
+		})
+	}
+	var l lockMarks
+	l.put(9, 5)
+	if rev, ok := l.take(9); !ok || rev != 5 {
+		t.Errorf("take after put: %d %v", rev, ok)
+	}
+	if _, ok := l.take(9); ok {
+		t.Error("a marker is taken once")
+	}
+	l.m[9] = lockMark{rev: 5, at: time.Now().Add(-stream.LockTTL)}
+	if _, ok := l.take(9); ok {
+		t.Error("a marker older than the bucket's TTL is gone from the bucket too: not to be used")
+	}
 }
