@@ -174,8 +174,15 @@ func TestRoutingStrategies(t *testing.T) {
 	// sharding_broadcast: one run per live worker, indexes 0..2 of 3.
 	bc := c.manualJob("broadcast", "sharding_broadcast", "")
 	c.trigger(bc, 1)
-	eventually(t, 20*time.Second, "3 broadcast runs", func() bool { return len(of(&rec, bc)) >= 3 })
-	time.Sleep(500 * time.Millisecond) // a fourth would show up now
+	// Every part is a run in job_runs from the moment the fire is
+	// expanded: once three have succeeded and there are no others, no
+	// fourth execution can come.
+	eventually(t, 20*time.Second, "3 SUCCEEDED broadcast runs", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND shard_total = 3`, bc) == 3
+	})
+	if n := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1`, bc); n != 3 {
+		t.Errorf("broadcast: %d runs in job_runs, want 3", n)
+	}
 	got := of(&rec, bc)
 	slices.SortFunc(got, func(a, b execution) int { return a.index - b.index })
 	if len(got) != 3 {
@@ -186,12 +193,22 @@ func TestRoutingStrategies(t *testing.T) {
 			t.Errorf("broadcast part %d: index %d/%d on %s, want %d/3 on w%d", i, e.index, e.tot, e.worker, i, i+1)
 		}
 	}
-	eventually(t, 10*time.Second, "3 SUCCEEDED broadcast runs", func() bool {
-		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND shard_total = 3`, bc) == 3
-	})
 	if n := c.count(`SELECT count(DISTINCT shard_index) FROM job_runs WHERE job_id = $1`, bc); n != 3 {
 		t.Errorf("broadcast: %d distinct shard indexes in job_runs, want 3", n)
 	}
+}
+
+// subjectMsgs counts the messages stored on subject in JETJOB_TRIGGERS.
+func subjectMsgs(c *cluster, js jetstream.JetStream, subject string) uint64 {
+	s, err := js.Stream(context.Background(), stream.Triggers)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return info.State.Subjects[subject]
 }
 
 // fakeWorker keeps a heartbeat for worker id in the registry although no
@@ -265,7 +282,14 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	eventually(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
 	})
-	time.Sleep(time.Second)
+	// It waits on w0's subject, which nobody reads while w0 counts as live.
+	js, err := jetstream.New(c.connect("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the trigger waiting on w0's subject", func() bool {
+		return subjectMsgs(c, js, stream.TriggerWorker("g", "w0")) == 1
+	})
 	if n := len(of(&rec, first)); n != 0 {
 		t.Fatalf("the run directed to w0 ran %d times while w0 was registered", n)
 	}
@@ -311,7 +335,14 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 		}
 	}
 	want := map[int64]int{}
-	time.Sleep(1500 * time.Millisecond) // even the newest is late now
+	// Start the worker once even the newest waiting fire is past the
+	// threshold (500 ms), with a margin.
+	var newest time.Time
+	if err := c.direct.QueryRow(ctx, `SELECT max(scheduled_at) FROM job_runs WHERE job_id = ANY($1) AND status = 'TRIGGERED'`,
+		[]int64{jobs["fire_all"], jobs["fire_once"], jobs["skip"]}).Scan(&newest); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the newest waiting fire to be late", func() bool { return time.Since(newest) > time.Second })
 	var rec executions
 	startRecorders(c, &rec, "w1")
 	eventually(t, 30*time.Second, "every waiting run to end", func() bool {

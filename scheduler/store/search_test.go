@@ -54,9 +54,6 @@ func (n *planNode) read() (rows float64, seq []string) {
 // partition for the merge), except where two filters are both selective
 // and only one can drive (bounded then by the driving filter's runs).
 func TestSearchMillionRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("1 M rows")
-	}
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	start := time.Now()
