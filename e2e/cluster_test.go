@@ -1,8 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -210,9 +210,11 @@ func (c *cluster) run(n *node, image string, opts ...testcontainers.ContainerCus
 		network.WithNetwork([]string{n.name}, c.nw),
 		testcontainers.WithConfigModifier(func(cfg *container.Config) { cfg.Hostname = n.name }),
 		testcontainers.WithLabels(map[string]string{"org.jetjob.e2e.test": c.t.Name(), "org.jetjob.e2e.node": n.name}),
-		// testcontainers' progress lines go to the test's log (shown with
-		// -v or when the test fails).
-		testcontainers.WithLogger(tclog.TestLogger(c.t)),
+		// testcontainers' progress lines (start, stop, terminate) are left
+		// out: printed during clean-up, they would bury a failure's
+		// messages, and CI shows only the end of the output. Errors still
+		// surface as errors.
+		testcontainers.WithLogger(tclog.NewNoopLogger()),
 	}, opts...)
 	ctr, err := testcontainers.Run(context.Background(), image, opts...)
 	if ctr != nil {
@@ -226,31 +228,41 @@ func (c *cluster) run(n *node, image string, opts ...testcontainers.ContainerCus
 	return nil
 }
 
-// remove removes n's container (after printing its last log lines if the
-// test failed).
+// remove removes n's container, after saving its log if the test failed.
 func (c *cluster) remove(n *node) {
 	if c.t.Failed() {
-		c.t.Logf("---- last log lines of %s ----\n%s", n.name, c.tail(n, 40))
+		c.saveLog(n)
 	}
 	if err := n.ctr.Terminate(context.Background(), testcontainers.StopTimeout(0)); err != nil {
 		c.t.Errorf("removing container %s: %v", n.name, err)
 	}
 }
 
-// tail returns the last lines of n's log.
-func (c *cluster) tail(n *node, lines int) string {
+// saveLog writes n's whole log to e2e/logs/<test>/<node>.log (kept out
+// of git) and says where, instead of printing it: the failure's own
+// messages then stay the last lines of the test's output.
+func (c *cluster) saveLog(n *node) {
 	rc, err := n.ctr.Logs(context.Background())
 	if err != nil {
-		return err.Error()
+		c.t.Logf("log of %s: %v", n.name, err)
+		return
 	}
 	defer rc.Close()
-	var all []string
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		all = append(all, sc.Text())
+	dir, _ := filepath.Abs(filepath.Join("logs", c.t.Name()))
+	path := filepath.Join(dir, n.name+".log")
+	err = os.MkdirAll(dir, 0o755)
+	if err == nil {
+		var f *os.File
+		if f, err = os.Create(path); err == nil {
+			_, err = io.Copy(f, rc)
+			err = errors.Join(err, f.Close())
+		}
 	}
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
+	if err != nil {
+		c.t.Logf("log of %s not saved: %v", n.name, err)
+		return
+	}
+	c.t.Logf("log of %s saved to %s", n.name, path)
 }
 
 // logCount counts the lines of n's log that contain s.

@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,12 +53,14 @@ func (s *Scheduler) listenJobs(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		id, err := strconv.ParseInt(n.Payload, 10, 64)
+		id, cutoff, err := store.ParseJobsNotification(n.Payload)
 		if err != nil {
-			s.log.Warn("ignoring malformed job notification", zap.String("payload", n.Payload))
+			s.log.Warn("ignoring malformed job notification", zap.Error(err))
 			continue
 		}
-		if k := s.wheel.Remove(func(r *store.PlannedRun) bool { return r.JobID == id }); k > 0 {
+		if k := s.wheel.Remove(func(r *store.PlannedRun) bool {
+			return r.JobID == id && r.ScheduledAt.After(cutoff)
+		}); k > 0 {
 			s.log.Info("job changed; dropped its planned runs from memory", logging.Job(id), zap.Int("runs", k))
 		}
 	}

@@ -35,9 +35,14 @@ DECLARE
 	-- job_runs is partitioned: its row triggers fire on the partitions.
 	tbl text := CASE WHEN TG_TABLE_NAME LIKE 'job\_runs\_%' THEN 'job_runs' ELSE TG_TABLE_NAME END;
 BEGIN
+	-- Shard-owned writes to a run: dispatch recording it TRIGGERED (or
+	-- adding the trigger's time to a run events already moved), or ending
+	-- it unpublished. Anything else is a worker's event, applied by any
+	-- scheduler, which may record the trigger's time along with the status.
 	IF tbl = 'job_runs' AND TG_OP = 'UPDATE' THEN
-		IF NEW.triggered_at IS NOT DISTINCT FROM OLD.triggered_at
-		   AND NOT (OLD.status = 'SCHEDULED' AND NEW.status IN ('SKIPPED', 'FAILED') AND NEW.started_at IS NULL) THEN
+		IF NOT ((OLD.status = 'SCHEDULED' AND NEW.status = 'TRIGGERED')
+		   OR (NEW.triggered_at IS DISTINCT FROM OLD.triggered_at AND NEW.status = OLD.status)
+		   OR (OLD.status = 'SCHEDULED' AND NEW.status IN ('SKIPPED', 'FAILED') AND NEW.started_at IS NULL)) THEN
 			k := 'event';
 		END IF;
 	END IF;

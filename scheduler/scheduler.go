@@ -185,12 +185,26 @@ func (s *Scheduler) run(parent context.Context) error {
 	// The parts, wired: leases decide which shards this instance plans;
 	// the planner feeds the wheel; the wheel feeds dispatch; dispatch
 	// publishes only under a valid lease.
+	//
+	// Stopping goes in stages, each with its own context: firing (planner,
+	// wheel and the rest) stops first; then publishing (dispatch), so what
+	// was handed over is published and recorded; then the leases, which
+	// fence those records and so are released last.
+	fireCtx, stopFiring := context.WithCancel(ctx)
+	defer stopFiring()
+	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPublishing()
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopLeases()
 	recoverq := make(chan lease.Lease, st.ShardCount())
 	lm, err := lease.New(s.cfg.Lease, s.cfg.Pool, lease.Handler{
 		Acquired: func(ls []lease.Lease) {
 			s.metrics.leaseChanges.WithLabelValues("acquired").Add(float64(len(ls)))
 			for _, l := range ls {
-				recoverq <- l
+				select {
+				case recoverq <- l:
+				case <-fireCtx.Done(): // stopping: released with the rest
+				}
 			}
 		},
 		Lost: func(shards []int, _ string) {
@@ -267,14 +281,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	var h http.Handler = a
 	s.handler.Store(&h)
 
-	// Firing (leases, planner, wheel) stops before publishing (dispatch)
-	// so that what was handed over is published and recorded before exit.
-	fireCtx, stopFiring := context.WithCancel(ctx)
-	defer stopFiring()
-	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopPublishing()
-
-	var wg, pubWG sync.WaitGroup
+	var wg, pubWG, leaseWG sync.WaitGroup
 	goRun := func(wg *sync.WaitGroup, name string, f func(context.Context) error, c context.Context) {
 		wg.Add(1)
 		go func() {
@@ -292,7 +299,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "worker registry", reg.Run, fireCtx)
 	goRun(&wg, "reroute", rr.Run, fireCtx)
 	goRun(&wg, "supersede", func(c context.Context) error { return supersede.Serve(c, s.cfg.NATS, s.cfg.Pool, s.log) }, fireCtx)
-	goRun(&wg, "leases", lm.Run, fireCtx)
+	goRun(&leaseWG, "leases", lm.Run, leaseCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)
 	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
@@ -310,9 +317,13 @@ func (s *Scheduler) run(parent context.Context) error {
 		drain, cancelDrain := context.WithTimeout(pubCtx, 2*time.Second)
 		disp.Drain(drain)
 		cancelDrain()
+	} else {
+		disp.Abandon() // as if the process died: nothing more is written
 	}
 	stopPublishing()
 	pubWG.Wait()
+	stopLeases()
+	leaseWG.Wait()
 	s.log.Info("scheduler stopped", zap.Bool("crashed", s.crashed.Load()))
 	return nil
 }

@@ -19,19 +19,20 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	defer w.runs.Done()
 	defer l.release(1)
 
-	delivery := uint64(1)
+	delivery, origin := uint64(1), stored{}
 	if md, err := msg.Metadata(); err == nil {
 		delivery = md.NumDelivered
+		origin = stored{seq: md.Sequence.Stream, at: md.Timestamp.UTC()}
 	}
 	trig, err := wire.DecodeTrigger(msg.Data())
 	if err == nil && trig.Group != w.cfg.Group {
 		err = fmt.Errorf("invalid trigger: group %q delivered to a worker of group %q", trig.Group, w.cfg.Group)
 	}
 	if err != nil {
-		w.reject(msg, trig, err)
+		w.reject(msg, trig, origin, err)
 		return
 	}
-	r := w.claim(trig, msg, delivery)
+	r := w.claim(trig, msg, delivery, origin)
 	if r == nil {
 		return
 	}
@@ -42,7 +43,7 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 // claim registers a new execution of trig's run, or returns nil when this
 // process already has one: a delivery of a run executing here joins it, and
 // a delivery of a run finished here lately is acked without running again.
-func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64) *run {
+func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, origin stored) *run {
 	log := w.log.With(logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("delivery", delivery))
 	w.mu.Lock()
 	if r, ok := w.active[trig.RunID]; ok {
@@ -66,7 +67,7 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64) *
 		}
 		return nil
 	}
-	r := newRun(w, trig, msg, delivery, log)
+	r := newRun(w, trig, msg, delivery, origin, log)
 	w.active[trig.RunID] = r
 	w.mu.Unlock()
 	return r
@@ -108,13 +109,14 @@ type recentRun struct {
 // reject handles a trigger that cannot run: reported FAILED when its run
 // can be identified, and terminated in every case, since a redelivery would
 // be just as invalid.
-func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, cause error) {
+func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, origin stored, cause error) {
 	runID, jobID := readIDs(trig, msg.Data())
 	log := w.log.With(logging.Run(runID), logging.Job(jobID), zap.String("subject", msg.Subject()))
 	if runID > 0 && jobID > 0 {
 		ev := wire.Event{
 			Kind: wire.EventFinished, RunID: runID, JobID: jobID, WorkerID: w.cfg.ID,
 			Status: wire.StatusFailed, Message: wire.TruncateMessage(cause.Error()), At: time.Now().UTC(),
+			TriggerSeq: origin.seq, TriggeredAt: origin.at,
 		}
 		if trig != nil {
 			ev.ScheduledAt = trig.ScheduledAt

@@ -43,6 +43,7 @@ type run struct {
 	w        *Worker
 	trig     *wire.Trigger
 	delivery uint64 // the delivery that started this execution
+	origin   stored // where and when that delivery's trigger was stored
 	log      *zap.Logger
 	logs     *runLog
 
@@ -69,9 +70,16 @@ const (
 	handlerAbandoned
 )
 
-func newRun(w *Worker, trig *wire.Trigger, msg jetstream.Msg, delivery uint64, log *zap.Logger) *run {
+// stored is a trigger's place in JETJOB_TRIGGERS, from its delivery's
+// metadata: the run's events carry it (wire.Event.TriggerSeq).
+type stored struct {
+	seq uint64
+	at  time.Time
+}
+
+func newRun(w *Worker, trig *wire.Trigger, msg jetstream.Msg, delivery uint64, origin stored, log *zap.Logger) *run {
 	return &run{
-		w: w, trig: trig, delivery: delivery,
+		w: w, trig: trig, delivery: delivery, origin: origin,
 		log:  log.With(zap.String("handler", trig.Handler)),
 		logs: newRunLog(w, trig.RunID, trig.JobID),
 		msgs: []jetstream.Msg{msg},
@@ -175,6 +183,7 @@ func (r *run) execute() bool {
 	started := wire.Event{
 		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: wire.StatusRunning, At: time.Now().UTC(), ScheduledAt: r.trig.ScheduledAt,
+		TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 	}
 	// The handler starts once the start is recorded. Publishing fails only
 	// when the stop gives up on publishing altogether; nothing has run
@@ -199,7 +208,7 @@ func (r *run) finish(out outcome) bool {
 	ev := wire.Event{
 		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
-		ScheduledAt: r.trig.ScheduledAt,
+		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 	}
 	if err := r.w.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))

@@ -41,6 +41,16 @@ type Config struct {
 	FlushInterval time.Duration
 	// FlushSize flushes earlier when this many runs wait (default 2000).
 	FlushSize int
+	// TriggeredDelay holds a published run's TRIGGERED write back for this
+	// long after its ack (default 1 s; negative: no delay). Most runs end
+	// sooner: the worker's events carry the trigger's stream sequence and
+	// time, so the results applier records the run triggered and ended in
+	// one row update, and the delayed write then finds nothing to do (it
+	// only touches runs still SCHEDULED). That saves a third of a run's
+	// row versions. Meanwhile the run reads SCHEDULED; a shard's next owner
+	// may re-publish it, which the stream's duplicate window (2 min)
+	// drops. A stopping dispatcher writes what it holds at once.
+	TriggeredDelay time.Duration
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
 	// blocks beyond it.
 	InFlight int
@@ -66,6 +76,9 @@ func (c Config) withDefaults() Config {
 	if c.InFlight == 0 {
 		c.InFlight = 4096
 	}
+	if c.TriggeredDelay == 0 {
+		c.TriggeredDelay = time.Second
+	}
 	return c
 }
 
@@ -78,6 +91,8 @@ type Dispatcher struct {
 
 	inflight chan inflight
 	marks    chan mark
+	// abandoned drops what is not yet written when Run ends (Abandon).
+	abandoned atomic.Bool
 	// pending counts runs handed to Fire whose outcome is not yet queued
 	// for recording: Drain waits for it to reach zero.
 	pending atomic.Int64
@@ -283,6 +298,11 @@ func (d *Dispatcher) Drain(ctx context.Context) {
 	}
 }
 
+// Abandon makes Run, when its ctx ends, drop the outcomes it has not
+// written yet instead of writing them: a simulated crash (tests) must
+// leave what a dead process leaves.
+func (d *Dispatcher) Abandon() { d.abandoned.Store(true) }
+
 // Run collects acks and records TRIGGERED until ctx ends, then records
 // what was already acknowledged (with a short fresh deadline) and returns.
 // Runs whose publish was never acknowledged stay SCHEDULED in PostgreSQL,
@@ -375,11 +395,25 @@ func (d *Dispatcher) record(ctx context.Context, m mark) {
 	}
 }
 
+// maxHeld bounds the TRIGGERED marks held back (see
+// Config.TriggeredDelay): beyond it the oldest are written at once.
+const maxHeld = 200_000
+
 // flush writes marks in batches until the marks channel closes.
+// TRIGGERED marks wait in held, in ack order, for Config.TriggeredDelay.
 func (d *Dispatcher) flush(ctx context.Context) {
 	t := time.NewTicker(d.cfg.FlushInterval)
 	defer t.Stop()
-	var batch []mark
+	var batch, held []mark
+	release := func(all bool) {
+		now := time.Now()
+		i := 0
+		for i < len(held) && (all || len(held)-i > maxHeld || now.Sub(held[i].at) >= d.cfg.TriggeredDelay) {
+			i++
+		}
+		batch = append(batch, held[:i]...)
+		held = append(held[:0], held[i:]...)
+	}
 	write := func(c context.Context) {
 		backoff := 50 * time.Millisecond
 		for len(batch) > 0 {
@@ -405,16 +439,25 @@ func (d *Dispatcher) flush(ctx context.Context) {
 		select {
 		case m, ok := <-d.marks:
 			if !ok {
+				if d.abandoned.Load() {
+					return
+				}
+				release(true)
 				c, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				write(c)
 				cancel()
 				return
+			}
+			if m.status == wire.StatusTriggered && d.cfg.TriggeredDelay > 0 {
+				held = append(held, m)
+				continue
 			}
 			batch = append(batch, m)
 			if len(batch) >= d.cfg.FlushSize {
 				write(ctx)
 			}
 		case <-t.C:
+			release(false)
 			write(ctx)
 		}
 	}

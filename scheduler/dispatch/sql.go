@@ -19,9 +19,12 @@ import (
 const fenced = `(u.epoch = 0 OR EXISTS (SELECT 1 FROM scheduler_shards s
 		WHERE s.shard = r.shard AND s.owner = $1 AND s.epoch = u.epoch AND s.expires_at > now()))`
 
-// markTriggeredSQL records published runs. It never moves a run backwards:
-// a fast worker's RUNNING or final status may already be applied when this
-// write lands, and then only the trigger's time and sequence are added.
+// markTriggeredSQL records published runs. It never moves a run backwards,
+// and leaves alone a run the results applier already moved with the
+// trigger's sequence from its worker's events (the common case, see
+// Config.TriggeredDelay): no row version is written for it. A run moved by
+// events without a sequence (an older worker) gets the trigger's time and
+// sequence added.
 //
 // Both statements match a run by (id, scheduled_at): job_runs is
 // partitioned by scheduled_at, and the pair lets run-time pruning take each
@@ -30,7 +33,8 @@ const markTriggeredSQL = `UPDATE job_runs r SET
 		status = CASE WHEN r.status = 'SCHEDULED' THEN 'TRIGGERED' ELSE r.status END,
 		triggered_at = u.at, stream_seq = u.seq
 	FROM unnest($2::bigint[], $3::bigint[], $4::timestamptz[], $5::bigint[], $6::timestamptz[]) AS u(id, seq, at, epoch, scheduled_at)
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND ` + fenced
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND (r.status = 'SCHEDULED' OR r.stream_seq IS NULL)
+	  AND ` + fenced
 
 // markEndedSQL ends runs that were not published: SKIPPED by the misfire
 // policy, or FAILED because they could not be encoded.

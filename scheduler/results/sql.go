@@ -32,7 +32,9 @@ const lookupScheduledSQL = `SELECT id, scheduled_at FROM job_runs WHERE id = ANY
 //   - applied: runs whose status moves up in rank (wire.Status.Rank); the
 //     condition is re-checked on the locked row, so a run changes status at
 //     most once per status, whoever applies the event and however often.
-//     started_at, finished_at and the message are filled once. A run that
+//     started_at, finished_at and the message are filled once, and so are
+//     the trigger's stream sequence and time when the dispatcher has not
+//     recorded them yet (see dispatch.Config.TriggeredDelay). A run that
 //     ends failed (FAILED, TIMED_OUT, LOST) with no retry left is marked
 //     alarm_status = 'pending' for the alarm sender.
 //   - retried: a failed run with attempts left gets a new run (trigger type
@@ -49,11 +51,13 @@ const lookupScheduledSQL = `SELECT id, scheduled_at FROM job_runs WHERE id = ANY
 // event again can never create them twice.
 const applySQL = `WITH u AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
-				$7::timestamptz[])
-			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at)),
+				$7::timestamptz[], $8::bigint[], $9::timestamptz[])
+			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at, stream_seq, triggered_at)),
 	applied AS (UPDATE job_runs r SET
 		status = u.status,
 		started_at = COALESCE(r.started_at, u.started_at),
+		stream_seq = COALESCE(r.stream_seq, u.stream_seq),
+		triggered_at = COALESCE(r.triggered_at, u.triggered_at),
 		finished_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.finished_at ELSE r.finished_at END,
 		message = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
 		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.recorded_at END,
@@ -99,6 +103,10 @@ type runUpdate struct {
 	finishedAt *time.Time
 	message    string
 	workerID   string
+	// seq and triggeredAt place the run's trigger in JETJOB_TRIGGERS (0
+	// and zero when no event said).
+	seq         uint64
+	triggeredAt *time.Time
 	// scheduledAt is the run's partition key from its events; zero when
 	// none carried it.
 	scheduledAt time.Time
@@ -117,6 +125,9 @@ func coalesce(events []wire.Event) map[int64]*runUpdate {
 		}
 		if u.scheduledAt.IsZero() {
 			u.scheduledAt = e.ScheduledAt
+		}
+		if u.seq == 0 && e.TriggerSeq != 0 && !e.TriggeredAt.IsZero() {
+			u.seq, u.triggeredAt = e.TriggerSeq, &e.TriggeredAt
 		}
 		at := e.At
 		if e.Kind == wire.EventStarted && (u.startedAt == nil || at.Before(*u.startedAt)) {
@@ -162,6 +173,8 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			statuses, msgs, wks = make([]string, 0, len(ups)), make([]string, 0, len(ups)), make([]string, 0, len(ups))
 			starts, ends        = make([]*time.Time, 0, len(ups)), make([]*time.Time, 0, len(ups))
 			scheds              = make([]time.Time, 0, len(ups))
+			seqs                = make([]*int64, 0, len(ups))
+			triggered           = make([]*time.Time, 0, len(ups))
 		)
 		for _, id := range order {
 			at, ok := keys[id]
@@ -176,8 +189,14 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			msgs = append(msgs, u.message)
 			wks = append(wks, u.workerID)
 			scheds = append(scheds, at)
+			var seq *int64
+			if u.seq != 0 {
+				v := int64(u.seq)
+				seq = &v
+			}
+			seqs, triggered = append(seqs, seq), append(triggered, u.triggeredAt)
 		}
-		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds)
+		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered)
 		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
 			if isNew {
 				spawned = append(spawned, c.RunID)

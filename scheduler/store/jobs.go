@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -262,19 +263,50 @@ func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
 	return j, err
 }
 
-// JobsChannel is the PostgreSQL NOTIFY channel on which a job's id is sent
-// when its planned runs were removed (edit, disable, delete): schedulers
-// drop that job's runs from their wheels.
+// JobsChannel is the PostgreSQL NOTIFY channel on which a job's planned
+// runs that were removed (edit, disable, delete) are announced, as
+// "<job id> <cutoff, Unix µs>": schedulers drop that job's runs due after
+// the cutoff from their wheels (a bare "<job id>", from older schedulers:
+// all of them).
 const JobsChannel = "jetjob_jobs"
 
-// deletePlanned removes a job's runs that were planned but not published
-// and, at commit, tells every scheduler to drop them from memory too.
+// deletePlanned removes a job's planned runs that are not due yet and, at
+// commit, tells every scheduler to drop them from memory too.
+//
+// Runs already due are left to go ahead: they were due under the job as it
+// was, and one may be published already while it still reads SCHEDULED
+// (dispatch records TRIGGERED a moment after the publish, see
+// dispatch.Config.TriggeredDelay). Deleting such a run would leave its
+// trigger running with no row to record it.
 func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED'`, jobID); err != nil {
+	var cutoff time.Time
+	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&cutoff); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, strconv.FormatInt(jobID, 10))
+	if _, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > $2`,
+		jobID, cutoff); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, fmt.Sprintf("%d %d", jobID, cutoff.UnixMicro()))
 	return err
+}
+
+// ParseJobsNotification reads a JobsChannel payload: the job and the
+// cutoff after which its wheel-held runs are dropped (zero: all of them).
+func ParseJobsNotification(payload string) (int64, time.Time, error) {
+	idText, cutText, hasCutoff := strings.Cut(payload, " ")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, time.Time{}, fmt.Errorf("job notification %q: want \"<job id> <cutoff µs>\"", payload)
+	}
+	if !hasCutoff {
+		return id, time.Time{}, nil
+	}
+	us, err := strconv.ParseInt(cutText, 10, 64)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("job notification %q: cutoff: %w", payload, err)
+	}
+	return id, time.UnixMicro(us), nil
 }
 
 var (

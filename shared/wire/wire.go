@@ -149,6 +149,13 @@ type Event struct {
 	// in its one partition. Optional, for workers older than it; an event
 	// without it is applied all the same, after a by-id lookup.
 	ScheduledAt time.Time `json:"scheduled_at,omitzero"`
+	// TriggerSeq and TriggeredAt are the JETJOB_TRIGGERS sequence and
+	// stored time of the trigger the worker received (from its JetStream
+	// metadata). With them the event alone records the run as triggered,
+	// so a run that ends before its dispatcher records the publish costs
+	// one row update instead of two. Optional, like ScheduledAt.
+	TriggerSeq  uint64    `json:"trigger_seq,omitempty"`
+	TriggeredAt time.Time `json:"triggered_at,omitzero"`
 }
 
 // Validate checks one event.
