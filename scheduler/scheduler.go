@@ -241,7 +241,16 @@ func (s *Scheduler) run(parent context.Context) error {
 	rr := reroute.New(js, dcfg.Route.Live, reg.Synced, s.log)
 	rr.Moved = func(n int) { s.metrics.rerouted.Add(float64(n)) }
 	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
-	app.Applied = s.metrics.observeApplied
+	app.Applied = func(cs []results.Change) {
+		s.metrics.observeApplied(cs)
+		var ids []int64
+		for _, c := range cs {
+			if c.Triggered {
+				ids = append(ids, c.RunID)
+			}
+		}
+		disp.Recorded(ids)
+	}
 	app.Spawned = func(ids []int64) {
 		// Retries and child runs: this scheduler fires them at their time
 		// (if it dies first, the shard owner's sweep does).

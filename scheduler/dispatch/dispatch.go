@@ -42,7 +42,7 @@ type Config struct {
 	// FlushSize flushes earlier when this many runs wait (default 2000).
 	FlushSize int
 	// TriggeredDelay holds a published run's TRIGGERED write back for this
-	// long after its ack (default 1 s; negative: no delay). Most runs end
+	// long after its ack (default 2 s; negative: no delay). Most runs end
 	// sooner: the worker's events carry the trigger's stream sequence and
 	// time, so the results applier records the run triggered and ended in
 	// one row update, and the delayed write then finds nothing to do (it
@@ -77,7 +77,7 @@ func (c Config) withDefaults() Config {
 		c.InFlight = 4096
 	}
 	if c.TriggeredDelay == 0 {
-		c.TriggeredDelay = time.Second
+		c.TriggeredDelay = 2 * time.Second
 	}
 	return c
 }
@@ -93,6 +93,11 @@ type Dispatcher struct {
 	marks    chan mark
 	// abandoned drops what is not yet written when Run ends (Abandon).
 	abandoned atomic.Bool
+	// recorded holds runs the results applier recorded with their
+	// trigger's sequence (Recorded), and when: their held TRIGGERED marks
+	// are dropped instead of written.
+	recordedMu sync.Mutex
+	recorded   map[int64]time.Time
 	// pending counts runs handed to Fire whose outcome is not yet queued
 	// for recording: Drain waits for it to reach zero.
 	pending atomic.Int64
@@ -298,6 +303,50 @@ func (d *Dispatcher) Drain(ctx context.Context) {
 	}
 }
 
+// Recorded tells the dispatcher that these runs are recorded as triggered
+// already (by the results applier of this process, from their workers'
+// events): it drops their held TRIGGERED marks rather than send a write
+// that would find nothing to do. Runs it does not hold are forgotten after
+// a while.
+func (d *Dispatcher) Recorded(ids []int64) {
+	now := time.Now()
+	d.recordedMu.Lock()
+	defer d.recordedMu.Unlock()
+	if d.recorded == nil {
+		d.recorded = make(map[int64]time.Time, len(ids))
+	}
+	for _, id := range ids {
+		d.recorded[id] = now
+	}
+}
+
+// dropRecorded removes from marks those Recorded covers, and forgets
+// entries older than forget.
+func (d *Dispatcher) dropRecorded(marks []mark, forget time.Duration) []mark {
+	d.recordedMu.Lock()
+	defer d.recordedMu.Unlock()
+	if len(d.recorded) == 0 {
+		return marks
+	}
+	kept := marks[:0]
+	for _, m := range marks {
+		if _, ok := d.recorded[m.runID]; ok {
+			delete(d.recorded, m.runID)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	if forget > 0 {
+		now := time.Now()
+		for id, at := range d.recorded {
+			if now.Sub(at) > forget {
+				delete(d.recorded, id)
+			}
+		}
+	}
+	return kept
+}
+
 // Abandon makes Run, when its ctx ends, drop the outcomes it has not
 // written yet instead of writing them: a simulated crash (tests) must
 // leave what a dead process leaves.
@@ -405,13 +454,20 @@ func (d *Dispatcher) flush(ctx context.Context) {
 	t := time.NewTicker(d.cfg.FlushInterval)
 	defer t.Stop()
 	var batch, held []mark
+	var pruned time.Time
 	release := func(all bool) {
 		now := time.Now()
 		i := 0
 		for i < len(held) && (all || len(held)-i > maxHeld || now.Sub(held[i].at) >= d.cfg.TriggeredDelay) {
 			i++
 		}
-		batch = append(batch, held[:i]...)
+		// Once a second, entries for runs this dispatcher never held
+		// (published by another scheduler) are forgotten.
+		var forget time.Duration
+		if now.Sub(pruned) > time.Second {
+			forget, pruned = 2*d.cfg.TriggeredDelay+time.Second, now
+		}
+		batch = append(batch, d.dropRecorded(held[:i], forget)...)
 		held = append(held[:0], held[i:]...)
 	}
 	write := func(c context.Context) {

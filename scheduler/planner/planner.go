@@ -31,7 +31,10 @@ import (
 
 // Config tunes planning. Zero values mean the defaults.
 type Config struct {
-	// Window is how far ahead fires are planned (default 5 s).
+	// Window is how far ahead fires are planned (default 5 s). A job is
+	// planned when its next fire comes within half the window (at least
+	// two intervals), up to the whole window, so frequent jobs are planned
+	// a few fires at a time.
 	Window time.Duration
 	// Interval is the pause between planning passes (default 1 s).
 	Interval time.Duration

@@ -73,6 +73,11 @@ const fenceSQL = `SELECT set_config('idle_in_transaction_session_timeout', $4, t
 func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (runs []store.PlannedRun, more bool, err error) {
 	shard := l.Shard
 	horizon := now.Add(p.cfg.Window)
+	// A job is read once its next fire is within the low-water mark and
+	// then planned up to the whole window: a job firing every second has
+	// its row rewritten (and the jobs index updated) every few fires, not
+	// at every one, and each statement carries more runs.
+	lowWater := now.Add(min(p.cfg.Window, max(p.cfg.Window/2, 2*p.cfg.Interval)))
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		var held bool
 		if err := tx.QueryRow(ctx, fenceSQL, shard, p.owner, l.Epoch, strconv.FormatInt(p.cfg.IdleTxTimeout.Milliseconds(), 10)).Scan(&held); errors.Is(err, pgx.ErrNoRows) {
@@ -80,7 +85,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		} else if err != nil {
 			return fmt.Errorf("check lease: %w", err)
 		}
-		rows, _ := tx.Query(ctx, selectDue, shard, horizon, p.cfg.BatchSize)
+		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,

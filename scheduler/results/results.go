@@ -191,4 +191,8 @@ type Change struct {
 	RunID  int64
 	JobID  int64
 	Status wire.Status
+	// Triggered says the change recorded the run's trigger sequence and
+	// time too (from its worker's events): dispatch's own TRIGGERED write
+	// for it has nothing left to do.
+	Triggered bool
 }

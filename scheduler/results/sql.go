@@ -201,6 +201,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			if isNew {
 				spawned = append(spawned, c.RunID)
 			} else {
+				c.Triggered = ups[c.RunID].seq != 0
 				changes = append(changes, c)
 			}
 			return nil

@@ -27,18 +27,20 @@ import (
 )
 
 // newerSQL answers a batch of queries in one statement: for each, the
-// oldest published run of the same job for a later fire time that is
-// itself missed (scheduled before the worker's cutoff). Scheduled or
-// catch-up fires only (manual, retry and child runs supersede nothing);
-// SCHEDULED (not published) and SKIPPED (never published) runs do not
-// count. The job's (job_id, scheduled_at) index and the partitions by
+// oldest run of the same job for a later fire time that is itself missed
+// (scheduled before the worker's cutoff) and not SKIPPED. Scheduled or
+// catch-up fires only (manual, retry and child runs supersede nothing).
+// A missed run still SCHEDULED counts: it may be published already (its
+// TRIGGERED write is held back, see dispatch.Config.TriggeredDelay), and
+// if not, its scheduler publishes it or, by the same fire_once policy, an
+// even newer one; either way a newer fire runs. The job's (job_id, scheduled_at) index and the partitions by
 // scheduled_at bound each probe to the runs between the two times.
 const newerSQL = `SELECT COALESCE(n.id, 0)
 	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS q(job_id, scheduled_at, cutoff, i)
 	LEFT JOIN LATERAL (
 		SELECT n.id FROM job_runs n
 		WHERE n.job_id = q.job_id AND n.scheduled_at > q.scheduled_at AND n.scheduled_at <= q.cutoff
-		  AND n.trigger_type IN ('schedule', 'misfire') AND n.status NOT IN ('SCHEDULED', 'SKIPPED')
+		  AND n.trigger_type IN ('schedule', 'misfire') AND n.status <> 'SKIPPED'
 		ORDER BY n.scheduled_at, n.id LIMIT 1) n ON true
 	ORDER BY q.i`
 
