@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -24,17 +22,20 @@ import (
 // Block strategies hold across the whole group, not per process: with a
 // shared queue, the next trigger of a job may reach any worker. While a run
 // of a job executes, the key job.<jobID> in the KV bucket JETJOB_LOCKS names
-// it as the holder, with the queue of runs waiting behind it:
+// it and its worker as the holder, with the queue of runs waiting behind it:
 //
-//	{"holder": 17, "queue": [{"run": 18, "at": 1764000001000}, …]}
+//	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2"}, …]}
 //
-// Every change is a compare-and-set on the key's revision. A run takes a
-// free job with Create (two writes per run when nothing overlaps: take and
-// release). A finishing holder hands the lock to the first queued run (fire
-// order, then run id) or deletes the key; a queued run polls the key and
-// starts when it names it holder. The holder refreshes the key every
-// LockTTL/3; a worker that dies stops refreshing and the key expires within
-// stream.LockTTL (6 s), after which the waiters take it anew.
+// Every change is a compare-and-set on the key's revision. The holder
+// refreshes the key every LockTTL/3 while it executes; when it ends it
+// writes nothing: the key keeps naming it, and the job's next run takes the
+// lock over with one conditional write — on the same worker from the
+// revision it remembers (lockMarks), elsewhere after asking the holder's
+// worker whether that run has ended (control op run_active). So a run
+// costs one lock write when runs do not overlap. Waiting runs queue in
+// fire order (then run id) and the first of the queue takes over. A key no
+// longer refreshed expires within stream.LockTTL (6 s): the lock of a dead
+// worker, which cannot answer, frees itself that way.
 //
 //   - serial: a trigger that finds the job held joins the queue and waits,
 //     its delivery kept in progress, so runs go one at a time in fire order
@@ -48,13 +49,17 @@ import (
 const pollLock = 100 * time.Millisecond
 
 type lockValue struct {
-	Holder int64    `json:"holder"`
+	Holder int64 `json:"holder"`
+	// Worker runs Holder; empty when written by an older worker, which
+	// releases by deleting the key.
+	Worker string   `json:"worker,omitempty"`
 	Queue  []waiter `json:"queue,omitempty"`
 }
 
 type waiter struct {
-	Run int64 `json:"run"`
-	At  int64 `json:"at"` // fire time, Unix ms
+	Run    int64  `json:"run"`
+	At     int64  `json:"at"` // fire time, Unix ms
+	Worker string `json:"worker,omitempty"`
 }
 
 func (v *lockValue) queued(run int64) bool {
@@ -80,7 +85,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	if err != nil {
 		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
 	}
-	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli()}
+	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli(), Worker: r.w.cfg.ID}
 	askedKill := false
 	var changed <-chan jetstream.KeyValueEntry // set once the run has to wait
 	defer func() {
@@ -88,10 +93,9 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 			_ = r.watch.Stop()
 		}
 	}()
-	// The common case first: nobody holds the job. One write: over the
-	// delete marker this worker left when the job's last run here ended
-	// (see lockMarks), or a Create.
-	body, _ := json.Marshal(lockValue{Holder: me.Run})
+	// The common case first: the job's last run ended here and left the
+	// lock (see lockMarks), or nobody holds it. One write either way.
+	body, _ := json.Marshal(lockValue{Holder: me.Run, Worker: me.Worker})
 	if rev, ok := r.w.lockMarks.take(r.trig.JobID); ok {
 		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
 			return r.hold(rev), nil
@@ -121,7 +125,18 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				break
 			}
 			if v.Holder == me.Run {
-				return r.hold(rev), nil // handed over to us
+				return r.hold(rev), nil // handed over to us (by an older worker)
+			}
+			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && r.w.holderEnded(ctx, &v) {
+				// The holder ended and left the lock, and this run is
+				// next: take it over.
+				v.Holder, v.Worker = me.Run, me.Worker
+				v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == me.Run })
+				body, _ := json.Marshal(v)
+				if rev, err := kv.Update(ctx, key, body, rev); err == nil {
+					return r.hold(rev), nil
+				}
+				continue // changed meanwhile: look again at once
 			}
 			if strategy == policy.BlockDiscardLater {
 				return nil, &outcome{status: wire.StatusDiscarded, message: fmt.Sprintf(
@@ -200,8 +215,28 @@ func (r *run) handOver(v *lockValue) bool {
 		v.Holder = 0
 		return true
 	}
-	v.Holder, v.Queue = v.Queue[0].Run, v.Queue[1:]
+	v.Holder, v.Worker, v.Queue = v.Queue[0].Run, v.Queue[0].Worker, v.Queue[1:]
 	return true
+}
+
+// askHolderTimeout bounds asking a lock holder's worker about its run.
+const askHolderTimeout = 500 * time.Millisecond
+
+// holderEnded says whether the run holding a job lock has ended (runs leave
+// the lock when they end, see release), asking its worker: this process,
+// or another over jetjob.ctl. A worker that does not answer, gone or cut
+// off, is not taken at its word: its lock expires after stream.LockTTL.
+func (w *Worker) holderEnded(ctx context.Context, v *lockValue) bool {
+	switch v.Worker {
+	case "":
+		return false // an older worker's lock: it releases by deleting the key
+	case w.cfg.ID:
+		return !w.runActive(v.Holder)
+	}
+	ctx, cancel := context.WithTimeout(ctx, askHolderTimeout)
+	defer cancel()
+	reply, err := stream.Ask(ctx, w.cfg.NATS, v.Worker, wire.ControlRequest{Op: wire.OpRunActive, RunID: v.Holder})
+	return err == nil && !reply.Busy
 }
 
 // update applies change to the lock by compare-and-set until it sticks;
@@ -307,50 +342,38 @@ func (r *run) hold(rev uint64) *jobLock {
 	return l
 }
 
-// release stops refreshing and hands the lock on: when nobody queued
-// since this run last wrote the lock, one delete at that revision.
+// release stops refreshing and leaves the lock as it is, naming this run,
+// which has ended (the caller has published its result, and the run
+// leaves the worker's table right after): no write. The job's next run
+// takes it over (see block). The revision is remembered for a next run of
+// the job here.
 //
-// (Purging the run's own revision instead was tried: it leaves no delete
-// marker, so the next take is one write instead of three round trips. With
-// it, the end-to-end NATS node-loss scenario twice saw one job's runs wait
-// about a minute for its lock; the cause was not found, so the delete,
-// which has held up there, stays.)
+// (Releasing by a delete cost a second write per run; purging the run's own
+// revision instead, tried before, stalled one job's waiters for about a
+// minute after a NATS node loss in the end-to-end suite.)
 func (l *jobLock) release() {
 	close(l.stop)
 	<-l.done
-	r := l.r
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if rev, err := r.w.deleteLock(ctx, lockKey(r.trig.JobID), l.rev); err == nil {
-		r.w.lockMarks.put(r.trig.JobID, rev)
-		return
-	}
-	r.update(ctx, func(v *lockValue) bool {
-		return v.Holder == r.trig.RunID && r.handOver(v)
-	})
+	l.r.w.lockMarks.put(l.r.trig.JobID, l.rev)
 }
 
-// deleteLock deletes a job lock at revision rev, as KeyValue.Delete does (a
-// delete marker, so watchers learn of it), and returns the marker's
-// revision, which KeyValue.Delete does not.
-func (w *Worker) deleteLock(ctx context.Context, key string, rev uint64) (uint64, error) {
-	m := nats.NewMsg("$KV." + stream.LocksBucket + "." + key)
-	m.Header.Set("KV-Operation", "DEL")
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
-	ack, err := w.js.PublishMsg(ctx, m)
-	if err != nil {
-		return 0, fmt.Errorf("delete job lock %s: %w", key, err)
+// releaseIdleLocks deletes the job locks that runs of this worker left
+// (see release), so that a stopping worker does not keep its jobs' next
+// runs elsewhere waiting for the locks to expire. Best effort: a lock
+// taken over since is left alone (the delete is conditional).
+func (w *Worker) releaseIdleLocks(ctx context.Context) {
+	for job, rev := range w.lockMarks.drain() {
+		if err := w.locks.Delete(ctx, lockKey(job), jetstream.LastRevision(rev)); err != nil && ctx.Err() != nil {
+			return
+		}
 	}
-	return ack.Sequence, nil
 }
 
-// lockMarks remembers, per job, the delete marker this worker left when it
-// released the job's lock. Taking a lock over a marker with KeyValue.Create
-// costs three round trips (a write refused because of the marker, a read,
-// a write); knowing the marker's revision, the next run of the job here
-// takes it with one conditional write, refused harmlessly if anyone wrote
-// the key since. A marker is only worth remembering for as long as the
-// bucket keeps it (stream.LockTTL): after that the key is empty and
+// lockMarks remembers, per job, the revision of the lock a run of this
+// worker left when it ended (see release): the job's next run here takes
+// it over with one conditional write, refused harmlessly if anyone wrote
+// the key since. Only worth remembering while the bucket keeps the key
+// (stream.LockTTL after its last write): after that the key is gone and
 // Create takes it in one write anyway.
 type lockMarks struct {
 	mu sync.Mutex
@@ -383,4 +406,18 @@ func (l *lockMarks) take(job int64) (uint64, bool) {
 		return 0, false
 	}
 	return mk.rev, true
+}
+
+// drain returns the remembered locks still worth releasing and forgets all.
+func (l *lockMarks) drain() map[int64]uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[int64]uint64, len(l.m))
+	for job, mk := range l.m {
+		if time.Since(mk.at) <= stream.LockTTL {
+			out[job] = mk.rev
+		}
+	}
+	l.m = nil
+	return out
 }

@@ -12,8 +12,9 @@ import (
 
 // serveControl answers control requests on jetjob.ctl.<workerID> until the
 // returned subscription is unsubscribed: ping (routing strategy failover
-// asks it before sending a trigger here) and idle beat (busyover asks
-// whether a run of a job executes or waits here). Answers come from the
+// asks it before sending a trigger here), idle beat (busyover asks
+// whether a run of a job executes or waits here) and run active (another
+// worker asks before taking over a job lock a run of this one left). Answers come from the
 // NATS client's delivery goroutine and only read the run table, so they
 // are fast and never block.
 func (w *Worker) serveControl() (*nats.Subscription, error) {
@@ -27,6 +28,8 @@ func (w *Worker) serveControl() (*nats.Subscription, error) {
 			reply.Error = err.Error()
 		} else if req.Op == wire.OpIdleBeat {
 			reply.Busy = w.runsJob(req.JobID)
+		} else if req.Op == wire.OpRunActive {
+			reply.Busy = w.runActive(req.RunID)
 		}
 		data, err := wire.EncodeControl(&reply)
 		if err == nil {
@@ -53,4 +56,13 @@ func (w *Worker) runsJob(job int64) bool {
 		}
 	}
 	return false
+}
+
+// runActive reports whether run executes, or waits for its job's lock, in
+// this process.
+func (w *Worker) runActive(run int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.active[run]
+	return ok
 }

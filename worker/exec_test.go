@@ -2,11 +2,14 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -164,9 +167,11 @@ func TestMalformedTriggers(t *testing.T) {
 		func() bool { return e.triggersLeft() == 0 })
 }
 
-// A released job lock leaves a delete marker whose revision the worker
-// remembers, so the job's next run here takes the lock in one write.
-func TestReleasedLockMarkerRemembered(t *testing.T) {
+// Runs of a job that do not overlap cost one lock write each: a run that
+// ends leaves the lock naming it, and the job's next run here takes it
+// over from the revision the worker remembers. A stopping worker frees the
+// locks its runs left.
+func TestLockOneWritePerRun(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{}, func(w *Worker) {
@@ -176,23 +181,38 @@ func TestReleasedLockMarkerRemembered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := int64(1); i <= 2; i++ {
+	for i := int64(1); i <= 3; i++ {
 		tr := trigger(i, "h", "")
 		tr.JobID = 7
 		e.publish(tr)
 		ev.waitFinished(i)
-		// The marker is written after the result: wait for it.
-		eventually(t, "the marker of run "+fmt.Sprint(i)+" remembered", func() bool {
-			info, err := s.Info(e.ctx())
-			if err != nil {
-				return false
-			}
-			r.w.lockMarks.mu.Lock()
-			mk, ok := r.w.lockMarks.m[7]
-			r.w.lockMarks.mu.Unlock()
-			return ok && mk.rev == info.State.LastSeq
-		})
 	}
+	info, err := s.Info(e.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.LastSeq != 3 {
+		t.Errorf("3 runs wrote the job lock %d times, want 3", info.State.LastSeq)
+	}
+	kv, err := e.js.KeyValue(e.ctx(), stream.LocksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := kv.Get(e.ctx(), lockKey(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v lockValue
+	if err := json.Unmarshal(entry.Value(), &v); err != nil || v.Holder != 3 || v.Worker != r.w.cfg.ID {
+		t.Errorf("lock after the runs: %s (%v), want run 3 of this worker", entry.Value(), err)
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(e.ctx(), lockKey(7)); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Errorf("lock after the worker stopped: %v, want it deleted", err)
+	}
+
 	var l lockMarks
 	l.put(9, 5)
 	if rev, ok := l.take(9); !ok || rev != 5 {

@@ -104,6 +104,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		_ = ctl.Unsubscribe()
 	}
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
+	// Every run has ended: free the job locks they left (block.go), which
+	// other workers can no longer ask this one about.
+	lctx, cancelLocks := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	w.releaseIdleLocks(lctx)
+	cancelLocks()
 	stopEvents()
 	<-w.events.done
 	<-w.supersede.done

@@ -207,9 +207,9 @@ func prune[V any](m map[string]V, ids []string) {
 // order, that answers req within AskTimeout: ping → any answer; idle beat
 // → an answer that the job does not run there. "" if none.
 func (p *Picker) firstAnswering(ctx context.Context, ids []string, req wire.ControlRequest) string {
-	data, err := wire.EncodeControl(&req)
-	if err != nil {
-		p.log.Error("control request cannot be encoded", zap.Error(err))
+	req.V = wire.Version
+	if err := req.Validate(); err != nil {
+		p.log.Error("invalid control request", zap.Error(err))
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.AskTimeout)
@@ -218,7 +218,7 @@ func (p *Picker) firstAnswering(ctx context.Context, ids []string, req wire.Cont
 	for i, id := range ids {
 		answers[i] = make(chan bool, 1)
 		go func() {
-			answers[i] <- p.ask(ctx, id, data, req.Op)
+			answers[i] <- p.ask(ctx, id, req)
 		}()
 	}
 	// In id order: a later worker's answer counts only once every earlier
@@ -231,16 +231,9 @@ func (p *Picker) firstAnswering(ctx context.Context, ids []string, req wire.Cont
 	return ""
 }
 
-func (p *Picker) ask(ctx context.Context, id string, data []byte, op wire.ControlOp) bool {
-	msg, err := p.nc.RequestWithContext(ctx, stream.Control(id), data)
-	if err != nil {
-		return false
-	}
-	var reply wire.ControlReply
-	if err := wire.DecodeControl(msg.Data, &reply); err != nil || reply.Error != "" || reply.WorkerID != id {
-		return false
-	}
-	return op != wire.OpIdleBeat || !reply.Busy
+func (p *Picker) ask(ctx context.Context, id string, req wire.ControlRequest) bool {
+	reply, err := stream.Ask(ctx, p.nc, id, req)
+	return err == nil && (req.Op != wire.OpIdleBeat || !reply.Busy)
 }
 
 // ring is a consistent-hash ring with virtualNodes points per worker.

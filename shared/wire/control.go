@@ -21,6 +21,10 @@ const (
 	// OpIdleBeat asks whether the worker runs a run of JobID (routing
 	// strategy busyover), xxl-job's idleBeat.
 	OpIdleBeat ControlOp = "idle_beat"
+	// OpRunActive asks whether run RunID executes (or waits) on the worker:
+	// a run of another worker asks it before taking over the job lock that
+	// run left when it ended (worker/block.go).
+	OpRunActive ControlOp = "run_active"
 )
 
 // ControlRequest is sent by a scheduler to one worker.
@@ -28,6 +32,7 @@ type ControlRequest struct {
 	V     int       `json:"v"`
 	Op    ControlOp `json:"op"`
 	JobID int64     `json:"job_id,omitempty"`
+	RunID int64     `json:"run_id,omitempty"`
 }
 
 // Validate checks a control request.
@@ -41,8 +46,12 @@ func (c *ControlRequest) Validate() error {
 		if c.JobID <= 0 {
 			return fmt.Errorf("control request: idle_beat needs a positive job_id, got %d", c.JobID)
 		}
+	case OpRunActive:
+		if c.RunID <= 0 {
+			return fmt.Errorf("control request: run_active needs a positive run_id, got %d", c.RunID)
+		}
 	default:
-		return fmt.Errorf("control request: unknown op %q (want ping or idle_beat)", c.Op)
+		return fmt.Errorf("control request: unknown op %q (want ping, idle_beat or run_active)", c.Op)
 	}
 	return nil
 }
@@ -52,15 +61,16 @@ type ControlReply struct {
 	V int `json:"v"`
 	// WorkerID is who answered.
 	WorkerID string `json:"worker_id"`
-	// Busy answers idle_beat: a run of the job executes on the worker.
+	// Busy answers idle_beat (a run of the job executes on the worker) and
+	// run_active (that run does).
 	Busy bool `json:"busy,omitempty"`
 	// Error is set when the request was refused (malformed, unknown op).
 	Error string `json:"error,omitempty"`
 }
 
 // SupersedeQuery asks whether a late trigger of a fire_once job has been
-// superseded by a newer missed fire of the same job that was already
-// published: then only the newer one runs. A missed fire is one scheduled
+// superseded by a newer missed fire of the same job (one not SKIPPED):
+// then only the newer one runs. A missed fire is one scheduled
 // before Cutoff (the asking worker's now minus the misfire threshold);
 // fires after it are on time and run as usual, so a catch-up is not
 // cancelled by the first on-time fire that follows it.

@@ -17,6 +17,8 @@ func TestControlMessagesValidated(t *testing.T) {
 		{`{"v":1,"op":"ping"}`, ""},
 		{`{"v":1,"op":"idle_beat","job_id":4}`, ""},
 		{`{"v":1,"op":"idle_beat"}`, "positive job_id"},
+		{`{"v":1,"op":"run_active","run_id":9}`, ""},
+		{`{"v":1,"op":"run_active","job_id":4}`, "positive run_id"},
 		{`{"v":1,"op":"reboot"}`, "unknown op"},
 		{`{"v":2,"op":"ping"}`, "unsupported message version"},
 		{`{"v":1,`, "malformed JSON"},
