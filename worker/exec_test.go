@@ -186,6 +186,9 @@ func TestLockOneWritePerRun(t *testing.T) {
 		tr.JobID = 7
 		e.publish(tr)
 		ev.waitFinished(i)
+		// The run leaves the lock just after its result: the next one
+		// must not overlap it (it would queue, a write of its own).
+		eventually(t, fmt.Sprint("run ", i, " to leave the worker"), func() bool { return !r.w.runActive(i) })
 	}
 	info, err := s.Info(e.ctx())
 	if err != nil {
