@@ -33,9 +33,12 @@ import (
 // revision it remembers (lockMarks), elsewhere after asking the holder's
 // worker whether that run has ended (control op run_active). So a run
 // costs one lock write when runs do not overlap. Waiting runs queue in
-// fire order (then run id) and the first of the queue takes over. A key no
-// longer refreshed expires within stream.LockTTL (6 s): the lock of a dead
-// worker, which cannot answer, frees itself that way.
+// fire order (then run id) and the first of the queue takes over. The
+// holder bumps the value's beat every LockTTL/3 while it executes; a
+// waiter that sees the same holder and beat for stream.LockTTL (6 s, on its
+// own clock) takes the lock over: that is how the lock of a dead worker,
+// which cannot answer, frees itself, however often waiters write the key.
+// A key nobody writes expires after LockTTL too.
 //
 //   - serial: a trigger that finds the job held joins the queue and waits,
 //     its delivery kept in progress, so runs go one at a time in fire order
@@ -52,8 +55,10 @@ type lockValue struct {
 	Holder int64 `json:"holder"`
 	// Worker runs Holder; empty when written by an older worker, which
 	// releases by deleting the key.
-	Worker string   `json:"worker,omitempty"`
-	Queue  []waiter `json:"queue,omitempty"`
+	Worker string `json:"worker,omitempty"`
+	// Beat counts the holder's refreshes: only the holder changes it.
+	Beat  int64    `json:"beat,omitempty"`
+	Queue []waiter `json:"queue,omitempty"`
 }
 
 type waiter struct {
@@ -87,6 +92,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	}
 	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli(), Worker: r.w.cfg.ID}
 	askedKill := false
+	var seen holderSeen
 	var changed <-chan jetstream.KeyValueEntry // set once the run has to wait
 	defer func() {
 		if r.watch != nil {
@@ -127,10 +133,16 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 			if v.Holder == me.Run {
 				return r.hold(rev), nil // handed over to us (by an older worker)
 			}
-			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && r.w.holderEnded(ctx, &v) {
-				// The holder ended and left the lock, and this run is
-				// next: take it over.
-				v.Holder, v.Worker = me.Run, me.Worker
+			stale := seen.stale(&v, time.Now())
+			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, &v)) {
+				// The holder ended and left the lock, or stopped beating
+				// (its worker died or stalled), and this run is next:
+				// take it over.
+				if stale {
+					r.log.Warn("job lock holder stopped refreshing; taking the lock over",
+						zap.Int64("holder_run", v.Holder), zap.String("holder_worker", v.Worker))
+				}
+				v.Holder, v.Worker, v.Beat = me.Run, me.Worker, 0
 				v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == me.Run })
 				body, _ := json.Marshal(v)
 				if rev, err := kv.Update(ctx, key, body, rev); err == nil {
@@ -217,6 +229,24 @@ func (r *run) handOver(v *lockValue) bool {
 	}
 	v.Holder, v.Worker, v.Queue = v.Queue[0].Run, v.Queue[0].Worker, v.Queue[1:]
 	return true
+}
+
+// holderSeen is a waiting run's view of the lock holder: who, at which
+// beat, first seen when (by this process's clock, so clocks of different
+// workers never need to agree).
+type holderSeen struct {
+	holder, beat int64
+	since        time.Time
+}
+
+// stale records v's holder and beat and reports whether they have not
+// changed for stream.LockTTL.
+func (h *holderSeen) stale(v *lockValue, now time.Time) bool {
+	if h.since.IsZero() || h.holder != v.Holder || h.beat != v.Beat {
+		*h = holderSeen{holder: v.Holder, beat: v.Beat, since: now}
+		return false
+	}
+	return now.Sub(h.since) > stream.LockTTL
 }
 
 // askHolderTimeout bounds asking a lock holder's worker about its run.
@@ -326,12 +356,14 @@ func (r *run) hold(rev uint64) *jobLock {
 			case <-l.stop:
 				return
 			case <-t.C:
-				// Rewrite the value as it is (queue included) to reset its age.
+				// Bump the beat (queue kept): waiters see the holder alive,
+				// and the key's age is reset.
 				if rev := r.update(context.Background(), func(v *lockValue) bool {
 					if v.Holder != r.trig.RunID {
 						r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 						return false
 					}
+					v.Beat++
 					return true
 				}); rev != 0 {
 					l.rev = rev

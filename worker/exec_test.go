@@ -167,6 +167,52 @@ func TestMalformedTriggers(t *testing.T) {
 		func() bool { return e.triggersLeft() == 0 })
 }
 
+// A lock whose holder's worker is gone (it cannot be asked and never
+// refreshes) is taken over once the holder has not beaten for
+// stream.LockTTL, even while later runs keep joining its queue: each such
+// write resets the key's age, so its expiry alone would never free it.
+func TestLockOfDeadWorkerTakenOver(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	// Room for every queued run: each one that joins the queue writes the key.
+	e.start(Config{Concurrency: 128}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
+	})
+	kv, err := e.js.KeyValue(e.ctx(), stream.LocksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ghost, _ := json.Marshal(lockValue{Holder: 999, Worker: "gone", Beat: 3})
+	if _, err := kv.Create(e.ctx(), lockKey(7), ghost); err != nil {
+		t.Fatal(err)
+	}
+	next := int64(1)
+	publish := func() {
+		tr := trigger(next, "h", "")
+		tr.JobID = 7
+		e.publish(tr)
+		next++
+	}
+	publish()
+	last := time.Now()
+	ev.waitFor("run 1 to finish while later runs keep queueing behind it", func() bool {
+		if time.Since(last) > 500*time.Millisecond {
+			publish()
+			last = time.Now()
+		}
+		return ev.finished(1) != nil
+	})
+	ids := make([]int64, 0, next-1)
+	for id := int64(1); id < next; id++ {
+		ids = append(ids, id)
+	}
+	for id, f := range ev.waitFinished(ids...) {
+		if f.Status != wire.StatusSucceeded {
+			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
+		}
+	}
+}
+
 // Runs of a job that do not overlap cost one lock write each: a run that
 // ends leaves the lock naming it, and the job's next run here takes it
 // over from the revision the worker remembers. A stopping worker frees the
