@@ -161,7 +161,7 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 		if err := checkChildren(ctx, tx, j.ID, j.ChildJobIDs); err != nil {
 			return err
 		}
-		if err := deletePlanned(ctx, tx, j.ID); err != nil {
+		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
 			return err
 		}
 		row := tx.QueryRow(ctx, `UPDATE jobs SET group_name = $2, name = $3, description = $4,
@@ -209,16 +209,14 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, er
 		}
 		next := cur.NextFireAt
 		if !enabled {
-			var first *time.Time
-			if err := tx.QueryRow(ctx, `SELECT min(scheduled_at) FROM job_runs
-				WHERE job_id = $1 AND status = 'SCHEDULED' AND trigger_type IN ('schedule', 'misfire')`, id).Scan(&first); err != nil {
+			// Rewind to the first fire removed, so that re-enabling
+			// finds it (and the misfire policy judges it).
+			first, err := deletePlanned(ctx, tx, id)
+			if err != nil {
 				return err
 			}
 			if first != nil && (next == nil || first.Before(*next)) {
 				next = first
-			}
-			if err := deletePlanned(ctx, tx, id); err != nil {
-				return err
 			}
 		} else if next == nil {
 			// A job that never had a next fire (e.g. created disabled) starts from now.
@@ -236,8 +234,8 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, er
 	return out, nil
 }
 
-// DeleteJob removes a job and its planned, not yet triggered runs. The runs
-// it already had stay as history.
+// DeleteJob removes a job and its planned runs not yet due. The runs it
+// already had stay as history.
 func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE id = $1`, id)
@@ -247,7 +245,8 @@ func (s *Store) DeleteJob(ctx context.Context, id int64) error {
 		if tag.RowsAffected() == 0 {
 			return fmt.Errorf("job %d: %w", id, ErrNotFound)
 		}
-		return deletePlanned(ctx, tx, id)
+		_, err = deletePlanned(ctx, tx, id)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", id, err)
@@ -271,24 +270,29 @@ func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
 const JobsChannel = "jetjob_jobs"
 
 // deletePlanned removes a job's planned runs that are not due yet and, at
-// commit, tells every scheduler to drop them from memory too.
+// commit, tells every scheduler to drop them from memory too. It returns
+// the earliest removed scheduled (or catch-up) fire, nil if none: where a
+// disabled job's schedule resumes.
 //
 // Runs already due are left to go ahead: they were due under the job as it
 // was, and one may be published already while it still reads SCHEDULED
 // (dispatch records TRIGGERED a moment after the publish, see
 // dispatch.Config.TriggeredDelay). Deleting such a run would leave its
 // trigger running with no row to record it.
-func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) error {
-	var cutoff time.Time
-	if err := tx.QueryRow(ctx, `SELECT now()`).Scan(&cutoff); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > $2`,
-		jobID, cutoff); err != nil {
-		return err
+func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (*time.Time, error) {
+	var (
+		cutoff time.Time
+		first  *time.Time
+	)
+	if err := tx.QueryRow(ctx, `WITH d AS (
+			DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > now()
+			RETURNING scheduled_at, trigger_type)
+		SELECT now(), (SELECT min(scheduled_at) FROM d WHERE trigger_type IN ('schedule', 'misfire'))`,
+		jobID).Scan(&cutoff, &first); err != nil {
+		return nil, err
 	}
 	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, fmt.Sprintf("%d %d", jobID, cutoff.UnixMicro()))
-	return err
+	return first, err
 }
 
 // ParseJobsNotification reads a JobsChannel payload: the job and the
