@@ -26,9 +26,8 @@ import (
 //
 //	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2"}, …]}
 //
-// Every change is a compare-and-set on the key's revision. The holder
-// refreshes the key every LockTTL/3 while it executes; when it ends it
-// writes nothing: the key keeps naming it, and the job's next run takes the
+// Every change is a compare-and-set on the key's revision. When a holder
+// ends it writes nothing: the key keeps naming it, and the job's next run takes the
 // lock over with one conditional write — on the same worker from the
 // revision it remembers (lockMarks), elsewhere after asking the holder's
 // worker whether that run has ended (control op run_active). So a run
@@ -47,8 +46,8 @@ import (
 //   - cover_early: it asks for the holder to be killed (it ends CANCELLED),
 //     joins the queue, and runs next.
 
-// pollLock bounds how long a waiting run goes without looking at the lock
-// (it is woken at once by a watch on the key when it changes).
+// pollLock is how often a waiting run looks at the lock. (A watch on the
+// key would not help: a holder that ends writes nothing, see release.)
 const pollLock = 100 * time.Millisecond
 
 type lockValue struct {
@@ -93,12 +92,6 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli(), Worker: r.w.cfg.ID}
 	askedKill := false
 	var seen holderSeen
-	var changed <-chan jetstream.KeyValueEntry // set once the run has to wait
-	defer func() {
-		if r.watch != nil {
-			_ = r.watch.Stop()
-		}
-	}()
 	// The common case first: the job's last run ended here and left the
 	// lock (see lockMarks), or nobody holds it. One write either way.
 	body, _ := json.Marshal(lockValue{Holder: me.Run, Worker: me.Worker})
@@ -162,12 +155,6 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 						[]byte(fmt.Sprintf("covered by run %d (block strategy cover_early)", me.Run)))
 				}
 			}
-			if changed == nil {
-				// Waiting: be woken as soon as the lock changes hands.
-				if w, err := kv.Watch(ctx, key, jetstream.UpdatesOnly()); err == nil {
-					r.watch, changed = w, w.Updates()
-				}
-			}
 			if !v.queued(me.Run) {
 				v.Queue = append(v.Queue, me)
 				slices.SortFunc(v.Queue, func(a, b waiter) int {
@@ -181,7 +168,6 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 		}
 		select {
 		case <-r.w.stopCtx.Done():
-		case <-changed:
 		case <-time.After(pollLock):
 		}
 	}

@@ -55,8 +55,6 @@ type run struct {
 	// pending, and the handler never starts.
 	stop    context.CancelCauseFunc
 	pending error
-	// watch wakes the run while it waits for its job's lock (block.go).
-	watch jetstream.KeyWatcher
 
 	// state tells the handler goroutine and its supervisor apart when a
 	// handler returns just as it is being abandoned: whoever moves it out of

@@ -468,7 +468,7 @@ func (d *Dispatcher) flush(ctx context.Context) {
 			forget, pruned = 2*d.cfg.TriggeredDelay+time.Second, now
 		}
 		batch = append(batch, d.dropRecorded(held[:i], forget)...)
-		held = append(held[:0], held[i:]...)
+		held = held[i:] // no copy of what stays: append reallocates as it grows
 	}
 	write := func(c context.Context) {
 		backoff := 50 * time.Millisecond
