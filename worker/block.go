@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -28,10 +27,12 @@ import (
 //
 // Every change is a compare-and-set on the key's revision. When a holder
 // ends it writes nothing: the key keeps naming it, and the job's next run takes the
-// lock over with one conditional write — on the same worker from the
-// revision it remembers (lockMarks), elsewhere after asking the holder's
-// worker whether that run has ended (control op run_active). So a run
-// costs one lock write when runs do not overlap. Waiting runs queue in
+// lock over — on the same worker without writing while the lock is young
+// (heldLocks), or with one conditional write from the revision it
+// remembers; elsewhere with one conditional write after asking the holder's
+// worker whether that run has ended (control op run_active). So runs that do
+// not overlap cost at most one lock write each, and none while a job's
+// runs keep landing on the same worker. Waiting runs queue in
 // fire order (then run id) and the first of the queue takes over. The
 // holder bumps the value's beat every LockTTL/3 while it executes; a
 // waiter that sees the same holder and beat for stream.LockTTL (6 s, on its
@@ -74,10 +75,19 @@ func lockKey(jobID int64) string { return fmt.Sprintf("job.%d", jobID) }
 
 // jobLock is a held lock; release it when the run's result is published.
 type jobLock struct {
-	r    *run
-	rev  uint64 // the revision this run last wrote, until done is closed
-	stop chan struct{}
-	done chan struct{}
+	r *run
+	// as is the run the key names: r's own id, or that of an ended run of
+	// this worker whose lock r holds without a write (heldLocks.reuse).
+	as int64
+	// rev is the revision last written, and wrote when: the beat goroutine
+	// owns both until done is closed.
+	rev   uint64
+	wrote time.Time
+	// contended: someone waits for the lock, so it is not left for reuse.
+	// Guarded by heldLocks.mu.
+	contended bool
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 // block applies the run's block strategy before its handler starts. It
@@ -92,17 +102,29 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli(), Worker: r.w.cfg.ID}
 	askedKill := false
 	var seen holderSeen
-	// The common case first: the job's last run ended here and left the
-	// lock (see lockMarks), or nobody holds it. One write either way.
-	body, _ := json.Marshal(lockValue{Holder: me.Run, Worker: me.Worker})
-	if rev, ok := r.w.lockMarks.take(r.trig.JobID); ok {
-		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
-			return r.hold(rev), nil
+	// The common cases first: the job's last run ended here and left the
+	// lock (see heldLocks): no write while it is young, else one; or nobody
+	// holds it: one write.
+	if strategy == policy.BlockSerial {
+		l := r.newLock()
+		if r.w.held.reuse(r.trig.JobID, l, time.Now()) {
+			return l.start(), nil
 		}
 	}
-	if rev, err := kv.Create(ctx, key, body); err == nil {
-		return r.hold(rev), nil
+	body, _ := json.Marshal(lockValue{Holder: me.Run, Worker: me.Worker})
+	if rev, ok := r.w.held.take(r.trig.JobID, time.Now()); ok {
+		at := time.Now()
+		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
+			return r.hold(rev, at), nil
+		}
 	}
+	at := time.Now()
+	if rev, err := kv.Create(ctx, key, body); err == nil {
+		return r.hold(rev, at), nil
+	}
+	// Taken: whoever holds it, a run of this worker does not leave it for
+	// reuse but for the queue this run joins.
+	r.w.held.contend(r.trig.JobID)
 	for {
 		if out := r.interrupted(); out != nil {
 			r.leaveQueue(ctx)
@@ -111,8 +133,9 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 		val, rev, err := r.w.readLock(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
+			at := time.Now()
 			if rev, err := kv.Create(ctx, key, body); err == nil {
-				return r.hold(rev), nil
+				return r.hold(rev, at), nil
 			}
 			continue // someone took it first: look again
 		case err != nil:
@@ -124,10 +147,10 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				break
 			}
 			if v.Holder == me.Run {
-				return r.hold(rev), nil // handed over to us (by an older worker)
+				return r.hold(rev, time.Now()), nil // handed over to us (by an older worker)
 			}
 			stale := seen.stale(&v, time.Now())
-			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, &v)) {
+			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, r.trig.JobID, &v)) {
 				// The holder ended and left the lock, or stopped beating
 				// (its worker died or stalled), and this run is next:
 				// take it over.
@@ -138,8 +161,9 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				v.Holder, v.Worker, v.Beat = me.Run, me.Worker, 0
 				v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == me.Run })
 				body, _ := json.Marshal(v)
+				at := time.Now()
 				if rev, err := kv.Update(ctx, key, body, rev); err == nil {
-					return r.hold(rev), nil
+					return r.hold(rev, at), nil
 				}
 				continue // changed meanwhile: look again at once
 			}
@@ -242,16 +266,16 @@ const askHolderTimeout = 500 * time.Millisecond
 // the lock when they end, see release), asking its worker: this process,
 // or another over jetjob.ctl. A worker that does not answer, gone or cut
 // off, is not taken at its word: its lock expires after stream.LockTTL.
-func (w *Worker) holderEnded(ctx context.Context, v *lockValue) bool {
+func (w *Worker) holderEnded(ctx context.Context, job int64, v *lockValue) bool {
 	switch v.Worker {
 	case "":
 		return false // an older worker's lock: it releases by deleting the key
 	case w.cfg.ID:
-		return !w.runActive(v.Holder)
+		return !w.runActive(v.Holder) && !w.held.holds(job, v.Holder)
 	}
 	ctx, cancel := context.WithTimeout(ctx, askHolderTimeout)
 	defer cancel()
-	reply, err := stream.Ask(ctx, w.cfg.NATS, v.Worker, wire.ControlRequest{Op: wire.OpRunActive, RunID: v.Holder})
+	reply, err := stream.Ask(ctx, w.cfg.NATS, v.Worker, wire.ControlRequest{Op: wire.OpRunActive, JobID: job, RunID: v.Holder})
 	return err == nil && !reply.Busy
 }
 
@@ -330,41 +354,61 @@ func (w *Worker) readLock(ctx context.Context, key string) ([]byte, uint64, erro
 	return resp.Message.Data, resp.Message.Seq, nil
 }
 
-// hold keeps the lock refreshed until released.
-func (r *run) hold(rev uint64) *jobLock {
-	l := &jobLock{r: r, rev: rev, stop: make(chan struct{}), done: make(chan struct{})}
+// newLock is a lock for r, not yet held.
+func (r *run) newLock() *jobLock {
+	return &jobLock{r: r, as: r.trig.RunID, stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// hold registers the lock r has just written (revision rev, the write
+// sent at wrote) and keeps it refreshed until released.
+func (r *run) hold(rev uint64, wrote time.Time) *jobLock {
+	l := r.newLock()
+	l.rev, l.wrote = rev, wrote
+	r.w.held.hold(r.trig.JobID, l)
+	return l.start()
+}
+
+// start keeps the lock refreshed until released: it bumps the beat (queue
+// kept) every LockTTL/3 after the key's last write, so waiters see the
+// holder alive and the key's age is reset. A lock held without a write
+// (heldLocks.reuse) is at most reuseFor old; its first beat is then due at
+// once, but not before a short grace, so that the short runs that make up
+// most of a busy job's runs end before it and write nothing.
+func (l *jobLock) start() *jobLock {
+	r := l.r
 	go func() {
 		defer close(l.done)
-		t := time.NewTicker(stream.LockTTL / 3)
+		wait := max(time.Until(l.wrote.Add(stream.LockTTL/3)), stream.LockTTL/12)
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		for {
 			select {
 			case <-l.stop:
 				return
 			case <-t.C:
-				// Bump the beat (queue kept): waiters see the holder alive,
-				// and the key's age is reset.
+				at := time.Now()
 				if rev := r.update(context.Background(), func(v *lockValue) bool {
-					if v.Holder != r.trig.RunID {
+					if v.Holder != l.as {
 						r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 						return false
 					}
 					v.Beat++
 					return true
 				}); rev != 0 {
-					l.rev = rev
+					l.rev, l.wrote = rev, at
 				}
+				t.Reset(stream.LockTTL / 3)
 			}
 		}
 	}()
 	return l
 }
 
-// release stops refreshing and leaves the lock as it is, naming this run,
-// which has ended (the caller has published its result, and the run
-// leaves the worker's table right after): no write. The job's next run
-// takes it over (see block). The revision is remembered for a next run of
-// the job here.
+// release stops refreshing and leaves the lock as it is, naming this run
+// (or the one it holds it for), which has ended (the caller has published
+// its result, and the run leaves the worker's table right after): no write.
+// The job's next run takes it over (see block). Unless someone waits for
+// it, the lock is remembered for the job's next run here (heldLocks).
 //
 // (Releasing by a delete cost a second write per run; purging the run's own
 // revision instead, tried before, stalled one job's waiters for about a
@@ -372,7 +416,7 @@ func (r *run) hold(rev uint64) *jobLock {
 func (l *jobLock) release() {
 	close(l.stop)
 	<-l.done
-	l.r.w.lockMarks.put(l.r.trig.JobID, l.rev)
+	l.r.w.held.release(l.r.trig.JobID, l)
 }
 
 // releaseIdleLocks deletes the job locks that runs of this worker left
@@ -380,62 +424,9 @@ func (l *jobLock) release() {
 // runs elsewhere waiting for the locks to expire. Best effort: a lock
 // taken over since is left alone (the delete is conditional).
 func (w *Worker) releaseIdleLocks(ctx context.Context) {
-	for job, rev := range w.lockMarks.drain() {
+	for job, rev := range w.held.drain(time.Now()) {
 		if err := w.locks.Delete(ctx, lockKey(job), jetstream.LastRevision(rev)); err != nil && ctx.Err() != nil {
 			return
 		}
 	}
-}
-
-// lockMarks remembers, per job, the revision of the lock a run of this
-// worker left when it ended (see release): the job's next run here takes
-// it over with one conditional write, refused harmlessly if anyone wrote
-// the key since. Only worth remembering while the bucket keeps the key
-// (stream.LockTTL after its last write): after that the key is gone and
-// Create takes it in one write anyway.
-type lockMarks struct {
-	mu sync.Mutex
-	m  map[int64]lockMark
-}
-
-type lockMark struct {
-	rev uint64
-	at  time.Time
-}
-
-// maxLockMarks bounds the memory: frequent jobs refill it at once.
-const maxLockMarks = 100_000
-
-func (l *lockMarks) put(job int64, rev uint64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil || len(l.m) >= maxLockMarks {
-		l.m = make(map[int64]lockMark)
-	}
-	l.m[job] = lockMark{rev: rev, at: time.Now()}
-}
-
-func (l *lockMarks) take(job int64) (uint64, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	mk, ok := l.m[job]
-	delete(l.m, job)
-	if !ok || time.Since(mk.at) > stream.LockTTL-time.Second {
-		return 0, false
-	}
-	return mk.rev, true
-}
-
-// drain returns the remembered locks still worth releasing and forgets all.
-func (l *lockMarks) drain() map[int64]uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make(map[int64]uint64, len(l.m))
-	for job, mk := range l.m {
-		if time.Since(mk.at) <= stream.LockTTL {
-			out[job] = mk.rev
-		}
-	}
-	l.m = nil
-	return out
 }

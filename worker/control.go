@@ -29,7 +29,10 @@ func (w *Worker) serveControl() (*nats.Subscription, error) {
 		} else if req.Op == wire.OpIdleBeat {
 			reply.Busy = w.runsJob(req.JobID)
 		} else if req.Op == wire.OpRunActive {
-			reply.Busy = w.runActive(req.RunID)
+			// Asked first: a run here that reuses the lock afterwards
+			// writes the key (heldlocks.go).
+			holds := w.held.asked(req.JobID, req.RunID)
+			reply.Busy = holds || w.runActive(req.RunID)
 		}
 		data, err := wire.EncodeControl(&reply)
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,65 +214,137 @@ func TestLockOfDeadWorkerTakenOver(t *testing.T) {
 	}
 }
 
-// Runs of a job that do not overlap cost one lock write each: a run that
-// ends leaves the lock naming it, and the job's next run here takes it
-// over from the revision the worker remembers. A stopping worker frees the
-// locks its runs left.
-func TestLockOneWritePerRun(t *testing.T) {
+// Runs of a job that do not overlap and land on one worker write the job
+// lock once: a run that ends leaves the lock naming it, and the job's next
+// run here holds it under that name while it is young. A stopping worker
+// frees the locks its runs left.
+func TestLockWrittenOnceForRunsOnOneWorker(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})
-	s, err := e.js.Stream(e.ctx(), "KV_"+stream.LocksBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := int64(1); i <= 3; i++ {
-		tr := trigger(i, "h", "")
-		tr.JobID = 7
-		e.publish(tr)
-		ev.waitFinished(i)
-		// The run leaves the lock just after its result: the next one
-		// must not overlap it (it would queue, a write of its own).
-		eventually(t, fmt.Sprint("run ", i, " to leave the worker"), func() bool { return !r.w.runActive(i) })
+		e.runJob7(ev, r, i)
 	}
-	info, err := s.Info(e.ctx())
-	if err != nil {
-		t.Fatal(err)
+	if n := e.lockWrites(); n != 1 {
+		t.Errorf("3 runs wrote the job lock %d times, want 1", n)
 	}
-	if info.State.LastSeq != 3 {
-		t.Errorf("3 runs wrote the job lock %d times, want 3", info.State.LastSeq)
-	}
-	kv, err := e.js.KeyValue(e.ctx(), stream.LocksBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	entry, err := kv.Get(e.ctx(), lockKey(7))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v lockValue
-	if err := json.Unmarshal(entry.Value(), &v); err != nil || v.Holder != 3 || v.Worker != r.w.cfg.ID {
-		t.Errorf("lock after the runs: %s (%v), want run 3 of this worker", entry.Value(), err)
-	}
+	e.wantLockHolder(r, 1)
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Get(e.ctx(), lockKey(7)); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := e.lockKV().Get(e.ctx(), lockKey(7)); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("lock after the worker stopped: %v, want it deleted", err)
 	}
+}
 
-	var l lockMarks
-	l.put(9, 5)
-	if rev, ok := l.take(9); !ok || rev != 5 {
-		t.Errorf("take after put: %d %v", rev, ok)
+// A worker asked by another whether the run its job lock names is active
+// says yes while a later run holds the lock under that name, and once it
+// has been asked, the job's next run here writes the lock again: an asker
+// told "not active" may have taken the key meanwhile.
+func TestLockReusedOnlyUntilAsked(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	unblock := make(chan struct{})
+	r := e.start(Config{}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			if job.Params == "block" {
+				<-unblock
+			}
+			return nil
+		})
+	})
+	e.runJob7(ev, r, 1)
+	tr := trigger(2, "h", "block")
+	tr.JobID = 7
+	e.publish(tr)
+	ev.waitFor("run 2 to start", func() bool {
+		return slices.ContainsFunc(ev.run(2), func(x wire.Event) bool { return x.Kind == wire.EventStarted })
+	})
+	ask := func(run int64) bool {
+		t.Helper()
+		reply, err := stream.Ask(e.ctx(), e.nc, r.w.cfg.ID, wire.ControlRequest{Op: wire.OpRunActive, JobID: 7, RunID: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return reply.Busy
 	}
-	if _, ok := l.take(9); ok {
-		t.Error("a marker is taken once")
+	if n := e.lockWrites(); n != 1 {
+		t.Errorf("run 2 wrote the job lock: %d writes, want 1", n)
 	}
-	l.m[9] = lockMark{rev: 5, at: time.Now().Add(-stream.LockTTL)}
-	if _, ok := l.take(9); ok {
-		t.Error("a marker older than the bucket's TTL is gone from the bucket too: not to be used")
+	if !ask(1) {
+		t.Error("asked about run 1 while run 2 holds the lock under its name: not busy, want busy")
+	}
+	close(unblock)
+	ev.waitFinished(2)
+	eventually(t, "run 2 to leave the worker", func() bool { return !r.w.runActive(2) })
+	if ask(1) {
+		t.Error("asked about run 1 after run 2 ended: busy, want not busy")
+	}
+	e.runJob7(ev, r, 3)
+	if n := e.lockWrites(); n != 2 {
+		t.Errorf("the job lock was written %d times, want 2 (run 3 takes it over)", n)
+	}
+	e.wantLockHolder(r, 3)
+
+	// A question about a lock left here and held by nobody: the next run
+	// here writes. (Run 4 writes too: a question just before its write may
+	// have raced it; past askedWindow, its lock is left for reuse.)
+	time.Sleep(askedWindow)
+	e.runJob7(ev, r, 4)
+	if ask(4) {
+		t.Error("asked about run 4 after it ended: busy, want not busy")
+	}
+	e.runJob7(ev, r, 5)
+	if n := e.lockWrites(); n != 4 {
+		t.Errorf("the job lock was written %d times, want 4 (runs 4 and 5 take it over)", n)
+	}
+	e.wantLockHolder(r, 5)
+}
+
+// runJob7 runs run id of job 7 and waits until it has left the worker (the
+// next one must not overlap it: it would queue, a write of its own).
+func (e *env) runJob7(ev *events, r *running, id int64) {
+	e.t.Helper()
+	tr := trigger(id, "h", "")
+	tr.JobID = 7
+	e.publish(tr)
+	ev.waitFinished(id)
+	eventually(e.t, fmt.Sprint("run ", id, " to leave the worker"), func() bool { return !r.w.runActive(id) })
+}
+
+func (e *env) lockKV() jetstream.KeyValue {
+	e.t.Helper()
+	kv, err := e.js.KeyValue(e.ctx(), stream.LocksBucket)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return kv
+}
+
+// lockWrites counts the writes to the job lock bucket so far.
+func (e *env) lockWrites() uint64 {
+	e.t.Helper()
+	s, err := e.js.Stream(e.ctx(), "KV_"+stream.LocksBucket)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(e.ctx())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info.State.LastSeq
+}
+
+func (e *env) wantLockHolder(r *running, run int64) {
+	e.t.Helper()
+	entry, err := e.lockKV().Get(e.ctx(), lockKey(7))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var v lockValue
+	if err := json.Unmarshal(entry.Value(), &v); err != nil || v.Holder != run || v.Worker != r.w.cfg.ID {
+		e.t.Errorf("job lock: %s (%v), want run %d of this worker", entry.Value(), err, run)
 	}
 }

@@ -178,16 +178,16 @@ type Worker struct {
 	cfg Config
 	log *zap.Logger
 
-	mu        sync.Mutex
-	handlers  map[string]*handler
-	order     []*handler // registration order, for init and destroy
-	started   bool
-	active    map[int64]*run      // runs executing in this process, by run id
-	recent    map[int64]time.Time // runs finished here lately, by run id
-	kills     map[int64]time.Time // kill requests seen, by run id (kill.go)
-	locks     jetstream.KeyValue  // job locks for block strategies (block.go)
-	lockMarks lockMarks           // delete markers this worker left (block.go)
-	recentQ   []recentRun         // recent in finishing order, for expiry
+	mu       sync.Mutex
+	handlers map[string]*handler
+	order    []*handler // registration order, for init and destroy
+	started  bool
+	active   map[int64]*run      // runs executing in this process, by run id
+	recent   map[int64]time.Time // runs finished here lately, by run id
+	kills    map[int64]time.Time // kill requests seen, by run id (kill.go)
+	locks    jetstream.KeyValue  // job locks for block strategies (block.go)
+	held     heldLocks           // job locks held or left here (heldlocks.go)
+	recentQ  []recentRun         // recent in finishing order, for expiry
 
 	// Tuning that tests shorten; see fetch.go.
 	fetchWait  time.Duration

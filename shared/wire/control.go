@@ -21,9 +21,10 @@ const (
 	// OpIdleBeat asks whether the worker runs a run of JobID (routing
 	// strategy busyover), xxl-job's idleBeat.
 	OpIdleBeat ControlOp = "idle_beat"
-	// OpRunActive asks whether run RunID executes (or waits) on the worker:
+	// OpRunActive asks whether run RunID executes (or waits) on the worker,
+	// or a run of job JobID holds the job lock there under RunID's name:
 	// a run of another worker asks it before taking over the job lock that
-	// run left when it ended (worker/block.go).
+	// run left when it ended (worker/block.go, worker/heldlocks.go).
 	OpRunActive ControlOp = "run_active"
 )
 

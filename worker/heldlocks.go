@@ -1,0 +1,196 @@
+package worker
+
+import (
+	"sync"
+	"time"
+
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+// heldLocks is this worker's memory of the job locks its runs hold, and of
+// the ones they left when they ended (the key then still names the ended
+// run, see jobLock.release). It lets a job's next run here skip the lock
+// write altogether: a run of a serial job whose last run here left the
+// lock less than reuseFor ago holds it under that run's name, writing
+// nothing, so a job that fires every second writes its lock about once in
+// three runs instead of every run.
+//
+// That is safe because a run elsewhere takes a lock a run of this worker
+// left only after asking this worker whether that run is still active
+// (OpRunActive) or after the key went unrefreshed for stream.LockTTL. The
+// answer to the question and the decision to reuse are taken under one
+// mutex: an answer "not active" first forgets the left lock, so no run here
+// reuses it afterwards (the next one writes, and its compare-and-set fails
+// if the asker took the key); a run here that reuses it first makes the
+// answer "active". And a left lock is reused only while it is young: the
+// holder's first beat then lands long before the key could expire or look
+// stale to a waiter (see hold).
+//
+// Any contention (a question from another worker, or a second run of the
+// job here) also stops the lock from being left for reuse when its holder
+// ends: whoever waits has written itself into the key's queue, and the
+// next run here must read the key and stand in line behind it.
+type heldLocks struct {
+	mu   sync.Mutex
+	left map[int64]leftLock // job → the lock its last run here left
+	held map[int64]*jobLock // job → the lock a run here holds
+	// askedAt: jobs another worker asked about while no run here held the
+	// lock, and when; a run here that registers its hold within
+	// askedWindow may have written the key just before the question (its
+	// write done, not yet registered), so its lock counts as contended.
+	askedAt map[int64]time.Time
+}
+
+// leftLock is a lock an ended run left.
+type leftLock struct {
+	holder int64  // the run the key names
+	rev    uint64 // the key's revision, as that run last wrote it
+	wrote  time.Time
+}
+
+// reuseFor bounds the age of a left lock that a run holds without
+// writing. With the holder's first beat due LockTTL/3 after the key's
+// last write at the latest (see hold), the key is refreshed at most
+// half a TTL after it was written, leaving half a TTL to spare.
+const reuseFor = stream.LockTTL / 2
+
+// maxLockMarks bounds the memory: frequent jobs refill it at once.
+const maxLockMarks = 100_000
+
+// askedWindow spans a run's lock write and its registration in held, with
+// room for a stalled goroutine. A question older than that is about a lock
+// the next run takes by writing anyway.
+const askedWindow = time.Second
+
+// reuse registers l as holding job's lock under the name of the run that
+// left it, if that lock is young enough (and nobody asked about it since).
+func (h *heldLocks) reuse(job int64, l *jobLock, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lf, ok := h.left[job]
+	if !ok || now.Sub(lf.wrote) >= reuseFor {
+		return false
+	}
+	delete(h.left, job)
+	l.as, l.rev, l.wrote = lf.holder, lf.rev, lf.wrote
+	h.register(job, l)
+	return true
+}
+
+// take removes and returns the revision of the lock job's last run here
+// left, for a conditional write over it: only worth it while the bucket
+// still keeps the key (stream.LockTTL after its last write; after that
+// the key is gone and Create takes it in one write anyway).
+func (h *heldLocks) take(job int64, now time.Time) (uint64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lf, ok := h.left[job]
+	delete(h.left, job)
+	if !ok || now.Sub(lf.wrote) > stream.LockTTL-time.Second {
+		return 0, false
+	}
+	return lf.rev, true
+}
+
+// hold registers l, whose run has just written job's lock.
+func (h *heldLocks) hold(job int64, l *jobLock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.register(job, l)
+}
+
+func (h *heldLocks) register(job int64, l *jobLock) {
+	if h.held == nil {
+		h.held = make(map[int64]*jobLock)
+	}
+	h.held[job] = l
+	if at, ok := h.askedAt[job]; ok {
+		delete(h.askedAt, job)
+		l.contended = l.contended || time.Since(at) < askedWindow
+	}
+}
+
+// release unregisters l, whose run has ended, and remembers the lock it
+// leaves unless someone waits for it.
+func (h *heldLocks) release(job int64, l *jobLock) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[job] == l {
+		delete(h.held, job)
+	}
+	if l.contended {
+		return
+	}
+	if h.left == nil || len(h.left) >= maxLockMarks {
+		h.left = make(map[int64]leftLock)
+	}
+	h.left[job] = leftLock{holder: l.as, rev: l.rev, wrote: l.wrote}
+}
+
+// contend records that a run here waits for job's lock: the lock left here
+// is not reused, and the one held here is not left for reuse.
+func (h *heldLocks) contend(job int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.left, job)
+	if l := h.held[job]; l != nil {
+		l.contended = true
+	}
+}
+
+// holds reports whether a run here holds job's lock under holder's name.
+func (h *heldLocks) holds(job, holder int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l := h.held[job]
+	return l != nil && l.as == holder
+}
+
+// asked answers another worker's question whether holder, named by job's
+// lock, is active here, as far as the lock goes: it is if a run here holds
+// the lock under its name. Either way the asker waits for the lock (or
+// takes it), so it is contended from now on.
+func (h *heldLocks) asked(job, holder int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if job == 0 { // an asker that does not say the job: find it
+		for j, l := range h.held {
+			if l.as == holder {
+				job = j
+			}
+		}
+		for j, lf := range h.left {
+			if lf.holder == holder {
+				job = j
+			}
+		}
+		if job == 0 {
+			return false
+		}
+	}
+	delete(h.left, job)
+	l := h.held[job]
+	if l != nil {
+		l.contended = true
+		return l.as == holder
+	}
+	if h.askedAt == nil || len(h.askedAt) >= maxLockMarks {
+		h.askedAt = make(map[int64]time.Time)
+	}
+	h.askedAt[job] = time.Now()
+	return false
+}
+
+// drain returns the left locks still in the bucket and forgets all.
+func (h *heldLocks) drain(now time.Time) map[int64]uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[int64]uint64, len(h.left))
+	for job, lf := range h.left {
+		if now.Sub(lf.wrote) <= stream.LockTTL {
+			out[job] = lf.rev
+		}
+	}
+	h.left = nil
+	return out
+}
