@@ -9,7 +9,12 @@
 //
 // Scenarios (--scenario, comma separated; default "steady,dueread"):
 //
-//	steady   N jobs "@every 1s" (--jobs, default 10000): N fires/s
+//	steady   N jobs "@every 1s" (--jobs, default 10000): N fires/s, all due
+//	         at the same instant each second (@every and cron fire on whole
+//	         seconds); with --phases spread, N "fix_rate 1s" jobs, job i
+//	         firing i mod 1000 ms into each second (fix_rate keeps the
+//	         millisecond it started on, so such jobs created at different
+//	         times spread out)
 //	sparse   1,000,000 jobs "@every 1000s", first fires staggered: ~1,000 fires/s
 //	burst    50,000 "once" jobs all due in the same second
 //	max      "@every 1s" jobs added in steps (--jobs to start, --step more
@@ -69,6 +74,7 @@ type options struct {
 	workerConcurrency int
 	handler           string
 	blockStrategy     string
+	phases            string
 	shards            int
 	out               string
 	profile           bool
@@ -137,6 +143,7 @@ func orchestrate(args []string) error {
 	fs.IntVar(&o.workers, "workers", 1, "worker processes")
 	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 512 for noop, 1024 for sleep50)")
 	fs.StringVar(&o.handler, "handler", "noop", "noop or sleep50")
+	fs.StringVar(&o.phases, "phases", "aligned", "steady and max: aligned (every job due at the same instant each second) or spread (\"fix_rate 1s\" jobs, job i due i mod 1000 ms into each second)")
 	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
 	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
@@ -176,6 +183,8 @@ func orchestrate(args []string) error {
 	switch {
 	case o.handler != "noop" && o.handler != "sleep50":
 		return fmt.Errorf("--handler %q: want noop or sleep50", o.handler)
+	case o.phases != "aligned" && o.phases != "spread":
+		return fmt.Errorf("--phases %q: want aligned or spread", o.phases)
 	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early":
 		return fmt.Errorf("--block-strategy %q: want serial, discard_later or cover_early", o.blockStrategy)
 	case o.schedulers < 1 || o.workers < 1:
@@ -250,6 +259,9 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
 			Shards: o.shards, BlockStrategy: o.blockStrategy, Profile: o.profile}}
+	if scenario == "steady" || scenario == "max" {
+		res.Config.Phases = o.phases
+	}
 	name := fmt.Sprintf("%s-%s", scenario, started.Format("20060102-150405"))
 	e, err := newEnv(o, name)
 	if err != nil {
@@ -258,8 +270,9 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	logf("scenario %s (logs in %s)", scenario, e.logDir)
 	switch scenario {
 	case "steady":
-		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1s"
-		err = runPeriodic(ctx, e, res, []*jobSet{everySet(1, o.jobs, time.Second, o.handler, zeroOffset, 24*time.Hour)})
+		set := o.secondSet(1, o.jobs)
+		res.Config.ScheduleType, res.Config.ScheduleExpr = set.typ, set.expr
+		err = runPeriodic(ctx, e, res, []*jobSet{set})
 	case "sparse":
 		// Job i first fires i mod 1000 s after the start, then every
 		// 1000 s: 1,000 fires/s for 1 M jobs. Only the fires the run can
@@ -274,7 +287,8 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 		res.Config.ScheduleType, res.Config.ScheduleExpr = "once", "<the fire time>"
 		err = runBurst(ctx, e, res)
 	case "max":
-		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1s"
+		set := o.secondSet(1, 1)
+		res.Config.ScheduleType, res.Config.ScheduleExpr = set.typ, set.expr
 		err = runMax(ctx, e, res)
 	case "dueread":
 		res.Config = RunConfig{Shards: o.shards}
@@ -299,4 +313,18 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	}
 	fmt.Printf("results: %s\n", path)
 	return err
+}
+
+// secondSet is n jobs from firstID that fire once a second, by --phases:
+// "@every 1s", all due at the same instant, or "fix_rate 1s", job i (from
+// 0) i mod 1000 ms into each second.
+func (o *options) secondSet(firstID int64, n int) *jobSet {
+	if o.phases != "spread" {
+		return everySet(firstID, n, time.Second, o.handler, zeroOffset, 24*time.Hour)
+	}
+	set := everySet(firstID, n, time.Second, o.handler, func(i int64) time.Duration {
+		return time.Duration(i%1000) * time.Millisecond
+	}, 24*time.Hour)
+	set.typ, set.expr = "fix_rate", "1s"
+	return set
 }

@@ -163,8 +163,12 @@ func printTable(w io.Writer, r *Result) {
 	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s\n", r.Machine.NProc, r.Machine.CPUModel,
 		r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion, r.Machine.NATSServerVersion)
 	if r.Scenario != "dueread" {
-		fmt.Fprintf(w, "jobs %d (%s %s, block %s), shards %d, schedulers %d, workers %d × %d, handler %s",
-			c.Jobs, c.ScheduleType, c.ScheduleExpr, c.BlockStrategy, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
+		phases := ""
+		if c.Phases != "" {
+			phases = ", phases " + c.Phases
+		}
+		fmt.Fprintf(w, "jobs %d (%s %s%s, block %s), shards %d, schedulers %d, workers %d × %d, handler %s",
+			c.Jobs, c.ScheduleType, c.ScheduleExpr, phases, c.BlockStrategy, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
 		if r.Window != nil {
 			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)
 		}

@@ -17,6 +17,8 @@ package main
 //	                    warmup_s, schedulers, workers, worker_concurrency,
 //	                    handler (noop | sleep50), shards, schedule (the jobs'
 //	                    schedule_type and schedule_expr), block_strategy,
+//	                    phases (steady and max: aligned, every job due at
+//	                    the same instant, or spread over the second),
 //	                    profile
 //	window              the measured interval: start, end (UTC, whole
 //	                    seconds) and seconds. Warm-up precedes it: the jobs'
@@ -156,6 +158,7 @@ type RunConfig struct {
 	ScheduleType      string  `json:"schedule_type,omitempty"`
 	ScheduleExpr      string  `json:"schedule_expr,omitempty"`
 	BlockStrategy     string  `json:"block_strategy,omitempty"`
+	Phases            string  `json:"phases,omitempty"`
 	Profile           bool    `json:"profile"`
 }
 

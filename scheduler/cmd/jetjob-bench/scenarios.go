@@ -352,7 +352,7 @@ func runMax(ctx context.Context, e *env, res *Result) error {
 		if step == 0 {
 			n = o.jobs
 		}
-		set := everySet(nextID, n, time.Second, o.handler, zeroOffset, 24*time.Hour)
+		set := o.secondSet(nextID, n)
 		nextID += int64(n)
 		total += n
 		sets = append(sets, set)

@@ -8,9 +8,11 @@ import (
 
 // seenSet counts handler invocations per (job, fire time) in a worker
 // process without letting the bookkeeping dominate the worker's memory:
-// every benchmark schedule fires on whole seconds, so each job gets a bitset
-// over seconds since Base (a few words per job), and only repeats and odd
-// fire times go into maps.
+// no benchmark job fires twice within one second (its fires are whole
+// seconds, or whole seconds plus its fixed phase, see --phases), so each job
+// gets a bitset over seconds since Base (a few words per job), a fire going
+// to the second it falls in, and only repeats and out-of-range fire times go
+// into maps.
 type seenSet struct {
 	mu   sync.Mutex
 	snap Seen
@@ -20,10 +22,10 @@ type seenSet struct {
 type Seen struct {
 	// Base is the Unix second of bit 0 in Bits.
 	Base int64
-	// Bits[job] has bit (t - Base) set for each whole-second fire time t
-	// that reached a handler at least once.
+	// Bits[job] has bit (t - Base) set for each fire time t (in whole
+	// seconds, rounded down) that reached a handler at least once.
 	Bits map[int64][]uint64
-	// Odd counts fire times that are not whole seconds at or after Base.
+	// Odd counts fire times before Base or too far after it.
 	Odd map[FireKey]int
 	// Repeats counts invocations after the first of a (job, fire time)
 	// recorded in Bits.
@@ -58,7 +60,7 @@ func (s *seenSet) add(job int64, at time.Time, handler string) {
 	s.snap.Total++
 	s.snap.ByHandler[handler]++
 	sec := at.Unix()
-	if at.Nanosecond() != 0 || sec < s.snap.Base || sec-s.snap.Base > 1<<24 {
+	if sec < s.snap.Base || sec-s.snap.Base > 1<<24 {
 		s.snap.Odd[FireKey{job, at.UnixMicro()}]++
 		return
 	}
@@ -98,7 +100,7 @@ func (u *union) invoked(job int64, at time.Time) bool {
 
 func (s *Seen) has(job int64, at time.Time) bool {
 	sec := at.Unix()
-	if at.Nanosecond() != 0 || sec < s.Base || sec-s.Base > 1<<24 {
+	if sec < s.Base || sec-s.Base > 1<<24 {
 		return s.Odd[FireKey{job, at.UnixMicro()}] > 0
 	}
 	i := sec - s.Base
