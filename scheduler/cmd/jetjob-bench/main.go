@@ -20,6 +20,9 @@
 //	max      "@every 1s" jobs added in steps (--jobs to start, --step more
 //	         each --step-duration) until start lag p99 exceeds 1 s
 //	dueread  the planner's due-jobs read at 10 k, 100 k and 1 M jobs
+//	publish  the broker alone: bursts of 1,000, 5,000 and 15,000 triggers
+//	         published at one instant (the floor of fire lag when that
+//	         many fires share an instant)
 //
 // Examples:
 //
@@ -29,6 +32,7 @@
 //	                                             # schedule cache reach its 200k bound
 //	make bench ARGS='--scenario burst'
 //	make bench ARGS='--scenario max'
+//	make bench ARGS='--scenario publish'
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
 //
 // Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
@@ -86,6 +90,8 @@ type options struct {
 	maxSteps          int
 	dueSizes          []int
 	dueReads          int
+	publishSizes      []int
+	publishBursts     int
 	logLevel          string
 }
 
@@ -135,7 +141,7 @@ func orchestrate(args []string) error {
 	var o options
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
-	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, dueread")
+	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, dueread, publish")
 	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
@@ -156,6 +162,9 @@ func orchestrate(args []string) error {
 	fs.IntVar(&o.maxSteps, "max-steps", 30, "max: at most this many steps")
 	fs.StringVar(&sizes, "dueread-sizes", "10000,100000,1000000", "dueread: table sizes")
 	fs.IntVar(&o.dueReads, "dueread-reads", 200, "dueread: reads per size")
+	var pubSizes string
+	fs.StringVar(&pubSizes, "publish-sizes", "1000,5000,15000", "publish: burst sizes")
+	fs.IntVar(&o.publishBursts, "publish-bursts", 20, "publish: bursts per size")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -168,8 +177,8 @@ func orchestrate(args []string) error {
 	}
 	for _, s := range strings.Split(scen, ",") {
 		s = strings.TrimSpace(s)
-		if _, ok := defaultJobs[s]; !ok && s != "dueread" {
-			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max or dueread)", s)
+		if _, ok := defaultJobs[s]; !ok && s != "dueread" && s != "publish" {
+			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, dueread or publish)", s)
 		}
 		o.scenarios = append(o.scenarios, s)
 	}
@@ -179,6 +188,16 @@ func orchestrate(args []string) error {
 			return fmt.Errorf("--dueread-sizes: %q is not a positive number", s)
 		}
 		o.dueSizes = append(o.dueSizes, n)
+	}
+	for _, s := range strings.Split(pubSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("--publish-sizes: %q is not a positive number", s)
+		}
+		o.publishSizes = append(o.publishSizes, n)
+	}
+	if o.publishBursts < 1 {
+		return errors.New("--publish-bursts: want at least 1")
 	}
 	switch {
 	case o.handler != "noop" && o.handler != "sleep50":
@@ -293,6 +312,9 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	case "dueread":
 		res.Config = RunConfig{Shards: o.shards}
 		err = runDueRead(ctx, e, res)
+	case "publish":
+		res.Config = RunConfig{}
+		err = runPublish(ctx, e, res)
 	}
 	if res.Machine.GoVersion == "" || (res.Machine.PostgresVersion == "" && e.pool != nil) {
 		res.Machine = e.machine(ctx)

@@ -162,7 +162,7 @@ func printTable(w io.Writer, r *Result) {
 	}
 	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s\n", r.Machine.NProc, r.Machine.CPUModel,
 		r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion, r.Machine.NATSServerVersion)
-	if r.Scenario != "dueread" {
+	if r.Scenario != "dueread" && r.Scenario != "publish" {
 		phases := ""
 		if c.Phases != "" {
 			phases = ", phases " + c.Phases
@@ -228,6 +228,13 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  %d jobs: %s\n", s.Jobs, strings.Join(s.CPUPctByRole, ", "))
 		}
 		fmt.Fprintf(w, "max sustained: %.0f fires/s\n", r.MaxSustainedPerSec)
+	}
+	if len(r.Publish) > 0 {
+		fmt.Fprintf(tw, "burst msgs\tbursts\thanded p50 ms\tlast ack p50 ms\tlast ack max ms\tmsgs/s\t\n")
+		for _, p := range r.Publish {
+			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.1f\t%.1f\t%.0f\t\n", p.Messages, p.Bursts, p.HandedP50Ms, p.LastAckP50Ms, p.LastAckMaxMs, p.MsgsPerSec)
+		}
+		tw.Flush()
 	}
 	if len(r.DueRead) > 0 {
 		fmt.Fprintf(tw, "due read jobs\tdue/shard\treads\tp50 ms\tp99 ms\tmax ms\tserver ms\tinsert s\t\n")

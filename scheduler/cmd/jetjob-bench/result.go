@@ -85,6 +85,11 @@ package main
 //	                    server_ms (EXPLAIN ANALYZE execution time of one read,
 //	                    median of 5), plan (one of those EXPLAIN (ANALYZE,
 //	                    BUFFERS) outputs)
+//	publish             publish only: the broker's floor for fire lag, per
+//	                    burst size: messages, bursts, handed_p50_ms (all
+//	                    handed to the client library), last_ack_p50_ms and
+//	                    last_ack_max_ms (the burst's last acknowledgement),
+//	                    msgs_per_s (messages / last_ack_p50)
 //	top_sql             with --profile: the statements PostgreSQL spent the
 //	                    most time on during the window (pg_stat_statements)
 //	profiles            with --profile: CPU profile files of the window
@@ -115,6 +120,7 @@ type Result struct {
 	Steps               []Step         `json:"steps,omitempty"`
 	MaxSustainedPerSec  float64        `json:"max_sustained_fires_per_s,omitempty"`
 	DueRead             []DueRead      `json:"due_read,omitempty"`
+	Publish             []PublishBurst `json:"publish,omitempty"`
 	TopSQL              []SQLStat      `json:"top_sql,omitempty"`
 	Profiles            []string       `json:"profiles,omitempty"`
 	Targets             []Target       `json:"targets,omitempty"`
@@ -268,6 +274,16 @@ type DueRead struct {
 	ServerMs    float64  `json:"server_ms"`
 	InsertSecs  float64  `json:"insert_s"`
 	Plan        []string `json:"plan,omitempty"`
+}
+
+// PublishBurst is the broker alone storing one size of burst (publish).
+type PublishBurst struct {
+	Messages     int     `json:"messages"`
+	Bursts       int     `json:"bursts"`
+	HandedP50Ms  float64 `json:"handed_p50_ms"`
+	LastAckP50Ms float64 `json:"last_ack_p50_ms"`
+	LastAckMaxMs float64 `json:"last_ack_max_ms"`
+	MsgsPerSec   float64 `json:"msgs_per_s"`
 }
 
 // SQLStat is one statement from pg_stat_statements.
