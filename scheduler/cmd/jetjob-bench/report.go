@@ -73,6 +73,7 @@ func judge(r *Result) {
 	correct := func() {
 		if c := r.Correctness; c != nil {
 			add("lost fires", "0", strconv.FormatInt(c.LostFires, 10), c.LostFires == 0 && c.ExpectedFires > 0)
+			add("fires without a row", "0", strconv.FormatInt(c.UnrecordedFires, 10), c.UnrecordedFires == 0)
 			add("duplicate runs", "0", strconv.FormatInt(c.DuplicateRuns, 10), c.DuplicateRuns == 0)
 		}
 	}
@@ -208,8 +209,8 @@ func printTable(w io.Writer, r *Result) {
 			st = append(st, fmt.Sprintf("%s=%d", s, n))
 		}
 		sort.Strings(st)
-		fmt.Fprintf(w, "expected fires %d, reached a handler %d, LOST %d, DUPLICATES %d, unfinished %d, statuses %s, handler invocations %d\n",
-			k.ExpectedFires, k.InvokedFires, k.LostFires, k.DuplicateRuns, k.UnfinishedRuns, strings.Join(st, " "), k.HandlerInvocations)
+		fmt.Fprintf(w, "expected fires %d, reached a handler %d, LOST %d (shed by misfire policy %d, without a row %d), DUPLICATES %d, unfinished %d, statuses %s, handler invocations %d\n",
+			k.ExpectedFires, k.InvokedFires, k.LostFires, k.ShedFires, k.UnrecordedFires, k.DuplicateRuns, k.UnfinishedRuns, strings.Join(st, " "), k.HandlerInvocations)
 		for _, x := range k.LostExamples {
 			fmt.Fprintf(w, "  lost: %s\n", x)
 		}

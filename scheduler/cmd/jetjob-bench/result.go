@@ -50,6 +50,11 @@ package main
 //	  expected_fires     fire times of enabled jobs inside the window
 //	  invoked_fires      of those, how many reached a handler (any worker)
 //	  lost_fires         expected_fires - invoked_fires: must be 0
+//	  shed_fires         runs of the window a misfire policy ended without
+//	                     running them (SKIPPED, EXPIRED): the part of
+//	                     lost_fires an overloaded run sheds on purpose
+//	  unrecorded_fires   expected_fires - runs of the window: fires without
+//	                     a row in job_runs, never acceptable
 //	  terminal_runs      runs of the window with a final status
 //	  unfinished_runs    runs of the window without one when measuring ended
 //	  status_counts      runs of the window by status
@@ -207,6 +212,8 @@ type Correct struct {
 	ExpectedFires      int64            `json:"expected_fires"`
 	InvokedFires       int64            `json:"invoked_fires"`
 	LostFires          int64            `json:"lost_fires"`
+	ShedFires          int64            `json:"shed_fires"`
+	UnrecordedFires    int64            `json:"unrecorded_fires"`
 	TerminalRuns       int64            `json:"terminal_runs"`
 	UnfinishedRuns     int64            `json:"unfinished_runs"`
 	StatusCounts       map[string]int64 `json:"status_counts"`

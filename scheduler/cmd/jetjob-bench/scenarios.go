@@ -168,6 +168,7 @@ func correctness(sets []*jobSet, from, to time.Time, u *union, ws windowStats) *
 	dups, dupEx := u.duplicates()
 	return &Correct{
 		ExpectedFires: expected, InvokedFires: invoked, LostFires: expected - invoked, LostExamples: lostEx,
+		ShedFires: ws.statuses["SKIPPED"] + ws.statuses["EXPIRED"], UnrecordedFires: max(0, expected-ws.runs),
 		TerminalRuns: ws.terminal, UnfinishedRuns: ws.unfinished, StatusCounts: ws.statuses,
 		DuplicateRuns: dups, DuplicateExamples: dupEx, HandlerInvocations: u.total(),
 	}
