@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -79,15 +80,17 @@ type jobLock struct {
 	// as is the run the key names: r's own id, or that of an ended run of
 	// this worker whose lock r holds without a write (heldLocks.reuse).
 	as int64
-	// rev is the revision last written, and wrote when: the beat goroutine
-	// owns both until done is closed.
-	rev   uint64
-	wrote time.Time
+	// beat guards rev (the revision last written), wrote (when), stopped
+	// and timer. A beat holds it while it writes, so release waits for a
+	// beat in flight.
+	beat    sync.Mutex
+	rev     uint64
+	wrote   time.Time
+	stopped bool
+	timer   *time.Timer
 	// contended: someone waits for the lock, so it is not left for reuse.
 	// Guarded by heldLocks.mu.
 	contended bool
-	stop      chan struct{}
-	done      chan struct{}
 }
 
 // block applies the run's block strategy before its handler starts. It
@@ -356,7 +359,7 @@ func (w *Worker) readLock(ctx context.Context, key string) ([]byte, uint64, erro
 
 // newLock is a lock for r, not yet held.
 func (r *run) newLock() *jobLock {
-	return &jobLock{r: r, as: r.trig.RunID, stop: make(chan struct{}), done: make(chan struct{})}
+	return &jobLock{r: r, as: r.trig.RunID}
 }
 
 // hold registers the lock r has just written (revision rev, the write
@@ -375,33 +378,32 @@ func (r *run) hold(rev uint64, wrote time.Time) *jobLock {
 // once, but not before a short grace, so that the short runs that make up
 // most of a busy job's runs end before it and write nothing.
 func (l *jobLock) start() *jobLock {
-	r := l.r
-	go func() {
-		defer close(l.done)
-		wait := max(time.Until(l.wrote.Add(stream.LockTTL/3)), stream.LockTTL/12)
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		for {
-			select {
-			case <-l.stop:
-				return
-			case <-t.C:
-				at := time.Now()
-				if rev := r.update(context.Background(), func(v *lockValue) bool {
-					if v.Holder != l.as {
-						r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
-						return false
-					}
-					v.Beat++
-					return true
-				}); rev != 0 {
-					l.rev, l.wrote = rev, at
-				}
-				t.Reset(stream.LockTTL / 3)
-			}
-		}
-	}()
+	l.beat.Lock()
+	defer l.beat.Unlock()
+	// A timer, not a goroutine: most runs end before their first beat.
+	l.timer = time.AfterFunc(max(time.Until(l.wrote.Add(stream.LockTTL/3)), stream.LockTTL/12), l.bump)
 	return l
+}
+
+// bump is one beat, then schedules the next.
+func (l *jobLock) bump() {
+	l.beat.Lock()
+	defer l.beat.Unlock()
+	if l.stopped {
+		return
+	}
+	r, at := l.r, time.Now()
+	if rev := r.update(context.Background(), func(v *lockValue) bool {
+		if v.Holder != l.as {
+			r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
+			return false
+		}
+		v.Beat++
+		return true
+	}); rev != 0 {
+		l.rev, l.wrote = rev, at
+	}
+	l.timer.Reset(stream.LockTTL / 3)
 }
 
 // release stops refreshing and leaves the lock as it is, naming this run
@@ -414,8 +416,10 @@ func (l *jobLock) start() *jobLock {
 // revision instead, tried before, stalled one job's waiters for about a
 // minute after a NATS node loss in the end-to-end suite.)
 func (l *jobLock) release() {
-	close(l.stop)
-	<-l.done
+	l.beat.Lock()
+	l.stopped = true
+	l.timer.Stop()
+	l.beat.Unlock()
 	l.r.w.held.release(l.r.trig.JobID, l)
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -155,29 +156,32 @@ func readIDs(trig *wire.Trigger, data []byte) (runID, jobID int64) {
 }
 
 // keepAlive sends in-progress acks for msgs every AckWait/3 until the
-// returned stop is called; stop waits for the goroutine to end.
+// returned stop is called; once stop returns, none is sent any more. A timer,
+// not a goroutine: most runs end long before the first tick.
 func (w *Worker) keepAlive(log *zap.Logger, msgs func() []jetstream.Msg) (stop func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(w.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				for _, m := range msgs() {
-					if err := m.InProgress(); err != nil {
-						log.Warn("in-progress ack failed", zap.Error(err))
-					}
-				}
+	var mu sync.Mutex // held while acks are sent, so that stop waits for them
+	stopped := false
+	period := w.cfg.AckWait / 3
+	var t *time.Timer
+	mu.Lock()
+	t = time.AfterFunc(period, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		for _, m := range msgs() {
+			if err := m.InProgress(); err != nil {
+				log.Warn("in-progress ack failed", zap.Error(err))
 			}
 		}
-	}()
+		t.Reset(period)
+	})
+	mu.Unlock()
 	return func() {
-		close(done)
-		<-ended
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		t.Stop()
 	}
 }

@@ -303,6 +303,46 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 	e.wantLockHolder(r, 5)
 }
 
+// A run that outlasts the lock's TTL keeps its job lock by beating: the
+// job's next run, on whichever worker it lands, waits for it to end rather
+// than taking over a lock that looks abandoned.
+func TestLockHeldBeyondTTLByItsBeat(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	handler := func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			if job.Params == "long" {
+				time.Sleep(stream.LockTTL + 2*time.Second)
+			}
+			return nil
+		})
+	}
+	e.start(Config{ID: "w1"}, handler)
+	e.start(Config{ID: "w2"}, handler)
+	tr := trigger(1, "h", "long")
+	tr.JobID = 7
+	e.publish(tr)
+	ev.waitFor("run 1 to start", func() bool {
+		return slices.ContainsFunc(ev.run(1), func(x wire.Event) bool { return x.Kind == wire.EventStarted })
+	})
+	tr = trigger(2, "h", "")
+	tr.JobID = 7
+	e.publish(tr)
+	got := ev.waitFinished(1, 2)
+	if got[1].Status != wire.StatusSucceeded || got[2].Status != wire.StatusSucceeded {
+		t.Fatalf("runs 1 and 2: %s %q, %s %q; want both SUCCEEDED", got[1].Status, got[1].Message, got[2].Status, got[2].Message)
+	}
+	var started2 time.Time
+	for _, x := range ev.run(2) {
+		if x.Kind == wire.EventStarted {
+			started2 = x.At
+		}
+	}
+	if started2.Before(got[1].At) {
+		t.Errorf("run 2 started at %s, before run 1 ended at %s: the job's runs overlapped", started2, got[1].At)
+	}
+}
+
 // runJob7 runs run id of job 7 and waits until it has left the worker (the
 // next one must not overlap it: it would queue, a write of its own).
 func (e *env) runJob7(ev *events, r *running, id int64) {
