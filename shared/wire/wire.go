@@ -236,8 +236,11 @@ func EncodeTrigger(t *Trigger) ([]byte, error) {
 // DecodeTrigger unmarshals and validates a trigger message.
 func DecodeTrigger(data []byte) (*Trigger, error) {
 	var t Trigger
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("trigger: malformed JSON: %w", err)
+	if !decodeTriggerFast(data, &t) {
+		t = Trigger{}
+		if err := json.Unmarshal(data, &t); err != nil {
+			return nil, fmt.Errorf("trigger: malformed JSON: %w", err)
+		}
 	}
 	if err := t.Validate(); err != nil {
 		return &t, err
