@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // decodeTriggerFast decodes the common shape of a trigger message — the one
 // EncodeTrigger writes: a flat, compact object of the fields of Trigger with
@@ -65,6 +68,115 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		}
 		if p.byte('}') {
 			return p.done()
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+// decodeEventsFast is decodeTriggerFast for an events message (the
+// scheduler decodes one per batch of run events; events with messages that
+// need escaping leave the whole batch to encoding/json).
+func decodeEventsFast(data []byte, m *Events) bool {
+	p := fastParser{b: data}
+	if !p.byte('{') {
+		return false
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.byte(':') {
+			return false
+		}
+		switch string(key) {
+		case "v":
+			ok = p.intInto(&m.V)
+		case "events":
+			ok = p.events(&m.Events)
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		if p.byte('}') {
+			return p.done()
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+func (p *fastParser) events(out *[]Event) bool {
+	if !p.byte('[') {
+		return false
+	}
+	*out = []Event{} // as encoding/json leaves "[]": empty, not nil
+	if p.byte(']') {
+		return true
+	}
+	for {
+		var e Event
+		if !p.event(&e) {
+			return false
+		}
+		*out = append(*out, e)
+		if p.byte(']') {
+			return true
+		}
+		if !p.byte(',') {
+			return false
+		}
+	}
+}
+
+func (p *fastParser) event(e *Event) bool {
+	if !p.byte('{') {
+		return false
+	}
+	if p.byte('}') {
+		return true
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.byte(':') {
+			return false
+		}
+		var s string
+		switch string(key) {
+		case "kind":
+			s, ok = p.string()
+			e.Kind = EventKind(s)
+		case "run_id":
+			e.RunID, ok = p.int()
+		case "job_id":
+			e.JobID, ok = p.int()
+		case "worker_id":
+			e.WorkerID, ok = p.string()
+		case "status":
+			s, ok = p.string()
+			e.Status = Status(s)
+		case "message":
+			e.Message, ok = p.string()
+		case "at":
+			e.At, ok = p.time()
+		case "scheduled_at":
+			e.ScheduledAt, ok = p.time()
+		case "trigger_seq":
+			var n int64
+			n, ok = p.int()
+			e.TriggerSeq = uint64(n)
+		case "triggered_at":
+			e.TriggeredAt, ok = p.time()
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		if p.byte('}') {
+			return true
 		}
 		if !p.byte(',') {
 			return false
@@ -216,4 +328,140 @@ func daysSinceEpoch(y, m, d int) int64 {
 	doy := (153*mp+2)/5 + d - 1
 	doe := yoe*365 + yoe/4 - yoe/100 + doy
 	return int64(era*146097 + doe - 719468)
+}
+
+// encodeTriggerFast returns what json.Marshal(t) writes, byte for byte,
+// when every string is plain ASCII without characters JSON or
+// encoding/json escape and the time is UTC in years 0–9999; false
+// otherwise (the caller then uses json.Marshal).
+func encodeTriggerFast(t *Trigger) ([]byte, bool) {
+	w := fastWriter{b: make([]byte, 0, 320), ok: true}
+	w.raw(`{"v":`)
+	w.int(int64(t.V))
+	w.raw(`,"run_id":`)
+	w.int(t.RunID)
+	w.raw(`,"job_id":`)
+	w.int(t.JobID)
+	w.raw(`,"group":`)
+	w.str(t.Group)
+	w.raw(`,"handler":`)
+	w.str(t.Handler)
+	if t.Params != "" {
+		w.raw(`,"params":`)
+		w.str(t.Params)
+	}
+	w.raw(`,"trigger_type":`)
+	w.str(string(t.TriggerType))
+	w.raw(`,"scheduled_at":`)
+	w.time(t.ScheduledAt)
+	w.raw(`,"attempt":`)
+	w.int(int64(t.Attempt))
+	w.raw(`,"shard_index":`)
+	w.int(int64(t.ShardIndex))
+	w.raw(`,"shard_total":`)
+	w.int(int64(t.ShardTotal))
+	if t.TimeoutMS != 0 {
+		w.raw(`,"timeout_ms":`)
+		w.int(t.TimeoutMS)
+	}
+	if t.MisfirePolicy != "" {
+		w.raw(`,"misfire_policy":`)
+		w.str(t.MisfirePolicy)
+	}
+	if t.MisfireThresholdMS != 0 {
+		w.raw(`,"misfire_threshold_ms":`)
+		w.int(t.MisfireThresholdMS)
+	}
+	if t.BlockStrategy != "" {
+		w.raw(`,"block_strategy":`)
+		w.str(t.BlockStrategy)
+	}
+	w.raw(`}`)
+	return w.b, w.ok
+}
+
+// encodeEventsFast is encodeTriggerFast for an events message.
+func encodeEventsFast(evs []Event) ([]byte, bool) {
+	w := fastWriter{b: make([]byte, 0, 64+len(evs)*256), ok: true}
+	w.raw(`{"v":`)
+	w.int(Version)
+	w.raw(`,"events":[`)
+	for i := range evs {
+		e := &evs[i]
+		if i > 0 {
+			w.raw(`,`)
+		}
+		w.raw(`{"kind":`)
+		w.str(string(e.Kind))
+		w.raw(`,"run_id":`)
+		w.int(e.RunID)
+		w.raw(`,"job_id":`)
+		w.int(e.JobID)
+		if e.WorkerID != "" {
+			w.raw(`,"worker_id":`)
+			w.str(e.WorkerID)
+		}
+		w.raw(`,"status":`)
+		w.str(string(e.Status))
+		if e.Message != "" {
+			w.raw(`,"message":`)
+			w.str(e.Message)
+		}
+		w.raw(`,"at":`)
+		w.time(e.At)
+		if !e.ScheduledAt.IsZero() {
+			w.raw(`,"scheduled_at":`)
+			w.time(e.ScheduledAt)
+		}
+		if e.TriggerSeq != 0 {
+			w.raw(`,"trigger_seq":`)
+			w.uint(e.TriggerSeq)
+		}
+		if !e.TriggeredAt.IsZero() {
+			w.raw(`,"triggered_at":`)
+			w.time(e.TriggeredAt)
+		}
+		w.raw(`}`)
+	}
+	w.raw(`]}`)
+	return w.b, w.ok
+}
+
+// fastWriter appends compact JSON; ok turns false at the first value it
+// cannot write as encoding/json would.
+type fastWriter struct {
+	b  []byte
+	ok bool
+}
+
+func (w *fastWriter) raw(s string) { w.b = append(w.b, s...) }
+
+func (w *fastWriter) int(n int64)   { w.b = strconv.AppendInt(w.b, n, 10) }
+func (w *fastWriter) uint(n uint64) { w.b = strconv.AppendUint(w.b, n, 10) }
+
+func (w *fastWriter) str(s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			w.ok = false
+			return
+		}
+	}
+	w.b = append(w.b, '"')
+	w.b = append(w.b, s...)
+	w.b = append(w.b, '"')
+}
+
+// time writes UTC times only ("Z"): an offset is left to encoding/json.
+func (w *fastWriter) time(t time.Time) {
+	if _, off := t.Zone(); off != 0 {
+		w.ok = false
+		return
+	}
+	if y := t.Year(); y < 0 || y > 9999 {
+		w.ok = false
+		return
+	}
+	w.b = append(w.b, '"')
+	w.b = t.AppendFormat(w.b, time.RFC3339Nano)
+	w.b = append(w.b, '"')
 }

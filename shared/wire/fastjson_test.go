@@ -96,3 +96,117 @@ func FuzzDecodeTriggerFast(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeEventsFastAgreesWithEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 23, 5, 45, 8, 123456789, time.UTC)
+	started := Event{Kind: EventStarted, RunID: 1, JobID: 2, WorkerID: "w1", Status: StatusRunning, At: at,
+		ScheduledAt: at.Truncate(time.Second), TriggerSeq: 99, TriggeredAt: at.Add(-time.Millisecond)}
+	finished := Event{Kind: EventFinished, RunID: 1, JobID: 2, WorkerID: "w1", Status: StatusSucceeded, At: at.Add(time.Millisecond)}
+	failed := finished
+	failed.Status, failed.Message = StatusFailed, `boom: "quoted"`
+	for _, c := range []struct {
+		name string
+		evs  []Event
+		fast bool
+	}{
+		{"started and finished", []Event{started, finished}, true},
+		{"one", []Event{finished}, true},
+		{"message needing escapes", []Event{started, failed}, false},
+	} {
+		data, err := EncodeEvents(c.evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fast Events
+		if ok := decodeEventsFast(data, &fast); ok != c.fast {
+			t.Errorf("%s: fast path taken %v, want %v (%s)", c.name, ok, c.fast, data)
+		} else if ok {
+			var slow Events
+			if err := json.Unmarshal(data, &slow); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fast, slow) {
+				t.Errorf("%s: fast %+v, encoding/json %+v", c.name, fast, slow)
+			}
+		}
+		got, err := DecodeEvents(data)
+		if err != nil || len(got) != len(c.evs) || got[len(got)-1].Message != c.evs[len(c.evs)-1].Message ||
+			!got[0].At.Equal(c.evs[0].At) || got[0].TriggerSeq != c.evs[0].TriggerSeq {
+			t.Errorf("%s: DecodeEvents: %+v, %v", c.name, got, err)
+		}
+	}
+}
+
+// FuzzDecodeEventsFast: whatever the fast path accepts, encoding/json
+// accepts too, with the same result.
+func FuzzDecodeEventsFast(f *testing.F) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	data, _ := EncodeEvents(Event{Kind: EventStarted, RunID: 1, JobID: 2, WorkerID: "w", Status: StatusRunning, At: at,
+		ScheduledAt: at, TriggerSeq: 3, TriggeredAt: at})
+	f.Add(data)
+	f.Add([]byte(`{"v":1,"events":[]}`))
+	f.Add([]byte(`{"v":1,"events":[{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast Events
+		if !decodeEventsFast(data, &fast) {
+			return
+		}
+		var slow Events
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("fast path took %q, encoding/json refuses it: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v", data, fast, slow)
+		}
+	})
+}
+
+// The fast encoders write exactly what json.Marshal writes, or decline.
+func TestEncodeFastMatchesJSONMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 23, 5, 45, 8, 120000000, time.UTC)
+	triggers := []Trigger{
+		{V: Version, RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: TriggerSchedule, ScheduledAt: at},
+		{V: Version, RunID: 1, JobID: 2, Group: "g", Handler: "h", Params: "x", TriggerType: TriggerRetry, ScheduledAt: at,
+			Attempt: 2, ShardIndex: 1, ShardTotal: 3, TimeoutMS: 5, MisfirePolicy: "skip", MisfireThresholdMS: 5000, BlockStrategy: "serial"},
+		{V: Version, RunID: 1, JobID: 2, Group: "g", Handler: "h", Params: `{"a":"<b>"}`, TriggerType: TriggerManual, ScheduledAt: at},
+		{V: Version, RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: TriggerManual, ScheduledAt: at.In(time.FixedZone("X", 3600))},
+	}
+	for i, tr := range triggers {
+		want, _ := json.Marshal(&tr)
+		if got, ok := encodeTriggerFast(&tr); ok && string(got) != string(want) {
+			t.Errorf("trigger %d: fast %s, json.Marshal %s", i, got, want)
+		} else if !ok && i < 2 {
+			t.Errorf("trigger %d: fast path declined %s", i, want)
+		}
+	}
+	evs := []Event{
+		{Kind: EventStarted, RunID: 1, JobID: 2, WorkerID: "w", Status: StatusRunning, At: at, ScheduledAt: at, TriggerSeq: 7, TriggeredAt: at},
+		{Kind: EventFinished, RunID: 1, JobID: 2, Status: StatusSucceeded, At: at.Add(time.Nanosecond)},
+	}
+	want, _ := json.Marshal(Events{V: Version, Events: evs})
+	if got, ok := encodeEventsFast(evs); !ok || string(got) != string(want) {
+		t.Errorf("events: fast %s (%v), json.Marshal %s", got, ok, want)
+	}
+	evs[1].Message = "a\tb"
+	if _, ok := encodeEventsFast(evs); ok {
+		t.Error("events: fast path took a message that needs escaping")
+	}
+}
+
+// FuzzEncodeTriggerFast: the fast encoder writes what json.Marshal does.
+func FuzzEncodeTriggerFast(f *testing.F) {
+	f.Add("g", "h", "params", int64(1), int64(1764000000123456789), 0)
+	f.Add("g", "h", "", int64(1<<62), int64(0), 3600)
+	f.Fuzz(func(t *testing.T, group, handler, params string, run int64, nanos int64, offset int) {
+		tr := Trigger{V: Version, RunID: run, JobID: run, Group: group, Handler: handler, Params: params,
+			TriggerType: TriggerManual, ScheduledAt: time.Unix(0, nanos).In(time.FixedZone("", offset%86400)), TimeoutMS: nanos % 1000}
+		got, ok := encodeTriggerFast(&tr)
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(&tr)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("fast %s, json.Marshal %s (%v)", got, want, err)
+		}
+	})
+}

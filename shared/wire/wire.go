@@ -230,6 +230,9 @@ func EncodeTrigger(t *Trigger) ([]byte, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	if data, ok := encodeTriggerFast(t); ok {
+		return data, nil
+	}
 	return json.Marshal(t)
 }
 
@@ -255,6 +258,9 @@ func EncodeEvents(evs ...Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if data, ok := encodeEventsFast(evs); ok {
+		return data, nil
+	}
 	return json.Marshal(Events{V: Version, Events: evs})
 }
 
@@ -263,8 +269,11 @@ func EncodeEvents(evs ...Event) ([]byte, error) {
 // one means that worker is broken, not that half of it is usable.
 func DecodeEvents(data []byte) ([]Event, error) {
 	var m Events
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("events: malformed JSON: %w", err)
+	if !decodeEventsFast(data, &m) {
+		m = Events{}
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("events: malformed JSON: %w", err)
+		}
 	}
 	if m.V != Version {
 		return nil, fmt.Errorf("events: %w %d (this build speaks %d)", ErrVersion, m.V, Version)
