@@ -78,7 +78,7 @@ type stored struct {
 func newRun(w *Worker, trig *wire.Trigger, msg jetstream.Msg, delivery uint64, origin stored, log *zap.Logger) *run {
 	return &run{
 		w: w, trig: trig, delivery: delivery, origin: origin,
-		log:  log.With(zap.String("handler", trig.Handler)),
+		log:  log.WithLazy(zap.String("handler", trig.Handler)),
 		logs: newRunLog(w, trig.RunID, trig.JobID),
 		msgs: []jetstream.Msg{msg},
 	}
@@ -217,7 +217,9 @@ func (r *run) finish(out outcome) bool {
 	if out.status != wire.StatusSucceeded && out.status != wire.StatusExpired {
 		lvl = zap.WarnLevel // EXPIRED is the job's policy at work, not a fault
 	}
-	r.log.Log(lvl, "run finished", zap.String("status", string(out.status)), zap.String("message", ev.Message))
+	if ce := r.log.Check(lvl, "run finished"); ce != nil {
+		ce.Write(zap.String("status", string(out.status)), zap.String("message", ev.Message))
+	}
 	for _, m := range r.settle() {
 		if err := r.w.ackMsg(r.w.pubCtx, m); err != nil {
 			r.log.Warn("trigger not acknowledged; a redelivery will be recognised as finished", zap.Error(err))
