@@ -364,18 +364,7 @@ func (e *env) lockKV() jetstream.KeyValue {
 }
 
 // lockWrites counts the writes to the job lock bucket so far.
-func (e *env) lockWrites() uint64 {
-	e.t.Helper()
-	s, err := e.js.Stream(e.ctx(), "KV_"+stream.LocksBucket)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	info, err := s.Info(e.ctx())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return info.State.LastSeq
-}
+func (e *env) lockWrites() uint64 { return e.streamState("KV_" + stream.LocksBucket).LastSeq }
 
 func (e *env) wantLockHolder(r *running, run int64) {
 	e.t.Helper()

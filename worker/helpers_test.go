@@ -100,9 +100,12 @@ func (e *env) publishRaw(data []byte) {
 }
 
 // triggersLeft is how many messages JETJOB_TRIGGERS still holds.
-func (e *env) triggersLeft() uint64 {
+func (e *env) triggersLeft() uint64 { return e.streamState(stream.Triggers).Msgs }
+
+// streamState is a stream's state now.
+func (e *env) streamState(name string) jetstream.StreamState {
 	e.t.Helper()
-	s, err := e.js.Stream(e.ctx(), stream.Triggers)
+	s, err := e.js.Stream(e.ctx(), name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -110,7 +113,7 @@ func (e *env) triggersLeft() uint64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return info.State.Msgs
+	return info.State
 }
 
 // groupConsumer returns the info of the group's shared consumer.

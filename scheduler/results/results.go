@@ -32,7 +32,7 @@ type Config struct {
 	// being retried its messages are kept in progress.
 	AckWait time.Duration
 	// Linger is how long a batch waits for more messages after its first
-	// (default 5 ms; negative: not at all). Under a steady trickle of
+	// (default 5 ms). Under a steady trickle of
 	// events (runs spread over each second rather than due together),
 	// applying each message as it comes costs a transaction, and a WAL
 	// flush, per message; waiting a few milliseconds turns that into one
@@ -47,7 +47,7 @@ func (c Config) withDefaults() Config {
 	if c.BatchSize == 0 {
 		c.BatchSize = 1000
 	}
-	if c.Linger == 0 {
+	if c.Linger <= 0 {
 		c.Linger = DefaultLinger
 	}
 	if c.AckWait == 0 {
@@ -108,20 +108,9 @@ func (a *Applier) Run(ctx context.Context) error {
 		case m := <-in:
 			batch = append(batch[:0], m)
 		}
-		if a.cfg.Linger > 0 {
-			linger.Reset(a.cfg.Linger)
-		}
+		linger.Reset(a.cfg.Linger)
 	gather:
 		for len(batch) < a.cfg.BatchSize {
-			if a.cfg.Linger <= 0 {
-				select {
-				case m := <-in:
-					batch = append(batch, m)
-				default:
-					break gather
-				}
-				continue
-			}
 			select {
 			case m := <-in:
 				batch = append(batch, m)

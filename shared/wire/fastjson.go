@@ -16,17 +16,7 @@ import (
 // a sixth of a busy worker's CPU.
 func decodeTriggerFast(data []byte, t *Trigger) bool {
 	p := fastParser{b: data}
-	if !p.byte('{') {
-		return false
-	}
-	if p.byte('}') {
-		return p.done()
-	}
-	for {
-		key, ok := p.str()
-		if !ok || !p.byte(':') {
-			return false
-		}
+	return p.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "v":
 			ok = p.intInto(&t.V)
@@ -60,19 +50,9 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 			t.MisfireThresholdMS, ok = p.int()
 		case "block_strategy":
 			t.BlockStrategy, ok = p.string()
-		default:
-			return false
 		}
-		if !ok {
-			return false
-		}
-		if p.byte('}') {
-			return p.done()
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+		return ok
+	}) && p.done()
 }
 
 // decodeEventsFast is decodeTriggerFast for an events message (the
@@ -80,32 +60,15 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 // need escaping leave the whole batch to encoding/json).
 func decodeEventsFast(data []byte, m *Events) bool {
 	p := fastParser{b: data}
-	if !p.byte('{') {
-		return false
-	}
-	for {
-		key, ok := p.str()
-		if !ok || !p.byte(':') {
-			return false
-		}
+	return p.object(func(key []byte) bool {
 		switch string(key) {
 		case "v":
-			ok = p.intInto(&m.V)
+			return p.intInto(&m.V)
 		case "events":
-			ok = p.events(&m.Events)
-		default:
-			return false
+			return p.events(&m.Events)
 		}
-		if !ok {
-			return false
-		}
-		if p.byte('}') {
-			return p.done()
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
+		return false
+	}) && p.done()
 }
 
 func (p *fastParser) events(out *[]Event) bool {
@@ -132,17 +95,7 @@ func (p *fastParser) events(out *[]Event) bool {
 }
 
 func (p *fastParser) event(e *Event) bool {
-	if !p.byte('{') {
-		return false
-	}
-	if p.byte('}') {
-		return true
-	}
-	for {
-		key, ok := p.str()
-		if !ok || !p.byte(':') {
-			return false
-		}
+	return p.object(func(key []byte) (ok bool) {
 		var s string
 		switch string(key) {
 		case "kind":
@@ -169,10 +122,32 @@ func (p *fastParser) event(e *Event) bool {
 			e.TriggerSeq = uint64(n)
 		case "triggered_at":
 			e.TriggeredAt, ok = p.time()
-		default:
-			return false
 		}
-		if !ok {
+		return ok
+	})
+}
+
+// fastParser reads the compact JSON decodeTriggerFast accepts.
+type fastParser struct {
+	b []byte
+	i int
+}
+
+func (p *fastParser) done() bool { return p.i == len(p.b) }
+
+// object reads one object, calling field after each key and its colon to
+// read the value; field returns false for a key it does not know or a
+// value it cannot read.
+func (p *fastParser) object(field func(key []byte) bool) bool {
+	if !p.byte('{') {
+		return false
+	}
+	if p.byte('}') {
+		return true
+	}
+	for {
+		key, ok := p.str()
+		if !ok || !p.byte(':') || !field(key) {
 			return false
 		}
 		if p.byte('}') {
@@ -183,14 +158,6 @@ func (p *fastParser) event(e *Event) bool {
 		}
 	}
 }
-
-// fastParser reads the compact JSON decodeTriggerFast accepts.
-type fastParser struct {
-	b []byte
-	i int
-}
-
-func (p *fastParser) done() bool { return p.i == len(p.b) }
 
 func (p *fastParser) byte(c byte) bool {
 	if p.i < len(p.b) && p.b[p.i] == c {
@@ -336,94 +303,69 @@ func daysSinceEpoch(y, m, d int) int64 {
 // otherwise (the caller then uses json.Marshal).
 func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 	w := fastWriter{b: make([]byte, 0, 320), ok: true}
-	w.raw(`{"v":`)
-	w.int(int64(t.V))
-	w.raw(`,"run_id":`)
-	w.int(t.RunID)
-	w.raw(`,"job_id":`)
-	w.int(t.JobID)
-	w.raw(`,"group":`)
-	w.str(t.Group)
-	w.raw(`,"handler":`)
-	w.str(t.Handler)
+	w.int(`{"v":`, int64(t.V))
+	w.int(`,"run_id":`, t.RunID)
+	w.int(`,"job_id":`, t.JobID)
+	w.str(`,"group":`, t.Group)
+	w.str(`,"handler":`, t.Handler)
 	if t.Params != "" {
-		w.raw(`,"params":`)
-		w.str(t.Params)
+		w.str(`,"params":`, t.Params)
 	}
-	w.raw(`,"trigger_type":`)
-	w.str(string(t.TriggerType))
-	w.raw(`,"scheduled_at":`)
-	w.time(t.ScheduledAt)
-	w.raw(`,"attempt":`)
-	w.int(int64(t.Attempt))
-	w.raw(`,"shard_index":`)
-	w.int(int64(t.ShardIndex))
-	w.raw(`,"shard_total":`)
-	w.int(int64(t.ShardTotal))
+	w.str(`,"trigger_type":`, string(t.TriggerType))
+	w.time(`,"scheduled_at":`, t.ScheduledAt)
+	w.int(`,"attempt":`, int64(t.Attempt))
+	w.int(`,"shard_index":`, int64(t.ShardIndex))
+	w.int(`,"shard_total":`, int64(t.ShardTotal))
 	if t.TimeoutMS != 0 {
-		w.raw(`,"timeout_ms":`)
-		w.int(t.TimeoutMS)
+		w.int(`,"timeout_ms":`, t.TimeoutMS)
 	}
 	if t.MisfirePolicy != "" {
-		w.raw(`,"misfire_policy":`)
-		w.str(t.MisfirePolicy)
+		w.str(`,"misfire_policy":`, t.MisfirePolicy)
 	}
 	if t.MisfireThresholdMS != 0 {
-		w.raw(`,"misfire_threshold_ms":`)
-		w.int(t.MisfireThresholdMS)
+		w.int(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
 	}
 	if t.BlockStrategy != "" {
-		w.raw(`,"block_strategy":`)
-		w.str(t.BlockStrategy)
+		w.str(`,"block_strategy":`, t.BlockStrategy)
 	}
-	w.raw(`}`)
+	w.b = append(w.b, '}')
 	return w.b, w.ok
 }
 
 // encodeEventsFast is encodeTriggerFast for an events message.
 func encodeEventsFast(evs []Event) ([]byte, bool) {
 	w := fastWriter{b: make([]byte, 0, 64+len(evs)*256), ok: true}
-	w.raw(`{"v":`)
-	w.int(Version)
-	w.raw(`,"events":[`)
+	w.int(`{"v":`, Version)
+	w.b = append(w.b, `,"events":[`...)
 	for i := range evs {
 		e := &evs[i]
 		if i > 0 {
-			w.raw(`,`)
+			w.b = append(w.b, ',')
 		}
-		w.raw(`{"kind":`)
-		w.str(string(e.Kind))
-		w.raw(`,"run_id":`)
-		w.int(e.RunID)
-		w.raw(`,"job_id":`)
-		w.int(e.JobID)
+		w.str(`{"kind":`, string(e.Kind))
+		w.int(`,"run_id":`, e.RunID)
+		w.int(`,"job_id":`, e.JobID)
 		if e.WorkerID != "" {
-			w.raw(`,"worker_id":`)
-			w.str(e.WorkerID)
+			w.str(`,"worker_id":`, e.WorkerID)
 		}
-		w.raw(`,"status":`)
-		w.str(string(e.Status))
+		w.str(`,"status":`, string(e.Status))
 		if e.Message != "" {
-			w.raw(`,"message":`)
-			w.str(e.Message)
+			w.str(`,"message":`, e.Message)
 		}
-		w.raw(`,"at":`)
-		w.time(e.At)
+		w.time(`,"at":`, e.At)
 		if !e.ScheduledAt.IsZero() {
-			w.raw(`,"scheduled_at":`)
-			w.time(e.ScheduledAt)
+			w.time(`,"scheduled_at":`, e.ScheduledAt)
 		}
 		if e.TriggerSeq != 0 {
-			w.raw(`,"trigger_seq":`)
-			w.uint(e.TriggerSeq)
+			w.b = append(w.b, `,"trigger_seq":`...)
+			w.b = strconv.AppendUint(w.b, e.TriggerSeq, 10)
 		}
 		if !e.TriggeredAt.IsZero() {
-			w.raw(`,"triggered_at":`)
-			w.time(e.TriggeredAt)
+			w.time(`,"triggered_at":`, e.TriggeredAt)
 		}
-		w.raw(`}`)
+		w.b = append(w.b, '}')
 	}
-	w.raw(`]}`)
+	w.b = append(w.b, ']', '}')
 	return w.b, w.ok
 }
 
@@ -434,25 +376,25 @@ type fastWriter struct {
 	ok bool
 }
 
-func (w *fastWriter) raw(s string) { w.b = append(w.b, s...) }
+// Each writes key (the punctuation before the value and the quoted name)
+// and then the value.
 
-func (w *fastWriter) int(n int64)   { w.b = strconv.AppendInt(w.b, n, 10) }
-func (w *fastWriter) uint(n uint64) { w.b = strconv.AppendUint(w.b, n, 10) }
+func (w *fastWriter) int(key string, n int64) {
+	w.b = strconv.AppendInt(append(w.b, key...), n, 10)
+}
 
-func (w *fastWriter) str(s string) {
+func (w *fastWriter) str(key, s string) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			w.ok = false
 			return
 		}
 	}
-	w.b = append(w.b, '"')
-	w.b = append(w.b, s...)
-	w.b = append(w.b, '"')
+	w.b = append(append(append(append(w.b, key...), '"'), s...), '"')
 }
 
 // time writes UTC times only ("Z"): an offset is left to encoding/json.
-func (w *fastWriter) time(t time.Time) {
+func (w *fastWriter) time(key string, t time.Time) {
 	if _, off := t.Zone(); off != 0 {
 		w.ok = false
 		return
@@ -461,7 +403,7 @@ func (w *fastWriter) time(t time.Time) {
 		w.ok = false
 		return
 	}
-	w.b = append(w.b, '"')
+	w.b = append(append(w.b, key...), '"')
 	w.b = t.AppendFormat(w.b, time.RFC3339Nano)
 	w.b = append(w.b, '"')
 }
