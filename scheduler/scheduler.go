@@ -308,6 +308,9 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "worker registry", reg.Run, fireCtx)
 	goRun(&wg, "reroute", rr.Run, fireCtx)
 	goRun(&wg, "supersede", func(c context.Context) error { return supersede.Serve(c, s.cfg.NATS, s.cfg.Pool, s.log) }, fireCtx)
+	goRun(&wg, "start checks", func(c context.Context) error {
+		return supersede.ServeStarted(c, s.cfg.NATS, js, s.cfg.Pool, s.log)
+	}, fireCtx)
 	goRun(&leaseWG, "leases", lm.Run, leaseCtx)
 	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
 	goRun(&wg, "planner", pl.Run, fireCtx)

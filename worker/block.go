@@ -222,7 +222,7 @@ func (r *run) interrupted() *outcome {
 func (r *run) leaveQueue(ctx context.Context) {
 	_ = r.update(context.WithoutCancel(ctx), func(v *lockValue) bool {
 		if v.Holder == r.trig.RunID {
-			return r.handOver(v)
+			return handOver(v)
 		}
 		i := slices.IndexFunc(v.Queue, func(w waiter) bool { return w.Run == r.trig.RunID })
 		if i < 0 {
@@ -235,7 +235,7 @@ func (r *run) leaveQueue(ctx context.Context) {
 
 // handOver passes the lock to the first queued run; with no queue it
 // clears the holder (update then deletes the key).
-func (r *run) handOver(v *lockValue) bool {
+func handOver(v *lockValue) bool {
 	if len(v.Queue) == 0 {
 		v.Holder = 0
 		return true
@@ -282,15 +282,20 @@ func (w *Worker) holderEnded(ctx context.Context, job int64, v *lockValue) bool 
 	return err == nil && !reply.Busy
 }
 
-// update applies change to the lock by compare-and-set until it sticks;
-// a lock left with no holder is deleted. change reports whether it changed
-// anything. It returns the revision written, 0 if none.
+// update applies change to the run's job lock (updateLock).
 func (r *run) update(ctx context.Context, change func(*lockValue) bool) uint64 {
-	kv, key := r.w.locks, lockKey(r.trig.JobID)
+	return r.w.updateLock(ctx, r.trig.JobID, change)
+}
+
+// updateLock applies change to job's lock by compare-and-set until it
+// sticks; a lock left with no holder is deleted. change reports whether it
+// changed anything. It returns the revision written, 0 if none.
+func (w *Worker) updateLock(ctx context.Context, job int64, change func(*lockValue) bool) uint64 {
+	kv, key := w.locks, lockKey(job)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
-		val, rev, err := r.w.readLock(ctx, key)
+		val, rev, err := w.readLock(ctx, key)
 		if err != nil {
 			return 0 // gone (expired) or unreachable: nothing to undo
 		}
@@ -423,13 +428,25 @@ func (l *jobLock) release() {
 	l.r.w.held.release(l.r.trig.JobID, l)
 }
 
-// releaseIdleLocks deletes the job locks that runs of this worker left
-// (see release), so that a stopping worker does not keep its jobs' next
-// runs elsewhere waiting for the locks to expire. Best effort: a lock
-// taken over since is left alone (the delete is conditional).
+// releaseIdleLocks frees the job locks that runs of this worker left when
+// they ended (see release), so that a stopping worker does not keep its
+// jobs' next runs elsewhere waiting for the locks to expire: a lock nobody
+// waited for is deleted, and one with a queue is handed to the first
+// waiter, who then holds it without asking this worker (which is about to
+// go). Best effort: a lock taken over since is left alone (the writes are
+// conditional).
 func (w *Worker) releaseIdleLocks(ctx context.Context) {
-	for job, rev := range w.held.drain(time.Now()) {
+	left, contended := w.held.drain(time.Now())
+	for job, rev := range left {
 		if err := w.locks.Delete(ctx, lockKey(job), jetstream.LastRevision(rev)); err != nil && ctx.Err() != nil {
+			return
+		}
+	}
+	for job := range contended {
+		w.updateLock(ctx, job, func(v *lockValue) bool {
+			return v.Worker == w.cfg.ID && !w.runActive(v.Holder) && handOver(v)
+		})
+		if ctx.Err() != nil {
 			return
 		}
 	}

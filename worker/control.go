@@ -14,7 +14,10 @@ import (
 // returned subscription is unsubscribed: ping (routing strategy failover
 // asks it before sending a trigger here), idle beat (busyover asks
 // whether a run of a job executes or waits here) and run active (another
-// worker asks before taking over a job lock a run of this one left). Answers come from the
+// worker asks before taking over a job lock a run of this one left, or
+// before ending LOST a redelivered run that started here). While the
+// worker stops, only run active is answered, until its runs have ended and
+// its locks are freed. Answers come from the
 // NATS client's delivery goroutine and only read the run table, so they
 // are fast and never block.
 func (w *Worker) serveControl() (*nats.Subscription, error) {
@@ -26,6 +29,10 @@ func (w *Worker) serveControl() (*nats.Subscription, error) {
 		var req wire.ControlRequest
 		if err := wire.DecodeControl(m.Data, &req); err != nil {
 			reply.Error = err.Error()
+		} else if w.stopping.Load() && req.Op != wire.OpRunActive {
+			// A stopping worker takes no triggers: unanswered, routing
+			// passes it by as it would a gone one.
+			return
 		} else if req.Op == wire.OpIdleBeat {
 			reply.Busy = w.runsJob(req.JobID)
 		} else if req.Op == wire.OpRunActive {

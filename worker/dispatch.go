@@ -71,6 +71,7 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, o
 		return nil
 	}
 	r := newRun(w, trig, msg, delivery, origin, log)
+	r.mayStart = mayHaveStarted(msg, delivery)
 	w.active[trig.RunID] = r
 	w.mu.Unlock()
 	return r

@@ -18,19 +18,25 @@
 // A trigger is acknowledged only after the run's finished event has been
 // acknowledged by JetStream, and in-progress acks are sent while the run
 // lasts. A worker that dies mid-run therefore never loses a result: the
-// trigger is redelivered (bounded by MaxDeliver; the scheduler then records
-// LOST). Event message ids make re-publishing harmless:
+// trigger is redelivered. Event message ids make re-publishing harmless:
 //
-//	run-<runID>-started-<delivery>  one per delivery of the trigger, so a
-//	                                 redelivered run records its new worker
+//	run-<runID>-started-<delivery>  one per delivery of the trigger that
+//	                                 starts a handler
 //	run-<runID>-finished            one per run: whichever result JetStream
 //	                                 stored first within the duplicate window wins
 //
-// Inside one process a run never executes twice at once: a delivery of a run
-// that is still running here (a redelivery after a missed in-progress ack, or
-// a re-published trigger) joins the running execution and is acknowledged
+// At most one execution of a run (one attempt of a fire) reaches a handler.
+// Inside one process a run never executes twice: a delivery of a run that
+// is still running here (a redelivery after a missed in-progress ack, or a
+// re-published trigger) joins the running execution and is acknowledged
 // with it; a delivery of a run that finished here recently is acknowledged
-// without running again.
+// without running again. Across processes the started event is the run's
+// start claim: it is stored before the handler is called, and a worker that
+// gets a redelivered trigger asks the schedulers whether the run had started
+// (started.go). A run that started on a worker that died ends LOST, naming
+// that worker, and the job's retry policy decides whether a new attempt
+// runs; a trigger that never started runs normally. Handlers see the
+// attempt and the delivery in Job.Attempt and Job.Delivery.
 //
 // # Results
 //
@@ -71,9 +77,16 @@
 //
 // When Run's context is cancelled the worker stops fetching, lets running
 // handlers finish for ShutdownGrace, then cancels their contexts. Runs that
-// finish in time are reported and acknowledged as usual; the others are
-// handed back (NAKed) for another worker. A handler that returns nil after
-// the shutdown cancelled it keeps its success (its work is done); one that
-// returns an error then was interrupted by us, not failed by itself, and is
-// handed back.
+// finish in time are reported and acknowledged as usual. A handler that
+// returns nil after the shutdown cancelled it keeps its success (its work
+// is done); one that returns an error then, or does not return, was
+// interrupted by us, not failed by itself: its run ends LOST ("its worker
+// stopped while it ran"), since its attempt started and must not start
+// again, and the job's retry policy decides what follows. Triggers that had
+// not started (waiting for their job's lock, or arriving on a pull request
+// still open) are handed back (NAKed) for another worker, delayed only
+// until this worker's open pull requests have expired. Until its runs have
+// ended and the job locks they left are freed (handed to the next waiter,
+// or deleted), a stopping worker still answers other workers' questions
+// about its runs, but no routing question: no trigger is sent its way.
 package worker

@@ -127,13 +127,33 @@ func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
 // lets this worker's open pull requests expire first (fetch.go), so the
 // trigger does not bounce back here and burn a delivery.
 func (w *Worker) handBack(msg jetstream.Msg, log *zap.Logger, reason string) {
-	if err := msg.NakWithDelay(w.fetchWait); err != nil {
+	if err := msg.NakWithDelay(w.handBackDelay(time.Now())); err != nil {
 		log.Warn("handing trigger back failed; it will be redelivered after the ack wait",
 			zap.String("reason", reason), zap.Error(err))
 		return
 	}
 	log.Info("trigger handed back", zap.String("reason", reason))
 }
+
+// handBackDelay is how long a trigger handed back now must wait before it
+// is offered again: until every pull request this worker has open expires
+// (plus a little, for the server to see them expire), or not at all when it
+// has none. A stopping worker sends no new ones, so the triggers it hands
+// back reach a live worker as soon as they can.
+func (w *Worker) handBackDelay(now time.Time) time.Duration {
+	var d time.Duration
+	for _, l := range w.lanes {
+		d = max(d, l.openFor(now))
+	}
+	if d == 0 {
+		return 0
+	}
+	return d + handBackMargin
+}
+
+// handBackMargin covers the time between a pull request's expiry and the
+// server dropping it.
+const handBackMargin = 50 * time.Millisecond
 
 // backoff is an exponential delay with jitter, from 100ms to 5s.
 type backoff struct{ d time.Duration }

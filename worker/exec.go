@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,7 @@ type run struct {
 	w        *Worker
 	trig     *wire.Trigger
 	delivery uint64 // the delivery that started this execution
+	mayStart bool   // it may have started before, on a worker that died (started.go)
 	origin   stored // where and when that delivery's trigger was stored
 	log      *zap.Logger
 	logs     *runLog
@@ -126,11 +128,18 @@ func (r *run) cancel(cause error) {
 	r.pending = cause
 }
 
-// outcome is how an execution ends: a result to report, or a hand-back.
+// outcome is how an execution ends: a result to report, a hand-back, or
+// an acknowledgement alone.
 type outcome struct {
-	status   wire.Status
-	message  string
+	status  wire.Status
+	message string
+	// workerID is the worker the result is about when not this one (a run
+	// LOST with the worker that died).
+	workerID string
 	handBack string // reason; non-empty means hand the trigger back
+	// settleOnly: the run's result is already known; the trigger is
+	// acknowledged with this reason, and nothing is reported.
+	settleOnly string
 }
 
 // execute runs the trigger and reports whether its result was published.
@@ -138,7 +147,15 @@ func (r *run) execute() bool {
 	stop := r.w.keepAlive(r.log, r.current)
 	defer stop()
 
-	// The misfire policy is judged first: a trigger too late to run is
+	// A trigger that may have reached a worker before is checked first: a
+	// run that started must not start again under the same attempt,
+	// however late (started.go).
+	if r.mayStart {
+		if out := r.priorStart(); out != nil {
+			return r.end(*out)
+		}
+	}
+	// The misfire policy is judged next: a trigger too late to run is
 	// EXPIRED whatever this worker could have done with it. No started
 	// event: no handler ever started. Every delivery is judged: a trigger
 	// handed back by a stopping worker comes back as a redelivery, and a
@@ -170,11 +187,7 @@ func (r *run) execute() bool {
 	}
 	lock, blocked := r.block(r.w.stopCtx)
 	if blocked != nil {
-		if blocked.handBack != "" {
-			r.handBack(blocked.handBack)
-			return false
-		}
-		return r.finish(*blocked)
+		return r.end(*blocked)
 	}
 	// Held until the result is published: the job's next run starts after.
 	defer lock.release()
@@ -190,10 +203,20 @@ func (r *run) execute() bool {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
-	out := r.runHandler(h)
-	if out.handBack != "" {
+	return r.end(r.runHandler(h))
+}
+
+// end settles the execution as out says and reports whether a result was
+// published (or was known already).
+func (r *run) end(out outcome) bool {
+	switch {
+	case out.handBack != "":
 		r.handBack(out.handBack)
 		return false
+	case out.settleOnly != "":
+		r.log.Info("redelivered trigger acknowledged without running", zap.String("reason", out.settleOnly))
+		r.ack()
+		return true
 	}
 	return r.finish(out)
 }
@@ -204,7 +227,7 @@ func (r *run) finish(out outcome) bool {
 		r.log.Warn("job log lines could not be published", zap.Int64("dropped", dropped))
 	}
 	ev := wire.Event{
-		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
+		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: cmp.Or(out.workerID, r.w.cfg.ID),
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 	}
@@ -220,12 +243,17 @@ func (r *run) finish(out outcome) bool {
 	if ce := r.log.Check(lvl, "run finished"); ce != nil {
 		ce.Write(zap.String("status", string(out.status)), zap.String("message", ev.Message))
 	}
+	r.ack()
+	return true
+}
+
+// ack acknowledges every delivery of the run.
+func (r *run) ack() {
 	for _, m := range r.settle() {
 		if err := r.w.ackMsg(r.w.pubCtx, m); err != nil {
 			r.log.Warn("trigger not acknowledged; a redelivery will be recognised as finished", zap.Error(err))
 		}
 	}
-	return true
 }
 
 func (r *run) handBack(reason string) {
@@ -287,7 +315,7 @@ func (r *run) runHandler(h *handler) outcome {
 		zap.NamedError("cause", cause), zap.Duration("abandon_grace", r.w.cfg.AbandonGrace),
 		zap.Int64("abandoned_running", r.w.abandonedLive.Load()))
 	if errors.Is(cause, errShutdown) {
-		return outcome{handBack: "handler did not stop when the shutdown cancelled it"}
+		return r.cutShort("the handler did not stop when cancelled and was abandoned")
 	}
 	var ke killError
 	if errors.As(cause, &ke) {
@@ -343,11 +371,19 @@ func (r *run) judge(res handlerResult) outcome {
 	case errors.As(res.cause, new(killError)):
 		return outcome{status: wire.StatusCancelled, message: res.cause.Error()}
 	case errors.Is(res.cause, errShutdown) && res.err != nil:
-		return outcome{handBack: "interrupted by the shutdown: " + res.err.Error()}
+		return r.cutShort(res.err.Error())
 	case res.err != nil:
 		return outcome{status: wire.StatusFailed, message: res.err.Error()}
 	}
 	return outcome{status: wire.StatusSucceeded}
+}
+
+// cutShort is the outcome of a handler the worker's stop cut short:
+// LOST, not handed back, since its attempt has started and must not start
+// again (started.go); the job's retry policy decides what follows.
+func (r *run) cutShort(detail string) outcome {
+	return outcome{status: wire.StatusLost, message: fmt.Sprintf(
+		"its worker %s stopped while it ran (shutdown grace %s over): %s", r.w.cfg.ID, r.w.cfg.ShutdownGrace, detail)}
 }
 
 func (r *run) job() *Job {

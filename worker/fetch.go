@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,9 +31,11 @@ import (
 //
 // When the worker stops, open requests are not abandoned (a trigger the
 // server sent to a vanished inbox would be stuck until AckWait): they are
-// drained until they expire, and what still arrives is handed back with a
-// delay of fetchWait, by which time this worker's requests have expired and
-// the trigger goes to another worker.
+// drained until they expire. A trigger handed back meanwhile (one that
+// arrives on them, or one that waited for its job's lock) is delayed until
+// this worker's open requests have expired, and no longer, so that it goes
+// to another worker at the earliest moment it cannot come back here (see
+// handBackDelay); with none open it is handed back at once.
 const (
 	// defaultFetchWait is how long one pull request stays open. It bounds
 	// how long an idle worker takes to stop; an idle worker sends one
@@ -56,6 +59,18 @@ type lane struct {
 	size   int
 	slots  chan struct{} // semaphore of size run slots
 	tokens chan struct{} // semaphore of outstanding fetch requests
+	// openUntil is when the last pull request sent expires (Unix ns).
+	openUntil atomic.Int64
+}
+
+// openFor is how long this lane's pull requests may still be open at the
+// server: none while no request is outstanding, else until the latest
+// expires.
+func (l *lane) openFor(now time.Time) time.Duration {
+	if len(l.tokens) == 0 {
+		return 0
+	}
+	return max(0, time.Unix(0, l.openUntil.Load()).Sub(now))
 }
 
 func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
@@ -85,6 +100,7 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 			return nil
 		}
 		n += l.tryAcquire(l.size - n) // freed while we waited for a token
+		l.openUntil.Store(time.Now().Add(w.fetchWait).UnixNano())
 		batch, err := l.cons.Fetch(n, jetstream.FetchMaxWait(w.fetchWait))
 		if err != nil {
 			l.release(n)

@@ -39,6 +39,9 @@ type heldLocks struct {
 	// askedWindow may have written the key just before the question (its
 	// write done, not yet registered), so its lock counts as contended.
 	askedAt map[int64]time.Time
+	// contended: jobs whose lock a run here left while others waited for
+	// it (it is not in left), and when; a stopping worker hands them on.
+	contended map[int64]time.Time
 }
 
 // leftLock is a lock an ended run left.
@@ -119,12 +122,22 @@ func (h *heldLocks) release(job int64, l *jobLock) {
 		delete(h.held, job)
 	}
 	if l.contended {
+		h.markContended(job)
 		return
 	}
 	if h.left == nil || len(h.left) >= maxLockMarks {
 		h.left = make(map[int64]leftLock)
 	}
 	h.left[job] = leftLock{holder: l.as, rev: l.rev, wrote: l.wrote}
+}
+
+// markContended records that job's lock may name a run here that ended
+// while others wait for it.
+func (h *heldLocks) markContended(job int64) {
+	if h.contended == nil || len(h.contended) >= maxLockMarks {
+		h.contended = make(map[int64]time.Time)
+	}
+	h.contended[job] = time.Now()
 }
 
 // contend records that a run here waits for job's lock: the lock left here
@@ -168,7 +181,10 @@ func (h *heldLocks) asked(job, holder int64) bool {
 			return false
 		}
 	}
-	delete(h.left, job)
+	if _, ok := h.left[job]; ok {
+		delete(h.left, job)
+		h.markContended(job)
+	}
 	l := h.held[job]
 	if l != nil {
 		l.contended = true
@@ -181,16 +197,23 @@ func (h *heldLocks) asked(job, holder int64) bool {
 	return false
 }
 
-// drain returns the left locks still in the bucket and forgets all.
-func (h *heldLocks) drain(now time.Time) map[int64]uint64 {
+// drain returns the left locks still in the bucket (job → revision), the
+// jobs whose contended locks runs here may have left, and forgets all.
+func (h *heldLocks) drain(now time.Time) (left map[int64]uint64, contended map[int64]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make(map[int64]uint64, len(h.left))
+	left = make(map[int64]uint64, len(h.left))
 	for job, lf := range h.left {
 		if now.Sub(lf.wrote) <= stream.LockTTL {
-			out[job] = lf.rev
+			left[job] = lf.rev
 		}
 	}
-	h.left = nil
-	return out
+	contended = make(map[int64]bool, len(h.contended))
+	for job, at := range h.contended {
+		if now.Sub(at) <= stream.LockTTL {
+			contended[job] = true
+		}
+	}
+	h.left, h.contended = nil, nil
+	return left, contended
 }

@@ -339,3 +339,32 @@ func workerGoroutines() []string {
 	}
 	return out
 }
+
+// answerStartChecks answers the workers' start checks (stream.StartCheck)
+// in the schedulers' place with what truth says of each run, until the
+// test ends. The schedulers' own answer, from PostgreSQL, is tested in the
+// scheduler package; here a test states what they would know.
+func (e *env) answerStartChecks(truth func(wire.StartQuery) wire.RunStart) {
+	e.t.Helper()
+	sub, err := e.nc.QueueSubscribe(stream.StartCheck, stream.SupersedeQueue, func(m *nats.Msg) {
+		var req wire.StartRequest
+		var reply wire.StartReply
+		if err := wire.DecodeControl(m.Data, &req); err != nil {
+			reply.Error = err.Error()
+		}
+		for _, q := range req.Queries {
+			reply.Runs = append(reply.Runs, truth(q))
+		}
+		data, err := wire.EncodeControl(&reply)
+		if err == nil {
+			err = m.Respond(data)
+		}
+		if err != nil {
+			e.t.Errorf("start check not answered: %v", err)
+		}
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
+}

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -94,23 +93,14 @@ func (w *Worker) askSupersede(batch []*supersedeAsk) []int64 {
 	for i, a := range batch {
 		req.Queries[i] = a.q
 	}
-	data, err := wire.EncodeControl(&req)
-	if err != nil {
-		w.log.Error("supersede request cannot be encoded; running the triggers", zap.Error(err))
-		return out
-	}
-	ctx, cancel := context.WithTimeout(w.stopCtx, supersedeTimeout)
-	defer cancel()
-	msg, err := w.cfg.NATS.RequestWithContext(ctx, stream.Supersede, data)
-	if err != nil {
-		w.log.Warn("no scheduler answered whether late fire_once triggers are superseded; running them",
-			zap.Int("triggers", len(batch)), zap.Error(err))
-		return out
-	}
 	var reply wire.SupersedeReply
-	if err := wire.DecodeControl(msg.Data, &reply); err != nil || reply.Error != "" || len(reply.By) != len(batch) {
-		w.log.Warn("schedulers could not say whether late fire_once triggers are superseded; running them",
-			zap.Int("triggers", len(batch)), zap.Error(err), zap.String("reply_error", reply.Error), zap.Int("answers", len(reply.By)))
+	err := w.askSchedulers(stream.Supersede, &req, &reply, supersedeTimeout)
+	if err == nil && len(reply.By) != len(batch) {
+		err = fmt.Errorf("%d answers for %d queries", len(reply.By), len(batch))
+	}
+	if err != nil {
+		w.log.Warn("schedulers did not say whether late fire_once triggers are superseded; running them",
+			zap.Int("triggers", len(batch)), zap.Error(err))
 		return out
 	}
 	return reply.By

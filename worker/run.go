@@ -59,6 +59,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	w.lanes = lanes
 	inited, err := w.initHandlers(ctx)
 	if err != nil {
 		destroyErr := w.destroyHandlers(ctx, inited)
@@ -73,11 +74,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer cancelPub()
 	w.stopCtx, w.hctx, w.pubCtx = stopCtx, hctx, pubCtx
 	// The event publisher outlives every run: it stops after shutdown.
-	w.events, w.supersede = w.newEventBatcher(), w.newSuperseder()
+	w.events, w.supersede, w.starts = w.newEventBatcher(), w.newSuperseder(), w.newStartChecker()
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
 	go w.events.run(evCtx)
 	go w.supersede.run(evCtx)
+	go w.starts.run(evCtx)
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
@@ -100,18 +102,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	// fetchAll returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchAll(lanes, stop)
-	if ctl != nil {
-		_ = ctl.Unsubscribe()
-	}
+	// From now on only questions about runs are answered (serveControl):
+	// workers waiting for a job lock a run of this one holds must learn
+	// when it ends, while routing must pass this worker by.
+	w.stopping.Store(true)
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
 	// Every run has ended: free the job locks they left (block.go), which
 	// other workers can no longer ask this one about.
 	lctx, cancelLocks := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	w.releaseIdleLocks(lctx)
 	cancelLocks()
+	if ctl != nil {
+		_ = ctl.Unsubscribe()
+	}
 	stopEvents()
 	<-w.events.done
 	<-w.supersede.done
+	<-w.starts.done
 	stopKills()
 	<-killsDone
 	reg.deregister(ctx)

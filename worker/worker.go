@@ -192,6 +192,7 @@ type Worker struct {
 	// Tuning that tests shorten; see fetch.go.
 	fetchWait  time.Duration
 	maxFetches int
+	lanes      []*lane // set by Run before fetching starts
 
 	// Set once by Run before any goroutine starts.
 	js        jetstream.JetStream
@@ -200,9 +201,11 @@ type Worker struct {
 	pubCtx    context.Context             // bounds event publishing during a stop
 	events    *groupCommit[*pendingEvent] // publishes run events (events.go)
 	supersede *groupCommit[*supersedeAsk] // asks about late fire_once triggers (misfire.go)
+	starts    *groupCommit[*startAsk]     // asks whether redelivered runs had started (started.go)
 	runs      sync.WaitGroup              // process goroutines
 	fetchers  sync.WaitGroup              // batch drain goroutines
 
+	stopping       atomic.Bool // fetching has stopped (control.go)
 	abandonedTotal atomic.Int64
 	expiredTotal   atomic.Int64
 	abandonedLive  atomic.Int64

@@ -18,8 +18,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -171,8 +173,13 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 	id := fmt.Sprintf("%s-rerouted-%d", wire.MsgID(trig.RunID), md.Sequence.Stream)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := r.js.Publish(pctx, stream.TriggerAny(group), msg.Data(),
-		jetstream.WithMsgID(id), jetstream.WithExpectStream(stream.Triggers)); err != nil {
+	// The copy says how often the dead worker had the original (this
+	// drain's delivery aside): a run it may have started must not start
+	// again, so the worker that gets the copy checks first.
+	cp := nats.NewMsg(stream.TriggerAny(group))
+	cp.Data = msg.Data()
+	cp.Header.Set(stream.ReroutedHeader, strconv.FormatUint(md.NumDelivered-1, 10))
+	if _, err := r.js.PublishMsg(pctx, cp, jetstream.WithMsgID(id), jetstream.WithExpectStream(stream.Triggers)); err != nil {
 		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
 	}
 	if err := msg.DoubleAck(pctx); err != nil {

@@ -1,14 +1,21 @@
-// Package supersede answers workers that hold a late trigger of a fire_once
-// job: has a newer fire of the same job already been published? If so the
-// worker ends the late one EXPIRED and only the newer one runs, which is
-// how a backlog replayed after a worker outage runs once per job.
+// Package supersede answers the questions workers ask the schedulers about
+// runs, which only PostgreSQL can answer:
+//
+//   - supersede (this file): a worker holds a late trigger of a fire_once
+//     job: has a newer fire of the same job already been published? If so
+//     the worker ends the late one EXPIRED and only the newer one runs,
+//     which is how a backlog replayed after a worker outage runs once per
+//     job.
+//   - started (started.go): a worker holds a trigger that may have reached
+//     a worker before (a redelivery): did its run start there? Then it
+//     must not start again under the same attempt.
 //
 // A worker sees only the triggers it fetched; the schedulers see every run
-// in PostgreSQL. So the question is asked on jetjob.sched.supersede, which
-// every scheduler serves in one queue group: one of them answers. The
-// question is asked only for late triggers, so it costs nothing while
-// workers keep up, and a worker gathers the questions of a replayed backlog
-// into a few requests, each answered by one statement.
+// in PostgreSQL. So the questions are asked on jetjob.sched.* subjects,
+// which every scheduler serves in one queue group: one of them answers.
+// They are asked only for late or redelivered triggers, so they cost
+// nothing while workers keep up, and a worker gathers the questions of a
+// replayed backlog into a few requests, each answered by one statement.
 package supersede
 
 import (
@@ -51,14 +58,19 @@ const answerTimeout = time.Second
 // Serve answers supersede requests until ctx ends.
 func Serve(ctx context.Context, nc *nats.Conn, pool *pgxpool.Pool, log *zap.Logger) error {
 	log = log.Named("supersede")
+	return serve(ctx, nc, stream.Supersede, func(ctx context.Context, m *nats.Msg) { answer(ctx, m, pool, log) })
+}
+
+// serve hands the requests on subject (in the schedulers' queue group) to
+// answerers look-ups running at once, until ctx ends: a replayed backlog
+// asks about many triggers at once.
+func serve(ctx context.Context, nc *nats.Conn, subject string, answer func(context.Context, *nats.Msg)) error {
 	reqs := make(chan *nats.Msg, 256)
-	sub, err := nc.ChanQueueSubscribe(stream.Supersede, stream.SupersedeQueue, reqs)
+	sub, err := nc.ChanQueueSubscribe(subject, stream.SupersedeQueue, reqs)
 	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", stream.Supersede, err)
+		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	// A replayed backlog asks about many triggers at once: a few look-ups
-	// run in parallel.
 	var wg sync.WaitGroup
 	for range answerers {
 		wg.Add(1)
@@ -69,7 +81,9 @@ func Serve(ctx context.Context, nc *nats.Conn, pool *pgxpool.Pool, log *zap.Logg
 				case <-ctx.Done():
 					return
 				case m := <-reqs:
-					answer(ctx, m, pool, log)
+					if m.Reply != "" {
+						answer(ctx, m)
+					}
 				}
 			}
 		}()
@@ -81,10 +95,18 @@ func Serve(ctx context.Context, nc *nats.Conn, pool *pgxpool.Pool, log *zap.Logg
 // answerers is how many look-ups run at once.
 const answerers = 4
 
-func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logger) {
-	if m.Reply == "" {
-		return
+// respond sends reply (a control reply of package wire) to m.
+func respond(m *nats.Msg, reply any, log *zap.Logger) {
+	data, err := wire.EncodeControl(reply)
+	if err == nil {
+		err = m.Respond(data)
 	}
+	if err != nil {
+		log.Warn("request not answered", zap.String("subject", m.Subject), zap.Error(err))
+	}
+}
+
+func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logger) {
 	var reply wire.SupersedeReply
 	var req wire.SupersedeRequest
 	if err := wire.DecodeControl(m.Data, &req); err != nil {
@@ -106,11 +128,5 @@ func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logge
 			reply.By = by
 		}
 	}
-	data, err := wire.EncodeControl(&reply)
-	if err == nil {
-		err = m.Respond(data)
-	}
-	if err != nil {
-		log.Warn("supersede request not answered", zap.Error(err))
-	}
+	respond(m, &reply, log)
 }

@@ -79,6 +79,17 @@ const (
 	SupersedeQueue = "jetjob-schedulers"
 )
 
+// StartCheck is the request/reply subject all schedulers answer (in the
+// queue group SupersedeQueue) about whether runs had started before
+// (wire.StartRequest).
+const StartCheck = "jetjob.sched.started"
+
+// ReroutedHeader marks a trigger moved off a dead worker's directed queue;
+// its value is how many times the original had been delivered to that
+// worker. A worker treats such a trigger like a redelivery: its run may
+// have started there.
+const ReroutedHeader = "Jetjob-Rerouted"
+
 // KillKey is the key of a run's kill request in KillsBucket.
 func KillKey(runID int64) string { return strconv.FormatInt(runID, 10) }
 

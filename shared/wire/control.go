@@ -8,8 +8,8 @@ import (
 
 // Control requests travel as NATS request/reply, outside any stream: a
 // scheduler asks one worker (on stream.Control(workerID)) before routing a
-// trigger to it, and a worker asks the schedulers (on stream.Supersede)
-// about a late trigger. Both sides treat a missing or malformed answer as
+// trigger to it, and a worker asks the schedulers (on stream.Supersede and
+// stream.StartCheck) about a late trigger or one that may have started. Both sides treat a missing or malformed answer as
 // "no answer" and fall back to a safe default.
 
 // ControlOp is what a control request asks of a worker.
@@ -119,6 +119,71 @@ type SupersedeReply struct {
 	Error string  `json:"error,omitempty"`
 }
 
+// StartQuery asks the schedulers whether a run had started before: a worker
+// asks it before the handler of a trigger that may have reached a worker
+// already (a redelivery, or a trigger moved off a dead worker's queue).
+// A run that started must not start again under the same attempt
+// (ARCHITECTURE.md, invariant 2): it ends LOST instead, and the job's retry
+// policy decides whether a new attempt runs.
+type StartQuery struct {
+	RunID       int64     `json:"run_id"`
+	ScheduledAt time.Time `json:"scheduled_at"`
+}
+
+// MaxStartQueries bounds the queries of one request.
+const MaxStartQueries = 256
+
+// StartRequest carries the start queries a worker gathered.
+type StartRequest struct {
+	V       int          `json:"v"`
+	Queries []StartQuery `json:"queries"`
+}
+
+// Validate checks a start request.
+func (s *StartRequest) Validate() error {
+	if s.V != Version {
+		return fmt.Errorf("start request: %w %d (this build speaks %d)", ErrVersion, s.V, Version)
+	}
+	if len(s.Queries) == 0 || len(s.Queries) > MaxStartQueries {
+		return fmt.Errorf("start request: %d queries, want 1-%d", len(s.Queries), MaxStartQueries)
+	}
+	for i, q := range s.Queries {
+		if q.RunID <= 0 {
+			return fmt.Errorf("start request: query %d: run_id must be positive, got %d", i, q.RunID)
+		}
+		if q.ScheduledAt.IsZero() {
+			return fmt.Errorf("start request: query %d: scheduled_at is required", i)
+		}
+	}
+	return nil
+}
+
+// RunStart is what the schedulers know of one run's start, once every
+// event published before the question has been applied. Status is the
+// run's status (empty when no such run exists); WorkerID and StartedAt are
+// set once a worker started it.
+type RunStart struct {
+	Status    Status    `json:"status,omitempty"`
+	WorkerID  string    `json:"worker_id,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+}
+
+// Started reports whether a handler of the run may have started: a
+// worker recorded its start, or the run ended as only a started run can.
+func (r RunStart) Started() bool {
+	return !r.StartedAt.IsZero() || r.Status == StatusRunning
+}
+
+// StartReply answers a StartRequest: Runs[i] answers query i. Error is set
+// (and Runs empty) when the schedulers cannot answer with certainty yet:
+// PostgreSQL is unreachable, or run events published before the question
+// are still being applied. The worker asks again.
+type StartReply struct {
+	V     int        `json:"v"`
+	Runs  []RunStart `json:"runs,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
 // EncodeControl stamps the version on a control message (a request or a
 // reply of this file) and marshals it, validating what has a Validate.
 func EncodeControl(m any) ([]byte, error) {
@@ -136,6 +201,13 @@ func EncodeControl(m any) ([]byte, error) {
 			return nil, err
 		}
 	case *SupersedeReply:
+		c.V = Version
+	case *StartRequest:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	case *StartReply:
 		c.V = Version
 	default:
 		return nil, fmt.Errorf("encode control: unsupported message %T", m)
@@ -161,6 +233,12 @@ func DecodeControl(data []byte, m any) error {
 	case *SupersedeReply:
 		if c.V != Version {
 			return fmt.Errorf("supersede reply: %w %d", ErrVersion, c.V)
+		}
+	case *StartRequest:
+		return c.Validate()
+	case *StartReply:
+		if c.V != Version {
+			return fmt.Errorf("start reply: %w %d", ErrVersion, c.V)
 		}
 	default:
 		return fmt.Errorf("decode control: unsupported message %T", m)

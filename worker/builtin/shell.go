@@ -79,7 +79,7 @@ type shellParams struct {
 // The command gets the worker's environment without its JETJOB_* variables,
 // plus ShellConfig.Env, the params' env, and the run's JETJOB_RUN_ID,
 // JETJOB_JOB_ID, JETJOB_GROUP, JETJOB_SCHEDULED_AT (RFC 3339, milliseconds),
-// JETJOB_ATTEMPT, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL,
+// JETJOB_ATTEMPT, JETJOB_DELIVERY, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL,
 // JETJOB_TRIGGER_TYPE and JETJOB_PARAMS. Its stdin is /dev/null. Every line
 // it writes goes to job.Logger, and so to the run log: stdout at info,
 // stderr at warn, each with a field "stream".
@@ -191,6 +191,7 @@ func shellEnv(cfgEnv, paramsEnv []string, job *worker.Job) []string {
 		"JETJOB_GROUP="+job.Group,
 		"JETJOB_SCHEDULED_AT="+job.ScheduledAt.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		"JETJOB_ATTEMPT="+strconv.Itoa(job.Attempt),
+		"JETJOB_DELIVERY="+strconv.Itoa(job.Delivery),
 		"JETJOB_SHARD_INDEX="+strconv.Itoa(job.ShardIndex),
 		"JETJOB_SHARD_TOTAL="+strconv.Itoa(job.ShardTotal),
 		"JETJOB_TRIGGER_TYPE="+string(job.TriggerType),

@@ -76,7 +76,7 @@ func TestShellEnvironment(t *testing.T) {
 	stdout, _ := output(e.logLines(5))
 	for _, want := range []string{
 		"JETJOB_RUN_ID=5", "JETJOB_JOB_ID=77", "JETJOB_GROUP=g", "JETJOB_SCHEDULED_AT=2025-03-01T12:00:00.123Z",
-		"JETJOB_ATTEMPT=2", "JETJOB_SHARD_INDEX=1", "JETJOB_SHARD_TOTAL=3", "JETJOB_TRIGGER_TYPE=retry",
+		"JETJOB_ATTEMPT=2", "JETJOB_DELIVERY=1", "JETJOB_SHARD_INDEX=1", "JETJOB_SHARD_TOTAL=3", "JETJOB_TRIGGER_TYPE=retry",
 		"JETJOB_PARAMS=" + params, "FROM_CONFIG=c", "FROM_PARAMS=p", "BOTH=params", "SHELL_TEST_INHERITED=yes",
 	} {
 		if !slices.Contains(stdout, "info "+want) {

@@ -1,0 +1,165 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// attemptKey is one (run, attempt): at most one execution of it may reach
+// a handler (ARCHITECTURE.md, invariant 2).
+type attemptKey struct {
+	run     int64
+	attempt int
+}
+
+// A worker dies while runs are inside their handlers, and their triggers
+// are redelivered to another worker (max deliveries 5, so not given up):
+// each of those runs ends LOST at once, naming the dead worker, and is
+// retried by its job's policy; none runs twice under one attempt. Runs
+// whose triggers the dead worker held without starting them (their job's
+// lock was taken) run once on the other worker, as normal.
+func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4)
+	ctx := context.Background()
+	const ackWait = 2 * time.Second
+	const inHandler = 6
+
+	var mu sync.Mutex
+	execs := map[attemptKey][]string{}
+	deliveries := map[attemptKey]int{}
+	record := func(w string, j *worker.Job) {
+		mu.Lock()
+		defer mu.Unlock()
+		k := attemptKey{j.RunID, j.Attempt}
+		execs[k] = append(execs[k], w)
+		deliveries[k] = j.Delivery
+	}
+
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) })
+	startedOnA := make(chan int64, 2*inHandler)
+	ncA := c.connect("worker-a")
+	a, err := worker.New(worker.Config{NATS: ncA, Group: "g", ID: "a", AckWait: ackWait,
+		AbandonGrace: 100 * time.Millisecond, Logger: c.log.Named("a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Handle("work", func(ctx context.Context, j *worker.Job) error {
+		record("a", j)
+		startedOnA <- j.RunID
+		<-hung // the process "dies" while this runs
+		return nil
+	})
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Run(context.Background()) }()
+
+	jobs := make([]int64, inHandler)
+	for i := range jobs {
+		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("work-%d", i), Handler: "work",
+			ScheduleType: "none", MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[i] = j.ID
+	}
+	// One run of each job starts on a; a second run of the first job waits
+	// there for the job's lock (block strategy serial): a holds its
+	// trigger without having started it.
+	var started, waiting []int64
+	for _, job := range jobs {
+		r, err := c.api.TriggerJob(ctx, job, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started = append(started, r.ID)
+	}
+	for range started {
+		select {
+		case <-startedOnA:
+		case <-time.After(20 * time.Second):
+			t.Fatal("worker a did not start every run")
+		}
+	}
+	r, err := c.api.TriggerJob(ctx, jobs[0], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting = append(waiting, r.ID)
+	eventually(t, 10*time.Second, "the second run of the first job to reach worker a", func() bool {
+		got, err := c.api.GetRun(ctx, r.ID)
+		return err == nil && got.Status == "TRIGGERED" && a.Stats().Running == inHandler+1
+	})
+
+	// Crash: the connection goes away with no ack, no nak, no final event.
+	ncA.Close()
+	<-aDone
+	crashed := time.Now()
+
+	b, err := worker.New(worker.Config{NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, Logger: c.log.Named("b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Handle("work", func(ctx context.Context, j *worker.Job) error { record("b", j); return nil })
+	bctx, stopB := context.WithCancel(context.Background())
+	bDone := make(chan error, 1)
+	go func() { bDone <- b.Run(bctx) }()
+	t.Cleanup(func() { stopB(); <-bDone })
+
+	for _, id := range started {
+		var lost *apiv1.Run
+		eventually(t, 30*time.Second, fmt.Sprintf("run %d to end LOST", id), func() bool {
+			lost, err = c.api.GetRun(ctx, id)
+			return err == nil && lost.Status != "RUNNING"
+		})
+		if lost.Status != "LOST" || lost.WorkerID != "a" || !strings.Contains(lost.Message, "worker a died while it ran") {
+			t.Errorf("run %d: %s on %q (%q), want LOST on worker a saying it died", id, lost.Status, lost.WorkerID, lost.Message)
+		}
+		// Redelivered after the ack wait, then ended at once: not after
+		// the deliveries ran out.
+		if took := lost.FinishedAt.Sub(crashed); took > ackWait+5*time.Second {
+			t.Errorf("run %d LOST %s after the crash, want within the ack wait (%s) and a few seconds", id, took, ackWait)
+		}
+	}
+	for _, id := range waiting {
+		eventually(t, 30*time.Second, fmt.Sprintf("the waiting run %d to succeed", id), func() bool {
+			got, err := c.api.GetRun(ctx, id)
+			return err == nil && got.Status == "SUCCEEDED" && got.WorkerID == "b"
+		})
+	}
+	for i, job := range jobs {
+		eventually(t, 30*time.Second, fmt.Sprintf("the retry of run %d to succeed", started[i]), func() bool {
+			for _, r := range runsOf(t, c.api, job) {
+				if r.RetryOf != nil && *r.RetryOf == started[i] && r.Status == "SUCCEEDED" && r.Attempt == 1 {
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for k, on := range execs {
+		if len(on) != 1 {
+			t.Errorf("run %d attempt %d executed %d times (on %v), want once", k.run, k.attempt, len(on), on)
+		}
+	}
+	for _, id := range waiting {
+		// It reached a before, without starting: it runs on b, and its
+		// handler learns it is a later delivery.
+		if d := deliveries[attemptKey{id, 0}]; d < 2 {
+			t.Errorf("waiting run %d ran with Job.Delivery %d, want 2 or more", id, d)
+		}
+	}
+	if want := 2*inHandler + len(waiting); len(execs) != want {
+		t.Errorf("%d (run, attempt) pairs executed, want %d: the lost runs, their retries and the waiting run", len(execs), want)
+	}
+}
