@@ -5,11 +5,16 @@
 #
 #   usage: deploy/e2e-images.sh [postgres] [nats] [scheduler] [worker]   (default: all four)
 #
-# Image names (the suite reads the same variables, with the same defaults):
-#   JETJOB_E2E_POSTGRES_IMAGE   postgres:15            skipped when present
-#   JETJOB_E2E_NATS_IMAGE       nats:2.15              skipped when present
-#   JETJOB_E2E_SCHEDULER_IMAGE  jetjob-scheduler:e2e   rebuilt when its content changes
-#   JETJOB_E2E_WORKER_IMAGE     jetjob-worker:e2e      rebuilt when its content changes
+# Image names (the suite reads the same variables, with the same defaults).
+# They live under jetjob-e2e/, never under an official image's name, which
+# would hide the real image on a developer's machine:
+#   JETJOB_E2E_POSTGRES_IMAGE   jetjob-e2e/postgres:15    skipped when present
+#   JETJOB_E2E_NATS_IMAGE       jetjob-e2e/nats:2.15      rebuilt when go.mod's nats-server version changes
+#   JETJOB_E2E_SCHEDULER_IMAGE  jetjob-e2e/scheduler:dev  rebuilt when its content changes
+#   JETJOB_E2E_WORKER_IMAGE     jetjob-e2e/worker:dev     rebuilt when its content changes
+# Images an older version of this script built under the former names
+# (postgres:15, nats:2.15, jetjob-scheduler:e2e, jetjob-worker:e2e) are
+# renamed, not rebuilt.
 #
 # How each is made (nothing is pulled; the Docker CLI has no buildx here, so
 # builds use the classic builder, DOCKER_BUILDKIT=0):
@@ -42,10 +47,10 @@ DOCKERDIR=$ROOT/deploy/docker
 GO=${GO:-go}
 export DOCKER_BUILDKIT=0
 
-PG_IMAGE=${JETJOB_E2E_POSTGRES_IMAGE:-postgres:15}
-NATS_IMAGE=${JETJOB_E2E_NATS_IMAGE:-nats:2.15}
-SCHED_IMAGE=${JETJOB_E2E_SCHEDULER_IMAGE:-jetjob-scheduler:e2e}
-WORKER_IMAGE=${JETJOB_E2E_WORKER_IMAGE:-jetjob-worker:e2e}
+PG_IMAGE=${JETJOB_E2E_POSTGRES_IMAGE:-jetjob-e2e/postgres:15}
+NATS_IMAGE=${JETJOB_E2E_NATS_IMAGE:-jetjob-e2e/nats:2.15}
+SCHED_IMAGE=${JETJOB_E2E_SCHEDULER_IMAGE:-jetjob-e2e/scheduler:dev}
+WORKER_IMAGE=${JETJOB_E2E_WORKER_IMAGE:-jetjob-e2e/worker:dev}
 SUITE=bookworm
 PG_MAJOR=15
 
@@ -53,6 +58,7 @@ PG_MAJOR=15
 # jetjob images the content hash that decides a rebuild.
 BUILT_BY=org.jetjob.e2e.built-by=deploy/e2e-images.sh
 HASH_LABEL=org.jetjob.e2e.content-hash
+NATS_VERSION_LABEL=org.jetjob.e2e.nats-server-version
 
 log() { printf 'e2e-images: %s\n' "$*" >&2; }
 die() {
@@ -61,6 +67,16 @@ die() {
 }
 
 have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# adopt IMAGE OLDNAME: rename an image this script built under a former
+# name (an official image's) to IMAGE, once.
+adopt() {
+	local image=$1 old=$2
+	if ! have_image "$image" && [[ $(docker image inspect -f '{{index .Config.Labels "org.jetjob.e2e.built-by"}}' "$old" 2>/dev/null) == deploy/e2e-images.sh ]]; then
+		log "renaming $old (built by this script) to $image"
+		docker tag "$old" "$image" && docker rmi "$old" >/dev/null
+	fi
+}
 
 # dbuild ARGS...: `docker build -q` with the classic builder, quiet unless it
 # fails (the classic builder warns about its deprecation on every build).
@@ -179,16 +195,19 @@ build_worker() {
 }
 
 build_nats() {
-	if have_image "$NATS_IMAGE"; then
-		log "$NATS_IMAGE exists: skipped"
+	local version have
+	version=$("$GO" list -m -f '{{.Version}}' github.com/nats-io/nats-server/v2)
+	have=$(docker image inspect -f "{{index .Config.Labels \"$NATS_VERSION_LABEL\"}}" "$NATS_IMAGE" 2>/dev/null || true)
+	if [[ $have == "$version" ]]; then
+		log "$NATS_IMAGE has nats-server $version: skipped"
 		return
 	fi
 	local ctx=$work/nats
 	mkdir -p "$ctx"
-	log "building nats-server from the Go module (1-2 minutes)"
+	log "building nats-server $version from the Go module (1-2 minutes)"
 	gobuild "$ctx/nats-server" github.com/nats-io/nats-server/v2
 	log "building $NATS_IMAGE ($("$ctx/nats-server" --version))"
-	dbuild -f "$DOCKERDIR/nats.Dockerfile" --label "$BUILT_BY" -t "$NATS_IMAGE" "$ctx"
+	dbuild -f "$DOCKERDIR/nats.Dockerfile" --label "$BUILT_BY" --label "$NATS_VERSION_LABEL=$version" -t "$NATS_IMAGE" "$ctx"
 }
 
 # debian_mirror prints the URI apt uses for the main bookworm suite.
@@ -277,6 +296,16 @@ if [[ ${#targets[@]} -eq 0 ]]; then
 fi
 command -v docker >/dev/null 2>&1 || die "docker is not installed"
 docker info >/dev/null 2>&1 || die "the Docker engine does not answer (docker info failed)"
+adopt "$PG_IMAGE" postgres:15
+adopt "$SCHED_IMAGE" jetjob-scheduler:e2e
+adopt "$WORKER_IMAGE" jetjob-worker:e2e
+if [[ -z $(docker image inspect -f "{{index .Config.Labels \"$NATS_VERSION_LABEL\"}}" nats:2.15 2>/dev/null) ]]; then
+	# A former NATS image has no version label: renaming it would only
+	# have it rebuilt; remove it if it is ours.
+	if [[ $(docker image inspect -f '{{index .Config.Labels "org.jetjob.e2e.built-by"}}' nats:2.15 2>/dev/null) == deploy/e2e-images.sh ]]; then
+		docker rmi nats:2.15 >/dev/null 2>&1 || true
+	fi
+fi
 for t in "${targets[@]}"; do
 	start=$SECONDS
 	case $t in

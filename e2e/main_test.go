@@ -15,10 +15,10 @@ import (
 // Images, from the same variables and defaults as deploy/e2e-images.sh
 // (which `make e2e` runs first).
 var (
-	postgresImage  = envOr("JETJOB_E2E_POSTGRES_IMAGE", "postgres:15")
-	natsImage      = envOr("JETJOB_E2E_NATS_IMAGE", "nats:2.15")
-	schedulerImage = envOr("JETJOB_E2E_SCHEDULER_IMAGE", "jetjob-scheduler:e2e")
-	workerImage    = envOr("JETJOB_E2E_WORKER_IMAGE", "jetjob-worker:e2e")
+	postgresImage  = envOr("JETJOB_E2E_POSTGRES_IMAGE", "jetjob-e2e/postgres:15")
+	natsImage      = envOr("JETJOB_E2E_NATS_IMAGE", "jetjob-e2e/nats:2.15")
+	schedulerImage = envOr("JETJOB_E2E_SCHEDULER_IMAGE", "jetjob-e2e/scheduler:dev")
+	workerImage    = envOr("JETJOB_E2E_WORKER_IMAGE", "jetjob-e2e/worker:dev")
 )
 
 func envOr(name, def string) string {

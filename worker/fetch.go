@@ -38,9 +38,10 @@ import (
 // handBackDelay); with none open it is handed back at once.
 const (
 	// defaultFetchWait is how long one pull request stays open. It bounds
-	// how long an idle worker takes to stop; an idle worker sends one
-	// request per fetchWait.
-	defaultFetchWait = 2 * time.Second
+	// how long an idle worker takes to stop, and how long a stopping
+	// worker's hand-backs wait before another worker gets them; an idle
+	// worker sends one request per fetchWait and lane.
+	defaultFetchWait = time.Second
 	// defaultMaxFetches bounds the open pull requests of one worker, so a
 	// large group stays well below the server's MaxWaiting (512).
 	defaultMaxFetches = 4

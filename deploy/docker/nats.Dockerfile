@@ -3,7 +3,7 @@
 # NATS, needing no registry. deploy/e2e-images.sh builds the binary with
 # `CGO_ENABLED=0 go build -o CONTEXT/nats-server github.com/nats-io/nats-server/v2`
 # from inside the module and tags the image like the official one
-# (nats:2.15), whose entrypoint is the server binary too.
+# (nats:2.15; built here as jetjob-e2e/nats:2.15), whose entrypoint is the server binary too.
 FROM scratch
 COPY nats-server /nats-server
 # Client, cluster routes, monitoring (/healthz).
