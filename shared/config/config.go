@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -56,16 +57,53 @@ const (
 // Option modifies how a setting is bound.
 type Option func(*setting)
 
-// Secret marks a setting whose value must never be shown: it has no
-// default in help, errors about it do not quote it, and Values hides it.
-func Secret() Option { return func(s *setting) { s.secret = true } }
+// Secret marks a setting whose value must never be shown: help shows no
+// default for it, errors about it do not quote it, and Values hides it.
+func Secret() Option { return func(s *setting) { s.show = hide } }
+
+// SecretURL marks a setting holding URLs (comma-separated) that may carry a
+// password: it is shown with the password replaced by "xxxxx", and not at
+// all when it is not a URL (a key=value connection string may hold one too).
+func SecretURL() Option { return func(s *setting) { s.show = RedactURLs } }
+
+func hide(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "xxxxx"
+}
+
+// RedactURLs is how a SecretURL setting is shown: each of the
+// comma-separated URLs with its password, or its user name when it has no
+// password (NATS takes a token there), replaced by "xxxxx"; all of it
+// hidden when any part is not a URL.
+func RedactURLs(v string) string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		u, err := url.Parse(p)
+		if err != nil || !strings.Contains(p, "://") {
+			return hide(v)
+		}
+		if u.User != nil {
+			if _, ok := u.User.Password(); !ok {
+				u.User = url.User("xxxxx")
+			}
+		}
+		parts[i] = u.Redacted()
+	}
+	return strings.Join(parts, ",")
+}
 
 // setting is what the Set knows of one flag or environment-only variable.
 type setting struct {
-	flag   string // "" for an environment-only setting
-	env    string // "" for a flag without a variable
-	secret bool
-	def    string // the default, as the flag's Value would print it
+	flag   string              // "" for an environment-only setting
+	env    string              // "" for a flag without a variable
+	show   func(string) string // nil: the value may be shown as it is
+	def    string              // the default, as the flag's Value would print it
 	usage  string
 	envPtr *string // environment-only settings
 	source Source
@@ -138,9 +176,10 @@ func (s *Set) adopt(name, env, usage string, opts []Option) {
 	for _, o := range opts {
 		o(st)
 	}
-	if st.secret {
-		// The default, if a secret ever had one, must not reach help.
-		f.Value = &secretValue{f.Value}
+	if st.show != nil {
+		// Whatever prints the Value (help's default, pflag's and cobra's
+		// messages) sees only what may be shown.
+		f.Value = &secretValue{f.Value, st.show}
 		f.DefValue = f.Value.String()
 	}
 	if env != "" {
@@ -227,10 +266,14 @@ func (s *Set) set(f *pflag.Flag, st *setting, v string) error {
 	return errors.New(want(f.Value.Type()))
 }
 
-// quote is how a message shows a value: `="v"`, or nothing for a secret.
+// quote is how a message shows a value: `="v"`, redacted or left out for
+// a secret.
 func (s *Set) quote(st *setting, v string) string {
-	if st.secret {
-		return " (value hidden)"
+	if st.show != nil {
+		v = st.show(v)
+		if v == "" || v == "xxxxx" {
+			return " (value hidden)"
+		}
 	}
 	return "=" + strconv.Quote(v)
 }
@@ -285,16 +328,13 @@ func (s *Set) Values() []string {
 		if st == nil || slices.Contains(reserved, f.Name) {
 			return
 		}
-		v := f.Value.String()
-		if st.secret && v != "" {
-			v = "xxxxx"
-		}
+		v := f.Value.String() // a secret's Value redacts itself
 		out = append(out, fmt.Sprintf("%s=%s (%s)", f.Name, v, st.source))
 	})
 	for _, st := range s.envOnly {
 		v := *st.envPtr
-		if st.secret && v != "" {
-			v = "xxxxx"
+		if st.show != nil {
+			v = st.show(v)
 		}
 		out = append(out, fmt.Sprintf("%s=%s (%s)", st.env, v, st.source))
 	}
@@ -403,11 +443,9 @@ func parseFile(r io.Reader, name string) ([]fileValue, error) {
 // secretValue hides a flag's value from everything that prints a Value
 // (help's default, cobra's and pflag's messages); the flag's variable holds
 // the real value.
-type secretValue struct{ pflag.Value }
-
-func (v *secretValue) String() string {
-	if v.Value.String() == "" {
-		return ""
-	}
-	return "xxxxx"
+type secretValue struct {
+	pflag.Value
+	show func(string) string
 }
+
+func (v *secretValue) String() string { return v.show(v.Value.String()) }

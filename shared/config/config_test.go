@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ type settings struct {
 func newSettings() *settings {
 	c := &settings{fs: pflag.NewFlagSet("test", pflag.ContinueOnError)}
 	c.set = New(c.fs)
-	c.set.String(&c.url, "database-url", "JETJOB_DATABASE_URL", "", "PostgreSQL URL", Secret())
+	c.set.String(&c.url, "database-url", "JETJOB_DATABASE_URL", "", "PostgreSQL URL", SecretURL())
 	c.set.String(&c.password, "nats-password", "JETJOB_NATS_PASSWORD", "", "NATS password", Secret())
 	c.set.Int(&c.n, "shard-count", "JETJOB_SHARD_COUNT", 64, "shards")
 	c.set.Duration(&c.wait, "lease-ttl", "JETJOB_LEASE_TTL", 10*time.Second, "lease TTL")
@@ -138,6 +139,27 @@ func TestErrorsAndSecrets(t *testing.T) {
 	for _, s := range []string{"hunter2", "hunter3", "hunter4"} {
 		if strings.Contains(all, s) {
 			t.Errorf("secret %q shown:\n%s", s, all)
+		}
+	}
+}
+
+// A URL setting is shown without its password; a connection string that is
+// not a URL, not at all.
+func TestSecretURL(t *testing.T) {
+	for v, want := range map[string]string{
+		"postgres://u:hunter2@db:5432/x":           "database-url=postgres://u:xxxxx@db:5432/x (environment)",
+		"nats://a:hunter2@n1:4222,nats://n2:4222":  "database-url=nats://a:xxxxx@n1:4222,nats://n2:4222 (environment)",
+		"host=db user=u password=hunter2 dbname=x": "database-url=xxxxx (environment)",
+	} {
+		c := newSettings()
+		if err := c.load(t, map[string]string{"JETJOB_DATABASE_URL": v}); err != nil {
+			t.Fatal(err)
+		}
+		if c.url != v {
+			t.Errorf("value %q, want %q", c.url, v)
+		}
+		if got := c.set.Values(); !slices.Contains(got, want) {
+			t.Errorf("Values shows %q, want %q among them", got, want)
 		}
 	}
 }
