@@ -22,11 +22,11 @@ import (
 
 // PKI is a CA and two certificates it signed, as PEM files.
 type PKI struct {
-	CAFile                 string // the CA certificate
-	ServerCert, ServerKey  string // for 127.0.0.1 and localhost
-	ClientCert, ClientKey  string
-	caCert                 *x509.Certificate
-	serverPair, clientPair tls.Certificate
+	CAFile                string // the CA certificate
+	ServerCert, ServerKey string // for 127.0.0.1 and localhost
+	ClientCert, ClientKey string
+	caCert                *x509.Certificate
+	serverPair            tls.Certificate
 }
 
 // New writes a CA, a server certificate and a client certificate into dir.
