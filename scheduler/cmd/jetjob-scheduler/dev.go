@@ -60,6 +60,7 @@ another terminal with no flags. Ctrl-C stops everything.`,
 	s.String(&dataDir, "data-dir", "", "", "directory for NATS JetStream data (default: a temporary directory removed on exit)")
 	s.Int(&natsPort, "nats-port", "", 0, "port of the embedded NATS server (default: a free port)")
 	s.Bool(&noDemo, "no-demo", "", false, "do not create the demo group, jobs and worker")
+	cmd.Long += "\n" + envHelp(s)
 	return cmd
 }
 
