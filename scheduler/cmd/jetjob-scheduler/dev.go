@@ -102,12 +102,16 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	defer nc.Close()
 
 	token := o.apiToken
+	// dev prints the token it made up (that is how one tries the API), but
+	// never one the environment gave: that is a secret like any other.
+	shownToken := "(from JETJOB_API_TOKEN, not shown)"
 	if token == "" {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
 			return err
 		}
 		token = hex.EncodeToString(b)
+		shownToken = token
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -156,7 +160,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, cfgPath, token, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, cfgPath, shownToken, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
