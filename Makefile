@@ -8,11 +8,20 @@ STATICCHECK_VERSION ?= v0.8.2
 
 all: build
 
+# What --version, /healthz and the worker registry report (shared/version):
+# without these, a build from a source tree is "(devel)", and without .git
+# (or with -buildvcs=false) it has no commit either.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo "(devel)")
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION_PKG := github.com/jetjob/jetjob/shared/version
+LDFLAGS := -X '$(VERSION_PKG).version=$(VERSION)' -X '$(VERSION_PKG).commit=$(COMMIT)' -X '$(VERSION_PKG).date=$(BUILD_DATE)'
+
 build:
 	@mkdir -p $(BIN)
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob-scheduler ./scheduler/cmd/jetjob-scheduler
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob ./scheduler/cmd/jetjob
-	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob-worker ./worker/cmd/jetjob-worker
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jetjob-scheduler ./scheduler/cmd/jetjob-scheduler
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jetjob ./scheduler/cmd/jetjob
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jetjob-worker ./worker/cmd/jetjob-worker
 
 # PostgreSQL server binaries are needed by `dev` and by the tests (a
 # throwaway server each); installed through apt when missing.
@@ -52,7 +61,10 @@ e2e-images:
 e2e: e2e-images
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -count=1 -timeout 40m -v ./e2e/...
 
+# lint also refuses tracked files that .gitignore ignores: a build output
+# committed by mistake (a 10 MB binary once was).
 lint:
+	@out=$$(git ls-files -ci --exclude-standard); if [ -n "$$out" ]; then echo "tracked but ignored (git rm --cached them):"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

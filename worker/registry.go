@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/version"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -208,43 +208,7 @@ func (w *Worker) runningIDs() []int64 {
 	return ids
 }
 
-// buildVersion is the jetjob module version this binary was built with.
-var buildVersion = sync.OnceValue(func() string {
-	const module = "github.com/jetjob/jetjob"
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := ""
-	if bi.Main.Path == module {
-		v = bi.Main.Version
-	} else {
-		for _, d := range bi.Deps {
-			if d.Path == module {
-				v = d.Version
-				if d.Replace != nil && d.Replace.Version != "" {
-					v = d.Replace.Version
-				}
-				break
-			}
-		}
-	}
-	if v == "" || v == "(devel)" {
-		v = "(devel)"
-		var rev, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "-dirty"
-				}
-			}
-		}
-		if rev != "" {
-			v = "(devel) " + rev[:min(12, len(rev))] + dirty
-		}
-	}
-	return v
-})
+// buildVersion is the jetjob build this binary was made from, as the
+// registry shows it (see shared/version: the Makefile's stamp, else the
+// module version, else "(devel)" and the commit).
+func buildVersion() string { return version.Get().Short() }

@@ -22,6 +22,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/version"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -81,7 +82,9 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		// The build is here, unauthenticated like the rest of /healthz, so
+		// that a rollout can be followed instance by instance.
+		writeJSON(w, http.StatusOK, healthz{Status: "ok", Info: version.Get()})
 	})
 	s.mux.HandleFunc("GET /readyz", s.readyz)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
@@ -110,6 +113,12 @@ func (s *Server) routes() {
 	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
 	})))
+}
+
+// healthz is /healthz's document: {"status":"ok","version":…,"commit":…,"date":…}.
+type healthz struct {
+	Status string `json:"status"`
+	version.Info
 }
 
 // ServeHTTP implements http.Handler.

@@ -4,6 +4,7 @@
 package natsembed
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -24,6 +25,12 @@ type Options struct {
 	Port int
 	// Logs enables the server's own log output on stderr.
 	Logs bool
+	// TLS, when set, makes the server require TLS with this configuration
+	// (and verify client certificates when its ClientAuth says so), so that
+	// tests can check that clients reach a secured NATS.
+	TLS *tls.Config
+	// User and Password, when set, are the only credentials accepted.
+	User, Password string
 }
 
 // Server is a running embedded NATS server.
@@ -43,7 +50,7 @@ func Start(o Options) (*Server, error) {
 	if o.Port == 0 {
 		o.Port = -1
 	}
-	srv, err := server.NewServer(&server.Options{
+	opts := &server.Options{
 		ServerName: "jetjob-embedded",
 		Host:       o.Host,
 		Port:       o.Port,
@@ -52,7 +59,15 @@ func Start(o Options) (*Server, error) {
 		NoSigs:     true,
 		NoLog:      !o.Logs,
 		MaxPayload: 8 << 20,
-	})
+		Username:   o.User,
+		Password:   o.Password,
+	}
+	if o.TLS != nil {
+		opts.TLS, opts.TLSConfig = true, o.TLS
+		opts.TLSVerify = o.TLS.ClientAuth == tls.RequireAndVerifyClientCert
+		opts.TLSTimeout = 5
+	}
+	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: %w", err)
 	}

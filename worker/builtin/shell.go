@@ -120,6 +120,14 @@ type command struct {
 	name string // for messages
 }
 
+// CheckShellParams reports why the shell handler would refuse params, with
+// the handler's own decoder, so that a client (or a test of the examples
+// in jetjob's help) can find a mistake before a run fails on it.
+func CheckShellParams(params string) error {
+	_, err := parseShellParams(ShellConfig{Shell: DefaultShell}, params)
+	return err
+}
+
 func parseShellParams(cfg ShellConfig, params string) (*command, error) {
 	trimmed := strings.TrimSpace(params)
 	if trimmed == "" {

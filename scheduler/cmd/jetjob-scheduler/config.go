@@ -2,24 +2,28 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/retention"
+	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
-// options are the flags shared by serve and dev.
+// options are the settings shared by serve and dev. Each flag has a JETJOB_*
+// variable and a key of the --config file (package shared/config); the
+// secrets below have only a variable.
 type options struct {
 	listen           string
 	insecureNoAuth   bool
@@ -42,76 +46,68 @@ type options struct {
 	smtpFrom         string
 	smtpStartTLS     bool
 	consoleURL       string
+
+	apiToken      string
+	smtpPassword  string
+	webhookSecret string
+
+	set *config.Set
 }
 
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
+// register binds the shared settings on s; listen and log format defaults
+// differ between serve (production) and dev (a terminal).
+func (o *options) register(s *config.Set, defListen, defLogFormat string) {
+	o.set = s
+	s.String(&o.listen, "listen", "JETJOB_LISTEN", defListen, "HTTP API address")
+	s.Bool(&o.insecureNoAuth, "insecure-no-auth", "", false, "serve the API without a bearer token (never in production)")
+	s.Int(&o.shardCount, "shard-count", "JETJOB_SHARD_COUNT", 0, "shards of a new cluster, default 64; fixed once the cluster exists")
+	s.String(&o.schedulerID, "scheduler-id", "JETJOB_SCHEDULER_ID", "", "this instance's id in shard leases, default host-pid-random")
+	s.Duration(&o.leaseTTL, "lease-ttl", "JETJOB_LEASE_TTL", 0, "shard lease TTL: a dead scheduler's shards move within it, default 10s")
+	s.Duration(&o.interval, "planning-interval", "JETJOB_PLANNING_INTERVAL", 0, "pause between planning passes, default 1s")
+	s.Duration(&o.window, "planning-window", "JETJOB_PLANNING_WINDOW", 0, "how far ahead fires are planned, default 5s")
+	s.Duration(&o.misfireThreshold, "misfire-threshold", "JETJOB_MISFIRE_THRESHOLD", 0, "how late a fire may be before its misfire policy applies, default 5s")
+	s.Int(&o.maxCatchup, "max-catchup", "JETJOB_MAX_CATCHUP", 0, "missed fires handled per job and pass, default 100")
+	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 0, "JetStream replicas, 1 or 3, default 1")
+	s.Duration(&o.dupWindow, "duplicate-window", "JETJOB_DUPLICATE_WINDOW", 0, "JetStream duplicate window for triggers, default 2m")
+	s.String(&o.smtpHost, "smtp-host", "JETJOB_SMTP_HOST", "", "SMTP server for alarm emails; empty disables email")
+	s.Int(&o.smtpPort, "smtp-port", "JETJOB_SMTP_PORT", 587, "SMTP port")
+	s.String(&o.smtpUser, "smtp-user", "JETJOB_SMTP_USER", "", "SMTP user; the password comes from JETJOB_SMTP_PASSWORD")
+	s.String(&o.smtpFrom, "smtp-from", "JETJOB_SMTP_FROM", "", "sender address of alarm emails, default jetjob@<smtp-host>")
+	s.Bool(&o.smtpStartTLS, "smtp-starttls", "JETJOB_SMTP_STARTTLS", true, "use STARTTLS")
+	s.String(&o.consoleURL, "console-url", "JETJOB_CONSOLE_URL", "", "base URL for links in alarms")
+	s.Duration(&o.logRetention, "log-retention", "JETJOB_LOG_RETENTION", 0, "how long run log lines are kept in JETJOB_LOGS, default 720h")
+	s.Duration(&o.runRetention, "run-retention", "JETJOB_RUN_RETENTION", retention.DefaultRetention, "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept")
+	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
+	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
+
+	s.Env(&o.apiToken, "JETJOB_API_TOKEN", "bearer token the API requires", config.Secret())
+	s.Env(&o.smtpPassword, "JETJOB_SMTP_PASSWORD", "SMTP password of --smtp-user", config.Secret())
+	s.Env(&o.webhookSecret, "JETJOB_WEBHOOK_SECRET", "key that signs alarm webhooks", config.Secret())
 }
 
-// envErrs collects environment variables that could not be parsed (once
-// each, though several commands read them); the root command refuses to
-// run while there are any.
-var (
-	envErrs []error
-	envBad  = map[string]bool{}
-)
-
-func badEnv(name, v, want string) {
-	if !envBad[name] {
-		envBad[name] = true
-		envErrs = append(envErrs, fmt.Errorf("%s=%q: want %s", name, v, want))
-	}
+// envHelp is the help's paragraph on the settings that only the
+// environment gives.
+func envHelp(s *config.Set) string {
+	return "\nSecrets, from the environment only (never shown):\n" + s.EnvUsage()
 }
 
-func envInt(name string, def int) int {
-	if v, ok := os.LookupEnv(name); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			badEnv(name, v, "an integer")
-			return def
+// load applies the environment and the config file; a key of the file may
+// name a flag of any of the binary's commands, so that one file serves
+// serve, migrate and dev.
+func load(cmd *cobra.Command, s *config.Set) error {
+	var names []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
-		return n
 	}
-	return def
-}
-
-func envDuration(name string, def time.Duration) time.Duration {
-	if v, ok := os.LookupEnv(name); ok {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			badEnv(name, v, "a duration like 5s")
-			return def
-		}
-		return d
+	walk(cmd.Root())
+	if err := s.Load(os.LookupEnv, names...); err != nil {
+		return usageError{err}
 	}
-	return def
-}
-
-func (o *options) register(fs *pflag.FlagSet, defListen string) {
-	fs.StringVar(&o.listen, "listen", env("JETJOB_LISTEN", defListen), "HTTP API address (JETJOB_LISTEN)")
-	fs.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "serve the API without a bearer token (never in production)")
-	fs.IntVar(&o.shardCount, "shard-count", envInt("JETJOB_SHARD_COUNT", 0), "shards of a new cluster, default 64; fixed once the cluster exists (JETJOB_SHARD_COUNT)")
-	fs.StringVar(&o.schedulerID, "scheduler-id", env("JETJOB_SCHEDULER_ID", ""), "this instance's id in shard leases, default host-pid-random (JETJOB_SCHEDULER_ID)")
-	fs.DurationVar(&o.leaseTTL, "lease-ttl", envDuration("JETJOB_LEASE_TTL", 0), "shard lease TTL: a dead scheduler's shards move within it, default 10s (JETJOB_LEASE_TTL)")
-	fs.DurationVar(&o.interval, "planning-interval", envDuration("JETJOB_PLANNING_INTERVAL", 0), "pause between planning passes, default 1s (JETJOB_PLANNING_INTERVAL)")
-	fs.DurationVar(&o.window, "planning-window", envDuration("JETJOB_PLANNING_WINDOW", 0), "how far ahead fires are planned, default 5s (JETJOB_PLANNING_WINDOW)")
-	fs.DurationVar(&o.misfireThreshold, "misfire-threshold", envDuration("JETJOB_MISFIRE_THRESHOLD", 0), "how late a fire may be before its misfire policy applies, default 5s (JETJOB_MISFIRE_THRESHOLD)")
-	fs.IntVar(&o.maxCatchup, "max-catchup", envInt("JETJOB_MAX_CATCHUP", 0), "missed fires handled per job and pass, default 100 (JETJOB_MAX_CATCHUP)")
-	fs.IntVar(&o.replicas, "stream-replicas", envInt("JETJOB_STREAM_REPLICAS", 0), "JetStream replicas, 1 or 3, default 1 (JETJOB_STREAM_REPLICAS)")
-	fs.DurationVar(&o.dupWindow, "duplicate-window", envDuration("JETJOB_DUPLICATE_WINDOW", 0), "JetStream duplicate window for triggers, default 2m (JETJOB_DUPLICATE_WINDOW)")
-	fs.StringVar(&o.smtpHost, "smtp-host", env("JETJOB_SMTP_HOST", ""), "SMTP server for alarm emails; empty disables email (JETJOB_SMTP_HOST)")
-	fs.IntVar(&o.smtpPort, "smtp-port", envInt("JETJOB_SMTP_PORT", 587), "SMTP port (JETJOB_SMTP_PORT)")
-	fs.StringVar(&o.smtpUser, "smtp-user", env("JETJOB_SMTP_USER", ""), "SMTP user; the password comes from JETJOB_SMTP_PASSWORD (JETJOB_SMTP_USER)")
-	fs.StringVar(&o.smtpFrom, "smtp-from", env("JETJOB_SMTP_FROM", ""), "sender address of alarm emails (JETJOB_SMTP_FROM)")
-	fs.BoolVar(&o.smtpStartTLS, "smtp-starttls", env("JETJOB_SMTP_STARTTLS", "true") == "true", "use STARTTLS (JETJOB_SMTP_STARTTLS=true|false)")
-	fs.StringVar(&o.consoleURL, "console-url", env("JETJOB_CONSOLE_URL", ""), "base URL for links in alarms (JETJOB_CONSOLE_URL)")
-	fs.DurationVar(&o.logRetention, "log-retention", envDuration("JETJOB_LOG_RETENTION", 0), "how long run log lines are kept in JETJOB_LOGS, default 720h (JETJOB_LOG_RETENTION)")
-	fs.DurationVar(&o.runRetention, "run-retention", envDuration("JETJOB_RUN_RETENTION", retention.DefaultRetention), "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept (JETJOB_RUN_RETENTION)")
-	fs.StringVar(&o.logFormat, "log-format", env("JETJOB_LOG_FORMAT", "json"), "json or console (JETJOB_LOG_FORMAT)")
-	fs.StringVar(&o.logLevel, "log-level", env("JETJOB_LOG_LEVEL", "info"), "debug, info, warn or error (JETJOB_LOG_LEVEL)")
+	return nil
 }
 
 func (o *options) logger() (*zap.Logger, error) { return logging.New(o.logFormat, o.logLevel) }
@@ -121,7 +117,7 @@ func (o *options) validate() error {
 	if o.runRetention <= 0 {
 		// 0 would not mean "keep forever" but "drop every finished day":
 		// refused rather than guessed.
-		return fmt.Errorf("--run-retention %s (JETJOB_RUN_RETENTION): want a positive duration such as 720h (30 days)", o.runRetention)
+		return o.set.Errorf("run-retention", "%s: want a positive duration such as 720h (30 days)", o.runRetention)
 	}
 	return nil
 }
@@ -139,8 +135,8 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 	c.Planner.MisfireThreshold = o.misfireThreshold
 	c.Planner.MaxCatchup = o.maxCatchup
 	c.Alarm.SMTP = alarm.SMTP{Host: o.smtpHost, Port: o.smtpPort, User: o.smtpUser,
-		Password: os.Getenv("JETJOB_SMTP_PASSWORD"), From: o.smtpFrom, StartTLS: o.smtpStartTLS}
-	c.Alarm.WebhookSecret = os.Getenv("JETJOB_WEBHOOK_SECRET")
+		Password: o.smtpPassword, From: o.smtpFrom, StartTLS: o.smtpStartTLS}
+	c.Alarm.WebhookSecret = o.webhookSecret
 	c.Alarm.ConsoleURL = o.consoleURL
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
@@ -149,34 +145,14 @@ func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.List
 	return c
 }
 
-// connectNATS connects and keeps reconnecting forever: an unreachable NATS
-// at start or later is waited out, never fatal.
-func connectNATS(url, name string, log *zap.Logger, extra ...nats.Option) (*nats.Conn, error) {
-	opts := append([]nats.Option{
-		nats.Name(name),
-		nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("NATS disconnected", zap.Error(err))
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", zap.String("url", nc.ConnectedUrl())) }),
-	}, extra...)
-	nc, err := nats.Connect(url, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w", url, err)
-	}
-	return nc, nil
-}
-
 // openPool configures a pool that stays warm: the first query on a fresh
 // connection is slow, and planning must not pay that.
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("database URL: %w", err)
+		// pgx's message redacts the password, but a URL it cannot parse
+		// may not be redactable: name the setting instead.
+		return nil, errors.New("--database-url / JETJOB_DATABASE_URL: not a valid PostgreSQL URL or connection string")
 	}
 	cfg.MinConns = 4
 	if cfg.MaxConns < 16 {

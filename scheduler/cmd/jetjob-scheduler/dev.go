@@ -17,6 +17,8 @@ import (
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/localpg"
+	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -39,8 +41,8 @@ and token and writes them to the CLI's config, so that 'jetjob' works in
 another terminal with no flags. Ctrl-C stops everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.logFormat == "json" && os.Getenv("JETJOB_LOG_FORMAT") == "" {
-				o.logFormat = "console"
+			if err := load(cmd, o.set); err != nil {
+				return err
 			}
 			if err := o.validate(); err != nil {
 				return usageError{err}
@@ -53,11 +55,12 @@ another terminal with no flags. Ctrl-C stops everything.`,
 			return dev(cmd.Context(), o, dataDir, natsPort, noDemo, log)
 		},
 	}
-	fs := cmd.Flags()
-	o.register(fs, "127.0.0.1:8080")
-	fs.StringVar(&dataDir, "data-dir", "", "directory for NATS JetStream data (default: a temporary directory removed on exit)")
-	fs.IntVar(&natsPort, "nats-port", 0, "port of the embedded NATS server (default: a free port)")
-	fs.BoolVar(&noDemo, "no-demo", false, "do not create the demo group, jobs and worker")
+	s := config.New(cmd.Flags())
+	o.register(s, "127.0.0.1:8080", "console")
+	s.String(&dataDir, "data-dir", "", "", "directory for NATS JetStream data (default: a temporary directory removed on exit)")
+	s.Int(&natsPort, "nats-port", "", 0, "port of the embedded NATS server (default: a free port)")
+	s.Bool(&noDemo, "no-demo", "", false, "do not create the demo group, jobs and worker")
+	cmd.Long += "\n" + envHelp(s)
 	return cmd
 }
 
@@ -92,19 +95,23 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		return err
 	}
 	defer ns.Shutdown()
-	nc, err := connectNATS(ns.ClientURL(), "jetjob-scheduler-dev", log)
+	nc, err := natsconn.Connect(natsconn.Options{URL: ns.ClientURL(), Name: "jetjob-scheduler-dev"}, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 
-	token := os.Getenv("JETJOB_API_TOKEN")
+	token := o.apiToken
+	// dev prints the token it made up (that is how one tries the API), but
+	// never one the environment gave: that is a secret like any other.
+	shownToken := "(from JETJOB_API_TOKEN, not shown)"
 	if token == "" {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
 			return err
 		}
 		token = hex.EncodeToString(b)
+		shownToken = token
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -153,7 +160,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, cfgPath, token, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, cfgPath, shownToken, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

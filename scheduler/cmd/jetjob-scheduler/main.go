@@ -5,7 +5,8 @@
 //	jetjob-scheduler dev       everything in one process, for trying jetjob
 //
 // Every flag can also be set through the JETJOB_* environment variable its
-// help names.
+// help names, or in the YAML file --config names; a flag wins over its
+// variable, the variable over the file (package shared/config).
 package main
 
 import (
@@ -17,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/shared/version"
 )
 
 func main() {
@@ -41,14 +44,10 @@ func rootCmd() *cobra.Command {
 		Short:         "jetjob's scheduling center: plans, fires and records jobs",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.Get().String(),
 	}
+	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.PersistentPreRunE = func(*cobra.Command, []string) error {
-		if len(envErrs) > 0 {
-			return usageError{errors.Join(envErrs...)}
-		}
-		return nil
-	}
 	root.AddCommand(serveCmd(), migrateCmd(), devCmd())
 	return root
 }

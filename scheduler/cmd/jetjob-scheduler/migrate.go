@@ -4,12 +4,15 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/shared/config"
 )
 
 func migrateCmd() *cobra.Command {
 	var (
 		dbURL     string
 		logFormat string
+		set       *config.Set
 	)
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -19,6 +22,9 @@ from several processes at once (an advisory lock serialises them) and
 safe to repeat: applied migrations are skipped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := load(cmd, set); err != nil {
+				return err
+			}
 			if dbURL == "" {
 				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
@@ -35,7 +41,8 @@ safe to repeat: applied migrations are skipped.`,
 			return migrateWithRetry(cmd.Context(), pool, log)
 		},
 	}
-	cmd.Flags().StringVar(&dbURL, "database-url", env("JETJOB_DATABASE_URL", ""), "PostgreSQL URL (JETJOB_DATABASE_URL)")
-	cmd.Flags().StringVar(&logFormat, "log-format", env("JETJOB_LOG_FORMAT", "console"), "json or console")
+	set = config.New(cmd.Flags())
+	set.String(&dbURL, "database-url", "JETJOB_DATABASE_URL", "", "PostgreSQL URL", config.SecretURL())
+	set.String(&logFormat, "log-format", "JETJOB_LOG_FORMAT", "console", "json or console")
 	return cmd
 }

@@ -5,26 +5,26 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/natsconn"
+	"github.com/jetjob/jetjob/shared/version"
 )
 
 func serveCmd() *cobra.Command {
 	var (
-		o         options
-		dbURL     string
-		natsURL   string
-		natsCreds string
-		migrate   bool
+		o       options
+		dbURL   string
+		conn    natsconn.Options
+		migrate bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -35,14 +35,17 @@ JETJOB_API_TOKEN; without it the scheduler refuses to serve the API unless
 --insecure-no-auth is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := load(cmd, o.set); err != nil {
+				return err
+			}
 			if dbURL == "" {
 				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
-			token := strings.TrimSpace(os.Getenv("JETJOB_API_TOKEN"))
+			token := strings.TrimSpace(o.apiToken)
 			if token == "" && !o.insecureNoAuth {
 				return usageError{errors.New("no API token: set JETJOB_API_TOKEN, or pass --insecure-no-auth to serve the API without authentication")}
 			}
-			if err := o.validate(); err != nil {
+			if err := errors.Join(conn.Validate(o.set), o.validate()); err != nil {
 				return usageError{err}
 			}
 			log, err := o.logger()
@@ -50,19 +53,22 @@ JETJOB_API_TOKEN; without it the scheduler refuses to serve the API unless
 				return usageError{err}
 			}
 			defer log.Sync() //nolint:errcheck
-			return serve(cmd.Context(), o, dbURL, natsURL, natsCreds, token, migrate, log)
+			log.Info("jetjob-scheduler starting", zap.String("version", version.Get().String()),
+				zap.Strings("settings", o.set.Values()))
+			conn.Name = "jetjob-scheduler"
+			return serve(cmd.Context(), o, dbURL, conn, token, migrate, log)
 		},
 	}
-	fs := cmd.Flags()
-	o.register(fs, ":8080")
-	fs.StringVar(&dbURL, "database-url", env("JETJOB_DATABASE_URL", ""), "PostgreSQL URL (JETJOB_DATABASE_URL)")
-	fs.StringVar(&natsURL, "nats-url", env("JETJOB_NATS_URL", "nats://127.0.0.1:4222"), "NATS URL(s), comma separated; user:password@ or token@ in the URL (JETJOB_NATS_URL)")
-	fs.StringVar(&natsCreds, "nats-creds", env("JETJOB_NATS_CREDS", ""), "NATS credentials file (JETJOB_NATS_CREDS)")
-	fs.BoolVar(&migrate, "migrate", os.Getenv("JETJOB_MIGRATE") == "true", "apply database migrations at start (JETJOB_MIGRATE=true)")
+	s := config.New(cmd.Flags())
+	o.register(s, ":8080", "json")
+	s.String(&dbURL, "database-url", "JETJOB_DATABASE_URL", "", "PostgreSQL URL", config.SecretURL())
+	conn.Register(s, natsconn.DefaultURL)
+	s.Bool(&migrate, "migrate", "JETJOB_MIGRATE", false, "apply database migrations at start")
+	cmd.Long += "\n" + envHelp(s)
 	return cmd
 }
 
-func serve(ctx context.Context, o options, dbURL, natsURL, natsCreds, token string, migrate bool, log *zap.Logger) error {
+func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token string, migrate bool, log *zap.Logger) error {
 	pool, err := openPool(ctx, dbURL)
 	if err != nil {
 		return err
@@ -73,11 +79,7 @@ func serve(ctx context.Context, o options, dbURL, natsURL, natsCreds, token stri
 			return err
 		}
 	}
-	var extra []nats.Option
-	if natsCreds != "" {
-		extra = append(extra, nats.UserCredentials(natsCreds))
-	}
-	nc, err := connectNATS(natsURL, "jetjob-scheduler", log, extra...)
+	nc, err := natsconn.Connect(conn, log)
 	if err != nil {
 		return err
 	}

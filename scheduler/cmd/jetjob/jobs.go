@@ -57,7 +57,9 @@ func (a *app) jobsCreateCmd() *cobra.Command {
 
 Without one the job has no schedule and runs only when triggered.`,
 		Example: `  jetjob jobs create --group billing --name invoices --handler shell \
-      --params '{"cmd":"make invoices"}' --cron '0 0 2 * * *' --tz Europe/Paris`,
+      --params '{"command":"make","args":["invoices"]}' --cron '0 0 2 * * *' --tz Europe/Paris
+  jetjob jobs create --group ops --name cleanup --handler shell \
+      --params 'find /tmp -mtime +7 -delete' --every 1h`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := f.spec(cmd, a.stdin)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/shared/version"
 )
 
 // Exit codes.
@@ -72,6 +74,7 @@ configuration file ($JETJOB_CONFIG, else <user config dir>/jetjob/cli.json),
 which "jetjob-scheduler dev" writes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       version.Get().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			switch a.output {
 			case outputTable, outputJSON:
@@ -80,6 +83,7 @@ which "jetjob-scheduler dev" writes.`,
 			return usagef("invalid --output %q: want %s or %s", a.output, outputTable, outputJSON)
 		},
 	}
+	root.SetVersionTemplate("jetjob {{.Version}}\n")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

@@ -5,7 +5,8 @@
 //	JETJOB_NATS_URL=nats://nats:4222 JETJOB_GROUP=ops JETJOB_HANDLERS=shell jetjob-worker
 //
 // Every flag can also be set through the JETJOB_* environment variable its
-// help names; a flag wins over its variable. A bad setting exits with status
+// help names, or in the YAML file --config names; a flag wins over its
+// variable, the variable over the file (package shared/config). A bad setting exits with status
 // 2 and a message naming it. NATS being unreachable, at start or later, is
 // waited out. SIGTERM or SIGINT stops it gracefully (exit status 0): no new
 // runs, running ones finish within --shutdown-grace or are handed back.
@@ -20,6 +21,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/shared/version"
 )
 
 func main() {
@@ -50,8 +53,10 @@ a command line (sh -c <params>) or {"command": ..., "args": [...]}, "http"
 makes the request its params describe to an allowed host. Enable them with
 --handlers; none is enabled by default.
 
-Every flag can also be set through the environment variable in its help; a
-flag wins over its variable.`,
+Every flag can also be set through the environment variable in its help, or
+as a key of the YAML file --config names (keys are the flag names); a flag
+wins over its variable, the variable over the file.`,
+		Version: version.Get().String(),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("unexpected argument %q: jetjob-worker takes flags only", args[0])}
@@ -61,12 +66,16 @@ flag wins over its variable.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(o.applyEnv(cmd.Flags()), o.validate()); err != nil {
+			if err := o.set.Load(os.LookupEnv); err != nil {
+				return usageError{err}
+			}
+			if err := o.validate(); err != nil {
 				return usageError{err}
 			}
 			return run(cmd.Context(), &o)
 		},
 	}
+	cmd.SetVersionTemplate("jetjob-worker {{.Version}}\n")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	o.register(cmd.Flags())
 	return cmd

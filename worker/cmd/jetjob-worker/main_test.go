@@ -21,6 +21,7 @@ import (
 
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/testpki"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -30,6 +31,13 @@ const waitLimit = 30 * time.Second
 
 var binary string // built by TestMain
 
+// The build the test binary reports, set as the Makefile sets it.
+const (
+	testVersion = "v0.0.0-test"
+	testCommit  = "0123456789abcdef0123456789abcdef01234567"
+	testDate    = "2026-01-02T03:04:05Z"
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "jetjob-worker-test-")
 	if err != nil {
@@ -37,7 +45,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "jetjob-worker")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	const pkg = "github.com/jetjob/jetjob/shared/version."
+	build := exec.Command("go", "build", "-o", binary, "-ldflags",
+		"-X "+pkg+"version="+testVersion+" -X "+pkg+"commit="+testCommit+" -X "+pkg+"date="+testDate, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary must be static
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building jetjob-worker with CGO_ENABLED=0: %v\n%s", err, out)
@@ -167,12 +177,19 @@ func ctx(t *testing.T) context.Context {
 // jetjob's streams provisioned, and returns its URL.
 func startNATS(t *testing.T, port int) (*natsEnv, string) {
 	t.Helper()
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), Port: port})
+	return startNATSWith(t, natsembed.Options{StoreDir: t.TempDir(), Port: port})
+}
+
+// startNATSWith is startNATS with the server's options and the test
+// client's (for a server requiring TLS and credentials).
+func startNATSWith(t *testing.T, so natsembed.Options, co ...nats.Option) (*natsEnv, string) {
+	t.Helper()
+	srv, err := natsembed.Start(so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.ClientURL())
+	nc, err := nats.Connect(srv.ClientURL(), co...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +284,21 @@ func (e *natsEnv) logMsgs(group string, runID int64) []string {
 	return out
 }
 
+// waitHeartbeat waits for the worker's registry entry.
+func (e *natsEnv) waitHeartbeat(group, id string) *wire.WorkerInfo {
+	e.t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		if hb := e.heartbeat(group, id); hb != nil {
+			return hb
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal("no registry entry")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // heartbeat returns the worker's registry entry, nil if it has none.
 func (e *natsEnv) heartbeat(group, id string) *wire.WorkerInfo {
 	e.t.Helper()
@@ -325,6 +357,9 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	}
 	if !slices.Equal(hb.Handlers, []string{"shell"}) || hb.Capacity != 3 || hb.PID != p.cmd.Process.Pid {
 		t.Errorf("heartbeat %+v", hb)
+	}
+	if hb.Version != testVersion {
+		t.Errorf("registry version %q, want the build's %q", hb.Version, testVersion)
 	}
 
 	// SIGTERM while a run is going: it finishes within the shutdown grace.
@@ -461,5 +496,92 @@ func TestBinaryBadConfig(t *testing.T) {
 	if code := p.wait(); code != 2 || !strings.Contains(p.out.String(), "--concurrency / JETJOB_CONCURRENCY: 0") ||
 		strings.Contains(p.out.String(), "lots") {
 		t.Errorf("exit %d, output %q: want the flag's value judged, not the variable's", code, p.out.String())
+	}
+}
+
+// --version prints the build's version, commit and date and exits 0, with
+// no other setting given.
+func TestBinaryVersion(t *testing.T) {
+	p := start(t, nil, "--version")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
+	}
+	if want := "jetjob-worker " + testVersion + " (commit 0123456789ab, " + testDate + ")\n"; p.out.String() != want {
+		t.Errorf("--version printed %q, want %q", p.out.String(), want)
+	}
+}
+
+// Settings from a config file, the environment and flags, in that order of
+// strength, reach a NATS that requires TLS with client certificates and a
+// password; the password (a secret) is never printed.
+func TestBinaryConfigFileAndTLS(t *testing.T) {
+	dir := t.TempDir()
+	pki, err := testpki.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, url := startNATSWith(t, natsembed.Options{StoreDir: t.TempDir(), TLS: pki.ServerTLS(), User: "jj", Password: "hunter2"},
+		nats.UserInfo("jj", "hunter2"), nats.RootCAs(pki.CAFile), nats.ClientCert(pki.ClientCert, pki.ClientKey))
+	file := filepath.Join(dir, "worker.yaml")
+	body := "# kept in git: no secret here\n" +
+		"nats-url: " + url + "\n" +
+		"nats-user: jj\n" +
+		"nats-tls-ca: " + pki.CAFile + "\n" +
+		"nats-tls-cert: " + pki.ClientCert + "\n" +
+		"nats-tls-key: " + pki.ClientKey + "\n" +
+		"group: ops\n" +
+		"handlers: [shell]\n" +
+		"concurrency: 2\n" + // the environment wins
+		"id: from-file\n" + // the flag wins
+		"log-format: console\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := start(t, map[string]string{"JETJOB_NATS_PASSWORD": "hunter2", "JETJOB_CONCURRENCY": "5", "JETJOB_WORKER_ID": "from-env"},
+		"--config", file, "--id", "tls1")
+	hb := e.waitHeartbeat("ops", "tls1")
+	if hb.Capacity != 5 {
+		t.Errorf("capacity %d, want 5 from JETJOB_CONCURRENCY over the file's 2", hb.Capacity)
+	}
+	e.publish("ops", 1, "echo over tls")
+	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "tls1" {
+		t.Errorf("finished %+v", f)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
+	}
+	if strings.Contains(p.out.String(), "hunter2") {
+		t.Errorf("the password was printed:\n%s", p.out.String())
+	}
+
+	// A key that is no flag is refused, naming it.
+	if err := os.WriteFile(file, []byte(body+"concurency: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = start(t, nil, "--config", file)
+	if code := p.wait(); code != 2 || !strings.Contains(p.out.String(), `unknown key "concurency"`) {
+		t.Errorf("exit status %d, output %q: want 2 and the unknown key named", code, p.out.String())
+	}
+}
+
+// Help shows defaults and variable names, never values the environment
+// holds.
+func TestBinaryHelpShowsNoSecret(t *testing.T) {
+	p := start(t, map[string]string{"JETJOB_NATS_URL": "nats://u:hunter2@nats:4222", "JETJOB_NATS_PASSWORD": "hunter3",
+		"JETJOB_NATS_TOKEN": "hunter4", "JETJOB_GROUP": "ops"}, "--help")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
+	}
+	out := p.out.String()
+	for _, s := range []string{"hunter2", "hunter3", "hunter4"} {
+		if strings.Contains(out, s) {
+			t.Errorf("help shows %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(out, `(JETJOB_NATS_URL) (default "nats://127.0.0.1:4222")`) {
+		t.Errorf("help lacks --nats-url's variable and default:\n%s", out)
 	}
 }

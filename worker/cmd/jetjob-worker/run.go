@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -12,7 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/version"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
 )
@@ -28,18 +27,22 @@ func run(ctx context.Context, o *options) error {
 	}
 	defer log.Sync() //nolint:errcheck
 
-	servers, _ := natsServers(o.natsURL) // validated
-	handlers, _ := o.handlerList()       // validated
+	handlers, _ := o.handlerList() // validated
+	urls := natsconn.Redacted(o.nats.URL)
 	log.Info("jetjob-worker starting", logging.Group(o.group), zap.Strings("handlers", handlers),
-		zap.String("nats_url", redactedURLs(servers)), zap.String("version", version()))
-	nc, err := connect(o, servers, log)
+		zap.String("nats_url", urls), zap.String("version", version.Get().String()),
+		zap.Strings("settings", o.set.Values()))
+	conn := o.nats
+	conn.Name = "jetjob-worker " + o.group
+	conn.ReconnectWait = time.Second
+	nc, err := natsconn.Connect(conn, log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 
 	streams := stream.Config{Replicas: o.replicas}
-	if err := waitForJetStream(ctx, nc, streams, redactedURLs(servers), log); err != nil {
+	if err := waitForJetStream(ctx, nc, streams, urls, log); err != nil {
 		log.Info("stopped before NATS JetStream was reachable")
 		return nil
 	}
@@ -61,47 +64,6 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 	return w.Run(ctx)
-}
-
-// connect returns a connection that reconnects forever: with
-// RetryOnFailedConnect an unreachable server at start is not an error.
-func connect(o *options, servers []string, log *zap.Logger) (*nats.Conn, error) {
-	opts := []nats.Option{
-		nats.Name("jetjob-worker " + o.group),
-		nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("NATS disconnected; reconnecting", zap.Error(err))
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("NATS reconnected", zap.String("url", nc.ConnectedUrlRedacted()))
-		}),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			log.Warn("NATS error", zap.Error(err))
-		}),
-	}
-	switch {
-	case o.natsUser != "":
-		opts = append(opts, nats.UserInfo(o.natsUser, o.natsPassword))
-	case o.natsToken != "":
-		opts = append(opts, nats.Token(o.natsToken))
-	case o.natsCreds != "":
-		opts = append(opts, nats.UserCredentials(o.natsCreds))
-	}
-	if o.tlsCA != "" {
-		opts = append(opts, nats.RootCAs(o.tlsCA))
-	}
-	if o.tlsCert != "" {
-		opts = append(opts, nats.ClientCert(o.tlsCert, o.tlsKey))
-	}
-	nc, err := nats.Connect(strings.Join(servers, ","), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("NATS at %s: %w", redactedURLs(servers), err)
-	}
-	return nc, nil
 }
 
 // waitForJetStream provisions jetjob's streams, retrying until NATS and
@@ -132,12 +94,4 @@ func waitForJetStream(ctx context.Context, nc *nats.Conn, streams stream.Config,
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
-}
-
-// version is the module version of this build, "(devel)" from a source tree.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
