@@ -84,6 +84,8 @@ clean:
 #   make bench ARGS='--scenario burst'      (50,000 fires in one second)
 #   make bench ARGS='--scenario max'        (raise the rate until start lag p99 > 1 s)
 #   make bench ARGS='--scenario steady --handler sleep50 --profile'
+#   make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 1'
+#                                           (a process per run; see README, "Sizing workers")
 # Results: a table on stdout, bench-results/<scenario>-<time>.json (fields
 # documented in scheduler/cmd/jetjob-bench/result.go), child logs and profiles.
 .PHONY: bench

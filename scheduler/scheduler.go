@@ -23,6 +23,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/lost"
@@ -62,7 +63,11 @@ type Config struct {
 	Alarm      alarm.Config
 	Retention  retention.Config
 	Streams    stream.Config
-	Logger     *zap.Logger
+	// Backlog samples each group's waiting triggers (metrics, the API's
+	// /workers, a warning per episode). Its WarnAfter defaults to the
+	// misfire threshold: triggers older than that reach workers as misfires.
+	Backlog backlog.Config
+	Logger  *zap.Logger
 }
 
 // Validate says which field is wrong.
@@ -82,6 +87,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Retention.Validate(); err != nil {
+		return err
+	}
+	if err := c.Backlog.Validate(); err != nil {
 		return err
 	}
 	return c.Streams.Validate()
@@ -125,6 +133,9 @@ func New(cfg Config) (*Scheduler, error) {
 		if cfg.Dispatch.MisfireThreshold == 0 {
 			cfg.Dispatch.MisfireThreshold = planner.DefaultMisfireThreshold
 		}
+	}
+	if cfg.Backlog.WarnAfter == 0 {
+		cfg.Backlog.WarnAfter = cfg.Dispatch.MisfireThreshold
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -270,11 +281,17 @@ func (s *Scheduler) run(parent context.Context) error {
 		return err
 	}
 	s.reg.MustRegister(maint.Collectors()...)
+	// Every scheduler samples the backlog: it only reads consumer state.
+	bl, err := backlog.New(s.cfg.Backlog, js, s.log)
+	if err != nil {
+		return err
+	}
+	s.reg.MustRegister(bl.Collector())
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
 		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
-		Workers: reg.Live,
+		Workers: reg.Live, Backlog: bl.Latest,
 		Kill: func(ctx context.Context, runID int64, reason string) error {
 			kv, err := stream.Kills(ctx, js, s.cfg.Streams)
 			if err != nil {
@@ -316,6 +333,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "planner", pl.Run, fireCtx)
 	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
 	goRun(&wg, "retention", maint.Run, fireCtx)
+	goRun(&wg, "backlog", bl.Run, fireCtx)
 	s.ready.Store(true)
 
 	s.log.Info("scheduler running", zap.String("scheduler_id", lm.ID()), zap.Int("shards", st.ShardCount()))

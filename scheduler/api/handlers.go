@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -295,8 +297,59 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
 			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
 	}
+	var snap backlog.Snapshot
+	if s.cfg.Backlog != nil {
+		snap = s.cfg.Backlog()
+	}
+	out.Groups = groupBacklogs(group, live, snap)
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// groupBacklogs puts each group's live capacity beside its sampled
+// backlog: every group with a live worker or seen by the sample, or only
+// group when one is asked for.
+func groupBacklogs(group string, live []wire.WorkerInfo, snap backlog.Snapshot) []apiv1.GroupBacklog {
+	byName := map[string]*apiv1.GroupBacklog{}
+	get := func(name string) *apiv1.GroupBacklog {
+		g := byName[name]
+		if g == nil {
+			g = &apiv1.GroupBacklog{Group: name}
+			if !snap.At.IsZero() {
+				at := snap.At.UTC()
+				g.SampledAt = &at
+			}
+			byName[name] = g
+		}
+		return g
+	}
+	if group != "" {
+		get(group)
+	}
+	for _, wi := range live {
+		g := get(wi.Group)
+		g.LiveWorkers++
+		g.Slots += wi.Capacity
+		g.Running += len(wi.Running)
+	}
+	for _, b := range snap.Groups {
+		if group != "" && b.Group != group {
+			continue
+		}
+		g := get(b.Group)
+		g.Pending, g.InFlight, g.Redelivered = b.Pending, b.InFlight, b.Redelivered
+		g.OldestPendingSeconds = b.OldestPending.Seconds()
+		if !b.OldestPendingAt.IsZero() {
+			at := b.OldestPendingAt.UTC()
+			g.OldestPendingAt = &at
+		}
+	}
+	out := make([]apiv1.GroupBacklog, 0, len(byName))
+	for _, g := range byName {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
 }
 
 // killRun stops a run wherever it is: one not yet published ends CANCELLED

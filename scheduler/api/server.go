@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
@@ -44,6 +45,9 @@ type Config struct {
 	Logs *runlog.Reader
 	// Workers lists the live workers of a group ("" for all); required.
 	Workers func(group string) []wire.WorkerInfo
+	// Backlog returns the latest sample of the groups' waiting triggers;
+	// nil reports only the live workers' capacity.
+	Backlog func() backlog.Snapshot
 	// Kill asks the workers to stop a run (required).
 	Kill func(ctx context.Context, runID int64, reason string) error
 }

@@ -18,7 +18,7 @@
 //	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first by scheduled time; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
 //	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
-//	GET    /api/v1/workers?group=              → WorkerList (live workers, by group and id)
+//	GET    /api/v1/workers?group=              → WorkerList (live workers by group and id, and each group's backlog)
 //	POST   /api/v1/runs/{id}/kill              → 202 Run (409 if it already ended)
 //	GET    /api/v1/runs?job=&group=&status=&trigger_type=&from=&to=&limit=&cursor= → RunList (search, newest first)
 //	GET    /api/v1/stats?from=&to=&job=&group= → Stats (daily report)
@@ -219,6 +219,41 @@ type Worker struct {
 // WorkerList answers GET /workers.
 type WorkerList struct {
 	Workers []Worker `json:"workers"`
+	// Groups is each group's capacity and backlog, by name: every group
+	// with a live worker, a trigger consumer or stored triggers (with
+	// ?group=, that group, even if it has none of these).
+	Groups []GroupBacklog `json:"groups"`
+}
+
+// GroupBacklog is a group's capacity (from the live workers' heartbeats)
+// beside the triggers waiting for it (sampled from JetStream every few
+// seconds, at SampledAt). A group falls behind when Pending keeps growing
+// and OldestPendingSeconds approaches the misfire threshold (5 s by
+// default): its triggers then reach workers as misfires.
+type GroupBacklog struct {
+	Group string `json:"group"`
+	// LiveWorkers is how many workers of the group have a live heartbeat;
+	// Slots the sum of their capacity (--concurrency); Running the runs
+	// they reported executing at their last beat.
+	LiveWorkers int `json:"live_workers"`
+	Slots       int `json:"slots"`
+	Running     int `json:"running"`
+	// Pending is the triggers stored that no worker has taken yet, on the
+	// group's shared queue and its workers' directed subjects.
+	Pending int64 `json:"pending"`
+	// OldestPendingSeconds is how long the oldest of them has waited (0
+	// when none waits); OldestPendingAt when it was stored.
+	OldestPendingSeconds float64    `json:"oldest_pending_seconds"`
+	OldestPendingAt      *time.Time `json:"oldest_pending_at,omitempty"`
+	// InFlight is the triggers delivered and not yet acknowledged: runs
+	// executing, runs a block strategy holds back, triggers of a dead
+	// worker awaiting redelivery. Redelivered is those of them delivered
+	// more than once (a worker died or handed them back).
+	InFlight    int64 `json:"in_flight"`
+	Redelivered int64 `json:"redelivered"`
+	// SampledAt is when Pending, OldestPending*, InFlight and Redelivered
+	// were read; absent before the scheduler's first sample.
+	SampledAt *time.Time `json:"sampled_at,omitempty"`
 }
 
 // Stats answers GET /stats: the daily report, per UTC day (of the runs'

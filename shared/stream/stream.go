@@ -136,6 +136,16 @@ func DirectedConsumerConfig(group, workerID string, ackWait time.Duration, maxDe
 	}
 }
 
+// ParseTriggerAny returns the group of a shared-queue trigger subject (or
+// consumer filter), ok false for any other subject.
+func ParseTriggerAny(subject string) (group string, ok bool) {
+	t := strings.Split(subject, ".")
+	if len(t) != 4 || t[0] != "jetjob" || t[1] != "trigger" || t[3] != "any" {
+		return "", false
+	}
+	return t[2], true
+}
+
 // ParseTriggerWorker returns the group and worker of a directed trigger
 // subject (or consumer filter), ok false for any other subject.
 func ParseTriggerWorker(subject string) (group, workerID string, ok bool) {

@@ -29,6 +29,7 @@ import (
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/worker"
+	"github.com/jetjob/jetjob/worker/builtin"
 )
 
 // childContext is cancelled by SIGTERM or SIGINT.
@@ -174,6 +175,7 @@ func runScheduler(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "HTTP address for /metrics")
 	id := fs.String("id", "", "scheduler id")
 	logLevel := fs.String("log-level", "warn", "zap level")
+	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -212,6 +214,7 @@ func runScheduler(args []string) error {
 	}
 	cfg := scheduler.Config{Pool: pool, NATS: nc, Listener: ln, InsecureNoAuth: true, Logger: log}
 	cfg.Lease.ID = *id
+	cfg.Backlog.Interval = *backlogInterval
 	s, err := scheduler.New(cfg)
 	if err != nil {
 		ln.Close()
@@ -222,7 +225,7 @@ func runScheduler(args []string) error {
 }
 
 // runWorker is `jetjob-bench worker`: the worker SDK with the handlers
-// "noop" and "sleep50", counting every handler invocation per (job, fire
+// "noop", "sleep50" and "shell" (the drop-in worker's builtin), counting every handler invocation per (job, fire
 // time). On exit it writes the counts to --out (gob, see seen.go).
 func runWorker(args []string) error {
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
@@ -272,6 +275,11 @@ func runWorker(args []string) error {
 		case <-ctx.Done():
 		}
 		return nil
+	})
+	shell := builtin.Shell(builtin.ShellConfig{})
+	w.Handle("shell", func(ctx context.Context, job *worker.Job) error {
+		seen.add(job.JobID, job.ScheduledAt, "shell")
+		return shell(ctx, job)
 	})
 	fmt.Printf("READY %s\n", w.ID())
 	runErr := w.Run(ctx)

@@ -29,6 +29,7 @@ type jobSet struct {
 	// offset is job i's (0-based) first fire, relative to the start time.
 	offset  func(i int64) time.Duration
 	handler string
+	params  string // the jobs' params (the command line of shell jobs)
 	block   string // block_strategy
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
@@ -49,7 +50,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 	if _, err := conn.Exec(ctx, `INSERT INTO job_groups (name, title) VALUES ($1, 'jetjob-bench') ON CONFLICT DO NOTHING`, benchGroup); err != nil {
 		return fmt.Errorf("group: %w", err)
 	}
-	cols := []string{"id", "shard", "group_name", "name", "handler", "schedule_type", "schedule_expr", "timezone",
+	cols := []string{"id", "shard", "group_name", "name", "handler", "params", "schedule_type", "schedule_expr", "timezone",
 		"misfire_policy", "route_strategy", "block_strategy", "timeout_ms", "enabled", "next_fire_at"}
 	i := int64(0)
 	src := pgx.CopyFromFunc(func() ([]any, error) {
@@ -57,7 +58,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 			return nil, nil
 		}
 		id := s.firstID + i
-		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler,
+		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, s.params,
 			s.typ, s.expr, "UTC", "fire_once", "any", s.block, int64(30000), true, parked.Add(s.offset(i))}
 		i++
 		return row, nil

@@ -2,7 +2,7 @@
 // #7), run by `make bench`. It starts its own throwaway PostgreSQL (normal
 // durability settings) and an embedded NATS server with JetStream file
 // storage, bulk-inserts jobs with COPY, runs schedulers and workers (no-op
-// or 50 ms handlers) as separate processes, and measures over a fixed window
+// 50 ms or shell handlers) as separate processes, and measures over a fixed window
 // after a warm-up: fires planned, triggers published and runs finished per
 // second; fire, start and end-to-end lag; lost fires and duplicate runs
 // (counted by the workers' handlers); CPU seconds and peak RSS per process.
@@ -34,6 +34,8 @@
 //	make bench ARGS='--scenario max'
 //	make bench ARGS='--scenario publish'
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
+//	make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 4'
+//	                                             # a process per run: the backlog's peak
 //
 // Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
 // (fields documented in result.go); the children's logs go to
@@ -77,6 +79,7 @@ type options struct {
 	workers           int
 	workerConcurrency int
 	handler           string
+	shellCommand      string
 	blockStrategy     string
 	phases            string
 	shards            int
@@ -101,8 +104,11 @@ func (o *options) concurrency() int {
 	if o.workerConcurrency > 0 {
 		return o.workerConcurrency
 	}
-	if o.handler == "sleep50" {
+	switch o.handler {
+	case "sleep50":
 		return 1024
+	case "shell":
+		return 8 // each run forks: slots beyond the cores only queue for CPU
 	}
 	return 512
 }
@@ -147,8 +153,9 @@ func orchestrate(args []string) error {
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
 	fs.IntVar(&o.schedulers, "schedulers", 1, "scheduler processes")
 	fs.IntVar(&o.workers, "workers", 1, "worker processes")
-	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 512 for noop, 1024 for sleep50)")
-	fs.StringVar(&o.handler, "handler", "noop", "noop or sleep50")
+	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 512 for noop, 1024 for sleep50, 8 for shell)")
+	fs.StringVar(&o.handler, "handler", "noop", "noop, sleep50 or shell (the drop-in worker's shell builtin: a process per run)")
+	fs.StringVar(&o.shellCommand, "shell-command", "true", "shell: the jobs' params, the command line each run runs with sh -c")
 	fs.StringVar(&o.phases, "phases", "aligned", "steady and max: aligned (every job due at the same instant each second) or spread (\"fix_rate 1s\" jobs, job i due i mod 1000 ms into each second)")
 	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
@@ -200,8 +207,8 @@ func orchestrate(args []string) error {
 		return errors.New("--publish-bursts: want at least 1")
 	}
 	switch {
-	case o.handler != "noop" && o.handler != "sleep50":
-		return fmt.Errorf("--handler %q: want noop or sleep50", o.handler)
+	case o.handler != "noop" && o.handler != "sleep50" && o.handler != "shell":
+		return fmt.Errorf("--handler %q: want noop, sleep50 or shell", o.handler)
 	case o.phases != "aligned" && o.phases != "spread":
 		return fmt.Errorf("--phases %q: want aligned or spread", o.phases)
 	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early":

@@ -197,6 +197,7 @@ func printTable(w io.Writer, r *Result) {
 	if b := r.Burst; b != nil {
 		fmt.Fprintf(w, "burst of %d at %s: all published after %.3f s (%d published), all started after %.3f s, all finished after %.3f s\n",
 			b.Jobs, b.FireAt.Format("15:04:05"), b.AllPublishedSecs, b.Published, b.AllStartedSecs, b.AllFinishedSecs)
+		fmt.Fprintf(w, "backlog at its peak: %d pending triggers, the oldest waiting %.1f s\n", b.PeakPending, b.PeakOldestPendingSecs)
 	}
 	if k := r.Correctness; k != nil && r.Scenario == "max" {
 		fmt.Fprintf(w, "DUPLICATES %d over the whole run, handler invocations %d (lost fires: per step below)\n", k.DuplicateRuns, k.HandlerInvocations)

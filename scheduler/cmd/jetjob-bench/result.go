@@ -77,7 +77,11 @@ package main
 //	burst               burst only: fire_at, jobs, all_published_s (last
 //	                    triggered_at - fire time), all_started_s,
 //	                    all_finished_s (last recorded_at - fire time),
-//	                    published (runs with triggered_at)
+//	                    published (runs with triggered_at),
+//	                    peak_pending and peak_oldest_pending_s (the highest
+//	                    jetjob_group_pending_triggers and
+//	                    jetjob_group_oldest_pending_seconds the schedulers
+//	                    reported, read every 0.5 s, sampled every 1 s)
 //	steps               max only: one entry per rate step (jobs, offered
 //	                    fires/s, measured rates and lags, lost, duplicates,
 //	                    sustained = start lag p99 <= 1 s and nothing lost)
@@ -251,6 +255,10 @@ type Burst struct {
 	AllStartedSecs   float64   `json:"all_started_s"`
 	AllFinishedSecs  float64   `json:"all_finished_s"`
 	TimedOut         bool      `json:"timed_out"`
+	// PeakPending and PeakOldestPendingSecs: the group backlog at its
+	// highest, as the schedulers' metrics reported it.
+	PeakPending           int64   `json:"peak_pending"`
+	PeakOldestPendingSecs float64 `json:"peak_oldest_pending_s"`
 }
 
 // Step is one rate step of the max scenario.

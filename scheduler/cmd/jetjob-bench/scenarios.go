@@ -49,6 +49,9 @@ func (e *env) start(ctx context.Context, res *Result, sets []*jobSet) error {
 
 func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
 	for _, s := range sets {
+		if s.handler == "shell" && s.params == "" {
+			s.params = e.o.shellCommand
+		}
 		if s.block == "" {
 			s.block = e.o.blockStrategy
 		}
@@ -202,7 +205,8 @@ func (e *env) windowEnd(ctx context.Context, res *Result) (usage, map[string]flo
 }
 
 // progress logs, every 10 s until end, the published rate, the runs
-// waiting in the wheels and the worst shard planning lag.
+// waiting in the wheels, the worst shard planning lag and the group
+// backlog (pending triggers, the oldest one's wait).
 func (e *env) progress(ctx context.Context, from, end time.Time) error {
 	const pub = "jetjob_triggers_published_total"
 	last := e.counters(ctx, pub)[pub]
@@ -215,7 +219,7 @@ func (e *env) progress(ctx context.Context, from, end time.Time) error {
 		if err := sleepUntil(ctx, next); err != nil {
 			return err
 		}
-		var n, wheel, lag float64
+		var n, wheel, lag, pending, oldest float64
 		for _, s := range e.scheds {
 			m, err := scrapeMax(ctx, s.metrics)
 			if err != nil {
@@ -224,10 +228,12 @@ func (e *env) progress(ctx context.Context, from, end time.Time) error {
 			n += m[pub]
 			wheel += m["jetjob_wheel_runs"]
 			lag = max(lag, m["jetjob_shard_planning_lag_seconds"])
+			pending = max(pending, m["jetjob_group_pending_triggers"])
+			oldest = max(oldest, m["jetjob_group_oldest_pending_seconds"])
 		}
 		now := time.Now()
-		logf("  %3.0fs: %.0f triggers/s published, %.0f runs in the wheel, worst shard planning lag %.1f s",
-			now.Sub(from).Seconds(), (n-last)/now.Sub(lastT).Seconds(), wheel, lag)
+		logf("  %3.0fs: %.0f triggers/s published, %.0f runs in the wheel, worst shard planning lag %.1f s, %.0f triggers pending, the oldest waiting %.1f s",
+			now.Sub(from).Seconds(), (n-last)/now.Sub(lastT).Seconds(), wheel, lag, pending, oldest)
 		last, lastT = n, now
 	}
 }
@@ -265,8 +271,13 @@ func runBurst(ctx context.Context, e *env, res *Result) error {
 	// ask PostgreSQL only to confirm, so that polling does not load it.
 	deadline := t0.Add(o.burstTimeout)
 	var done int64
-	lastDB := time.Time{}
+	lastDB, lastBacklog := time.Time{}, time.Time{}
+	var peak backlogPeak
 	for time.Now().Before(deadline) {
+		if time.Since(lastBacklog) >= 500*time.Millisecond {
+			lastBacklog = time.Now()
+			peak.observe(ctx, e)
+		}
 		applied := e.finalStatuses(ctx)
 		if applied >= int64(o.jobs) || time.Since(lastDB) > 5*time.Second {
 			lastDB = time.Now()
@@ -294,7 +305,8 @@ func runBurst(ctx context.Context, e *env, res *Result) error {
 		e.note("stopping schedulers: %v", err)
 	}
 
-	b := &Burst{FireAt: t0.UTC(), Jobs: o.jobs, TimedOut: done < int64(o.jobs)}
+	b := &Burst{FireAt: t0.UTC(), Jobs: o.jobs, TimedOut: done < int64(o.jobs),
+		PeakPending: int64(peak.pending), PeakOldestPendingSecs: round3(peak.oldest)}
 	var lastTrig, lastStart, lastRec *time.Time
 	if err := e.pool.QueryRow(ctx, `SELECT count(triggered_at), max(triggered_at), max(started_at), max(recorded_at)
 		FROM job_runs WHERE job_id BETWEEN $1 AND $2`, set.firstID, set.lastID()).Scan(&b.Published, &lastTrig, &lastStart, &lastRec); err != nil {
@@ -444,4 +456,20 @@ func runMax(ctx context.Context, e *env, res *Result) error {
 		}
 	}
 	return nil
+}
+
+// backlogPeak is the highest group backlog the schedulers reported
+// (jetjob_group_pending_triggers, jetjob_group_oldest_pending_seconds;
+// sampled every --backlog-interval of the scheduler child, 1 s).
+type backlogPeak struct{ pending, oldest float64 }
+
+func (p *backlogPeak) observe(ctx context.Context, e *env) {
+	for _, s := range e.scheds {
+		m, err := scrapeMax(ctx, s.metrics)
+		if err != nil {
+			continue
+		}
+		p.pending = max(p.pending, m["jetjob_group_pending_triggers"])
+		p.oldest = max(p.oldest, m["jetjob_group_oldest_pending_seconds"])
+	}
 }

@@ -128,6 +128,22 @@ func newFakeAPI(t *testing.T) *fakeAPI {
 	mux.HandleFunc("POST /api/v1/jobs/{id}/trigger", func(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusAccepted, f.runs[1])
 	})
+	mux.HandleFunc("GET /api/v1/workers", func(w http.ResponseWriter, r *http.Request) {
+		sampled, oldest := time.Now().Add(-2*time.Second), t0
+		l := apiv1.WorkerList{
+			Workers: []apiv1.Worker{{ID: "w-1", Group: "ops", Host: "h1", PID: 42, Version: "v1", Handlers: []string{"shell"},
+				Capacity: 2, Running: []int64{7, 8}, StartedAt: t0, BeatAt: time.Now()}},
+			Groups: []apiv1.GroupBacklog{
+				{Group: "idle", SampledAt: &sampled},
+				{Group: "ops", LiveWorkers: 1, Slots: 2, Running: 2, Pending: 198, OldestPendingSeconds: 7.25,
+					OldestPendingAt: &oldest, InFlight: 2, Redelivered: 1, SampledAt: &sampled},
+			},
+		}
+		if g := r.URL.Query().Get("group"); g != "" {
+			l.Groups = l.Groups[1:]
+		}
+		reply(w, http.StatusOK, l)
+	})
 
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -538,5 +554,71 @@ func TestErrorsAndUsage(t *testing.T) {
 	}
 	if code, stdout, _ := cli(t, "jobs"); code != exitOK || !strings.Contains(stdout, "Available Commands") {
 		t.Fatalf("jobs without subcommand: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// "jetjob workers" lists (it used to print its help), "workers list"
+// still does, and both show each group's backlog before the workers.
+func TestWorkersOutput(t *testing.T) {
+	isolate(t)
+	f := newFakeAPI(t)
+	for _, args := range [][]string{{"workers"}, {"workers", "list"}, {"worker"}} {
+		code, stdout, stderr := cli(t, append([]string{"--api", f.srv.URL}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		reqs := f.requests()
+		if len(reqs) == 0 {
+			t.Fatalf("%v: no API request; printed %q", args, stdout)
+		}
+		if last := reqs[len(reqs)-1]; last.Path != "/api/v1/workers" || last.Query != "" {
+			t.Fatalf("%v: request %+v", args, last)
+		}
+		tables := strings.Split(strings.TrimRight(stdout, "\n"), "\n\n")
+		if len(tables) != 2 {
+			t.Fatalf("%v: want two tables separated by a blank line:\n%s", args, stdout)
+		}
+		groups := strings.Split(tables[0], "\n")
+		if len(groups) != 3 {
+			t.Fatalf("%v: groups table, want header + 2 rows:\n%s", args, tables[0])
+		}
+		if got := strings.Join(strings.Fields(groups[0]), " "); got != "GROUP WORKERS SLOTS RUNNING PENDING OLDEST PENDING IN FLIGHT REDELIVERED SAMPLED" {
+			t.Errorf("groups header = %q", got)
+		}
+		if got := strings.Join(strings.Fields(groups[1]), " "); got != "idle 0 0 0 0 - 0 0 2s ago" {
+			t.Errorf("idle group row = %q", got)
+		}
+		if got := strings.Join(strings.Fields(groups[2]), " "); got != "ops 1 2 2 198 7.3s 2 1 2s ago" {
+			t.Errorf("ops group row = %q", got)
+		}
+		workers := strings.Split(tables[1], "\n")
+		if len(workers) != 2 || !strings.HasPrefix(workers[0], "GROUP") ||
+			strings.Join(strings.Fields(workers[1]), " ") != "ops w-1 h1 42 v1 [shell] 2/2 0s ago" {
+			t.Errorf("%v: workers table:\n%s", args, tables[1])
+		}
+	}
+
+	// --group on either form; -o json prints the API's document.
+	for _, args := range [][]string{{"workers", "--group", "ops"}, {"workers", "list", "--group", "ops"}} {
+		code, stdout, stderr := cli(t, append([]string{"--api", f.srv.URL, "-o", "json"}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		reqs := f.requests()
+		if last := reqs[len(reqs)-1]; last.Query != "group=ops" {
+			t.Errorf("%v: query %q, want group=ops", args, last.Query)
+		}
+		var l apiv1.WorkerList
+		if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+			t.Fatalf("%v: -o json printed %q: %v", args, stdout, err)
+		}
+		if len(l.Groups) != 1 || l.Groups[0].Pending != 198 || l.Groups[0].OldestPendingSeconds != 7.25 || len(l.Workers) != 1 {
+			t.Errorf("%v: document %+v", args, l)
+		}
+	}
+
+	// A stray argument is a usage error, not a silent listing.
+	if code, _, stderr := cli(t, "--api", f.srv.URL, "workers", "lsit"); code != exitUsage || !strings.Contains(stderr, "lsit") {
+		t.Errorf("workers lsit: exit %d, stderr %q; want exit %d naming the argument", code, stderr, exitUsage)
 	}
 }

@@ -1,0 +1,244 @@
+package backlog
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+func startJetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// publish stores n triggers on subject and returns when each was stored.
+func publish(t *testing.T, js jetstream.JetStream, subject string, n int) []time.Time {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for i := range n {
+		ack, err := js.Publish(ctx, subject, fmt.Appendf(nil, `{"n":%d}`, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.GetMsg(ctx, ack.Sequence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Time)
+	}
+	return out
+}
+
+func sample(t *testing.T, js jetstream.JetStream, group string) Group {
+	t.Helper()
+	snap, err := Sample(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := snap.Group(group)
+	return g
+}
+
+func check(t *testing.T, what string, g Group, pending, inFlight, redelivered int64, oldest time.Time) {
+	t.Helper()
+	if g.Pending != pending || g.InFlight != inFlight || g.Redelivered != redelivered || !g.OldestPendingAt.Equal(oldest) {
+		t.Errorf("%s: pending %d, in flight %d, redelivered %d, oldest pending stored at %s; want %d, %d, %d, %s",
+			what, g.Pending, g.InFlight, g.Redelivered, g.OldestPendingAt, pending, inFlight, redelivered, oldest)
+	}
+	if oldest.IsZero() != (g.OldestPending == 0) {
+		t.Errorf("%s: oldest pending age %s with oldest stored at %s", what, g.OldestPending, g.OldestPendingAt)
+	}
+}
+
+// Pending counts what no worker has taken: triggers on a subject without
+// consumer, then a consumer's undelivered ones; delivered triggers move to
+// in flight, a redelivery is counted apart, and the oldest pending trigger
+// is the first one not delivered yet, over the shared and directed
+// subjects of the group.
+func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
+	js := startJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// A group whose workers never started: no consumer at all.
+	shared := publish(t, js, stream.TriggerAny("a"), 3)
+	check(t, "no consumer", sample(t, js, "a"), 3, 0, 0, shared[0])
+
+	// Its first worker starts and takes one trigger (a run slot).
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
+		Durable: stream.AnyConsumer("a"), FilterSubject: stream.TriggerAny("a"),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "consumer created", sample(t, js, "a"), 3, 0, 0, shared[0])
+	first := fetch(t, cons)
+	check(t, "one taken", sample(t, js, "a"), 2, 1, 0, shared[1])
+
+	// Directed triggers of a worker (its consumer exists) and of a worker
+	// whose consumer is gone: all pending, the oldest over all of them.
+	if _, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, stream.DirectedConsumerConfig("a", "w1", 30*time.Second, 5)); err != nil {
+		t.Fatal(err)
+	}
+	directed := publish(t, js, stream.TriggerWorker("a", "w1"), 2)
+	publish(t, js, stream.TriggerWorker("a", "gone"), 1)
+	check(t, "directed", sample(t, js, "a"), 5, 1, 0, shared[1])
+
+	// Handed back, then every shared trigger taken: the handed-back one
+	// is in flight again, and redelivered; the oldest pending is directed.
+	if err := first.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(3, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []jetstream.Msg
+	for m := range batch.Messages() {
+		held = append(held, m)
+	}
+	if len(held) != 3 {
+		t.Fatalf("fetched %d triggers (%v), want the 3 of the shared queue", len(held), batch.Error())
+	}
+	check(t, "redelivered", sample(t, js, "a"), 3, 3, 1, directed[0])
+
+	// Other groups are apart.
+	b := publish(t, js, stream.TriggerAny("b"), 1)
+	check(t, "group b", sample(t, js, "b"), 1, 0, 0, b[0])
+	check(t, "group a beside b", sample(t, js, "a"), 3, 3, 1, directed[0])
+
+	// The shared queue done: what is left is directed.
+	for _, m := range held {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(t, "shared queue done", sample(t, js, "a"), 3, 0, 0, directed[0])
+}
+
+func fetch(t *testing.T, cons jetstream.Consumer) jetstream.Msg {
+	t.Helper()
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		return m
+	}
+	t.Fatalf("no trigger fetched: %v", batch.Error())
+	return nil
+}
+
+// The age is measured on the server's clock and grows while the trigger
+// waits.
+func TestSampleAgeGrows(t *testing.T) {
+	js := startJetStream(t)
+	publish(t, js, stream.TriggerAny("a"), 1)
+	first := sample(t, js, "a")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g := sample(t, js, "a")
+		if g.OldestPending > first.OldestPending+100*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("oldest pending age stayed at %s (first %s)", g.OldestPending, first.OldestPending)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A group is reported behind once when its oldest pending trigger passes
+// the threshold, and caught up once when it is back under it or has
+// nothing pending any more.
+func TestWatchLogsEachEpisodeOnce(t *testing.T) {
+	w := watch{after: 5 * time.Second, since: map[string]time.Time{}}
+	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	at := func(s int, gs ...Group) Snapshot {
+		return Snapshot{At: t0.Add(time.Duration(s) * time.Second), Groups: gs}
+	}
+	g := func(name string, age time.Duration) Group {
+		return Group{Group: name, Pending: 10, OldestPending: age}
+	}
+	steps := []struct {
+		snap Snapshot
+		want string
+	}{
+		{at(0, g("a", 1*time.Second), g("b", 0)), ""},
+		{at(5, g("a", 5*time.Second), g("b", 0)), ""}, // at the threshold is on time
+		{at(10, g("a", 6*time.Second), g("b", 0)), "a behind"},
+		{at(15, g("a", 11*time.Second), g("b", 0)), ""},
+		{at(20, g("a", 16*time.Second), g("b", 7*time.Second)), "b behind"},
+		{at(25, g("a", 2*time.Second), g("b", 12*time.Second)), "a caught up after 15s"},
+		{at(30, g("a", 9*time.Second)), "a behind; b caught up after 10s"}, // b gone: nothing stored
+		{at(35, g("a", 0)), "a caught up after 5s"},
+		{at(40, g("a", 0)), ""},
+	}
+	for _, s := range steps {
+		var got []string
+		for _, c := range w.observe(s.snap) {
+			if c.began {
+				got = append(got, c.group.Group+" behind")
+			} else {
+				got = append(got, fmt.Sprintf("%s caught up after %s", c.group.Group, c.lasted))
+			}
+		}
+		if have := join(got); have != s.want {
+			t.Errorf("at %s: %q, want %q", s.snap.At.Format("15:04:05"), have, s.want)
+		}
+	}
+}
+
+func join(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += "; "
+		}
+		out += x
+	}
+	return out
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{{Interval: -1}, {WarnAfter: -1}} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	if _, err := New(Config{Interval: -time.Second}, nil, nil); err == nil {
+		t.Errorf("New with a negative interval: %v", err)
+	}
+}
