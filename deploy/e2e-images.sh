@@ -102,9 +102,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# What --version, /healthz and the worker registry report (shared/version),
+# as the Makefile's build stamps it, but with the commit's date instead of
+# the build's: the same tree gives the same bytes, so images are rebuilt
+# only when their content changes.
+VERSION_PKG=github.com/jetjob/jetjob/shared/version
+STAMP="-X '$VERSION_PKG.version=$(git describe --tags --always --dirty 2>/dev/null || echo '(devel)')'"
+STAMP+=" -X '$VERSION_PKG.commit=$(git rev-parse HEAD 2>/dev/null)'"
+STAMP+=" -X '$VERSION_PKG.date=$(git log -1 --format=%cI 2>/dev/null)'"
+
 # gobuild OUT PKG: a static, reproducible build (same tree, same bytes).
 gobuild() {
-	CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w' -o "$1" "$2"
+	CGO_ENABLED=0 "$GO" build -trimpath -ldflags="-s -w $STAMP" -o "$1" "$2"
 }
 
 ca_bundle() {

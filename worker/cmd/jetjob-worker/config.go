@@ -63,7 +63,7 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.Int(&o.concurrency, "concurrency", "JETJOB_CONCURRENCY", worker.DefaultConcurrency, "runs executed at once")
 	s.Duration(&o.ackWait, "ack-wait", "JETJOB_ACK_WAIT", worker.DefaultAckWait, "redelivery delay of a trigger whose worker went silent; the same on every worker of the group")
 	s.Int(&o.maxDeliver, "max-deliver", "JETJOB_MAX_DELIVER", worker.DefaultMaxDeliver, "deliveries of one trigger before its run is LOST; the same on every worker of the group")
-	s.Duration(&o.shutdownGrace, "shutdown-grace", "JETJOB_SHUTDOWN_GRACE", worker.DefaultShutdownGrace, "on SIGTERM, how long running runs may finish before they are cancelled and handed back")
+	s.Duration(&o.shutdownGrace, "shutdown-grace", "JETJOB_SHUTDOWN_GRACE", worker.DefaultShutdownGrace, "on SIGTERM, how long running runs may finish before they are cancelled (and end LOST; the job's retries decide what follows)")
 	s.Duration(&o.heartbeat, "heartbeat-interval", "JETJOB_HEARTBEAT_INTERVAL", worker.DefaultHeartbeatInterval, "registry heartbeat interval, below the workers bucket TTL (15s)")
 	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 1, "JetStream replicas of streams the worker creates: 1, or 3 on a three-node cluster")
 

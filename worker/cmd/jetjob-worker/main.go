@@ -9,7 +9,7 @@
 // variable, the variable over the file (package shared/config). A bad setting exits with status
 // 2 and a message naming it. NATS being unreachable, at start or later, is
 // waited out. SIGTERM or SIGINT stops it gracefully (exit status 0): no new
-// runs, running ones finish within --shutdown-grace or are handed back.
+// runs, running ones finish within --shutdown-grace or end LOST.
 package main
 
 import (
