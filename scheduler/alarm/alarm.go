@@ -31,8 +31,10 @@ import (
 // Config configures the sender. Zero values mean the defaults.
 type Config struct {
 	SMTP SMTP
-	// WebhookSecret, when set, signs webhook bodies: header
-	// X-Jetjob-Signature: sha256=<hex HMAC-SHA256 of the body>.
+	// WebhookSecret, when set, signs webhooks the Standard Webhooks way
+	// (headers webhook-id, webhook-timestamp, webhook-signature; see
+	// VerifyWebhook), plus the older X-Jetjob-Signature of the body alone.
+	// A "whsec_" secret is base64 of the key; any other string is the key.
 	WebhookSecret string
 	// ConsoleURL is the base of the console link in alarms, e.g.
 	// https://jetjob.example.com (the link is <base>/runs/<id>).
