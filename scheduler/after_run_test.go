@@ -223,7 +223,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("%d emails, want exactly 1", len(msgs))
 	}
-	if !strings.Contains(msgs[0], "To: ops@example.com") || !strings.Contains(msgs[0], "database unreachable") ||
+	if !strings.Contains(msgs[0], "To: <ops@example.com>") || !strings.Contains(msgs[0], "database unreachable") ||
 		!strings.Contains(msgs[0], "Subject: [jetjob] FAILED: job broken") {
 		t.Errorf("email:\n%s", msgs[0])
 	}
