@@ -385,16 +385,15 @@ func TestPanicFailsRunAndWorkerGoesOn(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{Concurrency: 1}, func(w *Worker) {
-		w.Handle("nilmap", func(ctx context.Context, job *Job) error {
-			var m map[string]int
-			m[job.Params]++ // a runtime error, not a panic the handler chose
-			return nil
+		w.Handle("index", func(ctx context.Context, job *Job) error {
+			fields := strings.Fields(job.Params)
+			return errors.New(fields[5]) // a runtime error, not a panic the handler chose
 		})
 		w.Handle("ok", func(ctx context.Context, job *Job) error { return nil })
 	})
-	e.publish(trigger(1, "nilmap", "key"))
+	e.publish(trigger(1, "index", "one field"))
 	fin := ev.waitFinished(1)
-	if f := fin[1]; f.Status != wire.StatusFailed || !strings.Contains(f.Message, "panic: assignment to entry in nil map") ||
+	if f := fin[1]; f.Status != wire.StatusFailed || !strings.Contains(f.Message, "panic: runtime error: index out of range [5] with length 2") ||
 		strings.Contains(f.Message, "goroutine ") {
 		t.Errorf("panicking run finished %s %q, want FAILED with the panic's message and no stack", f.Status, f.Message)
 	}
