@@ -166,8 +166,8 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 	var hookMu sync.Mutex
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if got, want := r.Header.Get(alarm.SignatureHeader), alarm.Sign(secret, body); got != want {
-			t.Errorf("signature %q, want %q", got, want)
+		if err := alarm.VerifyWebhook(secret, r.Header, body, time.Minute); err != nil {
+			t.Errorf("webhook does not verify: %v", err)
 		}
 		var a alarm.Alarm
 		if err := json.Unmarshal(body, &a); err != nil {
@@ -223,7 +223,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("%d emails, want exactly 1", len(msgs))
 	}
-	if !strings.Contains(msgs[0], "To: ops@example.com") || !strings.Contains(msgs[0], "database unreachable") ||
+	if !strings.Contains(msgs[0], "To: <ops@example.com>") || !strings.Contains(msgs[0], "database unreachable") ||
 		!strings.Contains(msgs[0], "Subject: [jetjob] FAILED: job broken") {
 		t.Errorf("email:\n%s", msgs[0])
 	}

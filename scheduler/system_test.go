@@ -66,7 +66,9 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: log.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
+	// The worker logs through cfg.Logger too, so an option that observes
+	// the logs sees both sides.
+	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

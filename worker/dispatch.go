@@ -115,7 +115,8 @@ type recentRun struct {
 // be just as invalid.
 func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, origin stored, cause error) {
 	runID, jobID := readIDs(trig, msg.Data())
-	log := w.log.With(logging.Run(runID), logging.Job(jobID), zap.String("subject", msg.Subject()))
+	log := w.log.With(logging.Run(runID), logging.Job(jobID), zap.String("subject", msg.Subject()),
+		zap.Uint64("stream_seq", origin.seq))
 	if runID > 0 && jobID > 0 {
 		ev := wire.Event{
 			Kind: wire.EventFinished, RunID: runID, JobID: jobID, WorkerID: w.cfg.ID,

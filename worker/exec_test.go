@@ -377,3 +377,36 @@ func (e *env) wantLockHolder(r *running, run int64) {
 		e.t.Errorf("job lock: %s (%v), want run %d of this worker", entry.Value(), err, run)
 	}
 }
+
+// A handler that panics ends its run FAILED with the panic's message (not
+// its stack), and the worker goes on: a later run of another job on the
+// same worker succeeds.
+func TestPanicFailsRunAndWorkerGoesOn(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	r := e.start(Config{Concurrency: 1}, func(w *Worker) {
+		w.Handle("index", func(ctx context.Context, job *Job) error {
+			fields := strings.Fields(job.Params)
+			return errors.New(fields[5]) // a runtime error, not a panic the handler chose
+		})
+		w.Handle("ok", func(ctx context.Context, job *Job) error { return nil })
+	})
+	e.publish(trigger(1, "index", "one field"))
+	fin := ev.waitFinished(1)
+	if f := fin[1]; f.Status != wire.StatusFailed || !strings.Contains(f.Message, "panic: runtime error: index out of range [5] with length 2") ||
+		strings.Contains(f.Message, "goroutine ") {
+		t.Errorf("panicking run finished %s %q, want FAILED with the panic's message and no stack", f.Status, f.Message)
+	}
+	// Run 2 is another job (trigger gives job id 1000 + run id), on the
+	// same worker's only slot.
+	e.publish(trigger(2, "ok", ""))
+	if f := ev.waitFinished(2)[2]; f.Status != wire.StatusSucceeded || f.WorkerID != r.w.ID() {
+		t.Errorf("run after the panic finished %s on %q, want SUCCEEDED on %s", f.Status, f.WorkerID, r.w.ID())
+	}
+	select {
+	case err := <-r.done:
+		t.Fatalf("worker stopped after a handler panicked: %v", err)
+	default:
+	}
+	eventually(t, "both triggers to be acked", func() bool { return e.triggersLeft() == 0 })
+}

@@ -1,7 +1,8 @@
 // Package alarm tells people that a run failed for good: its last attempt
 // ended FAILED, TIMED_OUT or LOST (the results applier marks such runs
 // alarm_status = 'pending'). It sends a webhook (a JSON POST, optionally
-// signed with HMAC-SHA256) and an email over SMTP, per the job's targets,
+// signed over id, timestamp and body so it cannot be replayed) and an email
+// over SMTP (implicit TLS on port 465, else STARTTLS), per the job's targets,
 // and records the outcome on the run: sent, failed (with the error), or
 // none when the job has no target.
 //
@@ -15,6 +16,7 @@ package alarm
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,8 +33,10 @@ import (
 // Config configures the sender. Zero values mean the defaults.
 type Config struct {
 	SMTP SMTP
-	// WebhookSecret, when set, signs webhook bodies: header
-	// X-Jetjob-Signature: sha256=<hex HMAC-SHA256 of the body>.
+	// WebhookSecret, when set, signs webhooks the Standard Webhooks way
+	// (headers webhook-id, webhook-timestamp, webhook-signature; see
+	// VerifyWebhook), plus the older X-Jetjob-Signature of the body alone.
+	// A "whsec_" secret is base64 of the key; any other string is the key.
 	WebhookSecret string
 	// ConsoleURL is the base of the console link in alarms, e.g.
 	// https://jetjob.example.com (the link is <base>/runs/<id>).
@@ -90,6 +94,9 @@ type Sender struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	log  *zap.Logger
+	// rootCAs verifies the mail server's certificate (nil: the system's
+	// roots). Only tests set it, to trust a certificate they made.
+	rootCAs *x509.CertPool
 }
 
 // New returns a sender; Run drives it.

@@ -4,84 +4,94 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
-	"net/smtp"
-	"strconv"
 	"strings"
 	"time"
+
+	mail "github.com/wneessen/go-mail"
 )
 
-// email sends the alarm as a plain-text mail to every address.
+// ImplicitTLSPort is the SMTP submission port that speaks TLS from the first
+// byte (RFC 8314). Mail servers that offer only this port never answer the
+// plaintext greeting STARTTLS needs, so the port alone decides the mode:
+// there is no separate setting to get wrong.
+const ImplicitTLSPort = 465
+
+// email sends the alarm as a plain-text mail to every address. Port 465
+// gets implicit TLS; any other port plain SMTP, upgraded with STARTTLS
+// (required, never opportunistic) when SMTP.StartTLS is set.
 func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
 	cfg := s.cfg.SMTP
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return err
+	tlsConf := &tls.Config{ServerName: cfg.Host, MinVersion: tls.VersionTLS12, RootCAs: s.rootCAs}
+	opts := []mail.Option{
+		mail.WithPort(cfg.Port),
+		mail.WithTLSConfig(tlsConf),
+		mail.WithTimeout(s.cfg.Timeout),
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(deadline)
-	}
-	c, err := smtp.NewClient(conn, cfg.Host)
-	if err != nil {
-		conn.Close()
-		return err
-	}
-	defer c.Close()
-	if cfg.StartTLS {
-		if err := c.StartTLS(&tls.Config{ServerName: cfg.Host}); err != nil {
-			return fmt.Errorf("STARTTLS: %w", err)
-		}
+	switch {
+	case cfg.Port == ImplicitTLSPort:
+		opts = append(opts, mail.WithSSL())
+	case cfg.StartTLS:
+		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
+	default:
+		opts = append(opts, mail.WithTLSPolicy(mail.NoTLS))
 	}
 	if cfg.User != "" {
-		if err := c.Auth(smtp.PlainAuth("", cfg.User, cfg.Password, cfg.Host)); err != nil {
-			return fmt.Errorf("auth: %w", err)
-		}
+		// PLAIN, as before; go-mail refuses it on a connection that is
+		// neither encrypted nor to localhost, so a password never crosses
+		// the network in the clear.
+		opts = append(opts, mail.WithSMTPAuth(mail.SMTPAuthPlain),
+			mail.WithUsername(cfg.User), mail.WithPassword(cfg.Password))
 	}
-	if err := c.Mail(cfg.From); err != nil {
-		return err
+	c, err := mail.NewClient(cfg.Host, opts...)
+	if err != nil {
+		return fmt.Errorf("SMTP client for %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	for _, rcpt := range to {
-		if err := c.Rcpt(rcpt); err != nil {
-			return fmt.Errorf("RCPT %s: %w", rcpt, err)
-		}
-	}
-	w, err := c.Data()
+	m, err := message(cfg.From, to, a)
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write(message(cfg.From, to, a)); err != nil {
-		return err
+	if err := c.DialAndSendWithContext(ctx, m); err != nil {
+		return fmt.Errorf("send to %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return c.Quit()
+	return nil
 }
 
-// message renders the mail. Header values come from job names and run
-// messages: line breaks are removed so they cannot inject headers.
-func message(from string, to []string, a *Alarm) []byte {
+// message renders the mail. The subject carries the job name, which is any
+// UTF-8: go-mail encodes it as an RFC 2047 encoded word when it is not plain
+// ASCII, so mail clients show it as written instead of as mojibake. Line
+// breaks are removed from header values so that a job name cannot inject
+// headers.
+func message(from string, to []string, a *Alarm) (*mail.Msg, error) {
 	oneLine := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+	m := mail.NewMsg()
+	if err := m.From(from); err != nil {
+		return nil, fmt.Errorf("from address %q: %w", from, err)
+	}
+	if err := m.To(to...); err != nil {
+		return nil, fmt.Errorf("to addresses %q: %w", to, err)
+	}
+	m.Subject(subject(a))
+	m.SetDate()
+	m.SetMessageID()
+	m.SetUserAgent("jetjob-alarm/1")
 	var b strings.Builder
-	fmt.Fprintf(&b, "From: %s\r\n", from)
-	fmt.Fprintf(&b, "To: %s\r\n", strings.Join(to, ", "))
-	fmt.Fprintf(&b, "Subject: [jetjob] %s: job %s (%d) run %d\r\n", a.Status, oneLine(a.JobName), a.JobID, a.RunID)
-	fmt.Fprintf(&b, "Date: %s\r\n", time.Now().Format(time.RFC1123Z))
-	b.WriteString("Content-Type: text/plain; charset=utf-8\r\n\r\n")
-	fmt.Fprintf(&b, "Job:        %s (id %d, group %s)\r\n", oneLine(a.JobName), a.JobID, a.Group)
-	fmt.Fprintf(&b, "Run:        %d (%s, attempt %d)\r\n", a.RunID, a.TriggerType, a.Attempt)
-	fmt.Fprintf(&b, "Status:     %s\r\n", a.Status)
-	fmt.Fprintf(&b, "Scheduled:  %s\r\n", a.ScheduledAt.UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Finished:   %s\r\n", a.FinishedAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Job:        %s (id %d, group %s)\n", oneLine(a.JobName), a.JobID, a.Group)
+	fmt.Fprintf(&b, "Run:        %d (%s, attempt %d)\n", a.RunID, a.TriggerType, a.Attempt)
+	fmt.Fprintf(&b, "Status:     %s\n", a.Status)
+	fmt.Fprintf(&b, "Scheduled:  %s\n", a.ScheduledAt.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "Finished:   %s\n", a.FinishedAt.UTC().Format(time.RFC3339))
 	if a.ConsoleLink != "" {
-		fmt.Fprintf(&b, "Console:    %s\r\n", a.ConsoleLink)
+		fmt.Fprintf(&b, "Console:    %s\n", a.ConsoleLink)
 	}
-	b.WriteString("\r\nMessage:\r\n")
-	// net/smtp's data writer dot-stuffs lines that start with a dot.
-	for _, line := range strings.Split(a.Message, "\n") {
-		b.WriteString(strings.TrimRight(line, "\r") + "\r\n")
-	}
-	return []byte(b.String())
+	b.WriteString("\nMessage:\n")
+	b.WriteString(strings.ReplaceAll(a.Message, "\r\n", "\n"))
+	b.WriteString("\n")
+	m.SetBodyString(mail.TypeTextPlain, b.String())
+	return m, nil
+}
+
+// subject is the alarm mail's subject, before encoding.
+func subject(a *Alarm) string {
+	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(a.JobName)
+	return fmt.Sprintf("[jetjob] %s: job %s (%d) run %d", a.Status, name, a.JobID, a.RunID)
 }

@@ -5,37 +5,142 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
+	"time"
 )
 
-// SignatureHeader carries "sha256=<hex>" of the body's HMAC-SHA256 with
-// the webhook secret, so a receiver can verify the alarm came from jetjob.
-const SignatureHeader = "X-Jetjob-Signature"
+// Webhooks are signed the Standard Webhooks way
+// (https://www.standardwebhooks.com): the HMAC-SHA256 covers the message id
+// and the send time as well as the body, so a receiver that checks the
+// timestamp refuses a captured alarm replayed later, and one that remembers
+// ids refuses a replay within the tolerance too.
+const (
+	// IDHeader names one alarm: the same on every retry of it, so a
+	// receiver can drop a delivery it has already handled.
+	IDHeader = "webhook-id"
+	// TimestampHeader is the send time in Unix seconds.
+	TimestampHeader = "webhook-timestamp"
+	// SignatureHeader is "v1,<base64 HMAC-SHA256 of id.timestamp.body>";
+	// it may hold several space-separated signatures (secret rotation).
+	SignatureHeader = "webhook-signature"
+	// LegacySignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>",
+	// as documented before timestamps were signed. Kept for receivers
+	// written against it; it does not protect against replay.
+	LegacySignatureHeader = "X-Jetjob-Signature"
+	// secretPrefix marks a Standard Webhooks secret: base64 of the key.
+	secretPrefix = "whsec_"
+)
 
-// Sign returns the signature header value for body.
+// Errors VerifyWebhook returns, for errors.Is.
+var (
+	ErrNoSignature       = errors.New("webhook: missing webhook-id, webhook-timestamp or webhook-signature header")
+	ErrBadTimestamp      = errors.New("webhook: timestamp outside the tolerance (replayed or clock skew)")
+	ErrSignatureMismatch = errors.New("webhook: no signature matches")
+)
+
+// webhookKey returns the HMAC key of a secret: a "whsec_" secret is the
+// base64 of the key, as Standard Webhooks libraries expect; any other
+// string is the key itself, as JETJOB_WEBHOOK_SECRET always was.
+func webhookKey(secret string) ([]byte, error) {
+	if rest, ok := strings.CutPrefix(secret, secretPrefix); ok {
+		key, err := base64.StdEncoding.DecodeString(rest)
+		if err != nil {
+			return nil, fmt.Errorf("webhook secret starts with %s but the rest is not base64: %w", secretPrefix, err)
+		}
+		return key, nil
+	}
+	return []byte(secret), nil
+}
+
+// SignWebhook returns the webhook-signature value for a message.
+func SignWebhook(secret, id string, ts time.Time, body []byte) (string, error) {
+	key, err := webhookKey(secret)
+	if err != nil {
+		return "", err
+	}
+	return "v1," + base64.StdEncoding.EncodeToString(mac(key, id, ts.Unix(), body)), nil
+}
+
+func mac(key []byte, id string, ts int64, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s.%d.", id, ts)
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// VerifyWebhook checks a received alarm: its signature over id, timestamp
+// and body, and that the timestamp is within tolerance of now (either way,
+// so a message signed "in the future" cannot be kept for later). Receivers
+// may copy it; it needs only the standard library.
+func VerifyWebhook(secret string, headers http.Header, body []byte, tolerance time.Duration) error {
+	id, tsText, sigs := headers.Get(IDHeader), headers.Get(TimestampHeader), headers.Get(SignatureHeader)
+	if id == "" || tsText == "" || sigs == "" {
+		return ErrNoSignature
+	}
+	ts, err := strconv.ParseInt(tsText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: %q is not Unix seconds", ErrBadTimestamp, tsText)
+	}
+	if age := time.Since(time.Unix(ts, 0)); age > tolerance || age < -tolerance {
+		return fmt.Errorf("%w: sent %s ago, tolerance %s", ErrBadTimestamp, age.Round(time.Second), tolerance)
+	}
+	key, err := webhookKey(secret)
+	if err != nil {
+		return err
+	}
+	want := mac(key, id, ts, body)
+	for _, s := range strings.Fields(sigs) {
+		version, sig, ok := strings.Cut(s, ",")
+		if !ok || version != "v1" {
+			continue
+		}
+		got, err := base64.StdEncoding.DecodeString(sig)
+		if err == nil && hmac.Equal(got, want) {
+			return nil
+		}
+	}
+	return ErrSignatureMismatch
+}
+
+// Sign returns the LegacySignatureHeader value for body.
 func Sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
 }
 
+// webhookID names the alarm of one run: retries of it carry the same id.
+func webhookID(a *Alarm) string { return fmt.Sprintf("jetjob-alarm-%d", a.RunID) }
+
 func (s *Sender) webhook(ctx context.Context, url string, a *Alarm) error {
 	body, err := json.Marshal(a)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode alarm: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return fmt.Errorf("webhook request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "jetjob-alarm/1")
 	if s.cfg.WebhookSecret != "" {
-		req.Header.Set(SignatureHeader, Sign(s.cfg.WebhookSecret, body))
+		id, now := webhookID(a), time.Now()
+		sig, err := SignWebhook(s.cfg.WebhookSecret, id, now, body)
+		if err != nil {
+			return fmt.Errorf("sign (JETJOB_WEBHOOK_SECRET): %w", err)
+		}
+		req.Header.Set(IDHeader, id)
+		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set(SignatureHeader, sig)
+		req.Header.Set(LegacySignatureHeader, Sign(s.cfg.WebhookSecret, body))
 	}
 	resp, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {

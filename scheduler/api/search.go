@@ -160,5 +160,12 @@ func decodeCursor(v string) (store.RunKey, error) {
 	if err1 != nil || err2 != nil || id <= 0 {
 		return store.RunKey{}, errBad
 	}
-	return store.RunKey{ScheduledAt: time.UnixMicro(us).UTC(), ID: id}, nil
+	// A real cursor holds a run's scheduled time; one outside years
+	// 1-9999 was forged, and PostgreSQL would refuse some of them with an
+	// error rather than an empty page.
+	at := time.UnixMicro(us).UTC()
+	if at.Year() < 1 || at.Year() > 9999 {
+		return store.RunKey{}, errBad
+	}
+	return store.RunKey{ScheduledAt: at, ID: id}, nil
 }

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,9 +11,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -115,6 +119,11 @@ func (s *Server) routes() {
 	api("GET /api/v1/stats", s.stats)
 	api("GET /api/v1/runs", s.searchRuns)
 	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if allowed := s.allowedMethods(r); len(allowed) > 0 {
+			w.Header().Set("Allow", strings.Join(allowed, ", "))
+			return &httpError{http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s",
+				r.Method, r.URL.Path, strings.Join(allowed, " or "))}
+		}
 		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
 	})))
 }
@@ -123,6 +132,21 @@ func (s *Server) routes() {
 type healthz struct {
 	Status string `json:"status"`
 	version.Info
+}
+
+// allowedMethods lists the methods that have a route for r's path. The
+// catch-all "/api/" pattern matches every method, so without this a known
+// path with the wrong method would answer 404 instead of 405.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/api/" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ServeHTTP implements http.Handler.
@@ -198,24 +222,121 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 // decode reads a JSON body strictly: unknown fields are an error, so a
-// misspelt option is reported instead of silently ignored.
+// misspelt option is reported instead of silently ignored. Text that
+// PostgreSQL cannot store (a NUL byte, invalid UTF-8, which encoding/json
+// would silently turn into U+FFFD) is refused here, naming its field, rather
+// than failing the INSERT with a 500 or being stored changed.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return err
 		}
-		if errors.Is(err, io.EOF) {
-			return invalidf("request body is empty: want a JSON document")
-		}
-		return invalidf("malformed JSON body: %v", err)
+		return invalidf("reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidf("request body is empty: want a JSON document")
+	}
+	if !utf8.Valid(body) {
+		return invalidf("%s", badText(body, "is not valid UTF-8", func(raw json.RawMessage) bool { return !utf8.Valid(raw) }))
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return invalidf("malformed JSON body: %v", fieldOf(body, v, err))
 	}
 	if dec.More() {
 		return invalidf("request body holds more than one JSON document")
 	}
+	// A NUL can only come in escaped; look closer only when one may be there.
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		if msg := badText(body, "contains a NUL byte (\\u0000), which cannot be stored", hasNUL); msg != "" {
+			return invalidf("%s", msg)
+		}
+	}
 	return nil
+}
+
+// badText names the top-level field of a JSON object whose raw value bad
+// reports, as "field \"name\" <what>"; "" when none does. A body that is
+// not an object is reported as a whole.
+func badText(body []byte, what string, bad func(json.RawMessage) bool) string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		if bad(body) {
+			return "request body " + what
+		}
+		return ""
+	}
+	var names []string
+	for k, raw := range fields {
+		if bad(raw) {
+			names = append(names, fmt.Sprintf("field %q %s", k, what))
+		}
+	}
+	if len(names) == 0 && bad(body) {
+		return "a field name " + what
+	}
+	slices.Sort(names)
+	return strings.Join(names, "; ")
+}
+
+// hasNUL reports whether any string (or object key) in a JSON value holds a
+// NUL byte once decoded.
+func hasNUL(raw json.RawMessage) bool {
+	var x any
+	if err := json.Unmarshal(raw, &x); err != nil {
+		return false
+	}
+	var walk func(any) bool
+	walk = func(x any) bool {
+		switch x := x.(type) {
+		case string:
+			return strings.ContainsRune(x, 0)
+		case []any:
+			return slices.ContainsFunc(x, walk)
+		case map[string]any:
+			for k, e := range x {
+				if strings.ContainsRune(k, 0) || walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(x)
+}
+
+// fieldOf adds the field's name to a decoding error that lacks it: errors
+// from a type's own UnmarshalJSON (a bad duration) come without one. It
+// decodes each top-level field alone into a fresh v to find the culprit.
+func fieldOf(body []byte, v any, err error) error {
+	var ute *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	if errors.As(err, &ute) && ute.Field != "" || errors.As(err, &se) || strings.Contains(err.Error(), "unknown field") {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return err
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer {
+		return err
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		one, _ := json.Marshal(map[string]json.RawMessage{k: fields[k]})
+		if ferr := json.Unmarshal(one, reflect.New(t.Elem()).Interface()); ferr != nil {
+			return fmt.Errorf("field %q: %w", k, ferr)
+		}
+	}
+	return err
 }
 
 func pathID(r *http.Request) (int64, error) {

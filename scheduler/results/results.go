@@ -8,18 +8,26 @@
 // and nothing a worker reported is lost. Applying is idempotent and
 // monotonic (wire.Status.Rank), so a redelivered or reordered event changes
 // nothing it should not.
+//
+// Events are messages anyone with access to the subjects can publish, so
+// nothing in one may stop the applier: a message that cannot be decoded is
+// terminated, an event applies only to a run of the group its subject
+// names, text PostgreSQL would refuse is made storable, and every message
+// that changed nothing is logged with its subject and stream sequence.
 package results
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -152,24 +160,43 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 
 // applyBatch decodes, applies and acks one batch, retrying the database
 // write until it commits or ctx ends (then the messages are redelivered).
+// A message that can never be applied (malformed, another protocol version,
+// a subject naming no group) is logged once and terminated, so that it is
+// neither redelivered forever nor able to hold up the events behind it.
 func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
-	var events []wire.Event
+	var events []sourcedEvent
 	for _, m := range msgs {
-		evs, err := wire.DecodeEvents(m.Data())
+		from := source{subject: m.Subject()}
+		if md, err := m.Metadata(); err == nil {
+			from.seq = md.Sequence.Stream
+		}
+		group, ok := strings.CutPrefix(from.subject, "jetjob.event.")
+		var evs []wire.Event
+		var err error
+		if !ok || !wire.ValidName(group) {
+			err = fmt.Errorf("subject %q is not jetjob.event.<group>", from.subject)
+		} else {
+			evs, err = wire.DecodeEvents(m.Data())
+		}
 		if err != nil {
-			// A malformed message will never become valid: drop it
-			// loudly rather than block the stream behind it.
-			a.log.Error("dropping malformed events message", zap.String("subject", m.Subject()), zap.Error(err))
-			_ = m.Term()
+			a.log.Error("dropping an events message that can never be applied", zap.String("subject", from.subject),
+				zap.Uint64("stream_seq", from.seq), zap.Error(err), zap.ByteString("data", m.Data()[:min(len(m.Data()), 512)]))
+			if err := m.TermWithReason("malformed events message"); err != nil {
+				a.log.Warn("terminating a malformed events message failed", zap.Uint64("stream_seq", from.seq), zap.Error(err))
+			}
 			continue
 		}
-		events = append(events, evs...)
+		from.group = group
+		for _, e := range evs {
+			events = append(events, sourcedEvent{Event: e, from: from})
+		}
 	}
 	backoff := 100 * time.Millisecond
 	lastProgress := time.Now()
 	for len(events) > 0 {
-		changes, spawned, err := apply(ctx, a.pool, events)
+		changes, spawned, ignored, err := apply(ctx, a.pool, events)
 		if err == nil {
+			a.logIgnored(ignored)
 			if a.Applied != nil && len(changes) > 0 {
 				a.Applied(changes)
 			}
@@ -199,6 +226,25 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
 		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 			// Not acked means redelivered and applied again: harmless.
 			a.log.Debug("ack of applied events failed", zap.Error(err))
+		}
+	}
+}
+
+// logIgnored says which updates of a committed batch changed nothing. An
+// event for a run that does not exist in its subject's group is foreign
+// (forged, or from a broken worker): a warning. One for a run already at
+// or past its status is a redelivery or a late event, which the monotonic
+// update makes harmless: worth a line, not an alarm.
+func (a *Applier) logIgnored(ignored []Ignored) {
+	for _, ig := range ignored {
+		for _, from := range ig.From {
+			fields := []zap.Field{logging.Run(ig.RunID), zap.String("group", ig.Group),
+				zap.String("subject", from.subject), zap.Uint64("stream_seq", from.seq)}
+			if ig.Status == "" {
+				a.log.Warn("event for a run that does not exist in its subject's group: ignored", fields...)
+			} else {
+				a.log.Info("event changed nothing: the run is already as far", append(fields, zap.String("status", string(ig.Status)))...)
+			}
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package results
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -44,15 +46,23 @@ const lookupScheduledSQL = `SELECT id, scheduled_at FROM job_runs WHERE id = ANY
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //
 // Runs are matched by (id, scheduled_at), so that each row is found in its
-// one partition of job_runs (run-time pruning in the nested loop over u).
+// one partition of job_runs (run-time pruning in the nested loop over u),
+// and by group: an event counts only for a run of the group whose subject
+// (jetjob.event.<group>) it came on, so a worker of one group, broken or
+// hostile, cannot end another group's runs.
+//
+//   - ignored: the updates that changed nothing, each with the run's status
+//     (none when no run of that id exists in that group). The status is a
+//     subquery in the select list, so it is read only for the updates not
+//     applied: the usual batch, where every update applies, pays nothing.
 //
 // The new runs are keyed like every run (job, scheduled_at, shard index,
 // attempt) and derive from the run's finished_at, so applying the same
 // event again can never create them twice.
 const applySQL = `WITH u AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
-				$7::timestamptz[], $8::bigint[], $9::timestamptz[])
-			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at, stream_seq, triggered_at)),
+				$7::timestamptz[], $8::bigint[], $9::timestamptz[], $10::text[])
+			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at, stream_seq, triggered_at, group_name)),
 	applied AS (UPDATE job_runs r SET
 		status = u.status,
 		started_at = COALESCE(r.started_at, u.started_at),
@@ -67,7 +77,8 @@ const applySQL = `WITH u AS (
 			THEN 'pending' ELSE r.alarm_status END,
 		alarm_next_at = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST') THEN now() ELSE r.alarm_next_at END
 	FROM u
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name
+	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
@@ -91,10 +102,21 @@ const applySQL = `WITH u AS (
 	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
-		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, false FROM applied
-	UNION ALL SELECT id, 0, 'SCHEDULED', true FROM retried
-	UNION ALL SELECT id, 0, 'SCHEDULED', true FROM children`
+		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire')),
+	ignored AS (SELECT u.id, u.group_name, (SELECT r.status FROM job_runs r
+			WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name) AS status
+		FROM u WHERE NOT EXISTS (SELECT 1 FROM applied a WHERE a.id = u.id AND a.group_name = u.group_name))
+	SELECT id, job_id, status, 0, group_name FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '' FROM retried
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '' FROM children
+	UNION ALL SELECT id, 0, COALESCE(status, ''), 2, group_name FROM ignored`
+
+// Row kinds of applySQL's result.
+const (
+	rowApplied = 0 // a run whose status the batch moved
+	rowSpawned = 1 // a run the batch created (retry, child)
+	rowIgnored = 2 // an update that changed no status: see Ignored
+)
 
 // runUpdate is the coalesced effect of a batch's events on one run.
 type runUpdate struct {
@@ -110,18 +132,59 @@ type runUpdate struct {
 	// scheduledAt is the run's partition key from its events; zero when
 	// none carried it.
 	scheduledAt time.Time
+	// from are the messages that carried the run's events, for the log
+	// when the update changes nothing (one each: a duplicate is a message
+	// of its own).
+	from []source
 }
 
-// coalesce folds the events of one batch per run, so a run that started and
-// finished within one batch costs one row update, not two.
-func coalesce(events []wire.Event) map[int64]*runUpdate {
-	out := make(map[int64]*runUpdate, len(events))
+// runKey identifies an update: a run, as named by events on one group's
+// subject.
+type runKey struct {
+	id    int64
+	group string
+}
+
+// source is where an event came from: its message's subject and stream
+// sequence in JETJOB_EVENTS, and the group the subject names.
+type source struct {
+	subject string
+	seq     uint64
+	group   string
+}
+
+// sourcedEvent is an event with the message it came in.
+type sourcedEvent struct {
+	wire.Event
+	from source
+}
+
+// Ignored is an update of a batch that changed no run: the run does not
+// exist in the group of the subject it came on (Status empty), or it is
+// already at or past the status the events said (a duplicate, or an event
+// that arrived after a later one).
+type Ignored struct {
+	RunID  int64
+	Group  string
+	Status wire.Status // the run's current status; empty if no such run in Group
+	// From are the messages the update's events came in.
+	From []source
+}
+
+// coalesce folds the events of one batch per run (and group), so a run
+// that started and finished within one batch costs one row update, not two.
+func coalesce(events []sourcedEvent) map[runKey]*runUpdate {
+	out := make(map[runKey]*runUpdate, len(events))
 	for i := range events {
 		e := &events[i]
-		u := out[e.RunID]
+		k := runKey{e.RunID, e.from.group}
+		u := out[k]
 		if u == nil {
 			u = &runUpdate{}
-			out[e.RunID] = u
+			out[k] = u
+		}
+		if n := len(u.from); n == 0 || u.from[n-1] != e.from {
+			u.from = append(u.from, e.from)
 		}
 		if u.scheduledAt.IsZero() {
 			u.scheduledAt = e.ScheduledAt
@@ -135,35 +198,52 @@ func coalesce(events []wire.Event) map[int64]*runUpdate {
 		}
 		if e.Status.Rank() > u.status.Rank() {
 			u.status = e.Status
-			u.workerID = e.WorkerID
+			u.workerID = storable(e.WorkerID)
 			if e.Status.Terminal() {
 				u.finishedAt = &at
-				u.message = wire.TruncateMessage(e.Message)
+				u.message = storable(wire.TruncateMessage(e.Message))
 			}
 		}
 	}
 	return out
 }
 
-// apply applies events and returns the status changes and the ids of the
-// runs it created (retries, child runs).
-func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Change, []int64, error) {
+// storable replaces NUL bytes, which PostgreSQL refuses in text: a handler
+// error quoting binary output must not make its batch fail forever and hold
+// up every result behind it.
+func storable(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// apply applies events and returns the status changes, the ids of the
+// runs it created (retries, child runs) and the updates that changed nothing.
+func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Change, []int64, []Ignored, error) {
 	ups := coalesce(events)
 	// In id order: concurrent appliers and dispatch's TRIGGERED writes then
 	// lock rows in the same order and do not deadlock.
-	order := make([]int64, 0, len(ups))
-	for id := range ups {
-		order = append(order, id)
+	order := make([]runKey, 0, len(ups))
+	for k := range ups {
+		order = append(order, k)
 	}
-	slices.Sort(order)
+	slices.SortFunc(order, func(a, b runKey) int {
+		if c := cmp.Compare(a.id, b.id); c != 0 {
+			return c
+		}
+		return strings.Compare(a.group, b.group)
+	})
 	var (
 		changes []Change
 		spawned []int64
+		ignored []Ignored
 		c       Change
-		isNew   bool
+		kind    int
+		group   string
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		changes, spawned = changes[:0], spawned[:0]
+		changes, spawned, ignored = changes[:0], spawned[:0], ignored[:0]
 		keys, err := scheduledTimes(ctx, tx, ups, order)
 		if err != nil {
 			return err
@@ -175,20 +255,24 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			scheds              = make([]time.Time, 0, len(ups))
 			seqs                = make([]*int64, 0, len(ups))
 			triggered           = make([]*time.Time, 0, len(ups))
+			groups              = make([]string, 0, len(ups))
 		)
-		for _, id := range order {
-			at, ok := keys[id]
+		for _, k := range order {
+			u := ups[k]
+			at, ok := keys[k]
 			if !ok {
-				continue // no such run: nothing to apply, as before partitioning
+				// No run has this id: nothing to apply.
+				ignored = append(ignored, Ignored{RunID: k.id, Group: k.group, From: u.from})
+				continue
 			}
-			u := ups[id]
-			ids = append(ids, id)
+			ids = append(ids, k.id)
 			statuses = append(statuses, string(u.status))
 			starts = append(starts, u.startedAt)
 			ends = append(ends, u.finishedAt)
 			msgs = append(msgs, u.message)
 			wks = append(wks, u.workerID)
 			scheds = append(scheds, at)
+			groups = append(groups, k.group)
 			var seq *int64
 			if u.seq != 0 {
 				v := int64(u.seq)
@@ -196,12 +280,20 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			}
 			seqs, triggered = append(seqs, seq), append(triggered, u.triggeredAt)
 		}
-		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered)
-		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &isNew}, func() error {
-			if isNew {
+		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups)
+		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &kind, &group}, func() error {
+			switch kind {
+			case rowSpawned:
 				spawned = append(spawned, c.RunID)
-			} else {
-				c.Triggered = ups[c.RunID].seq != 0
+			case rowIgnored:
+				ig := Ignored{RunID: c.RunID, Group: group, Status: c.Status}
+				if u := ups[runKey{c.RunID, group}]; u != nil {
+					ig.From = u.from
+				}
+				ignored = append(ignored, ig)
+			default:
+				u := ups[runKey{c.RunID, group}]
+				c.Triggered = u != nil && u.seq != 0
 				changes = append(changes, c)
 			}
 			return nil
@@ -210,15 +302,21 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 			return err
 		}
 		// Runs applySQL moved have their start time already (COALESCE):
-		// only the others need the second statement.
+		// only the others of a known run need the second statement.
 		moved := make(map[int64]bool, len(changes))
 		for _, ch := range changes {
 			moved[ch.RunID] = true
 		}
+		unknown := make(map[runKey]bool)
+		for _, ig := range ignored {
+			if ig.Status == "" {
+				unknown[runKey{ig.RunID, ig.Group}] = true
+			}
+		}
 		var sIDs []int64
 		var sAts, sScheds []time.Time
 		for i, at := range starts {
-			if at != nil && !moved[ids[i]] {
+			if at != nil && !moved[ids[i]] && !unknown[runKey{ids[i], groups[i]}] {
 				sIDs, sAts, sScheds = append(sIDs, ids[i]), append(sAts, *at), append(sScheds, scheds[i])
 			}
 		}
@@ -228,22 +326,22 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []wire.Event) ([]Chan
 		return err
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
+		return nil, nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
-	return changes, spawned, nil
+	return changes, spawned, ignored, nil
 }
 
 // scheduledTimes returns each run's partition key: from its events, or,
 // for runs whose events did not carry it, looked up by id (unpruned, but
 // still correct). A run missing from the result does not exist.
-func scheduledTimes(ctx context.Context, tx pgx.Tx, ups map[int64]*runUpdate, order []int64) (map[int64]time.Time, error) {
-	keys := make(map[int64]time.Time, len(ups))
+func scheduledTimes(ctx context.Context, tx pgx.Tx, ups map[runKey]*runUpdate, order []runKey) (map[runKey]time.Time, error) {
+	keys := make(map[runKey]time.Time, len(ups))
 	var missing []int64
-	for _, id := range order {
-		if at := ups[id].scheduledAt; !at.IsZero() {
-			keys[id] = at
+	for _, k := range order {
+		if at := ups[k].scheduledAt; !at.IsZero() {
+			keys[k] = at
 		} else {
-			missing = append(missing, id)
+			missing = append(missing, k.id)
 		}
 	}
 	if len(missing) == 0 {
@@ -253,9 +351,15 @@ func scheduledTimes(ctx context.Context, tx pgx.Tx, ups map[int64]*runUpdate, or
 		id int64
 		at time.Time
 	)
+	found := make(map[int64]time.Time, len(missing))
 	rows, _ := tx.Query(ctx, lookupScheduledSQL, missing)
-	if _, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error { keys[id] = at; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error { found[id] = at; return nil }); err != nil {
 		return nil, fmt.Errorf("look up scheduled times of %d runs: %w", len(missing), err)
+	}
+	for _, k := range order {
+		if at, ok := found[k.id]; ok && ups[k].scheduledAt.IsZero() {
+			keys[k] = at
+		}
 	}
 	return keys, nil
 }

@@ -1,0 +1,168 @@
+package alarm
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+// receiver is a webhook endpoint written the way the README tells users to:
+// it verifies every request with VerifyWebhook and answers 401 otherwise.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	last   http.Header // headers of the last accepted request
+	body   []byte
+	errors []error // why requests were refused
+}
+
+func startReceiver(t *testing.T, secret string, tolerance time.Duration) *receiver {
+	rc := &receiver{}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if err := VerifyWebhook(secret, r.Header, body, tolerance); err != nil {
+			rc.errors = append(rc.errors, err)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		rc.last, rc.body = r.Header.Clone(), body
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+// post sends body with headers to the receiver and returns the status code.
+func (rc *receiver) post(t *testing.T, h http.Header, body []byte) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, rc.srv.URL, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (rc *receiver) lastError() error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if len(rc.errors) == 0 {
+		return nil
+	}
+	return rc.errors[len(rc.errors)-1]
+}
+
+func testAlarm() *Alarm {
+	return &Alarm{V: 1, Event: "run.failed", JobID: 7, JobName: "nightly-report", Group: "billing", RunID: 1234,
+		Status: "FAILED", Message: "exit status 1: disk full", Attempt: 3, TriggerType: "retry",
+		ScheduledAt: time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 22, 2, 30, 4, 0, time.UTC)}
+}
+
+// A delivered alarm verifies at a real receiver, with a plain secret (as
+// JETJOB_WEBHOOK_SECRET always was) and a Standard Webhooks "whsec_" one;
+// the same capture cannot be replayed with an old timestamp, nor with its
+// timestamp moved forward, nor with a changed body.
+func TestWebhookSignatureRefusesReplayAndTampering(t *testing.T) {
+	const tolerance = 5 * time.Minute
+	for _, secret := range []string{"s3cret", "whsec_" + base64.StdEncoding.EncodeToString([]byte("a 24-byte key of random!"))} {
+		t.Run(secret, func(t *testing.T) {
+			rc := startReceiver(t, secret, tolerance)
+			s := New(Config{WebhookSecret: secret}, nil, zaptest.NewLogger(t))
+			a := testAlarm()
+			if err := s.webhook(t.Context(), rc.srv.URL, a); err != nil {
+				t.Fatalf("delivery to a verifying receiver: %v", err)
+			}
+			rc.mu.Lock()
+			captured, body := rc.last, rc.body
+			rc.mu.Unlock()
+			var got Alarm
+			if err := json.Unmarshal(body, &got); err != nil || got.RunID != a.RunID {
+				t.Fatalf("delivered body %s (%v)", body, err)
+			}
+			if id := captured.Get(IDHeader); id != "jetjob-alarm-1234" {
+				t.Errorf("webhook-id %q, want the same id for every retry of run 1234's alarm", id)
+			}
+			if got, want := captured.Get(LegacySignatureHeader), Sign(secret, body); got != want {
+				t.Errorf("legacy %s %q, want %q", LegacySignatureHeader, got, want)
+			}
+
+			// An attacker who captured the request ten minutes ago.
+			old := time.Now().Add(-10 * time.Minute)
+			replay := captured.Clone()
+			sig, err := SignWebhook(secret, captured.Get(IDHeader), old, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replay.Set(TimestampHeader, strconv.FormatInt(old.Unix(), 10))
+			replay.Set(SignatureHeader, sig)
+			if code := rc.post(t, replay, body); code != http.StatusUnauthorized || !errors.Is(rc.lastError(), ErrBadTimestamp) {
+				t.Errorf("replay signed 10 minutes ago: HTTP %d (%v), want 401 for an old timestamp", code, rc.lastError())
+			}
+			// ... who sets a fresh timestamp but cannot re-sign.
+			fresh := captured.Clone()
+			fresh.Set(TimestampHeader, strconv.FormatInt(time.Now().Unix()+1, 10))
+			if code := rc.post(t, fresh, body); code != http.StatusUnauthorized || !errors.Is(rc.lastError(), ErrSignatureMismatch) {
+				t.Errorf("replay with a new timestamp: HTTP %d (%v), want 401 for a signature mismatch", code, rc.lastError())
+			}
+			// ... or changes the body.
+			tampered := bytes.Replace(body, []byte(`"FAILED"`), []byte(`"SUCCEEDED"`), 1)
+			if code := rc.post(t, captured, tampered); code != http.StatusUnauthorized || !errors.Is(rc.lastError(), ErrSignatureMismatch) {
+				t.Errorf("tampered body: HTTP %d (%v), want 401 for a signature mismatch", code, rc.lastError())
+			}
+			// Without any signature.
+			if code := rc.post(t, http.Header{}, body); code != http.StatusUnauthorized || !errors.Is(rc.lastError(), ErrNoSignature) {
+				t.Errorf("unsigned: HTTP %d (%v), want 401", code, rc.lastError())
+			}
+		})
+	}
+}
+
+// A "whsec_" secret whose key is not base64 fails the delivery with a
+// message naming the setting, rather than signing with a key the receiver
+// does not have.
+func TestWebhookBadSecret(t *testing.T) {
+	rc := startReceiver(t, "whsec_!!", time.Minute)
+	s := New(Config{WebhookSecret: "whsec_!!"}, nil, zaptest.NewLogger(t))
+	err := s.webhook(t.Context(), rc.srv.URL, testAlarm())
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("JETJOB_WEBHOOK_SECRET")) {
+		t.Errorf("delivery with a broken whsec_ secret: %v, want an error naming JETJOB_WEBHOOK_SECRET", err)
+	}
+}
+
+// The signature is the one the Standard Webhooks spec's own example gives,
+// so receivers using its libraries verify jetjob's alarms.
+func TestSignWebhookMatchesSpecExample(t *testing.T) {
+	// From the reference implementations' test vectors.
+	const (
+		secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+		id     = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+		ts     = 1614265330
+		body   = `{"test": 2432232314}`
+		want   = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	)
+	got, err := SignWebhook(secret, id, time.Unix(ts, 0), []byte(body))
+	if err != nil || got != want {
+		t.Errorf("SignWebhook = %q, %v; want %q", got, err, want)
+	}
+}

@@ -1,0 +1,226 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// hostileMsg is one message published straight onto a jetjob subject.
+type hostileMsg struct {
+	what    string
+	subject string
+	data    []byte
+	// logged says the message itself must be logged exactly once with its
+	// subject and stream sequence (false for a well-formed trigger the
+	// worker cannot tell from a real one: what it causes is checked instead).
+	logged bool
+	seq    uint64
+}
+
+// Malformed and foreign messages on jetjob.trigger.* and jetjob.event.*
+// are each logged once with their subject and stream sequence and then
+// terminated or skipped: none stays in a stream for redelivery, none
+// changes a run it has no business with, and neither the worker nor the
+// results applier stops — runs triggered afterwards complete.
+func TestHostileMessages(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })
+	}, func(c *scheduler.Config) {
+		c.Logger = zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
+	})
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOK := func() *apiv1.Run {
+		t.Helper()
+		r, err := sys.api.TriggerJob(ctx, job.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, fmt.Sprintf("run %d to succeed", r.ID), func() bool {
+			r, err = sys.api.GetRun(ctx, r.ID)
+			return err == nil && r.Status == "SUCCEEDED"
+		})
+		return r
+	}
+	done := runOK() // a finished run of group g
+	// A run of another group, which has no worker: it waits, TRIGGERED.
+	if _, err := sys.api.CreateGroup(ctx, apiv1.Group{Name: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	hJob, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "h", Name: "other", Handler: "ok", ScheduleType: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hRun, err := sys.api.TriggerJob(ctx, hJob.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now().UTC()
+	trig := func(mut func(*wire.Trigger)) []byte {
+		tr := wire.Trigger{V: wire.Version, RunID: 990001, JobID: job.ID, Group: "g", Handler: "ok",
+			TriggerType: wire.TriggerManual, ScheduledAt: now}
+		mut(&tr)
+		if tr.V == wire.Version {
+			b, err := wire.EncodeTrigger(&tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		// EncodeTrigger writes only the current version: by hand, then.
+		return []byte(fmt.Sprintf(`{"v":%d,"run_id":%d,"job_id":%d,"group":%q,"handler":%q,"trigger_type":"manual","scheduled_at":%q,"attempt":0,"shard_index":0,"shard_total":0}`,
+			tr.V, tr.RunID, tr.JobID, tr.Group, tr.Handler, now.Format(time.RFC3339Nano)))
+	}
+	event := func(e wire.Event) []byte {
+		if e.At.IsZero() {
+			e.At = now
+		}
+		if e.JobID == 0 {
+			e.JobID = job.ID
+		}
+		b, err := wire.EncodeEvents(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	finished := func(run int64, status wire.Status, at time.Time, msg string) wire.Event {
+		return wire.Event{Kind: wire.EventFinished, RunID: run, Status: status, ScheduledAt: at, Message: msg, WorkerID: "intruder"}
+	}
+	anyG, evG := stream.TriggerAny("g"), stream.Event("g")
+	msgs := []*hostileMsg{
+		{what: "trigger: not JSON", subject: anyG, data: []byte("{not json"), logged: true},
+		{what: "trigger: empty", subject: anyG, data: []byte{}, logged: true},
+		{what: "trigger: JSON but no trigger", subject: anyG, data: []byte(`{"hello":"world"}`), logged: true},
+		{what: "trigger: version 2, unknown run", subject: anyG, data: trig(func(tr *wire.Trigger) { tr.V = 2 }), logged: true},
+		{what: "trigger: a run of group h on g's subject", subject: anyG, data: trig(func(tr *wire.Trigger) {
+			tr.RunID, tr.JobID, tr.Group, tr.ScheduledAt = hRun.ID, hJob.ID, "h", hRun.ScheduledAt
+		}), logged: true},
+		{what: "trigger: group g naming a run of group h", subject: anyG, data: trig(func(tr *wire.Trigger) {
+			tr.RunID, tr.ScheduledAt = hRun.ID, hRun.ScheduledAt
+		})},
+		{what: "trigger: unknown run, handler with a NUL", subject: anyG, data: trig(func(tr *wire.Trigger) {
+			tr.RunID, tr.Handler = 990002, "no\x00pe"
+		})},
+		{what: "events: not JSON", subject: evG, data: []byte("{{{"), logged: true},
+		{what: "events: version 2", subject: evG, data: []byte(fmt.Sprintf(`{"v":2,"events":[{"kind":"finished","run_id":%d,"job_id":%d,"status":"FAILED","at":%q}]}`,
+			done.ID, job.ID, now.Format(time.RFC3339Nano))), logged: true},
+		{what: "events: empty batch", subject: evG, data: []byte(`{"v":1,"events":[]}`), logged: true},
+		{what: "events: started with a terminal status", subject: evG, data: []byte(fmt.Sprintf(`{"v":1,"events":[{"kind":"started","run_id":%d,"job_id":%d,"status":"SUCCEEDED","at":%q}]}`,
+			done.ID, job.ID, now.Format(time.RFC3339Nano))), logged: true},
+		{what: "events: subject naming no group", subject: "jetjob.event.g.x", data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "x")), logged: true},
+		{what: "events: unknown run", subject: evG, data: event(finished(990003, wire.StatusFailed, now, "who?")), logged: true},
+		{what: "events: unknown run, no scheduled_at", subject: evG, data: event(finished(990004, wire.StatusFailed, time.Time{}, "who?")), logged: true},
+		{what: "events: unknown run, NUL in message", subject: evG, data: event(finished(990005, wire.StatusFailed, now, "bin\x00ary")), logged: true},
+		{what: "events: a run of group h on g's subject", subject: evG, data: event(finished(hRun.ID, wire.StatusFailed, hRun.ScheduledAt, "not yours")), logged: true},
+		{what: "events: a finished run", subject: evG, data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "too late")), logged: true},
+		{what: "events: the same again (duplicate)", subject: evG, data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "too late")), logged: true},
+		{what: "events: a started event for a finished run", subject: evG, data: event(wire.Event{Kind: wire.EventStarted, RunID: done.ID,
+			Status: wire.StatusRunning, ScheduledAt: done.ScheduledAt}), logged: true},
+	}
+	nc, err := nats.Connect(sys.natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		ack, err := js.Publish(ctx, m.subject, m.data)
+		if err != nil {
+			t.Fatalf("publish %s: %v", m.what, err)
+		}
+		m.seq = ack.Sequence
+	}
+
+	// Normal runs still complete, after every bad message was handled.
+	for range 3 {
+		runOK()
+	}
+	// Every bad message is gone from its stream: nothing left to redeliver.
+	eventually(t, 20*time.Second, "the bad messages to leave the streams", func() bool {
+		return streamMsgs(t, js, stream.Triggers, "jetjob.trigger.g.>") == 0 && streamMsgs(t, js, stream.Events, "jetjob.event.>") == 0
+	})
+	for _, c := range []struct{ stream, consumer string }{{stream.Events, stream.EventsConsumer}, {stream.Triggers, stream.AnyConsumer("g")}} {
+		info, err := js.Consumer(ctx, c.stream, c.consumer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ci := info.CachedInfo()
+		if ci.NumAckPending != 0 || ci.NumPending != 0 {
+			t.Errorf("consumer %s: %d pending, %d awaiting ack, want none", c.consumer, ci.NumPending, ci.NumAckPending)
+		}
+	}
+
+	// Each logged once, with its subject and stream sequence.
+	for _, m := range msgs {
+		if !m.logged {
+			continue
+		}
+		n := logs.FilterField(zap.Uint64("stream_seq", m.seq)).FilterField(zap.String("subject", m.subject)).Len()
+		if n != 1 {
+			t.Errorf("%s (seq %d): logged %d times with its subject and sequence, want once", m.what, m.seq, n)
+		}
+	}
+	// What the well-formed foreign triggers caused was refused by the applier.
+	for _, id := range []int64{990001, 990002, hRun.ID} {
+		if logs.FilterMessageSnippet("does not exist in its subject's group").FilterField(zap.Int64("run_id", id)).Len() == 0 {
+			t.Errorf("no warning for the events about run %d", id)
+		}
+	}
+	// No run was touched by a message that had no business with it.
+	if r, err := sys.api.GetRun(ctx, done.ID); err != nil || r.Status != "SUCCEEDED" || r.Message != "" {
+		t.Errorf("finished run after hostile events: %+v (%v), want SUCCEEDED as it was", r, err)
+	}
+	if r, err := sys.api.GetRun(ctx, hRun.ID); err != nil || (r.Status != "SCHEDULED" && r.Status != "TRIGGERED") || r.WorkerID != "" {
+		t.Errorf("group h's run after hostile messages on group g: %+v (%v), want it untouched, waiting for a worker of h", r, err)
+	}
+	var n int
+	if err := sys.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE id >= 990000`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d runs created by forged messages (%v)", n, err)
+	}
+	// The worker is still there.
+	if l, err := sys.api.ListWorkers(ctx, "g"); err != nil || len(l.Workers) != 1 {
+		t.Errorf("workers of g after hostile messages: %+v (%v)", l, err)
+	}
+}
+
+// streamMsgs counts the messages of a stream on subjects matching filter.
+func streamMsgs(t *testing.T, js jetstream.JetStream, name, filter string) uint64 {
+	t.Helper()
+	s, err := js.Stream(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(filter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	return n
+}
