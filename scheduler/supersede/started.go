@@ -3,6 +3,7 @@ package supersede
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,10 +22,19 @@ import (
 // that event is in JETJOB_EVENTS or already applied to job_runs. A
 // redelivered trigger reaches another worker only after it was delivered
 // before, so any started event of its run was stored before the question
-// is asked; the answer waits until every event stored by then has been
-// applied (the work-queue stream has removed it) and then reads job_runs.
-// Without that certainty (events still being applied, PostgreSQL down) it
-// answers with an error and the worker asks again: it never guesses.
+// is asked.
+//
+// The answer therefore looks in both places, in this order: first the
+// events JETJOB_EVENTS still holds up to its last sequence now (not yet
+// applied: the work-queue stream removes a message once the results
+// applier has committed and acknowledged it), then job_runs. A message
+// removed between the two was committed before the second look, so
+// nothing falls between them. Waiting for the stream to drain instead
+// would wait out the ack wait of any events message a stopping scheduler
+// had taken: half a minute, in a rolling restart, for every redelivered
+// trigger. Without an answer (PostgreSQL or the stream unreachable, or a
+// backlog of events too large to read) it answers with an error and the
+// worker asks again: it never guesses.
 
 // startedSQL reads what job_runs knows of each run's start.
 const startedSQL = `SELECT COALESCE(r.status, ''), COALESCE(r.worker_id, ''), r.started_at
@@ -32,15 +42,15 @@ const startedSQL = `SELECT COALESCE(r.status, ''), COALESCE(r.worker_id, ''), r.
 	LEFT JOIN job_runs r ON r.id = q.id AND r.scheduled_at = q.scheduled_at
 	ORDER BY q.i`
 
-// appliedWait bounds how long an answer waits for the events stored before
-// the question to be applied; pollApplied is how often it looks.
-const (
-	appliedWait = 2 * time.Second
-	pollApplied = 20 * time.Millisecond
-)
+// maxUnapplied bounds the events messages one answer reads from the stream;
+// a larger backlog (PostgreSQL down for a while) is waited out.
+const maxUnapplied = 5000
 
-// errNotApplied says events stored before the question are still waiting.
-var errNotApplied = errors.New("run events stored before the question are still being applied")
+// startedTimeout bounds one answer: the worker asks again after it.
+const startedTimeout = 3 * time.Second
+
+// errBacklog says the events waiting to be applied are too many to read.
+var errBacklog = errors.New("too many run events waiting to be applied")
 
 // ServeStarted answers start checks (wire.StartRequest on
 // stream.StartCheck) until ctx ends.
@@ -52,7 +62,7 @@ func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, po
 		if err := wire.DecodeControl(m.Data, &req); err != nil {
 			reply.Error = err.Error()
 		} else if runs, err := started(ctx, js, pool, req.Queries); err != nil {
-			log.Info("start check not answered yet; the worker asks again", zap.Int("queries", len(req.Queries)), zap.Error(err))
+			log.Warn("start check not answered; the worker asks again", zap.Int("queries", len(req.Queries)), zap.Error(err))
 			reply.Error = err.Error()
 		} else {
 			reply.Runs = runs
@@ -61,13 +71,17 @@ func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, po
 	})
 }
 
-// started waits for the events stored so far to be applied, then reads the
-// runs of qs.
+// started answers qs from the unapplied events, then from job_runs.
 func started(ctx context.Context, js jetstream.JetStream, pool *pgxpool.Pool, qs []wire.StartQuery) ([]wire.RunStart, error) {
-	ctx, cancel := context.WithTimeout(ctx, appliedWait+answerTimeout)
+	ctx, cancel := context.WithTimeout(ctx, startedTimeout)
 	defer cancel()
-	if err := waitApplied(ctx, js); err != nil {
-		return nil, err
+	asked := make(map[int64]bool, len(qs))
+	for _, q := range qs {
+		asked[q.RunID] = true
+	}
+	pending, err := unapplied(ctx, js, asked)
+	if err != nil {
+		return nil, fmt.Errorf("read unapplied events: %w", err)
 	}
 	ids, scheduled := make([]int64, len(qs)), make([]time.Time, len(qs))
 	for i, q := range qs {
@@ -84,35 +98,79 @@ func started(ctx context.Context, js jetstream.JetStream, pool *pgxpool.Pool, qs
 		return r, err
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	for i, q := range qs {
+		if p, ok := pending[q.RunID]; ok {
+			runs[i] = merge(runs[i], p)
+		}
 	}
 	return runs, nil
 }
 
-// waitApplied returns once every message JETJOB_EVENTS holds now has been
-// applied and acknowledged (a work-queue stream removes it then), or
-// errNotApplied after appliedWait.
-func waitApplied(ctx context.Context, js jetstream.JetStream) error {
+// merge adds what unapplied events say of a run to what job_runs says.
+func merge(r, p wire.RunStart) wire.RunStart {
+	if p.Status.Rank() > r.Status.Rank() {
+		r.Status = p.Status
+	}
+	if r.StartedAt.IsZero() && !p.StartedAt.IsZero() {
+		r.StartedAt, r.WorkerID = p.StartedAt, p.WorkerID
+	}
+	return r
+}
+
+// unapplied reads the events messages JETJOB_EVENTS holds now and returns
+// what they say of the asked runs: the first start (worker, time) and the
+// highest status.
+func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool) (map[int64]wire.RunStart, error) {
 	s, err := js.Stream(ctx, stream.Events)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	st := s.CachedInfo().State
-	last, deadline := st.LastSeq, time.Now().Add(appliedWait)
-	for st.Msgs > 0 && st.FirstSeq <= last {
-		if time.Now().After(deadline) {
-			return errNotApplied
+	info, err := s.Info(ctx, jetstream.WithDeletedDetails(true))
+	if err != nil {
+		return nil, err
+	}
+	st := info.State
+	out := map[int64]wire.RunStart{}
+	if st.Msgs == 0 {
+		return out, nil
+	}
+	if st.Msgs > maxUnapplied {
+		return nil, fmt.Errorf("%w: %d messages", errBacklog, st.Msgs)
+	}
+	deleted := make(map[uint64]bool, len(st.Deleted))
+	for _, seq := range st.Deleted {
+		deleted[seq] = true
+	}
+	for seq := st.FirstSeq; seq <= st.LastSeq; seq++ {
+		if deleted[seq] {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pollApplied):
+		m, err := s.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue // applied since the info
 		}
-		info, err := s.Info(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		st = info.State
+		evs, err := wire.DecodeEvents(m.Data)
+		if err != nil {
+			continue // the applier terminates it: it says nothing
+		}
+		for _, e := range evs {
+			if !asked[e.RunID] {
+				continue
+			}
+			p := out[e.RunID]
+			if e.Kind == wire.EventStarted && (p.StartedAt.IsZero() || e.At.Before(p.StartedAt)) {
+				p.StartedAt, p.WorkerID = e.At.UTC(), e.WorkerID
+			}
+			if e.Status.Rank() > p.Status.Rank() {
+				p.Status = e.Status
+			}
+			out[e.RunID] = p
+		}
 	}
-	return nil
+	return out, nil
 }

@@ -1,0 +1,100 @@
+package supersede
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// A start check sees a run's start while its started event still waits in
+// JETJOB_EVENTS, unapplied: taken by a results applier that has not
+// acknowledged it (a scheduler stopping mid-batch), or taken by none. It
+// does not wait for the stream to drain, and a run with no event anywhere
+// has not started.
+func TestStartCheckReadsUnappliedEvents(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	publish := func(evs ...wire.Event) {
+		t.Helper()
+		data, err := wire.EncodeEvents(evs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, stream.Event("g"), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startEv := func(run int64, worker string) wire.Event {
+		return wire.Event{Kind: wire.EventStarted, RunID: run, JobID: 1, WorkerID: worker, Status: wire.StatusRunning, At: at, ScheduledAt: at}
+	}
+	// Run 1 started on a; its event is taken by an applier that never
+	// acknowledges it. Run 3 started and succeeded; nobody took its event.
+	publish(startEv(1, "a"))
+	applier, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
+		Durable: stream.EventsConsumer, FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken, err := applier.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range taken.Messages() {
+	}
+	done := startEv(3, "b")
+	done.Kind, done.Status = wire.EventFinished, wire.StatusSucceeded
+	publish(startEv(3, "b"), done)
+
+	begin := time.Now()
+	got, err := started(ctx, js, pool, []wire.StartQuery{{RunID: 1, ScheduledAt: at}, {RunID: 2, ScheduledAt: at}, {RunID: 3, ScheduledAt: at}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(begin); took > startedTimeout {
+		t.Errorf("answered after %s: it waited for the stream to drain", took)
+	}
+	if r := got[0]; !r.Started() || r.WorkerID != "a" || !r.StartedAt.Equal(at) {
+		t.Errorf("run 1: %+v, want started on a at %s (its event is taken, not acknowledged)", r, at)
+	}
+	if r := got[1]; r.Started() || r.Status != "" {
+		t.Errorf("run 2: %+v, want not started", r)
+	}
+	if r := got[2]; r.Status != wire.StatusSucceeded || r.WorkerID != "b" {
+		t.Errorf("run 3: %+v, want SUCCEEDED, started on b", r)
+	}
+}
