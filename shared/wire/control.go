@@ -94,11 +94,8 @@ type SupersedeRequest struct {
 
 // Validate checks a supersede request.
 func (s *SupersedeRequest) Validate() error {
-	if s.V != Version {
-		return fmt.Errorf("supersede request: %w %d (this build speaks %d)", ErrVersion, s.V, Version)
-	}
-	if len(s.Queries) == 0 || len(s.Queries) > MaxSupersedeQueries {
-		return fmt.Errorf("supersede request: %d queries, want 1-%d", len(s.Queries), MaxSupersedeQueries)
+	if err := checkQueries("supersede request", s.V, len(s.Queries), MaxSupersedeQueries); err != nil {
+		return err
 	}
 	for i, q := range s.Queries {
 		if q.RunID <= 0 || q.JobID <= 0 {
@@ -141,11 +138,8 @@ type StartRequest struct {
 
 // Validate checks a start request.
 func (s *StartRequest) Validate() error {
-	if s.V != Version {
-		return fmt.Errorf("start request: %w %d (this build speaks %d)", ErrVersion, s.V, Version)
-	}
-	if len(s.Queries) == 0 || len(s.Queries) > MaxStartQueries {
-		return fmt.Errorf("start request: %d queries, want 1-%d", len(s.Queries), MaxStartQueries)
+	if err := checkQueries("start request", s.V, len(s.Queries), MaxStartQueries); err != nil {
+		return err
 	}
 	for i, q := range s.Queries {
 		if q.RunID <= 0 {
@@ -182,6 +176,18 @@ type StartReply struct {
 	V     int        `json:"v"`
 	Runs  []RunStart `json:"runs,omitempty"`
 	Error string     `json:"error,omitempty"`
+}
+
+// checkQueries checks what every batched question to the schedulers must
+// be: of this protocol version, with 1 to max queries.
+func checkQueries(what string, v, n, max int) error {
+	if v != Version {
+		return fmt.Errorf("%s: %w %d (this build speaks %d)", what, ErrVersion, v, Version)
+	}
+	if n == 0 || n > max {
+		return fmt.Errorf("%s: %d queries, want 1-%d", what, n, max)
+	}
+	return nil
 }
 
 // EncodeControl stamps the version on a control message (a request or a
