@@ -96,6 +96,7 @@ func (a *Applier) Run(ctx context.Context) error {
 		select {
 		case in <- m:
 		case <-ctx.Done():
+			_ = m.Nak() // stopping: see handBack
 		}
 	}, jetstream.PullMaxMessages(a.cfg.BatchSize), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		if ctx.Err() == nil {
@@ -105,7 +106,7 @@ func (a *Applier) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", stream.Events, err)
 	}
-	defer cc.Stop()
+	defer a.handBack(cc, in)
 	batch := make([]jetstream.Msg, 0, a.cfg.BatchSize)
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
@@ -124,10 +125,48 @@ func (a *Applier) Run(ctx context.Context) error {
 				batch = append(batch, m)
 			case <-linger.C:
 				break gather
+			case <-ctx.Done():
+				nakAll(batch)
+				return nil
 			}
 		}
 		linger.Stop()
-		a.applyBatch(ctx, batch)
+		if !a.applyBatch(ctx, batch) {
+			nakAll(batch)
+			return nil
+		}
+	}
+}
+
+// handBackWait bounds how long a stopping applier waits for the events the
+// client has buffered to be handed to it.
+const handBackWait = 5 * time.Second
+
+// handBack returns, when the applier stops, every events message it took
+// but did not apply: NAKed, another scheduler applies it at once, where a
+// message left unacknowledged would wait out the ack wait (30 s) first,
+// and with it the record of the runs it carries (a rolling restart of the
+// schedulers would leave runs without their start or end for that long).
+func (a *Applier) handBack(cc jetstream.ConsumeContext, in chan jetstream.Msg) {
+	cc.Drain() // what the client buffered still reaches the callback, which NAKs it
+	select {
+	case <-cc.Closed():
+	case <-time.After(handBackWait):
+		a.log.Warn("events still buffered at the stop are left to their ack wait")
+	}
+	for {
+		select {
+		case m := <-in:
+			_ = m.Nak()
+		default:
+			return
+		}
+	}
+}
+
+func nakAll(msgs []jetstream.Msg) {
+	for _, m := range msgs {
+		_ = m.Nak()
 	}
 }
 
@@ -159,11 +198,12 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 }
 
 // applyBatch decodes, applies and acks one batch, retrying the database
-// write until it commits or ctx ends (then the messages are redelivered).
+// write until it commits or ctx ends: then it reports false, and the caller
+// hands the messages back.
 // A message that can never be applied (malformed, another protocol version,
 // a subject naming no group) is logged once and terminated, so that it is
 // neither redelivered forever nor able to hold up the events behind it.
-func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
+func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	var events []sourcedEvent
 	for _, m := range msgs {
 		from := source{subject: m.Subject()}
@@ -206,7 +246,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
 			break
 		}
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		a.log.Warn("applying events failed; retrying", zap.Int("events", len(events)), zap.Error(err))
 		if time.Since(lastProgress) > a.cfg.AckWait/3 {
@@ -217,7 +257,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, 5*time.Second)
@@ -228,6 +268,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) {
 			a.log.Debug("ack of applied events failed", zap.Error(err))
 		}
 	}
+	return true
 }
 
 // logIgnored says which updates of a committed batch changed nothing. An
