@@ -99,8 +99,10 @@ func (s *Server) Routes() []RouteInfo {
 }
 
 // routes builds the mux from the table.
-func (s *Server) routes() {
-	for _, rt := range s.routeTable() {
+func (s *Server) routes() { s.mount(s.routeTable()) }
+
+func (s *Server) mount(table []route) {
+	for _, rt := range table {
 		if !rt.rule.Valid() {
 			panic(fmt.Sprintf("api: route %q has no permission rule", rt.pattern))
 		}
