@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -37,16 +37,16 @@ var principals = []string{"", "viewerA", "viewerB", "operator", "opNoScripts", "
 // the command handler "script") and b, a user per principal with an API
 // key, a plain and a shell job in a, and a run of the plain job.
 type env struct {
-	t        *testing.T
-	srv      *httptest.Server
-	api      *api.Server
-	st       *store.Store
-	pool     *pgxpool.Pool
-	keys     map[string]string // principal → bearer key
-	plain    store.Job
-	shell    store.Job
-	run      int64
-	seq      atomic.Int64
+	t     *testing.T
+	srv   *httptest.Server
+	api   *api.Server
+	st    *store.Store
+	pool  *pgxpool.Pool
+	keys  map[string]string // principal → bearer key
+	plain store.Job
+	shell store.Job
+	run   int64
+	seq   atomic.Int64
 }
 
 func newEnv(t *testing.T) *env {
