@@ -20,13 +20,13 @@ import (
 // The parameters are OWASP's recommendation for argon2id (m = 19 MiB,
 // t = 2, p = 1) rather than RFC 9106's 64 MiB / 2 GiB profiles, because
 // jetjob schedulers run on small boxes (2 cores here, shared with
-// PostgreSQL and NATS): one check costs about 19 MiB and 22 ms of
-// one core (BenchmarkCheckPassword on this 2-core box), which keeps a login
-// instant for a person while an offline
-// guess costs the same. A password is checked only at login (API calls use
-// keys, checked with SHA-256), and at most maxConcurrentHashes run at once,
-// so a burst of logins — which the login limiter bounds anyway — queues
-// instead of taking every core and 19 MiB each.
+// PostgreSQL and NATS): one check costs 19 MiB and about 22 ms of one core
+// (BenchmarkCheckPassword on this 2-core box), which keeps a login instant
+// for a person while each offline guess costs the same. A password is
+// checked only at login (API calls use keys, checked with SHA-256), and at
+// most maxConcurrentHashes run at once, so a burst of logins — which the
+// login limiter bounds anyway — queues instead of taking every core and
+// 19 MiB each.
 const (
 	argonMemoryKiB = 19 * 1024
 	argonTime      = 2
