@@ -230,11 +230,11 @@ func queryGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
 	return nil, nil
 }
 
-// hidden turns a store's not-found into auth.ErrHidden, so that a missing
-// job and another group's job answer alike.
-func hidden(err error) error {
+// hidden turns a store's not-found into auth.ErrHidden naming what, so
+// that a missing job and another group's job answer alike.
+func hidden(err error, what string) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return auth.ErrHidden
+		return auth.HiddenError(what)
 	}
 	return err
 }
@@ -244,11 +244,12 @@ func (s *Server) pathJobGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, 
 	if err != nil {
 		return nil, err
 	}
+	what := fmt.Sprintf("job %d", id)
 	g, err := s.store.JobGroup(r.Context(), id)
 	if err != nil {
-		return nil, hidden(err)
+		return nil, hidden(err, what)
 	}
-	return []auth.Need{{Group: g, Hidden: true}}, nil
+	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
 }
 
 func (s *Server) pathRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
@@ -256,11 +257,12 @@ func (s *Server) pathRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, 
 	if err != nil {
 		return nil, err
 	}
+	what := fmt.Sprintf("run %d", id)
 	g, err := s.store.RunGroup(r.Context(), id)
 	if err != nil {
-		return nil, hidden(err)
+		return nil, hidden(err, what)
 	}
-	return []auth.Need{{Group: g, Hidden: true}}, nil
+	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
 }
 
 // jobFields are the fields of a job spec the rules look at.
@@ -331,7 +333,7 @@ func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Nee
 	}
 	cur, err := s.store.GetJob(r.Context(), id)
 	if err != nil {
-		return nil, hidden(err)
+		return nil, hidden(err, fmt.Sprintf("job %d", id))
 	}
 	if p.Admin {
 		return nil, nil
@@ -340,7 +342,7 @@ func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Nee
 	if err != nil {
 		return nil, err
 	}
-	was.Hidden = true
+	was.Hidden, was.What = true, fmt.Sprintf("job %d", id)
 	var f jobFields
 	if _, err := peekBody(r, &f); err != nil {
 		return nil, err
@@ -358,7 +360,7 @@ func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need,
 	}
 	j, err := s.store.GetJob(r.Context(), id)
 	if err != nil {
-		return nil, hidden(err)
+		return nil, hidden(err, fmt.Sprintf("job %d", id))
 	}
 	if p.Admin {
 		return nil, nil
@@ -368,7 +370,7 @@ func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need,
 	if err != nil {
 		return nil, err
 	}
-	n := auth.Need{Group: j.Group, Hidden: true}
+	n := auth.Need{Group: j.Group, Hidden: true, What: fmt.Sprintf("job %d", id)}
 	if hasBody && f.Params != nil {
 		cn, err := s.commandNeed(r.Context(), j.Group, j.Handler)
 		if err != nil {
@@ -408,7 +410,7 @@ func (s *Server) keyOwner(r *http.Request, _ *auth.Principal) (string, bool, err
 	}
 	k, err := s.store.GetKey(r.Context(), id)
 	if err != nil {
-		return "", false, hidden(err)
+		return "", false, hidden(err, fmt.Sprintf("key %d", id))
 	}
 	return k.User, true, nil
 }

@@ -177,7 +177,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
 			writeJSON(w, http.StatusUnauthorized, apiv1.Error{Error: err.Error()})
 		case errors.Is(err, auth.ErrHidden):
-			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: "not found"})
+			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
 		case errors.As(err, &forbidden):
 			writeJSON(w, http.StatusForbidden, apiv1.Error{Error: err.Error(), Permission: forbidden.Permission})
 		case errors.As(err, &stale):

@@ -38,8 +38,10 @@ const (
 type Need struct {
 	Group string
 	// Hidden marks a group found from a job or run the path names: a
-	// principal who cannot read the group is answered ErrHidden.
+	// principal who cannot read the group is answered ErrHidden, with
+	// What ("job 7") in the message, as a missing one would be.
 	Hidden bool
+	What   string
 	// Scripts marks a write of a command-running job of the group.
 	Scripts bool
 	// Why explains Scripts in the 403 ("handler shell runs commands").
@@ -148,7 +150,7 @@ func (r Rule) Check(req *http.Request, p *Principal) error {
 	}
 	for _, n := range needs {
 		if n.Hidden && !p.Can(n.Group, Viewer) {
-			return ErrHidden
+			return HiddenError(n.What)
 		}
 	}
 	var missing []string
@@ -163,4 +165,14 @@ func (r Rule) Check(req *http.Request, p *Principal) error {
 		return &Forbidden{Permission: strings.Join(missing, " and ")}
 	}
 	return nil
+}
+
+// HiddenError is ErrHidden naming what was asked for ("job 7 not found"):
+// the same words whether it is missing or another group's, so the message
+// leaks nothing the caller did not send.
+func HiddenError(what string) error {
+	if what == "" {
+		return ErrHidden
+	}
+	return fmt.Errorf("%s %w", what, ErrHidden)
 }
