@@ -287,6 +287,7 @@ func TestChildJobs(t *testing.T) {
 	// child → parent would close a cycle.
 	spec := child.JobSpec
 	spec.ChildJobIDs = []int64{parent.ID}
+	spec.Version = child.Version
 	_, err = sys.api.UpdateJob(ctx, child.ID, spec)
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Message, "cycle") {

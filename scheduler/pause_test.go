@@ -150,7 +150,7 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 	}
 	var ids []int64
 	for i := range 20 {
-		j, err := st.CreateJob(ctx, store.Job{Group: "g", Name: fmt.Sprint("tick-", i), Handler: "count",
+		j, err := st.CreateJob(ctx, store.System, store.Job{Group: "g", Name: fmt.Sprint("tick-", i), Handler: "count",
 			ScheduleType: "cron", ScheduleExpr: "@every 1s", Timezone: "UTC", MisfirePolicy: "fire_all",
 			RouteStrategy: "any", BlockStrategy: "serial", Enabled: true})
 		if err != nil {

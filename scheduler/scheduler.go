@@ -51,9 +51,11 @@ type Config struct {
 	NATS *nats.Conn
 	// Listener serves the HTTP API; nil serves no HTTP.
 	Listener net.Listener
-	// APIToken and InsecureNoAuth: see api.Config.
-	APIToken       string
-	InsecureNoAuth bool
+	// APIToken (the bootstrap admin key), InsecureNoAuth and
+	// InsecureCookies: see api.Config.
+	APIToken        string
+	InsecureNoAuth  bool
+	InsecureCookies bool
 	// ShardCount is used only when the cluster is created (default 64).
 	ShardCount int
 	Lease      lease.Config
@@ -77,8 +79,6 @@ func (c *Config) Validate() error {
 		return errors.New("scheduler: Pool is required")
 	case c.NATS == nil:
 		return errors.New("scheduler: NATS is required")
-	case c.Listener != nil && c.APIToken == "" && !c.InsecureNoAuth:
-		return errors.New("scheduler: no API token: set JETJOB_API_TOKEN, or pass --insecure-no-auth to serve the API without authentication")
 	}
 	if err := c.Planner.Validate(); err != nil {
 		return err
@@ -289,7 +289,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	s.reg.MustRegister(bl.Collector())
 
 	a, err := api.New(api.Config{
-		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, Gatherer: s.reg,
+		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
 		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
 		Workers: reg.Live, Backlog: bl.Latest,
 		Kill: func(ctx context.Context, runID int64, reason string) error {

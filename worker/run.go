@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,8 +147,10 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 		return nil, fmt.Errorf("worker: jetstream: %w", err)
 	}
 	w.js = js
-	if err := stream.Provision(ctx, js, w.cfg.Streams); err != nil {
-		return nil, fmt.Errorf("worker: %w", err)
+	// Existing streams are left as the schedulers provisioned them: a
+	// worker's credential may only read them (stream.WorkerPermissions).
+	if err := stream.Provision(ctx, js, w.cfg.Streams, stream.LeaveExisting(w.log)); err != nil {
+		return nil, fmt.Errorf("worker: %w%s", err, w.inboxHint())
 	}
 	if w.locks, err = stream.Locks(ctx, js, w.cfg.Streams); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
@@ -174,6 +177,20 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 		newLane("shared", shared, w.cfg.Concurrency, w.maxFetches),
 		newLane("directed", directed, w.cfg.Concurrency, w.maxFetches),
 	}, nil
+}
+
+// inboxHint explains the usual reason why a worker with a least-privilege
+// credential cannot even read stream info: its connection uses the default
+// inbox prefix, which the credential may not subscribe to (every reply then
+// times out), instead of stream.WorkerInboxPrefix(group).
+func (w *Worker) inboxHint() string {
+	last := w.cfg.NATS.LastError()
+	want := stream.WorkerInboxPrefix(w.cfg.Group)
+	if w.cfg.NATS.Opts.InboxPrefix == want || !errors.Is(last, nats.ErrPermissionViolation) ||
+		!strings.Contains(last.Error(), "_INBOX.") {
+		return ""
+	}
+	return fmt.Sprintf(" (%v: connect with nats.CustomInboxPrefix(%q), the inboxes a group's credential may use)", last, want)
 }
 
 // fetchAll runs one fetch loop per lane until the worker stops; a fatal

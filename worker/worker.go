@@ -64,7 +64,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Logger receives the worker's logs; default none.
 	Logger *zap.Logger
-	// Streams is passed to stream.Provision when Run starts.
+	// Streams is passed to stream.Provision when Run starts: streams
+	// missing then are created with these settings, existing ones are left
+	// as the schedulers set them up (stream.LeaveExisting).
 	Streams stream.Config
 }
 

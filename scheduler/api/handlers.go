@@ -15,13 +15,13 @@ import (
 )
 
 func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
-	gs, err := s.store.ListGroups(r.Context())
+	gs, err := s.store.ListGroups(r.Context(), readable(r))
 	if err != nil {
 		return err
 	}
 	out := apiv1.GroupList{Groups: make([]apiv1.Group, 0, len(gs))}
 	for _, g := range gs {
-		out.Groups = append(out.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CreatedAt: g.CreatedAt})
+		out.Groups = append(out.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -38,11 +38,16 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 	if len(g.Title) > maxNameLen {
 		return invalidf("title is longer than %d characters", maxNameLen)
 	}
-	out, err := s.store.CreateGroup(r.Context(), store.Group{Name: g.Name, Title: g.Title})
+	for _, h := range g.CommandHandlers {
+		if h == "" || len(h) > maxHandlerLen {
+			return invalidf("command_handlers: %q is not a handler name (1-%d characters)", h, maxHandlerLen)
+		}
+	}
+	out, err := s.store.CreateGroup(r.Context(), actor(r), store.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, apiv1.Group{Name: out.Name, Title: out.Title, CreatedAt: out.CreatedAt})
+	writeJSON(w, http.StatusCreated, apiv1.Group{Name: out.Name, Title: out.Title, CommandHandlers: out.CommandHandlers, CreatedAt: out.CreatedAt})
 	return nil
 }
 
@@ -55,7 +60,7 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.store.CreateJob(r.Context(), j)
+	out, err := s.store.CreateJob(r.Context(), actor(r), j)
 	if err != nil {
 		return err
 	}
@@ -76,7 +81,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	js, err := s.store.ListJobs(r.Context(), group, after, int(limit))
+	js, err := s.store.ListJobs(r.Context(), group, readable(r), after, int(limit))
 	if err != nil {
 		return err
 	}
@@ -113,6 +118,10 @@ func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &spec); err != nil {
 		return err
 	}
+	version, err := jobVersion(r, spec.Version)
+	if err != nil {
+		return err
+	}
 	if spec.Enabled == nil {
 		// PUT without "enabled" keeps the job's current state.
 		cur, err := s.store.GetJob(r.Context(), id)
@@ -125,8 +134,8 @@ func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j.ID = id
-	out, err := s.store.UpdateJob(r.Context(), j)
+	j.ID, j.Version = id, version
+	out, err := s.store.UpdateJob(r.Context(), actor(r), j)
 	if err != nil {
 		return err
 	}
@@ -139,7 +148,7 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteJob(r.Context(), id); err != nil {
+	if err := s.store.DeleteJob(r.Context(), actor(r), id); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -158,7 +167,7 @@ func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool
 	if err != nil {
 		return err
 	}
-	j, err := s.store.SetEnabled(r.Context(), id, enabled)
+	j, err := s.store.SetEnabled(r.Context(), actor(r), id, enabled)
 	if err != nil {
 		return err
 	}
@@ -183,7 +192,7 @@ func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
 	}
-	p, err := s.store.InsertManualRun(r.Context(), id, req.Params)
+	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, req.Params)
 	if err != nil {
 		return err
 	}
@@ -248,7 +257,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		after = &k
 	}
 	// Runs outlive their job: a deleted job's history is still listed.
-	rs, more, err := s.store.ListRuns(r.Context(), id, after, int(limit))
+	rs, more, err := s.store.ListRuns(r.Context(), id, readable(r), after, int(limit))
 	if err != nil {
 		return err
 	}
@@ -290,7 +299,7 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if group != "" && !wire.ValidName(group) {
 		return invalidf("group %q is not a valid group name", group)
 	}
-	live := s.cfg.Workers(group)
+	live := readableWorkers(r, s.cfg.Workers(group))
 	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live))}
 	for _, wi := range live {
 		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
@@ -301,7 +310,7 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Backlog != nil {
 		snap = s.cfg.Backlog()
 	}
-	out.Groups = groupBacklogs(group, live, snap)
+	out.Groups = groupBacklogs(group, live, readableBacklog(r, snap))
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -362,7 +371,7 @@ func (s *Server) killRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	reason := "killed through the API"
-	run, err := s.store.CancelRun(r.Context(), id, reason)
+	run, err := s.store.CancelRun(r.Context(), actor(r), id, reason)
 	if err != nil {
 		return err
 	}

@@ -76,6 +76,17 @@ func TestHostileInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobPath := fmt.Sprintf("/api/v1/jobs/%d", job.ID)
+	// A run, whose logs' query parameters are checked once the run is
+	// known to be the caller's (an unknown run is 404 before anything).
+	code, body, _ = do("POST", jobPath+"/trigger", "")
+	if code != http.StatusAccepted && code != http.StatusCreated {
+		t.Fatalf("trigger job: %d %s", code, body)
+	}
+	var run apiv1.Run
+	if err := json.Unmarshal([]byte(body), &run); err != nil {
+		t.Fatal(err)
+	}
+	logsPath := fmt.Sprintf("/api/v1/runs/%d/logs", run.ID)
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 	cases := []hostileCase{
@@ -155,8 +166,8 @@ func TestHostileInput(t *testing.T) {
 		{"runs cursor far past PostgreSQL's range", "GET", "/api/v1/runs?cursor=" + cursor("v1.9223372036854775807.1"), "", 400, "cursor"},
 		{"runs cursor negative time", "GET", "/api/v1/runs?cursor=" + cursor("v1.-9223372036854775808.1"), "", 400, "cursor"},
 		{"runs cursor garbage", "GET", "/api/v1/runs?cursor=%00%FF", "", 400, "cursor"},
-		{"logs limit huge", "GET", "/api/v1/runs/1/logs?limit=1000000", "", 400, "limit"},
-		{"logs follow not a bool", "GET", "/api/v1/runs/1/logs?follow=maybe", "", 400, "follow"},
+		{"logs limit huge", "GET", logsPath + "?limit=1000000", "", 400, "limit"},
+		{"logs follow not a bool", "GET", logsPath + "?follow=maybe", "", 400, "follow"},
 		{"stats from not a date", "GET", "/api/v1/stats?from=2026-02-30", "", 400, "from"},
 		// Ids.
 		{"job id not a number", "GET", "/api/v1/jobs/abc", "", 400, "id"},

@@ -30,6 +30,7 @@ func (s *Server) searchRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	f.Groups = readable(r)
 	rs, more, err := s.store.SearchRuns(r.Context(), f)
 	if err != nil {
 		return err

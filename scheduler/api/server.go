@@ -5,7 +5,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -33,11 +33,20 @@ import (
 
 // Config configures the API.
 type Config struct {
-	// Token is the bearer token every /api/v1 request must carry.
+	// Token is the bootstrap key (JETJOB_API_TOKEN): a bearer token that
+	// authenticates as the admin principal "bootstrap". It is the
+	// break-glass way in (first admin, lost passwords); day-to-day callers
+	// use their own API keys. Empty: no bootstrap key.
 	Token string
-	// InsecureNoAuth serves /api/v1 without a token. It must be asked for
-	// explicitly: an empty Token alone is a configuration error.
+	// InsecureNoAuth makes every request the admin principal
+	// "anonymous-admin" (local use only; changes are still audited).
 	InsecureNoAuth bool
+	// InsecureCookies drops the Secure attribute of the session cookie,
+	// for dev's plain-HTTP listener.
+	InsecureCookies bool
+	// SessionIdle and SessionMax end a console session after this long
+	// without a request, respectively after login (defaults 30m and 12h).
+	SessionIdle, SessionMax time.Duration
 	// Ready reports whether the scheduler can do its work (PostgreSQL and
 	// NATS reachable); nil means always ready.
 	Ready func(context.Context) error
@@ -58,22 +67,20 @@ type Config struct {
 
 // Server is the API's http.Handler.
 type Server struct {
-	cfg   Config
-	store *store.Store
-	log   *zap.Logger
-	mux   *http.ServeMux
-	now   func() time.Time
+	cfg     Config
+	store   *store.Store
+	log     *zap.Logger
+	mux     *http.ServeMux
+	handler http.Handler
+	logins  *auth.LoginLimiter
+	now     func() time.Time
 }
 
 // maxBody bounds request bodies: params are at most 64 KiB, the rest small.
 const maxBody = 1 << 20
 
-// New returns the API handler. It refuses an empty token unless
-// InsecureNoAuth is set.
+// New returns the API handler.
 func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
-	if cfg.Token == "" && !cfg.InsecureNoAuth {
-		return nil, errors.New("api: no token: set JETJOB_API_TOKEN (or start with --insecure-no-auth to serve the API without authentication)")
-	}
 	if cfg.Fire == nil {
 		return nil, errors.New("api: Fire is required")
 	}
@@ -83,49 +90,21 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
 	}
-	s := &Server{cfg: cfg, store: st, log: log.Named("api"), mux: http.NewServeMux(), now: time.Now}
-	s.routes()
-	return s, nil
-}
-
-func (s *Server) routes() {
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		// The build is here, unauthenticated like the rest of /healthz, so
-		// that a rollout can be followed instance by instance.
-		writeJSON(w, http.StatusOK, healthz{Status: "ok", Info: version.Get()})
-	})
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
-
-	api := func(pattern string, h func(http.ResponseWriter, *http.Request) error) {
-		s.mux.Handle(pattern, s.auth(s.handle(h)))
+	if cfg.SessionIdle <= 0 {
+		cfg.SessionIdle = 30 * time.Minute
 	}
-	api("GET /api/v1/groups", s.listGroups)
-	api("POST /api/v1/groups", s.createGroup)
-	api("POST /api/v1/jobs", s.createJob)
-	api("GET /api/v1/jobs", s.listJobs)
-	api("GET /api/v1/jobs/{id}", s.getJob)
-	api("PUT /api/v1/jobs/{id}", s.updateJob)
-	api("DELETE /api/v1/jobs/{id}", s.deleteJob)
-	api("POST /api/v1/jobs/{id}/enable", s.enableJob)
-	api("POST /api/v1/jobs/{id}/disable", s.disableJob)
-	api("POST /api/v1/jobs/{id}/trigger", s.triggerJob)
-	api("GET /api/v1/jobs/{id}/next", s.nextFires)
-	api("GET /api/v1/jobs/{id}/runs", s.listRuns)
-	api("GET /api/v1/runs/{id}", s.getRun)
-	api("GET /api/v1/runs/{id}/logs", s.runLogs)
-	api("GET /api/v1/workers", s.listWorkers)
-	api("POST /api/v1/runs/{id}/kill", s.killRun)
-	api("GET /api/v1/stats", s.stats)
-	api("GET /api/v1/runs", s.searchRuns)
-	s.mux.Handle("/api/", s.auth(s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		if allowed := s.allowedMethods(r); len(allowed) > 0 {
-			w.Header().Set("Allow", strings.Join(allowed, ", "))
-			return &httpError{http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s",
-				r.Method, r.URL.Path, strings.Join(allowed, " or "))}
-		}
-		return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
-	})))
+	if cfg.SessionMax <= 0 {
+		cfg.SessionMax = 12 * time.Hour
+	}
+	s := &Server{cfg: cfg, store: st, log: log.Named("api"), mux: http.NewServeMux(),
+		logins: auth.NewLoginLimiter(), now: time.Now}
+	s.routes()
+	// Every state-changing request from a browser must come from the
+	// scheduler's own origin (Sec-Fetch-Site / Origin): a session cookie
+	// alone never authorises a cross-site form or fetch. Clients that are
+	// not browsers send neither header and pass.
+	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
+	return s, nil
 }
 
 // healthz is /healthz's document: {"status":"ok","version":…,"commit":…,"date":…}.
@@ -139,7 +118,7 @@ type healthz struct {
 // path with the wrong method would answer 404 instead of 405.
 func (s *Server) allowedMethods(r *http.Request) []string {
 	var out []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/api/" {
@@ -150,32 +129,29 @@ func (s *Server) allowedMethods(r *http.Request) []string {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
+	// The build is here, unauthenticated like the rest of /healthz, so
+	// that a rollout can be followed instance by instance.
+	writeJSON(w, http.StatusOK, healthz{Status: "ok", Info: version.Get()})
+	return nil
+}
+
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
+	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Ready != nil {
 		if err := s.cfg.Ready(r.Context()); err != nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
-			return
+			return nil
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
-
-func (s *Server) auth(next http.Handler) http.Handler {
-	if s.cfg.Token == "" {
-		return next
-	}
-	want := []byte("Bearer " + s.cfg.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
-			writeJSON(w, http.StatusUnauthorized, apiv1.Error{Error: "missing or wrong bearer token"})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return nil
 }
 
 // httpError is an error with the status code it answers with.
@@ -194,7 +170,18 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		}
 		var he *httpError
 		var mbe *http.MaxBytesError
+		var forbidden *auth.Forbidden
+		var stale *store.StaleVersionError
 		switch {
+		case errors.Is(err, auth.ErrUnauthenticated), errors.Is(err, store.ErrBadCredentials):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
+			writeJSON(w, http.StatusUnauthorized, apiv1.Error{Error: err.Error()})
+		case errors.Is(err, auth.ErrHidden):
+			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
+		case errors.As(err, &forbidden):
+			writeJSON(w, http.StatusForbidden, apiv1.Error{Error: err.Error(), Permission: forbidden.Permission})
+		case errors.As(err, &stale):
+			writeJSON(w, http.StatusConflict, apiv1.Error{Error: stale.Error(), CurrentVersion: stale.Current})
 		case errors.As(err, &he):
 			writeJSON(w, he.code, apiv1.Error{Error: he.msg})
 		case errors.As(err, &mbe):

@@ -38,7 +38,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	if days := int(to.Sub(from).Hours()/24) + 1; days > maxStatsDays {
 		return invalidf("from %s to %s is %d days: at most %d per request", from.Format(time.DateOnly), to.Format(time.DateOnly), days, maxStatsDays)
 	}
-	f := store.StatsFilter{From: from, To: to, Group: q.Get("group")}
+	f := store.StatsFilter{From: from, To: to, Group: q.Get("group"), Groups: readable(r)}
 	if v := q.Get("job"); v != "" {
 		if f.JobID, err = strconv.ParseInt(v, 10, 64); err != nil || f.JobID <= 0 {
 			return invalidf("job=%q: want a positive job id", v)

@@ -1,15 +1,16 @@
 // Package apiv1 holds the JSON documents of jetjob's HTTP API (/api/v1),
 // shared by the server (package api), the Go client and the CLI.
 //
-// Endpoints (all require "Authorization: Bearer <token>" unless the
-// scheduler runs with --insecure-no-auth):
+// Endpoints (all require "Authorization: Bearer <API key>" or a session
+// cookie, unless the scheduler runs with --insecure-no-auth; who may call
+// which is in access.go):
 //
 //	GET    /api/v1/groups                      → GroupList
 //	POST   /api/v1/groups            Group     → 201 Group
 //	POST   /api/v1/jobs              JobSpec   → 201 Job
 //	GET    /api/v1/jobs?group=&limit=&after=   → JobList (ordered by id; "after" is the last id seen)
 //	GET    /api/v1/jobs/{id}                   → Job
-//	PUT    /api/v1/jobs/{id}         JobSpec   → Job
+//	PUT    /api/v1/jobs/{id}         JobSpec   → Job (JobSpec.Version or If-Match required; stale: 409 Error.CurrentVersion)
 //	DELETE /api/v1/jobs/{id}                   → 204
 //	POST   /api/v1/jobs/{id}/enable            → Job
 //	POST   /api/v1/jobs/{id}/disable           → Job
@@ -35,13 +36,21 @@ import (
 // Error is the body of every non-2xx answer.
 type Error struct {
 	Error string `json:"error"`
+	// Permission names what a 403 lacked, e.g. "operator of group billing".
+	Permission string `json:"permission,omitempty"`
+	// CurrentVersion is the job's version when a PUT carried a stale one
+	// (409): re-read the job, re-apply the change, send this version.
+	CurrentVersion int64 `json:"current_version,omitempty"`
 }
 
 // Group is an executor group: the workers that can run its jobs.
 type Group struct {
-	Name      string    `json:"name"`
-	Title     string    `json:"title,omitempty"`
-	CreatedAt time.Time `json:"created_at,omitzero"`
+	Name  string `json:"name"`
+	Title string `json:"title,omitempty"`
+	// CommandHandlers are the group's handlers that run commands, besides
+	// shell: creating or editing their jobs needs the scripts permission.
+	CommandHandlers []string  `json:"command_handlers,omitempty"`
+	CreatedAt       time.Time `json:"created_at,omitzero"`
 }
 
 // GroupList answers GET /groups.
@@ -84,6 +93,10 @@ type JobSpec struct {
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
+	// Version is the version of the job a PUT was based on (Job.Version):
+	// when the job changed since, the PUT answers 409 instead of
+	// overwriting the other change. Ignored on create.
+	Version int64 `json:"version,omitempty"`
 }
 
 // Job is a stored job.

@@ -38,9 +38,10 @@ const maxErrorBody = 64 << 10
 // Client talks to one jetjob scheduler (or a load balancer in front of
 // several). It is safe for concurrent use.
 type Client struct {
-	base  string // scheme://host[/prefix], no trailing slash
-	token string
-	hc    *http.Client
+	base    string // scheme://host[/prefix], no trailing slash
+	token   string
+	session string // session cookie value, see WithSessionCookie
+	hc      *http.Client
 }
 
 // Option configures a Client.
@@ -117,6 +118,10 @@ type APIError struct {
 	// Message is the "error" field of the apiv1.Error body, or the raw body
 	// (trimmed) when it is not such a document. It may be empty.
 	Message string
+	// Permission is what a 403 lacked (apiv1.Error.Permission).
+	Permission string
+	// CurrentVersion is the job's version after a 409 on a stale PUT.
+	CurrentVersion int64
 }
 
 // Error reads like "api: 400 Bad Request: invalid cron expression ...".
@@ -213,7 +218,9 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	return &out, nil
 }
 
-// UpdateJob replaces the spec of a job.
+// UpdateJob replaces the spec of a job. spec.Version must be the version
+// the change was based on (Job.Version): if the job changed since, the
+// answer is a 409 *APIError whose CurrentVersion is the job's version.
 func (c *Client) UpdateJob(ctx context.Context, id int64, spec apiv1.JobSpec) (*apiv1.Job, error) {
 	var out apiv1.Job
 	if err := c.do(ctx, http.MethodPut, jobPath(id), nil, spec, &out); err != nil {
@@ -387,6 +394,12 @@ func jobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
 // do sends one request. in, when not nil, is sent as JSON; out, when not
 // nil, receives the JSON answer of a 2xx response.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
+	_, err := c.send(ctx, method, path, query, in, out)
+	return err
+}
+
+// send is do, returning the response (its body consumed) for its headers.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, in, out any) (*http.Response, error) {
 	target := c.base + apiPrefix + path
 	if len(query) > 0 {
 		target += "?" + query.Encode()
@@ -395,24 +408,22 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("client: encoding %s %s request: %w", method, path, err)
+			return nil, fmt.Errorf("client: encoding %s %s request: %w", method, path, err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return fmt.Errorf("client: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("client: %s %s: %w", method, path, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.authorize(req)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err // *url.Error names the method and URL; wraps ctx errors
+		return nil, err // *url.Error names the method and URL; wraps ctx errors
 	}
 	defer func() {
 		// Drain a little so the connection can be reused.
@@ -421,18 +432,28 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return readAPIError(resp)
+		return resp, readAPIError(resp)
 	}
 	if out == nil {
-		return nil
+		return resp, nil
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("client: %s %s: empty response body (status %d)", method, path, resp.StatusCode)
+			return nil, fmt.Errorf("client: %s %s: empty response body (status %d)", method, path, resp.StatusCode)
 		}
-		return fmt.Errorf("client: decoding %s %s response: %w", method, path, err)
+		return nil, fmt.Errorf("client: decoding %s %s response: %w", method, path, err)
 	}
-	return nil
+	return resp, nil
+}
+
+// authorize adds the client's credentials to req.
+func (c *Client) authorize(req *http.Request) {
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if c.session != "" {
+		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: c.session})
+	}
 }
 
 func readAPIError(resp *http.Response) error {
@@ -440,7 +461,7 @@ func readAPIError(resp *http.Response) error {
 	e := &APIError{StatusCode: resp.StatusCode}
 	var doc apiv1.Error
 	if json.Unmarshal(raw, &doc) == nil && doc.Error != "" {
-		e.Message = doc.Error
+		e.Message, e.Permission, e.CurrentVersion = doc.Error, doc.Permission, doc.CurrentVersion
 	} else {
 		e.Message = strings.TrimSpace(string(raw))
 	}
@@ -478,9 +499,7 @@ func (c *Client) FollowRunLogs(ctx context.Context, id int64, from uint64, emit 
 		return fmt.Errorf("client: follow logs of run %d: %w", id, err)
 	}
 	req.Header.Set("Accept", "application/x-ndjson")
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
+	c.authorize(req)
 	// A follow lasts as long as the run: no client-wide timeout applies.
 	hc := *c.hc
 	hc.Timeout = 0

@@ -74,7 +74,7 @@ func countRuns(t *testing.T, pool *pgxpool.Pool, jobID int64, status string) int
 func TestPlanShardWritesWindowOnce(t *testing.T) {
 	st, pool, p, out := setup(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
+	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestUpdateRemovesPlannedRuns(t *testing.T) {
 		t.Fatal("nothing planned")
 	}
 	j.ScheduleExpr = "@every 1h"
-	if _, err := st.UpdateJob(ctx, j); err != nil {
+	if _, err := st.UpdateJob(ctx, store.System, j); err != nil {
 		t.Fatal(err)
 	}
 	if got := countRuns(t, pool, j.ID, "SCHEDULED"); got != 0 {
@@ -130,7 +130,7 @@ func TestUpdateRemovesPlannedRuns(t *testing.T) {
 func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 	st, pool, p, _, j := setupPlanned(t)
 	ctx := context.Background()
-	if _, err := st.SetEnabled(ctx, j.ID, false); err != nil {
+	if _, err := st.SetEnabled(ctx, store.System, j.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := countRuns(t, pool, j.ID, "SCHEDULED"); got != 0 {
@@ -140,7 +140,7 @@ func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE jobs SET next_fire_at = next_fire_at - interval '60 seconds' WHERE id = $1`, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.SetEnabled(ctx, j.ID, true); err != nil {
+	if _, err := st.SetEnabled(ctx, store.System, j.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.PlanShard(ctx, held); err != nil {
@@ -156,7 +156,7 @@ func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
 	st, pool, p, out := setup(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
+	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
 func TestPlanningIsFenced(t *testing.T) {
 	st, pool, p, out := setup(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
+	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func setupPlanned(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, 
 	t.Helper()
 	st, pool, p, out := setup(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, everySecond("a"))
+	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
 	if err != nil {
 		t.Fatal(err)
 	}

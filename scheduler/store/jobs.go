@@ -80,41 +80,49 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 	return &t, delayMS, nil
 }
 
-// CreateJob stores a new job, assigns its shard and plans its first fire.
-// An unknown group is ErrNotFound; a taken (group, name) ErrConflict.
-func (s *Store) CreateJob(ctx context.Context, j Job) (Job, error) {
+// CreateJob stores a new job, assigns its shard and plans its first fire,
+// recording a job.create by a. An unknown group is ErrNotFound; a taken
+// (group, name) ErrConflict.
+func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	next, delayMS, err := firstFire(&j, time.Now())
 	if err != nil {
 		return j, err
 	}
-	if err := checkChildren(ctx, s.pool, 0, j.ChildJobIDs); err != nil {
+	var out Job
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := checkChildren(ctx, tx, 0, j.ChildJobIDs); err != nil {
+			return err
+		}
+		// The shard derives from the id, so the id is drawn first and the row
+		// written with OVERRIDING SYSTEM VALUE, in one statement.
+		row := tx.QueryRow(ctx, `
+			WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
+			INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
+				schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
+				max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
+				child_job_ids, alarm_webhook, alarm_emails)
+			OVERRIDING SYSTEM VALUE
+			SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+				$18, $19, $20, $21, $22, $23 FROM n
+			RETURNING `+jobColumns,
+			s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
+			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
+			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
+			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
+			nonNil(j.AlarmEmails))
+		out, err = scanJob(row)
+		switch {
+		case isForeignKeyViolation(err):
+			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+		case isUniqueViolation(err):
+			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+		case err != nil:
+			return fmt.Errorf("create job: %w", err)
+		}
+		return writeAudit(ctx, tx, a, "job.create", JobTarget(out.ID), out.Group, nil, jobDoc(out))
+	})
+	if err != nil {
 		return j, err
-	}
-	// The shard derives from the id, so the id is drawn first and the row
-	// written with OVERRIDING SYSTEM VALUE, in one statement.
-	row := s.pool.QueryRow(ctx, `
-		WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
-		INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
-			schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
-			max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
-			child_job_ids, alarm_webhook, alarm_emails)
-		OVERRIDING SYSTEM VALUE
-		SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-			$18, $19, $20, $21, $22, $23 FROM n
-		RETURNING `+jobColumns,
-		s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
-		j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-		j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
-		j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-		nonNil(j.AlarmEmails))
-	out, err := scanJob(row)
-	switch {
-	case isForeignKeyViolation(err):
-		return j, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-	case isUniqueViolation(err):
-		return j, fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
-	case err != nil:
-		return j, fmt.Errorf("create job: %w", err)
 	}
 	return out, nil
 }
@@ -131,10 +139,13 @@ func (s *Store) GetJob(ctx context.Context, id int64) (Job, error) {
 	return j, nil
 }
 
-// ListJobs returns up to limit jobs with id > after, by id, optionally of one group.
-func (s *Store) ListJobs(ctx context.Context, group string, after int64, limit int) ([]Job, error) {
+// ListJobs returns up to limit jobs with id > after, by id, optionally of
+// one group, and only of groups when it is not nil (a caller's readable
+// groups).
+func (s *Store) ListJobs(ctx context.Context, group string, groups []string, after int64, limit int) ([]Job, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+jobColumns+` FROM jobs
-		WHERE id > $1 AND ($2 = '' OR group_name = $2) ORDER BY id LIMIT $3`, after, group, limit)
+		WHERE id > $1 AND ($2 = '' OR group_name = $2) AND ($4::text[] IS NULL OR group_name = ANY($4))
+		ORDER BY id LIMIT $3`, after, group, limit, groups)
 	js, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -142,14 +153,38 @@ func (s *Store) ListJobs(ctx context.Context, group string, after int64, limit i
 	return js, nil
 }
 
-// UpdateJob replaces a job's definition. In the same transaction it removes
-// the job's planned, not yet triggered runs and re-plans its next fire from
-// now, so the change holds for every fire after the commit.
-func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
+// ErrStaleVersion is returned (as a *StaleVersionError) when a job was
+// changed since the version an update was based on.
+var ErrStaleVersion = errors.New("job was changed since the version given")
+
+// StaleVersionError carries the job's current version.
+type StaleVersionError struct {
+	ID, Given, Current int64
+}
+
+func (e *StaleVersionError) Error() string {
+	return fmt.Sprintf("job %d is at version %d, not %d: it was changed meanwhile; re-read it, re-apply your change and send version %d",
+		e.ID, e.Current, e.Given, e.Current)
+}
+
+// Is makes errors.Is(err, ErrStaleVersion) hold.
+func (e *StaleVersionError) Is(target error) bool { return target == ErrStaleVersion }
+
+// UpdateJob replaces a job's definition if the job is still at j.Version
+// (else a *StaleVersionError: two editors never overwrite each other
+// silently), recording a job.update by a with both versions. In the same
+// transaction it removes the job's planned, not yet triggered runs and
+// re-plans its next fire from now, so the change holds for every fire
+// after the commit.
+func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := lockJob(ctx, tx, j.ID); err != nil {
+		cur, err := lockJob(ctx, tx, j.ID)
+		if err != nil {
 			return err
+		}
+		if cur.Version != j.Version {
+			return &StaleVersionError{ID: j.ID, Given: j.Version, Current: cur.Version}
 		}
 		next, delayMS, err := firstFire(&j, time.Now())
 		if err != nil {
@@ -183,8 +218,10 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
 		case isUniqueViolation(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+		case err != nil:
+			return err
 		}
-		return err
+		return writeAudit(ctx, tx, a, "job.update", JobTarget(j.ID), out.Group, jobDoc(cur), jobDoc(out))
 	})
 	if err != nil {
 		return out, fmt.Errorf("update job %d: %w", j.ID, err)
@@ -196,7 +233,10 @@ func (s *Store) UpdateJob(ctx context.Context, j Job) (Job, error) {
 // yet triggered runs and rewinds next_fire_at to the first of them, so that
 // when the job is enabled again the fires it missed meanwhile go through its
 // misfire policy (skip, fire_once, fire_all), as after any other outage.
-func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, error) {
+//
+// A change is recorded as job.enable or job.disable by a; asking for the
+// state the job is already in changes nothing and records nothing.
+func (s *Store) SetEnabled(ctx context.Context, a Actor, id int64, enabled bool) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		cur, err := lockJob(ctx, tx, id)
@@ -226,7 +266,14 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, er
 		}
 		out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET enabled = $2, next_fire_at = $3,
 			version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+jobColumns, id, enabled, next))
-		return err
+		if err != nil {
+			return err
+		}
+		action := "job.disable"
+		if enabled {
+			action = "job.enable"
+		}
+		return writeAudit(ctx, tx, a, action, JobTarget(id), out.Group, jobDoc(cur), jobDoc(out))
 	})
 	if err != nil {
 		return out, fmt.Errorf("set job %d enabled=%t: %w", id, enabled, err)
@@ -234,19 +281,22 @@ func (s *Store) SetEnabled(ctx context.Context, id int64, enabled bool) (Job, er
 	return out, nil
 }
 
-// DeleteJob removes a job and its planned runs not yet due. The runs it
-// already had stay as history.
-func (s *Store) DeleteJob(ctx context.Context, id int64) error {
+// DeleteJob removes a job and its planned runs not yet due, recording a
+// job.delete by a with the job as it was. The runs it already had stay as
+// history.
+func (s *Store) DeleteJob(ctx context.Context, a Actor, id int64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM jobs WHERE id = $1`, id)
+		cur, err := scanJob(tx.QueryRow(ctx, `DELETE FROM jobs WHERE id = $1 RETURNING `+jobColumns, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		if _, err = deletePlanned(ctx, tx, id); err != nil {
+			return err
 		}
-		_, err = deletePlanned(ctx, tx, id)
-		return err
+		return writeAudit(ctx, tx, a, "job.delete", JobTarget(id), cur.Group, jobDoc(cur), nil)
 	})
 	if err != nil {
 		return fmt.Errorf("delete job %d: %w", id, err)

@@ -75,6 +75,9 @@ type RunKey struct {
 type RunFilter struct {
 	JobID int64
 	Group string
+	// Groups, when not nil, keeps only runs of these groups (a caller's
+	// readable groups; empty: none).
+	Groups []string
 	// Statuses and TriggerTypes match any of their values.
 	Statuses     []wire.Status
 	TriggerTypes []wire.TriggerType
@@ -134,6 +137,15 @@ func searchSQL(f RunFilter) (string, []any) {
 	if f.Group != "" {
 		conds = append(conds, "group_name = "+arg(f.Group))
 	}
+	if f.Groups != nil {
+		// A viewer of one group reads that group's index as any group
+		// filter; several read it once per group and merge (no order).
+		if len(f.Groups) == 1 {
+			conds = append(conds, "group_name = "+arg(f.Groups[0]))
+		} else {
+			conds = append(conds, "group_name = ANY("+arg(f.Groups)+")")
+		}
+	}
 	if !f.From.IsZero() {
 		conds = append(conds, "scheduled_at >= "+arg(f.From))
 	}
@@ -176,7 +188,7 @@ func searchSQL(f RunFilter) (string, []any) {
 		anyOf("status", statuses)
 		anyOf("trigger_type", types)
 	}
-	if f.JobID == 0 && f.Group == "" && len(statuses) == 0 && len(types) == 0 {
+	if f.JobID == 0 && f.Group == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
 		// Unfiltered: the one search allowed the time-only index (its
 		// partial predicate, see migration 0004).
 		conds = append(conds, unfilteredMarker)
@@ -201,9 +213,10 @@ func searchSQL(f RunFilter) (string, []any) {
 }
 
 // ListRuns returns up to limit runs of a job, newest first, after the
-// given key (nil for the first page): the job's case of SearchRuns.
-func (s *Store) ListRuns(ctx context.Context, jobID int64, after *RunKey, limit int) ([]Run, bool, error) {
-	return s.SearchRuns(ctx, RunFilter{JobID: jobID, After: after, Limit: limit})
+// given key (nil for the first page), of groups only (nil: all): the job's
+// case of SearchRuns.
+func (s *Store) ListRuns(ctx context.Context, jobID int64, groups []string, after *RunKey, limit int) ([]Run, bool, error) {
+	return s.SearchRuns(ctx, RunFilter{JobID: jobID, Groups: groups, After: after, Limit: limit})
 }
 
 // RunKeyOf returns a run's key, for clients that page by run id.
@@ -277,8 +290,9 @@ func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 }
 
 // InsertManualRun writes a manual ("trigger now") run of a job as SCHEDULED
-// at now. params, when non-nil, replace the job's params for this run.
-func (s *Store) InsertManualRun(ctx context.Context, jobID int64, params *string) (PlannedRun, error) {
+// at now, recording a job.trigger by a. params, when non-nil, replace the
+// job's params for this run.
+func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (PlannedRun, error) {
 	j, err := s.GetJob(ctx, jobID)
 	if err != nil {
 		return PlannedRun{}, err
@@ -291,9 +305,16 @@ func (s *Store) InsertManualRun(ctx context.Context, jobID int64, params *string
 	if params != nil {
 		p.Params = *params
 	}
-	err = s.pool.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params)
-		VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5) RETURNING id, scheduled_at`,
-		j.ID, j.Group, j.Shard, string(wire.TriggerManual), params).Scan(&p.RunID, &p.ScheduledAt)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params)
+			VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5) RETURNING id, scheduled_at`,
+			j.ID, j.Group, j.Shard, string(wire.TriggerManual), params).Scan(&p.RunID, &p.ScheduledAt)
+		if err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil,
+			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params})
+	})
 	if err != nil {
 		return p, fmt.Errorf("insert manual run of job %d: %w", jobID, err)
 	}
@@ -306,8 +327,9 @@ var ErrRunEnded = errors.New("run already ended")
 // CancelRun records a kill of a run. A run not yet published ends
 // CANCELLED at once; a published or running one is left to its worker,
 // which reports CANCELLED when it stops it (the caller sends the kill
-// request). It returns the run as it is after the call.
-func (s *Store) CancelRun(ctx context.Context, id int64, reason string) (Run, error) {
+// request). It returns the run as it is after the call, and records a
+// run.kill by a.
+func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
 	var out Run
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
@@ -320,12 +342,17 @@ func (s *Store) CancelRun(ctx context.Context, id int64, reason string) (Run, er
 		if r.Status.Terminal() {
 			return fmt.Errorf("run %d: %w (%s)", id, ErrRunEnded, r.Status)
 		}
+		before := runAudit{ID: r.ID, JobID: r.JobID, Status: string(r.Status)}
 		if r.Status == wire.StatusScheduled {
 			r, err = scanRun(tx.QueryRow(ctx, `UPDATE job_runs SET status = 'CANCELLED', finished_at = now(), recorded_at = now(), message = $2
 				WHERE id = $1 AND scheduled_at = $3 RETURNING `+runColumns, id, wire.TruncateMessage(reason), r.ScheduledAt))
+			if err != nil {
+				return err
+			}
 		}
 		out = r
-		return err
+		return writeAudit(ctx, tx, a, "run.kill", runTarget(id), r.Group, before,
+			runAudit{ID: r.ID, JobID: r.JobID, Status: string(r.Status)})
 	})
 	if err != nil {
 		return out, fmt.Errorf("cancel run %d: %w", id, err)

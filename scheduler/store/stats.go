@@ -69,6 +69,9 @@ type StatsFilter struct {
 	From, To time.Time
 	JobID    int64
 	Group    string
+	// Groups, when not nil, keeps only these groups (a caller's readable
+	// groups).
+	Groups []string
 }
 
 // DayStat is one report row: a day, job and status.
@@ -125,15 +128,15 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter) ([]DayStat, error) {
 			return ds, err
 		}
 	}
-	filter := ` WHERE ($3 = 0 OR job_id = $3) AND ($4 = '' OR group_name = $4)`
+	filter := ` WHERE ($3 = 0 OR job_id = $3) AND ($4 = '' OR group_name = $4) AND ($5::text[] IS NULL OR group_name = ANY($5))`
 	rows, _ = s.pool.Query(ctx, `SELECT day, job_id, group_name, status, runs, timed_runs, p50_ms, p95_ms, p99_ms, max_ms
-		FROM run_stats_daily`+filter+` AND day BETWEEN $1 AND $2`, from, to, f.JobID, f.Group)
+		FROM run_stats_daily`+filter+` AND day BETWEEN $1 AND $2`, from, to, f.JobID, f.Group, f.Groups)
 	out, err := pgx.CollectRows(rows, scan(false))
 	if err != nil {
 		return nil, fmt.Errorf("stats: rollup: %w", err)
 	}
 	for _, lr := range liveRanges {
-		rows, _ := s.pool.Query(ctx, `SELECT * FROM (`+dayStatsSelect+`) s`+filter, lr[0], lr[1], f.JobID, f.Group)
+		rows, _ := s.pool.Query(ctx, `SELECT * FROM (`+dayStatsSelect+`) s`+filter, lr[0], lr[1], f.JobID, f.Group, f.Groups)
 		live, err := pgx.CollectRows(rows, scan(true))
 		if err != nil {
 			return nil, fmt.Errorf("stats: live %s to %s: %w", lr[0].Format(time.DateOnly), lr[1].Format(time.DateOnly), err)

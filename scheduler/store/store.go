@@ -65,23 +65,38 @@ func (s *Store) ShardCount() int { return s.shardCount }
 
 // Group is an executor group.
 type Group struct {
-	Name      string
-	Title     string
-	CreatedAt time.Time
+	Name  string
+	Title string
+	// CommandHandlers are the group's handlers that run commands, besides
+	// shell: their jobs need the scripts permission.
+	CommandHandlers []string
+	CreatedAt       time.Time
 }
 
-// CreateGroup stores a new group; ErrConflict if the name is taken.
-func (s *Store) CreateGroup(ctx context.Context, g Group) (Group, error) {
-	err := s.pool.QueryRow(ctx,
-		`INSERT INTO job_groups (name, title) VALUES ($1, $2) RETURNING created_at`,
-		g.Name, g.Title).Scan(&g.CreatedAt)
-	if isUniqueViolation(err) {
-		return g, fmt.Errorf("group %q: %w", g.Name, ErrConflict)
-	}
-	if err != nil {
-		return g, fmt.Errorf("create group %q: %w", g.Name, err)
-	}
-	return g, nil
+// groupAudit is a group as the audit log keeps it.
+type groupAudit struct {
+	Name            string   `json:"name"`
+	Title           string   `json:"title,omitempty"`
+	CommandHandlers []string `json:"command_handlers,omitempty"`
+}
+
+// CreateGroup stores a new group, recording a group.create by a;
+// ErrConflict if the name is taken.
+func (s *Store) CreateGroup(ctx context.Context, a Actor, g Group) (Group, error) {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx,
+			`INSERT INTO job_groups (name, title, command_handlers) VALUES ($1, $2, $3) RETURNING created_at`,
+			g.Name, g.Title, nonNil(g.CommandHandlers)).Scan(&g.CreatedAt)
+		if isUniqueViolation(err) {
+			return fmt.Errorf("group %q: %w", g.Name, ErrConflict)
+		}
+		if err != nil {
+			return fmt.Errorf("create group %q: %w", g.Name, err)
+		}
+		return writeAudit(ctx, tx, a, "group.create", groupTarget(g.Name), g.Name, nil,
+			groupAudit{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
+	})
+	return g, err
 }
 
 // EnsureGroup creates a group unless it exists.
@@ -94,12 +109,14 @@ func (s *Store) EnsureGroup(ctx context.Context, g Group) error {
 	return nil
 }
 
-// ListGroups returns every group by name.
-func (s *Store) ListGroups(ctx context.Context) ([]Group, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT name, title, created_at FROM job_groups ORDER BY name`)
+// ListGroups returns every group by name, only of groups when it is not
+// nil (a caller's readable groups).
+func (s *Store) ListGroups(ctx context.Context, groups []string) ([]Group, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT name, title, command_handlers, created_at FROM job_groups
+		WHERE $1::text[] IS NULL OR name = ANY($1) ORDER BY name`, groups)
 	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Group, error) {
 		var g Group
-		err := r.Scan(&g.Name, &g.Title, &g.CreatedAt)
+		err := r.Scan(&g.Name, &g.Title, &g.CommandHandlers, &g.CreatedAt)
 		return g, err
 	})
 	if err != nil {
@@ -116,6 +133,51 @@ func (s *Store) GroupExists(ctx context.Context, name string) (bool, error) {
 		return false, fmt.Errorf("group %q: %w", name, err)
 	}
 	return ok, nil
+}
+
+// CommandHandlers returns the handlers of a group that run commands,
+// besides shell (none for an unknown group).
+func (s *Store) CommandHandlers(ctx context.Context, group string) ([]string, error) {
+	var hs []string
+	err := s.pool.QueryRow(ctx, `SELECT command_handlers FROM job_groups WHERE name = $1`, group).Scan(&hs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("command handlers of group %q: %w", group, err)
+	}
+	return hs, nil
+}
+
+// JobGroup returns the group of a job; for a deleted job, the group its
+// runs or its audit rows name (its history stays readable by that group's
+// viewers). ErrNotFound when nothing knows the job.
+func (s *Store) JobGroup(ctx context.Context, id int64) (string, error) {
+	var g *string
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(
+			(SELECT group_name FROM jobs WHERE id = $1),
+			(SELECT group_name FROM job_runs WHERE job_id = $1 ORDER BY id DESC LIMIT 1),
+			(SELECT group_name FROM audit_log WHERE target = $2 ORDER BY id DESC LIMIT 1))`, id, JobTarget(id)).Scan(&g)
+	if err != nil {
+		return "", fmt.Errorf("group of job %d: %w", id, err)
+	}
+	if g == nil {
+		return "", fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return *g, nil
+}
+
+// RunGroup returns the group of a run; ErrNotFound if there is no such run.
+func (s *Store) RunGroup(ctx context.Context, id int64) (string, error) {
+	var g string
+	err := s.pool.QueryRow(ctx, `SELECT group_name FROM job_runs WHERE id = $1`, id).Scan(&g)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("group of run %d: %w", id, err)
+	}
+	return g, nil
 }
 
 func isUniqueViolation(err error) bool {

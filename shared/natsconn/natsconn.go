@@ -49,6 +49,11 @@ type Options struct {
 
 	// Name is the connection's name on the server (its monitoring pages).
 	Name string
+	// InboxPrefix replaces the client's _INBOX prefix of reply subjects
+	// when set. Workers use stream.WorkerInboxPrefix(group): a group's
+	// credential may subscribe only to its own inboxes (see
+	// stream.WorkerPermissions).
+	InboxPrefix string
 	// ReconnectWait defaults to DefaultReconnectWait.
 	ReconnectWait time.Duration
 }
@@ -147,6 +152,9 @@ func Connect(o Options, log *zap.Logger, extra ...nats.Option) (*nats.Conn, erro
 		opts = append(opts, nats.Token(o.Token))
 	case o.Creds != "":
 		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
 	}
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))

@@ -31,6 +31,13 @@ type Options struct {
 	TLS *tls.Config
 	// User and Password, when set, are the only credentials accepted.
 	User, Password string
+	// ConfigFile, when set, is a nats-server configuration file read
+	// first, for what Options has no field for: users with permissions (an
+	// authorization block, such as deploy/natsperm writes), accounts. The
+	// fields above still decide the address, JetStream's store, logging
+	// and TLS, so a test gets a server it controls with the very
+	// configuration an operator ships.
+	ConfigFile string
 }
 
 // Server is a running embedded NATS server.
@@ -50,17 +57,23 @@ func Start(o Options) (*Server, error) {
 	if o.Port == 0 {
 		o.Port = -1
 	}
-	opts := &server.Options{
-		ServerName: "jetjob-embedded",
-		Host:       o.Host,
-		Port:       o.Port,
-		JetStream:  true,
-		StoreDir:   o.StoreDir,
-		NoSigs:     true,
-		NoLog:      !o.Logs,
-		MaxPayload: 8 << 20,
-		Username:   o.User,
-		Password:   o.Password,
+	opts := &server.Options{}
+	if o.ConfigFile != "" {
+		var err error
+		if opts, err = server.ProcessConfigFile(o.ConfigFile); err != nil {
+			return nil, fmt.Errorf("natsembed: %w", err)
+		}
+		if o.User != "" && (len(opts.Users) > 0 || len(opts.Nkeys) > 0) {
+			return nil, errors.New("natsembed: User and a config file's users exclude each other")
+		}
+	}
+	opts.ServerName = "jetjob-embedded"
+	opts.Host, opts.Port = o.Host, o.Port
+	opts.JetStream, opts.StoreDir = true, o.StoreDir
+	opts.NoSigs, opts.NoLog = true, !o.Logs
+	opts.MaxPayload = 8 << 20
+	if o.User != "" {
+		opts.Username, opts.Password = o.User, o.Password
 	}
 	if o.TLS != nil {
 		opts.TLS, opts.TLSConfig = true, o.TLS

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // Config sizes the streams. Zero values mean the defaults.
@@ -114,22 +117,68 @@ func (c Config) Streams() []jetstream.StreamConfig {
 	}}
 }
 
-// Provision creates or updates jetjob's streams and the workers bucket.
-// It is idempotent: every scheduler and worker calls it at start.
-func Provision(ctx context.Context, js jetstream.JetStream, c Config) error {
+// ProvisionOption changes what Provision does.
+type ProvisionOption func(*provisionOptions)
+
+type provisionOptions struct {
+	leaveExisting bool
+	log           *zap.Logger
+}
+
+// LeaveExisting makes Provision create only the streams that are missing
+// and leave existing ones as they are, logging on log (nil: no log) the
+// streams whose settings differ from c. Workers provision this way: the
+// schedulers own the streams' settings, so a least-privilege worker
+// credential needs only to read stream info (see WorkerPermissions), and
+// workers and schedulers configured differently no longer rewrite each
+// other's settings at every start. A missing stream is still created, so
+// that a worker started before any scheduler works where it may; where its
+// credential may not, the error says so.
+func LeaveExisting(log *zap.Logger) ProvisionOption {
+	return func(o *provisionOptions) { o.leaveExisting, o.log = true, log }
+}
+
+// Provision creates or updates jetjob's streams and buckets (buckets are
+// only created, never updated). It is idempotent: every scheduler and
+// worker calls it at start.
+func Provision(ctx context.Context, js jetstream.JetStream, c Config, opts ...ProvisionOption) error {
 	if err := c.Validate(); err != nil {
 		return err
+	}
+	var o provisionOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	for _, sc := range c.Streams() {
 		// An existing stream is updated only when its settings differ:
 		// every process provisions at start, and nats-server 2.15 races
 		// (its race detector says so) when one process updates a stream's
 		// config while another creates a consumer on it.
-		if st, err := js.Stream(ctx, sc.Name); err == nil && !differs(st.CachedInfo().Config, sc) {
+		st, err := js.Stream(ctx, sc.Name)
+		if err == nil && !differs(st.CachedInfo().Config, sc) {
 			continue
 		}
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+		if err == nil && o.leaveExisting {
+			if o.log != nil {
+				o.log.Warn("stream settings differ from this process's; left as they are (schedulers provision the streams)",
+					zap.String("stream", sc.Name))
+			}
+			continue
+		}
+		if o.leaveExisting && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			// Unknown whether it exists: never guess that it must be created.
 			return fmt.Errorf("provision stream %s: %w", sc.Name, err)
+		}
+		if o.leaveExisting {
+			_, err = js.CreateStream(ctx, sc)
+			if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				continue // another process created it meanwhile
+			}
+		} else {
+			_, err = js.CreateOrUpdateStream(ctx, sc)
+		}
+		if err != nil {
+			return fmt.Errorf("provision stream %s: %w", sc.Name, refused(js, err))
 		}
 	}
 	if _, err := Workers(ctx, js, c); err != nil {
@@ -201,7 +250,24 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	cfg.Storage = jetstream.FileStorage
 	kv, err = js.CreateOrUpdateKeyValue(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("provision bucket %s: %w", cfg.Bucket, err)
+		return nil, fmt.Errorf("provision bucket %s: %w", cfg.Bucket, refused(js, err))
 	}
 	return kv, nil
+}
+
+// refused explains a failed JetStream API request that the server refused
+// for lack of permission. The server does not answer such a request: it
+// sends the connection an asynchronous permissions violation, and the
+// request itself only times out. So the connection's last error is
+// consulted, and a violation of a stream request found there is joined to err, which reads as
+// "...: context deadline exceeded; nats: permissions violation: ...
+// Publish to "$JS.API.STREAM.CREATE.JETJOB_TRIGGERS"": the operator
+// learns that the credential lacks the right (a worker's should: start a
+// scheduler first, it creates the streams), not that NATS is slow.
+func refused(js jetstream.JetStream, err error) error {
+	if last := js.Conn().LastError(); errors.Is(last, nats.ErrPermissionViolation) &&
+		strings.Contains(last.Error(), "$JS.API.STREAM.") && !errors.Is(err, last) {
+		return fmt.Errorf("%w; %w (this NATS user may not create or update jetjob's streams: schedulers provision them)", err, last)
+	}
+	return err
 }

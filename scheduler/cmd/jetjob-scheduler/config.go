@@ -59,7 +59,7 @@ type options struct {
 func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	o.set = s
 	s.String(&o.listen, "listen", "JETJOB_LISTEN", defListen, "HTTP API address")
-	s.Bool(&o.insecureNoAuth, "insecure-no-auth", "", false, "serve the API without a bearer token (never in production)")
+	s.Bool(&o.insecureNoAuth, "insecure-no-auth", "", false, "every API request is an admin, unauthenticated (local use only, never in production)")
 	s.Int(&o.shardCount, "shard-count", "JETJOB_SHARD_COUNT", 0, "shards of a new cluster, default 64; fixed once the cluster exists")
 	s.String(&o.schedulerID, "scheduler-id", "JETJOB_SCHEDULER_ID", "", "this instance's id in shard leases, default host-pid-random")
 	s.Duration(&o.leaseTTL, "lease-ttl", "JETJOB_LEASE_TTL", 0, "shard lease TTL: a dead scheduler's shards move within it, default 10s")
@@ -80,7 +80,7 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
 
-	s.Env(&o.apiToken, "JETJOB_API_TOKEN", "bearer token the API requires", config.Secret())
+	s.Env(&o.apiToken, "JETJOB_API_TOKEN", "break-glass bootstrap admin key of the API (optional: users have their own keys)", config.Secret())
 	s.Env(&o.smtpPassword, "JETJOB_SMTP_PASSWORD", "SMTP password of --smtp-user", config.Secret())
 	s.Env(&o.webhookSecret, "JETJOB_WEBHOOK_SECRET", "key that signs alarm webhooks", config.Secret())
 }

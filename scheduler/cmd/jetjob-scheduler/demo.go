@@ -41,9 +41,9 @@ func createDemoJobs(ctx context.Context, pool *pgxpool.Pool, shardCount int) ([]
 	}}
 	var ids []int64
 	for _, j := range jobs {
-		out, err := st.CreateJob(ctx, j)
+		out, err := st.CreateJob(ctx, store.System, j)
 		if errors.Is(err, store.ErrConflict) {
-			existing, lerr := st.ListJobs(ctx, demoGroup, 0, 100)
+			existing, lerr := st.ListJobs(ctx, demoGroup, nil, 0, 100)
 			if lerr != nil {
 				return nil, lerr
 			}

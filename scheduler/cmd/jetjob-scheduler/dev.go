@@ -36,9 +36,10 @@ func devCmd() *cobra.Command {
 		Long: `Run a whole jetjob in one process, for trying it out: an embedded NATS server
 with JetStream, a throwaway PostgreSQL started from this machine's server
 binaries (removed on exit), the scheduler with its HTTP API, and a worker of
-group "demo" with demo handlers and two demo jobs. It prints the API address
-and token and writes them to the CLI's config, so that 'jetjob' works in
-another terminal with no flags. Ctrl-C stops everything.`,
+group "demo" with demo handlers and two demo jobs. It creates the admin user
+"admin" with a random password, which it prints, and writes the API address
+and an admin API key to the CLI's config, so that 'jetjob' works in another
+terminal with no flags. Ctrl-C stops everything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := load(cmd, o.set); err != nil {
@@ -101,17 +102,22 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	}
 	defer nc.Close()
 
+	// dev makes up an admin and a password to log in with (printed: that
+	// is how one tries the console), and an admin API key for the CLI
+	// (written to its config). JETJOB_API_TOKEN, if set, stays a bootstrap
+	// key and is never shown: it is a secret like any other.
 	token := o.apiToken
-	// dev prints the token it made up (that is how one tries the API), but
-	// never one the environment gave: that is a secret like any other.
-	shownToken := "(from JETJOB_API_TOKEN, not shown)"
-	if token == "" {
-		b := make([]byte, 24)
-		if _, err := rand.Read(b); err != nil {
-			return err
-		}
-		token = hex.EncodeToString(b)
-		shownToken = token
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	adminName, adminPassword := "admin", hex.EncodeToString(b)
+	if err := createAdmin(ctx, pool, adminName, "jetjob dev admin", adminPassword); err != nil {
+		return err
+	}
+	cliKey, err := createAdminKey(ctx, pool, adminName, "jetjob dev CLI")
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", o.listen)
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -122,7 +128,9 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
 	o.insecureNoAuth = false
-	s, err := scheduler.New(o.schedulerConfig(pool, nc, ln, token, log))
+	cfg := o.schedulerConfig(pool, nc, ln, token, log)
+	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
+	s, err := scheduler.New(cfg)
 	if err != nil {
 		ln.Close()
 		return err
@@ -131,7 +139,7 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	apiURL := "http://" + ln.Addr().String()
 	cfgPath, err := client.ConfigPath()
 	if err == nil {
-		err = client.SaveConfig(cfgPath, client.Config{API: apiURL, Token: token})
+		err = client.SaveConfig(cfgPath, client.Config{API: apiURL, Token: cliKey})
 	}
 	if err != nil {
 		log.Warn("could not write the CLI config; pass --api and --token to jetjob", zap.Error(err))
@@ -151,8 +159,8 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 
 	fmt.Fprintf(os.Stderr, `
 jetjob dev is running.
-  API:        %s   (token in JETJOB_API_TOKEN below; CLI config written to %s)
-  token:      %s
+  API:        %s   (an admin API key is in the CLI config, written to %s)
+  admin:      %s / %s   (log in to the console, or POST /api/v1/login)
   NATS:       %s   (JetStream data in %s)
   PostgreSQL: %s
 Try, in another terminal:
@@ -160,7 +168,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, cfgPath, shownToken, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, cfgPath, adminName, adminPassword, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

@@ -3,6 +3,7 @@
 //	jetjob-scheduler serve     the scheduler and its HTTP API (production)
 //	jetjob-scheduler migrate   apply the database migrations and exit
 //	jetjob-scheduler dev       everything in one process, for trying jetjob
+//	jetjob-scheduler users create-admin NAME   the first admin user
 //
 // Every flag can also be set through the JETJOB_* environment variable its
 // help names, or in the YAML file --config names; a flag wins over its
@@ -48,6 +49,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(serveCmd(), migrateCmd(), devCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd())
 	return root
 }

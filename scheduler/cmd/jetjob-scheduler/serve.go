@@ -30,9 +30,11 @@ func serveCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run a scheduler with its HTTP API",
 		Long: `Run a scheduler with its HTTP API. Start as many as you like against the same
-PostgreSQL and NATS; they share the work. The API token comes from
-JETJOB_API_TOKEN; without it the scheduler refuses to serve the API unless
---insecure-no-auth is given.`,
+PostgreSQL and NATS; they share the work. API callers authenticate with a
+user's API key or console session (create the first admin with
+'jetjob-scheduler users create-admin'). JETJOB_API_TOKEN, if set, is a
+break-glass admin key ("bootstrap"); --insecure-no-auth makes every request
+an admin, for local use only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := load(cmd, o.set); err != nil {
@@ -41,10 +43,9 @@ JETJOB_API_TOKEN; without it the scheduler refuses to serve the API unless
 			if dbURL == "" {
 				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
+			// Without JETJOB_API_TOKEN only users' keys and sessions
+			// authenticate (create the first admin with 'users create-admin').
 			token := strings.TrimSpace(o.apiToken)
-			if token == "" && !o.insecureNoAuth {
-				return usageError{errors.New("no API token: set JETJOB_API_TOKEN, or pass --insecure-no-auth to serve the API without authentication")}
-			}
 			if err := errors.Join(conn.Validate(o.set), o.validate()); err != nil {
 				return usageError{err}
 			}

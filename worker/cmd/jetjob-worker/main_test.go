@@ -585,3 +585,45 @@ func TestBinaryHelpShowsNoSecret(t *testing.T) {
 		t.Errorf("help lacks --nats-url's variable and default:\n%s", out)
 	}
 }
+
+// With the NATS users deploy/nats/permissions.conf ships (group shell,
+// workers worker-1 and worker-2), the binary runs its group's jobs under the
+// group's user without one permission violation: it connects with the
+// group's inbox prefix and leaves the streams to the scheduler's user. An
+// id the group's user does not list cannot start: its directed consumer is
+// refused.
+func TestBinaryUnderGroupCredential(t *testing.T) {
+	t.Setenv("JETJOB_NATS_PASSWORD_SCHEDULER", "scheduler-pw") // read by the server, not the binary
+	t.Setenv("JETJOB_NATS_PASSWORD_SHELL", "shell-pw")
+	e, url := startNATSWith(t, natsembed.Options{StoreDir: t.TempDir(), ConfigFile: "../../../deploy/nats/permissions.conf"},
+		nats.UserInfo("jetjob-scheduler", "scheduler-pw"))
+	env := map[string]string{
+		"JETJOB_NATS_URL": url, "JETJOB_NATS_USER": "jetjob-worker-shell", "JETJOB_NATS_PASSWORD": "shell-pw",
+		"JETJOB_GROUP": "shell", "JETJOB_HANDLERS": "shell", "JETJOB_WORKER_ID": "worker-1", "JETJOB_LOG_FORMAT": "console",
+	}
+	p := start(t, env)
+	e.publish("shell", 1, "echo least privilege")
+	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "worker-1" {
+		t.Fatalf("finished %+v", f)
+	}
+	if msgs := e.logMsgs("shell", 1); !slices.Contains(msgs, `info least privilege {"stream":"stdout"}`) {
+		t.Errorf("run log %q", msgs)
+	}
+	e.waitHeartbeat("shell", "worker-1")
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
+	}
+	if out := p.out.String(); strings.Contains(out, "Permissions Violation") {
+		t.Errorf("the group's user was refused something its worker needs:\n%s", out)
+	}
+
+	env["JETJOB_WORKER_ID"] = "worker-9"
+	p = start(t, env)
+	if code := p.wait(); code == 0 || !strings.Contains(p.out.String(), "Permissions Violation for Publish to") ||
+		!strings.Contains(p.out.String(), "$JS.API.CONSUMER.CREATE.JETJOB_TRIGGERS.worker-shell-worker-9.") {
+		t.Errorf("an unlisted id: exit status %d, want a failure naming the refused consumer; output:\n%s", code, p.out.String())
+	}
+}

@@ -35,6 +35,9 @@ func run(ctx context.Context, o *options) error {
 	conn := o.nats
 	conn.Name = "jetjob-worker " + o.group
 	conn.ReconnectWait = time.Second
+	// Replies come to the group's own inboxes, which a least-privilege
+	// credential of the group may subscribe to (stream.WorkerPermissions).
+	conn.InboxPrefix = stream.WorkerInboxPrefix(o.group)
 	nc, err := natsconn.Connect(conn, log)
 	if err != nil {
 		return err
@@ -76,7 +79,10 @@ func waitForJetStream(ctx context.Context, nc *nats.Conn, streams stream.Config,
 	wait := 250 * time.Millisecond
 	for {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
-		err := stream.Provision(actx, js, streams)
+		// Like worker.Run: existing streams are the schedulers' to set up;
+		// missing ones are created if this credential may (else the
+		// error says it may not, and the worker waits for a scheduler).
+		err := stream.Provision(actx, js, streams, stream.LeaveExisting(log))
 		cancel()
 		if err == nil {
 			return nil

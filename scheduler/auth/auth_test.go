@@ -1,0 +1,139 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPasswordHash(t *testing.T) {
+	ctx := context.Background()
+	h, err := HashPassword(ctx, "correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") || strings.Contains(h, "correct") {
+		t.Fatalf("hash %q: want an argon2id PHC string with the documented parameters", h)
+	}
+	if err := CheckPassword(ctx, h, "correct horse battery"); err != nil {
+		t.Errorf("right password: %v", err)
+	}
+	if err := CheckPassword(ctx, h, "correct horse batterx"); !errors.Is(err, ErrBadPassword) {
+		t.Errorf("wrong password: %v, want ErrBadPassword", err)
+	}
+	h2, _ := HashPassword(ctx, "correct horse battery")
+	if h2 == h {
+		t.Error("two hashes of one password are equal: the salt is not random")
+	}
+	if err := CheckPassword(ctx, "$2a$10$bcrypt", "x"); err == nil || errors.Is(err, ErrBadPassword) {
+		t.Errorf("foreign hash: %v, want a format error", err)
+	}
+	if CheckPasswordPolicy("short") == nil || CheckPasswordPolicy("long enough pw") != nil {
+		t.Error("password policy: want 12 characters at least")
+	}
+}
+
+func TestKeyFormat(t *testing.T) {
+	tok, prefix, hash, err := NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tok, "jj_"+prefix+"_") || len(prefix) != 8 {
+		t.Fatalf("token %q, prefix %q", tok, prefix)
+	}
+	p, h, ok := ParseKey(tok)
+	if !ok || p != prefix || !bytes.Equal(h, hash) {
+		t.Fatalf("ParseKey(%q) = %q, %x, %t; want %q, %x", tok, p, h, ok, prefix, hash)
+	}
+	secret := strings.TrimPrefix(tok, "jj_"+prefix+"_")
+	if bytes.Contains(hash, []byte(secret)) || len(hash) != 32 {
+		t.Error("the stored form holds the secret")
+	}
+	for _, bad := range []string{"", "jj_", "jj_abc_def", "xx_" + tok[3:], tok[:len(tok)-1], "jj_ABCDEFGH_" + secret} {
+		if _, _, ok := ParseKey(bad); ok {
+			t.Errorf("ParseKey(%q) accepted", bad)
+		}
+	}
+}
+
+func TestRuleCheck(t *testing.T) {
+	req := httptest.NewRequest("GET", "/", nil)
+	viewerA := &Principal{Name: "v", Grants: map[string]Grant{"a": {Role: Viewer}}}
+	opA := &Principal{Name: "o", Grants: map[string]Grant{"a": {Role: Operator}}}
+	scriptsA := &Principal{Name: "s", Grants: map[string]Grant{"a": {Role: Operator, Scripts: true}}}
+	of := func(n ...Need) GroupOf { return func(*http.Request, *Principal) ([]Need, error) { return n, nil } }
+	cases := []struct {
+		rule Rule
+		p    *Principal
+		want string // "", "401", "404", "403"
+	}{
+		{Public(), nil, ""},
+		{Authenticated(), nil, "401"},
+		{Admin(), opA, "403"},
+		{Admin(), Bootstrap(), ""},
+		{ReadGroup(of(Need{Group: "a", Hidden: true})), viewerA, ""},
+		{ReadGroup(of(Need{Group: "b", Hidden: true})), viewerA, "404"},
+		{ReadGroup(of(Need{Group: "b"})), viewerA, "403"},
+		{OperateGroup(of(Need{Group: "a", Hidden: true})), viewerA, "403"},
+		{OperateGroup(of(Need{Group: "a"})), opA, ""},
+		{OperateGroup(of(Need{Group: "a", Scripts: true, Why: "shell"})), opA, "403"},
+		{OperateGroup(of(Need{Group: "a", Scripts: true})), scriptsA, ""},
+		{OperateGroup(of(Need{Group: "a"}, Need{Group: "b"})), scriptsA, "403"},
+		{ReadGroup(of()), viewerA, ""},
+		{Rule{}, AnonymousAdmin(), "500"},
+	}
+	for i, c := range cases {
+		err := c.rule.Check(req, c.p)
+		var f *Forbidden
+		got := "500"
+		switch {
+		case err == nil:
+			got = ""
+		case errors.Is(err, ErrUnauthenticated):
+			got = "401"
+		case errors.Is(err, ErrHidden):
+			got = "404"
+		case errors.As(err, &f):
+			got = "403"
+		}
+		if got != c.want {
+			t.Errorf("case %d (%s, %v): %q (%v), want %q", i, c.rule, c.p, got, err, c.want)
+		}
+	}
+}
+
+func TestLoginLimiter(t *testing.T) {
+	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	l := NewLoginLimiter()
+	l.SetClock(func() time.Time { return now })
+	for range 5 {
+		if err := l.Allow("alice", "10.0.0.1"); err != nil {
+			t.Fatal(err)
+		}
+		l.Failed("alice", "10.0.0.1")
+		now = now.Add(time.Second)
+	}
+	err := l.Allow("alice", "10.0.0.2")
+	if err == nil || !strings.Contains(err.Error(), `user "alice"`) || !strings.Contains(err.Error(), "try again in") {
+		t.Fatalf("6th try: %v, want a refusal naming the user and the wait", err)
+	}
+	if err := l.Allow("bob", "10.0.0.1"); err != nil {
+		t.Errorf("another user from the same address: %v", err)
+	}
+	now = now.Add(15 * time.Minute)
+	if err := l.Allow("alice", "10.0.0.1"); err != nil {
+		t.Errorf("after the window: %v", err)
+	}
+	// An address spraying many users is stopped too.
+	for i := range 20 {
+		l.Failed(strings.Repeat("u", i+1), "10.9.9.9")
+	}
+	if err := l.Allow("zed", "10.9.9.9"); err == nil || !strings.Contains(err.Error(), "your address") {
+		t.Errorf("spraying address: %v, want refused", err)
+	}
+}

@@ -1,0 +1,124 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// Password hashing: argon2id (RFC 9106), stored as a PHC string
+// ("$argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash>", unpadded base64) so that
+// the parameters travel with each hash and can be raised later without
+// invalidating the stored ones.
+//
+// The parameters are OWASP's recommendation for argon2id (m = 19 MiB,
+// t = 2, p = 1) rather than RFC 9106's 64 MiB / 2 GiB profiles, because
+// jetjob schedulers run on small boxes (2 cores here, shared with
+// PostgreSQL and NATS): one check costs 19 MiB and about 22 ms of one core
+// (BenchmarkCheckPassword on this 2-core box), which keeps a login instant
+// for a person while each offline guess costs the same. A password is
+// checked only at login (API calls use keys, checked with SHA-256), and at
+// most maxConcurrentHashes run at once, so a burst of logins — which the
+// login limiter bounds anyway — queues instead of taking every core and
+// 19 MiB each.
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyLen    = 32
+	argonSaltLen   = 16
+
+	maxConcurrentHashes = 2
+
+	// MinPasswordLen is the shortest password accepted: length is what
+	// makes a password hard to guess.
+	MinPasswordLen = 12
+	// maxPasswordLen bounds the work one request can ask of argon2.
+	maxPasswordLen = 1024
+)
+
+var hashSlots = make(chan struct{}, maxConcurrentHashes)
+
+// ErrBadPassword is returned by CheckPassword for a wrong password.
+var ErrBadPassword = errors.New("wrong password")
+
+// CheckPasswordPolicy says what is wrong with a new password, nil if nothing.
+func CheckPasswordPolicy(pw string) error {
+	if len([]rune(pw)) < MinPasswordLen {
+		return fmt.Errorf("password is shorter than %d characters", MinPasswordLen)
+	}
+	if len(pw) > maxPasswordLen {
+		return fmt.Errorf("password is longer than %d bytes", maxPasswordLen)
+	}
+	return nil
+}
+
+// HashPassword returns the PHC string of pw under the current parameters.
+func HashPassword(ctx context.Context, pw string) (string, error) {
+	if len(pw) > maxPasswordLen {
+		return "", fmt.Errorf("password is longer than %d bytes", maxPasswordLen)
+	}
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("password salt: %w", err)
+	}
+	sum, err := argonKey(ctx, []byte(pw), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	if err != nil {
+		return "", err
+	}
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime,
+		argonThreads, b64.EncodeToString(salt), b64.EncodeToString(sum)), nil
+}
+
+// CheckPassword compares pw with a PHC string from HashPassword:
+// ErrBadPassword when it does not match.
+func CheckPassword(ctx context.Context, phc, pw string) error {
+	if len(pw) > maxPasswordLen {
+		return ErrBadPassword
+	}
+	parts := strings.Split(phc, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return errors.New("password hash: not an argon2id PHC string")
+	}
+	var v int
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &v); err != nil || v != argon2.Version {
+		return fmt.Errorf("password hash: argon2 version %q not supported", parts[2])
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || m == 0 || t == 0 || p == 0 || m > 1<<21 {
+		return fmt.Errorf("password hash: bad parameters %q", parts[3])
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return errors.New("password hash: bad salt or hash encoding")
+	}
+	got, err := argonKey(ctx, []byte(pw), salt, t, m, p, uint32(len(want)))
+	if err != nil {
+		return err
+	}
+	if subtle.ConstantTimeCompare(got, want) != 1 {
+		return ErrBadPassword
+	}
+	return nil
+}
+
+// argonKey runs argon2id in one of the hashSlots.
+func argonKey(ctx context.Context, pw, salt []byte, t, m uint32, p uint8, n uint32) ([]byte, error) {
+	select {
+	case hashSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to hash a password: %w", ctx.Err())
+	}
+	defer func() { <-hashSlots }()
+	return argon2.IDKey(pw, salt, t, m, p, n), nil
+}
