@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/jetjob/jetjob/shared/natsembed"
 )
 
