@@ -34,6 +34,10 @@ type app struct {
 	apiFlag   string
 	tokenFlag string
 	output    string
+
+	// used is the endpoint the last client was made for, to say which
+	// credential the API refused.
+	used endpoint
 }
 
 // run executes the CLI with args and returns the process exit code.
@@ -50,6 +54,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	err = a.explain(err)
 	fmt.Fprintf(stderr, "Error: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) {
