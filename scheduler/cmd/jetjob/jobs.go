@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -10,16 +12,18 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func (a *app) jobsCmd() *cobra.Command {
 	cmd := parent(&cobra.Command{
 		Use:     "jobs",
 		Aliases: []string{"job"},
-		Short:   "Create, list, inspect, enable, disable, delete and trigger jobs",
+		Short:   "Create, update, list, inspect, enable, disable, delete and trigger jobs",
 	})
 	cmd.AddCommand(
 		a.jobsCreateCmd(),
+		a.jobsUpdateCmd(),
 		a.jobsListCmd(),
 		a.jobsGetCmd(),
 		a.jobsSwitchCmd(true),
@@ -79,6 +83,78 @@ Without one the job has no schedule and runs only when triggered.`,
 	for _, name := range []string{"group", "name", "handler"} {
 		cmd.Flags().Lookup(name).Usage += " (required)"
 	}
+	return cmd
+}
+
+func (a *app) jobsUpdateCmd() *cobra.Command {
+	var (
+		f       jobFlags
+		version int64
+	)
+	cmd := &cobra.Command{
+		Use:   "update ID [flags of jobs create]",
+		Short: "Change some fields of a job, keeping the others",
+		Long: `Change the fields of a job that the flags name (the flags of "jobs create",
+plus --no-schedule), keeping every other field as it is.
+
+The job is read, changed and written back with the version it was read at:
+if someone changed it in between, nothing is written and the command fails
+(exit status 1) saying so; read it again and retry. --version pins the
+version the change is based on instead (e.g. the one a script read earlier).`,
+		Example: `  jetjob jobs update 7 --every 1m
+  jetjob jobs update 7 --cron '0 0 3 * * *' --tz Europe/Paris --description 'nightly, later'
+  jetjob jobs update 7 --params-file params.json --version 4`,
+		Args: needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			var changes int
+			cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+				if fl.Changed && fl.Name != "version" {
+					changes++
+				}
+			})
+			if changes == 0 {
+				return usagef("nothing to change: give at least one flag of the job (see --help)")
+			}
+			if cmd.Flags().Changed("version") && version <= 0 {
+				return usagef("--version %d: want the job's version, a positive integer", version)
+			}
+			if err := f.validate(cmd, a.stdin); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			cur, err := c.GetJob(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			spec := cur.JobSpec
+			spec.Enabled = nil // kept as it is, unless --disabled says otherwise
+			f.apply(cmd, &spec)
+			spec.Version = cur.Version
+			if cmd.Flags().Changed("version") {
+				spec.Version = version
+			}
+			job, err := c.UpdateJob(cmd.Context(), id, spec)
+			var ae *client.APIError
+			if errors.As(err, &ae) && ae.StatusCode == http.StatusConflict && ae.CurrentVersion != 0 {
+				return fmt.Errorf("job %d was changed by someone else since you read it (version %d, now %d): read it again and retry",
+					id, spec.Version, ae.CurrentVersion)
+			}
+			if err != nil {
+				return err
+			}
+			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
+		},
+	}
+	f.register(cmd.Flags())
+	cmd.Flags().Bool("no-schedule", false, "remove the schedule: the job runs only when triggered")
+	cmd.Flags().Int64Var(&version, "version", 0, "the job version the change is based on (default: the version just read)")
 	return cmd
 }
 
