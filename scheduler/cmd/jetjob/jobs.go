@@ -31,6 +31,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsDeleteCmd(),
 		a.jobsTriggerCmd(),
 		a.jobsNextCmd(),
+		a.jobsHistoryCmd(),
 	)
 	return cmd
 }

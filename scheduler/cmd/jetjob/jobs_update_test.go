@@ -123,6 +123,57 @@ func TestJobsUpdateUsage(t *testing.T) {
 	}
 }
 
+// "jobs history" lists the revisions newest first with who made them, the
+// version each produced and the fields it changed; it pages like audit.
+func TestJobsHistory(t *testing.T) {
+	isolate(t)
+	r := newRealAPI(t)
+	r.admin(t, "", "groups", "create", "demo")
+	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello", "--every", "30s")
+	r.admin(t, "", "jobs", "update", "1", "--every", "1m", "--description", "slower")
+	r.admin(t, "", "jobs", "disable", "1")
+	r.admin(t, "", "jobs", "update", "1", "--max-retries", "3")
+	r.admin(t, strings.Repeat("x", 50), "jobs", "update", "1", "--params-file", "-")
+
+	out := r.admin(t, "", "jobs", "history", "1")
+	rows := tableRows(out)
+	want := [][]string{
+		{"ACTOR", "ACTION", "VERSION", "CHANGES"},
+		{"bootstrap", "job.update", "5", "params"},
+		{"bootstrap", "job.update", "4", "max_retries: 0 → 3"},
+		{"bootstrap", "job.disable", "3", "enabled: true → false"},
+		{"bootstrap", "job.update", "2", `description: - → "slower"; schedule_expr: "30s" → "1m"`},
+		{"bootstrap", "job.create", "1", "created"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("history:\n%s", out)
+	}
+	for i, w := range want {
+		got := rows[i][1:] // past TIME
+		if strings.Join(got, " | ") != strings.Join(w, " | ") {
+			t.Errorf("row %d = %q, want %q", i, got, w)
+		}
+	}
+
+	// Two per page: the cursor printed reads the rest.
+	page := must(t, r.as(t, bootstrapToken, "", "jobs", "history", "1", "--limit", "2"), "page 1")
+	if n := len(tableRows(page.stdout)); n != 3 {
+		t.Fatalf("page 1 has %d lines:\n%s", n, page.stdout)
+	}
+	_, cursor, ok := strings.Cut(strings.TrimSpace(page.stderr), "pass --after ")
+	if !ok {
+		t.Fatalf("page 1 announced no next page: %q", page.stderr)
+	}
+	cursor = strings.Fields(cursor)[0]
+	rest := decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "history", "1", "--after", cursor), "page 2"))
+	if len(rest.Entries) != 3 || rest.Entries[0].Action != "job.disable" || rest.Entries[2].Action != "job.create" || rest.Next != 0 {
+		t.Fatalf("page 2: %+v", rest)
+	}
+	if res := r.as(t, bootstrapToken, "", "jobs", "history", "1", "--after", "x"); res.code != exitUsage {
+		t.Errorf("--after x: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
+
 // tableRows splits a table into rows of cells (columns are separated by
 // two or more spaces).
 func tableRows(out string) [][]string {
