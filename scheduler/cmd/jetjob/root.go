@@ -100,7 +100,8 @@ which "jetjob-scheduler dev" writes.`,
 	pf.StringVarP(&a.output, "output", "o", outputTable, "output format: table or json")
 
 	parent(root)
-	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd())
+	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
+		a.usersCmd(), a.keysCmd())
 	return root
 }
 
