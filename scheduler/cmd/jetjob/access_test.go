@@ -6,7 +6,178 @@ import (
 	"testing"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 )
+
+// The issue's acceptance flow, end to end through the CLI: an admin
+// creates a viewer, grants them a group and makes them a key; with that key
+// the viewer lists the group's jobs but cannot disable one, and is told
+// which permission is missing; the audit log shows who did each step.
+func TestAccessControlFlow(t *testing.T) {
+	path := isolate(t)
+	r := newRealAPI(t)
+
+	// The first admin is made with the bootstrap token, then logs in: the
+	// CLI saves the address and a key, and alice works from the file.
+	r.admin(t, "admin-password-1\n", "users", "create", "alice", "--role", "admin", "--password-stdin")
+	must(t, runCLI(t, "admin-password-1\n", "--api", r.URL, "login", "--user", "alice", "--password-stdin"), "login")
+	alice := func(stdin string, args ...string) result {
+		t.Helper()
+		return must(t, runCLI(t, stdin, args...), fmt.Sprint("alice: ", args))
+	}
+	alice("", "groups", "create", "demo")
+	alice("", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello", "--every", "1h")
+
+	alice("viewer-password-1\n", "users", "create", "viewer1", "--role", "viewer", "--password-stdin")
+	out := alice("", "users", "grant", "viewer1", "--group", "demo", "--role", "viewer").stdout
+	if !strings.Contains(out, "Grants:       demo: viewer\n") {
+		t.Fatalf("users grant printed\n%s", out)
+	}
+	key := decodeJSON[apiv1.CreatedKey](t, alice("", "keys", "create", "--user", "viewer1", "-o", "json"))
+	if key.User != "viewer1" || !strings.HasPrefix(key.Secret, "jj_") || key.ID == 0 {
+		t.Fatalf("keys create -o json: %+v", key)
+	}
+
+	viewer := func(args ...string) result {
+		t.Helper()
+		return runCLI(t, "", append([]string{"--token", key.Secret}, args...)...)
+	}
+	res := must(t, viewer("jobs", "list"), "viewer: jobs list")
+	if rows := tableRows(res.stdout); len(rows) != 2 || rows[1][2] != "hello" {
+		t.Fatalf("viewer's jobs list:\n%s", res.stdout)
+	}
+	res = viewer("jobs", "disable", "1")
+	want := "Error: permission denied: this needs operator of group demo (\"jetjob whoami\" shows what you have)\n"
+	if res.code != exitError || res.stdout != "" || res.stderr != want {
+		t.Fatalf("viewer: jobs disable 1: exit %d, stdout %q, stderr %q; want exit 1 and %q", res.code, res.stdout, res.stderr, want)
+	}
+	if job := decodeJSON[apiv1.Job](t, alice("", "-o", "json", "jobs", "get", "1")); !job.Enabled || job.Version != 1 {
+		t.Fatalf("the refused disable changed the job: %+v", job)
+	}
+	res = viewer("audit")
+	if res.code != exitError || !strings.Contains(res.stderr, "permission denied: this needs admin") {
+		t.Fatalf("viewer: audit: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	// The audit log, newest first: who did what, with which credential.
+	rows := tableRows(alice("", "audit").stdout)
+	type step struct{ actor, auth, action, target string }
+	wantSteps := []step{
+		{"alice", "key:", "key.create", fmt.Sprint("key:", key.ID)},
+		{"alice", "key:", "grant.set", "user:viewer1"},
+		{"alice", "key:", "user.create", "user:viewer1"},
+		{"alice", "key:", "job.create", "job:1"},
+		{"alice", "key:", "group.create", "group:demo"},
+		{"alice", "session:", "session.logout", "user:alice"},
+		{"alice", "session:", "key.create", "key:1"},
+		{"alice", "password", "session.login", "user:alice"},
+		{"bootstrap", "bootstrap", "user.create", "user:alice"},
+	}
+	if len(rows) != len(wantSteps)+1 {
+		t.Fatalf("audit has %d rows, want %d:\n%q", len(rows)-1, len(wantSteps), rows)
+	}
+	for i, w := range wantSteps {
+		got := rows[i+1] // TIME ACTOR AUTH ACTION TARGET CLIENT
+		if got[1] != w.actor || !strings.HasPrefix(got[2], w.auth) || got[3] != w.action || got[4] != w.target || got[5] != "127.0.0.1" {
+			t.Errorf("audit row %d = %q, want %+v from 127.0.0.1", i+1, got, w)
+		}
+	}
+	// Alice's steps name the key she logged in with.
+	cfg, err := client.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prefix := "key:" + strings.Split(cfg.Token, "_")[1]; rows[1][2] != prefix {
+		t.Errorf("alice's steps were made with %q, want her login key %q", rows[1][2], prefix)
+	}
+}
+
+// "login" stores a key that works, bound to the address it logged in to;
+// "whoami" says who and how; "logout" revokes the key and forgets it.
+func TestLoginWhoamiLogout(t *testing.T) {
+	path := isolate(t)
+	r := newRealAPI(t)
+	r.admin(t, "", "groups", "create", "demo")
+	r.admin(t, "op-password-12\n", "users", "create", "op", "--role", "operator", "--group", "demo", "--scripts",
+		"--display-name", "Olga Operator", "--password-stdin")
+
+	res := runCLI(t, "wrong-password-1\n", "--api", r.URL, "login", "--user", "op", "--password-stdin")
+	if res.code != exitError || !strings.Contains(res.stderr, "as op refused: wrong user name or password") {
+		t.Fatalf("login with a wrong password: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if cfg, err := client.LoadConfig(path); err != nil || cfg != (client.Config{}) {
+		t.Fatalf("a refused login wrote the config: %+v, %v", cfg, err)
+	}
+
+	res = must(t, runCLI(t, "op-password-12\r\n", "--api", r.URL, "login", "--user", "op", "--password-stdin",
+		"--name", "laptop", "--expires", "7d"), "login")
+	if !strings.HasPrefix(res.stdout, "Logged in to "+r.URL+" as op.\nSaved API key 1 (") || !strings.Contains(res.stdout, path) {
+		t.Fatalf("login printed %q", res.stdout)
+	}
+	cfg, err := client.LoadConfig(path)
+	if err != nil || cfg.API != r.URL || !strings.HasPrefix(cfg.Token, "jj_") {
+		t.Fatalf("config after login: %+v, %v", cfg, err)
+	}
+	if strings.Contains(res.stdout+res.stderr, cfg.Token) {
+		t.Fatalf("login printed the secret")
+	}
+
+	// No flag, no environment: the file's address and key.
+	me := decodeJSON[apiv1.Me](t, must(t, runCLI(t, "", "-o", "json", "whoami"), "whoami -o json"))
+	if me.Name != "op" || me.Auth != "key" || me.KeyID != 1 || len(me.Grants) != 1 || !me.Grants[0].Scripts {
+		t.Fatalf("whoami -o json: %+v", me)
+	}
+	out := must(t, runCLI(t, "", "whoami"), "whoami").stdout
+	for _, w := range []string{
+		"User:             op\n",
+		"Display name:     Olga Operator\n",
+		"Role:             demo: operator+scripts\n",
+		"Authenticated by: API key 1 (" + me.KeyPrefix + ")\n",
+		"Credential from:  " + path + "\n",
+		"API:              " + r.URL + "\n",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("whoami printed\n%s\nwithout %q", out, w)
+		}
+	}
+	keys := decodeJSON[apiv1.KeyList](t, must(t, runCLI(t, "", "-o", "json", "keys", "list"), "keys list"))
+	if len(keys.Keys) != 1 || keys.Keys[0].Name != "laptop" || keys.Keys[0].ExpiresAt == nil || keys.Keys[0].User != "op" {
+		t.Fatalf("keys list after login: %+v", keys)
+	}
+	// The login's session was ended once the key existed.
+	if l := decodeJSON[apiv1.AuditList](t, r.as(t, bootstrapToken, "", "-o", "json", "audit", "--action", "session.logout")); len(l.Entries) != 1 {
+		t.Fatalf("the login left its session open: %+v", l)
+	}
+
+	// The file's key is never sent to another address.
+	other := newRealAPI(t)
+	res = runCLI(t, "", "--api", other.URL, "whoami")
+	if res.code != exitError || !strings.Contains(res.stderr, "no API key was sent: log in with \"jetjob login\"") {
+		t.Fatalf("whoami on another address: exit %d, stderr %q", res.code, res.stderr)
+	}
+	// The bootstrap token says so.
+	if out := r.admin(t, "", "whoami"); !strings.Contains(out, "Authenticated by: the bootstrap token") || !strings.Contains(out, "Credential from:  --token") {
+		t.Fatalf("whoami as bootstrap:\n%s", out)
+	}
+
+	res = must(t, runCLI(t, "", "logout"), "logout")
+	if !strings.HasPrefix(res.stdout, "Revoked API key 1 ("+me.KeyPrefix+") of op") {
+		t.Fatalf("logout printed %q", res.stdout)
+	}
+	if cfg, err := client.LoadConfig(path); err != nil || cfg != (client.Config{API: r.URL}) {
+		t.Fatalf("config after logout: %+v, %v", cfg, err)
+	}
+	if l := decodeJSON[apiv1.KeyList](t, r.as(t, bootstrapToken, "", "-o", "json", "keys", "list", "--user", "op")); l.Keys[0].RevokedAt == nil {
+		t.Fatalf("logout did not revoke the key: %+v", l.Keys[0])
+	}
+	res = runCLI(t, "", "whoami")
+	if res.code != exitError || !strings.Contains(res.stderr, "no API key was sent") {
+		t.Fatalf("whoami after logout: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if res := runCLI(t, "", "logout"); res.code != exitError || !strings.Contains(res.stderr, "holds no API key") {
+		t.Fatalf("second logout: exit %d, stderr %q", res.code, res.stderr)
+	}
+}
 
 // Users and keys through their life: list, get, grant, revoke a grant,
 // disable and enable; a key works until it is revoked, and a refused key is
@@ -105,6 +276,11 @@ func TestAccessUsage(t *testing.T) {
 		{"", []string{"keys", "create", "--name", " "}, "--name: must not be empty"},
 		{"", []string{"keys", "create", "--user", "a b"}, "invalid user name"},
 		{"", []string{"keys", "revoke", "x"}, `invalid key id "x"`},
+		{"", []string{"login", "--password-stdin"}, "missing required flag --user"},
+		{"pw\n", []string{"login", "--user", "alice"}, "pipe it in with --password-stdin"},
+		{"pw\n", []string{"login", "--user", "alice", "--password-stdin", "--expires", "0d"}, `--expires "0d"`},
+		{"pw\n", []string{"--token", "x", "login", "--user", "alice", "--password-stdin"}, "--token has no use here"},
+		{"", []string{"whoami", "me"}, `unexpected argument "me"`},
 	}
 	before := r.reqs.Load()
 	for _, b := range bad {

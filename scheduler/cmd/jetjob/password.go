@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,4 +77,17 @@ func askHidden(fd int, prompt io.Writer, ask string) (string, error) {
 		return "", fmt.Errorf("reading the password from the terminal: %w", err)
 	}
 	return string(b), nil
+}
+
+// askLine reads one line from the terminal, with echo.
+func (a *app) askLine(ask string) (string, error) {
+	if _, ok := a.terminal(); !ok {
+		return "", errors.New("stdin is not a terminal")
+	}
+	fmt.Fprint(a.stderr, ask)
+	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return "", fmt.Errorf("reading from the terminal: %w", err)
+	}
+	return strings.TrimSpace(line), nil
 }

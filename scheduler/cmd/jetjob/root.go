@@ -101,7 +101,7 @@ which "jetjob-scheduler dev" writes.`,
 
 	parent(root)
 	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
-		a.usersCmd(), a.keysCmd())
+		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd())
 	return root
 }
 
