@@ -177,6 +177,16 @@ func TestLoginWhoamiLogout(t *testing.T) {
 	if res := runCLI(t, "", "logout"); res.code != exitError || !strings.Contains(res.stderr, "holds no API key") {
 		t.Fatalf("second logout: exit %d, stderr %q", res.code, res.stderr)
 	}
+
+	// A key in the environment would win over the saved one: login says so.
+	t.Setenv(envToken, "some-other-key")
+	res = must(t, runCLI(t, "op-password-12\n", "login", "--user", "op", "--password-stdin"), "login with JETJOB_API_TOKEN set")
+	if !strings.Contains(res.stderr, "note: JETJOB_API_TOKEN is set and takes precedence over the saved key") {
+		t.Fatalf("login with JETJOB_API_TOKEN set: stderr %q", res.stderr)
+	}
+	if cfg, err := client.LoadConfig(path); err != nil || cfg.API != r.URL || cfg.Token == "" {
+		t.Fatalf("config after the second login (address from the file): %+v, %v", cfg, err)
+	}
 }
 
 // Users and keys through their life: list, get, grant, revoke a grant,

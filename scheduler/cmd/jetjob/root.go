@@ -76,7 +76,8 @@ func (a *app) rootCmd() *cobra.Command {
 The API address and token come from, first that is set: the --api and --token
 flags, the JETJOB_API and JETJOB_API_TOKEN environment variables, then the CLI
 configuration file ($JETJOB_CONFIG, else <user config dir>/jetjob/cli.json),
-which "jetjob-scheduler dev" writes.`,
+which "jetjob login" and "jetjob-scheduler dev" write. The file's token is only
+ever sent to the file's address.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version.Get().String(),
