@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 )
@@ -186,6 +187,24 @@ func TestLoginWhoamiLogout(t *testing.T) {
 	}
 	if cfg, err := client.LoadConfig(path); err != nil || cfg.API != r.URL || cfg.Token == "" {
 		t.Fatalf("config after the second login (address from the file): %+v, %v", cfg, err)
+	}
+}
+
+// On a scheduler under --insecure-no-auth every request is an anonymous
+// admin: login still works (its key is made for the user it logged in as)
+// and whoami says how things stand.
+func TestLoginInsecureNoAuth(t *testing.T) {
+	isolate(t)
+	r := newRealAPIWith(t, func(c *api.Config) { c.Token, c.InsecureNoAuth = "", true })
+	must(t, r.as(t, "", "pw-of-bob-0001\n", "users", "create", "bob", "--role", "admin", "--password-stdin"), "users create")
+	must(t, runCLI(t, "pw-of-bob-0001\n", "--api", r.URL, "login", "--user", "bob", "--password-stdin"), "login")
+	out := must(t, runCLI(t, "", "whoami"), "whoami").stdout
+	if !strings.Contains(out, "User:             anonymous-admin\n") || !strings.Contains(out, "Authenticated by: none: the scheduler runs with --insecure-no-auth\n") {
+		t.Fatalf("whoami on an insecure scheduler:\n%s", out)
+	}
+	keys := decodeJSON[apiv1.KeyList](t, must(t, runCLI(t, "", "-o", "json", "keys", "list", "--user", "bob"), "keys list"))
+	if len(keys.Keys) != 1 || keys.Keys[0].User != "bob" {
+		t.Fatalf("bob's keys: %+v", keys)
 	}
 }
 

@@ -91,7 +91,10 @@ password is asked on the terminal (without echo), or read from stdin with
 			if err != nil {
 				return err
 			}
-			k, err := sc.CreateKey(cmd.Context(), apiv1.KeyCreate{Name: name, ExpiresAt: at})
+			// The user is named although the session is theirs: a scheduler
+			// under --insecure-no-auth takes every request for an anonymous
+			// admin, who has no keys of its own.
+			k, err := sc.CreateKey(cmd.Context(), apiv1.KeyCreate{Name: name, User: me.Name, ExpiresAt: at})
 			// The session was only the way to the key: end it whatever
 			// happened (best effort; it expires by itself anyway).
 			logoutCtx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 5*time.Second)

@@ -34,21 +34,28 @@ type realAPI struct {
 	reqs atomic.Int64
 }
 
-func newRealAPI(t *testing.T) *realAPI {
+func newRealAPI(t *testing.T) *realAPI { return newRealAPIWith(t, nil) }
+
+// newRealAPIWith is newRealAPI with its configuration changed by edit.
+func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, pgtest.Pool(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{
+	cfg := api.Config{
 		Token:           bootstrapToken,
 		InsecureCookies: true, // the test server speaks plain HTTP, like dev
 		Fire:            func(store.PlannedRun) {},
 		Logs:            runlog.New(nil),
 		Workers:         func(string) []wire.WorkerInfo { return nil },
 		Kill:            func(context.Context, int64, string) error { return nil },
-	}, st, zaptest.NewLogger(t))
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := api.New(cfg, st, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
