@@ -67,6 +67,7 @@ func (a *app) client() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.used = e
 	c, err := client.New(e.API, e.Token, client.WithHTTPClient(a.httpClient))
 	if err != nil {
 		if e.APISource == "--api" {

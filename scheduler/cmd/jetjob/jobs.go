@@ -1,9 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -11,16 +12,18 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func (a *app) jobsCmd() *cobra.Command {
 	cmd := parent(&cobra.Command{
 		Use:     "jobs",
 		Aliases: []string{"job"},
-		Short:   "Create, list, inspect, enable, disable, delete and trigger jobs",
+		Short:   "Create, update, list, inspect, enable, disable, delete and trigger jobs",
 	})
 	cmd.AddCommand(
 		a.jobsCreateCmd(),
+		a.jobsUpdateCmd(),
 		a.jobsListCmd(),
 		a.jobsGetCmd(),
 		a.jobsSwitchCmd(true),
@@ -28,23 +31,13 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsDeleteCmd(),
 		a.jobsTriggerCmd(),
 		a.jobsNextCmd(),
+		a.jobsHistoryCmd(),
 	)
 	return cmd
 }
 
-// createFlags are the flags of `jobs create`.
-type createFlags struct {
-	group, name, handler, description string
-	params, paramsFile                string
-	cron, every, delay, at            string
-	tz, misfire, route, block         string
-	timeout                           time.Duration
-	maxRetries                        int
-	disabled                          bool
-}
-
 func (a *app) jobsCreateCmd() *cobra.Command {
-	var f createFlags
+	var f jobFlags
 	cmd := &cobra.Command{
 		Use:   "create --group G --name N --handler H [schedule flag] [flags]",
 		Short: "Create a job",
@@ -62,10 +55,20 @@ Without one the job has no schedule and runs only when triggered.`,
       --params 'find /tmp -mtime +7 -delete' --every 1h`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			spec, err := f.spec(cmd, a.stdin)
-			if err != nil {
+			var missing []string
+			for _, r := range []struct{ name, val string }{{"group", f.group}, {"name", f.name}, {"handler", f.handler}} {
+				if strings.TrimSpace(r.val) == "" {
+					missing = append(missing, "--"+r.name)
+				}
+			}
+			if len(missing) > 0 {
+				return usagef("missing required flag %s", strings.Join(missing, ", "))
+			}
+			if err := f.validate(cmd, a.stdin); err != nil {
 				return err
 			}
+			spec := apiv1.JobSpec{ScheduleType: "none"}
+			f.apply(cmd, &spec)
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -77,135 +80,83 @@ Without one the job has no schedule and runs only when triggered.`,
 			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.group, "group", "", "group whose workers run the job (required)")
-	fl.StringVar(&f.name, "name", "", "job name (required)")
-	fl.StringVar(&f.handler, "handler", "", "handler name the workers registered (required)")
-	fl.StringVar(&f.description, "description", "", "free-form description")
-	fl.StringVar(&f.params, "params", "", "params passed to the handler")
-	fl.StringVar(&f.paramsFile, "params-file", "", "read the params from a file (- for stdin)")
-	fl.StringVar(&f.cron, "cron", "", "schedule: cron expression")
-	fl.StringVar(&f.every, "every", "", "schedule: fixed rate, a duration like 30s")
-	fl.StringVar(&f.delay, "delay", "", "schedule: fixed delay after the previous run, a duration")
-	fl.StringVar(&f.at, "at", "", "schedule: once, at an RFC 3339 time")
-	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression (default UTC)")
-	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
-	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
-	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
-	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
-	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
-	fl.BoolVar(&f.disabled, "disabled", false, "create the job disabled")
+	f.register(cmd.Flags())
+	for _, name := range []string{"group", "name", "handler"} {
+		cmd.Flags().Lookup(name).Usage += " (required)"
+	}
 	return cmd
 }
 
-// spec validates the flags and builds the JobSpec; every problem is a
-// usage error except reading the params file.
-func (f *createFlags) spec(cmd *cobra.Command, stdin io.Reader) (apiv1.JobSpec, error) {
-	var missing []string
-	for _, r := range []struct{ name, val string }{{"group", f.group}, {"name", f.name}, {"handler", f.handler}} {
-		if strings.TrimSpace(r.val) == "" {
-			missing = append(missing, "--"+r.name)
-		}
-	}
-	if len(missing) > 0 {
-		return apiv1.JobSpec{}, usagef("missing required flag %s", strings.Join(missing, ", "))
-	}
+func (a *app) jobsUpdateCmd() *cobra.Command {
+	var (
+		f       jobFlags
+		version int64
+	)
+	cmd := &cobra.Command{
+		Use:   "update ID [flags of jobs create]",
+		Short: "Change some fields of a job, keeping the others",
+		Long: `Change the fields of a job that the flags name (the flags of "jobs create",
+plus --no-schedule), keeping every other field as it is.
 
-	spec := apiv1.JobSpec{
-		Group:         f.group,
-		Name:          f.name,
-		Handler:       f.handler,
-		Description:   f.description,
-		Timezone:      f.tz,
-		MisfirePolicy: f.misfire,
-		RouteStrategy: f.route,
-		BlockStrategy: f.block,
-		Timeout:       apiv1.Duration(f.timeout),
-		MaxRetries:    f.maxRetries,
-		ScheduleType:  "none",
+The job is read, changed and written back with the version it was read at:
+if someone changed it in between, nothing is written and the command fails
+(exit status 1) saying so; read it again and retry. --version pins the
+version the change is based on instead (e.g. the one a script read earlier).`,
+		Example: `  jetjob jobs update 7 --every 1m
+  jetjob jobs update 7 --cron '0 0 3 * * *' --tz Europe/Paris --description 'nightly, later'
+  jetjob jobs update 7 --params-file params.json --version 4`,
+		Args: needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID("job", args[0])
+			if err != nil {
+				return err
+			}
+			var changes int
+			cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
+				if fl.Changed && fl.Name != "version" {
+					changes++
+				}
+			})
+			if changes == 0 {
+				return usagef("nothing to change: give at least one flag of the job (see --help)")
+			}
+			if cmd.Flags().Changed("version") && version <= 0 {
+				return usagef("--version %d: want the job's version, a positive integer", version)
+			}
+			if err := f.validate(cmd, a.stdin); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			cur, err := c.GetJob(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			spec := cur.JobSpec
+			spec.Enabled = nil // kept as it is, unless --disabled says otherwise
+			f.apply(cmd, &spec)
+			spec.Version = cur.Version
+			if cmd.Flags().Changed("version") {
+				spec.Version = version
+			}
+			job, err := c.UpdateJob(cmd.Context(), id, spec)
+			var ae *client.APIError
+			if errors.As(err, &ae) && ae.StatusCode == http.StatusConflict && ae.CurrentVersion != 0 {
+				return fmt.Errorf("job %d was changed by someone else since you read it (version %d, now %d): read it again and retry",
+					id, spec.Version, ae.CurrentVersion)
+			}
+			if err != nil {
+				return err
+			}
+			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
+		},
 	}
-
-	var given []string
-	for _, name := range []string{"cron", "every", "delay", "at"} {
-		if cmd.Flags().Changed(name) {
-			given = append(given, "--"+name)
-		}
-	}
-	if len(given) > 1 {
-		return spec, usagef("only one schedule flag may be given, got %s", strings.Join(given, " and "))
-	}
-	switch {
-	case cmd.Flags().Changed("cron"):
-		if strings.TrimSpace(f.cron) == "" {
-			return spec, usagef("--cron: empty expression")
-		}
-		spec.ScheduleType, spec.ScheduleExpr = "cron", strings.TrimSpace(f.cron)
-	case cmd.Flags().Changed("every"):
-		d, err := positiveDuration("--every", f.every)
-		if err != nil {
-			return spec, err
-		}
-		spec.ScheduleType, spec.ScheduleExpr = "fix_rate", d
-	case cmd.Flags().Changed("delay"):
-		d, err := positiveDuration("--delay", f.delay)
-		if err != nil {
-			return spec, err
-		}
-		spec.ScheduleType, spec.ScheduleExpr = "fix_delay", d
-	case cmd.Flags().Changed("at"):
-		at := strings.TrimSpace(f.at)
-		if _, err := time.Parse(time.RFC3339, at); err != nil {
-			return spec, usagef("--at %q: want an RFC 3339 time like 2026-05-01T09:30:00Z", f.at)
-		}
-		spec.ScheduleType, spec.ScheduleExpr = "once", at
-	}
-
-	if f.tz != "" {
-		if _, err := time.LoadLocation(f.tz); err != nil {
-			return spec, usagef("--tz %q: unknown time zone (want an IANA name like Europe/Paris)", f.tz)
-		}
-	}
-	if f.timeout < 0 {
-		return spec, usagef("--timeout %s: must not be negative", f.timeout)
-	}
-	if f.maxRetries < 0 {
-		return spec, usagef("--max-retries %d: must not be negative", f.maxRetries)
-	}
-	if f.disabled {
-		enabled := false
-		spec.Enabled = &enabled
-	}
-
-	if cmd.Flags().Changed("params") && cmd.Flags().Changed("params-file") {
-		return spec, usagef("give --params or --params-file, not both")
-	}
-	spec.Params = f.params
-	if cmd.Flags().Changed("params-file") {
-		var b []byte
-		var err error
-		if f.paramsFile == "-" {
-			b, err = io.ReadAll(stdin)
-		} else {
-			b, err = os.ReadFile(f.paramsFile)
-		}
-		if err != nil {
-			return spec, fmt.Errorf("reading --params-file: %w", err)
-		}
-		spec.Params = string(b)
-	}
-	return spec, nil
-}
-
-func positiveDuration(flag, s string) (string, error) {
-	s = strings.TrimSpace(s)
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return "", usagef("%s %q: want a duration like 30s, 5m or 1h30m", flag, s)
-	}
-	if d <= 0 {
-		return "", usagef("%s %q: must be positive", flag, s)
-	}
-	return s, nil
+	f.register(cmd.Flags())
+	cmd.Flags().Bool("no-schedule", false, "remove the schedule: the job runs only when triggered")
+	cmd.Flags().Int64Var(&version, "version", 0, "the job version the change is based on (default: the version just read)")
+	return cmd
 }
 
 func (a *app) jobsListCmd() *cobra.Command {

@@ -3,7 +3,8 @@
 // The API address and token come from, first that is set: the --api and
 // --token flags, the JETJOB_API and JETJOB_API_TOKEN environment variables,
 // then the CLI configuration file ($JETJOB_CONFIG, else
-// <user config dir>/jetjob/cli.json), which `jetjob-scheduler dev` writes.
+// <user config dir>/jetjob/cli.json), which `jetjob login` and
+// `jetjob-scheduler dev` write.
 //
 // Exit status: 0 on success, 1 when a command fails, 2 on a usage error.
 package main

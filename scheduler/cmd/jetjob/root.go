@@ -34,6 +34,10 @@ type app struct {
 	apiFlag   string
 	tokenFlag string
 	output    string
+
+	// used is the endpoint the last client was made for, to say which
+	// credential the API refused.
+	used endpoint
 }
 
 // run executes the CLI with args and returns the process exit code.
@@ -50,6 +54,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
+	err = a.explain(err)
 	fmt.Fprintf(stderr, "Error: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) {
@@ -71,7 +76,8 @@ func (a *app) rootCmd() *cobra.Command {
 The API address and token come from, first that is set: the --api and --token
 flags, the JETJOB_API and JETJOB_API_TOKEN environment variables, then the CLI
 configuration file ($JETJOB_CONFIG, else <user config dir>/jetjob/cli.json),
-which "jetjob-scheduler dev" writes.`,
+which "jetjob login" and "jetjob-scheduler dev" write. The file's token is only
+ever sent to the file's address.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       version.Get().String(),
@@ -95,7 +101,8 @@ which "jetjob-scheduler dev" writes.`,
 	pf.StringVarP(&a.output, "output", "o", outputTable, "output format: table or json")
 
 	parent(root)
-	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd())
+	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
+		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd())
 	return root
 }
 

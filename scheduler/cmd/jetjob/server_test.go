@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// TestMain starts the throwaway PostgreSQL the real API servers of these
+// tests run on (one database per server).
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// bootstrapToken is the real servers' JETJOB_API_TOKEN: the admin
+// "bootstrap", the way in before any user exists.
+const bootstrapToken = "cli-test-bootstrap-token"
+
+// realAPI is jetjob's API server (package api, with access control) over a
+// fresh PostgreSQL database. It counts the requests it serves, so that a
+// test can tell a command refused on the command line sent none.
+type realAPI struct {
+	URL  string
+	reqs atomic.Int64
+}
+
+func newRealAPI(t *testing.T) *realAPI { return newRealAPIWith(t, nil) }
+
+// newRealAPIWith is newRealAPI with its configuration changed by edit.
+func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.Pool(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := api.Config{
+		Token:           bootstrapToken,
+		InsecureCookies: true, // the test server speaks plain HTTP, like dev
+		Fire:            func(store.PlannedRun) {},
+		Logs:            runlog.New(nil),
+		Workers:         func(string) []wire.WorkerInfo { return nil },
+		Kill:            func(context.Context, int64, string) error { return nil },
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := api.New(cfg, st, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &realAPI{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.reqs.Add(1)
+		h.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL
+	return r
+}
+
+// result is what one CLI invocation did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// as runs the CLI against the server with token ("" for none: the config
+// file, if any, gives it) and stdin.
+func (r *realAPI) as(t *testing.T, token, stdin string, args ...string) result {
+	t.Helper()
+	full := []string{"--api", r.URL}
+	if token != "" {
+		full = append(full, "--token", token)
+	}
+	return runCLI(t, stdin, append(full, args...)...)
+}
+
+// admin runs the CLI as the bootstrap admin and requires success.
+func (r *realAPI) admin(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	res := r.as(t, bootstrapToken, stdin, args...)
+	if res.code != exitOK {
+		t.Fatalf("%v: exit %d, stderr %q", args, res.code, res.stderr)
+	}
+	return res.stdout
+}
+
+// runCLI runs the jetjob root command in-process with stdin.
+func runCLI(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+// must fails the test unless res succeeded.
+func must(t *testing.T, res result, what string) result {
+	t.Helper()
+	if res.code != exitOK {
+		t.Fatalf("%s: exit %d, stdout %q, stderr %q", what, res.code, res.stdout, res.stderr)
+	}
+	return res
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// validUserName is the server's rule for user names (the users.name
+// check of migration 0005), so that a bad name is a usage error.
+var validUserName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
+
+// roleAdmin is the --role of users create that makes an admin: not a
+// group role, the user's own flag.
+const roleAdmin = "admin"
+
+func userArg(s string) error {
+	if !validUserName.MatchString(s) {
+		return usagef("invalid user name %q: want 1-64 of A-Z a-z 0-9 _ . @ -", s)
+	}
+	return nil
+}
+
+func groupFlag(s string) error {
+	if err := wire.CheckName("--group", s); err != nil {
+		return &usageError{err: err}
+	}
+	return nil
+}
+
+// groupRole checks a grant's --role and --scripts.
+func groupRole(role string, scripts bool) error {
+	switch role {
+	case apiv1.RoleViewer, apiv1.RoleOperator:
+	case "":
+		return usagef("missing required flag --role (viewer or operator)")
+	case roleAdmin:
+		return usagef("--role admin is not a role on a group: an admin needs no grant (users create --role admin)")
+	default:
+		return usagef("invalid --role %q: want viewer or operator", role)
+	}
+	if scripts && role != apiv1.RoleOperator {
+		return usagef("--scripts needs --role operator")
+	}
+	return nil
+}
+
+func (a *app) usersCmd() *cobra.Command {
+	cmd := parent(&cobra.Command{
+		Use:     "users",
+		Aliases: []string{"user"},
+		Short:   "Create users and give them roles on groups (admin)",
+		Long: `Users log in with a password ("jetjob login") or use API keys ("jetjob keys").
+An admin may do anything; any other user has a role on each group granted
+to them: viewer (read its jobs, runs, logs, workers, stats) or operator
+(also create, edit, enable, disable, trigger, kill and delete its jobs;
+jobs whose handler runs commands also need --scripts).`,
+	})
+	cmd.AddCommand(a.usersCreateCmd(), a.usersListCmd(), a.usersGetCmd(), a.usersGrantCmd(), a.usersRevokeCmd(),
+		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersDeleteCmd())
+	return cmd
+}
+
+func (a *app) usersCreateCmd() *cobra.Command {
+	var (
+		role, display       string
+		groups              []string
+		scripts             bool
+		pwStdin, noPassword bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create NAME --role viewer|operator|admin [--group G]... [--password-stdin]",
+		Short: "Create a user",
+		Long: `Create a user. --role admin makes an admin; viewer and operator are roles on
+groups, given with --group here (repeatable) or later with "users grant".
+
+The password is asked on the terminal (without echo), or read from stdin
+with --password-stdin; it is never a flag. --no-password creates a user who
+can only use the API keys an admin creates for them ("keys create --user").`,
+		Example: `  jetjob users create alice --role admin
+  printf '%s\n' "$PASSWORD" | jetjob users create viewer1 --role viewer --group demo --password-stdin
+  jetjob users create ci-bot --role operator --group builds --no-password`,
+		Args: needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := userArg(name); err != nil {
+				return err
+			}
+			in := apiv1.UserCreate{Name: name, DisplayName: display}
+			switch role {
+			case roleAdmin:
+				if len(groups) > 0 || scripts {
+					return usagef("--role admin takes no --group or --scripts: an admin may do anything")
+				}
+				in.Admin = true
+			case apiv1.RoleViewer, apiv1.RoleOperator:
+				if scripts && (role != apiv1.RoleOperator || len(groups) == 0) {
+					return usagef("--scripts needs --role operator and a --group")
+				}
+			case "":
+				return usagef("missing required flag --role (viewer, operator or admin)")
+			default:
+				return usagef("invalid --role %q: want viewer, operator or admin", role)
+			}
+			for _, g := range groups {
+				if err := groupFlag(g); err != nil {
+					return err
+				}
+				in.Grants = append(in.Grants, apiv1.Grant{Group: g, Role: role, Scripts: scripts})
+			}
+			if pwStdin && noPassword {
+				return usagef("give --password-stdin or --no-password, not both")
+			}
+			if !noPassword {
+				pw, err := a.readPassword(pwStdin, true, "Password for "+name)
+				if err != nil {
+					return err
+				}
+				in.Password = pw
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			u, err := c.CreateUser(cmd.Context(), in)
+			if err != nil {
+				return err
+			}
+			return a.emit(u, func(w io.Writer) error {
+				if err := userDetail(u).write(w); err != nil {
+					return err
+				}
+				if !u.Admin && len(u.Grants) == 0 {
+					fmt.Fprintf(a.stderr, "%s may not see any group yet: jetjob users grant %s --group G --role %s\n", u.Name, u.Name, role)
+				}
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&role, "role", "", "admin, or the role on the --group groups: viewer or operator (required)")
+	fl.StringSliceVar(&groups, "group", nil, "group to give the role on (repeatable, or comma separated)")
+	fl.BoolVar(&scripts, "scripts", false, "with --role operator: may also write jobs whose handler runs commands")
+	fl.StringVar(&display, "display-name", "", "the user's full name")
+	fl.BoolVar(&pwStdin, "password-stdin", false, "read the password from stdin (one line)")
+	fl.BoolVar(&noPassword, "no-password", false, "no password: the user can only use API keys")
+	return cmd
+}
+
+func (a *app) usersGrantCmd() *cobra.Command {
+	var (
+		group, role string
+		scripts     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "grant NAME --group G --role viewer|operator [--scripts]",
+		Short: "Give a user a role on a group (replacing the one they had there)",
+		Args:  needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := userArg(args[0]); err != nil {
+				return err
+			}
+			if group == "" {
+				return usagef("missing required flag --group")
+			}
+			if err := groupFlag(group); err != nil {
+				return err
+			}
+			if err := groupRole(role, scripts); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			u, err := c.SetGrant(cmd.Context(), args[0], apiv1.Grant{Group: group, Role: role, Scripts: scripts})
+			if err != nil {
+				return err
+			}
+			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", "", "the group (required)")
+	cmd.Flags().StringVar(&role, "role", "", "viewer or operator (required)")
+	cmd.Flags().BoolVar(&scripts, "scripts", false, "with --role operator: may also write jobs whose handler runs commands")
+	return cmd
+}
+
+func (a *app) usersRevokeCmd() *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "revoke NAME --group G",
+		Short: "Take away a user's role on a group",
+		Args:  needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := userArg(args[0]); err != nil {
+				return err
+			}
+			if group == "" {
+				return usagef("missing required flag --group")
+			}
+			if err := groupFlag(group); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			u, err := c.DeleteGrant(cmd.Context(), args[0], group)
+			if err != nil {
+				return err
+			}
+			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", "", "the group (required)")
+	return cmd
+}
+
+func (a *app) usersListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the users",
+		Args:  needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			list, err := c.ListUsers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.emit(list, func(w io.Writer) error {
+				t := newTable(w, "NAME", "DISPLAY NAME", "ADMIN", "DISABLED", "GRANTS", "LAST LOGIN")
+				for _, u := range list.Users {
+					t.row(u.Name, u.DisplayName, yesNo(u.Admin), yesNo(u.Disabled), grantList(u.Grants, ", "), fmtTimePtr(u.LastLoginAt))
+				}
+				return t.flush()
+			})
+		},
+	}
+}
+
+func (a *app) usersGetCmd() *cobra.Command {
+	return a.userCmd("get NAME", "Show a user", func(cmd *cobra.Command, name string) (*apiv1.User, error) {
+		c, err := a.client()
+		if err != nil {
+			return nil, err
+		}
+		return c.GetUser(cmd.Context(), name)
+	})
+}
+
+// usersSwitchCmd is `users disable` or `users enable`.
+func (a *app) usersSwitchCmd(enable bool) *cobra.Command {
+	use, short := "disable NAME", "Disable a user: their sessions end and their keys stop working"
+	if enable {
+		use, short = "enable NAME", "Enable a disabled user (their keys work again)"
+	}
+	return a.userCmd(use, short, func(cmd *cobra.Command, name string) (*apiv1.User, error) {
+		c, err := a.client()
+		if err != nil {
+			return nil, err
+		}
+		disabled := !enable
+		return c.UpdateUser(cmd.Context(), name, apiv1.UserPatch{Disabled: &disabled})
+	})
+}
+
+// userCmd is a command that takes a user name, calls the API and shows the user.
+func (a *app) userCmd(use, short string, call func(*cobra.Command, string) (*apiv1.User, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := userArg(args[0]); err != nil {
+				return err
+			}
+			u, err := call(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+		},
+	}
+}
+
+func (a *app) usersDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a user with their grants, keys and sessions",
+		Args:  needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := userArg(args[0]); err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteUser(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			if a.output == outputJSON {
+				return nil // the API answers 204 without a document
+			}
+			_, err = fmt.Fprintf(a.stdout, "user %s deleted\n", args[0])
+			return err
+		},
+	}
+}
+
+func userDetail(u *apiv1.User) *kv {
+	var k kv
+	k.add("Name", u.Name)
+	k.add("Display name", u.DisplayName)
+	k.add("Admin", yesNo(u.Admin))
+	k.add("Disabled", yesNo(u.Disabled))
+	k.add("Grants", grantList(u.Grants, "\n"))
+	k.add("Created", fmtTime(u.CreatedAt))
+	k.add("Last login", fmtTimePtr(u.LastLoginAt))
+	return &k
+}
+
+// grantList renders grants as "demo: viewer", "ops: operator+scripts".
+func grantList(gs []apiv1.Grant, sep string) string {
+	out := make([]string, 0, len(gs))
+	for _, g := range gs {
+		s := g.Group + ": " + g.Role
+		if g.Scripts {
+			s += "+scripts"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, sep)
+}
