@@ -153,7 +153,7 @@ type AuditEntry struct {
 	// "anonymous-admin" under --insecure-no-auth).
 	Actor string `json:"actor"`
 	// Auth is the credential used: "key:<prefix>", "session:<id prefix>",
-	// "bootstrap" or "none".
+	// "bootstrap", "none", or "password" for a login (session.login).
 	Auth string `json:"auth"`
 	// Action is e.g. job.create, job.update, job.enable, job.disable,
 	// job.delete, job.trigger, run.kill, group.create, user.create,
