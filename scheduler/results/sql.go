@@ -110,7 +110,7 @@ const (
 )
 
 // ignoredSQL reads the status of the runs of the updates applySQL did not
-// apply (” when the group of the events' subject has no such run), for
+// apply (empty when the group of the events' subject has no such run), for
 // Ignored. A statement of its own, run only when some update did not
 // apply (a duplicate, a late or a foreign event): the usual batch, where
 // every update applies, pays nothing. (An anti-join against applySQL's
