@@ -16,6 +16,10 @@ import (
 // there is no separate setting to get wrong.
 const ImplicitTLSPort = 465
 
+// implicitTLSPort is ImplicitTLSPort; tests point it at the port of their
+// own TLS server, which needs no privilege to listen on.
+var implicitTLSPort = ImplicitTLSPort
+
 // email sends the alarm as a plain-text mail to every address. Port 465
 // gets implicit TLS; any other port plain SMTP, upgraded with STARTTLS
 // (required, never opportunistic) when SMTP.StartTLS is set.
@@ -28,7 +32,7 @@ func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
 		mail.WithTimeout(s.cfg.Timeout),
 	}
 	switch {
-	case cfg.Port == ImplicitTLSPort:
+	case cfg.Port == implicitTLSPort:
 		opts = append(opts, mail.WithSSL())
 	case cfg.StartTLS:
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
