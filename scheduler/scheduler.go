@@ -24,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/backlog"
+	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/lost"
@@ -304,7 +305,11 @@ func (s *Scheduler) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
-	var h http.Handler = a
+	con, err := console.New(console.Config{API: a, Log: s.log})
+	if err != nil {
+		return err
+	}
+	h := console.Split(a, con)
 	s.handler.Store(&h)
 
 	var wg, pubWG, leaseWG sync.WaitGroup

@@ -1,0 +1,102 @@
+// Package console serves jetjob's web console: server-rendered HTML pages
+// (html/template, assets embedded with go:embed) on the API's listener, at
+// every path outside /api/, /healthz, /readyz and /metrics.
+//
+// The console has no data access of its own. Every page reads, and every
+// form writes, through the HTTP API, called in-process with the browser's
+// own credentials (its session cookie): the API's permission rules are the
+// console's rules, and there is no side door to keep in step with them. A
+// viewer's page hides the edit controls because /api/v1/me says they are a
+// viewer, and a forged POST from a viewer still gets the API's 403.
+//
+// Pages and forms are plain HTML (real links, every filter in the URL); the
+// little JavaScript in static/console.js only follows a run's log live,
+// previews a schedule as it is typed and asks before destructive actions.
+package console
+
+import (
+	"errors"
+	"net/http"
+
+	"go.uber.org/zap"
+)
+
+// Config configures the console.
+type Config struct {
+	// API is the scheduler's API handler (package api). Required.
+	API http.Handler
+	// Log is where failed page renders are reported. Required.
+	Log *zap.Logger
+}
+
+// Console is the console's http.Handler.
+type Console struct {
+	api   http.Handler
+	log   *zap.Logger
+	mux     *http.ServeMux
+	handler http.Handler
+	pages   *pages
+}
+
+// New returns the console.
+func New(cfg Config) (*Console, error) {
+	if cfg.API == nil || cfg.Log == nil {
+		return nil, errors.New("console: API and Log are required")
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{api: cfg.API, log: cfg.Log.Named("console"), mux: http.NewServeMux(), pages: p}
+	for _, rt := range c.routeTable() {
+		c.mux.Handle(rt.pattern, c.handle(rt.h))
+	}
+	c.handler = http.NewCrossOriginProtection().Handler(c.mux)
+	return c, nil
+}
+
+// ServeHTTP implements http.Handler. As for the API, a state-changing
+// request must come from the console's own origin (Sec-Fetch-Site /
+// Origin): a session cookie alone never authorises a cross-site form.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) { c.handler.ServeHTTP(w, r) }
+
+// route is one page or form action. Pages need no permission rule of their
+// own: what they show and change is what the API lets the caller read and
+// do.
+type route struct {
+	pattern string
+	h       func(http.ResponseWriter, *http.Request) error
+}
+
+// routeTable is the console's whole surface.
+func (c *Console) routeTable() []route {
+	return []route{
+		{"GET /static/", c.static},
+		{"GET /login", c.loginPage},
+		{"POST /login", c.login},
+		{"POST /logout", c.logout},
+		{"GET /{$}", c.dashboard},
+		{"/", c.notFound},
+	}
+}
+
+// Split serves the API's paths from api and every other path from the
+// console: the one handler the scheduler's listener serves.
+func Split(api, console http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isAPIPath(r.URL.Path) {
+			api.ServeHTTP(w, r)
+			return
+		}
+		console.ServeHTTP(w, r)
+	})
+}
+
+// isAPIPath reports whether path belongs to the API rather than the console.
+func isAPIPath(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics", "/api":
+		return true
+	}
+	return len(path) >= 5 && path[:5] == "/api/"
+}

@@ -1,0 +1,210 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/auth"
+	"github.com/jetjob/jetjob/scheduler/console"
+	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// password is every test user's password.
+const password = "correct horse battery"
+
+// env is the console over a real API, PostgreSQL and NATS: groups a and
+// b, users admin, operator (of a, with scripts), viewer (of a) and
+// viewerB (of b), each with the password above.
+type env struct {
+	t    *testing.T
+	srv  *httptest.Server
+	st   *store.Store
+	pool *pgxpool.Pool
+	seq  atomic.Int64
+	// workers is what the API's worker registry reports.
+	workers []wire.WorkerInfo
+	// fired are the runs the API handed to the scheduler's firing path.
+	fired chan store.PlannedRun
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	st, err := store.Open(ctx, pool, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, js := natsembed.StartTest(t)
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, st: st, pool: pool, fired: make(chan store.PlannedRun, 100)}
+	log := zaptest.NewLogger(t)
+	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js),
+		Fire: func(r store.PlannedRun) {
+			select {
+			case e.fired <- r:
+			default:
+			}
+		},
+		Workers: func(g string) []wire.WorkerInfo {
+			var out []wire.WorkerInfo
+			for _, w := range e.workers {
+				if g == "" || w.Group == g {
+					out = append(out, w)
+				}
+			}
+			return out
+		},
+		Kill: func(context.Context, int64, string) error { return nil }}, st, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	con, err := console.New(console.Config{API: a, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(console.Split(a, con))
+	t.Cleanup(e.srv.Close)
+	for _, g := range []string{"a", "b"} {
+		if _, err := st.CreateGroup(ctx, store.System, store.Group{Name: g}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hash, err := auth.HashPassword(ctx, password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, u := range map[string]store.User{
+		"admin":    {Admin: true, DisplayName: "Ada Admin"},
+		"operator": {Grants: []store.Grant{{Group: "a", Role: "operator", Scripts: true}}},
+		"viewer":   {Grants: []store.Grant{{Group: "a", Role: "viewer"}}},
+		"viewerB":  {Grants: []store.Grant{{Group: "b", Role: "viewer"}}},
+	} {
+		u.Name, u.PasswordHash = name, hash
+		if _, err := st.CreateUser(ctx, store.System, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// browser is a client with a cookie jar that does not follow redirects,
+// so that tests see them; it sends Sec-Fetch-Site like a browser does.
+type browser struct {
+	e    *env
+	c    *http.Client
+	site string // Sec-Fetch-Site of its requests
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, site: "same-origin", c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// page is an answer: status, Location and body.
+type page struct {
+	Code     int
+	Location string
+	Body     string
+}
+
+func (b *browser) do(method, path string, form url.Values) page {
+	b.e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.e.srv.URL+path, body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Sec-Fetch-Site", b.site)
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return page{Code: resp.StatusCode, Location: resp.Header.Get("Location"), Body: string(raw)}
+}
+
+func (b *browser) get(path string) page { return b.do(http.MethodGet, path, nil) }
+
+func (b *browser) post(path string, form url.Values) page {
+	if form == nil {
+		form = url.Values{}
+	}
+	return b.do(http.MethodPost, path, form)
+}
+
+// login signs the browser in as user and fails the test if that fails.
+func (b *browser) login(user string) *browser {
+	b.e.t.Helper()
+	p := b.post("/login", url.Values{"name": {user}, "password": {password}, "next": {"/"}})
+	if p.Code != http.StatusSeeOther || p.Location != "/" {
+		b.e.t.Fatalf("login as %s: %d → %q\n%s", user, p.Code, p.Location, p.Body)
+	}
+	return b
+}
+
+func (e *env) next() int64 { return e.seq.Add(1) }
+
+// job creates a job of group (schedule none) and returns it.
+func (e *env) job(group, handler string) store.Job {
+	e.t.Helper()
+	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: group, Name: fmt.Sprint("job-", e.next()),
+		Handler: handler, ScheduleType: "none", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
+		BlockStrategy: "serial", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// mustContain fails the test when the page lacks any of the texts.
+func mustContain(t *testing.T, p page, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if !strings.Contains(p.Body, s) {
+			t.Fatalf("page (%d) lacks %q:\n%s", p.Code, s, p.Body)
+		}
+	}
+}
+
+// mustLack fails the test when the page holds any of the texts.
+func mustLack(t *testing.T, p page, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if strings.Contains(p.Body, s) {
+			t.Fatalf("page (%d) holds %q:\n%s", p.Code, s, p.Body)
+		}
+	}
+}

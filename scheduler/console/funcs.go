@@ -1,0 +1,122 @@
+package console
+
+import (
+	"fmt"
+	"html/template"
+	"strings"
+	"time"
+)
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"when":      when,
+	"whenIn":    whenIn,
+	"ago":       ago,
+	"dur":       dur,
+	"ms":        ms,
+	"statusCl":  statusClass,
+	"join":      strings.Join,
+	"hasPrefix": strings.HasPrefix,
+	"pct":       pct,
+	"deref":     func(p *time.Time) time.Time { return *p },
+}
+
+// when formats an instant for a table: UTC, seconds, no zone noise.
+func when(t any) string {
+	switch t := t.(type) {
+	case time.Time:
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05")
+	case *time.Time:
+		if t == nil || t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05")
+	}
+	return fmt.Sprint(t)
+}
+
+// whenIn formats t in zone (an IANA name), with its offset.
+func whenIn(zone string, t time.Time) string {
+	loc, err := time.LoadLocation(zone)
+	if err != nil || zone == "" {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05 MST")
+}
+
+// ago is a short "3m ago" / "in 5s" relative to now.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	d := time.Since(t)
+	suffix := " ago"
+	if d < 0 {
+		d, suffix = -d, ""
+		return "in " + short(d)
+	}
+	return short(d) + suffix
+}
+
+func short(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// dur is the time between two instants of a run ("—" while open).
+func dur(from, to *time.Time) string {
+	if from == nil || to == nil {
+		return "—"
+	}
+	d := to.Sub(*from)
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// ms formats an optional millisecond figure.
+func ms(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	if *v >= 10000 {
+		return fmt.Sprintf("%.1f s", *v/1000)
+	}
+	return fmt.Sprintf("%.0f ms", *v)
+}
+
+// pct formats an optional ratio in [0, 1] as a percentage.
+func pct(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", *v*100)
+}
+
+// statusClass is the CSS class of a run status badge.
+func statusClass(s string) string {
+	switch s {
+	case "SUCCEEDED":
+		return "st-ok"
+	case "FAILED", "TIMEOUT", "LOST":
+		return "st-bad"
+	case "RUNNING", "TRIGGERED":
+		return "st-run"
+	case "CANCELLED", "DISCARDED", "SKIPPED", "EXPIRED":
+		return "st-off"
+	}
+	return "st-wait"
+}

@@ -1,0 +1,159 @@
+package console
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+//go:embed templates static
+var assets embed.FS
+
+// pages are the parsed templates: templates/layout.html and the partials
+// once, then one set per page (each page defines "title" and "content").
+type pages struct {
+	byName map[string]*template.Template
+}
+
+func parsePages() (*pages, error) {
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/partials/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console: parse layout: %w", err)
+	}
+	names, err := fs.Glob(assets, "templates/pages/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		t, err := template.Must(base.Clone()).ParseFS(assets, n)
+		if err != nil {
+			return nil, fmt.Errorf("console: parse %s: %w", n, err)
+		}
+		p.byName[strings.TrimSuffix(path.Base(n), ".html")] = t
+	}
+	return p, nil
+}
+
+// page is what every template gets: the layout's needs and the page's own
+// Data.
+type page struct {
+	Title string
+	// User is the signed-in user; nil on the login page.
+	User *User
+	// Path is the request's path, for the navigation's current entry.
+	Path string
+	// Query is the request's query, for links that keep the filters.
+	Query url.Values
+	// Flash is a one-line notice (a change done), Error a failure to show
+	// above the content.
+	Flash, Error string
+	Data         any
+}
+
+// render writes page name with status code. It renders into a buffer
+// first, so that a template error answers 500 instead of half a page.
+func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name string, p page) error {
+	t, ok := c.pages.byName[name]
+	if !ok {
+		return fmt.Errorf("console: no page %q", name)
+	}
+	p.Path, p.Query = r.URL.Path, r.URL.Query()
+	if p.Flash == "" {
+		p.Flash = r.URL.Query().Get("flash")
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		return fmt.Errorf("render %s: %w", name, err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	// Pages load only their own scripts and styles, and may not be framed
+	// (clickjacking of the kill and delete buttons).
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// handle turns a page handler's error into an answer: a missing or ended
+// session goes to the login page (and back here after it), the API's
+// 403 and 404 become error pages with the API's words, anything else 500.
+func (c *Console) handle(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var ae *APIError
+		code := http.StatusInternalServerError
+		msg := "internal error: " + err.Error()
+		if errors.As(err, &ae) {
+			code, msg = ae.Status, ae.Error()
+			if code == http.StatusUnauthorized {
+				next := r.URL.RequestURI()
+				if r.Method != http.MethodGet {
+					next = r.Header.Get("Referer")
+					if u, perr := url.Parse(next); perr == nil {
+						next = u.RequestURI()
+					}
+				}
+				http.Redirect(w, r, "/login?next="+url.QueryEscape(next), http.StatusSeeOther)
+				return
+			}
+		} else {
+			c.log.Error("console page failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
+		}
+		u, _ := c.me(r) // the error page keeps the user menu when it can
+		p := page{Title: http.StatusText(code), User: u, Data: errorPage{Code: code, Message: msg}}
+		if rerr := c.render(w, r, code, "error", p); rerr != nil {
+			c.log.Error("rendering the error page failed", zap.Error(rerr))
+			http.Error(w, msg, code)
+		}
+	})
+}
+
+// errorPage is the error template's data.
+type errorPage struct {
+	Code    int
+	Message string
+}
+
+func (c *Console) notFound(w http.ResponseWriter, r *http.Request) error {
+	if _, err := c.me(r); err != nil {
+		return err
+	}
+	return &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: "no such page: " + r.URL.Path}}
+}
+
+// static serves the embedded stylesheet and script.
+func (c *Console) static(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	http.FileServerFS(assets).ServeHTTP(w, r)
+	return nil
+}
+
+// redirect answers a form with 303 See Other to where, with a flash note.
+func redirect(w http.ResponseWriter, r *http.Request, where, flash string) {
+	if flash != "" {
+		sep := "?"
+		if strings.Contains(where, "?") {
+			sep = "&"
+		}
+		where += sep + "flash=" + url.QueryEscape(flash)
+	}
+	http.Redirect(w, r, where, http.StatusSeeOther)
+}

@@ -1,0 +1,118 @@
+package console
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// User is the signed-in user as /api/v1/me describes them. Its methods
+// decide which controls a page shows; they mirror the API's rules only to
+// hide what would be refused anyway (the API decides).
+type User struct {
+	apiv1.Me
+}
+
+// me asks the API who the request is. Without credentials that is the
+// API's 401, which sends the browser to the login page.
+func (c *Console) me(r *http.Request) (*User, error) {
+	var me apiv1.Me
+	if _, err := c.call(r, http.MethodGet, "/api/v1/me", nil, nil, &me); err != nil {
+		return nil, err
+	}
+	return &User{Me: me}, nil
+}
+
+// Label is the name the user menu shows.
+func (u *User) Label() string {
+	if u.DisplayName != "" {
+		return u.DisplayName
+	}
+	return u.Name
+}
+
+// RoleLabel sums up the user's role for the menu: admin, or their grants.
+func (u *User) RoleLabel() string {
+	if u.Admin {
+		return "admin"
+	}
+	if len(u.Grants) == 0 {
+		return "no groups"
+	}
+	byRole := map[string][]string{}
+	for _, g := range u.Grants {
+		r := g.Role
+		if g.Scripts {
+			r += "+scripts"
+		}
+		byRole[r] = append(byRole[r], g.Group)
+	}
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, r)
+	}
+	sort.Strings(roles)
+	parts := make([]string, 0, len(roles))
+	for _, r := range roles {
+		parts = append(parts, r+" of "+strings.Join(byRole[r], ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (u *User) grant(group string) (apiv1.Grant, bool) {
+	for _, g := range u.Grants {
+		if g.Group == group {
+			return g, true
+		}
+	}
+	return apiv1.Grant{}, false
+}
+
+// CanRead reports whether the user reads group.
+func (u *User) CanRead(group string) bool {
+	if u == nil {
+		return false
+	}
+	_, ok := u.grant(group)
+	return u.Admin || ok
+}
+
+// CanOperate reports whether the user changes group's jobs and runs.
+func (u *User) CanOperate(group string) bool {
+	if u == nil {
+		return false
+	}
+	g, ok := u.grant(group)
+	return u.Admin || ok && g.Role == "operator"
+}
+
+// CanOperateAny reports whether the user operates some group (the "New
+// job" button).
+func (u *User) CanOperateAny() bool {
+	if u == nil {
+		return false
+	}
+	if u.Admin {
+		return true
+	}
+	for _, g := range u.Grants {
+		if g.Role == "operator" {
+			return true
+		}
+	}
+	return false
+}
+
+// OperableGroups are the groups the user may create jobs in, for the job
+// form's group choice; nil for an admin (every group).
+func (u *User) OperableGroups() []string {
+	var out []string
+	for _, g := range u.Grants {
+		if g.Role == "operator" {
+			out = append(out, g.Group)
+		}
+	}
+	return out
+}
