@@ -31,8 +31,8 @@ type Config struct {
 
 // Console is the console's http.Handler.
 type Console struct {
-	api   http.Handler
-	log   *zap.Logger
+	api     http.Handler
+	log     *zap.Logger
 	mux     *http.ServeMux
 	handler http.Handler
 	pages   *pages
