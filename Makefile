@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc clean
+.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium clean
 
 all: build
 
@@ -33,13 +33,18 @@ ensure-postgres:
 ensure-cc:
 	@bash deploy/ensure-cc.sh
 
+# The console's browser tests drive a real headless Chromium (chromedp);
+# Debian's chromium is installed through apt when missing.
+ensure-chromium:
+	@bash deploy/ensure-chromium.sh
+
 run: ensure-postgres build
 	$(BIN)/jetjob-scheduler dev
 
 # Unit and integration tests against a real PostgreSQL and a real (embedded)
 # NATS server, with the race detector. The end-to-end suite (e2e/) is left
 # to `make e2e`: it needs the container images and runs on its own.
-test-unit: ensure-postgres ensure-cc
+test-unit: ensure-postgres ensure-cc ensure-chromium
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '^github.com/jetjob/jetjob/e2e')
 
 # Every test: unit and integration, then the end-to-end suite (in this
