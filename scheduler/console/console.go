@@ -76,6 +76,9 @@ func (c *Console) routeTable() []route {
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},
 		{"GET /{$}", c.dashboard},
+		// workers
+		{"GET /workers", c.workers},
+		{"POST /groups", c.createGroup},
 		{"/", c.notFound},
 	}
 }
