@@ -141,9 +141,7 @@ func Parse(name string, data []byte) (*File, error) {
 	if !header.kind {
 		p.add(root.Line, "", "missing kind: %s", Kind)
 	}
-	if p.err() == nil {
-		f.validate(p)
-	}
+	f.validate(p)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
