@@ -169,7 +169,7 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		if ch.Action != jobfile.Create {
 			continue
 		}
-		spec := ch.Job.Spec
+		spec := jobfile.Normalize(ch.Job.Spec)
 		job, err := c.CreateJob(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("creating job %s: %w", ch.Key, err)
@@ -189,7 +189,7 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		if ch.Action != jobfile.Update {
 			continue
 		}
-		spec := ch.Job.Spec
+		spec := jobfile.Normalize(ch.Job.Spec)
 		children, err := resolve(ch.Job)
 		if err != nil {
 			return err
@@ -212,7 +212,7 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 	for _, job := range linkLater {
 		key := jobfile.Key{Group: job.Group, Name: job.Name}
 		fj := byKey[key]
-		spec := fj.Spec
+		spec := jobfile.Normalize(fj.Spec)
 		children, err := resolve(fj)
 		if err != nil {
 			return err
