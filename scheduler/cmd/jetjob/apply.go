@@ -50,9 +50,9 @@ new plan. Applying the same file twice changes nothing the second time.
 
 Exit status: 0 when applied or nothing to do, 1 on an invalid file, a
 conflict or an API error, 2 on a misused command line.`,
-		Example: `  jetjob apply -f jobs.yaml --dry-run
-  jetjob apply -f jobs.yaml --prune
-  jetjob export --group billing | sed 's/0 0 2/0 30 2/' | jetjob apply -f -`,
+		Example: `  jetjob export --group billing > billing.yaml
+  jetjob apply -f billing.yaml --dry-run
+  jetjob apply -f billing.yaml --prune`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if strings.TrimSpace(file) == "" {
