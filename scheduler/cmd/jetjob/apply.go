@@ -160,9 +160,14 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		}
 		return out, nil
 	}
+	// created is a new job whose children are linked once every job exists.
+	type created struct {
+		job  *apiv1.Job
+		file *jobfile.Job
+	}
 	var (
 		conflicts []string
-		linkLater []*apiv1.Job
+		linkLater []created
 		counts    = map[jobfile.Action]int{}
 	)
 	for _, ch := range plan.Changes {
@@ -178,14 +183,10 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		counts[jobfile.Create]++
 		fmt.Fprintf(out, "created %s (id %d)\n", safeKey(ch.Key), job.ID)
 		if len(ch.Job.Children) > 0 {
-			linkLater = append(linkLater, job)
+			linkLater = append(linkLater, created{job: job, file: ch.Job})
 		}
 	}
-	byKey := map[jobfile.Key]*jobfile.Job{}
 	for _, ch := range plan.Changes {
-		if ch.Job != nil {
-			byKey[ch.Key] = ch.Job
-		}
 		if ch.Action != jobfile.Update {
 			continue
 		}
@@ -209,16 +210,15 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		counts[jobfile.Update]++
 		fmt.Fprintf(out, "updated %s (version %d → %d)\n", safeKey(ch.Key), ch.Version, job.Version)
 	}
-	for _, job := range linkLater {
-		key := jobfile.Key{Group: job.Group, Name: job.Name}
-		fj := byKey[key]
-		spec := jobfile.Normalize(fj.Spec)
-		children, err := resolve(fj)
+	for _, l := range linkLater {
+		key := l.file.Key()
+		spec := jobfile.Normalize(l.file.Spec)
+		children, err := resolve(l.file)
 		if err != nil {
 			return err
 		}
-		spec.ChildJobIDs, spec.Version = children, job.Version
-		if _, err := c.UpdateJob(ctx, job.ID, spec); err != nil {
+		spec.ChildJobIDs, spec.Version = children, l.job.Version
+		if _, err := c.UpdateJob(ctx, l.job.ID, spec); err != nil {
 			return fmt.Errorf("linking job %s to its children: %w", key, err)
 		}
 		fmt.Fprintf(out, "linked %s to %d child job(s)\n", safeKey(key), len(children))
