@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -145,9 +146,9 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		}
 		fmt.Fprintf(out, "created group %s\n", g.Name)
 	}
-	ids := make(map[jobfile.Key]int64, len(plan.IDs))
-	for k, id := range plan.IDs {
-		ids[k] = id
+	ids := maps.Clone(plan.IDs) // plus the jobs created below
+	if ids == nil {
+		ids = map[jobfile.Key]int64{}
 	}
 	resolve := func(j *jobfile.Job) ([]int64, error) {
 		var out []int64
