@@ -19,7 +19,9 @@ import (
 // before it), nW (the weekday nearest the nth, never crossing into another
 // month) and LW (the last weekday); day-of-week takes nL (the last such day
 // of the month), n#k (the kth such day) and L alone (7, Saturday). Years run
-// 1970-2199, as in Quartz; nothing fires after 2199.
+// 1970-2199, as in Quartz; nothing fires after 2199. A day the month lacks
+// does not fire in it: "31W" skips June, "L-30" fires only in 31-day months,
+// "5#5" only in months with five Thursdays (Quartz is loose about these).
 //
 // Quartz requires ? in exactly one of day-of-month and day-of-week. jetjob
 // keeps the part of that rule that prevents ambiguity, refusing expressions
