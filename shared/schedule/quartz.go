@@ -207,11 +207,9 @@ func parseQuartz(expr string, loc *time.Location) (*quartzSchedule, error) {
 		if f.text == "?" {
 			return nil, f.field.errorf(f.text, "? is allowed only in day-of-month and day-of-week")
 		}
-		set, wrapped, err := f.field.parseList(f.text)
-		if err != nil {
+		if err := q.list(f.field, f.text, f.dst); err != nil {
 			return nil, err
 		}
-		*f.dst, q.wrapped = set, q.wrapped || wrapped
 	}
 	if err := q.parseDOM(fields[3]); err != nil {
 		return nil, err
@@ -243,6 +241,16 @@ func parseQuartz(expr string, loc *time.Location) (*quartzSchedule, error) {
 	return q, nil
 }
 
+// list parses a list field into dst and notes a wrapping range.
+func (q *quartzSchedule) list(f *quartzField, text string, dst *valueSet) error {
+	set, wrapped, err := f.parseList(text)
+	if err != nil {
+		return err
+	}
+	*dst, q.wrapped = set, q.wrapped || wrapped
+	return nil
+}
+
 // parseDOM reads the day-of-month field.
 func (q *quartzSchedule) parseDOM(text string) error {
 	f := &quartzDOM
@@ -269,11 +277,7 @@ func (q *quartzSchedule) parseDOM(text string) error {
 		}
 	default:
 		q.dom = domSet
-		var wrapped bool
-		if q.days, wrapped, err = f.parseList(text); err != nil {
-			return err
-		}
-		q.wrapped = q.wrapped || wrapped
+		return q.list(f, text, &q.days)
 	}
 	return nil
 }
@@ -305,11 +309,7 @@ func (q *quartzSchedule) parseDOW(text string) error {
 		}
 	default:
 		q.dow = dowSet
-		var wrapped bool
-		if q.weekdays, wrapped, err = f.parseList(text); err != nil {
-			return err
-		}
-		q.wrapped = q.wrapped || wrapped
+		return q.list(f, text, &q.weekdays)
 	}
 	return nil
 }
