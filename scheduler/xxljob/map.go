@@ -268,7 +268,11 @@ func mapSchedule(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem
 		mapped("CRON %s → quartz (%s)", conf, o.Timezone)
 		fields := strings.Fields(conf)
 		if len(fields) >= 6 && strings.ContainsAny(fields[5], "0123456789") {
-			changed("day-of-week %q counts as in Quartz, 1 = Sunday … 7 = Saturday (schedule type quartz keeps that; jetjob's cron counts 0 = Sunday)", fields[5])
+			note := fmt.Sprintf("day-of-week %q counts as in Quartz, 1 = Sunday … 7 = Saturday: schedule type quartz keeps that, jetjob's cron counts 0 = Sunday", fields[5])
+			if cron, ok := schedule.QuartzToCron(conf); ok {
+				note += fmt.Sprintf(" (as cron: %s)", cron)
+			}
+			changed("%s", note)
 		}
 	case "FIX_RATE":
 		secs, err := strconv.Atoi(conf)

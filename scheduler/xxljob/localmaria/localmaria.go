@@ -225,6 +225,26 @@ func (s *Server) CreateDatabase(ctx context.Context, name string) error {
 	return nil
 }
 
+// LoadFiles runs SQL scripts (several statements each) in database, in
+// order: a test's fixture.
+func (s *Server) LoadFiles(ctx context.Context, database string, paths ...string) error {
+	db, err := sql.Open("mysql", s.DSN(database))
+	if err != nil {
+		return fmt.Errorf("localmaria: %w", err)
+	}
+	defer db.Close()
+	for _, p := range paths {
+		script, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("localmaria: %w", err)
+		}
+		if _, err := db.ExecContext(ctx, string(script)); err != nil {
+			return fmt.Errorf("localmaria: load %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // Close stops the server (SIGTERM, SIGKILL after a grace) and removes its
 // directory. It is safe to call more than once.
 func (s *Server) Close() error {
