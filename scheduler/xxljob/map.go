@@ -148,7 +148,7 @@ func mapGroup(g Group, o Options) GroupPlan {
 
 // JobName derives a job's jetjob name from its xxl-job description and id:
 // the description as a lower-case ASCII slug (at most 48 characters, "job"
-// when nothing is left of it, e.g. a Chinese description), then "-" and the
+// when no letter is left of it, e.g. a Chinese description), then "-" and the
 // old id. It is deterministic and unique per xxl-job database, which is
 // what lets a second import find the jobs the first one made.
 func JobName(desc string, id int64) string {
@@ -169,8 +169,8 @@ func JobName(desc string, id int64) string {
 		dash = true
 	}
 	slug := strings.TrimRight(b.String(), "-")
-	if slug == "" {
-		slug = "job"
+	if strings.Trim(slug, "0123456789-") == "" {
+		slug = "job" // nothing but digits is no name ("测试任务1")
 	}
 	return slug + "-" + strconv.FormatInt(id, 10)
 }

@@ -36,6 +36,7 @@ func TestJobName(t *testing.T) {
 		{"数据同步", 35, "job-35"},
 		{"数据 sync 任务", 36, "sync-36"},
 		{"", 7, "job-7"},
+		{"测试任务1", 1, "job-1"},
 		{strings.Repeat("abcdefghij", 10), 1, strings.Repeat("abcdefghij", 4) + "abcdefgh-1"},
 	} {
 		if got := JobName(c.desc, c.id); got != c.want {
