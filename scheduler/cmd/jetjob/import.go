@@ -274,22 +274,11 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 
 // listGroupJobs reads every page of a group's jobs.
 func listGroupJobs(ctx context.Context, c *client.Client, group string) ([]apiv1.Job, error) {
-	opts := client.ListJobsOptions{Group: group, Limit: 500}
-	var all []apiv1.Job
-	for {
-		page, err := c.ListJobs(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list jobs of group %s: %w", group, err)
-		}
-		all = append(all, page.Jobs...)
-		if page.Next == 0 {
-			return all, nil
-		}
-		if page.Next <= opts.After {
-			return nil, fmt.Errorf("list jobs of group %s: the server returned a page cursor that does not advance (%d)", group, page.Next)
-		}
-		opts.After = page.Next
+	js, err := c.ListAllJobs(ctx, client.ListJobsOptions{Group: group, Limit: 500})
+	if err != nil {
+		return nil, fmt.Errorf("list jobs of group %s: %w", group, err)
 	}
+	return js, nil
 }
 
 // write prints the groups table, the jobs table and a summary.
