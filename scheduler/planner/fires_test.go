@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/timing"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -22,7 +23,7 @@ var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestPlanJobOnTime(t *testing.T) {
 	s := mustParse(t, "cron", "@every 1s")
-	p := planJob(s, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: s}, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 6 {
 		t.Fatalf("planned %d fires in [t0, t0+5s], want 6", len(p.fires))
 	}
@@ -39,7 +40,7 @@ func TestPlanJobOnTime(t *testing.T) {
 func TestPlanJobLateWithinThresholdFiresNormally(t *testing.T) {
 	s := mustParse(t, "cron", "@every 1s")
 	now := t0.Add(3 * time.Second) // 3 s late, threshold 5 s
-	p := planJob(s, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
 	for _, f := range p.fires {
 		if f.status != wire.StatusScheduled || f.typ != wire.TriggerSchedule {
 			t.Fatalf("fire at %s is %s/%s, want an ordinary SCHEDULED fire", f.at, f.status, f.typ)
@@ -63,13 +64,13 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		return n
 	}
 	t.Run("skip", func(t *testing.T) {
-		p := planJob(s, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
 		if got := count(p, wire.StatusSkipped, wire.TriggerSchedule); got != 15 {
 			t.Errorf("%d SKIPPED, want 15", got)
 		}
 	})
 	t.Run("fire_once", func(t *testing.T) {
-		p := planJob(s, t0, now, now.Add(time.Second), policy.MisfireFireOnce, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireOnce, 5*time.Second, 100)
 		if got := count(p, wire.StatusSkipped, wire.TriggerSchedule); got != 14 {
 			t.Errorf("%d SKIPPED, want 14", got)
 		}
@@ -83,13 +84,13 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		}
 	})
 	t.Run("fire_all", func(t *testing.T) {
-		p := planJob(s, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 100)
 		if got := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 15 {
 			t.Errorf("%d catch-up runs, want 15", got)
 		}
 	})
 	t.Run("fire_all capped", func(t *testing.T) {
-		p := planJob(s, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 4)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 4)
 		if got := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 4 {
 			t.Errorf("%d catch-up runs, want the cap of 4", got)
 		}
@@ -98,7 +99,7 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		}
 		// The schedule resumes at the threshold, not at the fifth missed fire.
 		for _, f := range p.fires {
-			if f.typ == wire.TriggerSchedule && f.at.Before(now.Add(-5*time.Second)) {
+			if f.typ == wire.TriggerSchedule && f.status == wire.StatusScheduled && f.at.Before(now.Add(-5*time.Second)) {
 				t.Errorf("ordinary fire at %s is older than the threshold", f.at)
 			}
 		}
@@ -108,12 +109,12 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 func TestPlanJobOnceAndFixDelayPlanOneFire(t *testing.T) {
 	at := t0.Add(2 * time.Second)
 	once := mustParse(t, "once", at.Format(time.RFC3339))
-	p := planJob(once, at, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: once}, at, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 1 || !p.fires[0].at.Equal(at) || p.next != nil {
 		t.Fatalf("once: fires %+v next %v, want one fire at %s and no next", p.fires, p.next, at)
 	}
 	delay := mustParse(t, "fix_delay", "1s")
-	p = planJob(delay, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p = planJob(timing.Plan{Sched: delay}, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 1 || p.next != nil {
 		t.Fatalf("fix_delay: fires %+v next %v, want one fire and no next (planned when the run ends)", p.fires, p.next)
 	}
