@@ -132,16 +132,7 @@ func (s *Server) cancelBackfill(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) pathBackfillGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
-	id, err := pathID(r)
-	if err != nil {
-		return nil, err
-	}
-	what := fmt.Sprintf("backfill %d", id)
-	g, err := s.store.BackfillGroup(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, what)
-	}
-	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
+	return pathGroup(r, "backfill", s.store.BackfillGroup)
 }
 
 func backfillDoc(b store.Backfill) apiv1.Backfill {
