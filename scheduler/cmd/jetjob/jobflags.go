@@ -26,6 +26,7 @@ type jobFlags struct {
 	timeout                           time.Duration
 	maxRetries                        int
 	disabled                          bool
+	ops                               schedOpsFlags
 
 	// Set by validate: the schedule a schedule flag gave, and the params
 	// read from --params-file.
@@ -58,6 +59,7 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
+	f.ops.register(fl)
 }
 
 // validate checks the flags given on cmd; every problem is a usage error
@@ -124,6 +126,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 	if f.maxRetries < 0 {
 		return usagef("--max-retries %d: must not be negative", f.maxRetries)
 	}
+	if err := f.ops.validate(changed); err != nil {
+		return err
+	}
 
 	if changed("params") && changed("params-file") {
 		return usagef("give --params or --params-file, not both")
@@ -183,6 +188,7 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 		enabled := !f.disabled
 		spec.Enabled = &enabled
 	}
+	f.ops.apply(changed, spec)
 }
 
 func positiveDuration(flag, s string) (string, error) {
