@@ -21,7 +21,7 @@ import (
 // a job being edited right now is planned on the next pass instead of
 // making this pass wait.
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
-	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at
+	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at, max_concurrency
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 	ORDER BY next_fire_at
@@ -50,6 +50,7 @@ type dueJob struct {
 	misfire, route, block    string
 	timeoutMS                int64
 	next                     time.Time
+	maxConcurrency           int
 }
 
 // fenceSQL is the first statement of every planning transaction: it checks
@@ -89,7 +90,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
-				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next)
+				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next, &j.maxConcurrency)
 			return j, err
 		})
 		if err != nil {
@@ -150,7 +151,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
-					RouteStrategy: j.route, BlockStrategy: j.block,
+					RouteStrategy: j.route, BlockStrategy: j.block, MaxConcurrency: j.maxConcurrency,
 				})
 			}
 		}

@@ -24,7 +24,7 @@ type jobFlags struct {
 	cron, every, delay, at            string
 	tz, misfire, route, block         string
 	timeout                           time.Duration
-	maxRetries                        int
+	maxRetries, maxConcurrency        int
 	disabled                          bool
 
 	// Set by validate: the schedule a schedule flag gave, and the params
@@ -53,7 +53,8 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression (default UTC)")
 	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
-	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
+	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early or concurrent")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "with --block concurrent: at most this many runs at once (0: no cap)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
@@ -117,6 +118,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 	if f.maxRetries < 0 {
 		return usagef("--max-retries %d: must not be negative", f.maxRetries)
 	}
+	if f.maxConcurrency < 0 {
+		return usagef("--max-concurrency %d: must not be negative", f.maxConcurrency)
+	}
 
 	if changed("params") && changed("params-file") {
 		return usagef("give --params or --params-file, not both")
@@ -171,6 +175,12 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	}
 	if changed("max-retries") {
 		spec.MaxRetries = f.maxRetries
+	}
+	switch {
+	case changed("max-concurrency"):
+		spec.MaxConcurrency = f.maxConcurrency
+	case changed("block") && f.block != "concurrent":
+		spec.MaxConcurrency = 0 // the cap belongs to concurrent: leaving it drops the cap
 	}
 	if changed("disabled") {
 		enabled := !f.disabled
