@@ -47,6 +47,21 @@ import (
 //   - discard_later: it ends DISCARDED without running.
 //   - cover_early: it asks for the holder to be killed (it ends CANCELLED),
 //     joins the queue, and runs next.
+//   - concurrent: no lock, or with max_concurrency one of N slots
+//     (slots.go).
+//
+// The strategy applies between fires, not between the parts of one
+// sharding-broadcast fire, which are that fire split across workers and
+// must run side by side: part i takes the key job.<jobID>_part<i>
+// (lockKeyOf) instead of job.<jobID>, with all of the above, so part i of
+// the next fire waits for, is discarded by or covers part i of this one,
+// as each xxl-job executor applies its strategy locally. A per-fire lock
+// with a count of holders was the alternative; it would make a fire's
+// parts wait for the slowest part of the previous fire, but needs a
+// second holder shape in the lock, its own beats and hand-over, and every
+// part of a fire racing on one key. Per part keeps one holder per key and
+// the parts of a fire, directed to different workers, on different keys:
+// no contention between them at all.
 
 // pollLock is how often a waiting run looks at the lock. (A watch on the
 // key would not help: a holder that ends writes nothing, see release.)
