@@ -73,15 +73,12 @@ type JobSpec struct {
 	// ("30s"), an RFC 3339 time for once, empty for none.
 	ScheduleExpr string `json:"schedule_expr,omitempty"`
 	// Timezone is an IANA zone for cron (default UTC).
-	Timezone      string `json:"timezone,omitempty"`
-	MisfirePolicy string `json:"misfire_policy,omitempty"`
-	RouteStrategy string `json:"route_strategy,omitempty"`
-	BlockStrategy string `json:"block_strategy,omitempty"`
-	// MaxConcurrency caps the runs of a job with block_strategy concurrent
-	// that execute at once (0: no cap); refused with any other strategy.
-	MaxConcurrency int      `json:"max_concurrency,omitempty"`
-	Timeout        Duration `json:"timeout,omitempty"`
-	MaxRetries     int      `json:"max_retries,omitempty"`
+	Timezone      string   `json:"timezone,omitempty"`
+	MisfirePolicy string   `json:"misfire_policy,omitempty"`
+	RouteStrategy string   `json:"route_strategy,omitempty"`
+	BlockStrategy string   `json:"block_strategy,omitempty"`
+	Timeout       Duration `json:"timeout,omitempty"`
+	MaxRetries    int      `json:"max_retries,omitempty"`
 	// RetryBackoff is exponential (default: initial × 2^attempt with up
 	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
@@ -94,6 +91,11 @@ type JobSpec struct {
 	// AlarmEmails an email (SMTP configured on the scheduler).
 	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
+
+	// MaxConcurrency caps the runs of a job with block_strategy concurrent
+	// that execute at once (0: no cap); refused with any other strategy.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Version is the version of the job a PUT was based on (Job.Version):

@@ -27,23 +27,24 @@ type Job struct {
 	MisfirePolicy string
 	RouteStrategy string
 	BlockStrategy string
+	Timeout       time.Duration
+	MaxRetries    int
+	RetryBackoff  string // fixed or exponential
+	RetryInitial  time.Duration
+	RetryMax      time.Duration
+	ChildJobIDs   []int64
+	AlarmWebhook  string
+	AlarmEmails   []string
+	Enabled       bool
+	Shard         int
+	NextFireAt    *time.Time
+	LastFireAt    *time.Time
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+
 	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
 	MaxConcurrency int
-	Timeout        time.Duration
-	MaxRetries     int
-	RetryBackoff   string // fixed or exponential
-	RetryInitial   time.Duration
-	RetryMax       time.Duration
-	ChildJobIDs    []int64
-	AlarmWebhook   string
-	AlarmEmails    []string
-	Enabled        bool
-	Shard          int
-	NextFireAt     *time.Time
-	LastFireAt     *time.Time
-	Version        int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
 }
 
 const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
