@@ -82,6 +82,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if err != nil {
 		add("%v", err)
 	}
+	switch {
+	case spec.MaxConcurrency < 0 || spec.MaxConcurrency > wire.MaxConcurrencyLimit:
+		add("max_concurrency %d: want 0 (no cap) to %d", spec.MaxConcurrency, wire.MaxConcurrencyLimit)
+	case spec.MaxConcurrency > 0 && err == nil && block != policy.BlockConcurrent:
+		add("max_concurrency is only allowed with block_strategy concurrent (got %s)", block)
+	}
 	timeout := time.Duration(spec.Timeout)
 	if timeout < 0 || timeout > maxTimeout {
 		add("timeout %s: want 0 (none) up to %s", timeout, maxTimeout)
@@ -142,7 +148,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Group: spec.Group, Name: name, Description: spec.Description, Handler: spec.Handler,
 		Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
 		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
-		BlockStrategy: string(block), Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
+		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails,
 	}
@@ -157,7 +163,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
 			Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr,
 			Timezone: j.Timezone, MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy,
-			BlockStrategy: j.BlockStrategy, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
+			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 		},

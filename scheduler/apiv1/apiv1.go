@@ -97,6 +97,11 @@ type JobSpec struct {
 	// AlarmEmails an email (SMTP configured on the scheduler).
 	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
+
+	// MaxConcurrency caps the runs of a job with block_strategy concurrent
+	// that execute at once (0: no cap); refused with any other strategy.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Schedule operations (see schedops.go): MisfireThreshold and

@@ -23,7 +23,7 @@ import (
 // making this pass wait.
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
-	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at
+	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 	ORDER BY next_fire_at
@@ -54,10 +54,11 @@ type dueJob struct {
 	next                     time.Time
 	// Per-job overrides of the planner's defaults (NULL: the default),
 	// jitter and bounds (see package timing).
-	thresholdMS *int64
-	maxCatchup  *int
-	jitterMS    int64
-	start, end  *time.Time
+	thresholdMS    *int64
+	maxCatchup     *int
+	jitterMS       int64
+	start, end     *time.Time
+	maxConcurrency int
 }
 
 // fenceSQL is the first statement of every planning transaction: it checks
@@ -98,7 +99,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
-				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end)
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency)
 			return j, err
 		})
 		if err != nil {
@@ -161,6 +162,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
+					MaxConcurrency: j.maxConcurrency,
 				})
 			}
 		}

@@ -51,13 +51,16 @@ type Job struct {
 	PausedNote string
 	PausedAt   *time.Time
 	PausedBy   string
+
+	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
+	MaxConcurrency int
 }
 
 const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	` + schedOpsColumns
+	max_concurrency, ` + schedOpsColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -68,6 +71,7 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
+		&j.MaxConcurrency,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy)
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
@@ -116,16 +120,16 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
 				schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
 				max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
-				child_job_ids, alarm_webhook, alarm_emails)
+				child_job_ids, alarm_webhook, alarm_emails, max_concurrency)
 			OVERRIDING SYSTEM VALUE
 			SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-				$18, $19, $20, $21, $22, $23 FROM n
+				$18, $19, $20, $21, $22, $23, $24 FROM n
 			RETURNING `+jobColumns,
 			s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
 			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
 			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails))
+			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):
@@ -223,14 +227,14 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
 			max_retries = $14, enabled = $15, next_fire_at = $16, delay_ms = $17,
 			retry_backoff = $18, retry_initial_ms = $19, retry_max_ms = $20, child_job_ids = $21,
-			alarm_webhook = $22, alarm_emails = $23,
+			alarm_webhook = $22, alarm_emails = $23, max_concurrency = $24,
 			version = version + 1, updated_at = now()
 			WHERE id = $1 RETURNING `+jobColumns,
 			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
 			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
 			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails))
+			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):

@@ -24,7 +24,7 @@ type jobFlags struct {
 	cron, quartz, every, delay, at    string
 	tz, misfire, route, block         string
 	timeout                           time.Duration
-	maxRetries                        int
+	maxRetries, maxConcurrency        int
 	disabled                          bool
 	ops                               schedOpsFlags
 
@@ -55,7 +55,8 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron or quartz expression (default UTC)")
 	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
-	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
+	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early or concurrent")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "with --block concurrent: at most this many runs at once (0: no cap)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
@@ -129,6 +130,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 	if err := f.ops.validate(changed); err != nil {
 		return err
 	}
+	if f.maxConcurrency < 0 {
+		return usagef("--max-concurrency %d: must not be negative", f.maxConcurrency)
+	}
 
 	if changed("params") && changed("params-file") {
 		return usagef("give --params or --params-file, not both")
@@ -183,6 +187,12 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	}
 	if changed("max-retries") {
 		spec.MaxRetries = f.maxRetries
+	}
+	switch {
+	case changed("max-concurrency"):
+		spec.MaxConcurrency = f.maxConcurrency
+	case changed("block") && f.block != "concurrent":
+		spec.MaxConcurrency = 0 // the cap belongs to concurrent: leaving it drops the cap
 	}
 	if changed("disabled") {
 		enabled := !f.disabled

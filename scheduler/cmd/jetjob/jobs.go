@@ -238,6 +238,9 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Misfire policy", j.MisfirePolicy)
 	k.add("Route strategy", j.RouteStrategy)
 	k.add("Block strategy", j.BlockStrategy)
+	if j.MaxConcurrency > 0 {
+		k.add("Max concurrency", strconv.Itoa(j.MaxConcurrency))
+	}
 	k.add("Timeout", fmtDuration(time.Duration(j.Timeout)))
 	k.add("Max retries", strconv.Itoa(j.MaxRetries))
 	k.add("Enabled", yesNo(j.Enabled))
