@@ -34,6 +34,8 @@ type runsPage struct {
 	// Groups are the groups the user reads, offered for the group filter.
 	Groups []string
 	Runs   []apiv1.Run
+	// JobNames are the names of the page's jobs, by id (see jobNames).
+	JobNames map[int64]string
 	// Older is the link to the next (older) page, empty on the last;
 	// Newest the first page of the same search, set when paging.
 	Older, Newest string
@@ -85,6 +87,9 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.Runs = list.Runs
+	if data.JobNames, err = c.jobNames(r, list.Runs); err != nil {
+		return err
+	}
 	if list.Cursor != "" {
 		data.Older = runsLink(q, list.Cursor)
 	}
@@ -92,6 +97,47 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 		data.Newest = runsLink(q, "")
 	}
 	return c.render(w, r, http.StatusOK, "runs", page{Title: "Runs", User: u, Data: data})
+}
+
+// maxJobNames bounds the job look-ups of one runs page: a page of runs of
+// many different jobs shows the rest by id rather than make a call each.
+const maxJobNames = 50
+
+// jobNames looks up the names of the jobs of runs, one GET /api/v1/jobs/{id}
+// per distinct job (at most maxJobNames): the search API returns job ids
+// only. A deleted job has no name; the page shows its id.
+func (c *Console) jobNames(r *http.Request, runs []apiv1.Run) (map[int64]string, error) {
+	names := map[int64]string{}
+	tried := map[int64]bool{}
+	for _, run := range runs {
+		if tried[run.JobID] || len(tried) >= maxJobNames {
+			continue
+		}
+		tried[run.JobID] = true
+		j, err := c.jobOfRun(r, run.JobID)
+		if err != nil {
+			return nil, err
+		}
+		if j != nil {
+			names[j.ID] = j.Name
+		}
+	}
+	return names, nil
+}
+
+// jobOfRun reads a run's job; nil, not an error, when it was deleted
+// (runs outlive their job).
+func (c *Console) jobOfRun(r *http.Request, id int64) (*apiv1.Job, error) {
+	var j apiv1.Job
+	_, err := c.call(r, http.MethodGet, "/api/v1/jobs/"+strconv.FormatInt(id, 10), nil, nil, &j)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &j, nil
 }
 
 // runSearchQuery turns the page's query into the API's: only the search's

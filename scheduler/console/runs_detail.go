@@ -116,13 +116,8 @@ func (c *Console) runData(r *http.Request, id int64, from uint64) (*runPage, err
 		return nil, err
 	}
 	data := &runPage{Run: run, Active: active(run.Status), LogFrom: from, Timeline: timeline(run)}
-	var job apiv1.Job
-	_, err := c.call(r, http.MethodGet, "/api/v1/jobs/"+strconv.FormatInt(run.JobID, 10), nil, nil, &job)
-	var ae *APIError
-	switch {
-	case err == nil:
-		data.Job = &job
-	case !errors.As(err, &ae) || ae.Status != http.StatusNotFound:
+	var err error
+	if data.Job, err = c.jobOfRun(r, run.JobID); err != nil {
 		return nil, err
 	}
 	if data.Earlier, err = c.earlierAttempts(r, run); err != nil {

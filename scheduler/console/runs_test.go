@@ -68,7 +68,7 @@ func TestRunsPageSearches(t *testing.T) {
 
 	p = admin.get("/runs")
 	sameIDs(t, "all runs", rows(t, p), append(slices.Clone(runsA), runsB...)...)
-	mustContain(t, p, `id="runs-table"`, `<a href="/runs/`+itoa(failed)+`">`, `<a href="/jobs/`+itoa(ja.ID)+`">`,
+	mustContain(t, p, `id="runs-table"`, `<a href="/runs/`+itoa(failed)+`">`, `<a href="/jobs/`+itoa(ja.ID)+`">`+ja.Name+`</a>`,
 		`<tr id="run-row-`+itoa(failed)+`" data-status="FAILED">`, "3s", "wa-1")
 
 	// Status (several), group, job and trigger type filters; each keeps
@@ -121,6 +121,14 @@ func TestRunsPageSearches(t *testing.T) {
 	if !slices.Equal(seen, want) {
 		t.Fatalf("paged through %v, want %v newest first, each once", seen, want)
 	}
+
+	// A deleted job's runs stay listed, by the job's id.
+	if err := e.st.DeleteJob(context.Background(), store.System, jb.ID); err != nil {
+		t.Fatal(err)
+	}
+	p = admin.get("/runs?group=b")
+	sameIDs(t, "runs of a deleted job", rows(t, p), runsB...)
+	mustContain(t, p, `<a href="/jobs/`+itoa(jb.ID)+`">#`+itoa(jb.ID)+`</a>`)
 }
 
 func TestRunsPageErrorsAndPermissions(t *testing.T) {
