@@ -51,6 +51,17 @@ func (p *runsPage) Checked(name, value string) bool {
 	})
 }
 
+// FormTime is the from or to filter as its datetime-local input shows it:
+// an RFC 3339 time (a link made by hand or by a script) in UTC; anything
+// else as typed.
+func (p *runsPage) FormTime(name string) string {
+	v := p.Form.Get(name)
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC().Format("2006-01-02T15:04:05")
+	}
+	return v
+}
+
 // Filtered reports whether any filter is set, for the empty state's words.
 func (p *runsPage) Filtered() bool {
 	for _, k := range runSearchParams {

@@ -94,6 +94,13 @@ func TestRunsPageSearches(t *testing.T) {
 	if len(rows(t, p)) != 7 {
 		t.Fatalf("runs in the last hour: %v\n%s", rows(t, p), p.Body)
 	}
+	// An RFC 3339 time (a link from a script) works too, and the form
+	// shows it in its own UTC format.
+	p = admin.get("/runs?to=" + url.QueryEscape(soon.In(time.FixedZone("X", 3600)).Format(time.RFC3339)))
+	if len(rows(t, p)) != 7 {
+		t.Fatalf("runs before an RFC 3339 time: %v\n%s", rows(t, p), p.Body)
+	}
+	mustContain(t, p, `id="filter-to" name="to" type="datetime-local" step="1" value="`+soon.Format("2006-01-02T15:04:05")+`"`)
 
 	// Keyset paging: the Older links walk every run once, newest first.
 	var seen []int64
