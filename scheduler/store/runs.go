@@ -266,10 +266,16 @@ type PlannedRun struct {
 	// recovered part goes back to its worker (or to the shared queue if
 	// that worker is gone).
 	Target string
+	// MisfireThreshold is the job's own threshold, 0 for the scheduler's.
+	MisfireThreshold time.Duration
 }
 
-// Trigger is the wire message of a planned run.
+// Trigger is the wire message of a planned run; misfireThreshold is the
+// scheduler's, used when the job has none of its own.
 func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
+	if p.MisfireThreshold > 0 {
+		misfireThreshold = p.MisfireThreshold
+	}
 	return &wire.Trigger{
 		V:                  wire.Version,
 		RunID:              p.RunID,

@@ -45,12 +45,13 @@ const (
 	TriggerManual   TriggerType = "manual"   // API / CLI "trigger now"
 	TriggerRetry    TriggerType = "retry"    // retry of a failed run
 	TriggerParent   TriggerType = "parent"   // child job after its parent succeeded
+	TriggerBackfill TriggerType = "backfill" // a past fire run by a backfill operation
 )
 
 // Valid reports whether t is a known trigger type.
 func (t TriggerType) Valid() bool {
 	switch t {
-	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent:
+	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill:
 		return true
 	}
 	return false
