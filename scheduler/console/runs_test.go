@@ -397,3 +397,27 @@ func (e *env) retry(id int64, status string) int64 {
 	}
 	return out
 }
+
+func TestRunPagePagesALongLog(t *testing.T) {
+	e := newEnv(t)
+	j := e.job("a", "echo")
+	id := e.run(j)
+	e.setRun(id, "status = 'SUCCEEDED', finished_at = now()")
+	msgs := make([]string, 1002)
+	for i := range msgs {
+		msgs[i] = "line " + strconv.Itoa(i+1) + "."
+	}
+	e.logLines("a", j.ID, id, "info", msgs...)
+
+	v := e.browser().login("viewer")
+	p := v.get("/runs/" + itoa(id))
+	mustContain(t, p, "INFO line 1.\n", "INFO line 1000.\n", `id="log-more"`)
+	mustLack(t, p, "line 1001.", "data-follow")
+	m := regexp.MustCompile(`<a href="([^"]*)" id="log-more">`).FindStringSubmatch(p.Body)
+	if m == nil {
+		t.Fatal("no link to the next lines")
+	}
+	p = v.get(html.UnescapeString(m[1]))
+	mustContain(t, p, "INFO line 1001.\n", "INFO line 1002.\n", `<a href="/runs/`+itoa(id)+`#run-log">from the start</a>`)
+	mustLack(t, p, "line 1000.", `id="log-more"`)
+}
