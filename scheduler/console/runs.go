@@ -90,9 +90,10 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	var list apiv1.RunList
 	_, err = c.call(r, http.MethodGet, "/api/v1/runs", runSearchQuery(q), nil, &list)
 	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		// A filter the API refuses: say why above the form, kept as typed.
-		return c.render(w, r, http.StatusBadRequest, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusForbidden) {
+		// A filter the API refuses (a bad value, a group the user may not
+		// read): say why above the form, kept as typed.
+		return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
 	}
 	if err != nil {
 		return err

@@ -164,7 +164,14 @@ func TestRunsPageErrorsAndPermissions(t *testing.T) {
 	// as in the API.
 	vb := e.browser().login("viewerB")
 	sameIDs(t, "viewerB", rows(t, vb.get("/runs")), rb)
-	sameIDs(t, "viewerB asking for group a", rows(t, vb.get("/runs?group=a")))
+	// Filtering on a group they may not read is the API's 403, shown
+	// above the form like any refused filter.
+	p = vb.get("/runs?group=a")
+	if p.Code != http.StatusForbidden {
+		t.Fatalf("viewerB searching group a: %d, want 403\n%s", p.Code, p.Body)
+	}
+	mustContain(t, p, `id="page-error"`, "viewer of group a", `id="runs-filter"`, `id="filter-group" name="group" list="filter-group-list" size="12" value="a"`)
+	mustLack(t, p, `id="run-row-`)
 	if p := vb.get("/runs/" + itoa(ra)); p.Code != http.StatusNotFound {
 		t.Fatalf("viewerB opens a run of a: %d, want 404", p.Code)
 	}
