@@ -79,6 +79,11 @@ func (c *Console) routeTable() []route {
 		// workers
 		{"GET /workers", c.workers},
 		{"POST /groups", c.createGroup},
+		// runs
+		{"GET /runs", c.runs},
+		{"GET /runs/{id}", c.runDetail},
+		{"POST /runs/{id}/kill", c.killRun},
+		{"POST /runs/{id}/rerun", c.rerunRun},
 		{"/", c.notFound},
 	}
 }

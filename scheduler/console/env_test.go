@@ -9,10 +9,13 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/api"
@@ -44,6 +47,11 @@ type env struct {
 	workers []wire.WorkerInfo
 	// fired are the runs the API handed to the scheduler's firing path.
 	fired chan store.PlannedRun
+	// js is the test's JetStream (run logs are written to it).
+	js jetstream.JetStream
+	// kills are the run ids the API asked the scheduler to kill.
+	killsMu sync.Mutex
+	kills   []int64
 }
 
 func newEnv(t *testing.T) *env {
@@ -58,7 +66,7 @@ func newEnv(t *testing.T) *env {
 	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, st: st, pool: pool, fired: make(chan store.PlannedRun, 100)}
+	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan store.PlannedRun, 100)}
 	log := zaptest.NewLogger(t)
 	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js),
 		Fire: func(r store.PlannedRun) {
@@ -76,7 +84,12 @@ func newEnv(t *testing.T) *env {
 			}
 			return out
 		},
-		Kill: func(context.Context, int64, string) error { return nil }}, st, log)
+		Kill: func(_ context.Context, id int64, _ string) error {
+			e.killsMu.Lock()
+			defer e.killsMu.Unlock()
+			e.kills = append(e.kills, id)
+			return nil
+		}}, st, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +218,47 @@ func mustLack(t *testing.T, p page, texts ...string) {
 	for _, s := range texts {
 		if strings.Contains(p.Body, s) {
 			t.Fatalf("page (%d) holds %q:\n%s", p.Code, s, p.Body)
+		}
+	}
+}
+
+// killed returns the run ids the API's Kill hook was called with.
+func (e *env) killed() []int64 {
+	e.killsMu.Lock()
+	defer e.killsMu.Unlock()
+	return append([]int64(nil), e.kills...)
+}
+
+// run inserts a manual run of job (SCHEDULED now) and returns its id.
+func (e *env) run(job store.Job) int64 {
+	e.t.Helper()
+	p, err := e.st.InsertManualRun(context.Background(), store.System, job.ID, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p.RunID
+}
+
+// setRun changes run id's row: set is an UPDATE's SET list, args its
+// parameters from $2 ($1 is the id).
+func (e *env) setRun(id int64, set string, args ...any) {
+	e.t.Helper()
+	tag, err := e.pool.Exec(context.Background(), "UPDATE job_runs SET "+set+" WHERE id = $1", append([]any{id}, args...)...)
+	if err != nil || tag.RowsAffected() != 1 {
+		e.t.Fatalf("update run %d (%s): %v, %d rows", id, set, err, tag.RowsAffected())
+	}
+}
+
+// logLines publishes log lines of a run as its worker would.
+func (e *env) logLines(group string, jobID, runID int64, level string, msgs ...string) {
+	e.t.Helper()
+	for i, m := range msgs {
+		b, err := wire.EncodeLogLine(&wire.LogLine{RunID: runID, JobID: jobID, Seq: int64(i + 1), At: time.Now(), Level: level, Msg: m})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.js.Publish(context.Background(), stream.Log(group, runID), b); err != nil {
+			e.t.Fatal(err)
 		}
 	}
 }
