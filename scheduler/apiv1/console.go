@@ -43,7 +43,7 @@ type Dashboard struct {
 	// LOST, respectively whose alarm could not be delivered.
 	Lost          int64 `json:"lost"`
 	AlarmFailures int64 `json:"alarm_failures"`
-	// FailingJobs are the jobs with the most failed runs (FAILED, TIMEOUT,
+	// FailingJobs are the jobs with the most failed runs (FAILED, TIMED_OUT,
 	// LOST) in the last 24 hours, worst first (at most 10).
 	FailingJobs []FailingJob `json:"failing_jobs"`
 	// Groups are the readable groups with their live workers and backlog.
