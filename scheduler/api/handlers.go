@@ -299,20 +299,26 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if group != "" && !wire.ValidName(group) {
 		return invalidf("group %q is not a valid group name", group)
 	}
-	live := readableWorkers(r, s.cfg.Workers(group))
-	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live))}
+	live, groups := s.liveGroups(r, group)
+	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live)), Groups: groups}
 	for _, wi := range live {
 		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
 			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
 			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
 	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// liveGroups are the live workers the caller may see (of group, or all
+// when ""), and their groups' capacity and backlog.
+func (s *Server) liveGroups(r *http.Request, group string) ([]wire.WorkerInfo, []apiv1.GroupBacklog) {
+	live := readableWorkers(r, s.cfg.Workers(group))
 	var snap backlog.Snapshot
 	if s.cfg.Backlog != nil {
 		snap = s.cfg.Backlog()
 	}
-	out.Groups = groupBacklogs(group, live, readableBacklog(r, snap))
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return live, groupBacklogs(group, live, readableBacklog(r, snap))
 }
 
 // groupBacklogs puts each group's live capacity beside its sampled
