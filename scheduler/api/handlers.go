@@ -68,34 +68,6 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	group := r.URL.Query().Get("group")
-	if group != "" && !wire.ValidName(group) {
-		return invalidf("group %q is not a valid group name", group)
-	}
-	limit, err := queryInt(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	after, err := queryInt(r, "after", 0, 0, 1<<62)
-	if err != nil {
-		return err
-	}
-	js, err := s.store.ListJobs(r.Context(), group, readable(r), after, int(limit))
-	if err != nil {
-		return err
-	}
-	out := apiv1.JobList{Jobs: make([]apiv1.Job, 0, len(js))}
-	for _, j := range js {
-		out.Jobs = append(out.Jobs, jobDoc(j))
-	}
-	if len(js) == int(limit) {
-		out.Next = js[len(js)-1].ID
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
