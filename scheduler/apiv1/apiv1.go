@@ -8,7 +8,8 @@
 //	GET    /api/v1/groups                      → GroupList
 //	POST   /api/v1/groups            Group     → 201 Group
 //	POST   /api/v1/jobs              JobSpec   → 201 Job
-//	GET    /api/v1/jobs?group=&limit=&after=   → JobList (ordered by id; "after" is the last id seen)
+//	GET    /api/v1/jobs?group=&q=&handler=&enabled=&schedule_type=&sort=&order=&limit=&cursor= → JobList
+//	       (sort id|name|next_fire|updated, order asc|desc; the id order also pages by "after", the last id seen)
 //	GET    /api/v1/jobs/{id}                   → Job
 //	PUT    /api/v1/jobs/{id}         JobSpec   → Job (JobSpec.Version or If-Match required; stale: 409 Error.CurrentVersion)
 //	DELETE /api/v1/jobs/{id}                   → 204
@@ -25,8 +26,9 @@
 //	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
 //	GET    /api/v1/workers?group=              → WorkerList (live workers by group and id, and each group's backlog)
 //	POST   /api/v1/runs/{id}/kill              → 202 Run (409 if it already ended)
-//	GET    /api/v1/runs?job=&group=&status=&trigger_type=&from=&to=&limit=&cursor= → RunList (search, newest first)
+//	GET    /api/v1/runs?job=&group=&worker=&status=&trigger_type=&from=&to=&limit=&cursor= → RunList (search, newest first)
 //	GET    /api/v1/stats?from=&to=&job=&group= → Stats (daily report)
+//	GET    /api/v1/schedule/preview, /dashboard, /cluster → the console's documents (console.go)
 //
 // Errors answer with a status code and an Error document.
 package apiv1
@@ -140,8 +142,12 @@ type Job struct {
 // JobList answers GET /jobs.
 type JobList struct {
 	Jobs []Job `json:"jobs"`
-	// Next is the "after" value of the next page, 0 when this is the last page.
+	// Next is the "after" value of the next page in the id order, 0 when
+	// this is the last page.
 	Next int64 `json:"next,omitempty"`
+	// Cursor resumes the listing in any order (pass it as ?cursor= with
+	// the same sort and order); empty on the last page.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // TriggerRequest is the body of POST /jobs/{id}/trigger. Params, when set,
