@@ -32,9 +32,6 @@ func (s *Server) schedulePreview(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	typ, expr, tz := q.Get("type"), q.Get("expr"), q.Get("timezone")
-	if typ == "" {
-		return invalidf("query parameter type is required: one of cron, fix_rate, fix_delay, once, none")
-	}
 	if tz == "" {
 		tz = "UTC" // as a job created without one
 	}

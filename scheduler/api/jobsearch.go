@@ -22,8 +22,6 @@ const (
 	maxJobsLimit     = 1000
 )
 
-var scheduleTypes = []schedule.Type{schedule.Cron, schedule.FixRate, schedule.FixDelay, schedule.Once, schedule.None}
-
 // listJobs lists the jobs matching the filters in the asked order, a page
 // at a time. Paging is keyset: the cursor is the last job's place in the
 // order, so a page never skips or repeats a job however jobs change
@@ -81,8 +79,8 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 		f.Enabled = &b
 	}
 	if v := q.Get("schedule_type"); v != "" {
-		if !slices.Contains(scheduleTypes, schedule.Type(v)) {
-			add("schedule_type=%q: want one of cron, fix_rate, fix_delay, once, none", v)
+		if _, err := schedule.ParseType(v); err != nil {
+			add("schedule_type=%q: %v", v, err)
 		}
 		f.ScheduleType = v
 	}

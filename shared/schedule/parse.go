@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,21 @@ const (
 
 const wantTypes = "want cron, quartz, fix_rate, fix_delay, once or none"
 
+// Types are every schedule type, in the order the documentation lists them.
+var Types = []Type{Cron, Quartz, FixRate, FixDelay, Once, None}
+
+// ParseType validates a schedule type given as user input; the error
+// (wrapping ErrInvalid) names the types there are.
+func ParseType(typ string) (Type, error) {
+	if typ == "" {
+		return "", invalidf(nil, "schedule type is required (%s)", wantTypes)
+	}
+	if !slices.Contains(Types, Type(typ)) {
+		return "", invalidf(nil, "unknown schedule type %q (%s)", typ, wantTypes)
+	}
+	return Type(typ), nil
+}
+
 // Parse validates a schedule given as user input: its type, its expression
 // and the IANA time zone cron and quartz fields are evaluated in ("" means UTC).
 // Surrounding white space in expr and timezone is ignored. Every error names
@@ -23,12 +39,8 @@ const wantTypes = "want cron, quartz, fix_rate, fix_delay, once or none"
 // A once time in the past is accepted: whether that is an error depends on
 // the caller (creating a job versus loading a finished one).
 func Parse(typ, expr, timezone string) (*Schedule, error) {
-	switch Type(typ) {
-	case Cron, Quartz, FixRate, FixDelay, Once, None:
-	case "":
-		return nil, invalidf(nil, "schedule type is required (%s)", wantTypes)
-	default:
-		return nil, invalidf(nil, "unknown schedule type %q (%s)", typ, wantTypes)
+	if _, err := ParseType(typ); err != nil {
+		return nil, err
 	}
 	expr = strings.TrimSpace(expr)
 	tz := strings.TrimSpace(timezone)
