@@ -79,6 +79,17 @@ func (c *Console) routeTable() []route {
 		// workers
 		{"GET /workers", c.workers},
 		{"POST /groups", c.createGroup},
+		// jobs
+		{"GET /jobs", c.jobs},
+		{"GET /jobs/new", c.newJob},
+		{"POST /jobs", c.createJob},
+		{"GET /jobs/{id}", c.job},
+		{"GET /jobs/{id}/edit", c.editJob},
+		{"POST /jobs/{id}", c.updateJob},
+		{"POST /jobs/{id}/enable", c.jobAction("/enable", "enabled")},
+		{"POST /jobs/{id}/disable", c.jobAction("/disable", "disabled")},
+		{"POST /jobs/{id}/trigger", c.triggerJob},
+		{"POST /jobs/{id}/delete", c.deleteJob},
 		{"/", c.notFound},
 	}
 }

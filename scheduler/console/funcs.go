@@ -19,6 +19,7 @@ var funcs = template.FuncMap{
 	"hasPrefix": strings.HasPrefix,
 	"pct":       pct,
 	"deref":     func(p *time.Time) time.Time { return *p },
+	"dict":      dict,
 }
 
 // when formats an instant for a table: UTC, seconds, no zone noise.
@@ -119,4 +120,21 @@ func statusClass(s string) string {
 		return "st-off"
 	}
 	return "st-wait"
+}
+
+// dict builds a map from key, value pairs: how a page hands a partial
+// template more than one value.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: %d arguments, want key, value pairs", len(kv))
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
 }
