@@ -31,7 +31,7 @@ type jobsPage struct {
 	// ScheduleTypes the schedule filter's choices.
 	Groups        []string
 	ScheduleTypes []string
-	Jobs   []apiv1.Job
+	Jobs          []apiv1.Job
 	// NextURL is the next page's link ("" on the last page); Paged says
 	// this is not the first page.
 	NextURL string

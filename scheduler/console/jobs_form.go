@@ -65,9 +65,10 @@ type schedulePreview struct {
 	Error string
 }
 
-// newJobForm is the form with spec's values, the API's errors placed under
-// their fields, and the group choice of the user.
-func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]string) []formSection {
+// newJobForm is the form with spec's values, the errors placed under their
+// fields, and the group choice of the user. A field that could not be read
+// into spec at all shows its text from typed instead (nil: none).
+func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]string, typed url.Values) []formSection {
 	out := make([]formSection, 0, len(jobSections))
 	for _, sec := range jobSections {
 		fs := formSection{Name: sec, Schedule: sec == secSchedule}
@@ -76,6 +77,9 @@ func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]strin
 				continue
 			}
 			ff := formField{jobField: f, Value: f.get(spec), Error: fieldErrs[f.Name]}
+			if ff.Error != "" && typed != nil {
+				ff.Value = typed.Get(f.Name)
+			}
 			if f.Kind == "group" {
 				ff.Options = groups
 				if ff.Value != "" && !slices.Contains(groups, ff.Value) {
@@ -153,7 +157,7 @@ func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
 	if g := r.URL.Query().Get("group"); slices.Contains(groups, g) {
 		spec.Group = g
 	}
-	return c.renderJobForm(w, r, http.StatusOK, u, groups, nil, &spec, nil, nil)
+	return c.renderJobForm(w, r, http.StatusOK, u, groups, nil, &spec, nil, nil, nil)
 }
 
 // editJob shows the form with the job's current values.
@@ -175,15 +179,15 @@ func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	j.JobSpec.Enabled = &j.Enabled
-	return c.renderJobForm(w, r, http.StatusOK, u, groups, &j, &j.JobSpec, nil, nil)
+	return c.renderJobForm(w, r, http.StatusOK, u, groups, &j, &j.JobSpec, nil, nil, nil)
 }
 
 // renderJobForm renders the form with spec's values; job is nil on
 // create. The preview is rendered here too, so that it shows without
 // JavaScript.
 func (c *Console) renderJobForm(w http.ResponseWriter, r *http.Request, code int, u *User, groups []string,
-	job *apiv1.Job, spec *apiv1.JobSpec, fieldErrs map[string]string, general []string) error {
-	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs), Errors: general,
+	job *apiv1.Job, spec *apiv1.JobSpec, fieldErrs map[string]string, general []string, typed url.Values) error {
+	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs, typed), Errors: general,
 		Preview: c.preview(r, spec.ScheduleType, spec.ScheduleExpr, spec.Timezone)}
 	title := "New job"
 	if job != nil {
@@ -260,8 +264,10 @@ func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error,
 	var ae *APIError
 	code := http.StatusBadRequest
 	var general []string
+	var typed url.Values
 	switch {
 	case errors.Is(err, errUnreadable):
+		typed = r.PostForm
 	case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
 		errs, general = placeProblems(ae.Doc.Error)
 	case errors.As(err, &ae) && ae.Status == http.StatusConflict && ae.Doc.CurrentVersion > 0 && id != nil:
@@ -286,7 +292,7 @@ func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error,
 		job = &apiv1.Job{ID: *id, JobSpec: *spec, Version: spec.Version}
 		job.Name = r.PostForm.Get("name")
 	}
-	return c.renderJobForm(w, r, code, u, groups, job, spec, errs, general)
+	return c.renderJobForm(w, r, code, u, groups, job, spec, errs, general, typed)
 }
 
 // conflictForm shows the job as it is now (at its new version) and lists
@@ -312,7 +318,7 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 			conf.Yours = append(conf.Yours, fieldChange{Label: f.Label, Old: theirs, New: mine})
 		}
 	}
-	data := &jobForm{Job: &cur, Version: cur.Version, Sections: newJobForm(&cur.JobSpec, groups, nil), Conflict: conf,
+	data := &jobForm{Job: &cur, Version: cur.Version, Sections: newJobForm(&cur.JobSpec, groups, nil, nil), Conflict: conf,
 		Preview: c.preview(r, cur.ScheduleType, cur.ScheduleExpr, cur.Timezone)}
 	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
 }
