@@ -23,6 +23,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
@@ -291,7 +292,7 @@ func (s *Scheduler) run(parent context.Context) error {
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
-		Ready: s.readyErr, Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
+		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: lm.ID(), Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
 		Workers: reg.Live, Backlog: bl.Latest,
 		Kill: func(ctx context.Context, runID int64, reason string) error {
 			kv, err := stream.Kills(ctx, js, s.cfg.Streams)
@@ -408,15 +409,28 @@ func (s *Scheduler) readyErr(ctx context.Context) error {
 	if !s.ready.Load() {
 		return errors.New("starting")
 	}
-	if !s.cfg.NATS.IsConnected() {
-		return fmt.Errorf("NATS not connected (%s)", s.cfg.NATS.Status())
+	for _, d := range s.dependencies(ctx) {
+		if !d.OK {
+			return errors.New(d.Error)
+		}
 	}
+	return nil
+}
+
+// dependencies checks PostgreSQL and NATS one by one: what readyErr
+// requires, and what the cluster view lists.
+func (s *Scheduler) dependencies(ctx context.Context) []apiv1.Dependency {
+	pg := apiv1.Dependency{Name: "postgresql", OK: true}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := s.cfg.Pool.Ping(pctx); err != nil {
-		return fmt.Errorf("PostgreSQL unreachable: %w", err)
+		pg.OK, pg.Error = false, fmt.Sprintf("PostgreSQL unreachable: %v", err)
 	}
-	return nil
+	nc := apiv1.Dependency{Name: "nats", OK: s.cfg.NATS.IsConnected()}
+	if !nc.OK {
+		nc.Error = fmt.Sprintf("NATS not connected (%s)", s.cfg.NATS.Status())
+	}
+	return []apiv1.Dependency{pg, nc}
 }
 
 // retry calls f until it succeeds or ctx ends, backing off from 100 ms to

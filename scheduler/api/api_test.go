@@ -30,14 +30,24 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // server serves the API over a fresh database.
 func server(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
+	return serverWith(t, nil)
+}
+
+// serverWith is server with the config changed by set (when not nil).
+func serverWith(t *testing.T, set func(*api.Config)) (*httptest.Server, *pgxpool.Pool) {
+	t.Helper()
 	pool := pgtest.Pool(t)
 	st, err := store.Open(context.Background(), pool, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := api.New(api.Config{InsecureNoAuth: true, Fire: func(store.PlannedRun) {}, Logs: runlog.New(nil),
+	cfg := api.Config{InsecureNoAuth: true, Fire: func(store.PlannedRun) {}, Logs: runlog.New(nil),
 		Workers: func(string) []wire.WorkerInfo { return nil },
-		Kill:    func(context.Context, int64, string) error { return nil }}, st, zaptest.NewLogger(t))
+		Kill:    func(context.Context, int64, string) error { return nil }}
+	if set != nil {
+		set(&cfg)
+	}
+	a, err := api.New(cfg, st, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,6 +124,8 @@ func matrix() []matrixRow {
 		}, with(operate, s202)},
 		{"GET /api/v1/workers", fixed("GET", "/api/v1/workers", nil), anyUser},
 		{"GET /api/v1/stats", fixed("GET", "/api/v1/stats", nil), anyUser},
+		{"GET /api/v1/schedule/preview", fixed("GET", "/api/v1/schedule/preview?type=cron&expr=@hourly", nil), anyUser},
+		{"GET /api/v1/cluster", fixed("GET", "/api/v1/cluster", nil), anyUser},
 
 		{"GET /api/v1/users", fixed("GET", "/api/v1/users", nil), adminOnly},
 		{"POST /api/v1/users", func(e *env, _ string) req {

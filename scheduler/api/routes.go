@@ -62,6 +62,10 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},
 		{"GET /api/v1/workers", read(queryGroup), s.listWorkers},
 		{"GET /api/v1/stats", read(queryGroup), s.stats},
+		// The console's documents (apiv1/console.go). A schedule preview
+		// and the cluster hold no group data.
+		{"GET /api/v1/schedule/preview", authed, s.schedulePreview},
+		{"GET /api/v1/cluster", authed, s.cluster},
 
 		{"GET /api/v1/users", admin, s.listUsers},
 		{"POST /api/v1/users", admin, s.createUser},

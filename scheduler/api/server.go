@@ -50,6 +50,12 @@ type Config struct {
 	// Ready reports whether the scheduler can do its work (PostgreSQL and
 	// NATS reachable); nil means always ready.
 	Ready func(context.Context) error
+	// Dependencies checks each dependency (postgresql, nats) for the
+	// cluster view; nil reports Ready as one entry.
+	Dependencies func(context.Context) []apiv1.Dependency
+	// SchedulerID is this scheduler's instance id (the cluster view's
+	// answered_by).
+	SchedulerID string
 	// Fire hands a manual run to the scheduler's firing path.
 	Fire func(store.PlannedRun)
 	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).

@@ -88,7 +88,11 @@ func onlyParams(r *http.Request, known ...string) error {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return invalidf("unknown query parameter(s) %s: this endpoint takes %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
+		takes := strings.Join(known, ", ")
+		if takes == "" {
+			takes = "none"
+		}
+		return invalidf("unknown query parameter(s) %s: this endpoint takes %s", strings.Join(unknown, ", "), takes)
 	}
 	return nil
 }

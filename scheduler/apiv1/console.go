@@ -120,9 +120,11 @@ type ShardState struct {
 	Shard int `json:"shard"`
 	// Owner is the scheduler holding the lease; empty when none holds a
 	// live one (the shard is being taken over).
-	Owner     string    `json:"owner,omitempty"`
-	Epoch     int64     `json:"epoch"`
-	ExpiresAt time.Time `json:"expires_at"`
+	Owner string `json:"owner,omitempty"`
+	Epoch int64  `json:"epoch"`
+	// ExpiresAt is the lease's end, absent for a shard never held or
+	// released.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Jobs is the number of enabled jobs in the shard.
 	Jobs int64 `json:"jobs"`
 	// PlanningLagSeconds is how far the shard's oldest due fire that is not
