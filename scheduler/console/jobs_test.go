@@ -437,3 +437,36 @@ func TestViewerForgedJobPostsAreRefused(t *testing.T) {
 		t.Fatalf("cross-site delete removed the job: %v", err)
 	}
 }
+
+func TestJobFormPreviewsTheSchedule(t *testing.T) {
+	e := newEnv(t)
+	op := e.browser().login("operator")
+
+	// A bad cron's re-rendered form previews the API's complaint; a good
+	// schedule's form lists the next fires in its zone and in UTC.
+	form := jobForm("daily")
+	form.Set("schedule_expr", "0 0 25 * * *")
+	p := op.post("/jobs", form)
+	mustContain(t, p, `id="preview-error"`, "invalid cron expression")
+	form.Set("schedule_expr", "0 0 9 * * *")
+	form.Set("timezone", "America/New_York")
+	form.Set("max_retries", "x") // refused by the form, so it shows again
+	p = op.post("/jobs", form)
+	mustContain(t, p, `id="preview-table"`, "<th>In America/New_York</th>", "09:00:00 E")
+	preview := between(t, p.Body, `id="preview-table"`, "</table>")
+	if n := strings.Count(preview, "<tr>"); n != 11 {
+		t.Fatalf("preview has %d rows, want a header and 10 fires:\n%s", n, preview)
+	}
+	if !strings.Contains(preview, "13:00:00</td>") && !strings.Contains(preview, "14:00:00</td>") {
+		t.Fatalf("preview lacks 09:00 New York in UTC (13:00 or 14:00):\n%s", preview)
+	}
+
+	// The edit form previews the job's own schedule on load (no script).
+	p = op.post("/jobs", jobForm("every5"))
+	if p.Code != http.StatusSeeOther {
+		t.Fatalf("create: %d\n%s", p.Code, p.Body)
+	}
+	p = op.get(strings.Split(p.Location, "?")[0] + "/edit")
+	mustContain(t, p, `id="preview-table"`, "<th>In Europe/Berlin</th>")
+	mustLack(t, p, `id="preview-error"`)
+}
