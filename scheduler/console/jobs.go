@@ -17,9 +17,6 @@ const jobsPageSize = 50
 // order and the paging position come on top.
 var jobFilterParams = []string{"q", "group", "handler", "enabled", "schedule_type"}
 
-// jobSortColumns are the columns the list sorts by (the API's sort values).
-var jobSortColumns = []string{"id", "name", "next_fire", "updated"}
-
 // jobsPage is the job list's data.
 type jobsPage struct {
 	// Filter is the page's query without its paging position: the filter
@@ -59,7 +56,7 @@ func (p *jobsPage) SortURL(col string) string {
 	}
 	q.Set("sort", col)
 	q.Set("order", order)
-	return "/jobs?" + q.Encode()
+	return listURL(q)
 }
 
 // SortState is a column's aria-sort value: ascending, descending or none.
@@ -74,8 +71,10 @@ func (p *jobsPage) SortState(col string) string {
 }
 
 // FirstURL is the first page with the same filters and sort.
-func (p *jobsPage) FirstURL() string {
-	q := p.sorted()
+func (p *jobsPage) FirstURL() string { return listURL(p.sorted()) }
+
+// listURL is the job list with query q.
+func listURL(q url.Values) string {
 	if len(q) == 0 {
 		return "/jobs"
 	}
@@ -111,7 +110,9 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := r.URL.Query()
-	data := &jobsPage{Filter: url.Values{}, Sort: in.Get("sort"), Order: in.Get("order"), Back: r.URL.RequestURI(),
+	back := cloneValues(in)
+	back.Del("flash") // a row action brings its own
+	data := &jobsPage{Filter: url.Values{}, Sort: in.Get("sort"), Order: in.Get("order"), Back: listURL(back),
 		ScheduleTypes: fieldNamed("schedule_type").Options}
 	for _, k := range jobFilterParams {
 		if v := in.Get(k); v != "" {
@@ -155,7 +156,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 		next = nil
 	}
 	if next != nil {
-		data.NextURL = "/jobs?" + next.Encode()
+		data.NextURL = listURL(next)
 	}
 	return c.render(w, r, http.StatusOK, "jobs", page{Title: "Jobs", User: u, Data: data})
 }

@@ -174,6 +174,11 @@ func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
 		return err
 	}
+	if !u.CanOperate(j.Group) {
+		// Saving would be refused: say so now rather than after the typing.
+		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you may read job " + j.Name + " but not change it",
+			Permission: "operator of group " + j.Group}}
+	}
 	groups, err := c.operableGroups(r, u)
 	if err != nil {
 		return err

@@ -354,6 +354,11 @@ func TestJobActions(t *testing.T) {
 		t.Fatal("disable left the job enabled")
 	}
 	mustContain(t, op.get(path), `id="job-enable"`, "disabled")
+	// The list's row action returns to the list without its old notice.
+	p = op.get("/jobs?group=a&flash=old+news")
+	if back := between(t, p.Body, fmt.Sprintf(`id="enable-%d"`, j.ID), "</form>"); !strings.Contains(back, `name="back" value="/jobs?group=a"`) {
+		t.Fatalf("row action's back field: %s", back)
+	}
 	// A "back" off this site is not followed.
 	p = op.post(path+"/enable", url.Values{"back": {"//evil.example/x"}})
 	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/?flash=") {
@@ -400,6 +405,9 @@ func TestViewerForgedJobPostsAreRefused(t *testing.T) {
 	// The viewer has no form to open.
 	if p := v.get("/jobs/new"); p.Code != http.StatusForbidden {
 		t.Fatalf("viewer's new job form: %d, want 403", p.Code)
+	}
+	if p := v.get(path + "/edit"); p.Code != http.StatusForbidden || !strings.Contains(p.Body, "operator of group a") {
+		t.Fatalf("viewer's edit form: %d, want 403 naming the permission\n%s", p.Code, p.Body)
 	}
 	form := jobForm("forged")
 	for _, tc := range []struct {
