@@ -24,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/backfill"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
@@ -71,7 +72,9 @@ type Config struct {
 	// /workers, a warning per episode). Its WarnAfter defaults to the
 	// misfire threshold: triggers older than that reach workers as misfires.
 	Backlog backlog.Config
-	Logger  *zap.Logger
+	// Backfill bounds how fast backfill operations write their runs.
+	Backfill backfill.Config
+	Logger   *zap.Logger
 }
 
 // Validate says which field is wrong.
@@ -340,6 +343,8 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
 	goRun(&wg, "retention", maint.Run, fireCtx)
 	goRun(&wg, "backlog", bl.Run, fireCtx)
+	bf := backfill.New(s.cfg.Backfill, st, func(runs []store.PlannedRun) { s.wheel.Add(runs...) }, s.log)
+	goRun(&wg, "backfill", bf.Run, fireCtx)
 	s.ready.Store(true)
 
 	s.log.Info("scheduler running", zap.String("scheduler_id", lm.ID()), zap.Int("shards", st.ShardCount()))

@@ -47,6 +47,21 @@ import (
 //   - discard_later: it ends DISCARDED without running.
 //   - cover_early: it asks for the holder to be killed (it ends CANCELLED),
 //     joins the queue, and runs next.
+//   - concurrent: no lock, or with max_concurrency one of N slots
+//     (slots.go).
+//
+// The strategy applies between fires, not between the parts of one
+// sharding-broadcast fire, which are that fire split across workers and
+// must run side by side: part i takes the key job.<jobID>_part<i>
+// (lockKeyOf) instead of job.<jobID>, with all of the above, so part i of
+// the next fire waits for, is discarded by or covers part i of this one,
+// as each xxl-job executor applies its strategy locally. A per-fire lock
+// with a count of holders was the alternative; it would make a fire's
+// parts wait for the slowest part of the previous fire, but needs a
+// second holder shape in the lock, its own beats and hand-over, and every
+// part of a fire racing on one key. Per part keeps one holder per key and
+// the parts of a fire, directed to different workers, on different keys:
+// no contention between them at all.
 
 // pollLock is how often a waiting run looks at the lock. (A watch on the
 // key would not help: a holder that ends writes nothing, see release.)
@@ -60,12 +75,18 @@ type lockValue struct {
 	// Beat counts the holder's refreshes: only the holder changes it.
 	Beat  int64    `json:"beat,omitempty"`
 	Queue []waiter `json:"queue,omitempty"`
+	// Slots are the runs holding a capped concurrent job's slots lock
+	// (slots.go); such a lock has no Holder.
+	Slots []slotHolder `json:"slots,omitempty"`
 }
 
 type waiter struct {
 	Run    int64  `json:"run"`
 	At     int64  `json:"at"` // fire time, Unix ms
 	Worker string `json:"worker,omitempty"`
+	// Beat counts a slots waiter's refreshes (slots.go), so that the
+	// place of a waiter whose worker died is given up.
+	Beat int64 `json:"beat,omitempty"`
 }
 
 func (v *lockValue) queued(run int64) bool {
@@ -74,9 +95,25 @@ func (v *lockValue) queued(run int64) bool {
 
 func lockKey(jobID int64) string { return fmt.Sprintf("job.%d", jobID) }
 
+// lockKeyOf is the lock a trigger's run takes: its job's, or for a part of
+// a sharding broadcast (shard_total > 0) the lock of its part index, so
+// that the parts of one fire run side by side while part i of the next
+// fire meets part i of this one. One key token (no dots): a worker's
+// permissions allow $KV.JETJOB_LOCKS.job.* (shared/stream).
+func lockKeyOf(t *wire.Trigger) string {
+	if t.ShardTotal > 0 {
+		return fmt.Sprintf("job.%d_part%d", t.JobID, t.ShardIndex)
+	}
+	return lockKey(t.JobID)
+}
+
 // jobLock is a held lock; release it when the run's result is published.
 type jobLock struct {
-	r *run
+	r   *run
+	key string // in JETJOB_LOCKS
+	// slots: a slot of a capped concurrent job's lock (slots.go), written
+	// when released; otherwise the key names one holder.
+	slots bool
 	// as is the run the key names: r's own id, or that of an ended run of
 	// this worker whose lock r holds without a write (heldLocks.reuse).
 	as int64
@@ -97,10 +134,16 @@ type jobLock struct {
 // returns the lock to hold while the run executes, or an outcome that ends
 // the run without running it (DISCARDED, CANCELLED, or a hand-back).
 func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
-	kv, key := r.w.locks, lockKey(r.trig.JobID)
+	kv, key := r.w.locks, lockKeyOf(r.trig)
 	strategy, err := policy.ParseBlock(r.trig.BlockStrategy)
 	if err != nil {
 		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
+	}
+	if strategy == policy.BlockConcurrent {
+		if r.trig.MaxConcurrency == 0 {
+			return nil, nil // unbounded: nothing to hold
+		}
+		return r.blockSlots(ctx, key+slotsSuffix, r.trig.MaxConcurrency)
 	}
 	me := waiter{Run: r.trig.RunID, At: r.trig.ScheduledAt.UnixMilli(), Worker: r.w.cfg.ID}
 	askedKill := false
@@ -109,28 +152,28 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	// lock (see heldLocks): no write while it is young, else one; or nobody
 	// holds it: one write.
 	if strategy == policy.BlockSerial {
-		l := r.newLock()
-		if r.w.held.reuse(r.trig.JobID, l, time.Now()) {
+		l := r.newLock(key)
+		if r.w.held.reuse(key, l, time.Now()) {
 			return l.start(), nil
 		}
 	}
 	body, _ := json.Marshal(lockValue{Holder: me.Run, Worker: me.Worker})
-	if rev, ok := r.w.held.take(r.trig.JobID, time.Now()); ok {
+	if rev, ok := r.w.held.take(key, time.Now()); ok {
 		at := time.Now()
 		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
-			return r.hold(rev, at), nil
+			return r.hold(key, rev, at), nil
 		}
 	}
 	at := time.Now()
 	if rev, err := kv.Create(ctx, key, body); err == nil {
-		return r.hold(rev, at), nil
+		return r.hold(key, rev, at), nil
 	}
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
-	r.w.held.contend(r.trig.JobID)
+	r.w.held.contend(key)
 	for {
 		if out := r.interrupted(); out != nil {
-			r.leaveQueue(ctx)
+			r.leaveQueue(ctx, key)
 			return nil, out
 		}
 		val, rev, err := r.w.readLock(ctx, key)
@@ -138,7 +181,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			at := time.Now()
 			if rev, err := kv.Create(ctx, key, body); err == nil {
-				return r.hold(rev, at), nil
+				return r.hold(key, rev, at), nil
 			}
 			continue // someone took it first: look again
 		case err != nil:
@@ -150,10 +193,10 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				break
 			}
 			if v.Holder == me.Run {
-				return r.hold(rev, time.Now()), nil // handed over to us (by an older worker)
+				return r.hold(key, rev, time.Now()), nil // handed over to us (by an older worker)
 			}
-			stale := seen.stale(&v, time.Now())
-			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, r.trig.JobID, &v)) {
+			stale := seen.stale(v.Holder, v.Beat, time.Now())
+			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, r.trig.JobID, key, &v)) {
 				// The holder ended and left the lock, or stopped beating
 				// (its worker died or stalled), and this run is next:
 				// take it over.
@@ -166,7 +209,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 				body, _ := json.Marshal(v)
 				at := time.Now()
 				if rev, err := kv.Update(ctx, key, body, rev); err == nil {
-					return r.hold(rev, at), nil
+					return r.hold(key, rev, at), nil
 				}
 				continue // changed meanwhile: look again at once
 			}
@@ -219,8 +262,8 @@ func (r *run) interrupted() *outcome {
 
 // leaveQueue takes a run that gives up waiting out of the queue (and hands
 // the lock on if it was handed to it meanwhile).
-func (r *run) leaveQueue(ctx context.Context) {
-	_ = r.update(context.WithoutCancel(ctx), func(v *lockValue) bool {
+func (r *run) leaveQueue(ctx context.Context, key string) {
+	_ = r.w.updateLock(context.WithoutCancel(ctx), key, func(v *lockValue) bool {
 		if v.Holder == r.trig.RunID {
 			return handOver(v)
 		}
@@ -252,11 +295,11 @@ type holderSeen struct {
 	since        time.Time
 }
 
-// stale records v's holder and beat and reports whether they have not
+// stale records a holder and its beat and reports whether they have not
 // changed for stream.LockTTL.
-func (h *holderSeen) stale(v *lockValue, now time.Time) bool {
-	if h.since.IsZero() || h.holder != v.Holder || h.beat != v.Beat {
-		*h = holderSeen{holder: v.Holder, beat: v.Beat, since: now}
+func (h *holderSeen) stale(holder, beat int64, now time.Time) bool {
+	if h.since.IsZero() || h.holder != holder || h.beat != beat {
+		*h = holderSeen{holder: holder, beat: beat, since: now}
 		return false
 	}
 	return now.Sub(h.since) > stream.LockTTL
@@ -269,29 +312,29 @@ const askHolderTimeout = 500 * time.Millisecond
 // the lock when they end, see release), asking its worker: this process,
 // or another over jetjob.ctl. A worker that does not answer, gone or cut
 // off, is not taken at its word: its lock expires after stream.LockTTL.
-func (w *Worker) holderEnded(ctx context.Context, job int64, v *lockValue) bool {
+func (w *Worker) holderEnded(ctx context.Context, job int64, key string, v *lockValue) bool {
 	switch v.Worker {
 	case "":
 		return false // an older worker's lock: it releases by deleting the key
 	case w.cfg.ID:
-		return !w.runActive(v.Holder) && !w.held.holds(job, v.Holder)
+		return !w.runActive(v.Holder) && !w.held.holds(key, v.Holder)
 	}
 	ctx, cancel := context.WithTimeout(ctx, askHolderTimeout)
 	defer cancel()
-	reply, err := stream.Ask(ctx, w.cfg.NATS, v.Worker, wire.ControlRequest{Op: wire.OpRunActive, JobID: job, RunID: v.Holder})
+	req := wire.ControlRequest{Op: wire.OpRunActive, JobID: job, RunID: v.Holder}
+	if key != lockKey(job) {
+		req.Lock = key
+	}
+	reply, err := stream.Ask(ctx, w.cfg.NATS, v.Worker, req)
 	return err == nil && !reply.Busy
 }
 
-// update applies change to the run's job lock (updateLock).
-func (r *run) update(ctx context.Context, change func(*lockValue) bool) uint64 {
-	return r.w.updateLock(ctx, r.trig.JobID, change)
-}
-
-// updateLock applies change to job's lock by compare-and-set until it
-// sticks; a lock left with no holder is deleted. change reports whether it
-// changed anything. It returns the revision written, 0 if none.
-func (w *Worker) updateLock(ctx context.Context, job int64, change func(*lockValue) bool) uint64 {
-	kv, key := w.locks, lockKey(job)
+// updateLock applies change to the lock key by compare-and-set until it
+// sticks; a lock left with no holder, slot or waiter is deleted. change
+// reports whether it changed anything. It returns the revision written, 0
+// if none.
+func (w *Worker) updateLock(ctx context.Context, key string, change func(*lockValue) bool) uint64 {
+	kv := w.locks
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
@@ -303,7 +346,7 @@ func (w *Worker) updateLock(ctx context.Context, job int64, change func(*lockVal
 		if json.Unmarshal(val, &v) != nil || !change(&v) {
 			return 0
 		}
-		if v.Holder == 0 {
+		if v.Holder == 0 && len(v.Slots) == 0 && len(v.Queue) == 0 {
 			if kv.Delete(ctx, key, jetstream.LastRevision(rev)) == nil {
 				return 0
 			}
@@ -362,17 +405,17 @@ func (w *Worker) readLock(ctx context.Context, key string) ([]byte, uint64, erro
 	return resp.Message.Data, resp.Message.Seq, nil
 }
 
-// newLock is a lock for r, not yet held.
-func (r *run) newLock() *jobLock {
-	return &jobLock{r: r, as: r.trig.RunID}
+// newLock is a lock key for r, not yet held.
+func (r *run) newLock(key string) *jobLock {
+	return &jobLock{r: r, key: key, as: r.trig.RunID}
 }
 
-// hold registers the lock r has just written (revision rev, the write
+// hold registers the lock key r has just written (revision rev, the write
 // sent at wrote) and keeps it refreshed until released.
-func (r *run) hold(rev uint64, wrote time.Time) *jobLock {
-	l := r.newLock()
+func (r *run) hold(key string, rev uint64, wrote time.Time) *jobLock {
+	l := r.newLock(key)
 	l.rev, l.wrote = rev, wrote
-	r.w.held.hold(r.trig.JobID, l)
+	r.w.held.hold(key, l)
 	return l.start()
 }
 
@@ -398,12 +441,11 @@ func (l *jobLock) bump() {
 		return
 	}
 	r, at := l.r, time.Now()
-	if rev := r.update(context.Background(), func(v *lockValue) bool {
-		if v.Holder != l.as {
+	if rev := r.w.updateLock(context.Background(), l.key, func(v *lockValue) bool {
+		if !l.beatIn(v) {
 			r.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 			return false
 		}
-		v.Beat++
 		return true
 	}); rev != 0 {
 		l.rev, l.wrote = rev, at
@@ -420,12 +462,23 @@ func (l *jobLock) bump() {
 // (Releasing by a delete cost a second write per run; purging the run's own
 // revision instead, tried before, stalled one job's waiters for about a
 // minute after a NATS node loss in the end-to-end suite.)
+//
+// A slot of a capped concurrent job is given back at once instead (one
+// write): the slots' waiters need to see a free slot, not ask around.
+// A run of an unbounded concurrent job holds no lock (nil): nothing to do.
 func (l *jobLock) release() {
+	if l == nil {
+		return
+	}
 	l.beat.Lock()
 	l.stopped = true
 	l.timer.Stop()
 	l.beat.Unlock()
-	l.r.w.held.release(l.r.trig.JobID, l)
+	if l.slots {
+		l.r.leaveSlots(context.Background(), l.key)
+		return
+	}
+	l.r.w.held.release(l.key, l)
 }
 
 // releaseIdleLocks frees the job locks that runs of this worker left when
@@ -437,13 +490,13 @@ func (l *jobLock) release() {
 // conditional).
 func (w *Worker) releaseIdleLocks(ctx context.Context) {
 	left, contended := w.held.drain(time.Now())
-	for job, rev := range left {
-		if err := w.locks.Delete(ctx, lockKey(job), jetstream.LastRevision(rev)); err != nil && ctx.Err() != nil {
+	for key, rev := range left {
+		if err := w.locks.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil && ctx.Err() != nil {
 			return
 		}
 	}
-	for job := range contended {
-		w.updateLock(ctx, job, func(v *lockValue) bool {
+	for key := range contended {
+		w.updateLock(ctx, key, func(v *lockValue) bool {
 			return v.Worker == w.cfg.ID && !w.runActive(v.Holder) && handOver(v)
 		})
 		if ctx.Err() != nil {

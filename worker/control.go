@@ -38,7 +38,11 @@ func (w *Worker) serveControl() (*nats.Subscription, error) {
 		} else if req.Op == wire.OpRunActive {
 			// Asked first: a run here that reuses the lock afterwards
 			// writes the key (heldlocks.go).
-			holds := w.held.asked(req.JobID, req.RunID)
+			key := req.Lock // a broadcast part's lock; else the job's, if named
+			if key == "" && req.JobID > 0 {
+				key = lockKey(req.JobID)
+			}
+			holds := w.held.asked(key, req.RunID)
 			reply.Busy = holds || w.runActive(req.RunID)
 		}
 		data, err := wire.EncodeControl(&reply)

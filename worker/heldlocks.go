@@ -8,7 +8,8 @@ import (
 )
 
 // heldLocks is this worker's memory of the job locks its runs hold, and of
-// the ones they left when they ended (the key then still names the ended
+// the ones they left when they ended, by lock key (a job's own lock, or a
+// sharding-broadcast part's: lockKeyOf) (the key then still names the ended
 // run, see jobLock.release). It lets a job's next run here skip the lock
 // write altogether: a run of a serial job whose last run here left the
 // lock less than reuseFor ago holds it under that run's name, writing
@@ -32,16 +33,16 @@ import (
 // next run here must read the key and stand in line behind it.
 type heldLocks struct {
 	mu   sync.Mutex
-	left map[int64]leftLock // job → the lock its last run here left
-	held map[int64]*jobLock // job → the lock a run here holds
+	left map[string]leftLock // lock key → the lock its last run here left
+	held map[string]*jobLock // lock key → the lock a run here holds
 	// askedAt: jobs another worker asked about while no run here held the
 	// lock, and when; a run here that registers its hold within
 	// askedWindow may have written the key just before the question (its
 	// write done, not yet registered), so its lock counts as contended.
-	askedAt map[int64]time.Time
+	askedAt map[string]time.Time
 	// contended: jobs whose lock a run here left while others waited for
 	// it (it is not in left), and when; a stopping worker hands them on.
-	contended map[int64]time.Time
+	contended map[string]time.Time
 }
 
 // leftLock is a lock an ended run left.
@@ -65,18 +66,18 @@ const maxLockMarks = 100_000
 // the next run takes by writing anyway.
 const askedWindow = time.Second
 
-// reuse registers l as holding job's lock under the name of the run that
+// reuse registers l as holding lock key under the name of the run that
 // left it, if that lock is young enough (and nobody asked about it since).
-func (h *heldLocks) reuse(job int64, l *jobLock, now time.Time) bool {
+func (h *heldLocks) reuse(key string, l *jobLock, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	lf, ok := h.left[job]
+	lf, ok := h.left[key]
 	if !ok || now.Sub(lf.wrote) >= reuseFor {
 		return false
 	}
-	delete(h.left, job)
+	delete(h.left, key)
 	l.as, l.rev, l.wrote = lf.holder, lf.rev, lf.wrote
-	h.register(job, l)
+	h.register(key, l)
 	return true
 }
 
@@ -84,78 +85,78 @@ func (h *heldLocks) reuse(job int64, l *jobLock, now time.Time) bool {
 // left, for a conditional write over it: only worth it while the bucket
 // still keeps the key (stream.LockTTL after its last write; after that
 // the key is gone and Create takes it in one write anyway).
-func (h *heldLocks) take(job int64, now time.Time) (uint64, bool) {
+func (h *heldLocks) take(key string, now time.Time) (uint64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	lf, ok := h.left[job]
-	delete(h.left, job)
+	lf, ok := h.left[key]
+	delete(h.left, key)
 	if !ok || now.Sub(lf.wrote) > stream.LockTTL-time.Second {
 		return 0, false
 	}
 	return lf.rev, true
 }
 
-// hold registers l, whose run has just written job's lock.
-func (h *heldLocks) hold(job int64, l *jobLock) {
+// hold registers l, whose run has just written the lock key.
+func (h *heldLocks) hold(key string, l *jobLock) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.register(job, l)
+	h.register(key, l)
 }
 
-func (h *heldLocks) register(job int64, l *jobLock) {
+func (h *heldLocks) register(key string, l *jobLock) {
 	if h.held == nil {
-		h.held = make(map[int64]*jobLock)
+		h.held = make(map[string]*jobLock)
 	}
-	h.held[job] = l
-	if at, ok := h.askedAt[job]; ok {
-		delete(h.askedAt, job)
+	h.held[key] = l
+	if at, ok := h.askedAt[key]; ok {
+		delete(h.askedAt, key)
 		l.contended = l.contended || time.Since(at) < askedWindow
 	}
 }
 
 // release unregisters l, whose run has ended, and remembers the lock it
 // leaves unless someone waits for it.
-func (h *heldLocks) release(job int64, l *jobLock) {
+func (h *heldLocks) release(key string, l *jobLock) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held[job] == l {
-		delete(h.held, job)
+	if h.held[key] == l {
+		delete(h.held, key)
 	}
 	if l.contended {
-		h.markContended(job)
+		h.markContended(key)
 		return
 	}
 	if h.left == nil || len(h.left) >= maxLockMarks {
-		h.left = make(map[int64]leftLock)
+		h.left = make(map[string]leftLock)
 	}
-	h.left[job] = leftLock{holder: l.as, rev: l.rev, wrote: l.wrote}
+	h.left[key] = leftLock{holder: l.as, rev: l.rev, wrote: l.wrote}
 }
 
-// markContended records that job's lock may name a run here that ended
+// markContended records that the lock key may name a run here that ended
 // while others wait for it.
-func (h *heldLocks) markContended(job int64) {
+func (h *heldLocks) markContended(key string) {
 	if h.contended == nil || len(h.contended) >= maxLockMarks {
-		h.contended = make(map[int64]time.Time)
+		h.contended = make(map[string]time.Time)
 	}
-	h.contended[job] = time.Now()
+	h.contended[key] = time.Now()
 }
 
-// contend records that a run here waits for job's lock: the lock left here
+// contend records that a run here waits for the lock key: the lock left here
 // is not reused, and the one held here is not left for reuse.
-func (h *heldLocks) contend(job int64) {
+func (h *heldLocks) contend(key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.left, job)
-	if l := h.held[job]; l != nil {
+	delete(h.left, key)
+	if l := h.held[key]; l != nil {
 		l.contended = true
 	}
 }
 
-// holds reports whether a run here holds job's lock under holder's name.
-func (h *heldLocks) holds(job, holder int64) bool {
+// holds reports whether a run here holds the lock key under holder's name.
+func (h *heldLocks) holds(key string, holder int64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	l := h.held[job]
+	l := h.held[key]
 	return l != nil && l.as == holder
 }
 
@@ -163,55 +164,55 @@ func (h *heldLocks) holds(job, holder int64) bool {
 // lock, is active here, as far as the lock goes: it is if a run here holds
 // the lock under its name. Either way the asker waits for the lock (or
 // takes it), so it is contended from now on.
-func (h *heldLocks) asked(job, holder int64) bool {
+func (h *heldLocks) asked(key string, holder int64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if job == 0 { // an asker that does not say the job: find it
-		for j, l := range h.held {
+	if key == "" { // an asker that does not say the lock: find it
+		for k, l := range h.held {
 			if l.as == holder {
-				job = j
+				key = k
 			}
 		}
-		for j, lf := range h.left {
+		for k, lf := range h.left {
 			if lf.holder == holder {
-				job = j
+				key = k
 			}
 		}
-		if job == 0 {
+		if key == "" {
 			return false
 		}
 	}
-	if _, ok := h.left[job]; ok {
-		delete(h.left, job)
-		h.markContended(job)
+	if _, ok := h.left[key]; ok {
+		delete(h.left, key)
+		h.markContended(key)
 	}
-	l := h.held[job]
+	l := h.held[key]
 	if l != nil {
 		l.contended = true
 		return l.as == holder
 	}
 	if h.askedAt == nil || len(h.askedAt) >= maxLockMarks {
-		h.askedAt = make(map[int64]time.Time)
+		h.askedAt = make(map[string]time.Time)
 	}
-	h.askedAt[job] = time.Now()
+	h.askedAt[key] = time.Now()
 	return false
 }
 
 // drain returns the left locks still in the bucket (job → revision), the
 // jobs whose contended locks runs here may have left, and forgets all.
-func (h *heldLocks) drain(now time.Time) (left map[int64]uint64, contended map[int64]bool) {
+func (h *heldLocks) drain(now time.Time) (left map[string]uint64, contended map[string]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	left = make(map[int64]uint64, len(h.left))
-	for job, lf := range h.left {
+	left = make(map[string]uint64, len(h.left))
+	for key, lf := range h.left {
 		if now.Sub(lf.wrote) <= stream.LockTTL {
-			left[job] = lf.rev
+			left[key] = lf.rev
 		}
 	}
-	contended = make(map[int64]bool, len(h.contended))
-	for job, at := range h.contended {
+	contended = make(map[string]bool, len(h.contended))
+	for key, at := range h.contended {
 		if now.Sub(at) <= stream.LockTTL {
-			contended[job] = true
+			contended[key] = true
 		}
 	}
 	h.left, h.contended = nil, nil

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -155,26 +153,6 @@ func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) enableJob(w http.ResponseWriter, r *http.Request) error {
-	return s.setEnabled(w, r, true)
-}
-func (s *Server) disableJob(w http.ResponseWriter, r *http.Request) error {
-	return s.setEnabled(w, r, false)
-}
-
-func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, enabled bool) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	j, err := s.store.SetEnabled(r.Context(), actor(r), id, enabled)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, jobDoc(j))
-	return nil
-}
-
 // triggerJob writes a manual run and hands it to the firing path, which
 // publishes it at once (retrying if NATS is away). It answers 202 with the
 // run as written: follow it with GET /runs/{id}.
@@ -202,31 +180,6 @@ func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusAccepted, runDoc(run))
-	return nil
-}
-
-func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	n, err := queryInt(r, "n", 5, 1, 100)
-	if err != nil {
-		return err
-	}
-	j, err := s.store.GetJob(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
-	if err != nil {
-		return err
-	}
-	times := sched.NextN(s.now(), int(n))
-	if times == nil {
-		times = []time.Time{}
-	}
-	writeJSON(w, http.StatusOK, apiv1.NextFires{Times: times})
 	return nil
 }
 

@@ -1,10 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -113,6 +115,17 @@ func matrix() []matrixRow {
 		{"GET /api/v1/jobs/{id}/next", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/next"), nil} }, read},
 		{"GET /api/v1/jobs/{id}/runs", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/runs"), nil} }, read},
 		{"GET /api/v1/jobs/{id}/history", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/history"), nil} }, read},
+		{"POST /api/v1/jobs/{id}/backfill", func(e *env, _ string) req {
+			now := time.Now()
+			return req{"POST", jobPath(e.cronJob().ID, "/backfill"), apiv1.BackfillRequest{From: now.Add(-3 * time.Hour), To: now}}
+		}, with(operate, s201)},
+		{"GET /api/v1/jobs/{id}/backfills", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/backfills"), nil} }, read},
+		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/backfills/%d", e.newBackfill().ID), nil}
+		}, read},
+		{"POST /api/v1/backfills/{id}/cancel", func(e *env, _ string) req {
+			return req{"POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", e.newBackfill().ID), nil}
+		}, operate},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs", nil), anyUser},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
 		{"GET /api/v1/runs/{id}", func(e *env, _ string) req { return req{"GET", fmt.Sprintf("/api/v1/runs/%d", e.run), nil} }, read},
@@ -180,4 +193,27 @@ func TestPermissionMatrix(t *testing.T) {
 			t.Errorf("route %q (rule %s) has no row in the permission matrix", r.Pattern, r.Rule)
 		}
 	}
+}
+
+// cronJob is a fresh hourly job of group a, for backfills.
+func (e *env) cronJob() store.Job {
+	e.t.Helper()
+	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: "a", Name: fmt.Sprint("c", e.next()),
+		Handler: "echo", ScheduleType: "cron", ScheduleExpr: "@every 1h", Timezone: "UTC", MisfirePolicy: "skip",
+		RouteStrategy: "any", BlockStrategy: "serial", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// newBackfill records a running backfill of a fresh hourly job.
+func (e *env) newBackfill() store.Backfill {
+	e.t.Helper()
+	now := time.Now()
+	b, err := e.st.CreateBackfill(context.Background(), store.System, e.cronJob(), now.Add(-3*time.Hour), now, 3)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b
 }

@@ -56,6 +56,10 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs/{id}/next", read(s.pathJobGroup), s.nextFires},
 		{"GET /api/v1/jobs/{id}/runs", read(s.pathJobGroup), s.listRuns},
 		{"GET /api/v1/jobs/{id}/history", read(s.pathJobGroup), s.jobHistory},
+		{"POST /api/v1/jobs/{id}/backfill", operate(s.pathJobGroup), s.createBackfill},
+		{"GET /api/v1/jobs/{id}/backfills", read(s.pathJobGroup), s.listBackfills},
+		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), s.getBackfill},
+		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		{"GET /api/v1/runs", read(queryGroup), s.searchRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), s.getRun},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
@@ -244,25 +248,22 @@ func hidden(err error, what string) error {
 }
 
 func (s *Server) pathJobGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
-	id, err := pathID(r)
-	if err != nil {
-		return nil, err
-	}
-	what := fmt.Sprintf("job %d", id)
-	g, err := s.store.JobGroup(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, what)
-	}
-	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
+	return pathGroup(r, "job", s.store.JobGroup)
 }
 
 func (s *Server) pathRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
+	return pathGroup(r, "run", s.store.RunGroup)
+}
+
+// pathGroup is the group of the path's {id}, a kind looked up by group
+// (a missing one answers like another group's: hidden).
+func pathGroup(r *http.Request, kind string, group func(context.Context, int64) (string, error)) ([]auth.Need, error) {
 	id, err := pathID(r)
 	if err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("run %d", id)
-	g, err := s.store.RunGroup(r.Context(), id)
+	what := fmt.Sprintf("%s %d", kind, id)
+	g, err := group(r.Context(), id)
 	if err != nil {
 		return nil, hidden(err, what)
 	}

@@ -132,11 +132,7 @@ func appendNew[T comparable](s []T, v T) []T {
 }
 
 func validTriggerType(t wire.TriggerType) bool {
-	switch t {
-	case wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent:
-		return true
-	}
-	return false
+	return t.Valid()
 }
 
 // The cursor is opaque to clients: "v1.<scheduled_at in µs>.<id>" in

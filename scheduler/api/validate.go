@@ -82,6 +82,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if err != nil {
 		add("%v", err)
 	}
+	switch {
+	case spec.MaxConcurrency < 0 || spec.MaxConcurrency > wire.MaxConcurrencyLimit:
+		add("max_concurrency %d: want 0 (no cap) to %d", spec.MaxConcurrency, wire.MaxConcurrencyLimit)
+	case spec.MaxConcurrency > 0 && err == nil && block != policy.BlockConcurrent:
+		add("max_concurrency is only allowed with block_strategy concurrent (got %s)", block)
+	}
 	timeout := time.Duration(spec.Timeout)
 	if timeout < 0 || timeout > maxTimeout {
 		add("timeout %s: want 0 (none) up to %s", timeout, maxTimeout)
@@ -92,17 +98,17 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	backoff := spec.RetryBackoff
 	switch backoff {
 	case "":
-		backoff = "exponential"
+		backoff = policy.DefaultRetryBackoff
 	case "fixed", "exponential":
 	default:
 		add("unknown retry_backoff %q (want fixed or exponential)", spec.RetryBackoff)
 	}
 	initial, maxDelay := time.Duration(spec.RetryInitial), time.Duration(spec.RetryMax)
 	if initial == 0 {
-		initial = time.Second
+		initial = policy.DefaultRetryInitial
 	}
 	if maxDelay == 0 {
-		maxDelay = max(5*time.Minute, initial)
+		maxDelay = max(policy.DefaultRetryMax, initial)
 	}
 	if initial < 0 || initial > 24*time.Hour {
 		add("retry_initial %s: want up to 24h", initial)
@@ -130,6 +136,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 			add("alarm_emails: %q is not a plain email address", e)
 		}
 	}
+	checkSchedOps(spec, tz, now, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -137,30 +144,34 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if spec.Enabled != nil {
 		enabled = *spec.Enabled
 	}
-	return store.Job{
+	j := store.Job{
 		Group: spec.Group, Name: name, Description: spec.Description, Handler: spec.Handler,
 		Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
 		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
-		BlockStrategy: string(block), Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
+		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails,
-	}, nil
+	}
+	setSchedOps(&j, spec)
+	return j, nil
 }
 
 func jobDoc(j store.Job) apiv1.Job {
-	return apiv1.Job{
+	d := apiv1.Job{
 		ID: j.ID,
 		JobSpec: apiv1.JobSpec{
 			Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
 			Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr,
 			Timezone: j.Timezone, MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy,
-			BlockStrategy: j.BlockStrategy, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
+			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.NextFireAt, LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
+	schedOpsDoc(&d, j)
+	return d
 }
 
 func runDoc(r store.Run) apiv1.Run {

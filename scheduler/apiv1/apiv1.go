@@ -12,10 +12,14 @@
 //	GET    /api/v1/jobs/{id}                   → Job
 //	PUT    /api/v1/jobs/{id}         JobSpec   → Job (JobSpec.Version or If-Match required; stale: 409 Error.CurrentVersion)
 //	DELETE /api/v1/jobs/{id}                   → 204
-//	POST   /api/v1/jobs/{id}/enable            → Job
-//	POST   /api/v1/jobs/{id}/disable           → Job
+//	POST   /api/v1/jobs/{id}/enable  [EnableRequest]  → Job
+//	POST   /api/v1/jobs/{id}/disable [DisableRequest] → Job
+//	POST   /api/v1/jobs/{id}/backfill BackfillRequest → 201 Backfill
+//	GET    /api/v1/jobs/{id}/backfills         → BackfillList (newest first)
+//	GET    /api/v1/backfills/{id}              → Backfill
+//	POST   /api/v1/backfills/{id}/cancel       → Backfill
 //	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run
-//	GET    /api/v1/jobs/{id}/next?n=5          → NextFires
+//	GET    /api/v1/jobs/{id}/next?n=5          → NextFires (the scheduled_at of the next runs)
 //	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first by scheduled time; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
 //	GET    /api/v1/runs/{id}/logs?from=&limit=&follow= → RunLogs, or with follow=true an NDJSON stream of LogLine
@@ -66,13 +70,15 @@ type JobSpec struct {
 	Description string `json:"description,omitempty"`
 	Handler     string `json:"handler"`
 	Params      string `json:"params,omitempty"`
-	// ScheduleType is cron, fix_rate, fix_delay, once or none.
+	// ScheduleType is cron, quartz, fix_rate, fix_delay, once or none.
 	ScheduleType string `json:"schedule_type"`
 	// ScheduleExpr is a cron expression (seconds field optional,
-	// descriptors like "@every 10s"), a duration for fix_rate/fix_delay
-	// ("30s"), an RFC 3339 time for once, empty for none.
+	// descriptors like "@every 10s"), a Quartz cron expression for quartz
+	// as xxl-job stores it ("0 15 10 ? * 6L": 6 or 7 fields, ? L W #,
+	// day-of-week 1 = Sunday), a duration for fix_rate/fix_delay ("30s"),
+	// an RFC 3339 time for once, empty for none.
 	ScheduleExpr string `json:"schedule_expr,omitempty"`
-	// Timezone is an IANA zone for cron (default UTC).
+	// Timezone is an IANA zone for cron and quartz (default UTC).
 	Timezone      string   `json:"timezone,omitempty"`
 	MisfirePolicy string   `json:"misfire_policy,omitempty"`
 	RouteStrategy string   `json:"route_strategy,omitempty"`
@@ -91,8 +97,22 @@ type JobSpec struct {
 	// AlarmEmails an email (SMTP configured on the scheduler).
 	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
+
+	// MaxConcurrency caps the runs of a job with block_strategy concurrent
+	// that execute at once (0: no cap); refused with any other strategy.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
+
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
+	// Schedule operations (see schedops.go): MisfireThreshold and
+	// MaxCatchup override the scheduler's --misfire-threshold and
+	// --max-catchup (0: those defaults); Jitter, StartAt and EndAt shape
+	// the fire times.
+	MisfireThreshold Duration   `json:"misfire_threshold,omitempty"`
+	MaxCatchup       int        `json:"max_catchup,omitempty"`
+	Jitter           Duration   `json:"jitter,omitempty"`
+	StartAt          *time.Time `json:"start_at,omitempty"`
+	EndAt            *time.Time `json:"end_at,omitempty"`
 	// Version is the version of the job a PUT was based on (Job.Version):
 	// when the job changed since, the PUT answers 409 instead of
 	// overwriting the other change. Ignored on create.
@@ -110,6 +130,11 @@ type Job struct {
 	Version    int64      `json:"version"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
+	// Set while the job is disabled through POST .../disable: the note
+	// given, when, and by whom.
+	PausedNote string     `json:"paused_note,omitempty"`
+	PausedAt   *time.Time `json:"paused_at,omitempty"`
+	PausedBy   string     `json:"paused_by,omitempty"`
 }
 
 // JobList answers GET /jobs.

@@ -224,11 +224,12 @@ func (d *Dispatcher) publish(ctx context.Context, r *store.PlannedRun, now time.
 // and a late one is judged by the worker that receives it. It returns the
 // runs to skip with their messages.
 func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]string {
-	if d.cfg.MisfireThreshold <= 0 {
-		return nil
-	}
 	late := func(r *store.PlannedRun) bool {
-		return !r.Recovered && r.TriggerType == wire.TriggerSchedule && now.Sub(r.ScheduledAt) > d.cfg.MisfireThreshold
+		threshold := d.cfg.MisfireThreshold
+		if r.MisfireThreshold > 0 {
+			threshold = r.MisfireThreshold // the job's own
+		}
+		return threshold > 0 && !r.Recovered && r.TriggerType == wire.TriggerSchedule && now.Sub(r.ScheduledAt) > threshold
 	}
 	newest := map[int64]time.Time{} // job → its newest late fire in the batch
 	for i := range runs {

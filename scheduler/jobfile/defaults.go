@@ -8,12 +8,6 @@ import (
 	"github.com/jetjob/jetjob/shared/policy"
 )
 
-// The API's retry defaults (scheduler/api fills them in on every write).
-const (
-	defaultRetryInitial = time.Second
-	defaultRetryMax     = 5 * time.Minute
-)
-
 // Normalize returns spec with what the API stores for each field a spec
 // leaves out filled in, so that a file that omits a default and the job the
 // API returns compare equal. Fields the API stores as sent (their zero is
@@ -36,13 +30,13 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 		spec.BlockStrategy = string(policy.DefaultBlock)
 	}
 	if spec.RetryBackoff == "" {
-		spec.RetryBackoff = "exponential"
+		spec.RetryBackoff = policy.DefaultRetryBackoff
 	}
 	if spec.RetryInitial == 0 {
-		spec.RetryInitial = apiv1.Duration(defaultRetryInitial)
+		spec.RetryInitial = apiv1.Duration(policy.DefaultRetryInitial)
 	}
 	if spec.RetryMax == 0 {
-		spec.RetryMax = apiv1.Duration(max(defaultRetryMax, time.Duration(spec.RetryInitial)))
+		spec.RetryMax = apiv1.Duration(max(policy.DefaultRetryMax, time.Duration(spec.RetryInitial)))
 	}
 	if spec.Enabled == nil {
 		enabled := true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/timing"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -28,31 +29,57 @@ type plan struct {
 	overflow bool
 }
 
-// planJob computes the fires of one job from its next fire up to horizon.
-// Fires before now-threshold are misfires and follow the policy.
-func planJob(s *schedule.Schedule, next, now, horizon time.Time, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
+// summaryCountLimit bounds the walk that counts the fires a catch-up
+// summary stands for (a year of one-second fires is 31 M steps).
+const summaryCountLimit = 100_000
+
+// planJob computes the fires of one job from its next fire up to horizon,
+// in nominal times (see package timing). Fires before now-threshold are
+// misfires and follow the policy.
+//
+// Past maxCatchup missed fires the walk stops: the first maxCatchup are
+// recorded one by one, fire_once runs the newest missed fire (found by
+// probing back from the threshold, not by walking), and the fires in
+// between are summarised in one SKIPPED run, at the first of them, whose
+// message says how many and which range. The schedule resumes at the
+// threshold.
+func planJob(tp timing.Plan, next, now, horizon time.Time, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
 	var p plan
 	lateBefore := now.Add(-threshold)
 	t, ok := next, true
 	var missed []time.Time
+	var summary *fire
+	var newest time.Time
 	for ok && t.Before(lateBefore) {
 		if len(missed) == maxCatchup {
-			// Past the cap: resume the schedule from the threshold instead
-			// of walking, e.g., a year of one-second fires.
 			p.overflow = true
-			t, ok = s.Next(lateBefore.Add(-time.Nanosecond))
+			summary, newest = overflow(tp, t, missed[len(missed)-1], lateBefore, mp, maxCatchup)
+			t, ok = tp.Next(lateBefore.Add(-time.Nanosecond))
 			break
 		}
 		missed = append(missed, t)
-		t, ok = s.Next(t)
+		t, ok = tp.Next(t)
+	}
+	if !newest.IsZero() {
+		missed = append(missed, newest)
 	}
 	p.fires = misfires(missed, now, mp)
-	oneShot := s.Type() == schedule.FixDelay || s.Type() == schedule.Once
+	if summary != nil {
+		// Keep the fires in time order: the summary comes before the
+		// newest fire it leaves out.
+		at := len(p.fires)
+		if !newest.IsZero() {
+			at--
+		}
+		p.fires = append(p.fires[:at], append([]fire{*summary}, p.fires[at:]...)...)
+	}
+	st := tp.Sched.Type()
+	oneShot := st == schedule.FixDelay || st == schedule.Once
 	if oneShot && len(p.fires) > 0 {
 		// Its single fire is taken. fix_delay's next comes when that run
 		// ends, unless the policy skipped it: then the delay runs from now.
-		if s.Type() == schedule.FixDelay && p.fires[len(p.fires)-1].status == wire.StatusSkipped {
-			if t, ok := s.Next(now); ok {
+		if st == schedule.FixDelay && p.fires[len(p.fires)-1].status == wire.StatusSkipped {
+			if t, ok := tp.Next(now); ok {
 				p.next = &t
 			}
 		}
@@ -63,12 +90,46 @@ func planJob(s *schedule.Schedule, next, now, horizon time.Time, mp policy.Misfi
 		if oneShot {
 			return p
 		}
-		t, ok = s.Next(t)
+		t, ok = tp.Next(t)
 	}
 	if ok {
 		p.next = &t
 	}
 	return p
+}
+
+// overflow handles the missed fires past the cap, from first (the first
+// not recorded one by one) up to lateBefore: for fire_once the newest of
+// them, which runs, and the SKIPPED summary of the others (nil when there
+// are none).
+func overflow(tp timing.Plan, first, lastRecorded, lateBefore time.Time, mp policy.Misfire, maxCatchup int) (*fire, time.Time) {
+	var newest time.Time
+	end := lateBefore
+	if mp == policy.MisfireFireOnce {
+		if n, ok := tp.Newest(lastRecorded, lateBefore); ok {
+			newest, end = n, n
+		}
+	}
+	n, exact := tp.Count(lastRecorded, end, summaryCountLimit)
+	if n == 0 {
+		return nil, newest
+	}
+	count := fmt.Sprint(n)
+	if !exact {
+		count = "at least " + count
+	}
+	last := first
+	if n > 1 {
+		if l, ok := tp.Newest(lastRecorded, end); ok {
+			last = l
+		}
+	}
+	msg := fmt.Sprintf("misfire: %s more missed fires from %s to %s, past max_catchup %d, not recorded one by one: skipped (misfire policy %s)",
+		count, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339), maxCatchup, mp)
+	if !newest.IsZero() {
+		msg += fmt.Sprintf("; the newest missed fire, %s, ran instead", newest.UTC().Format(time.RFC3339))
+	}
+	return &fire{at: first, typ: wire.TriggerSchedule, status: wire.StatusSkipped, message: msg}, newest
 }
 
 // misfires turns missed fire times into runs by the misfire policy.

@@ -16,7 +16,7 @@ import (
 // manual run's own params override its job's.
 const plannedColumns = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, j.timeout_ms,
-		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id
+		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency
 	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
 
 // selectPlanned reads all of a shard's planned, not yet published runs.
@@ -82,10 +82,11 @@ func (p *Planner) recover(ctx context.Context, l lease.Lease, query string, args
 	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.PlannedRun, error) {
 		var pr store.PlannedRun
 		var typ string
-		var timeoutMS int64
+		var timeoutMS, thresholdMS int64
 		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 			&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
-			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target)
+			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency)
+		pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
 		pr.Epoch, pr.Recovered = l.Epoch, true
 		pr.TriggerType = wire.TriggerType(typ)
 		pr.Timeout = time.Duration(timeoutMS) * time.Millisecond

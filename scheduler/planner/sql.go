@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/timing"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -21,7 +22,8 @@ import (
 // a job being edited right now is planned on the next pass instead of
 // making this pass wait.
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
-	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at
+	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
+	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 	ORDER BY next_fire_at
@@ -50,6 +52,13 @@ type dueJob struct {
 	misfire, route, block    string
 	timeoutMS                int64
 	next                     time.Time
+	// Per-job overrides of the planner's defaults (NULL: the default),
+	// jitter and bounds (see package timing).
+	thresholdMS    *int64
+	maxCatchup     *int
+	jitterMS       int64
+	start, end     *time.Time
+	maxConcurrency int
 }
 
 // fenceSQL is the first statement of every planning transaction: it checks
@@ -89,7 +98,8 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
-				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next)
+				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency)
 			return j, err
 		})
 		if err != nil {
@@ -107,7 +117,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		)
 		for i := range jobs {
 			j := &jobs[i]
-			pl, err := p.planOne(j, now, horizon)
+			pl, tp, err := p.planOne(j, now, horizon)
 			if err != nil {
 				// A schedule that no longer parses is switched off
 				// (next_fire_at NULL) rather than retried every pass.
@@ -117,8 +127,9 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 			}
 			var last *time.Time
 			for _, f := range pl.fires {
-				// PostgreSQL keeps microseconds: key fires the way they come back.
-				f.at = f.at.Truncate(time.Microsecond)
+				// Runs are written at their actual (jittered) time, to the
+				// microsecond PostgreSQL keeps: key fires the way they come back.
+				f.at = tp.At(f.at)
 				ins.add(j, f)
 				byFire[fireKey{j.id, f.at.UnixMicro()}] = planned{j, f}
 				at := f.at
@@ -150,7 +161,8 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
-					RouteStrategy: j.route, BlockStrategy: j.block,
+					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
+					MaxConcurrency: j.maxConcurrency,
 				})
 			}
 		}
@@ -165,21 +177,40 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 	return runs, more, nil
 }
 
-func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, error) {
+func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan, error) {
 	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
 	if err != nil {
-		return plan{}, err
+		return plan{}, timing.Plan{}, err
 	}
 	mp, err := policy.ParseMisfire(j.misfire)
 	if err != nil {
-		return plan{}, err
+		return plan{}, timing.Plan{}, err
 	}
-	pl := planJob(s, j.next, now, horizon, mp, p.cfg.MisfireThreshold, p.cfg.MaxCatchup)
+	tp := timing.Plan{Sched: s, JobID: j.id, Jitter: time.Duration(j.jitterMS) * time.Millisecond}
+	if j.start != nil {
+		tp.Start = *j.start
+	}
+	if j.end != nil {
+		tp.End = *j.end
+	}
+	maxCatchup := p.cfg.MaxCatchup
+	if j.maxCatchup != nil {
+		maxCatchup = *j.maxCatchup
+	}
+	pl := planJob(tp, j.next, now, horizon, mp, p.threshold(j), maxCatchup)
 	if pl.overflow {
-		p.log.Warn("more fires missed than max_catchup; the older ones are not recorded",
-			logging.Job(j.id), zap.Int("max_catchup", p.cfg.MaxCatchup), zap.Time("missed_since", j.next))
+		p.log.Warn("more fires missed than max_catchup; the ones past it are summarised in one SKIPPED run",
+			logging.Job(j.id), zap.Int("max_catchup", maxCatchup), zap.Time("missed_since", j.next))
 	}
-	return pl, nil
+	return pl, tp, nil
+}
+
+// threshold is the job's misfire threshold, the planner's when it has none.
+func (p *Planner) threshold(j *dueJob) time.Duration {
+	if j.thresholdMS != nil {
+		return time.Duration(*j.thresholdMS) * time.Millisecond
+	}
+	return p.cfg.MisfireThreshold
 }
 
 // planned ties a fire to its job, to match the rows insertPlanned returns.

@@ -163,6 +163,7 @@ type jobAudit struct {
 	MisfirePolicy string   `json:"misfire_policy"`
 	RouteStrategy string   `json:"route_strategy"`
 	BlockStrategy string   `json:"block_strategy"`
+	MaxConc       int      `json:"max_concurrency,omitempty"`
 	Timeout       string   `json:"timeout"`
 	MaxRetries    int      `json:"max_retries"`
 	RetryBackoff  string   `json:"retry_backoff"`
@@ -179,7 +180,7 @@ func jobDoc(j Job) *jobAudit {
 	return &jobAudit{ID: j.ID, Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
 		Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr, Timezone: j.Timezone,
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
-		Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
+		MaxConc: j.MaxConcurrency, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Enabled: j.Enabled, Version: j.Version}
 }

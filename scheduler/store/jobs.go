@@ -42,40 +42,60 @@ type Job struct {
 	Version       int64
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// Schedule operations (see schedops.go): 0 / nil mean unset.
+	MisfireThreshold time.Duration
+	MaxCatchup       int
+	Jitter           time.Duration
+	StartAt, EndAt   *time.Time
+	// Why, when and by whom the job was disabled (POST .../disable).
+	PausedNote string
+	PausedAt   *time.Time
+	PausedBy   string
+
+	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
+	MaxConcurrency int
 }
 
 const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
-	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails`
+	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
+	max_concurrency, ` + schedOpsColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
 	var timeoutMS, initialMS, maxMS int64
+	var ops schedOpsScan
 	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
 		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
-		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails)
+		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
+		&j.MaxConcurrency,
+		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy)
+	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
 	j.RetryMax = time.Duration(maxMS) * time.Millisecond
 	return j, err
 }
 
-// firstFire is the first fire of a job's schedule after now (nil for
-// none), and for fix_delay the delay in milliseconds.
+// firstFire is the first (nominal) fire of a job's schedule after now
+// (nil for none), within its start/end bounds, and for fix_delay the
+// delay in milliseconds.
 func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error) {
-	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
+	tp, err := j.Timing()
 	if err != nil {
 		return nil, 0, err
 	}
-	t, ok := sched.Next(now)
+	t, ok := tp.Next(now)
 	if !ok {
 		return nil, 0, nil
 	}
-	if sched.Type() == schedule.FixDelay {
-		delayMS = t.Sub(now).Milliseconds()
+	if tp.Sched.Type() == schedule.FixDelay {
+		if d, ok := tp.Sched.Next(now); ok {
+			delayMS = d.Sub(now).Milliseconds()
+		}
 	}
 	return &t, delayMS, nil
 }
@@ -100,16 +120,16 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
 				schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
 				max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
-				child_job_ids, alarm_webhook, alarm_emails)
+				child_job_ids, alarm_webhook, alarm_emails, max_concurrency)
 			OVERRIDING SYSTEM VALUE
 			SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-				$18, $19, $20, $21, $22, $23 FROM n
+				$18, $19, $20, $21, $22, $23, $24 FROM n
 			RETURNING `+jobColumns,
 			s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
 			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
 			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails))
+			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):
@@ -117,6 +137,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		case isUniqueViolation(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
+			return fmt.Errorf("create job: %w", err)
+		}
+		if out, err = setSchedOps(ctx, tx, out.ID, &j); err != nil {
 			return fmt.Errorf("create job: %w", err)
 		}
 		return writeAudit(ctx, tx, a, "job.create", JobTarget(out.ID), out.Group, nil, jobDoc(out))
@@ -204,14 +227,14 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
 			max_retries = $14, enabled = $15, next_fire_at = $16, delay_ms = $17,
 			retry_backoff = $18, retry_initial_ms = $19, retry_max_ms = $20, child_job_ids = $21,
-			alarm_webhook = $22, alarm_emails = $23,
+			alarm_webhook = $22, alarm_emails = $23, max_concurrency = $24,
 			version = version + 1, updated_at = now()
 			WHERE id = $1 RETURNING `+jobColumns,
 			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
 			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
 			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
 			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails))
+			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
 		case isForeignKeyViolation(err):
@@ -219,6 +242,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		case isUniqueViolation(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
+			return err
+		}
+		if out, err = setSchedOps(ctx, tx, j.ID, &j); err != nil {
 			return err
 		}
 		return writeAudit(ctx, tx, a, "job.update", JobTarget(j.ID), out.Group, jobDoc(cur), jobDoc(out))
@@ -229,56 +255,10 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	return out, nil
 }
 
-// SetEnabled enables or disables a job. Disabling removes its planned, not
-// yet triggered runs and rewinds next_fire_at to the first of them, so that
-// when the job is enabled again the fires it missed meanwhile go through its
-// misfire policy (skip, fire_once, fire_all), as after any other outage.
-//
-// A change is recorded as job.enable or job.disable by a; asking for the
-// state the job is already in changes nothing and records nothing.
+// SetEnabled enables or disables a job with the default options (no
+// note; catch-up by the misfire policy). See SetEnabledWith.
 func (s *Store) SetEnabled(ctx context.Context, a Actor, id int64, enabled bool) (Job, error) {
-	var out Job
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := lockJob(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if cur.Enabled == enabled {
-			out = cur
-			return nil
-		}
-		next := cur.NextFireAt
-		if !enabled {
-			// Rewind to the first fire removed, so that re-enabling
-			// finds it (and the misfire policy judges it).
-			first, err := deletePlanned(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			if first != nil && (next == nil || first.Before(*next)) {
-				next = first
-			}
-		} else if next == nil {
-			// A job that never had a next fire (e.g. created disabled) starts from now.
-			if next, _, err = firstFire(&cur, time.Now()); err != nil {
-				return err
-			}
-		}
-		out, err = scanJob(tx.QueryRow(ctx, `UPDATE jobs SET enabled = $2, next_fire_at = $3,
-			version = version + 1, updated_at = now() WHERE id = $1 RETURNING `+jobColumns, id, enabled, next))
-		if err != nil {
-			return err
-		}
-		action := "job.disable"
-		if enabled {
-			action = "job.enable"
-		}
-		return writeAudit(ctx, tx, a, action, JobTarget(id), out.Group, jobDoc(cur), jobDoc(out))
-	})
-	if err != nil {
-		return out, fmt.Errorf("set job %d enabled=%t: %w", id, enabled, err)
-	}
-	return out, nil
+	return s.SetEnabledWith(ctx, a, id, EnableOptions{Enabled: enabled})
 }
 
 // DeleteJob removes a job and its planned runs not yet due, recording a

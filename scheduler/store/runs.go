@@ -260,16 +260,24 @@ type PlannedRun struct {
 	MisfirePolicy string
 	RouteStrategy string
 	BlockStrategy string
+	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
+	MaxConcurrency int
 	// Target is the worker a directed trigger goes to, "" for the group's
 	// shared queue. Dispatch sets it when it routes the run; a part of a
 	// sharding broadcast keeps it in job_runs.worker_id, so that a
 	// recovered part goes back to its worker (or to the shared queue if
 	// that worker is gone).
 	Target string
+	// MisfireThreshold is the job's own threshold, 0 for the scheduler's.
+	MisfireThreshold time.Duration
 }
 
-// Trigger is the wire message of a planned run.
+// Trigger is the wire message of a planned run; misfireThreshold is the
+// scheduler's, used when the job has none of its own.
 func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
+	if p.MisfireThreshold > 0 {
+		misfireThreshold = p.MisfireThreshold
+	}
 	return &wire.Trigger{
 		V:                  wire.Version,
 		RunID:              p.RunID,
@@ -286,6 +294,7 @@ func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		MisfirePolicy:      p.MisfirePolicy,
 		MisfireThresholdMS: misfireThreshold.Milliseconds(),
 		BlockStrategy:      p.BlockStrategy,
+		MaxConcurrency:     p.MaxConcurrency,
 	}
 }
 
@@ -300,7 +309,7 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 	p := PlannedRun{
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: j.MisfirePolicy,
-		RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
+		RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency,
 	}
 	if params != nil {
 		p.Params = *params

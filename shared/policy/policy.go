@@ -3,7 +3,10 @@
 // when a trigger arrives while the job is still running.
 package policy
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Misfire says what happens to a fire found later than the misfire threshold.
 type Misfire string
@@ -64,13 +67,19 @@ func ParseRoute(s string) (Route, error) {
 }
 
 // Block says what happens when a trigger arrives while a run of the same job
-// is active anywhere in the group.
+// is active anywhere in the group. It applies between fires: the parts of
+// one sharding-broadcast fire never block each other (a part is judged
+// against the same part index of earlier fires, see worker/block.go).
 type Block string
 
 const (
 	BlockSerial       Block = "serial"        // wait, in order
 	BlockDiscardLater Block = "discard_later" // the new trigger ends DISCARDED
 	BlockCoverEarly   Block = "cover_early"   // the active run is cancelled
+	// BlockConcurrent lets runs overlap (Temporal's AllowAll, Kubernetes'
+	// Allow); with a job's max_concurrency N at most N run at once and the
+	// others wait, in fire order, as with serial.
+	BlockConcurrent Block = "concurrent"
 )
 
 // DefaultBlock is used when a job names none.
@@ -81,8 +90,17 @@ func ParseBlock(s string) (Block, error) {
 	switch b := Block(s); b {
 	case "":
 		return DefaultBlock, nil
-	case BlockSerial, BlockDiscardLater, BlockCoverEarly:
+	case BlockSerial, BlockDiscardLater, BlockCoverEarly, BlockConcurrent:
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later or cover_early)", s)
+	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later, cover_early or concurrent)", s)
 }
+
+// Retry defaults: a job that names no backoff retries with exponential
+// delays from DefaultRetryInitial, capped at DefaultRetryMax (or at its
+// initial delay when that is longer).
+const (
+	DefaultRetryBackoff = "exponential"
+	DefaultRetryInitial = time.Second
+	DefaultRetryMax     = 5 * time.Minute
+)

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -34,7 +35,14 @@ type ControlRequest struct {
 	Op    ControlOp `json:"op"`
 	JobID int64     `json:"job_id,omitempty"`
 	RunID int64     `json:"run_id,omitempty"`
+	// Lock is the JETJOB_LOCKS key run_active asks about when it is not
+	// the job's own lock job.<job_id>: a sharding-broadcast part's lock,
+	// job.<job_id>_part<i> (worker/block.go). Empty from older workers.
+	Lock string `json:"lock,omitempty"`
 }
+
+// lockRE is the shape of a job lock's key that run_active may name.
+var lockRE = regexp.MustCompile(`^job\.[1-9][0-9]{0,18}(_part[0-9]{1,9})?$`)
 
 // Validate checks a control request.
 func (c *ControlRequest) Validate() error {
@@ -50,6 +58,9 @@ func (c *ControlRequest) Validate() error {
 	case OpRunActive:
 		if c.RunID <= 0 {
 			return fmt.Errorf("control request: run_active needs a positive run_id, got %d", c.RunID)
+		}
+		if c.Lock != "" && !lockRE.MatchString(c.Lock) {
+			return fmt.Errorf("control request: lock %q is not a job lock key (want job.<job_id> or job.<job_id>_part<index>)", c.Lock)
 		}
 	default:
 		return fmt.Errorf("control request: unknown op %q (want ping, idle_beat or run_active)", c.Op)

@@ -19,6 +19,8 @@ func TestControlMessagesValidated(t *testing.T) {
 		{`{"v":1,"op":"idle_beat"}`, "positive job_id"},
 		{`{"v":1,"op":"run_active","run_id":9}`, ""},
 		{`{"v":1,"op":"run_active","job_id":4}`, "positive run_id"},
+		{`{"v":1,"op":"run_active","job_id":4,"run_id":9,"lock":"job.4_part2"}`, ""},
+		{`{"v":1,"op":"run_active","job_id":4,"run_id":9,"lock":"job.4.>"}`, "lock \"job.4.>\" is not a job lock key"},
 		{`{"v":1,"op":"reboot"}`, "unknown op"},
 		{`{"v":2,"op":"ping"}`, "unsupported message version"},
 		{`{"v":1,`, "malformed JSON"},

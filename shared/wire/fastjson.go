@@ -50,6 +50,8 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 			t.MisfireThresholdMS, ok = p.int()
 		case "block_strategy":
 			t.BlockStrategy, ok = p.string()
+		case "max_concurrency":
+			ok = p.intInto(&t.MaxConcurrency)
 		}
 		return ok
 	}) && p.done()
@@ -327,6 +329,9 @@ func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 	}
 	if t.BlockStrategy != "" {
 		w.str(`,"block_strategy":`, t.BlockStrategy)
+	}
+	if t.MaxConcurrency != 0 {
+		w.int(`,"max_concurrency":`, int64(t.MaxConcurrency))
 	}
 	w.b = append(w.b, '}')
 	return w.b, w.ok

@@ -15,6 +15,11 @@ const Version = 1
 // MaxParamsBytes bounds job and trigger params (64 KiB).
 const MaxParamsBytes = 64 << 10
 
+// MaxConcurrencyLimit bounds a job's max_concurrency: the runs holding its
+// slots share one lock value in a KV bucket (worker/slots.go), which must
+// stay small.
+const MaxConcurrencyLimit = 1000
+
 // MaxMessageBytes bounds the message text of a run result; longer messages
 // are cut by TruncateMessage, which says so.
 const MaxMessageBytes = 4 << 10
@@ -45,12 +50,13 @@ const (
 	TriggerManual   TriggerType = "manual"   // API / CLI "trigger now"
 	TriggerRetry    TriggerType = "retry"    // retry of a failed run
 	TriggerParent   TriggerType = "parent"   // child job after its parent succeeded
+	TriggerBackfill TriggerType = "backfill" // a past fire run by a backfill operation
 )
 
 // Valid reports whether t is a known trigger type.
 func (t TriggerType) Valid() bool {
 	switch t {
-	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent:
+	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill:
 		return true
 	}
 	return false
@@ -76,6 +82,10 @@ type Trigger struct {
 	MisfirePolicy      string `json:"misfire_policy,omitempty"`
 	MisfireThresholdMS int64  `json:"misfire_threshold_ms,omitempty"`
 	BlockStrategy      string `json:"block_strategy,omitempty"`
+	// MaxConcurrency bounds the runs of a job with block strategy
+	// concurrent that execute at once; 0 (or absent, from an older
+	// scheduler) means unbounded.
+	MaxConcurrency int `json:"max_concurrency,omitempty"`
 }
 
 // MsgID is the JetStream Nats-Msg-Id of the trigger of run runID. It is derived
@@ -121,6 +131,9 @@ func (t *Trigger) Validate() error {
 	}
 	if t.TimeoutMS < 0 {
 		errs = append(errs, "timeout_ms must not be negative")
+	}
+	if t.MaxConcurrency < 0 || t.MaxConcurrency > MaxConcurrencyLimit {
+		errs = append(errs, fmt.Sprintf("max_concurrency %d is out of range (0-%d)", t.MaxConcurrency, MaxConcurrencyLimit))
 	}
 	return joinErrs("trigger", errs)
 }

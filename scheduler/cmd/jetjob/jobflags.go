@@ -21,11 +21,12 @@ import (
 type jobFlags struct {
 	group, name, handler, description string
 	params, paramsFile                string
-	cron, every, delay, at            string
+	cron, quartz, every, delay, at    string
 	tz, misfire, route, block         string
 	timeout                           time.Duration
-	maxRetries                        int
+	maxRetries, maxConcurrency        int
 	disabled                          bool
+	ops                               schedOpsFlags
 
 	// Set by validate: the schedule a schedule flag gave, and the params
 	// read from --params-file.
@@ -36,7 +37,7 @@ type jobFlags struct {
 // scheduleFlags are the flags that set the schedule; at most one may be
 // given. no-schedule exists only on `jobs update` (a new job without a
 // schedule flag has none).
-var scheduleFlags = []string{"cron", "every", "delay", "at", "no-schedule"}
+var scheduleFlags = []string{"cron", "quartz", "every", "delay", "at", "no-schedule"}
 
 // register adds the job flags to fl.
 func (f *jobFlags) register(fl *pflag.FlagSet) {
@@ -47,16 +48,19 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.params, "params", "", "params passed to the handler")
 	fl.StringVar(&f.paramsFile, "params-file", "", "read the params from a file (- for stdin)")
 	fl.StringVar(&f.cron, "cron", "", "schedule: cron expression")
+	fl.StringVar(&f.quartz, "quartz", "", "schedule: Quartz cron expression as xxl-job writes it, e.g. '0 15 10 ? * 6L' (day-of-week 1 = Sunday)")
 	fl.StringVar(&f.every, "every", "", "schedule: fixed rate, a duration like 30s")
 	fl.StringVar(&f.delay, "delay", "", "schedule: fixed delay after the previous run, a duration")
 	fl.StringVar(&f.at, "at", "", "schedule: once, at an RFC 3339 time")
-	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression (default UTC)")
+	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron or quartz expression (default UTC)")
 	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
-	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
+	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early or concurrent")
+	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "with --block concurrent: at most this many runs at once (0: no cap)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
+	f.ops.register(fl)
 }
 
 // validate checks the flags given on cmd; every problem is a usage error
@@ -84,6 +88,12 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 			return usagef("--cron: empty expression")
 		}
 		f.schedType, f.schedExpr = "cron", strings.TrimSpace(f.cron)
+	case changed("quartz"):
+		// The server validates the fields and names the bad one.
+		if strings.TrimSpace(f.quartz) == "" {
+			return usagef("--quartz: empty expression")
+		}
+		f.schedType, f.schedExpr = "quartz", strings.TrimSpace(f.quartz)
 	case changed("every"):
 		d, err := positiveDuration("--every", f.every)
 		if err != nil {
@@ -116,6 +126,12 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 	}
 	if f.maxRetries < 0 {
 		return usagef("--max-retries %d: must not be negative", f.maxRetries)
+	}
+	if err := f.ops.validate(changed); err != nil {
+		return err
+	}
+	if f.maxConcurrency < 0 {
+		return usagef("--max-concurrency %d: must not be negative", f.maxConcurrency)
 	}
 
 	if changed("params") && changed("params-file") {
@@ -172,10 +188,17 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	if changed("max-retries") {
 		spec.MaxRetries = f.maxRetries
 	}
+	switch {
+	case changed("max-concurrency"):
+		spec.MaxConcurrency = f.maxConcurrency
+	case changed("block") && f.block != "concurrent":
+		spec.MaxConcurrency = 0 // the cap belongs to concurrent: leaving it drops the cap
+	}
 	if changed("disabled") {
 		enabled := !f.disabled
 		spec.Enabled = &enabled
 	}
+	f.ops.apply(changed, spec)
 }
 
 func positiveDuration(flag, s string) (string, error) {

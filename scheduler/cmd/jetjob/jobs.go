@@ -32,6 +32,10 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsTriggerCmd(),
 		a.jobsNextCmd(),
 		a.jobsHistoryCmd(),
+		a.jobsBackfillCmd(),
+		a.jobsBackfillsCmd(),
+		a.jobsBackfillOpCmd(false),
+		a.jobsBackfillOpCmd(true),
 	)
 	return cmd
 }
@@ -44,6 +48,7 @@ func (a *app) jobsCreateCmd() *cobra.Command {
 		Long: `Create a job. At most one schedule flag may be given:
 
   --cron EXPR      cron expression (seconds field optional, "@every 10s" too), see --tz
+  --quartz EXPR    Quartz cron as xxl-job writes it ("0 15 10 ? * 6L"), see --tz
   --every DUR      fixed rate: a fire every DUR (fix_rate)
   --delay DUR      fixed delay: DUR after the previous run finished (fix_delay)
   --at TIME        once, at an RFC 3339 time
@@ -176,26 +181,20 @@ func (a *app) jobsListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.ListJobs(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			for all && list.Next != 0 {
-				if list.Next <= opts.After {
-					return fmt.Errorf("server returned a page cursor that does not advance (%d)", list.Next)
-				}
-				opts.After = list.Next
-				page, err := c.ListJobs(cmd.Context(), opts)
+			var list *apiv1.JobList
+			if all {
+				js, err := c.ListAllJobs(cmd.Context(), opts)
 				if err != nil {
 					return err
 				}
-				list.Jobs = append(list.Jobs, page.Jobs...)
-				list.Next = page.Next
+				list = &apiv1.JobList{Jobs: js}
+			} else if list, err = c.ListJobs(cmd.Context(), opts); err != nil {
+				return err
 			}
 			return a.emit(list, func(w io.Writer) error {
 				t := newTable(w, "ID", "GROUP", "NAME", "HANDLER", "SCHEDULE", "ENABLED", "NEXT FIRE")
 				for _, j := range list.Jobs {
-					t.row(strconv.FormatInt(j.ID, 10), j.Group, j.Name, j.Handler, schedule(&j.JobSpec), yesNo(j.Enabled), fmtTimePtr(j.NextFireAt))
+					t.row(strconv.FormatInt(j.ID, 10), j.Group, j.Name, j.Handler, schedule(&j.JobSpec), enabledCell(&j), fmtTimePtr(j.NextFireAt))
 				}
 				if err := t.flush(); err != nil {
 					return err
@@ -220,7 +219,7 @@ func schedule(s *apiv1.JobSpec) string {
 		typ = "none"
 	}
 	out := strings.TrimSpace(typ + " " + s.ScheduleExpr)
-	if typ == "cron" && s.Timezone != "" && s.Timezone != "UTC" {
+	if (typ == "cron" || typ == "quartz") && s.Timezone != "" && s.Timezone != "UTC" {
 		out += " (" + s.Timezone + ")"
 	}
 	return out
@@ -239,6 +238,9 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Misfire policy", j.MisfirePolicy)
 	k.add("Route strategy", j.RouteStrategy)
 	k.add("Block strategy", j.BlockStrategy)
+	if j.MaxConcurrency > 0 {
+		k.add("Max concurrency", strconv.Itoa(j.MaxConcurrency))
+	}
 	k.add("Timeout", fmtDuration(time.Duration(j.Timeout)))
 	k.add("Max retries", strconv.Itoa(j.MaxRetries))
 	k.add("Enabled", yesNo(j.Enabled))
@@ -248,6 +250,7 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Version", strconv.FormatInt(j.Version, 10))
 	k.add("Created", fmtTime(j.CreatedAt))
 	k.add("Updated", fmtTime(j.UpdatedAt))
+	schedOpsDetail(&k, j)
 	return &k
 }
 
@@ -280,7 +283,8 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 	if enable {
 		use, short, done = "enable", "Enable a job", "enabled"
 	}
-	return &cobra.Command{
+	var note, catchUp string
+	cmd := &cobra.Command{
 		Use:   use + " ID",
 		Short: short,
 		Args:  needArgs("ID"),
@@ -289,15 +293,18 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if catchUp != "" && catchUp != "none" && catchUp != "policy" {
+				return usagef("--catch-up %q: want none or policy", catchUp)
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			var job *apiv1.Job
 			if enable {
-				job, err = c.EnableJob(cmd.Context(), id)
+				job, err = c.EnableJobWith(cmd.Context(), id, apiv1.EnableRequest{CatchUp: catchUp})
 			} else {
-				job, err = c.DisableJob(cmd.Context(), id)
+				job, err = c.DisableJobWith(cmd.Context(), id, apiv1.DisableRequest{Note: note})
 			}
 			if err != nil {
 				return err
@@ -308,6 +315,12 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 			})
 		},
 	}
+	if enable {
+		cmd.Flags().StringVar(&catchUp, "catch-up", "", "fires missed while disabled: policy (replay by the misfire policy, the default) or none (resume from now)")
+	} else {
+		cmd.Flags().StringVar(&note, "note", "", "why the job is disabled (shown by jobs list/get until it is enabled)")
+	}
+	return cmd
 }
 
 func (a *app) jobsDeleteCmd() *cobra.Command {
