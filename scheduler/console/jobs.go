@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
@@ -161,9 +162,10 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 	return c.render(w, r, http.StatusOK, "jobs", page{Title: "Jobs", User: u, Data: data})
 }
 
-// jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>, then back to where
-// the form came from (its "back" field, a path on this site) with a note.
-func (c *Console) jobAction(suffix, done string) func(http.ResponseWriter, *http.Request) error {
+// jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>
+// with the document body makes of the form, then back to where the form
+// came from (its "back" field, a path on this site) with a note.
+func (c *Console) jobAction(suffix, done string, body func(url.Values) any) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := consoleID(r)
 		if err != nil {
@@ -173,20 +175,26 @@ func (c *Console) jobAction(suffix, done string) func(http.ResponseWriter, *http
 			return badForm(err)
 		}
 		var j apiv1.Job
-		if _, err := c.call(r, http.MethodPost, jobPath(id)+suffix, nil, nil, &j); err != nil {
+		if _, err := c.call(r, http.MethodPost, jobPath(id)+suffix, nil, body(r.PostForm), &j); err != nil {
 			return err
 		}
 		back := jobURL(id)
 		if b := r.PostForm.Get("back"); b != "" {
 			back = safeNext(b)
 		}
-		name := j.Name
-		if name == "" {
-			name = strconv.FormatInt(id, 10)
-		}
-		redirect(w, r, back, "Job "+name+" "+done+".")
+		redirect(w, r, back, "Job "+j.Name+" "+done+".")
 		return nil
 	}
+}
+
+// disableBody is the disable form's optional note (why the job is paused).
+func disableBody(f url.Values) any {
+	return apiv1.DisableRequest{Note: strings.TrimSpace(f.Get("note"))}
+}
+
+// enableBody is the enable form's choice for the fires missed meanwhile.
+func enableBody(f url.Values) any {
+	return apiv1.EnableRequest{CatchUp: f.Get("catch_up")}
 }
 
 // deleteJob deletes the job (the confirmation is the browser's, before the

@@ -66,12 +66,12 @@ var jobFields = []jobField{
 		get:  func(s *apiv1.JobSpec) string { return s.Params }, set: setRaw(func(s *apiv1.JobSpec) *string { return &s.Params })},
 
 	{Name: "schedule_type", Label: "Schedule type", Section: secSchedule, Kind: "select",
-		Options: []string{"cron", "fix_rate", "fix_delay", "once", "none"}, keys: []string{"schedule type"},
-		Hint: "cron: an expression; fix_rate / fix_delay: an interval; once: a time; none: only manual triggers.",
+		Options: []string{"cron", "quartz", "fix_rate", "fix_delay", "once", "none"}, keys: []string{"schedule type"},
+		Hint: "cron: an expression; quartz: a Quartz (xxl-job) expression; fix_rate / fix_delay: an interval; once: a time; none: only manual triggers.",
 		get:  func(s *apiv1.JobSpec) string { return s.ScheduleType }, set: setString(func(s *apiv1.JobSpec) *string { return &s.ScheduleType })},
 	{Name: "schedule_expr", Label: "Schedule expression", Section: secSchedule, Kind: "text",
-		keys: []string{"cron expression", "interval", "once time", "schedule type none"},
-		Hint: `cron "0 */5 * * * *" (seconds optional) or "@every 10s"; an interval "30s"; an RFC 3339 time for once.`,
+		keys: []string{"cron expression", "quartz", "interval", "once time", "schedule type none"},
+		Hint: `cron "0 */5 * * * *" (seconds optional) or "@every 10s"; quartz "0 15 10 ? * 6L"; an interval "30s"; an RFC 3339 time for once.`,
 		get:  func(s *apiv1.JobSpec) string { return s.ScheduleExpr }, set: setString(func(s *apiv1.JobSpec) *string { return &s.ScheduleExpr })},
 	{Name: "timezone", Label: "Time zone", Section: secSchedule, Kind: "text", keys: []string{"time zone"},
 		Hint: `An IANA zone such as "Europe/Berlin"; cron fields are read in it.`,
@@ -80,15 +80,33 @@ var jobFields = []jobField{
 		Options: []string{"fire_once", "skip", "fire_all"}, keys: []string{"misfire_policy"},
 		Hint: "What a fire found late (scheduler down, job disabled) does: run once now, skip, or run every missed fire.",
 		get:  func(s *apiv1.JobSpec) string { return s.MisfirePolicy }, set: setString(func(s *apiv1.JobSpec) *string { return &s.MisfirePolicy })},
+	{Name: "misfire_threshold", Label: "Misfire threshold", Section: secSchedule, Kind: "duration", keys: []string{"misfire_threshold"},
+		Hint: "How late a fire may be before it counts as missed; empty for the scheduler's default.",
+		get:  func(s *apiv1.JobSpec) string { return durText(s.MisfireThreshold) }, set: setDuration(func(s *apiv1.JobSpec) *apiv1.Duration { return &s.MisfireThreshold })},
+	{Name: "max_catchup", Label: "Max catch-up fires", Section: secSchedule, Kind: "number", keys: []string{"max_catchup"},
+		Hint: "With fire_all, at most this many missed fires run; 0 for the scheduler's default.",
+		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxCatchup) }, set: setInt(func(s *apiv1.JobSpec) *int { return &s.MaxCatchup })},
+	{Name: "jitter", Label: "Jitter", Section: secSchedule, Kind: "duration", keys: []string{"jitter"},
+		Hint: "Each fire is delayed by up to this much, the same for a given fire (spreads jobs due at the same time).",
+		get:  func(s *apiv1.JobSpec) string { return durText(s.Jitter) }, set: setDuration(func(s *apiv1.JobSpec) *apiv1.Duration { return &s.Jitter })},
+	{Name: "start_at", Label: "Start at", Section: secSchedule, Kind: "text", keys: []string{"start_at"},
+		Hint: "No fire before this RFC 3339 time (e.g. 2026-01-02T15:04:05Z); empty for now.",
+		get:  func(s *apiv1.JobSpec) string { return timeText(s.StartAt) }, set: setTime(func(s *apiv1.JobSpec) **time.Time { return &s.StartAt })},
+	{Name: "end_at", Label: "End at", Section: secSchedule, Kind: "text", keys: []string{"end_at"},
+		Hint: "No fire from this RFC 3339 time on; empty for never.",
+		get:  func(s *apiv1.JobSpec) string { return timeText(s.EndAt) }, set: setTime(func(s *apiv1.JobSpec) **time.Time { return &s.EndAt })},
 
 	{Name: "route_strategy", Label: "Route strategy", Section: secExecution, Kind: "select",
 		Options: []string{"any", "first", "last", "round", "random", "consistent_hash", "lfu", "lru", "failover", "busyover", "sharding_broadcast"},
 		keys:    []string{"route_strategy"}, Hint: "Which worker of the group gets a trigger.",
 		get: func(s *apiv1.JobSpec) string { return s.RouteStrategy }, set: setString(func(s *apiv1.JobSpec) *string { return &s.RouteStrategy })},
 	{Name: "block_strategy", Label: "Block strategy", Section: secExecution, Kind: "select",
-		Options: []string{"serial", "discard_later", "cover_early"}, keys: []string{"block_strategy"},
-		Hint: "A trigger arriving while a run is active: wait, be discarded, or cancel the active run.",
+		Options: []string{"serial", "discard_later", "cover_early", "concurrent"}, keys: []string{"block_strategy"},
+		Hint: "A trigger arriving while a run is active: wait, be discarded, cancel the active run, or run beside it.",
 		get:  func(s *apiv1.JobSpec) string { return s.BlockStrategy }, set: setString(func(s *apiv1.JobSpec) *string { return &s.BlockStrategy })},
+	{Name: "max_concurrency", Label: "Max concurrency", Section: secExecution, Kind: "number", keys: []string{"max_concurrency"},
+		Hint: "With block strategy concurrent, at most this many runs at once; 0 for no cap.",
+		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxConcurrency) }, set: setInt(func(s *apiv1.JobSpec) *int { return &s.MaxConcurrency })},
 	{Name: "timeout", Label: "Timeout", Section: secExecution, Kind: "duration", keys: []string{"timeout"},
 		Hint: `A duration such as "10m"; empty for none.`,
 		get:  func(s *apiv1.JobSpec) string { return durText(s.Timeout) }, set: setDuration(func(s *apiv1.JobSpec) *apiv1.Duration { return &s.Timeout })},
@@ -108,19 +126,7 @@ var jobFields = []jobField{
 
 	{Name: "max_retries", Label: "Max retries", Section: secRetries, Kind: "number", keys: []string{"max_retries"},
 		Hint: "Retries after a failed or timed-out run (0 to 100).",
-		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxRetries) },
-		set: func(s *apiv1.JobSpec, v string) error {
-			if v = strings.TrimSpace(v); v == "" {
-				s.MaxRetries = 0
-				return nil
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("max retries %q is not a whole number", v)
-			}
-			s.MaxRetries = n
-			return nil
-		}},
+		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxRetries) }, set: setInt(func(s *apiv1.JobSpec) *int { return &s.MaxRetries })},
 	{Name: "retry_backoff", Label: "Retry backoff", Section: secRetries, Kind: "select",
 		Options: []string{"exponential", "fixed"}, keys: []string{"retry_backoff"},
 		Hint: "exponential: initial × 2^attempt (with jitter) up to the maximum; fixed: always the initial delay.",
@@ -196,6 +202,48 @@ func setDuration(field func(*apiv1.JobSpec) *apiv1.Duration) func(*apiv1.JobSpec
 		*field(s) = apiv1.Duration(d)
 		return nil
 	}
+}
+
+// setInt sets a whole-number field (empty is zero: the API's default).
+func setInt(field func(*apiv1.JobSpec) *int) func(*apiv1.JobSpec, string) error {
+	return func(s *apiv1.JobSpec, v string) error {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			*field(s) = 0
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", v)
+		}
+		*field(s) = n
+		return nil
+	}
+}
+
+// setTime sets an optional instant from RFC 3339 (empty is none).
+func setTime(field func(*apiv1.JobSpec) **time.Time) func(*apiv1.JobSpec, string) error {
+	return func(s *apiv1.JobSpec, v string) error {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			*field(s) = nil
+			return nil
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return fmt.Errorf("%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
+		}
+		*field(s) = &t
+		return nil
+	}
+}
+
+// timeText writes an optional instant as RFC 3339 in UTC.
+func timeText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // splitList splits a comma-separated list, dropping empty entries.

@@ -268,6 +268,30 @@ func TestJobFormCreates(t *testing.T) {
 	}
 	mustContain(t, op.get(p.Location), "Job nightly created.", `id="job-title"`)
 
+	// The fields added with schedule operations and concurrency, kept as
+	// typed and refused under their own fields.
+	form = jobForm("parallel")
+	form.Set("block_strategy", "serial")
+	form.Set("max_concurrency", "4")
+	form.Set("jitter", "-1s")
+	form.Set("end_at", "2020-01-01T00:00:00Z")
+	form.Set("start_at", "2021-01-01T00:00:00Z")
+	p = op.post("/jobs", form)
+	mustContain(t, p, `id="err-max_concurrency"`, "only allowed with block_strategy concurrent", `id="err-jitter"`,
+		`id="err-start_at"`, `value="2021-01-01T00:00:00Z"`, `value="-1s"`)
+	form = jobForm("parallel")
+	form.Set("block_strategy", "concurrent")
+	form.Set("max_concurrency", "4")
+	form.Set("misfire_threshold", "30s")
+	form.Set("jitter", "5s")
+	if p := op.post("/jobs", form); p.Code != http.StatusSeeOther {
+		t.Fatalf("create with concurrency: %d\n%s", p.Code, p.Body)
+	}
+	if js, _ := e.st.ListJobs(context.Background(), "a", nil, 0, 10); len(js) != 2 || js[1].MaxConcurrency != 4 ||
+		js[1].Jitter.String() != "5s" || js[1].MisfireThreshold.String() != "30s" {
+		t.Fatalf("stored: %+v", js)
+	}
+
 	// The same name again: the API's conflict under the name.
 	p = op.post("/jobs", jobForm("nightly"))
 	if p.Code != http.StatusConflict {
@@ -354,6 +378,17 @@ func TestJobActions(t *testing.T) {
 		t.Fatal("disable left the job enabled")
 	}
 	mustContain(t, op.get(path), `id="job-enable"`, "disabled")
+	op.post(path+"/enable", url.Values{"catch_up": {"none"}})
+	// Disabled from the job page with a note, which the page then shows.
+	p = op.post(path+"/disable", url.Values{"note": {"  waiting for the <db> migration "}})
+	if p.Code != http.StatusSeeOther {
+		t.Fatalf("disable with a note: %d\n%s", p.Code, p.Body)
+	}
+	mustContain(t, op.get(path), `id="job-paused"`, "Disabled by operator", ": waiting for the &lt;db&gt; migration</p>")
+	// A bad catch-up choice is the API's 400, and changes nothing.
+	if p := op.post(path+"/enable", url.Values{"catch_up": {"sometimes"}}); p.Code != http.StatusBadRequest {
+		t.Fatalf("bad catch_up: %d, want 400\n%s", p.Code, p.Body)
+	}
 	// The list's row action returns to the list without its old notice.
 	p = op.get("/jobs?group=a&flash=old+news")
 	if back := between(t, p.Body, fmt.Sprintf(`id="enable-%d"`, j.ID), "</form>"); !strings.Contains(back, `name="back" value="/jobs?group=a"`) {
