@@ -66,34 +66,6 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	group := r.URL.Query().Get("group")
-	if group != "" && !wire.ValidName(group) {
-		return invalidf("group %q is not a valid group name", group)
-	}
-	limit, err := queryInt(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	after, err := queryInt(r, "after", 0, 0, 1<<62)
-	if err != nil {
-		return err
-	}
-	js, err := s.store.ListJobs(r.Context(), group, readable(r), after, int(limit))
-	if err != nil {
-		return err
-	}
-	out := apiv1.JobList{Jobs: make([]apiv1.Job, 0, len(js))}
-	for _, j := range js {
-		out.Jobs = append(out.Jobs, jobDoc(j))
-	}
-	if len(js) == int(limit) {
-		out.Next = js[len(js)-1].ID
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
-}
-
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -252,20 +224,26 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	if group != "" && !wire.ValidName(group) {
 		return invalidf("group %q is not a valid group name", group)
 	}
-	live := readableWorkers(r, s.cfg.Workers(group))
-	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live))}
+	live, groups := s.liveGroups(r, group)
+	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live)), Groups: groups}
 	for _, wi := range live {
 		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
 			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
 			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
 	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// liveGroups are the live workers the caller may see (of group, or all
+// when ""), and their groups' capacity and backlog.
+func (s *Server) liveGroups(r *http.Request, group string) ([]wire.WorkerInfo, []apiv1.GroupBacklog) {
+	live := readableWorkers(r, s.cfg.Workers(group))
 	var snap backlog.Snapshot
 	if s.cfg.Backlog != nil {
 		snap = s.cfg.Backlog()
 	}
-	out.Groups = groupBacklogs(group, live, readableBacklog(r, snap))
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return live, groupBacklogs(group, live, readableBacklog(r, snap))
 }
 
 // groupBacklogs puts each group's live capacity beside its sampled

@@ -138,6 +138,8 @@ func matrix() []matrixRow {
 		{"GET /api/v1/workers", fixed("GET", "/api/v1/workers", nil), anyUser},
 		{"GET /api/v1/stats", fixed("GET", "/api/v1/stats", nil), anyUser},
 		{"GET /api/v1/schedule/preview", fixed("GET", "/api/v1/schedule/preview?type=cron&expr=@hourly", nil), anyUser},
+		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard", nil), anyUser},
+		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard?group=a", nil), [6]int{s401, s200, s403, s200, s200, s200}},
 		{"GET /api/v1/cluster", fixed("GET", "/api/v1/cluster", nil), anyUser},
 
 		{"GET /api/v1/users", fixed("GET", "/api/v1/users", nil), adminOnly},

@@ -69,6 +69,7 @@ func (s *Server) routeTable() []route {
 		// The console's documents (apiv1/console.go). A schedule preview
 		// and the cluster hold no group data.
 		{"GET /api/v1/schedule/preview", authed, s.schedulePreview},
+		{"GET /api/v1/dashboard", read(queryGroup), s.dashboard},
 		{"GET /api/v1/cluster", authed, s.cluster},
 
 		{"GET /api/v1/users", admin, s.listUsers},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -23,7 +24,7 @@ const (
 // that order, so paging never skips or repeats a run however many are
 // added meanwhile).
 func (s *Server) searchRuns(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "job", "group", "status", "trigger_type", "from", "to", "limit", "cursor"); err != nil {
+	if err := onlyParams(r, "job", "group", "worker", "status", "trigger_type", "from", "to", "limit", "cursor"); err != nil {
 		return err
 	}
 	f, err := searchFilter(r)
@@ -55,6 +56,9 @@ func searchFilter(r *http.Request) (store.RunFilter, error) {
 	}
 	if f.Group != "" && !wire.ValidName(f.Group) {
 		add("group=%q is not a valid group name", f.Group)
+	}
+	if f.Worker = q.Get("worker"); len(f.Worker) > maxHandlerLen || !utf8.ValidString(f.Worker) || strings.ContainsRune(f.Worker, 0) {
+		add("worker: want a worker id of at most %d characters", maxHandlerLen)
 	}
 	for _, v := range listParam(q["status"]) {
 		st, err := wire.ParseStatus(strings.ToUpper(v))

@@ -140,8 +140,12 @@ type Job struct {
 // JobList answers GET /jobs.
 type JobList struct {
 	Jobs []Job `json:"jobs"`
-	// Next is the "after" value of the next page, 0 when this is the last page.
+	// Next is the "after" value of the next page in the id order, 0 when
+	// this is the last page.
 	Next int64 `json:"next,omitempty"`
+	// Cursor resumes the listing in any order (pass it as ?cursor= with
+	// the same sort and order); empty on the last page.
+	Cursor string `json:"cursor,omitempty"`
 }
 
 // TriggerRequest is the body of POST /jobs/{id}/trigger. Params, when set,

@@ -164,16 +164,10 @@ func (s *Store) GetJob(ctx context.Context, id int64) (Job, error) {
 
 // ListJobs returns up to limit jobs with id > after, by id, optionally of
 // one group, and only of groups when it is not nil (a caller's readable
-// groups).
+// groups): SearchJobs' first use.
 func (s *Store) ListJobs(ctx context.Context, group string, groups []string, after int64, limit int) ([]Job, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+jobColumns+` FROM jobs
-		WHERE id > $1 AND ($2 = '' OR group_name = $2) AND ($4::text[] IS NULL OR group_name = ANY($4))
-		ORDER BY id LIMIT $3`, after, group, limit, groups)
-	js, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
-	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	return js, nil
+	js, _, err := s.SearchJobs(ctx, JobFilter{Group: group, Groups: groups, After: &JobKey{ID: after}, Limit: limit})
+	return js, err
 }
 
 // ErrStaleVersion is returned (as a *StaleVersionError) when a job was

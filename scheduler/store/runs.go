@@ -75,6 +75,8 @@ type RunKey struct {
 type RunFilter struct {
 	JobID int64
 	Group string
+	// Worker keeps the runs a worker (by id) executed (job_runs_worker).
+	Worker string
 	// Groups, when not nil, keeps only runs of these groups (a caller's
 	// readable groups; empty: none).
 	Groups []string
@@ -137,6 +139,9 @@ func searchSQL(f RunFilter) (string, []any) {
 	if f.Group != "" {
 		conds = append(conds, "group_name = "+arg(f.Group))
 	}
+	if f.Worker != "" {
+		conds = append(conds, "worker_id = "+arg(f.Worker))
+	}
 	if f.Groups != nil {
 		// A viewer of one group reads that group's index as any group
 		// filter; several read it once per group and merge (no order).
@@ -188,7 +193,7 @@ func searchSQL(f RunFilter) (string, []any) {
 		anyOf("status", statuses)
 		anyOf("trigger_type", types)
 	}
-	if f.JobID == 0 && f.Group == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
+	if f.JobID == 0 && f.Group == "" && f.Worker == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
 		// Unfiltered: the one search allowed the time-only index (its
 		// partial predicate, see migration 0004).
 		conds = append(conds, unfilteredMarker)

@@ -91,19 +91,55 @@ type DayStat struct {
 	Live bool
 }
 
+// statsFilter is the report's filter on job, group and the caller's
+// groups: $3 job id (0: any), $4 group ("": any), $5 groups (NULL: all).
+const statsFilter = ` WHERE ($3 = 0 OR job_id = $3) AND ($4 = '' OR group_name = $4) AND ($5::text[] IS NULL OR group_name = ANY($5))`
+
 // Stats returns the report rows of the filter's days, ordered by day, job
 // and status: rolled-up days from run_stats_daily, the others computed live
 // from job_runs.
 func (s *Store) Stats(ctx context.Context, f StatsFilter) ([]DayStat, error) {
 	from, to := DayStart(f.From), DayStart(f.To)
+	liveRanges, err := s.liveRanges(ctx, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	scan := func(live bool) func(pgx.CollectableRow) (DayStat, error) {
+		return func(r pgx.CollectableRow) (DayStat, error) {
+			ds := DayStat{Live: live}
+			err := r.Scan(&ds.Day, &ds.JobID, &ds.Group, &ds.Status, &ds.Runs, &ds.TimedRuns,
+				&ds.P50MS, &ds.P95MS, &ds.P99MS, &ds.MaxMS)
+			ds.Day = DayStart(ds.Day)
+			return ds, err
+		}
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT day, job_id, group_name, status, runs, timed_runs, p50_ms, p95_ms, p99_ms, max_ms
+		FROM run_stats_daily`+statsFilter+` AND day BETWEEN $1 AND $2`, from, to, f.JobID, f.Group, f.Groups)
+	out, err := pgx.CollectRows(rows, scan(false))
+	if err != nil {
+		return nil, fmt.Errorf("stats: rollup: %w", err)
+	}
+	for _, lr := range liveRanges {
+		rows, _ := s.pool.Query(ctx, `SELECT * FROM (`+dayStatsSelect+`) s`+statsFilter, lr[0], lr[1], f.JobID, f.Group, f.Groups)
+		live, err := pgx.CollectRows(rows, scan(true))
+		if err != nil {
+			return nil, fmt.Errorf("stats: live %s to %s: %w", lr[0].Format(time.DateOnly), lr[1].Format(time.DateOnly), err)
+		}
+		out = append(out, live...)
+	}
+	sortStats(out)
+	return out, nil
+}
+
+// liveRanges are the spans [from, to) of the days from..to (inclusive)
+// that the rollup does not cover, to be computed from job_runs: after the
+// first maintenance round, today and perhaps yesterday.
+func (s *Store) liveRanges(ctx context.Context, from, to time.Time) ([][2]time.Time, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT day FROM run_stats_days WHERE day BETWEEN $1 AND $2`, from, to)
 	covered, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
 	if err != nil {
-		return nil, fmt.Errorf("stats: covered days: %w", err)
+		return nil, fmt.Errorf("covered days: %w", err)
 	}
-	// The live query reads job_runs only over the days that are not
-	// covered, which after the first maintenance round are today and
-	// perhaps yesterday.
 	var liveRanges [][2]time.Time
 	isCovered := make(map[time.Time]bool, len(covered))
 	for _, d := range covered {
@@ -119,32 +155,7 @@ func (s *Store) Stats(ctx context.Context, f StatsFilter) ([]DayStat, error) {
 			liveRanges = append(liveRanges, [2]time.Time{d, d.AddDate(0, 0, 1)})
 		}
 	}
-	scan := func(live bool) func(pgx.CollectableRow) (DayStat, error) {
-		return func(r pgx.CollectableRow) (DayStat, error) {
-			ds := DayStat{Live: live}
-			err := r.Scan(&ds.Day, &ds.JobID, &ds.Group, &ds.Status, &ds.Runs, &ds.TimedRuns,
-				&ds.P50MS, &ds.P95MS, &ds.P99MS, &ds.MaxMS)
-			ds.Day = DayStart(ds.Day)
-			return ds, err
-		}
-	}
-	filter := ` WHERE ($3 = 0 OR job_id = $3) AND ($4 = '' OR group_name = $4) AND ($5::text[] IS NULL OR group_name = ANY($5))`
-	rows, _ = s.pool.Query(ctx, `SELECT day, job_id, group_name, status, runs, timed_runs, p50_ms, p95_ms, p99_ms, max_ms
-		FROM run_stats_daily`+filter+` AND day BETWEEN $1 AND $2`, from, to, f.JobID, f.Group, f.Groups)
-	out, err := pgx.CollectRows(rows, scan(false))
-	if err != nil {
-		return nil, fmt.Errorf("stats: rollup: %w", err)
-	}
-	for _, lr := range liveRanges {
-		rows, _ := s.pool.Query(ctx, `SELECT * FROM (`+dayStatsSelect+`) s`+filter, lr[0], lr[1], f.JobID, f.Group, f.Groups)
-		live, err := pgx.CollectRows(rows, scan(true))
-		if err != nil {
-			return nil, fmt.Errorf("stats: live %s to %s: %w", lr[0].Format(time.DateOnly), lr[1].Format(time.DateOnly), err)
-		}
-		out = append(out, live...)
-	}
-	sortStats(out)
-	return out, nil
+	return liveRanges, nil
 }
 
 func sortStats(out []DayStat) {
