@@ -40,13 +40,6 @@ type jobsPage struct {
 	Back string
 }
 
-// jobList is GET /jobs's answer, with the opaque cursor of the searching
-// list (apiv1.JobList.Cursor) read even where apiv1 predates it.
-type jobList struct {
-	apiv1.JobList
-	Cursor string `json:"cursor,omitempty"`
-}
-
 // SortURL is the link of a column header: sorted by col, ascending unless
 // the list is already sorted by it ascending, first page, filters kept.
 func (p *jobsPage) SortURL(col string) string {
@@ -137,7 +130,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 			data.Paged = true
 		}
 	}
-	var jl jobList
+	var jl apiv1.JobList
 	_, err = c.call(r, http.MethodGet, "/api/v1/jobs", q, nil, &jl)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {

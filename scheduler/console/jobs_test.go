@@ -513,3 +513,76 @@ func TestJobFormPreviewsTheSchedule(t *testing.T) {
 	mustContain(t, p, `id="preview-table"`, "<th>In Europe/Berlin</th>")
 	mustLack(t, p, `id="preview-error"`)
 }
+
+func TestJobsListSearchesAndSorts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin := e.browser().login("admin")
+	mk := func(name, desc, handler, typ, expr string, enabled bool) store.Job {
+		j, err := e.st.CreateJob(ctx, store.System, store.Job{Group: "a", Name: name, Description: desc, Handler: handler,
+			ScheduleType: typ, ScheduleExpr: expr, Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
+			BlockStrategy: "serial", Enabled: enabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	billing := mk("billing-export", "nightly invoices", "http", "cron", "0 0 1 * * *", true)
+	backup := mk("db-backup", "full dump", "shell", "fix_rate", "1h", false)
+	report := mk("zz-report", "weekly Billing summary", "http", "none", "", true)
+	row := func(j store.Job) string { return fmt.Sprintf(`id="job-%d"`, j.ID) }
+
+	// Text search over name and description, in the URL and the form.
+	p := admin.get("/jobs?q=billing")
+	mustContain(t, p, row(billing), row(report), `id="filter-q" name="q" type="search" value="billing"`)
+	mustLack(t, p, row(backup))
+	// Handler, state and schedule type.
+	p = admin.get("/jobs?handler=shell")
+	mustContain(t, p, row(backup))
+	mustLack(t, p, row(billing), row(report))
+	p = admin.get("/jobs?enabled=false")
+	mustContain(t, p, row(backup), `<option value="false" selected>disabled</option>`)
+	mustLack(t, p, row(billing), row(report))
+	p = admin.get("/jobs?schedule_type=none&handler=http")
+	mustContain(t, p, row(report))
+	mustLack(t, p, row(billing), row(backup))
+
+	// Sorting by name, descending: the header links keep the filters and
+	// flip the order of the column already sorted by.
+	p = admin.get("/jobs?handler=http&sort=name&order=desc")
+	if i, j := strings.Index(p.Body, row(report)), strings.Index(p.Body, row(billing)); i < 0 || j < 0 || i > j {
+		t.Fatalf("name desc: zz-report (%d) should come before billing-export (%d)", i, j)
+	}
+	mustContain(t, p, `aria-sort="descending"><a id="sort-name"`, "Name ▼")
+	if h := href(t, p, "sort-name"); h != "/jobs?handler=http&order=asc&sort=name" {
+		t.Fatalf("name header link %q", h)
+	}
+	if h := href(t, p, "sort-id"); h != "/jobs?handler=http&order=asc&sort=id" {
+		t.Fatalf("id header link %q", h)
+	}
+	// The search form keeps the sort.
+	mustContain(t, p, `<input type="hidden" name="sort" value="name">`, `<input type="hidden" name="order" value="desc">`)
+
+	// Keyset pages under a sort: 55 more jobs sorted by name, the second
+	// page continues where the first ended, with the sort kept.
+	for i := range 55 {
+		mk(fmt.Sprintf("bulk-%02d", i), "", "echo", "none", "", true)
+	}
+	p = admin.get("/jobs?handler=echo&sort=name")
+	mustContain(t, p, ">bulk-00<", ">bulk-49<")
+	mustLack(t, p, ">bulk-50<")
+	next := href(t, p, "jobs-next")
+	if !strings.Contains(next, "cursor=") || !strings.Contains(next, "sort=name") || !strings.Contains(next, "handler=echo") {
+		t.Fatalf("next link %q lost the cursor, sort or filter", next)
+	}
+	p = admin.get(next)
+	mustContain(t, p, ">bulk-50<", ">bulk-54<", `id="jobs-first"`)
+	mustLack(t, p, ">bulk-49<", `id="jobs-next"`)
+
+	// A filter the API refuses: its words above the form, typed value kept.
+	p = admin.get("/jobs?enabled=maybe&q=x")
+	if p.Code != http.StatusBadRequest {
+		t.Fatalf("bad enabled filter: %d, want 400\n%s", p.Code, p.Body)
+	}
+	mustContain(t, p, `id="page-error"`, "enabled=&#34;maybe&#34;: want true or false", `value="x"`)
+}
