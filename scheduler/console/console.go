@@ -84,6 +84,17 @@ func (c *Console) routeTable() []route {
 		{"GET /runs/{id}", c.runDetail},
 		{"POST /runs/{id}/kill", c.killRun},
 		{"POST /runs/{id}/rerun", c.rerunRun},
+		// jobs
+		{"GET /jobs", c.jobs},
+		{"GET /jobs/new", c.newJob},
+		{"POST /jobs", c.createJob},
+		{"GET /jobs/{id}", c.job},
+		{"GET /jobs/{id}/edit", c.editJob},
+		{"POST /jobs/{id}", c.updateJob},
+		{"POST /jobs/{id}/enable", c.jobAction("/enable", "enabled", enableBody)},
+		{"POST /jobs/{id}/disable", c.jobAction("/disable", "disabled", disableBody)},
+		{"POST /jobs/{id}/trigger", c.triggerJob},
+		{"POST /jobs/{id}/delete", c.deleteJob},
 		{"/", c.notFound},
 	}
 }

@@ -262,3 +262,28 @@ func (e *env) logLines(group string, jobID, runID int64, level string, msgs ...s
 		}
 	}
 }
+
+// finishedRuns writes one scheduled run of j per status, a minute apart
+// and oldest first (started and finished when the status is final), and
+// returns their ids in that order.
+func (e *env) finishedRuns(j store.Job, statuses ...string) []int64 {
+	e.t.Helper()
+	ids := make([]int64, 0, len(statuses))
+	base := time.Now().Add(-time.Duration(len(statuses)+1) * time.Minute)
+	for i, st := range statuses {
+		at := base.Add(time.Duration(i) * time.Minute)
+		var started, finished *time.Time
+		if st != "RUNNING" && st != "TRIGGERED" && st != "SCHEDULED" {
+			s, f := at.Add(time.Second), at.Add(3*time.Second)
+			started, finished = &s, &f
+		}
+		var id int64
+		if err := e.pool.QueryRow(context.Background(), `INSERT INTO job_runs (job_id, group_name, shard, trigger_type,
+			status, scheduled_at, triggered_at, started_at, finished_at) VALUES ($1, $2, $3, 'schedule', $4, $5, $5, $6, $7)
+			RETURNING id`, j.ID, j.Group, j.Shard, st, at, started, finished).Scan(&id); err != nil {
+			e.t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}

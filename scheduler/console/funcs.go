@@ -23,6 +23,7 @@ var funcs = template.FuncMap{
 	"upper":     strings.ToUpper,
 	"rfc3339":   rfc3339,
 	"logTime":   logTime,
+	"dict":      dict,
 }
 
 // when formats an instant for a table: UTC, seconds, no zone noise.
@@ -136,3 +137,20 @@ func rfc3339(t *time.Time) string {
 // logTime formats a log line's time: UTC with milliseconds, the form
 // console.js writes the lines it appends in.
 func logTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+
+// dict builds a map from key, value pairs: how a page hands a partial
+// template more than one value.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: %d arguments, want key, value pairs", len(kv))
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
+}

@@ -1,0 +1,227 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// jobsPageSize is how many jobs one page of the list shows.
+const jobsPageSize = 50
+
+// jobFilterParams are the list's filter parameters, named as the API's
+// GET /jobs names them, in the order the filter form shows them; sort,
+// order and the paging position come on top.
+var jobFilterParams = []string{"q", "group", "handler", "enabled", "schedule_type"}
+
+// jobsPage is the job list's data.
+type jobsPage struct {
+	// Filter is the page's query without its paging position: the filter
+	// form's values, and what the sort and paging links keep.
+	Filter url.Values
+	Sort   string
+	Order  string
+	// Groups are the readable groups, for the group filter;
+	// ScheduleTypes the schedule filter's choices.
+	Groups        []string
+	ScheduleTypes []string
+	Jobs          []apiv1.Job
+	// NextURL is the next page's link ("" on the last page); Paged says
+	// this is not the first page.
+	NextURL string
+	Paged   bool
+	// Filtered says some filter is set (the empty state says so).
+	Filtered bool
+	// Back is this page's URL, where a row action returns to.
+	Back string
+}
+
+// SortURL is the link of a column header: sorted by col, ascending unless
+// the list is already sorted by it ascending, first page, filters kept.
+func (p *jobsPage) SortURL(col string) string {
+	q := cloneValues(p.Filter)
+	order := "asc"
+	if p.Sort == col && p.Order != "desc" {
+		order = "desc"
+	}
+	q.Set("sort", col)
+	q.Set("order", order)
+	return listURL(q)
+}
+
+// SortState is a column's aria-sort value: ascending, descending or none.
+func (p *jobsPage) SortState(col string) string {
+	if p.Sort != col {
+		return "none"
+	}
+	if p.Order == "desc" {
+		return "descending"
+	}
+	return "ascending"
+}
+
+// FirstURL is the first page with the same filters and sort.
+func (p *jobsPage) FirstURL() string { return listURL(p.sorted()) }
+
+// listURL is the job list with query q.
+func listURL(q url.Values) string {
+	if len(q) == 0 {
+		return "/jobs"
+	}
+	return "/jobs?" + q.Encode()
+}
+
+// sorted is the filters plus the sort, without a paging position.
+func (p *jobsPage) sorted() url.Values {
+	q := cloneValues(p.Filter)
+	if p.Sort != "" {
+		q.Set("sort", p.Sort)
+	}
+	if p.Order != "" {
+		q.Set("order", p.Order)
+	}
+	return q
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// jobs lists the jobs the user may read: the filters, sort and paging are
+// the API's (GET /api/v1/jobs), and live in the page's URL. A filter the
+// API refuses shows the list's form with the API's words.
+func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	in := r.URL.Query()
+	back := cloneValues(in)
+	back.Del("flash") // a row action brings its own
+	data := &jobsPage{Filter: url.Values{}, Sort: in.Get("sort"), Order: in.Get("order"), Back: listURL(back),
+		ScheduleTypes: fieldNamed("schedule_type").Options}
+	for _, k := range jobFilterParams {
+		if v := in.Get(k); v != "" {
+			data.Filter.Set(k, v)
+			data.Filtered = true
+		}
+	}
+	var gl apiv1.GroupList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+		return err
+	}
+	for _, g := range gl.Groups {
+		data.Groups = append(data.Groups, g.Name)
+	}
+
+	q := data.sorted()
+	q.Set("limit", strconv.Itoa(jobsPageSize))
+	for _, k := range []string{"cursor", "after"} {
+		if v := in.Get(k); v != "" {
+			q.Set(k, v)
+			data.Paged = true
+		}
+	}
+	var jl apiv1.JobList
+	_, err = c.call(r, http.MethodGet, "/api/v1/jobs", q, nil, &jl)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		return c.render(w, r, http.StatusBadRequest, "jobs", page{Title: "Jobs", User: u, Error: ae.Error(), Data: data})
+	}
+	if err != nil {
+		return err
+	}
+	data.Jobs = jl.Jobs
+	next := data.sorted()
+	switch {
+	case jl.Cursor != "":
+		next.Set("cursor", jl.Cursor)
+	case jl.Next != 0:
+		next.Set("after", strconv.FormatInt(jl.Next, 10))
+	default:
+		next = nil
+	}
+	if next != nil {
+		data.NextURL = listURL(next)
+	}
+	return c.render(w, r, http.StatusOK, "jobs", page{Title: "Jobs", User: u, Data: data})
+}
+
+// jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>
+// with the document body makes of the form, then back to where the form
+// came from (its "back" field, a path on this site) with a note.
+func (c *Console) jobAction(suffix, done string, body func(url.Values) any) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := consoleID(r)
+		if err != nil {
+			return err
+		}
+		if err := r.ParseForm(); err != nil {
+			return badForm(err)
+		}
+		var j apiv1.Job
+		if _, err := c.call(r, http.MethodPost, jobPath(id)+suffix, nil, body(r.PostForm), &j); err != nil {
+			return err
+		}
+		back := jobURL(id)
+		if b := r.PostForm.Get("back"); b != "" {
+			back = safeNext(b)
+		}
+		redirect(w, r, back, "Job "+j.Name+" "+done+".")
+		return nil
+	}
+}
+
+// disableBody is the disable form's optional note (why the job is paused).
+func disableBody(f url.Values) any {
+	return apiv1.DisableRequest{Note: strings.TrimSpace(f.Get("note"))}
+}
+
+// enableBody is the enable form's choice for the fires missed meanwhile.
+func enableBody(f url.Values) any {
+	return apiv1.EnableRequest{CatchUp: f.Get("catch_up")}
+}
+
+// deleteJob deletes the job (the confirmation is the browser's, before the
+// POST: this POST is the real action) and returns to the list.
+func (c *Console) deleteJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := consoleID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := c.call(r, http.MethodDelete, jobPath(id), nil, nil, nil); err != nil {
+		return err
+	}
+	redirect(w, r, "/jobs", "Job "+strconv.FormatInt(id, 10)+" deleted.")
+	return nil
+}
+
+// triggerJob starts a run now, with the form's params when given (else
+// the job's own), and opens the new run's page.
+func (c *Console) triggerJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := consoleID(r)
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return badForm(err)
+	}
+	var req apiv1.TriggerRequest
+	if p := r.PostForm.Get("params"); p != "" {
+		req.Params = &p
+	}
+	var run apiv1.Run
+	if _, err := c.call(r, http.MethodPost, jobPath(id)+"/trigger", nil, req, &run); err != nil {
+		return err
+	}
+	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "Run "+strconv.FormatInt(run.ID, 10)+" triggered.")
+	return nil
+}

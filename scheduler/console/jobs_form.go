@@ -1,0 +1,344 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// jobForm is the data of the one form that creates and edits jobs.
+type jobForm struct {
+	// Job is the job being edited; nil on create.
+	Job *apiv1.Job
+	// Version is the version the edit is based on (a hidden field): the
+	// API refuses the save with 409 when the job changed since.
+	Version  int64
+	Sections []formSection
+	// Errors are the API's problems that name no field.
+	Errors []string
+	// Conflict is set when the save met someone else's change: the form
+	// then shows the current job, and Conflict what the user had typed.
+	Conflict *formConflict
+	Preview  schedulePreview
+}
+
+// formSection is one fieldset of the form.
+type formSection struct {
+	Name   string
+	Fields []formField
+	// Schedule marks the section the live preview follows.
+	Schedule bool
+}
+
+// formField is a field with what the form shows in it.
+type formField struct {
+	jobField
+	Value, Error string
+}
+
+// ID is the control's element id.
+func (f formField) ID() string { return "f-" + f.Name }
+
+// formConflict is a save refused because the job changed meanwhile.
+type formConflict struct {
+	Message string
+	// Yours are the fields where what the user typed differs from the
+	// current job (shown in the form now).
+	Yours []fieldChange
+}
+
+// fieldChange is one field's value in two versions.
+type fieldChange struct {
+	Label, Old, New string
+}
+
+// schedulePreview is the next fires of a schedule, in its zone and in UTC.
+type schedulePreview struct {
+	Zone  string
+	Times []time.Time
+	Error string
+}
+
+// newJobForm is the form with spec's values, the errors placed under their
+// fields, and the group choice of the user. A field that could not be read
+// into spec at all shows its text from typed instead (nil: none).
+func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]string, typed url.Values) []formSection {
+	out := make([]formSection, 0, len(jobSections))
+	for _, sec := range jobSections {
+		fs := formSection{Name: sec, Schedule: sec == secSchedule}
+		for _, f := range jobFields {
+			if f.Section != sec {
+				continue
+			}
+			ff := formField{jobField: f, Value: f.get(spec), Error: fieldErrs[f.Name]}
+			if ff.Error != "" && typed != nil {
+				ff.Value = typed.Get(f.Name)
+			}
+			if f.Kind == "group" {
+				ff.Options = groups
+				if ff.Value != "" && !slices.Contains(groups, ff.Value) {
+					ff.Options = append([]string{ff.Value}, groups...)
+				}
+			}
+			fs.Fields = append(fs.Fields, ff)
+		}
+		out = append(out, fs)
+	}
+	return out
+}
+
+// specFromForm reads the posted form into a JobSpec through jobFields;
+// fieldErrs holds the values that could not be read at all.
+func specFromForm(form url.Values) (apiv1.JobSpec, map[string]string) {
+	var spec apiv1.JobSpec
+	errs := map[string]string{}
+	for _, f := range jobFields {
+		if err := f.set(&spec, form.Get(f.Name)); err != nil {
+			errs[f.Name] = err.Error()
+		}
+	}
+	return spec, errs
+}
+
+// operableGroups are the groups the user may put a job in: every group
+// for an admin, the groups they operate otherwise (from GET /groups, so
+// only groups that exist).
+func (c *Console) operableGroups(r *http.Request, u *User) ([]string, error) {
+	var gl apiv1.GroupList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, g := range gl.Groups {
+		if u.CanOperate(g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	return out, nil
+}
+
+// preview asks the API for the next 10 fires of a schedule being written;
+// a schedule the API refuses comes back with the API's words.
+func (c *Console) preview(r *http.Request, typ, expr, zone string) schedulePreview {
+	if zone == "" {
+		zone = "UTC"
+	}
+	q := url.Values{"type": {typ}, "expr": {expr}, "timezone": {zone}, "n": {"10"}}
+	var sp apiv1.SchedulePreview
+	if _, err := c.call(r, http.MethodGet, "/api/v1/schedule/preview", q, nil, &sp); err != nil {
+		return schedulePreview{Zone: zone, Error: err.Error()}
+	}
+	return schedulePreview{Zone: zone, Times: sp.Times}
+}
+
+// newJob shows the empty form: defaults, and the group from ?group= when
+// the user may operate it.
+func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	groups, err := c.operableGroups(r, u)
+	if err != nil {
+		return err
+	}
+	if len(groups) == 0 {
+		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you operate no group: an admin grants the operator role of a group first"}}
+	}
+	on := true
+	spec := apiv1.JobSpec{ScheduleType: "cron", ScheduleExpr: "0 */5 * * * *", Timezone: "UTC", MisfirePolicy: "fire_once",
+		RouteStrategy: "any", BlockStrategy: "serial", RetryBackoff: "exponential", Enabled: &on, Group: groups[0]}
+	if g := r.URL.Query().Get("group"); slices.Contains(groups, g) {
+		spec.Group = g
+	}
+	return c.renderJobForm(w, r, http.StatusOK, u, groups, nil, &spec, nil, nil, nil)
+}
+
+// editJob shows the form with the job's current values.
+func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := consoleID(r)
+	if err != nil {
+		return err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	var j apiv1.Job
+	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
+		return err
+	}
+	if !u.CanOperate(j.Group) {
+		// Saving would be refused: say so now rather than after the typing.
+		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you may read job " + j.Name + " but not change it",
+			Permission: "operator of group " + j.Group}}
+	}
+	groups, err := c.operableGroups(r, u)
+	if err != nil {
+		return err
+	}
+	j.JobSpec.Enabled = &j.Enabled
+	return c.renderJobForm(w, r, http.StatusOK, u, groups, &j, &j.JobSpec, nil, nil, nil)
+}
+
+// renderJobForm renders the form with spec's values; job is nil on
+// create. The preview is rendered here too, so that it shows without
+// JavaScript.
+func (c *Console) renderJobForm(w http.ResponseWriter, r *http.Request, code int, u *User, groups []string,
+	job *apiv1.Job, spec *apiv1.JobSpec, fieldErrs map[string]string, general []string, typed url.Values) error {
+	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs, typed), Errors: general,
+		Preview: c.preview(r, spec.ScheduleType, spec.ScheduleExpr, spec.Timezone)}
+	title := "New job"
+	if job != nil {
+		data.Version = job.Version
+		title = "Edit " + job.Name
+	}
+	return c.render(w, r, code, "job_form", page{Title: title, User: u, Data: data})
+}
+
+// createJob posts the form to POST /api/v1/jobs and opens the new job; a
+// refused job comes back as the form with each problem under its field.
+func (c *Console) createJob(w http.ResponseWriter, r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		return badForm(err)
+	}
+	spec, errs := specFromForm(r.PostForm)
+	var j apiv1.Job
+	err := formError(errs)
+	if err == nil {
+		_, err = c.call(r, http.MethodPost, "/api/v1/jobs", nil, spec, &j)
+	}
+	if err != nil {
+		return c.refusedForm(w, r, err, nil, &spec, errs)
+	}
+	redirect(w, r, jobURL(j.ID), "Job "+j.Name+" created.")
+	return nil
+}
+
+// updateJob posts the form to PUT /api/v1/jobs/{id} with the version the
+// form was opened at. A 409 for that version shows the job as it is now,
+// with what the user typed listed beside it, so that nobody overwrites a
+// change they have not seen.
+func (c *Console) updateJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := consoleID(r)
+	if err != nil {
+		return err
+	}
+	if err := r.ParseForm(); err != nil {
+		return badForm(err)
+	}
+	spec, errs := specFromForm(r.PostForm)
+	spec.Version, err = strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
+	if err != nil || spec.Version <= 0 {
+		return badForm(fmt.Errorf("version %q: want the positive version the form was opened at", r.PostForm.Get("version")))
+	}
+	var j apiv1.Job
+	err = formError(errs)
+	if err == nil {
+		_, err = c.call(r, http.MethodPut, jobPath(id), nil, spec, &j)
+	}
+	if err != nil {
+		return c.refusedForm(w, r, err, &id, &spec, errs)
+	}
+	redirect(w, r, jobURL(j.ID), "Job "+j.Name+" saved (version "+strconv.FormatInt(j.Version, 10)+").")
+	return nil
+}
+
+// errUnreadable marks a form whose values could not be put into a JSON
+// document: the form comes back without asking the API.
+var errUnreadable = errors.New("form has unreadable values")
+
+func formError(errs map[string]string) error {
+	if len(errs) > 0 {
+		return errUnreadable
+	}
+	return nil
+}
+
+// refusedForm answers a save the API (or the form's own reading) refused:
+// 400 shows the form as typed with each problem under its field, 409 on an
+// edit shows the current job with the user's differing values, anything
+// else is the error page.
+func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error, id *int64, spec *apiv1.JobSpec, errs map[string]string) error {
+	var ae *APIError
+	code := http.StatusBadRequest
+	var general []string
+	var typed url.Values
+	switch {
+	case errors.Is(err, errUnreadable):
+		typed = r.PostForm
+	case errors.As(err, &ae) && ae.Status == http.StatusBadRequest:
+		errs, general = placeProblems(ae.Doc.Error)
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict && ae.Doc.CurrentVersion > 0 && id != nil:
+		return c.conflictForm(w, r, *id, spec, ae)
+	case errors.As(err, &ae) && ae.Status == http.StatusConflict:
+		// A taken name.
+		code = http.StatusConflict
+		errs, general = placeProblems(ae.Doc.Error)
+	default:
+		return err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	groups, err := c.operableGroups(r, u)
+	if err != nil {
+		return err
+	}
+	var job *apiv1.Job
+	if id != nil {
+		job = &apiv1.Job{ID: *id, JobSpec: *spec, Version: spec.Version}
+		job.Name = r.PostForm.Get("name")
+	}
+	return c.renderJobForm(w, r, code, u, groups, job, spec, errs, general, typed)
+}
+
+// conflictForm shows the job as it is now (at its new version) and lists
+// the fields where the user's values differ, for them to apply again.
+func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64, yours *apiv1.JobSpec, ae *APIError) error {
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	var cur apiv1.Job
+	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &cur); err != nil {
+		return err
+	}
+	groups, err := c.operableGroups(r, u)
+	if err != nil {
+		return err
+	}
+	cur.JobSpec.Enabled = &cur.Enabled
+	conf := &formConflict{Message: fmt.Sprintf("Someone else changed this job while you edited it (it is now at version %d). "+
+		"The form shows their version; your values are listed here: apply them again and save.", cur.Version)}
+	for _, f := range jobFields {
+		if theirs, mine := f.get(&cur.JobSpec), f.get(yours); theirs != mine {
+			conf.Yours = append(conf.Yours, fieldChange{Label: f.Label, Old: theirs, New: mine})
+		}
+	}
+	data := &jobForm{Job: &cur, Version: cur.Version, Sections: newJobForm(&cur.JobSpec, groups, nil, nil), Conflict: conf,
+		Preview: c.preview(r, cur.ScheduleType, cur.ScheduleExpr, cur.Timezone)}
+	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
+}
+
+// consoleID is the {id} of a console path: a positive integer, checked
+// here because it becomes part of an API path.
+func consoleID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: fmt.Sprintf("no such page: job id %q is not a positive number", v)}}
+	}
+	return id, nil
+}
+
+// jobPath is a job's API path; jobURL its console page.
+func jobPath(id int64) string { return "/api/v1/jobs/" + strconv.FormatInt(id, 10) }
+func jobURL(id int64) string  { return "/jobs/" + strconv.FormatInt(id, 10) }
