@@ -92,17 +92,17 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	backoff := spec.RetryBackoff
 	switch backoff {
 	case "":
-		backoff = "exponential"
+		backoff = policy.DefaultRetryBackoff
 	case "fixed", "exponential":
 	default:
 		add("unknown retry_backoff %q (want fixed or exponential)", spec.RetryBackoff)
 	}
 	initial, maxDelay := time.Duration(spec.RetryInitial), time.Duration(spec.RetryMax)
 	if initial == 0 {
-		initial = time.Second
+		initial = policy.DefaultRetryInitial
 	}
 	if maxDelay == 0 {
-		maxDelay = max(5*time.Minute, initial)
+		maxDelay = max(policy.DefaultRetryMax, initial)
 	}
 	if initial < 0 || initial > 24*time.Hour {
 		add("retry_initial %s: want up to 24h", initial)

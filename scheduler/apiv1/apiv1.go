@@ -66,13 +66,15 @@ type JobSpec struct {
 	Description string `json:"description,omitempty"`
 	Handler     string `json:"handler"`
 	Params      string `json:"params,omitempty"`
-	// ScheduleType is cron, fix_rate, fix_delay, once or none.
+	// ScheduleType is cron, quartz, fix_rate, fix_delay, once or none.
 	ScheduleType string `json:"schedule_type"`
 	// ScheduleExpr is a cron expression (seconds field optional,
-	// descriptors like "@every 10s"), a duration for fix_rate/fix_delay
-	// ("30s"), an RFC 3339 time for once, empty for none.
+	// descriptors like "@every 10s"), a Quartz cron expression for quartz
+	// as xxl-job stores it ("0 15 10 ? * 6L": 6 or 7 fields, ? L W #,
+	// day-of-week 1 = Sunday), a duration for fix_rate/fix_delay ("30s"),
+	// an RFC 3339 time for once, empty for none.
 	ScheduleExpr string `json:"schedule_expr,omitempty"`
-	// Timezone is an IANA zone for cron (default UTC).
+	// Timezone is an IANA zone for cron and quartz (default UTC).
 	Timezone      string   `json:"timezone,omitempty"`
 	MisfirePolicy string   `json:"misfire_policy,omitempty"`
 	RouteStrategy string   `json:"route_strategy,omitempty"`

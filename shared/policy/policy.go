@@ -3,7 +3,10 @@
 // when a trigger arrives while the job is still running.
 package policy
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Misfire says what happens to a fire found later than the misfire threshold.
 type Misfire string
@@ -86,3 +89,12 @@ func ParseBlock(s string) (Block, error) {
 	}
 	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later or cover_early)", s)
 }
+
+// Retry defaults: a job that names no backoff retries with exponential
+// delays from DefaultRetryInitial, capped at DefaultRetryMax (or at its
+// initial delay when that is longer).
+const (
+	DefaultRetryBackoff = "exponential"
+	DefaultRetryInitial = time.Second
+	DefaultRetryMax     = 5 * time.Minute
+)

@@ -68,16 +68,9 @@ type cronSchedule struct {
 	loc    *time.Location
 }
 
-// next finds the first matching wall-clock time above the clock's high-water
-// mark at after, and maps it to the first instant the clock reads it or
-// later. Both steps are monotonic, so the result is strictly after `after`
-// and no fire in between is missed (see the package doc for the rule).
+// next applies the package's DST rule to the cron fields.
 func (c *cronSchedule) next(after time.Time) (time.Time, bool) {
-	m, ok := c.nextMatch(highWater(after, c.loc))
-	if !ok {
-		return time.Time{}, false
-	}
-	return firstReading(m, c.loc).UTC(), true
+	return nextOnWallClock(c, c.loc, after)
 }
 
 // nextMatch returns the first whole-second civil time after from that

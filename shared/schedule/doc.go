@@ -13,6 +13,14 @@
 //     time zone (UTC when none is given); fire times are returned in UTC. A
 //     TZ= or CRON_TZ= prefix is refused: the zone belongs in the timezone
 //     field, where the API validates it and the planner finds it.
+//   - quartz: a Quartz cron expression as Java's Quartz and xxl-job store
+//     it, 6 or 7 fields "sec min hour day-of-month month day-of-week [year]"
+//     with ? L W LW # and day-of-week 1-7 where 1 is Sunday
+//     ("0 15 10 ? * 6L" is the last Friday of each month at 10:15). It is
+//     read on the job zone's wall clock with the same DST rule as cron. Where
+//     jetjob departs from Quartz (* read like ? in the day fields; a clear
+//     error when both day fields name days) is described in quartz.go.
+//     QuartzToCron converts the expressions that cron can say too.
 //   - fix_rate: fires every interval, measured from the previous fire.
 //   - fix_delay: fires an interval after the previous run ended; the planner
 //     passes that end to Next, so Next is simply after+interval.
@@ -31,7 +39,7 @@
 //
 // # Daylight saving time
 //
-// One rule decides every cron fire time: a scheduled wall-clock time fires at
+// One rule decides every cron and quartz fire time: a scheduled wall-clock time fires at
 // the first instant at which the zone's clock reads that time or later. It
 // settles both transitions without special cases, shown here for
 // America/New_York:
@@ -60,6 +68,6 @@
 // "Local" is refused because it would make fire times depend on the machine
 // that computes them. The zone database is embedded (time/tzdata) as a
 // fallback, so minimal containers without /usr/share/zoneinfo still load
-// zones. The zone is validated for every type but only cron uses it: the
-// other types count elapsed time or name an absolute instant.
+// zones. The zone is validated for every type but only cron and quartz use
+// it: the other types count elapsed time or name an absolute instant.
 package schedule

@@ -32,7 +32,7 @@ func readWindow(loc *time.Location, from, to time.Time) window {
 // remembers the highest reading it has seen, and fires whenever a scheduled
 // wall-clock time lies above that mark and at or below the current reading.
 // It returns the fires in (w.from, w.to].
-func watcherFires(c *cronSchedule, w window) []time.Time {
+func watcherFires(c civilMatcher, w window) []time.Time {
 	var fires []time.Time
 	mark := w.start
 	due, _ := c.nextMatch(mark) // first scheduled reading above mark

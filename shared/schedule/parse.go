@@ -13,10 +13,10 @@ const (
 	maxInterval = 366 * 24 * time.Hour
 )
 
-const wantTypes = "want cron, fix_rate, fix_delay, once or none"
+const wantTypes = "want cron, quartz, fix_rate, fix_delay, once or none"
 
 // Parse validates a schedule given as user input: its type, its expression
-// and the IANA time zone cron fields are evaluated in ("" means UTC).
+// and the IANA time zone cron and quartz fields are evaluated in ("" means UTC).
 // Surrounding white space in expr and timezone is ignored. Every error names
 // the offending value and what was expected, and wraps ErrInvalid.
 //
@@ -24,7 +24,7 @@ const wantTypes = "want cron, fix_rate, fix_delay, once or none"
 // the caller (creating a job versus loading a finished one).
 func Parse(typ, expr, timezone string) (*Schedule, error) {
 	switch Type(typ) {
-	case Cron, FixRate, FixDelay, Once, None:
+	case Cron, Quartz, FixRate, FixDelay, Once, None:
 	case "":
 		return nil, invalidf(nil, "schedule type is required (%s)", wantTypes)
 	default:
@@ -46,6 +46,8 @@ func Parse(typ, expr, timezone string) (*Schedule, error) {
 			return nil, invalidf(nil, "cron expression is required, e.g. \"0 */5 * * * *\" or \"@hourly\"")
 		}
 		s.eval, err = parseCron(expr, loc)
+	case Quartz:
+		s.eval, err = parseQuartz(expr, loc)
 	case FixRate, FixDelay:
 		var d time.Duration
 		d, err = parseInterval(s.typ, expr)

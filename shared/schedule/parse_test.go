@@ -50,7 +50,7 @@ func TestParseInvalid(t *testing.T) {
 		want          []string // substrings of the error text
 	}{
 		// type
-		{"", "0 * * * * *", "", []string{"schedule type is required", "want cron, fix_rate, fix_delay, once or none"}},
+		{"", "0 * * * * *", "", []string{"schedule type is required", "want cron, quartz, fix_rate, fix_delay, once or none"}},
 		{"hourly", "", "", []string{`unknown schedule type "hourly"`}},
 		{"CRON", "0 * * * * *", "", []string{`unknown schedule type "CRON"`}},
 		{"", "", "Mars/Base", []string{"schedule type is required"}}, // the type is reported first

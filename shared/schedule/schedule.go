@@ -11,6 +11,7 @@ type Type string
 // The schedule types; see the package doc for what each one means.
 const (
 	Cron     Type = "cron"
+	Quartz   Type = "quartz"
 	FixRate  Type = "fix_rate"
 	FixDelay Type = "fix_delay"
 	Once     Type = "once"
@@ -43,7 +44,7 @@ func (s *Schedule) Type() Type { return s.typ }
 // Expr returns the expression as parsed (surrounding white space removed).
 func (s *Schedule) Expr() string { return s.expr }
 
-// TimeZone returns the IANA name of the time zone cron fields are evaluated
+// TimeZone returns the IANA name of the time zone cron and quartz fields are evaluated
 // in: the one given to Parse, or "UTC" when none was.
 func (s *Schedule) TimeZone() string { return s.tz }
 
@@ -56,10 +57,10 @@ func (s *Schedule) Location() *time.Location {
 	return s.loc
 }
 
-// Periodic reports whether the schedule fires by itself repeatedly: cron and
-// fix_rate do; fix_delay needs the previous run to finish, once fires at
-// most once and none never.
-func (s *Schedule) Periodic() bool { return s.typ == Cron || s.typ == FixRate }
+// Periodic reports whether the schedule fires by itself repeatedly: cron,
+// quartz and fix_rate do; fix_delay needs the previous run to finish, once
+// fires at most once and none never.
+func (s *Schedule) Periodic() bool { return s.typ == Cron || s.typ == Quartz || s.typ == FixRate }
 
 // At returns the instant of a once schedule, in UTC, whether or not it has
 // passed; ok is false for every other type.
@@ -72,7 +73,8 @@ func (s *Schedule) At() (t time.Time, ok bool) {
 
 // Next returns the first fire time strictly after `after`, in UTC, and false
 // when there is none (type none; once already passed; a cron expression
-// with no match left, which a real date never reaches). For fix_rate and
+// with no match left, which a real date never reaches; a quartz expression
+// whose years have passed). For fix_rate and
 // fix_delay it is after+interval: the planner passes the previous fire time
 // for fix_rate and the previous run's end for fix_delay.
 func (s *Schedule) Next(after time.Time) (time.Time, bool) {
@@ -108,7 +110,7 @@ func (s *Schedule) String() string {
 	switch s.typ {
 	case None:
 		return string(None)
-	case Cron:
+	case Cron, Quartz:
 		return fmt.Sprintf("%s %q (%s)", s.typ, s.expr, s.tz)
 	}
 	return fmt.Sprintf("%s %q", s.typ, s.expr)

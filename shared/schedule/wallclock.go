@@ -7,7 +7,28 @@ import "time"
 // whose fields are the local fields: UTC has no transitions, so arithmetic on
 // civil times, and robfig's field matching, never meet a gap or an overlap.
 // The DST rule of the package doc is implemented by highWater and
-// firstReading.
+// firstReading, and applied to every field-based type (cron, quartz) by
+// nextOnWallClock.
+
+// civilMatcher is a schedule defined by wall-clock fields (cron, quartz).
+type civilMatcher interface {
+	// nextMatch returns the first whole-second civil time after from that
+	// the fields name, and false when there is none.
+	nextMatch(from time.Time) (time.Time, bool)
+}
+
+// nextOnWallClock finds the first time m names above loc's clock high-water
+// mark at after, and maps it to the first instant the clock reads it or
+// later. Both steps are monotonic, so the result is strictly after `after`
+// and no fire in between is missed (see the package doc for the rule). Every
+// field-based type goes through here so that they all share one DST rule.
+func nextOnWallClock(m civilMatcher, loc *time.Location, after time.Time) (time.Time, bool) {
+	c, ok := m.nextMatch(highWater(after, loc))
+	if !ok {
+		return time.Time{}, false
+	}
+	return firstReading(c, loc).UTC(), true
+}
 
 // lookback exceeds every UTC offset that ever existed (local mean times
 // before 1900 reach about ±16h), so a clock reading c cannot be shown

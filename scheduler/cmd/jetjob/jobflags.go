@@ -21,7 +21,7 @@ import (
 type jobFlags struct {
 	group, name, handler, description string
 	params, paramsFile                string
-	cron, every, delay, at            string
+	cron, quartz, every, delay, at    string
 	tz, misfire, route, block         string
 	timeout                           time.Duration
 	maxRetries                        int
@@ -36,7 +36,7 @@ type jobFlags struct {
 // scheduleFlags are the flags that set the schedule; at most one may be
 // given. no-schedule exists only on `jobs update` (a new job without a
 // schedule flag has none).
-var scheduleFlags = []string{"cron", "every", "delay", "at", "no-schedule"}
+var scheduleFlags = []string{"cron", "quartz", "every", "delay", "at", "no-schedule"}
 
 // register adds the job flags to fl.
 func (f *jobFlags) register(fl *pflag.FlagSet) {
@@ -47,10 +47,11 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.params, "params", "", "params passed to the handler")
 	fl.StringVar(&f.paramsFile, "params-file", "", "read the params from a file (- for stdin)")
 	fl.StringVar(&f.cron, "cron", "", "schedule: cron expression")
+	fl.StringVar(&f.quartz, "quartz", "", "schedule: Quartz cron expression as xxl-job writes it, e.g. '0 15 10 ? * 6L' (day-of-week 1 = Sunday)")
 	fl.StringVar(&f.every, "every", "", "schedule: fixed rate, a duration like 30s")
 	fl.StringVar(&f.delay, "delay", "", "schedule: fixed delay after the previous run, a duration")
 	fl.StringVar(&f.at, "at", "", "schedule: once, at an RFC 3339 time")
-	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression (default UTC)")
+	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron or quartz expression (default UTC)")
 	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
 	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later or cover_early")
@@ -84,6 +85,12 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 			return usagef("--cron: empty expression")
 		}
 		f.schedType, f.schedExpr = "cron", strings.TrimSpace(f.cron)
+	case changed("quartz"):
+		// The server validates the fields and names the bad one.
+		if strings.TrimSpace(f.quartz) == "" {
+			return usagef("--quartz: empty expression")
+		}
+		f.schedType, f.schedExpr = "quartz", strings.TrimSpace(f.quartz)
 	case changed("every"):
 		d, err := positiveDuration("--every", f.every)
 		if err != nil {

@@ -44,6 +44,7 @@ func (a *app) jobsCreateCmd() *cobra.Command {
 		Long: `Create a job. At most one schedule flag may be given:
 
   --cron EXPR      cron expression (seconds field optional, "@every 10s" too), see --tz
+  --quartz EXPR    Quartz cron as xxl-job writes it ("0 15 10 ? * 6L"), see --tz
   --every DUR      fixed rate: a fire every DUR (fix_rate)
   --delay DUR      fixed delay: DUR after the previous run finished (fix_delay)
   --at TIME        once, at an RFC 3339 time
@@ -220,7 +221,7 @@ func schedule(s *apiv1.JobSpec) string {
 		typ = "none"
 	}
 	out := strings.TrimSpace(typ + " " + s.ScheduleExpr)
-	if typ == "cron" && s.Timezone != "" && s.Timezone != "UTC" {
+	if (typ == "cron" || typ == "quartz") && s.Timezone != "" && s.Timezone != "UTC" {
 		out += " (" + s.Timezone + ")"
 	}
 	return out

@@ -102,7 +102,8 @@ ever sent to the file's address.`,
 
 	parent(root)
 	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
-		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd())
+		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd(),
+		a.exportCmd(), a.applyCmd())
 	return root
 }
 

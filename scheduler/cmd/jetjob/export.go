@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/jobfile"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// exportPage is the page size export and apply read jobs with (the API's
+// largest), so a big cluster takes few requests.
+const exportPage = 1000
+
+func (a *app) exportCmd() *cobra.Command {
+	var group string
+	cmd := &cobra.Command{
+		Use:   "export [--group G] > jobs.yaml",
+		Short: "Write the jobs (and their groups) as a YAML file to keep in git",
+		Long: `Write the jobs the caller can read as a YAML jobs file on standard output,
+to keep in git and bring back with "jetjob apply -f".
+
+Jobs are named by group + name, children by "group/name", never by id (ids
+differ between clusters). Fields that hold their default are left out, and
+the file is sorted (groups by name, jobs by group then name), so exporting
+an unchanged cluster twice gives the same bytes. The groups (every group
+the caller can read, or just --group) are declared under groups: with their
+title and command_handlers. The file is always YAML; --output does not apply.`,
+		Example: `  jetjob export > jobs.yaml
+  jetjob export --group billing > billing.yaml`,
+		Args: needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("group") && !wire.ValidName(group) {
+				return usagef("--group %q: want a group name (1-64 of [A-Za-z0-9_-])", group)
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			data, err := exportJobs(cmd.Context(), c, group)
+			if err != nil {
+				return err
+			}
+			_, err = a.stdout.Write(data)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&group, "group", "", "only the jobs of this group")
+	return cmd
+}
+
+// exportJobs reads the groups and jobs (of one group when group is set)
+// and encodes them as a jobs file.
+func exportJobs(ctx context.Context, c *client.Client, group string) ([]byte, error) {
+	gl, err := c.ListGroups(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading groups: %w", err)
+	}
+	groups := gl.Groups
+	if group != "" {
+		groups = nil
+		for _, g := range gl.Groups {
+			if g.Name == group {
+				groups = append(groups, g)
+			}
+		}
+		if len(groups) == 0 {
+			return nil, fmt.Errorf("--group %s: no such group (or not readable)", group)
+		}
+	}
+	jobs, err := allJobs(ctx, c, group)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]jobfile.Key, len(jobs))
+	for _, j := range jobs {
+		names[j.ID] = jobfile.Key{Group: j.Group, Name: j.Name}
+	}
+	for _, j := range jobs {
+		for _, id := range j.ChildJobIDs {
+			if _, ok := names[id]; ok {
+				continue
+			}
+			child, err := c.GetJob(ctx, id) // a child in another group
+			if err != nil {
+				return nil, fmt.Errorf("job %s/%s: reading its child job %d: %w", j.Group, j.Name, id, err)
+			}
+			names[id] = jobfile.Key{Group: child.Group, Name: child.Name}
+		}
+	}
+	f, err := jobfile.Export(groups, jobs, names)
+	if err != nil {
+		return nil, err
+	}
+	return f.Encode()
+}
+
+// allJobs reads every page of the jobs (of one group when group is set).
+func allJobs(ctx context.Context, c *client.Client, group string) ([]apiv1.Job, error) {
+	var out []apiv1.Job
+	opts := client.ListJobsOptions{Group: group, Limit: exportPage}
+	for {
+		page, err := c.ListJobs(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("reading jobs: %w", err)
+		}
+		out = append(out, page.Jobs...)
+		if page.Next == 0 {
+			return out, nil
+		}
+		if page.Next <= opts.After {
+			return nil, fmt.Errorf("reading jobs: the server returned a page cursor that does not advance (%d)", page.Next)
+		}
+		opts.After = page.Next
+	}
+}
