@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium clean
+.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium ensure-mariadb clean
 
 all: build
 
@@ -28,6 +28,12 @@ build:
 ensure-postgres:
 	@bash deploy/ensure-postgres.sh
 
+# MariaDB server binaries are needed by the test of `jetjob import xxl-job`
+# (a throwaway mariadbd holding xxl-job's tables); installed through apt when
+# missing.
+ensure-mariadb:
+	@bash deploy/ensure-mariadb.sh
+
 # The race detector (go test -race) needs cgo, so a C compiler; installed
 # through apt when missing.
 ensure-cc:
@@ -44,7 +50,7 @@ run: ensure-postgres build
 # Unit and integration tests against a real PostgreSQL and a real (embedded)
 # NATS server, with the race detector. The end-to-end suite (e2e/) is left
 # to `make e2e`: it needs the container images and runs on its own.
-test-unit: ensure-postgres ensure-cc ensure-chromium
+test-unit: ensure-postgres ensure-cc ensure-chromium ensure-mariadb
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '^github.com/jetjob/jetjob/e2e')
 
 # Every test: unit and integration, then the end-to-end suite (in this

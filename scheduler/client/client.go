@@ -218,6 +218,25 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	return &out, nil
 }
 
+// ListAllJobs reads every page of jobs from opts.After on, ordered by id.
+func (c *Client) ListAllJobs(ctx context.Context, opts ListJobsOptions) ([]apiv1.Job, error) {
+	var out []apiv1.Job
+	for {
+		page, err := c.ListJobs(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page.Jobs...)
+		if page.Next == 0 {
+			return out, nil
+		}
+		if page.Next <= opts.After {
+			return nil, fmt.Errorf("client: the server returned a page cursor that does not advance (%d)", page.Next)
+		}
+		opts.After = page.Next
+	}
+}
+
 // UpdateJob replaces the spec of a job. spec.Version must be the version
 // the change was based on (Job.Version): if the job changed since, the
 // answer is a 409 *APIError whose CurrentVersion is the job's version.

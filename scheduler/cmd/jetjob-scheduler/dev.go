@@ -159,8 +159,9 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 
 	fmt.Fprintf(os.Stderr, `
 jetjob dev is running.
-  API:        %s   (an admin API key is in the CLI config, written to %s)
-  admin:      %s / %s   (log in to the console, or POST /api/v1/login)
+  Console:    %s/   (open it in a browser)
+  sign in as: %s / %s
+  API:        %s/api/v1   (an admin API key is in the CLI config, written to %s)
   NATS:       %s   (JetStream data in %s)
   PostgreSQL: %s
 Try, in another terminal:
@@ -168,7 +169,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, cfgPath, adminName, adminPassword, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, adminName, adminPassword, apiURL, cfgPath, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

@@ -101,20 +101,9 @@ func exportJobs(ctx context.Context, c *client.Client, group string) ([]byte, er
 
 // allJobs reads every page of the jobs (of one group when group is set).
 func allJobs(ctx context.Context, c *client.Client, group string) ([]apiv1.Job, error) {
-	var out []apiv1.Job
-	opts := client.ListJobsOptions{Group: group, Limit: exportPage}
-	for {
-		page, err := c.ListJobs(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("reading jobs: %w", err)
-		}
-		out = append(out, page.Jobs...)
-		if page.Next == 0 {
-			return out, nil
-		}
-		if page.Next <= opts.After {
-			return nil, fmt.Errorf("reading jobs: the server returned a page cursor that does not advance (%d)", page.Next)
-		}
-		opts.After = page.Next
+	js, err := c.ListAllJobs(ctx, client.ListJobsOptions{Group: group, Limit: exportPage})
+	if err != nil {
+		return nil, fmt.Errorf("reading jobs: %w", err)
 	}
+	return js, nil
 }

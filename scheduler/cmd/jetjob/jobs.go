@@ -177,21 +177,15 @@ func (a *app) jobsListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := c.ListJobs(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			for all && list.Next != 0 {
-				if list.Next <= opts.After {
-					return fmt.Errorf("server returned a page cursor that does not advance (%d)", list.Next)
-				}
-				opts.After = list.Next
-				page, err := c.ListJobs(cmd.Context(), opts)
+			var list *apiv1.JobList
+			if all {
+				js, err := c.ListAllJobs(cmd.Context(), opts)
 				if err != nil {
 					return err
 				}
-				list.Jobs = append(list.Jobs, page.Jobs...)
-				list.Next = page.Next
+				list = &apiv1.JobList{Jobs: js}
+			} else if list, err = c.ListJobs(cmd.Context(), opts); err != nil {
+				return err
 			}
 			return a.emit(list, func(w io.Writer) error {
 				t := newTable(w, "ID", "GROUP", "NAME", "HANDLER", "SCHEDULE", "ENABLED", "NEXT FIRE")

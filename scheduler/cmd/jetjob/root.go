@@ -104,6 +104,7 @@ ever sent to the file's address.`,
 	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
 		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd(),
 		a.exportCmd(), a.applyCmd())
+	root.AddCommand(a.importCmd())
 	return root
 }
 
