@@ -81,6 +81,11 @@ func (c *Console) routeTable() []route {
 		{"POST /groups", c.createGroup},
 		// cluster
 		{"GET /cluster", c.cluster},
+		// runs
+		{"GET /runs", c.runs},
+		{"GET /runs/{id}", c.runDetail},
+		{"POST /runs/{id}/kill", c.killRun},
+		{"POST /runs/{id}/rerun", c.rerunRun},
 		{"/", c.notFound},
 	}
 }

@@ -19,6 +19,10 @@ var funcs = template.FuncMap{
 	"hasPrefix": strings.HasPrefix,
 	"pct":       pct,
 	"deref":     func(p *time.Time) time.Time { return *p },
+	"lower":     strings.ToLower,
+	"upper":     strings.ToUpper,
+	"rfc3339":   rfc3339,
+	"logTime":   logTime,
 }
 
 // when formats an instant for a table: UTC, seconds, no zone noise.
@@ -111,7 +115,7 @@ func statusClass(s string) string {
 	switch s {
 	case "SUCCEEDED":
 		return "st-ok"
-	case "FAILED", "TIMEOUT", "LOST":
+	case "FAILED", "TIMED_OUT", "LOST":
 		return "st-bad"
 	case "RUNNING", "TRIGGERED":
 		return "st-run"
@@ -120,3 +124,15 @@ func statusClass(s string) string {
 	}
 	return "st-wait"
 }
+
+// rfc3339 is an optional instant for a <time datetime> attribute.
+func rfc3339(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// logTime formats a log line's time: UTC with milliseconds, the form
+// console.js writes the lines it appends in.
+func logTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }

@@ -1,0 +1,164 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// The runs search page: GET /runs, a GET form over GET /api/v1/runs. The
+// page passes the filters through to the API, which validates them (its
+// 400 is shown above the form, the form kept as typed) and pages with its
+// keyset cursor: the page never counts the table, it only asks for the
+// next page after the last run shown.
+
+// runSearchParams are the query parameters the runs page passes to the API.
+// Everything else in the page's URL (flash) stays with the page.
+var runSearchParams = []string{"status", "job", "group", "worker", "trigger_type", "from", "to", "limit", "cursor"}
+
+// runsPage is the runs page's data.
+type runsPage struct {
+	// Form is the filter form's state: the page's own query.
+	Form url.Values
+	// Statuses and TriggerTypes are the form's choices.
+	Statuses     []wire.Status
+	TriggerTypes []wire.TriggerType
+	// Groups are the groups the user reads, offered for the group filter.
+	Groups []string
+	Runs   []apiv1.Run
+	// Older is the link to the next (older) page, empty on the last;
+	// Newest the first page of the same search, set when paging.
+	Older, Newest string
+}
+
+// Checked reports whether value is among the form's values of name (a
+// status or trigger type checkbox).
+func (p *runsPage) Checked(name, value string) bool {
+	// The API also takes comma-separated lists (status=FAILED,LOST): a
+	// shared link of that form shows its boxes ticked too.
+	return slices.ContainsFunc(p.Form[name], func(v string) bool {
+		return slices.ContainsFunc(strings.Split(v, ","), func(s string) bool { return strings.EqualFold(strings.TrimSpace(s), value) })
+	})
+}
+
+// Filtered reports whether any filter is set, for the empty state's words.
+func (p *runsPage) Filtered() bool {
+	for _, k := range runSearchParams {
+		if k != "cursor" && k != "limit" && strings.Join(p.Form[k], "") != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
+	u, err := c.me(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	data := &runsPage{Form: q, Statuses: wire.Statuses,
+		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent}}
+	var gl apiv1.GroupList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+		return err
+	}
+	for _, g := range gl.Groups {
+		data.Groups = append(data.Groups, g.Name)
+	}
+	var list apiv1.RunList
+	_, err = c.call(r, http.MethodGet, "/api/v1/runs", runSearchQuery(q), nil, &list)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+		// A filter the API refuses: say why above the form, kept as typed.
+		return c.render(w, r, http.StatusBadRequest, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+	}
+	if err != nil {
+		return err
+	}
+	data.Runs = list.Runs
+	if list.Cursor != "" {
+		data.Older = runsLink(q, list.Cursor)
+	}
+	if q.Get("cursor") != "" {
+		data.Newest = runsLink(q, "")
+	}
+	return c.render(w, r, http.StatusOK, "runs", page{Title: "Runs", User: u, Data: data})
+}
+
+// runSearchQuery turns the page's query into the API's: only the search's
+// parameters, empty ones dropped (an empty form field means "any"), and the
+// form's datetime-local times (no zone; the form says UTC) written as RFC
+// 3339. Anything else is passed on as typed, for the API to judge.
+func runSearchQuery(q url.Values) url.Values {
+	out := url.Values{}
+	for _, k := range runSearchParams {
+		for _, v := range q[k] {
+			if v = strings.TrimSpace(v); v == "" {
+				continue
+			}
+			if k == "from" || k == "to" {
+				v = formTime(v)
+			}
+			out.Add(k, v)
+		}
+	}
+	return out
+}
+
+// formTime reads an <input type=datetime-local> value as UTC and writes
+// it as RFC 3339; any other text is returned unchanged.
+func formTime(v string) string {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			return t.Format(time.RFC3339Nano)
+		}
+	}
+	return v
+}
+
+// runsLink is the runs page with the same filters at cursor (the first
+// page when cursor is empty); the flash is not carried along.
+func runsLink(q url.Values, cursor string) string {
+	l := url.Values{}
+	for _, k := range runSearchParams {
+		if k == "cursor" {
+			continue
+		}
+		for _, v := range q[k] {
+			if strings.TrimSpace(v) != "" {
+				l.Add(k, v)
+			}
+		}
+	}
+	if cursor != "" {
+		l.Set("cursor", cursor)
+	}
+	if len(l) == 0 {
+		return "/runs"
+	}
+	return "/runs?" + l.Encode()
+}
+
+// runID reads the {id} of a run route: a positive integer, or a 400
+// naming what was given.
+func runID(r *http.Request) (int64, error) {
+	v := r.PathValue("id")
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: fmt.Sprintf("run id %q: want a positive integer", v)}}
+	}
+	return id, nil
+}
+
+// active reports whether a run can still change: its log may grow and it
+// may be killed.
+func active(status string) bool { return !wire.Status(status).Terminal() }
