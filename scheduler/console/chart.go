@@ -42,7 +42,7 @@ type legendEntry struct {
 }
 
 // stackOrder puts failures at the bottom of a bar, where they are seen.
-var stackOrder = []string{"FAILED", "TIMEOUT", "LOST", "SUCCEEDED", "CANCELLED", "DISCARDED", "SKIPPED", "EXPIRED",
+var stackOrder = []string{"FAILED", "TIMED_OUT", "LOST", "SUCCEEDED", "CANCELLED", "DISCARDED", "SKIPPED", "EXPIRED",
 	"RUNNING", "TRIGGERED", "SCHEDULED"}
 
 // dayChart draws days (oldest first) as stacked bars.
