@@ -79,6 +79,8 @@ func (c *Console) routeTable() []route {
 		// workers
 		{"GET /workers", c.workers},
 		{"POST /groups", c.createGroup},
+		// cluster
+		{"GET /cluster", c.cluster},
 		// runs
 		{"GET /runs", c.runs},
 		{"GET /runs/{id}", c.runDetail},

@@ -1,0 +1,95 @@
+package console
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// Charts are SVG drawn on the server: a page needs no chart library and
+// shows its figures without scripts. The template draws the shapes; this
+// file computes them.
+
+// barChart is a stacked bar chart: one bar per day, one segment per
+// status.
+type barChart struct {
+	Width, Height int
+	Bars          []bar
+	// Max is the tallest bar's total (the y axis' top).
+	Max int64
+	// Legend lists the statuses drawn, in stacking order.
+	Legend []legendEntry
+}
+
+type bar struct {
+	X, W     int
+	Label    string // the day
+	Total    int64
+	Segments []segment
+}
+
+type segment struct {
+	Y, H   int
+	Class  string // statusClass of the status: the fill colour
+	Status string
+	Runs   int64
+	Title  string // the tooltip
+}
+
+type legendEntry struct {
+	Status, Class string
+}
+
+// stackOrder puts failures at the bottom of a bar, where they are seen.
+var stackOrder = []string{"FAILED", "TIMED_OUT", "LOST", "SUCCEEDED", "CANCELLED", "DISCARDED", "SKIPPED", "EXPIRED",
+	"RUNNING", "TRIGGERED", "SCHEDULED"}
+
+// dayChart draws days (oldest first) as stacked bars.
+func dayChart(days []apiv1.DayCounts) barChart {
+	const width, height, gap = 720, 160, 2
+	c := barChart{Width: width, Height: height}
+	seen := map[string]bool{}
+	for _, d := range days {
+		var total int64
+		for s, n := range d.ByStatus {
+			total += n
+			if n > 0 {
+				seen[s] = true
+			}
+		}
+		c.Max = max(c.Max, total)
+	}
+	for _, s := range stackOrder {
+		if seen[s] {
+			c.Legend = append(c.Legend, legendEntry{Status: s, Class: statusClass(s)})
+		}
+	}
+	for s := range seen {
+		if !slices.Contains(stackOrder, s) {
+			c.Legend = append(c.Legend, legendEntry{Status: s, Class: statusClass(s)})
+		}
+	}
+	if len(days) == 0 {
+		return c
+	}
+	bw := width / len(days)
+	for i, d := range days {
+		b := bar{X: i*bw + gap/2, W: max(bw-gap, 1), Label: d.Day}
+		y := height
+		for _, l := range c.Legend {
+			n := d.ByStatus[l.Status]
+			if n == 0 {
+				continue
+			}
+			b.Total += n
+			h := int(float64(n) / float64(c.Max) * float64(height))
+			h = max(h, 1)
+			y -= h
+			b.Segments = append(b.Segments, segment{Y: y, H: h, Class: l.Class, Status: l.Status, Runs: n,
+				Title: fmt.Sprintf("%s: %d %s", d.Day, n, l.Status)})
+		}
+		c.Bars = append(c.Bars, b)
+	}
+	return c
+}
