@@ -20,7 +20,7 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	if e.Doc.Permission != "" {
+	if e.Doc.Permission != "" && !strings.Contains(e.Doc.Error, e.Doc.Permission) {
 		return fmt.Sprintf("%s (needs %s)", e.Doc.Error, e.Doc.Permission)
 	}
 	return e.Doc.Error

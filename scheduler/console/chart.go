@@ -70,8 +70,8 @@ func dayChart(days []apiv1.DayCounts) barChart {
 			c.Legend = append(c.Legend, legendEntry{Status: s, Class: statusClass(s)})
 		}
 	}
-	if len(days) == 0 {
-		return c
+	if c.Max == 0 {
+		return c // no runs: no chart
 	}
 	bw := width / len(days)
 	for i, d := range days {

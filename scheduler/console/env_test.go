@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
@@ -52,6 +53,8 @@ type env struct {
 	// kills are the run ids the API asked the scheduler to kill.
 	killsMu sync.Mutex
 	kills   []int64
+	// deps is what the API reports of its dependencies (cluster page).
+	deps []apiv1.Dependency
 }
 
 func newEnv(t *testing.T) *env {
@@ -68,7 +71,8 @@ func newEnv(t *testing.T) *env {
 	}
 	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan store.PlannedRun, 100)}
 	log := zaptest.NewLogger(t)
-	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js),
+	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js), SchedulerID: "sched-test",
+		Dependencies: func(context.Context) []apiv1.Dependency { return e.deps },
 		Fire: func(r store.PlannedRun) {
 			select {
 			case e.fired <- r:

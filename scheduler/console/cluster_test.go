@@ -1,0 +1,47 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+func TestClusterPage(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	v := e.browser().login("viewer")
+
+	// No scheduler heartbeats: the page says nothing is being planned.
+	p := v.get("/cluster")
+	if p.Code != http.StatusOK {
+		t.Fatalf("cluster: %d\n%s", p.Code, p.Body)
+	}
+	mustContain(t, p, "No live scheduler", `id="shards-table"`, `data-shard="0"`, "No readiness checks reported")
+
+	// One live scheduler holding shard 0; the rest orphaned; NATS down.
+	if _, err := e.pool.Exec(ctx, `INSERT INTO schedulers (id, host, expires_at) VALUES ('sched-1', 'host-1', now() + interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'sched-1', epoch = 7, expires_at = now() + interval '10 seconds' WHERE shard = 0`); err != nil {
+		t.Fatal(err)
+	}
+	e.deps = []apiv1.Dependency{{Name: "postgresql", OK: true}, {Name: "nats", OK: false, Error: "nats: no servers available"}}
+	p = v.get("/cluster")
+	mustContain(t, p, `data-scheduler="sched-1"`, "host-1", `<td>7</td>`, `id="dep-nats"`, "not ready",
+		"nats: no servers available", `id="dep-postgresql"`, "as seen by sched-test")
+	var shards int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM scheduler_shards`).Scan(&shards); err != nil {
+		t.Fatal(err)
+	}
+	if shards < 2 {
+		t.Fatalf("%d shards; the test needs orphans", shards)
+	}
+	mustContain(t, p, `<span class="st-bad">none</span>`)
+
+	// Signed out, the page sends the browser to sign in.
+	if p := e.browser().get("/cluster"); p.Code != http.StatusSeeOther {
+		t.Fatalf("signed out: %d", p.Code)
+	}
+}

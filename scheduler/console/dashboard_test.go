@@ -1,0 +1,60 @@
+package console_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestDashboardEmpty(t *testing.T) {
+	e := newEnv(t)
+	p := e.browser().login("admin").get("/")
+	if p.Code != http.StatusOK {
+		t.Fatalf("dashboard: %d\n%s", p.Code, p.Body)
+	}
+	mustContain(t, p, `id="window-today"`, `id="window-7d"`, `id="window-30d"`, "No runs in the last 30 days.",
+		`id="no-failing-jobs"`, `id="fire-lag"`, `id="start-lag"`)
+	mustLack(t, p, `id="runs-chart"`, `id="failing-jobs"`)
+}
+
+func TestDashboardShowsRunsAndFailures(t *testing.T) {
+	e := newEnv(t)
+	ja := e.job("a", "echo")
+	jb := e.job("b", "echo")
+	e.finishedRuns(ja, "SUCCEEDED", "FAILED", "FAILED", "RUNNING")
+	e.finishedRuns(jb, "SUCCEEDED", "SUCCEEDED")
+
+	p := e.browser().login("admin").get("/")
+	if p.Code != http.StatusOK {
+		t.Fatalf("dashboard: %d\n%s", p.Code, p.Body)
+	}
+	// Both groups' runs count for an admin; a's failing job is listed with
+	// its failures linking to the search; the chart has today's bar.
+	mustContain(t, p, `id="runs-chart"`, `<g class="bar"`, ": 2 FAILED</title>", `id="failing-jobs"`,
+		`data-job-id="`, ja.Name, `<a href="/runs?status=RUNNING">1</a>`)
+	mustContain(t, p, "Success rate <strong>60.0 %</strong>") // 3 of the 5 ended runs succeeded
+
+	// A viewer of b sees only b: no failing job of a, a perfect rate.
+	vb := e.browser().login("viewerB").get("/")
+	mustContain(t, vb, `id="no-failing-jobs"`, "Success rate <strong>100.0 %</strong>")
+	mustLack(t, vb, ja.Name)
+
+	// The group filter narrows to one group and keeps it in the form.
+	pa := e.browser().login("admin").get("/?group=b")
+	mustContain(t, pa, `id="dash-group" name="group" value="b"`, "Success rate <strong>100.0 %</strong>")
+	mustLack(t, pa, ja.Name)
+}
+
+func TestDashboardErrors(t *testing.T) {
+	e := newEnv(t)
+	vb := e.browser().login("viewerB")
+	// Another group's dashboard is the API's 403, with its words.
+	p := vb.get("/?group=a")
+	if p.Code != http.StatusForbidden {
+		t.Fatalf("viewer of b asking for a: %d", p.Code)
+	}
+	mustContain(t, p, `id="error-message"`, "viewer of group a")
+	// An admin's malformed group name is the API's 400.
+	if p := e.browser().login("admin").get("/?group=no%20such!"); p.Code != http.StatusBadRequest {
+		t.Fatalf("bad group: %d\n%s", p.Code, p.Body)
+	}
+}
