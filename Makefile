@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium ensure-mariadb clean
+.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium ensure-mariadb console-screenshots clean
 
 all: build
 
@@ -43,6 +43,11 @@ ensure-cc:
 # Debian's chromium is installed through apt when missing.
 ensure-chromium:
 	@bash deploy/ensure-chromium.sh
+
+# The README's pictures of the console, taken by the browser test that
+# walks a job's life cycle (a real system, a real Chromium).
+console-screenshots: ensure-postgres ensure-chromium
+	JETJOB_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleJobLifeCycle$$' ./scheduler/
 
 run: ensure-postgres build
 	$(BIN)/jetjob-scheduler dev

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -88,6 +91,7 @@ func consoleHandlers(w *worker.Worker) {
 		return ctx.Err()
 	})
 	w.Handle("broken", func(context.Context, *worker.Job) error { return errors.New("database unreachable") })
+	w.Handle("noop", func(context.Context, *worker.Job) error { return nil })
 }
 
 // acceptConfirms makes the page's confirm() dialogs answer OK, as a user
@@ -207,5 +211,145 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	// A viewer sees the run but cannot kill or re-run it.
 	if n := evalIn[int](b, `document.querySelectorAll("#kill-form, #rerun-form").length`); n != 0 {
 		t.Fatalf("a viewer sees %d operator controls on the run page", n)
+	}
+}
+
+// evalAsync evaluates a JavaScript expression that yields a promise and
+// waits for its value.
+func evalAsync[T any](b *tab, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 45*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("browser: evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition until it holds.
+func (b *tab) waitFor(what, cond string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !evalIn[bool](b, cond) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("browser: timed out after %s waiting for %s (%s)", timeout, what, cond)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The job life cycle a newcomer goes through in the console: create a job
+// through the form (a bad cron is shown under its field, the preview
+// follows the typing), watch it fire and its runs appear, disable it; a
+// viewer sees the job but no controls, and a forged POST is refused.
+func TestConsoleJobLifeCycle(t *testing.T) {
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	ctx := context.Background()
+	b := newTab(t, sys.url)
+	b.signIn("/jobs/new", "ada")
+
+	b.do("fill the job form with a bad cron",
+		chromedp.WaitVisible(chromedp.ID("job-form")),
+		chromedp.SetValue(chromedp.ID("f-group"), "g"),
+		chromedp.SendKeys(chromedp.ID("f-name"), "every-two-seconds"),
+		chromedp.SendKeys(chromedp.ID("f-handler"), "noop"),
+		chromedp.SetValue(chromedp.ID("f-schedule_type"), "cron"),
+		chromedp.Clear(chromedp.ID("f-schedule_expr")),
+		chromedp.SendKeys(chromedp.ID("f-schedule_expr"), "*/2 * * * * * *"),
+	)
+	// The live preview answers the typing with the API's words.
+	b.waitFor("the preview's error", `!!document.getElementById("preview-error")`, 30*time.Second)
+	b.do("save the bad job", chromedp.Click(chromedp.ID("job-save")), chromedp.WaitVisible(chromedp.ID("err-schedule_expr")))
+	if v := evalIn[string](b, `document.getElementById("f-name").value`); v != "every-two-seconds" {
+		t.Fatalf("the refused form lost the name typed: %q", v)
+	}
+	if jobs, err := sys.api.ListJobs(ctx, client.ListJobsOptions{}); err != nil || len(jobs.Jobs) != 0 {
+		t.Fatalf("a refused form created a job: %+v %v", jobs, err)
+	}
+
+	// Fixed, the preview lists the next ten fires, and the job is created.
+	b.do("fix the cron", chromedp.Clear(chromedp.ID("f-schedule_expr")), chromedp.SendKeys(chromedp.ID("f-schedule_expr"), "*/2 * * * * *"))
+	b.waitFor("ten previewed fires", `document.querySelectorAll("#preview-table tbody tr").length === 10`, 30*time.Second)
+	b.do("create the job", chromedp.Click(chromedp.ID("job-save")), chromedp.WaitVisible(chromedp.ID("job-title")))
+	loc := b.location()
+	var id int64
+	if _, err := fmt.Sscanf(loc[strings.LastIndex(loc, "/jobs/")+len("/jobs/"):], "%d", &id); err != nil {
+		t.Fatalf("after creating, the browser is at %s, want the job's page", loc)
+	}
+
+	// It fires: its page lists SUCCEEDED runs (reloaded as a user would).
+	path := fmt.Sprintf("/jobs/%d", id)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b.open(path)
+		if evalIn[int](b, `document.querySelectorAll("#runs-table tr[id^=run-]").length`) >= 2 &&
+			strings.Contains(b.text("#runs-table"), "SUCCEEDED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job's page shows no SUCCEEDED runs after 60 s")
+		}
+		time.Sleep(time.Second)
+	}
+	if n := evalIn[int](b, `document.querySelectorAll("#run-sparkline a").length`); n < 2 {
+		t.Fatalf("the sparkline shows %d runs", n)
+	}
+	if dir := os.Getenv("JETJOB_CONSOLE_SCREENSHOTS"); dir != "" {
+		consoleScreenshots(t, b, dir, id)
+		b.open(path)
+	}
+
+	// Disable it with a note.
+	b.acceptConfirms()
+	b.do("disable the job", chromedp.SendKeys(chromedp.ID("disable-note"), "migrating the database"),
+		chromedp.Click(chromedp.CSS("#job-disable button")), chromedp.WaitVisible(chromedp.ID("job-paused")))
+	if note := b.text("#job-paused"); !strings.Contains(note, "migrating the database") || !strings.Contains(note, "ada") {
+		t.Fatalf("pause note %q", note)
+	}
+	j, err := sys.api.GetJob(ctx, id)
+	if err != nil || j.Enabled {
+		t.Fatalf("job after disabling: %+v, %v", j, err)
+	}
+
+	// A viewer reads the job but has no controls; posting anyway is 403.
+	v := newTab(t, sys.url)
+	v.signIn(path, "vic")
+	if got := v.text("#job-title"); !strings.Contains(got, "every-two-seconds") {
+		t.Fatalf("viewer's job page title %q", got)
+	}
+	if n := evalIn[int](v, `document.querySelectorAll("#job-actions, #job-edit, #job-enable, #job-disable, #job-delete, #job-trigger").length`); n != 0 {
+		t.Fatalf("a viewer sees %d job controls", n)
+	}
+	status := evalAsync[int](v, fmt.Sprintf(`fetch("/jobs/%d/enable", {method: "POST", body: new URLSearchParams({catch_up: "none"})}).then(r => r.status)`, id))
+	if status != http.StatusForbidden {
+		t.Fatalf("a viewer's forged enable answered %d, want 403", status)
+	}
+	if j, err := sys.api.GetJob(ctx, id); err != nil || j.Enabled {
+		t.Fatalf("a viewer's forged POST changed the job: %+v, %v", j, err)
+	}
+}
+
+// consoleScreenshots saves the README's pictures of the console (make
+// console-screenshots): the dashboard, the jobs list, a job and a run.
+func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := chromedp.Run(b.ctx, chromedp.AttributeValue(chromedp.CSS("#run-sparkline a"), "data-run"))
+	if err != nil || !runs.Exists {
+		t.Fatalf("a run of the job: %v", err)
+	}
+	for _, shot := range []struct{ name, path string }{
+		{"console-dashboard.png", "/"},
+		{"console-jobs.png", "/jobs"},
+		{"console-job.png", fmt.Sprintf("/jobs/%d", job)},
+		{"console-run.png", "/runs/" + runs.Value},
+	} {
+		b.open(shot.path)
+		b.screenshot(filepath.Join(dir, shot.name))
+		t.Logf("screenshot %s", filepath.Join(dir, shot.name))
 	}
 }

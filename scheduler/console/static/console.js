@@ -110,6 +110,8 @@ document.addEventListener("submit", (ev) => {
     log.removeAttribute("data-follow");
     state.textContent = "ended";
   })();
+})();
+
 // jobs: the job form's schedule preview. As the schedule type, expression
 // or zone is typed, it asks GET /api/v1/schedule/preview (with the
 // session cookie, debounced) and redraws #schedule-preview, which the
