@@ -19,8 +19,11 @@ package version
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // module is the path whose version a binary reports (its main module, or a
@@ -138,4 +141,18 @@ func (i Info) Short() string {
 		dirty = "-dirty"
 	}
 	return fmt.Sprintf("%s %s%s", Devel, i.Commit[:min(12, len(i.Commit))], dirty)
+}
+
+// Collector is the gauge jetjob_build_info{version,commit,go_version} = 1,
+// for every binary's /metrics: a dashboard counts instances per version
+// during a rollout, and an alert can compare the versions in a cluster.
+func Collector() prometheus.Collector {
+	i := Get()
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetjob_build_info",
+		Help: "The build this process runs (always 1): its version, VCS commit and Go version.",
+		ConstLabels: prometheus.Labels{
+			"version": i.Version, "commit": i.Commit, "go_version": runtime.Version(),
+		},
+	}, func() float64 { return 1 })
 }
