@@ -156,3 +156,15 @@ func Collector() prometheus.Collector {
 		},
 	}, func() float64 { return 1 })
 }
+
+// Healthz is the /healthz document of every jetjob binary:
+// {"status":"ok","version":…,"commit":…,"date":…}. The build is there,
+// unauthenticated like the rest of /healthz, so that a rollout can be
+// followed instance by instance.
+type Healthz struct {
+	Status string `json:"status"`
+	Info
+}
+
+// OK is the /healthz document of a live process of this build.
+func OK() Healthz { return Healthz{Status: "ok", Info: Get()} }
