@@ -74,6 +74,8 @@ type Server struct {
 	handler http.Handler
 	logins  *auth.LoginLimiter
 	now     func() time.Time
+	// requests counts requests by route pattern and status (metrics.go).
+	requests *prometheus.CounterVec
 }
 
 // maxBody bounds request bodies: params are at most 64 KiB, the rest small.
@@ -97,7 +99,7 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 		cfg.SessionMax = 12 * time.Hour
 	}
 	s := &Server{cfg: cfg, store: st, log: log.Named("api"), mux: http.NewServeMux(),
-		logins: auth.NewLoginLimiter(), now: time.Now}
+		logins: auth.NewLoginLimiter(), now: time.Now, requests: newRequestCounter()}
 	s.routes()
 	// Every state-changing request from a browser must come from the
 	// scheduler's own origin (Sec-Fetch-Site / Origin): a session cookie
