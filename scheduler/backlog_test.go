@@ -161,7 +161,8 @@ func TestBacklogIsVisible(t *testing.T) {
 	})
 }
 
-var metricLine = regexp.MustCompile(`^(jetjob_[a-z_]+(?:\{[^}]*\})?) (\S+)$`)
+// Label values are quoted and may hold braces (route="/api/v1/jobs/{id}").
+var metricLine = regexp.MustCompile(`^(jetjob_[a-z_]+(?:\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\})?) (\S+)$`)
 
 // scrape reads the scheduler's jetjob_* metrics, keyed by name and labels.
 func scrape(t *testing.T, base string) map[string]float64 {

@@ -15,12 +15,16 @@ import (
 // metrics are what an operator pages on: fire lag (are we late?), planning
 // lag per shard (is a shard stuck?), planned versus published (are we
 // keeping up?), owned shards and lease changes (is ownership flapping?),
-// the wheel's size, and outcomes.
+// the wheel's size, and outcomes: runs by final status, how late they
+// start and how long they take, per group (docs/metrics.md).
 type metrics struct {
 	planned      prometheus.Counter
 	published    prometheus.Counter
 	fireLag      prometheus.Histogram
 	applied      *prometheus.CounterVec
+	finished     *prometheus.CounterVec
+	startLag     *prometheus.HistogramVec
+	duration     *prometheus.HistogramVec
 	leaseChanges *prometheus.CounterVec
 	rerouted     prometheus.Counter
 	lag          *planningLag
@@ -42,6 +46,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		applied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_run_status_changes_total", Help: "Run status changes applied from worker events, by new status.",
 		}, []string{"status"}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_runs_finished_total", Help: "Runs that reached a final status through an event, by group and status.",
+		}, []string{"group", "status"}),
+		startLag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "jetjob_run_start_lag_seconds",
+			Help:    "Run started minus scheduled time, observed when the start is recorded, by group.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}, []string{"group"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "jetjob_run_duration_seconds",
+			Help:    "Run finished minus started time, observed when the final status is recorded, by group.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"group"}),
 		leaseChanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_shard_lease_changes_total", Help: "Shard leases acquired or lost by this scheduler.",
 		}, []string{"change"}),
@@ -50,7 +67,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		lag: &planningLag{last: map[int]time.Time{}},
 	}
-	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.leaseChanges, m.rerouted)
+	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.finished, m.startLag, m.duration,
+		m.leaseChanges, m.rerouted)
 	return m
 }
 
@@ -73,9 +91,22 @@ func (m *metrics) observeFire(_ store.PlannedRun, lag time.Duration) {
 	m.fireLag.Observe(lag.Seconds())
 }
 
+// observeApplied records a committed batch of status changes. Each run
+// reaches a final status once (changes are monotonic), so it is counted
+// and its duration observed once, by the scheduler whose write moved it.
 func (m *metrics) observeApplied(cs []results.Change) {
 	for _, c := range cs {
 		m.applied.WithLabelValues(string(c.Status)).Inc()
+		if c.StartApplied && !c.StartedAt.IsZero() && !c.ScheduledAt.IsZero() {
+			m.startLag.WithLabelValues(c.Group).Observe(max(c.StartedAt.Sub(c.ScheduledAt), 0).Seconds())
+		}
+		if !c.Status.Terminal() {
+			continue
+		}
+		m.finished.WithLabelValues(c.Group, string(c.Status)).Inc()
+		if !c.StartedAt.IsZero() && !c.FinishedAt.IsZero() {
+			m.duration.WithLabelValues(c.Group).Observe(max(c.FinishedAt.Sub(c.StartedAt), 0).Seconds())
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/lost"
 	"github.com/jetjob/jetjob/scheduler/planner"
@@ -42,6 +43,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/wheel"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/version"
 )
 
 // Config configures a scheduler. Zero values mean the defaults.
@@ -143,7 +145,9 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Backlog.WarnAfter = cfg.Dispatch.MisfireThreshold
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		version.Collector())
+	reg.MustRegister(errcount.Collectors()...)
 	return &Scheduler{cfg: cfg, log: cfg.Logger.Named("scheduler"), reg: reg, metrics: newMetrics(reg)}, nil
 }
 
@@ -177,7 +181,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 func (s *Scheduler) run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	st, err := retry(ctx, s.log, "open store", func() (*store.Store, error) {
+	st, err := retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
 		return store.Open(ctx, s.cfg.Pool, s.cfg.ShardCount)
 	})
 	if err != nil {
@@ -192,7 +196,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	if _, err := retry(ctx, s.log, "provision streams", func() (struct{}, error) {
+	if _, err := retry(ctx, s.log, "provision streams", func() { errcount.NATS(errcount.Provision) }, func() (struct{}, error) {
 		return struct{}{}, stream.Provision(ctx, js, s.cfg.Streams)
 	}); err != nil {
 		return nil
@@ -292,6 +296,8 @@ func (s *Scheduler) run(parent context.Context) error {
 		return err
 	}
 	s.reg.MustRegister(bl.Collector())
+	alarms, lostRuns := alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log), lost.New(js, s.log)
+	s.reg.MustRegister(alarms.Collector(), lostRuns.Collector())
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
@@ -309,6 +315,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.reg.MustRegister(a.Collector())
 	con, err := console.New(console.Config{API: a, Log: s.log})
 	if err != nil {
 		return err
@@ -329,8 +336,8 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&pubWG, "dispatch", disp.Run, pubCtx)
 	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
 	goRun(&wg, "results", app.Run, fireCtx)
-	goRun(&wg, "alarms", alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log).Run, fireCtx)
-	goRun(&wg, "lost runs", lost.New(js, s.log).Run, fireCtx)
+	goRun(&wg, "alarms", alarms.Run, fireCtx)
+	goRun(&wg, "lost runs", lostRuns.Run, fireCtx)
 	goRun(&wg, "worker registry", reg.Run, fireCtx)
 	goRun(&wg, "reroute", rr.Run, fireCtx)
 	goRun(&wg, "supersede", func(c context.Context) error { return supersede.Serve(c, s.cfg.NATS, s.cfg.Pool, s.log) }, fireCtx)
@@ -378,7 +385,7 @@ func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-
 		case <-ctx.Done():
 			return nil
 		case l := <-q:
-			runs, err := retry(ctx, s.log, "recover planned runs", func() ([]store.PlannedRun, error) {
+			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]store.PlannedRun, error) {
 				if !l.Valid(time.Now()) {
 					return nil, nil
 				}
@@ -439,8 +446,8 @@ func (s *Scheduler) dependencies(ctx context.Context) []apiv1.Dependency {
 }
 
 // retry calls f until it succeeds or ctx ends, backing off from 100 ms to
-// 5 s and logging each failure.
-func retry[T any](ctx context.Context, log *zap.Logger, what string, f func() (T, error)) (T, error) {
+// 5 s and logging and counting (failed) each failure.
+func retry[T any](ctx context.Context, log *zap.Logger, what string, failed func(), f func() (T, error)) (T, error) {
 	backoff := 100 * time.Millisecond
 	for {
 		v, err := f()
@@ -450,6 +457,7 @@ func retry[T any](ctx context.Context, log *zap.Logger, what string, f func() (T
 		if ctx.Err() != nil {
 			return v, ctx.Err()
 		}
+		failed()
 		log.Warn(what+" failed; retrying", zap.Duration("backoff", backoff), zap.Error(err))
 		select {
 		case <-ctx.Done():

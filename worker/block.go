@@ -171,6 +171,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	r.w.held.contend(key)
+	r.waitedLock = true // metrics.go: lock waits
 	for {
 		if out := r.interrupted(); out != nil {
 			r.leaveQueue(ctx, key)

@@ -19,12 +19,14 @@ import (
 func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	defer w.runs.Done()
 	defer l.release(1)
+	defer w.metrics.slotTaken(l.name)()
 
 	delivery, origin := uint64(1), stored{}
 	if md, err := msg.Metadata(); err == nil {
 		delivery = md.NumDelivered
 		origin = stored{seq: md.Sequence.Stream, at: md.Timestamp.UTC()}
 	}
+	w.metrics.pickedUp(l.name, delivery, origin.at)
 	trig, err := wire.DecodeTrigger(msg.Data())
 	if err == nil && trig.Group != w.cfg.Group {
 		err = fmt.Errorf("invalid trigger: group %q delivered to a worker of group %q", trig.Group, w.cfg.Group)
@@ -134,6 +136,7 @@ func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, origin stored, ca
 			w.handBack(msg, log, "rejection not published")
 			return
 		}
+		w.metrics.finished(handlerInvalid, wire.StatusFailed)
 		log.Error("invalid trigger: run reported FAILED", zap.Error(cause))
 	} else {
 		log.Error("malformed trigger dropped: it names no run to report on", zap.Error(cause),

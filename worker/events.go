@@ -98,6 +98,7 @@ func (w *Worker) publishEvents(batch []*pendingEvent, id string) error {
 // publishEvent hands ev to the batcher and waits until the batch holding
 // it is acknowledged by JetStream, or its publishing was given up.
 func (w *Worker) publishEvent(ev wire.Event) error {
+	defer w.metrics.eventQueued()()
 	p := &pendingEvent{ev: ev, res: make(chan error, 1)}
 	if err, ok := await(w.events, p, p.res); ok {
 		return err

@@ -45,9 +45,12 @@ type run struct {
 	trig     *wire.Trigger
 	delivery uint64 // the delivery that started this execution
 	mayStart bool   // it may have started before, on a worker that died (started.go)
-	origin   stored // where and when that delivery's trigger was stored
-	log      *zap.Logger
-	logs     *runLog
+	// waitedLock: the job's lock was held when this run asked (block.go),
+	// for the lock-wait metric.
+	waitedLock bool
+	origin     stored // where and when that delivery's trigger was stored
+	log        *zap.Logger
+	logs       *runLog
 
 	mu      sync.Mutex
 	msgs    []jetstream.Msg // every delivery joined to this execution
@@ -185,7 +188,9 @@ func (r *run) execute() bool {
 		r.handBack("worker stopping before the run started")
 		return false
 	}
+	asked := time.Now()
 	lock, blocked := r.block(r.w.stopCtx)
+	r.w.metrics.lockWaited(r, asked)
 	if blocked != nil {
 		return r.end(*blocked)
 	}
@@ -203,7 +208,10 @@ func (r *run) execute() bool {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
-	return r.end(r.runHandler(h))
+	ran := r.w.metrics.handlerStarted(h.name)
+	out := r.runHandler(h)
+	ran()
+	return r.end(out)
 }
 
 // end settles the execution as out says and reports whether a result was
@@ -236,6 +244,7 @@ func (r *run) finish(out outcome) bool {
 		r.handBack("result not published")
 		return false
 	}
+	r.w.metrics.finished(r.handlerLabel(), out.status)
 	lvl := zap.InfoLevel
 	if out.status != wire.StatusSucceeded && out.status != wire.StatusExpired {
 		lvl = zap.WarnLevel // EXPIRED is the job's policy at work, not a fault

@@ -174,8 +174,8 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 		return nil, fmt.Errorf("worker: consumer %s: %w", stream.WorkerConsumer(w.cfg.Group, w.cfg.ID), err)
 	}
 	return []*lane{
-		newLane("shared", shared, w.cfg.Concurrency, w.maxFetches),
-		newLane("directed", directed, w.cfg.Concurrency, w.maxFetches),
+		newLane(laneShared, shared, w.cfg.Concurrency, w.maxFetches),
+		newLane(laneDirected, directed, w.cfg.Concurrency, w.maxFetches),
 	}, nil
 }
 

@@ -207,6 +207,7 @@ type Worker struct {
 	runs      sync.WaitGroup              // process goroutines
 	fetchers  sync.WaitGroup              // batch drain goroutines
 
+	metrics        *metrics    // Prometheus series (metrics.go)
 	stopping       atomic.Bool // fetching has stopped (control.go)
 	abandonedTotal atomic.Int64
 	expiredTotal   atomic.Int64
@@ -220,7 +221,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{
+	w := &Worker{
 		cfg:        c,
 		log:        c.Logger.With(logging.Group(c.Group), logging.Worker(c.ID)),
 		handlers:   make(map[string]*handler),
@@ -229,7 +230,9 @@ func New(cfg Config) (*Worker, error) {
 		recent:     make(map[int64]time.Time),
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
-	}, nil
+	}
+	w.metrics = newMetrics(w)
+	return w, nil
 }
 
 // ID returns the worker id used in events and logs.

@@ -25,8 +25,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
@@ -97,12 +99,22 @@ type Sender struct {
 	// rootCAs verifies the mail server's certificate (nil: the system's
 	// roots). Only tests set it, to trust a certificate they made.
 	rootCAs *x509.CertPool
+	// deliveries counts attempts per channel and result: failing alarms
+	// are what tells nobody that jobs fail, so they need a metric.
+	deliveries *prometheus.CounterVec
 }
 
 // New returns a sender; Run drives it.
 func New(cfg Config, pool *pgxpool.Pool, log *zap.Logger) *Sender {
-	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm")}
+	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm"),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_alarm_deliveries_total",
+			Help: "Alarm delivery attempts by channel (webhook, email) and result (sent, failed).",
+		}, []string{"channel", "result"})}
 }
+
+// Collector is the sender's metric, for the scheduler's registry.
+func (s *Sender) Collector() prometheus.Collector { return s.deliveries }
 
 // Alarm is what a webhook receives (and an email says), for one run.
 type Alarm struct {
@@ -145,6 +157,7 @@ func (s *Sender) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if err := s.round(ctx); err != nil && ctx.Err() == nil {
+			errcount.Postgres(errcount.Alarm)
 			s.log.Warn("alarm round failed; retrying", zap.Error(err))
 		}
 		select {
@@ -201,9 +214,11 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 		c, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 		defer cancel()
 		if err := f(c); err != nil {
+			s.deliveries.WithLabelValues(channel, "failed").Inc()
 			errs = append(errs, fmt.Errorf("%s: %w", channel, err))
 			return
 		}
+		s.deliveries.WithLabelValues(channel, "sent").Inc()
 		p.sent = append(p.sent, channel)
 	}
 	targets := 0
@@ -214,6 +229,7 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 	if len(p.emails) > 0 {
 		targets++
 		if s.cfg.SMTP.Host == "" {
+			s.deliveries.WithLabelValues("email", "failed").Inc()
 			errs = append(errs, errors.New("email: no SMTP server configured (JETJOB_SMTP_HOST)"))
 		} else {
 			try("email", func(c context.Context) error { return s.email(c, p.emails, a) })

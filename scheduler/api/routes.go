@@ -115,7 +115,7 @@ func (s *Server) mount(table []route) {
 		if !rt.rule.Valid() {
 			panic(fmt.Sprintf("api: route %q has no permission rule", rt.pattern))
 		}
-		s.mux.Handle(rt.pattern, s.guard(rt))
+		s.mux.Handle(rt.pattern, s.instrument(rt.pattern, s.guard(rt)))
 	}
 }
 

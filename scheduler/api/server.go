@@ -80,6 +80,8 @@ type Server struct {
 	handler http.Handler
 	logins  *auth.LoginLimiter
 	now     func() time.Time
+	// requests counts requests by route pattern and status (metrics.go).
+	requests *prometheus.CounterVec
 }
 
 // maxBody bounds request bodies: params are at most 64 KiB, the rest small.
@@ -103,7 +105,7 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 		cfg.SessionMax = 12 * time.Hour
 	}
 	s := &Server{cfg: cfg, store: st, log: log.Named("api"), mux: http.NewServeMux(),
-		logins: auth.NewLoginLimiter(), now: time.Now}
+		logins: auth.NewLoginLimiter(), now: time.Now, requests: newRequestCounter()}
 	s.routes()
 	// Every state-changing request from a browser must come from the
 	// scheduler's own origin (Sec-Fetch-Site / Origin): a session cookie
@@ -111,12 +113,6 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	// not browsers send neither header and pass.
 	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
 	return s, nil
-}
-
-// healthz is /healthz's document: {"status":"ok","version":…,"commit":…,"date":…}.
-type healthz struct {
-	Status string `json:"status"`
-	version.Info
 }
 
 // allowedMethods lists the methods that have a route for r's path. The
@@ -138,9 +134,7 @@ func (s *Server) allowedMethods(r *http.Request) []string {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	// The build is here, unauthenticated like the rest of /healthz, so
-	// that a rollout can be followed instance by instance.
-	writeJSON(w, http.StatusOK, healthz{Status: "ok", Info: version.Get()})
+	writeJSON(w, http.StatusOK, version.OK())
 	return nil
 }
 

@@ -60,6 +60,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 )
@@ -119,6 +120,20 @@ type Snapshot struct {
 	// the first sample succeeded.
 	At     time.Time
 	Groups []Group // by group name
+	// Events is the schedulers' own backlog, sampled alongside.
+	Events Events
+}
+
+// Events is what waits in JETJOB_EVENTS: run events workers stored that no
+// scheduler has applied to PostgreSQL yet. The stream is a work queue, so
+// it keeps exactly those, and one stream info says how many and since
+// when. It grows while PostgreSQL is down or the appliers fall behind;
+// the runs' records are then stale by OldestUnapplied.
+type Events struct {
+	Unapplied int64
+	// OldestUnapplied is the age of the first of them (NATS server times
+	// on both ends, like the triggers' ages); 0 when none waits.
+	OldestUnapplied time.Duration
 }
 
 // Group returns the figures of one group, ok false if the sample did not
@@ -187,6 +202,7 @@ func (s *Sampler) tick(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		errcount.NATS(errcount.BacklogSample)
 		s.mu.Lock()
 		first := !s.failing
 		s.failing = true
@@ -341,12 +357,34 @@ func Sample(ctx context.Context, js jetstream.JetStream) (Snapshot, error) {
 			g.OldestPendingAt, g.OldestPending = stored, age
 		}
 	}
-	snap := Snapshot{At: at, Groups: make([]Group, 0, len(groups))}
+	events, err := sampleEvents(ctx, js, at)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	snap := Snapshot{At: at, Groups: make([]Group, 0, len(groups)), Events: events}
 	for _, g := range groups {
 		snap.Groups = append(snap.Groups, *g)
 	}
 	sort.Slice(snap.Groups, func(i, j int) bool { return snap.Groups[i].Group < snap.Groups[j].Group })
 	return snap, nil
+}
+
+// sampleEvents reads JETJOB_EVENTS's state (one stream info).
+func sampleEvents(ctx context.Context, js jetstream.JetStream, local time.Time) (Events, error) {
+	st, err := js.Stream(ctx, stream.Events)
+	if err != nil {
+		return Events{}, fmt.Errorf("backlog: stream %s: %w", stream.Events, err)
+	}
+	info := st.CachedInfo()
+	ev := Events{Unapplied: int64(info.State.Msgs)}
+	if ev.Unapplied > 0 && !info.State.FirstTime.IsZero() {
+		now := info.TimeStamp
+		if now.IsZero() { // a server too old to date its answers
+			now = local
+		}
+		ev.OldestUnapplied = max(now.Sub(info.State.FirstTime), 0)
+	}
+	return ev, nil
 }
 
 // consumerReader reads a trigger consumer's figures, ok false for a

@@ -11,6 +11,10 @@ var (
 		"Triggers delivered to the group's workers and not yet acknowledged: running, held by a block strategy, or on a dead worker awaiting redelivery.", []string{"group"}, nil)
 	redeliveredDesc = prometheus.NewDesc("jetjob_group_redelivered_triggers",
 		"Unacknowledged triggers of the group delivered more than once (a worker died with them or handed them back).", []string{"group"}, nil)
+	unappliedDesc = prometheus.NewDesc("jetjob_events_unapplied",
+		"Run event messages stored in JETJOB_EVENTS and not yet applied to PostgreSQL.", nil, nil)
+	oldestUnappliedDesc = prometheus.NewDesc("jetjob_events_oldest_unapplied_seconds",
+		"Age of the oldest run event message not yet applied (0 when none): how stale run records are.", nil, nil)
 	sampledDesc = prometheus.NewDesc("jetjob_backlog_sampled_timestamp_seconds",
 		"When the group backlog figures were last read from JetStream (Unix time): they are stale if this stops moving.", nil, nil)
 )
@@ -26,6 +30,8 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- oldestDesc
 	ch <- inFlightDesc
 	ch <- redeliveredDesc
+	ch <- unappliedDesc
+	ch <- oldestUnappliedDesc
 	ch <- sampledDesc
 }
 
@@ -35,6 +41,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(sampledDesc, prometheus.GaugeValue, float64(snap.At.UnixNano())/1e9)
+	ch <- prometheus.MustNewConstMetric(unappliedDesc, prometheus.GaugeValue, float64(snap.Events.Unapplied))
+	ch <- prometheus.MustNewConstMetric(oldestUnappliedDesc, prometheus.GaugeValue, snap.Events.OldestUnapplied.Seconds())
 	for _, g := range snap.Groups {
 		ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(g.Pending), g.Group)
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, g.OldestPending.Seconds(), g.Group)

@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -414,6 +415,7 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 			// recovers the run.
 			return nil, fmt.Errorf("run %d: %w", f.run.RunID, errLeaseLost)
 		}
+		errcount.NATS(errcount.PublishTrigger)
 		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID),
 			zap.Int("attempt", attempt), zap.Error(cause))
 		select {
@@ -484,6 +486,7 @@ func (d *Dispatcher) flush(ctx context.Context) {
 					zap.Int("runs", len(batch)), zap.Error(err))
 				return
 			}
+			errcount.Postgres(errcount.RecordTriggered)
 			d.log.Warn("recording TRIGGERED failed; retrying", zap.Int("runs", len(batch)), zap.Error(err))
 			select {
 			case <-c.Done():

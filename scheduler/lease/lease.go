@@ -28,6 +28,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 )
 
 // Config tunes leasing. Zero values mean the defaults.
@@ -164,6 +166,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if err := m.tick(ctx); err != nil && ctx.Err() == nil {
+			errcount.Postgres(errcount.Lease)
 			m.log.Warn("lease round failed; retrying", zap.Error(err))
 			m.dropExpired("renewal failed: " + err.Error())
 		}

@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -36,14 +38,21 @@ type advisory struct {
 
 // Monitor consumes the advisories.
 type Monitor struct {
-	js  jetstream.JetStream
-	log *zap.Logger
+	js   jetstream.JetStream
+	log  *zap.Logger
+	lost *prometheus.CounterVec
 }
 
 // New returns a monitor; Run drives it.
 func New(js jetstream.JetStream, log *zap.Logger) *Monitor {
-	return &Monitor{js: js, log: log.Named("lost")}
+	return &Monitor{js: js, log: log.Named("lost"), lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jetjob_lost_runs_total",
+		Help: "Runs ended LOST because their trigger ran out of deliveries (their workers died or hung), by group.",
+	}, []string{"group"})}
 }
+
+// Collector is the monitor's metric, for the scheduler's registry.
+func (m *Monitor) Collector() prometheus.Collector { return m.lost }
 
 // Run handles advisories until ctx ends.
 func (m *Monitor) Run(ctx context.Context) error {
@@ -64,6 +73,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		if err := m.handle(ctx, triggers, msg.Data()); err != nil {
 			if ctx.Err() == nil {
+				errcount.NATS(errcount.LostMonitor)
 				m.log.Warn("handling a max-deliveries advisory failed; it will be redelivered", zap.Error(err))
 				_ = msg.NakWithDelay(2 * time.Second)
 			}
@@ -112,6 +122,7 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 	if _, err := m.js.Publish(ctx, stream.Event(trig.Group), body, jetstream.WithMsgID(fmt.Sprintf("run-%d-lost", trig.RunID))); err != nil {
 		return fmt.Errorf("publish LOST of run %d: %w", trig.RunID, err)
 	}
+	m.lost.WithLabelValues(trig.Group).Inc()
 	m.log.Warn("run lost", logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("deliveries", adv.Deliveries))
 	if err := triggers.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete spent trigger %d: %w", adv.StreamSeq, err)

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -153,6 +154,7 @@ func (p *Planner) Run(ctx context.Context) error {
 				if errors.Is(err, ErrLeaseLost) {
 					p.log.Warn("shard lease lost; not planning it", logging.Shard(l.Shard))
 				} else {
+					errcount.Postgres(errcount.Plan)
 					p.log.Warn("planning failed; retrying next pass", logging.Shard(l.Shard), zap.Error(err))
 				}
 				continue
@@ -160,6 +162,7 @@ func (p *Planner) Run(ctx context.Context) error {
 			if sweep {
 				runs, err := p.Sweep(ctx, l)
 				if err != nil && ctx.Err() == nil {
+					errcount.Postgres(errcount.Plan)
 					p.log.Warn("sweep failed; retrying next time", logging.Shard(l.Shard), zap.Error(err))
 				}
 				if len(runs) > 0 {

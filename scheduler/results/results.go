@@ -27,6 +27,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -248,6 +249,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		if ctx.Err() != nil {
 			return false
 		}
+		errcount.Postgres(errcount.ApplyEvents)
 		a.log.Warn("applying events failed; retrying", zap.Int("events", len(events)), zap.Error(err))
 		if time.Since(lastProgress) > a.cfg.AckWait/3 {
 			for _, m := range msgs {
@@ -299,4 +301,11 @@ type Change struct {
 	// time too (from its worker's events): dispatch's own TRIGGERED write
 	// for it has nothing left to do.
 	Triggered bool
+	// Group, ScheduledAt, StartedAt and FinishedAt are the run's after the
+	// change (StartedAt and FinishedAt zero while unknown), for metrics.
+	Group                              string
+	ScheduledAt, StartedAt, FinishedAt time.Time
+	// StartApplied says the batch carried the run's started event: its
+	// start lag is observed once, when the start is recorded.
+	StartApplied bool
 }

@@ -76,7 +76,7 @@ const applySQL = `WITH u AS (
 	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
-		r.shard_index, r.shard_total, r.params),
+		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
@@ -99,9 +99,9 @@ const applySQL = `WITH u AS (
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name FROM applied
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '' FROM retried
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '' FROM children`
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL FROM retried
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL FROM children`
 
 // Row kinds of applySQL's result.
 const (
@@ -245,6 +245,8 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 		c       Change
 		kind    int
 		group   string
+		// The run's times after the change; NULL for spawned rows.
+		started, sched, finished *time.Time
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		changes, spawned, ignored = changes[:0], spawned[:0], ignored[:0]
@@ -286,7 +288,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 		}
 		rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups)
 		applied := make(map[runKey]bool, len(ids))
-		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &kind, &group}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&c.RunID, &c.JobID, &c.Status, &kind, &group, &started, &sched, &finished}, func() error {
 			if kind == rowSpawned {
 				spawned = append(spawned, c.RunID)
 				return nil
@@ -294,6 +296,8 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 			k := runKey{c.RunID, group}
 			applied[k] = true
 			c.Triggered = ups[k] != nil && ups[k].seq != 0
+			c.Group, c.StartApplied = group, ups[k] != nil && ups[k].startedAt != nil
+			c.StartedAt, c.ScheduledAt, c.FinishedAt = deref(started), deref(sched), deref(finished)
 			changes = append(changes, c)
 			return nil
 		})
@@ -392,4 +396,12 @@ func scheduledTimes(ctx context.Context, tx pgx.Tx, ups map[runKey]*runUpdate, o
 		}
 	}
 	return keys, nil
+}
+
+// deref is *t, or the zero time for NULL.
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

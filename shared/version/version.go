@@ -19,8 +19,11 @@ package version
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // module is the path whose version a binary reports (its main module, or a
@@ -139,3 +142,29 @@ func (i Info) Short() string {
 	}
 	return fmt.Sprintf("%s %s%s", Devel, i.Commit[:min(12, len(i.Commit))], dirty)
 }
+
+// Collector is the gauge jetjob_build_info{version,commit,go_version} = 1,
+// for every binary's /metrics: a dashboard counts instances per version
+// during a rollout, and an alert can compare the versions in a cluster.
+func Collector() prometheus.Collector {
+	i := Get()
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetjob_build_info",
+		Help: "The build this process runs (always 1): its version, VCS commit and Go version.",
+		ConstLabels: prometheus.Labels{
+			"version": i.Version, "commit": i.Commit, "go_version": runtime.Version(),
+		},
+	}, func() float64 { return 1 })
+}
+
+// Healthz is the /healthz document of every jetjob binary:
+// {"status":"ok","version":…,"commit":…,"date":…}. The build is there,
+// unauthenticated like the rest of /healthz, so that a rollout can be
+// followed instance by instance.
+type Healthz struct {
+	Status string `json:"status"`
+	Info
+}
+
+// OK is the /healthz document of a live process of this build.
+func OK() Healthz { return Healthz{Status: "ok", Info: Get()} }

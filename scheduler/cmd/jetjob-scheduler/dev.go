@@ -155,6 +155,8 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		if w, err = demoWorker(nc, log); err != nil {
 			return err
 		}
+		// One /metrics for the whole dev cluster: the worker's series too.
+		s.Registry().MustRegister(w.Collector())
 	}
 
 	fmt.Fprintf(os.Stderr, `

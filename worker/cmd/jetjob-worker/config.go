@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +44,8 @@ type options struct {
 	logFormat string
 	logLevel  string
 
+	metricsListen string
+
 	set *config.Set
 }
 
@@ -74,6 +78,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", "json", "json or console")
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
+	s.String(&o.metricsListen, "metrics-listen", "JETJOB_METRICS_LISTEN", DefaultMetricsListen,
+		"address of /metrics, /healthz and /readyz (host:port); empty (--metrics-listen=) turns them off")
 }
 
 // validate checks everything that can be checked before connecting and
@@ -132,6 +138,12 @@ func (o *options) validate() error {
 		bad("http-allow-hosts", "empty, so the http handler would refuse every request: name the hosts it may call")
 	}
 
+	if o.metricsListen != "" {
+		if err := checkListen(o.metricsListen); err != nil {
+			bad("metrics-listen", "%q: %v", o.metricsListen, err)
+		}
+	}
+
 	switch o.logFormat {
 	case "json", "console":
 	default:
@@ -175,4 +187,17 @@ func (o *options) allowHostList() []string {
 		}
 	}
 	return out
+}
+
+// checkListen checks a listen address before anything starts: host:port
+// with a port number (0 picks a free one), the host optional.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port or :port: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 0 to 65535", port)
+	}
+	return nil
 }

@@ -96,6 +96,13 @@ func start(t *testing.T, env map[string]string, args ...string) *proc {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	if _, ok := env["JETJOB_METRICS_LISTEN"]; !ok && !slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--metrics-listen")
+	}) {
+		// Not the default :9091: tests (and other processes on the host)
+		// must not compete for one port.
+		cmd.Env = append(cmd.Env, "JETJOB_METRICS_LISTEN=127.0.0.1:0")
+	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -162,6 +169,7 @@ func (p *proc) waitOutput(s string) {
 // nats is the test's side of an embedded server.
 type natsEnv struct {
 	t      *testing.T
+	srv    *natsembed.Server
 	js     jetstream.JetStream
 	events jetstream.Consumer
 	seen   []wire.Event
@@ -194,7 +202,7 @@ func startNATSWith(t *testing.T, so natsembed.Options, co ...nats.Option) (*nats
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	e := &natsEnv{t: t}
+	e := &natsEnv{t: t, srv: srv}
 	if e.js, err = jetstream.New(nc); err != nil {
 		t.Fatal(err)
 	}
@@ -473,6 +481,8 @@ func TestBinaryBadConfig(t *testing.T) {
 		{"user without password", with("JETJOB_NATS_USER", "u"), nil, []string{"--nats-user / JETJOB_NATS_USER: give both"}},
 		{"missing creds file", with("JETJOB_NATS_CREDS", "/nonexistent.creds"), nil, []string{"--nats-creds / JETJOB_NATS_CREDS"}},
 		{"cert without key", with("JETJOB_NATS_TLS_CERT", "/x.pem"), nil, []string{"--nats-tls-cert / JETJOB_NATS_TLS_CERT"}},
+		{"bad metrics listen", with("JETJOB_METRICS_LISTEN", "9091"), nil, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: "9091": want host:port`}},
+		{"bad metrics port", base, []string{"--metrics-listen", ":http"}, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: ":http": port "http"`}},
 		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,7 +22,9 @@ import (
 const provisionAttempt = 2 * time.Second
 
 // run connects, waits for JetStream and runs the worker until ctx ends.
-func run(ctx context.Context, o *options) error {
+// The metrics and probes server (probes.go) runs from the connection to
+// the end of the stop.
+func run(ctx context.Context, o *options) (err error) {
 	log, err := logging.New(o.logFormat, o.logLevel)
 	if err != nil {
 		return usageError{err}
@@ -43,6 +47,21 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	defer nc.Close()
+	var pr *probes
+	if o.metricsListen != "" {
+		if pr, err = startProbes(o.metricsListen, nc, o.group, log); err != nil {
+			return err
+		}
+		defer func() {
+			if serr := pr.stop(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+		// Not ready from the moment the stop begins: the worker takes no
+		// trigger from then on.
+		stopped := context.AfterFunc(ctx, func() { pr.stopping.Store(true) })
+		defer stopped()
+	}
 
 	streams := stream.Config{Replicas: o.replicas}
 	if err := waitForJetStream(ctx, nc, streams, urls, log); err != nil {
@@ -57,6 +76,14 @@ func run(ctx context.Context, o *options) error {
 	})
 	if err != nil {
 		return usageError{err}
+	}
+	if pr != nil {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return fmt.Errorf("jetstream: %w", err)
+		}
+		pr.js.Store(&js)
+		pr.reg.MustRegister(w.Collector())
 	}
 	for _, h := range handlers {
 		switch h {
