@@ -63,6 +63,7 @@ func (r *run) blockSlots(ctx context.Context, key string, n int) (*jobLock, *out
 		if again {
 			continue
 		}
+		r.waitedLock = true // metrics.go: lock waits
 		select {
 		case <-r.w.stopCtx.Done():
 		case <-time.After(pollLock):
