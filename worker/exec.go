@@ -48,6 +48,7 @@ type run struct {
 	origin   stored // where and when that delivery's trigger was stored
 	log      *zap.Logger
 	logs     *runLog
+	trace    runSpan // set on receipt when tracing is on (trace.go)
 
 	mu      sync.Mutex
 	msgs    []jetstream.Msg // every delivery joined to this execution
@@ -185,7 +186,9 @@ func (r *run) execute() bool {
 		r.handBack("worker stopping before the run started")
 		return false
 	}
+	endLock := r.traceLock()
 	lock, blocked := r.block(r.w.stopCtx)
+	endLock(blocked)
 	if blocked != nil {
 		return r.end(*blocked)
 	}
@@ -199,7 +202,7 @@ func (r *run) execute() bool {
 	// The handler starts once the start is recorded. Publishing fails only
 	// when the stop gives up on publishing altogether; nothing has run
 	// then, so the trigger goes back.
-	if err := r.w.publishEvent(started); err != nil {
+	if err := r.publishEvent(started); err != nil {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
@@ -231,7 +234,7 @@ func (r *run) finish(out outcome) bool {
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 	}
-	if err := r.w.publishEvent(ev); err != nil {
+	if err := r.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
 		r.handBack("result not published")
 		return false
@@ -275,9 +278,11 @@ type handlerResult struct {
 }
 
 // runHandler runs the handler under the run's timeout and supervises it.
-func (r *run) runHandler(h *handler) outcome {
+func (r *run) runHandler(h *handler) (out outcome) {
 	ctx, cancel := context.WithCancelCause(r.w.hctx)
 	defer cancel(nil)
+	ctx, endSpan := r.traceHandler(ctx)
+	defer func() { endSpan(&out) }()
 	r.mu.Lock()
 	r.stop = cancel
 	pending := r.pending
