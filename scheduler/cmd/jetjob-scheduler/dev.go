@@ -19,8 +19,8 @@ import (
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsconn"
-	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -69,7 +69,7 @@ terminal with no flags. Ctrl-C stops everything.`,
 func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log) // the demo worker's spans too
 	if err != nil {
-		return err
+		return usageError{err} // a bad OTEL_* variable
 	}
 	defer stopTracing()
 	pg, err := localpg.Start(ctx, localpg.Options{Fast: true, Logger: log.Named("postgres")})

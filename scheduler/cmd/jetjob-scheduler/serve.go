@@ -73,7 +73,7 @@ an admin, for local use only.`,
 func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token string, migrate bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
 	if err != nil {
-		return err
+		return usageError{err} // a bad OTEL_* variable
 	}
 	defer stopTracing() // after Run: flushes the spans of the stop too
 	pool, err := openPool(ctx, dbURL)
