@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/alarm"
@@ -38,6 +39,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/supersede"
 	"github.com/jetjob/jetjob/scheduler/wheel"
@@ -77,6 +79,10 @@ type Config struct {
 	// Backfill bounds how fast backfill operations write their runs.
 	Backfill backfill.Config
 	Logger   *zap.Logger
+	// TracerProvider records the runs' traces (package spans); nil: the
+	// global provider as New finds it. Tracing is off while neither is a
+	// real provider (runtrace.Enabled).
+	TracerProvider trace.TracerProvider
 }
 
 // Validate says which field is wrong.
@@ -143,6 +149,9 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	if cfg.Backlog.WarnAfter == 0 {
 		cfg.Backlog.WarnAfter = cfg.Dispatch.MisfireThreshold
+	}
+	if t := spans.New(cfg.TracerProvider); t != nil {
+		cfg.Planner.Trace, cfg.Dispatch.Trace, cfg.Results.Trace = t, t, t
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

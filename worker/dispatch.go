@@ -39,7 +39,9 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	if r == nil {
 		return
 	}
+	w.trace.begin(r, msg)
 	reported := r.execute()
+	w.trace.end(r, reported)
 	w.release(r, reported)
 }
 
@@ -129,7 +131,7 @@ func (w *Worker) reject(msg jetstream.Msg, trig *wire.Trigger, origin stored, ca
 			ev.ScheduledAt = trig.ScheduledAt
 		}
 		stop := w.keepAlive(log, func() []jetstream.Msg { return []jetstream.Msg{msg} })
-		err := w.publishEvent(ev)
+		err := w.publishEvent(ev, "")
 		stop()
 		if err != nil {
 			log.Error("rejection of an invalid trigger not published", zap.Error(err), zap.NamedError("reason", cause))

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -48,8 +49,9 @@ const ackAttempts = 3
 var errEventsStopped = errors.New("event publisher stopped")
 
 type pendingEvent struct {
-	ev  wire.Event
-	res chan error // buffered: a send never blocks on its reader
+	ev          wire.Event
+	res         chan error // buffered: a send never blocks on its reader
+	traceparent string     // the run's span (trace.go); "" with tracing off
 }
 
 // newEventBatcher returns the group commit of w's run events; its run
@@ -79,10 +81,11 @@ func (w *Worker) publishEvents(batch []*pendingEvent, id string) error {
 		return err // a bug here, not a transient failure: retrying cannot help
 	}
 	ctx := w.pubCtx
+	header := eventHeader(batch)
 	var bo backoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, eventAttemptTimeout)
-		_, err := w.js.Publish(actx, stream.Event(w.cfg.Group), data, jetstream.WithMsgID(id))
+		_, err := w.js.PublishMsg(actx, &nats.Msg{Subject: stream.Event(w.cfg.Group), Data: data, Header: header}, jetstream.WithMsgID(id))
 		cancel()
 		if err == nil {
 			return nil
@@ -97,9 +100,11 @@ func (w *Worker) publishEvents(batch []*pendingEvent, id string) error {
 
 // publishEvent hands ev to the batcher and waits until the batch holding
 // it is acknowledged by JetStream, or its publishing was given up.
-func (w *Worker) publishEvent(ev wire.Event) error {
+// traceparent is the run's trace context for the message header, "" for
+// none.
+func (w *Worker) publishEvent(ev wire.Event, traceparent string) error {
 	defer w.metrics.eventQueued()()
-	p := &pendingEvent{ev: ev, res: make(chan error, 1)}
+	p := &pendingEvent{ev: ev, res: make(chan error, 1), traceparent: traceparent}
 	if err, ok := await(w.events, p, p.res); ok {
 		return err
 	}

@@ -51,6 +51,7 @@ type run struct {
 	origin     stored // where and when that delivery's trigger was stored
 	log        *zap.Logger
 	logs       *runLog
+	trace      runSpan // set on receipt when tracing is on (trace.go)
 
 	mu      sync.Mutex
 	msgs    []jetstream.Msg // every delivery joined to this execution
@@ -189,7 +190,9 @@ func (r *run) execute() bool {
 		return false
 	}
 	asked := time.Now()
+	endLock := r.traceLock()
 	lock, blocked := r.block(r.w.stopCtx)
+	endLock(blocked)
 	r.w.metrics.lockWaited(r, asked)
 	if blocked != nil {
 		return r.end(*blocked)
@@ -204,7 +207,7 @@ func (r *run) execute() bool {
 	// The handler starts once the start is recorded. Publishing fails only
 	// when the stop gives up on publishing altogether; nothing has run
 	// then, so the trigger goes back.
-	if err := r.w.publishEvent(started); err != nil {
+	if err := r.publishEvent(started); err != nil {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
@@ -239,7 +242,7 @@ func (r *run) finish(out outcome) bool {
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 	}
-	if err := r.w.publishEvent(ev); err != nil {
+	if err := r.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
 		r.handBack("result not published")
 		return false
@@ -284,9 +287,11 @@ type handlerResult struct {
 }
 
 // runHandler runs the handler under the run's timeout and supervises it.
-func (r *run) runHandler(h *handler) outcome {
+func (r *run) runHandler(h *handler) (out outcome) {
 	ctx, cancel := context.WithCancelCause(r.w.hctx)
 	defer cancel(nil)
+	ctx, endSpan := r.traceHandler(ctx)
+	defer func() { endSpan(&out) }()
 	r.mu.Lock()
 	r.stop = cancel
 	pending := r.pending

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/shared/logging"
@@ -64,6 +65,10 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// Logger receives the worker's logs; default none.
 	Logger *zap.Logger
+	// TracerProvider records the runs' spans (trace.go); nil: the global
+	// provider as New finds it. Tracing is off while neither is a real
+	// provider: no span is started and no trace header is written.
+	TracerProvider trace.TracerProvider
 	// Streams is passed to stream.Provision when Run starts: streams
 	// missing then are created with these settings, existing ones are left
 	// as the schedulers set them up (stream.LeaveExisting).
@@ -194,7 +199,8 @@ type Worker struct {
 	// Tuning that tests shorten; see fetch.go.
 	fetchWait  time.Duration
 	maxFetches int
-	lanes      []*lane // set by Run before fetching starts
+	lanes      []*lane    // set by Run before fetching starts
+	trace      *runTracer // nil: tracing off
 
 	// Set once by Run before any goroutine starts.
 	js        jetstream.JetStream
@@ -230,6 +236,7 @@ func New(cfg Config) (*Worker, error) {
 		recent:     make(map[int64]time.Time),
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
+		trace:      newRunTracer(c.TracerProvider),
 	}
 	w.metrics = newMetrics(w)
 	return w, nil

@@ -21,13 +21,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/route"
+	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/shared/runtrace"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -65,6 +68,9 @@ type Config struct {
 	// (lease.Manager.Valid). A run failing it is not published: the
 	// shard's new owner recovers it. Nil means every lease is valid.
 	Valid func(shard int, epoch int64) bool
+	// Trace records each publish as the root span of its run's trace and
+	// sends its context in the trigger's header; nil: tracing off.
+	Trace *spans.Tracer
 }
 
 func (c Config) withDefaults() Config {
@@ -108,10 +114,11 @@ type Dispatcher struct {
 }
 
 type inflight struct {
-	run store.PlannedRun
-	msg *nats.Msg
-	fut jetstream.PubAckFuture
-	err error // PublishAsync itself failed: go straight to retry
+	run  store.PlannedRun
+	msg  *nats.Msg
+	fut  jetstream.PubAckFuture
+	err  error      // PublishAsync itself failed: go straight to retry
+	span trace.Span // the publish span; nil with tracing off
 }
 
 // mark is an outcome to record: TRIGGERED with its stream sequence,
@@ -206,6 +213,7 @@ func (d *Dispatcher) publish(ctx context.Context, r *store.PlannedRun, now time.
 	}
 	d.pending.Add(1)
 	f := inflight{run: *r, msg: d.message(r, data)}
+	f.span = d.cfg.Trace.Publish(r, f.msg.Subject, f.msg.Header)
 	f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
 	select {
 	case d.inflight <- f:
@@ -393,6 +401,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		}
 		if err != nil {
 			if ack, err = d.retry(ctx, f, err); err != nil {
+				d.cfg.Trace.Published(f.span, 0, err)
 				d.pending.Add(-1)
 				if errors.Is(err, errLeaseLost) {
 					continue
@@ -401,6 +410,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 			}
 		}
 		now := time.Now()
+		d.cfg.Trace.Published(f.span, ack.Sequence, nil)
 		d.observe(f.run, now)
 		d.record(ctx, mark{runID: f.run.RunID, scheduledAt: f.run.ScheduledAt, epoch: f.run.Epoch, status: wire.StatusTriggered, seq: ack.Sequence, at: now})
 		d.pending.Add(-1)
@@ -416,7 +426,7 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 			return nil, fmt.Errorf("run %d: %w", f.run.RunID, errLeaseLost)
 		}
 		errcount.NATS(errcount.PublishTrigger)
-		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID),
+		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID), runtrace.LogField(f.span),
 			zap.Int("attempt", attempt), zap.Error(cause))
 		select {
 		case <-ctx.Done():
@@ -424,7 +434,9 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 		case <-time.After(backoff):
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := d.js.PublishMsg(pctx, d.message(&f.run, f.msg.Data), jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		m := d.message(&f.run, f.msg.Data)
+		spans.CopyHeader(m.Header, f.msg.Header)
+		ack, err := d.js.PublishMsg(pctx, m, jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
 		cancel()
 		if err == nil {
 			return ack, nil

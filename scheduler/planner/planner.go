@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
+	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 )
@@ -50,6 +51,8 @@ type Config struct {
 	// IdleTxTimeout ends a planning transaction left idle this long (its
 	// process paused or stuck), releasing the shard (default 5 s).
 	IdleTxTimeout time.Duration
+	// Trace records a span per batch that planned runs; nil: tracing off.
+	Trace *spans.Tracer
 }
 
 const (
@@ -206,6 +209,7 @@ func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
 		total += len(runs)
+		p.cfg.Trace.Planned(ctx, l.Shard, now, runs)
 		if len(runs) > 0 {
 			p.out(runs)
 		}

@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -47,6 +48,9 @@ type Config struct {
 	// flush, per message; waiting a few milliseconds turns that into one
 	// per batch. It delays only the recording of results, never a run.
 	Linger time.Duration
+	// Trace records a span per status change applied, in the run's
+	// trace; nil: tracing off.
+	Trace *spans.Tracer
 }
 
 // DefaultLinger is Config.Linger's default.
@@ -206,7 +210,9 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 // neither redelivered forever nor able to hold up the events behind it.
 func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	var events []sourcedEvent
+	tb := a.cfg.Trace.Batch()
 	for _, m := range msgs {
+		tb.Message(m.Headers())
 		from := source{subject: m.Subject()}
 		if md, err := m.Metadata(); err == nil {
 			from.seq = md.Sequence.Stream
@@ -235,8 +241,12 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	backoff := 100 * time.Millisecond
 	lastProgress := time.Now()
 	for len(events) > 0 {
+		tb.Writing()
 		changes, spawned, ignored, err := apply(ctx, a.pool, events)
 		if err == nil {
+			for _, c := range changes {
+				tb.Applied(c.RunID, c.JobID, c.Status)
+			}
 			a.logIgnored(ignored)
 			if a.Applied != nil && len(changes) > 0 {
 				a.Applied(changes)

@@ -18,6 +18,9 @@ const (
 	KeyShard  = "shard"
 	KeyGroup  = "group"
 	KeyWorker = "worker_id"
+	// KeyTrace is the OpenTelemetry trace id (hex) of the run a line is
+	// about, present while tracing records it: a log line finds its trace.
+	KeyTrace = "trace_id"
 )
 
 // Run, Job, Shard, Group and Worker are the structured fields for those keys.
@@ -26,6 +29,9 @@ func Job(id int64) zap.Field     { return zap.Int64(KeyJob, id) }
 func Shard(n int) zap.Field      { return zap.Int(KeyShard, n) }
 func Group(g string) zap.Field   { return zap.String(KeyGroup, g) }
 func Worker(id string) zap.Field { return zap.String(KeyWorker, id) }
+
+// Trace is the field of a trace id (hex).
+func Trace(id string) zap.Field { return zap.String(KeyTrace, id) }
 
 // New returns a logger. format is "json" or "console"; level is a zap level
 // name ("debug", "info", "warn", "error").

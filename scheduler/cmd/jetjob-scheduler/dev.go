@@ -20,6 +20,7 @@ import (
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -66,6 +67,11 @@ terminal with no flags. Ctrl-C stops everything.`,
 }
 
 func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
+	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log) // the demo worker's spans too
+	if err != nil {
+		return usageError{err} // a bad OTEL_* variable
+	}
+	defer stopTracing()
 	pg, err := localpg.Start(ctx, localpg.Options{Fast: true, Logger: log.Named("postgres")})
 	if err != nil {
 		return err

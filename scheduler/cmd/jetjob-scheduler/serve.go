@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsconn"
+	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
@@ -70,6 +71,11 @@ an admin, for local use only.`,
 }
 
 func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token string, migrate bool, log *zap.Logger) error {
+	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
+	if err != nil {
+		return usageError{err} // a bad OTEL_* variable
+	}
+	defer stopTracing() // after Run: flushes the spans of the stop too
 	pool, err := openPool(ctx, dbURL)
 	if err != nil {
 		return err

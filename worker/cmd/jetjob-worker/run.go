@@ -13,6 +13,7 @@ import (
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/shared/version"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
@@ -30,6 +31,11 @@ func run(ctx context.Context, o *options) (err error) {
 		return usageError{err}
 	}
 	defer log.Sync() //nolint:errcheck
+	stopTracing, err := tracing.Start(ctx, "jetjob-worker", log)
+	if err != nil {
+		return usageError{err}
+	}
+	defer stopTracing() // after Run: flushes the spans of the stop too
 
 	handlers, _ := o.handlerList() // validated
 	urls := natsconn.Redacted(o.nats.URL)

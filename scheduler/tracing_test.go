@@ -1,0 +1,295 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/runtrace"
+	"github.com/jetjob/jetjob/shared/tracing"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// rawSubscription sees every message on subject as NATS carries it,
+// headers included, beside JetStream's consumers.
+func rawSubscription(t *testing.T, sys *system, subject string) *nats.Subscription {
+	t.Helper()
+	nc, err := nats.Connect(sys.natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	sub, err := nc.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// firstSucceeded waits for the job's first SUCCEEDED run.
+func firstSucceeded(t *testing.T, sys *system, jobID int64) apiv1.Run {
+	t.Helper()
+	var run apiv1.Run
+	eventually(t, 30*time.Second, "a SUCCEEDED run", func() bool {
+		l, err := sys.api.ListRuns(context.Background(), jobID, client.ListRunsOptions{Limit: 50})
+		if err != nil {
+			return false
+		}
+		for _, r := range l.Runs {
+			if r.Status == "SUCCEEDED" {
+				run = r
+			}
+		}
+		return run.ID != 0
+	})
+	return run
+}
+
+// With a tracer provider installed, a fire is one trace, found from its
+// run id: the scheduler's publish (its root, linked to the planning batch),
+// the worker's wait in JetStream, pick-up, lock wait and handler, the
+// handler's own span, and the scheduler applying the results, each under
+// the right parent; the trigger carries the context as a traceparent
+// header, and the worker's log lines about the run carry the trace id.
+func TestTracingOneTracePerRun(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() { // after the system stopped (cleanups run last first)
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	})
+	obs, logs := observer.New(zapcore.InfoLevel)
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("traced", func(ctx context.Context, j *worker.Job) error {
+			_, span := otel.Tracer("user").Start(ctx, "user.work")
+			defer span.End()
+			j.Logger.Info("working")
+			return nil
+		})
+	}, func(c *scheduler.Config) {
+		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
+	})
+	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
+	events := rawSubscription(t, sys, "jetjob.event.g")
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "traced", Handler: "traced",
+		ScheduleType: "cron", ScheduleExpr: "@every 1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := firstSucceeded(t, sys, job.ID)
+	traceID := runtrace.RunTraceID(run.ID)
+
+	// The apply span of SUCCEEDED ends just after the commit the API read.
+	// (A started event applied with its finished one, in one batch, is
+	// one change, to SUCCEEDED: one apply span.)
+	var spans tracetest.SpanStubs
+	byName := map[string][]tracetest.SpanStub{}
+	eventually(t, 10*time.Second, fmt.Sprintf("run %d's apply span", run.ID), func() bool {
+		spans, byName = nil, map[string][]tracetest.SpanStub{}
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID() == traceID {
+				spans = append(spans, s)
+				byName[s.Name] = append(byName[s.Name], s)
+			}
+		}
+		for _, a := range byName["jetjob.apply"] {
+			if attr(a, runtrace.AttrStatus) == "SUCCEEDED" {
+				return true
+			}
+		}
+		return false
+	})
+	one := func(name string) tracetest.SpanStub {
+		t.Helper()
+		if got := byName[name]; len(got) != 1 {
+			t.Fatalf("%d %s spans in run %d's trace, want 1; the trace: %s", len(got), name, run.ID, describe(spans))
+		}
+		return byName[name][0]
+	}
+	publish, wait, pickup := one("jetjob.publish"), one("jetjob.wait"), one("jetjob.run")
+	lock, handler, user := one("jetjob.lock"), one("jetjob.handler"), one("user.work")
+	childOf := func(child, parent tracetest.SpanStub) {
+		t.Helper()
+		if child.Parent.SpanID() != parent.SpanContext.SpanID() {
+			t.Errorf("%s's parent is %s, want %s (%s); the trace: %s", child.Name, child.Parent.SpanID(),
+				parent.Name, parent.SpanContext.SpanID(), describe(spans))
+		}
+	}
+	if publish.Parent.IsValid() {
+		t.Errorf("publish span has parent %s, want it to be the trace's root", publish.Parent.SpanID())
+	}
+	childOf(wait, publish)
+	childOf(pickup, publish)
+	childOf(lock, pickup)
+	childOf(handler, pickup)
+	childOf(user, handler)
+	statuses := map[string]bool{}
+	for _, a := range byName["jetjob.apply"] {
+		childOf(a, pickup)
+		statuses[attr(a, runtrace.AttrStatus)] = true
+	}
+	if len(statuses) != len(byName["jetjob.apply"]) || (len(statuses) == 2 && !statuses["RUNNING"]) {
+		t.Errorf("apply spans for statuses %v, want one per status change: SUCCEEDED, maybe RUNNING before", statuses)
+	}
+	if got := attr(pickup, runtrace.AttrStatus); got != "SUCCEEDED" {
+		t.Errorf("pick-up span status attribute %q, want SUCCEEDED", got)
+	}
+	// The wait is the trigger's time in JetStream: from its stored time
+	// (the publish) to the pick-up's start.
+	if !wait.EndTime.Equal(pickup.StartTime) || wait.StartTime.After(wait.EndTime) ||
+		wait.StartTime.Before(publish.StartTime.Add(-time.Second)) {
+		t.Errorf("wait %s–%s, publish from %s, pick-up from %s: want the wait from the publish to the pick-up",
+			wait.StartTime, wait.EndTime, publish.StartTime, pickup.StartTime)
+	}
+	// The publish links to the planning batch that made the run.
+	if len(publish.Links) != 1 {
+		t.Fatalf("publish span has %d links, want 1 (its planning batch)", len(publish.Links))
+	}
+	planned := false
+	for _, s := range exp.GetSpans() {
+		if s.Name == "jetjob.plan" && s.SpanContext.SpanID() == publish.Links[0].SpanContext.SpanID() {
+			planned = attr(s, runtrace.AttrRuns) != "" && s.SpanContext.TraceID() != traceID
+		}
+	}
+	if !planned {
+		t.Errorf("publish span's link %s names no planning batch span", publish.Links[0].SpanContext.SpanID())
+	}
+
+	// On the wire: the trigger's traceparent names the publish span; the
+	// events of the run name the worker's pick-up.
+	for seen := false; !seen; {
+		m, err := triggers.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("run %d's trigger not seen: %v", run.ID, err)
+		}
+		trig, err := wire.DecodeTrigger(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen = trig.RunID == run.ID; seen {
+			sc := trace.SpanContextFromContext(runtrace.Extract(ctx, m.Header))
+			if sc.TraceID() != traceID || sc.SpanID() != publish.SpanContext.SpanID() {
+				t.Errorf("trigger header %v: want traceparent of trace %s, span %s", m.Header, traceID, publish.SpanContext.SpanID())
+			}
+		}
+	}
+	for seen := false; !seen; {
+		m, err := events.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("run %d's events not seen: %v", run.ID, err)
+		}
+		evs, err := wire.DecodeEvents(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			if e.RunID == run.ID {
+				seen = true
+				if sc := runtrace.Parents(m.Header)[traceID]; sc.SpanID() != pickup.SpanContext.SpanID() {
+					t.Errorf("events message header %v: want a traceparent naming span %s", m.Header, pickup.SpanContext.SpanID())
+				}
+			}
+		}
+	}
+
+	// Log lines about the run find its trace.
+	for _, msg := range []string{"working", "run finished"} {
+		entries := logs.FilterMessage(msg).FilterField(logging.Run(run.ID)).All()
+		if len(entries) == 0 {
+			t.Fatalf("no %q log line for run %d", msg, run.ID)
+		}
+		if got := entries[0].ContextMap()[logging.KeyTrace]; got != traceID.String() {
+			t.Errorf("%q log line has trace_id %v, want %s", msg, got, traceID)
+		}
+	}
+}
+
+// Without a tracer provider, nothing about tracing reaches the wire or
+// the logs: triggers and events carry no traceparent header.
+func TestTracingOffWritesNoHeader(t *testing.T) {
+	obs, logs := observer.New(zapcore.InfoLevel)
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("plain", func(context.Context, *worker.Job) error { return nil })
+	}, func(c *scheduler.Config) {
+		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
+	})
+	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
+	events := rawSubscription(t, sys, "jetjob.event.g")
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "plain", Handler: "plain", ScheduleType: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := triggers.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no trigger seen: %v", err)
+	}
+	if len(m.Header[runtrace.HeaderTraceparent]) > 0 || len(m.Header[runtrace.HeaderTracestate]) > 0 {
+		t.Errorf("trigger with tracing off has header %v, want no trace context", m.Header)
+	}
+	for finished := false; !finished; {
+		m, err := events.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("no finished event seen: %v", err)
+		}
+		if len(m.Header[runtrace.HeaderTraceparent]) > 0 {
+			t.Errorf("events message with tracing off has header %v, want no trace context", m.Header)
+		}
+		evs, err := wire.DecodeEvents(m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			finished = finished || (e.RunID == run.ID && e.Kind == wire.EventFinished)
+		}
+	}
+	eventually(t, 10*time.Second, "the run's log line", func() bool {
+		return logs.FilterMessage("run finished").FilterField(logging.Run(run.ID)).Len() > 0
+	})
+	if e := logs.FilterMessage("run finished").FilterField(logging.Run(run.ID)).All()[0]; e.ContextMap()[logging.KeyTrace] != nil {
+		t.Errorf("log line with tracing off has trace_id %v", e.ContextMap()[logging.KeyTrace])
+	}
+}
+
+func attr(s tracetest.SpanStub, k attribute.Key) string {
+	for _, a := range s.Attributes {
+		if a.Key == k {
+			return a.Value.String()
+		}
+	}
+	return ""
+}
+
+func describe(spans tracetest.SpanStubs) string {
+	out := ""
+	for _, s := range spans {
+		out += fmt.Sprintf("\n  %s span=%s parent=%s", s.Name, s.SpanContext.SpanID(), s.Parent.SpanID())
+	}
+	return out
+}
