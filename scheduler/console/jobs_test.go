@@ -385,6 +385,7 @@ func TestJobActions(t *testing.T) {
 		t.Fatalf("disable with a note: %d\n%s", p.Code, p.Body)
 	}
 	mustContain(t, op.get(path), `id="job-paused"`, "Disabled by operator", ": waiting for the &lt;db&gt; migration</p>")
+	mustContain(t, op.get("/jobs?group=a"), `<div class="muted small paused-note">waiting for the &lt;db&gt; migration</div>`)
 	// A bad catch-up choice is the API's 400, and changes nothing.
 	if p := op.post(path+"/enable", url.Values{"catch_up": {"sometimes"}}); p.Code != http.StatusBadRequest {
 		t.Fatalf("bad catch_up: %d, want 400\n%s", p.Code, p.Body)
