@@ -411,3 +411,71 @@ func renderAbs(helm, values string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// TestHelmNotes renders NOTES.txt (helm template skips it: a copy of the
+// chart makes it an ordinary template) and checks that it tells how to
+// reach the console and create the first admin, with the real names.
+func TestHelmNotes(t *testing.T) {
+	helm := helmBinary(t)
+	chart := filepath.Join(t.TempDir(), "jetjob")
+	src := filepath.Join(root, "deploy/helm/jetjob")
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		dst := filepath.Join(chart, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if rel == filepath.Join("templates", "NOTES.txt") {
+			b = append(append([]byte(`{{- define "notes-under-test" -}}`), b...), "{{- end -}}"...)
+			dst = filepath.Join(chart, "templates", "_notes.tpl")
+			if err := os.WriteFile(filepath.Join(chart, "templates", "notes.yaml"), []byte(`notes: {{ include "notes-under-test" . | toJson }}`), 0o644); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		values string
+		want   []string
+	}{
+		{"deploy/helm/examples/minimal.yaml", []string{
+			"kubectl -n jetjob port-forward svc/jetjob-scheduler 8080:8080",
+			"console: http://localhost:8080/",
+			"exec -i deploy/jetjob-scheduler -c scheduler -- \\\n     jetjob-scheduler users create-admin admin",
+			"jetjob login --api http://localhost:8080 --user admin",
+			"   - shell\n",
+		}},
+		{"deploy/helm/examples/tls-external.yaml", []string{
+			"console: https://jetjob.example.com/",
+			"jetjob login --api https://jetjob.example.com --user admin",
+			"JETJOB_API_TOKEN is set",
+			"   - ops\n",
+			"A ServiceMonitor",
+		}},
+	} {
+		cmd := exec.Command(helm, "template", "jetjob", chart, "--namespace", "jetjob", "-f", filepath.Join(root, c.values), "--show-only", "templates/notes.yaml")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.values, err, out)
+		}
+		var doc struct{ Notes string }
+		if err := yaml.Unmarshal(out, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(doc.Notes, w) {
+				t.Errorf("%s: the notes lack %q:\n%s", c.values, w, doc.Notes)
+			}
+		}
+	}
+}
