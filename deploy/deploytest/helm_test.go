@@ -249,8 +249,11 @@ func TestHelmChart(t *testing.T) {
 			for _, g := range c.groups {
 				name := "jetjob-worker-" + g
 				w, wcm := find(objs, "Deployment", name), find(objs, "ConfigMap", name)
+				if w == nil {
+					w = find(objs, "StatefulSet", name)
+				}
 				if w == nil || wcm == nil {
-					t.Errorf("no Deployment and ConfigMap %s for group %s", name, g)
+					t.Errorf("no Deployment (or StatefulSet) and ConfigMap %s for group %s", name, g)
 					continue
 				}
 				if wcm.Data["JETJOB_GROUP"] != g {
@@ -264,8 +267,8 @@ func TestHelmChart(t *testing.T) {
 					t.Errorf("%s: no JETJOB_WORKER_ID", name)
 				}
 			}
-			if n := count(objs, "Deployment"); n != 1+len(c.groups) {
-				t.Errorf("%d Deployments, want the scheduler's and %d worker groups'", n, len(c.groups))
+			if n := count(objs, "Deployment") + count(objs, "StatefulSet"); n != 1+len(c.groups) {
+				t.Errorf("%d Deployments and StatefulSets, want the scheduler's and %d worker groups'", n, len(c.groups))
 			}
 			if got := count(objs, "ServiceMonitor") == 1 && count(objs, "PodMonitor") == 1; got != c.monitor {
 				t.Errorf("ServiceMonitor and PodMonitor rendered: %v, want %v", got, c.monitor)
@@ -388,6 +391,8 @@ func TestHelmChartRefusesMissingSettings(t *testing.T) {
 		{"two NATS auth methods", "postgres: {url: postgres://x}\nnats: {auth: {user: u, tokenSecret: s}}\n", "set one of"},
 		{"http without hosts", "postgres: {url: postgres://x}\nworkers: [{group: ops, handlers: [http]}]\n", "httpAllowHosts"},
 		{"bad group name", "postgres: {url: postgres://x}\nworkers: [{group: 'a.b'}]\n", "a group name is"},
+		{"bad worker kind", "postgres: {url: postgres://x}\nworkers: [{group: a, kind: DaemonSet}]\n", "Deployment or StatefulSet"},
+		{"two entries of one name", "postgres: {url: postgres://x}\nworkers: [{group: a}, {group: A}]\n", "two worker entries"},
 		{"TLS without its Secret", "postgres: {url: postgres://x}\nnats: {tls: {enabled: true}}\n", "nats.tls.existingSecret"},
 	} {
 		f := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml")
