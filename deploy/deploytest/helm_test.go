@@ -381,17 +381,21 @@ func count(objs []object, kind string) int {
 	return n
 }
 
-// TestHelmChartRefusesMissingSettings: an install that cannot work fails at
+// TestHelmChartRefusesBadValues: an install that cannot work fails at
 // helm install time with a message naming the value, not as a crash loop.
-func TestHelmChartRefusesMissingSettings(t *testing.T) {
+func TestHelmChartRefusesBadValues(t *testing.T) {
 	helm := helmBinary(t)
 	dir := t.TempDir()
 	for _, c := range []struct{ name, values, want string }{
 		{"no database", "nats: {url: nats://nats:4222}\n", "postgres.url or postgres.existingSecret"},
 		{"two NATS auth methods", "postgres: {url: postgres://x}\nnats: {auth: {user: u, tokenSecret: s}}\n", "set one of"},
 		{"http without hosts", "postgres: {url: postgres://x}\nworkers: [{group: ops, handlers: [http]}]\n", "httpAllowHosts"},
-		{"bad group name", "postgres: {url: postgres://x}\nworkers: [{group: 'a.b'}]\n", "a group name is"},
-		{"bad worker kind", "postgres: {url: postgres://x}\nworkers: [{group: a, kind: DaemonSet}]\n", "Deployment or StatefulSet"},
+		{"bad group name", "postgres: {url: postgres://x}\nworkers: [{group: 'a.b'}]\n", "/workers/0/group"},
+		{"bad worker kind", "postgres: {url: postgres://x}\nworkers: [{group: a, kind: DaemonSet}]\n", "'Deployment', 'StatefulSet'"},
+		// values.schema.json: a misspelt or misplaced value is refused, not ignored.
+		{"a misspelt value", "postgres: {url: postgres://x}\nworkers: [{group: a, concurency: 4}]\n", "'concurency' not allowed"},
+		{"a setting outside config", "postgres: {url: postgres://x}\nscheduler: {config: {LEASE_TTL: 10s}}\n", "LEASE_TTL"},
+		{"two stream replicas", "postgres: {url: postgres://x}\nnats: {streamReplicas: 2}\n", "streamReplicas"},
 		{"two entries of one name", "postgres: {url: postgres://x}\nworkers: [{group: a}, {group: A}]\n", "two worker entries"},
 		{"TLS without its Secret", "postgres: {url: postgres://x}\nnats: {tls: {enabled: true}}\n", "nats.tls.existingSecret"},
 	} {
