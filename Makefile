@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium clean helm-check rules-check
+.PHONY: all build run test test-unit e2e e2e-images lint fmt ensure-postgres ensure-cc ensure-chromium clean
 
 all: build
 
@@ -53,6 +53,8 @@ test-unit: ensure-postgres ensure-cc ensure-chromium
 test: test-unit
 	@$(MAKE) --no-print-directory helm-check rules-check
 	@$(MAKE) --no-print-directory e2e
+
+.PHONY: helm-check rules-check
 
 # helm and promtool are built from their Go modules once per version into
 # bin/tools/<name>-<version> (deploy/tools.sh; versions there): the first

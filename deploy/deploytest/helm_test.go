@@ -382,7 +382,8 @@ func count(objs []object, kind string) int {
 }
 
 // TestHelmChartRefusesBadValues: an install that cannot work fails at
-// helm install time with a message naming the value, not as a crash loop.
+// helm install time with a message naming the value, not as a crash loop,
+// and a misspelt value (values.schema.json) is refused, not ignored.
 func TestHelmChartRefusesBadValues(t *testing.T) {
 	helm := helmBinary(t)
 	dir := t.TempDir()
