@@ -273,6 +273,30 @@ func TestHelmChart(t *testing.T) {
 			if got := count(objs, "ServiceMonitor") == 1 && count(objs, "PodMonitor") == 1; got != c.monitor {
 				t.Errorf("ServiceMonitor and PodMonitor rendered: %v, want %v", got, c.monitor)
 			}
+			if c.monitor {
+				// They select the scheduler Service and every worker pod.
+				var sm, pm struct {
+					MatchLabels map[string]string `yaml:"matchLabels"`
+				}
+				if err := find(objs, "ServiceMonitor", "jetjob-scheduler").Spec.Selector.Decode(&sm); err != nil {
+					t.Fatal(err)
+				}
+				if err := find(objs, "PodMonitor", "jetjob-worker").Spec.Selector.Decode(&pm); err != nil {
+					t.Fatal(err)
+				}
+				if len(sm.MatchLabels) == 0 || !subset(sm.MatchLabels, svc.Metadata.Labels) {
+					t.Errorf("the ServiceMonitor selects %v, not the Service (labels %v)", sm.MatchLabels, svc.Metadata.Labels)
+				}
+				for _, g := range c.groups {
+					w := find(objs, "Deployment", "jetjob-worker-"+g)
+					if w == nil {
+						w = find(objs, "StatefulSet", "jetjob-worker-"+g)
+					}
+					if w != nil && (len(pm.MatchLabels) == 0 || !subset(pm.MatchLabels, w.Spec.Template.Metadata.Labels)) {
+						t.Errorf("the PodMonitor selects %v, not group %s's pods", pm.MatchLabels, g)
+					}
+				}
+			}
 			if got := find(objs, "Secret", "jetjob") != nil; got != c.secret {
 				t.Errorf("the chart's Secret rendered: %v, want %v (only for inline values)", got, c.secret)
 			}
@@ -369,6 +393,15 @@ func checkPod(t *testing.T, objs []object, d *object, cname, port string, cm *ob
 
 func hasEnv(c container, name string) bool {
 	return slices.ContainsFunc(c.Env, func(e envVar) bool { return e.Name == name })
+}
+
+func subset(sub, of map[string]string) bool {
+	for k, v := range sub {
+		if of[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func count(objs []object, kind string) int {
