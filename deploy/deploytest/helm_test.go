@@ -105,7 +105,10 @@ func render(t *testing.T, helm string, values ...string) ([]object, error) {
 	t.Helper()
 	args := []string{"template", "jetjob", filepath.Join(root, "deploy/helm/jetjob"), "--namespace", "jetjob"}
 	for _, v := range values {
-		args = append(args, "-f", filepath.Join(root, v))
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(root, v)
+		}
+		args = append(args, "-f", v)
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(helm, args...)
