@@ -24,7 +24,8 @@ import (
 // readiness turns 200 once the scheduler has migrated the database and
 // the worker has its consumer. A setting the binaries refuse, a port the
 // probes do not find, or readiness that never comes, fails here rather
-// than as a crash loop in a cluster.
+// than as a crash loop in a cluster. Then NATS stops: readiness turns 503
+// and liveness stays 200.
 func TestHelmMinimalInstallRuns(t *testing.T) {
 	helm := helmBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -69,84 +70,102 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 	if secret == nil {
 		t.Fatal("minimal.yaml renders no Secret for the inline database URL")
 	}
+	type proc struct {
+		name        string
+		live, ready string // URLs of the probes
+		exited      <-chan error
+	}
+	var procs []proc
 	for _, p := range []struct{ deploy, binary, pod string }{
 		{"jetjob-scheduler", "jetjob-scheduler", "jetjob-scheduler-7d9f8-x2k4q"},
 		{"jetjob-worker-shell", "jetjob-worker", "jetjob-worker-shell-5c6b7-p9z2m"},
 	} {
-		t.Run(p.deploy, func(t *testing.T) {
-			d := find(objs, "Deployment", p.deploy)
-			if d == nil || len(d.Spec.Template.Spec.Containers) != 1 {
-				t.Fatalf("no Deployment %s with one container", p.deploy)
+		d := find(objs, "Deployment", p.deploy)
+		if d == nil || len(d.Spec.Template.Spec.Containers) != 1 {
+			t.Fatalf("no Deployment %s with one container", p.deploy)
+		}
+		c := d.Spec.Template.Spec.Containers[0]
+		env := []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
+		for _, ref := range c.EnvFrom {
+			cm := find(objs, "ConfigMap", ref.ConfigMapRef.Name)
+			if cm == nil {
+				t.Fatalf("envFrom names ConfigMap %s, which the chart does not render", ref.ConfigMapRef.Name)
 			}
-			c := d.Spec.Template.Spec.Containers[0]
-			env := []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}
-			for _, ref := range c.EnvFrom {
-				cm := find(objs, "ConfigMap", ref.ConfigMapRef.Name)
-				if cm == nil {
-					t.Fatalf("envFrom names ConfigMap %s, which the chart does not render", ref.ConfigMapRef.Name)
+			for k, v := range cm.Data {
+				env = append(env, k+"="+v)
+			}
+		}
+		for _, e := range c.Env {
+			v := e.Value
+			switch {
+			case e.ValueFrom == nil:
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+				v = p.pod
+			case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secret.Metadata.Name:
+				var ok bool
+				if v, ok = secret.Str[e.ValueFrom.SecretKeyRef.Key]; !ok {
+					t.Fatalf("%s: key %s is not in the chart's Secret", e.Name, e.ValueFrom.SecretKeyRef.Key)
 				}
-				for k, v := range cm.Data {
-					env = append(env, k+"="+v)
-				}
+			default:
+				t.Fatalf("%s: a source this test does not know: %+v", e.Name, e.ValueFrom)
 			}
-			for _, e := range c.Env {
-				v := e.Value
-				switch {
-				case e.ValueFrom == nil:
-				case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
-					v = p.pod
-				case e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == secret.Metadata.Name:
-					var ok bool
-					if v, ok = secret.Str[e.ValueFrom.SecretKeyRef.Key]; !ok {
-						t.Fatalf("%s: key %s is not in the chart's Secret", e.Name, e.ValueFrom.SecretKeyRef.Key)
-					}
-				default:
-					t.Fatalf("%s: a source this test does not know: %+v", e.Name, e.ValueFrom)
-				}
-				env = append(env, e.Name+"="+v)
+			env = append(env, e.Name+"="+v)
+		}
+		port := 0
+		for _, cp := range c.Ports {
+			if cp.Name == c.LivenessProbe.HTTPGet.Port {
+				port = cp.ContainerPort
 			}
-			port := 0
-			for _, cp := range c.Ports {
-				if cp.Name == c.LivenessProbe.HTTPGet.Port {
-					port = cp.ContainerPort
-				}
+		}
+		cmd := exec.Command(filepath.Join(dir, p.binary), c.Args...)
+		cmd.Env = env
+		logFile, err := os.Create(filepath.Join(dir, p.binary+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
 			}
-			cmd := exec.Command(filepath.Join(dir, p.binary), c.Args...)
-			cmd.Env = env
-			logFile, err := os.Create(filepath.Join(dir, p.binary+".log"))
-			if err != nil {
-				t.Fatal(err)
+			if t.Failed() {
+				b, _ := os.ReadFile(logFile.Name())
+				t.Logf("%s's output:\n%s", p.binary, b)
 			}
-			cmd.Stdout, cmd.Stderr = logFile, logFile
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			defer func() {
-				_ = cmd.Process.Signal(syscall.SIGTERM)
-				select {
-				case <-exited:
-				case <-time.After(30 * time.Second):
-					_ = cmd.Process.Kill()
-					<-exited
-				}
-				if t.Failed() {
-					b, _ := os.ReadFile(logFile.Name())
-					t.Logf("%s's output:\n%s", p.binary, b)
-				}
-			}()
-
-			base := fmt.Sprintf("http://127.0.0.1:%d", port)
-			if code, err := waitFor(ctx, exited, base+c.LivenessProbe.HTTPGet.Path, 200, 15*time.Second); err != nil {
-				t.Fatalf("liveness %s: %v (last status %d)", c.LivenessProbe.HTTPGet.Path, err, code)
-			}
-			start := time.Now()
-			if code, err := waitFor(ctx, exited, base+c.ReadinessProbe.HTTPGet.Path, 200, 60*time.Second); err != nil {
-				t.Fatalf("readiness %s: %v (last status %d)", c.ReadinessProbe.HTTPGet.Path, err, code)
-			}
-			t.Logf("%s: live, ready after %v", p.binary, time.Since(start).Round(time.Millisecond))
 		})
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		procs = append(procs, proc{p.binary, base + c.LivenessProbe.HTTPGet.Path, base + c.ReadinessProbe.HTTPGet.Path, exited})
+	}
+
+	for _, p := range procs {
+		if code, err := waitFor(ctx, p.exited, p.live, 200, 15*time.Second); err != nil {
+			t.Fatalf("%s liveness %s: %v (last status %d)", p.name, p.live, err, code)
+		}
+		if code, err := waitFor(ctx, p.exited, p.ready, 200, 60*time.Second); err != nil {
+			t.Fatalf("%s readiness %s: %v (last status %d)", p.name, p.ready, err, code)
+		}
+	}
+
+	// NATS goes away: both leave the Service (readiness 503) but stay
+	// alive (liveness 200), so Kubernetes does not restart every pod
+	// during an outage.
+	ns.Shutdown()
+	for _, p := range procs {
+		if code, err := waitFor(ctx, p.exited, p.ready, 503, 30*time.Second); err != nil {
+			t.Errorf("%s readiness %s with NATS down: %v (last status %d)", p.name, p.ready, err, code)
+		}
+		if code, err := waitFor(ctx, p.exited, p.live, 200, 5*time.Second); err != nil {
+			t.Errorf("%s liveness %s with NATS down: %v (last status %d)", p.name, p.live, err, code)
+		}
 	}
 }
 
