@@ -62,8 +62,10 @@ test: test-unit
 #
 # The Helm chart (deploy/helm/jetjob): helm lint --strict with each example
 # values file, then deploy/deploytest renders it with each and checks the
-# Deployments, Service, probes, ports and JETJOB_* settings.
-helm-check:
+# Deployments, Service, probes, ports and JETJOB_* settings, and starts the
+# minimal install's scheduler and worker with the chart's environment
+# against a throwaway PostgreSQL and NATS until their probes say ready.
+helm-check: ensure-postgres
 	@helm=$$(bash deploy/tools.sh helm) && \
 	for f in deploy/helm/examples/*.yaml; do $$helm lint --strict deploy/helm/jetjob -f $$f >/dev/null || { $$helm lint --strict deploy/helm/jetjob -f $$f; exit 1; }; echo "helm lint: $$f ok"; done && \
 	JETJOB_HELM=$$helm $(GO) test -count=1 -run '^TestHelm' ./deploy/deploytest
