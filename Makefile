@@ -58,10 +58,38 @@ run: ensure-postgres build
 test-unit: ensure-postgres ensure-cc ensure-chromium ensure-mariadb
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v '^github.com/jetjob/jetjob/e2e')
 
-# Every test: unit and integration, then the end-to-end suite (in this
-# order, also under make -j).
+# Every test: unit and integration, the deploy checks (Helm chart, alert
+# rules, dashboard), then the end-to-end suite (in this order, also under
+# make -j).
 test: test-unit
+	@$(MAKE) --no-print-directory helm-check rules-check
 	@$(MAKE) --no-print-directory e2e
+
+.PHONY: helm-check rules-check
+
+# helm and promtool are built from their Go modules once per version into
+# bin/tools/<name>-<version> (deploy/tools.sh; versions there): the first
+# run takes minutes, later ones nothing.
+#
+# The Helm chart (deploy/helm/jetjob): helm lint --strict with each example
+# values file, then deploy/deploytest renders it with each and checks the
+# Deployments, Service, probes, ports and JETJOB_* settings, and starts the
+# minimal install's scheduler and worker with the chart's environment
+# against a throwaway PostgreSQL and NATS until their probes say ready.
+helm-check: ensure-postgres
+	@helm=$$(bash deploy/tools.sh helm) && \
+	for f in deploy/helm/examples/*.yaml; do $$helm lint --strict deploy/helm/jetjob -f $$f >/dev/null || { $$helm lint --strict deploy/helm/jetjob -f $$f; exit 1; }; echo "helm lint: $$f ok"; done && \
+	JETJOB_HELM=$$helm $(GO) test -count=1 -run '^TestHelm' ./deploy/deploytest
+
+# The alert rules (deploy/prometheus): promtool check rules and promtool
+# test rules (every alert firing and not firing), then deploy/deploytest
+# checks that rules and dashboard name only exported, documented series and
+# promtool parses every dashboard query.
+rules-check:
+	@promtool=$$(bash deploy/tools.sh promtool) && \
+	$$promtool check rules deploy/prometheus/jetjob-rules.yaml && \
+	(cd deploy/prometheus && $$promtool test rules jetjob-rules.test.yaml) && \
+	JETJOB_PROMTOOL=$$promtool $(GO) test -count=1 -run '^(TestDashboard|TestAlertRules|TestSeriesNames)' ./deploy/deploytest
 
 # The images of the end-to-end suite and of deploy/docker-compose.yml, built
 # without any registry (deploy/e2e-images.sh): PostgreSQL from Debian

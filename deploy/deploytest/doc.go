@@ -1,0 +1,14 @@
+// Package deploytest holds the tests of deploy/'s artefacts, which an
+// operator adopts as they are and which nothing else compiles:
+//
+//   - the Grafana dashboard (deploy/grafana) and the alert rules
+//     (deploy/prometheus) name only series the binaries really export, so a
+//     renamed metric breaks a test rather than a panel or a page;
+//   - every alert rule has a promtool test where it fires and one where it
+//     does not (promtool itself runs them: make rules-check);
+//   - the Helm chart (deploy/helm) renders, with each example values file,
+//     Deployments and a Service whose probes, ports and JETJOB_* settings
+//     match what the binaries take (with JETJOB_HELM set: make helm-check).
+//
+// The package has no code of its own.
+package deploytest
