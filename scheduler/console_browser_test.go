@@ -353,3 +353,30 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 		t.Logf("screenshot %s", filepath.Join(dir, shot.name))
 	}
 }
+
+// Every page fits a phone's width: at 375 px nothing makes the page
+// scroll sideways (wide tables scroll inside their own box).
+func TestConsoleFitsAPhone(t *testing.T) {
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	ctx := context.Background()
+	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
+		Handler: "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, sys.url)
+	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
+	b.signIn("/", "ada")
+	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
+		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster"} {
+		b.open(path)
+		if w := evalIn[int](b, "document.documentElement.scrollWidth"); w > 375 {
+			t.Errorf("%s is %d px wide on a 375 px screen", path, w)
+		}
+	}
+}
