@@ -96,19 +96,6 @@ func (s *Server) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getBackfill(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	b, err := s.store.GetBackfill(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, backfillDoc(b))
-	return nil
-}
-
 // cancelBackfill stops an operation: fires not yet written are never
 // run, runs written but not published end CANCELLED (a kill request makes
 // sure no worker starts one already handed to the wheel), published runs

@@ -66,19 +66,6 @@ func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	j, err := s.store.GetJob(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, jobDoc(j))
-	return nil
-}
-
 func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -204,19 +191,6 @@ func runList(rs []store.Run, more bool) apiv1.RunList {
 		out.Cursor = encodeCursor(store.RunKey{ScheduledAt: last.ScheduledAt, ID: last.ID})
 	}
 	return out
-}
-
-func (s *Server) getRun(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	run, err := s.store.GetRun(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, runDoc(run))
-	return nil
 }
 
 func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {

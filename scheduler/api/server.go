@@ -335,6 +335,23 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// byID answers a GET of one record: the record get finds under the
+// path's id, as its document.
+func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		v, err := get(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, doc(v))
+		return nil
+	}
+}
+
 // queryInt reads an optional integer query parameter within [lo, hi].
 func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 	v := r.URL.Query().Get(name)
