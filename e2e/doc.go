@@ -13,7 +13,7 @@
 // its image cannot be pulled here.
 //
 // A test drives jetjob only through its public HTTP API (scheduler/client)
-// and checks the invariants of ARCHITECTURE.md against what it can observe
+// and checks the invariants of docs/architecture.md against what it can observe
 // from outside: the job_runs table in PostgreSQL (read with pgx), the
 // JetStream streams (read with nats.go) and the jobs' own output.
 //

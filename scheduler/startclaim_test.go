@@ -13,7 +13,7 @@ import (
 )
 
 // attemptKey is one (run, attempt): at most one execution of it may reach
-// a handler (ARCHITECTURE.md, invariant 2).
+// a handler (docs/architecture.md, invariant 2).
 type attemptKey struct {
 	run     int64
 	attempt int

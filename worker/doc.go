@@ -11,19 +11,18 @@
 // A worker needs NATS only. It shares the durable pull consumer of its group
 // on JETJOB_TRIGGERS with every other worker of the group, so each trigger
 // reaches exactly one of them, and it reports what happened on JETJOB_EVENTS
-// (see ARCHITECTURE.md, "Dispatch over JetStream" and "Workers").
+// (see docs/protocol.md and docs/architecture.md, "Workers").
 //
 // # Delivery guarantees
 //
 // A trigger is acknowledged only after the run's finished event has been
 // acknowledged by JetStream, and in-progress acks are sent while the run
 // lasts. A worker that dies mid-run therefore never loses a result: the
-// trigger is redelivered. Event message ids make re-publishing harmless:
-//
-//	run-<runID>-started-<delivery>  one per delivery of the trigger that
-//	                                 starts a handler
-//	run-<runID>-finished            one per run: whichever result JetStream
-//	                                 stored first within the duplicate window wins
+// trigger is redelivered. Run events travel in batches (events.go), each
+// message with its own Nats-Msg-Id (events-<group>-<worker>-<start ns>-<n>),
+// so a retried publish of a batch is stored once; a second copy of an event
+// (a redelivered trigger reported again) is harmless, because the scheduler
+// applies events idempotently and by status rank (docs/protocol.md).
 //
 // At most one execution of a run (one attempt of a fire) reaches a handler.
 // Inside one process a run never executes twice: a delivery of a run that
@@ -68,10 +67,11 @@
 //     is acknowledged (counted in Stats.ExpiredTotal). Manual, retry and
 //     parent triggers always run: someone asked for them explicitly.
 //   - fire_all (or no policy): every trigger runs.
-//   - fire_once: only the newest published fire of the job runs. The
-//     worker asks the schedulers (request/reply on jetjob.sched.supersede)
-//     whether a newer fire of the job was already published; if so the
-//     trigger ends EXPIRED naming the newer run. Without an answer it runs.
+//   - fire_once: only the newest missed fire of the job runs. The worker
+//     asks the schedulers (request/reply on jetjob.sched.supersede) whether
+//     a newer fire of the job, itself past the threshold and not SKIPPED,
+//     exists; if so the trigger ends EXPIRED naming the newer run. Without
+//     an answer it runs.
 //
 // # Stopping
 //

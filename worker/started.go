@@ -14,7 +14,7 @@ import (
 )
 
 // At most one execution per run and attempt reaches a handler
-// (ARCHITECTURE.md, invariant 2), even when the worker running it dies.
+// (docs/architecture.md, invariant 2), even when the worker running it dies.
 //
 // A trigger's first delivery cannot have started anywhere, and a run that
 // executes here is never started twice (claim). But a trigger delivered

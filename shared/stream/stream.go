@@ -1,14 +1,15 @@
 // Package stream names jetjob's JetStream streams, subjects and buckets and
 // provisions them idempotently.
 //
-// Subjects (the contract in ARCHITECTURE.md):
+// Subjects (the contract in docs/protocol.md):
 //
 //	jetjob.trigger.<group>.any           shared queue of a group   (JETJOB_TRIGGERS, work queue)
 //	jetjob.trigger.<group>.w.<workerID>  directed to one worker     (JETJOB_TRIGGERS, work queue)
 //	jetjob.event.<group>                 worker → scheduler events  (JETJOB_EVENTS, work queue)
 //	jetjob.log.<group>.<runID>           run log lines              (JETJOB_LOGS, limits)
-//	jetjob.ctl.<workerID>                control request/reply (ping, idle beat), no stream
+//	jetjob.ctl.<workerID>                control request/reply (ping, idle beat, run active), no stream
 //	jetjob.sched.supersede               worker → schedulers: is a late fire_once trigger superseded? no stream
+//	jetjob.sched.started                 worker → schedulers: had a redelivered run started? no stream
 package stream
 
 import (

@@ -131,7 +131,7 @@ type SupersedeReply struct {
 // asks it before the handler of a trigger that may have reached a worker
 // already (a redelivery, or a trigger moved off a dead worker's queue).
 // A run that started must not start again under the same attempt
-// (ARCHITECTURE.md, invariant 2): it ends LOST instead, and the job's retry
+// (docs/architecture.md, invariant 2): it ends LOST instead, and the job's retry
 // policy decides whether a new attempt runs.
 type StartQuery struct {
 	RunID       int64     `json:"run_id"`

@@ -3,7 +3,7 @@ package wire
 import "fmt"
 
 // Status is the state of one run. The transitions are the contract in
-// ARCHITECTURE.md ("Run states"):
+// docs/architecture.md ("Run states"):
 //
 //	SCHEDULED → TRIGGERED → RUNNING → SUCCEEDED | FAILED | TIMED_OUT | CANCELLED
 //	SCHEDULED → SKIPPED; TRIGGERED → DISCARDED | EXPIRED | LOST
