@@ -75,7 +75,8 @@ type RunKey struct {
 type RunFilter struct {
 	JobID int64
 	Group string
-	// Worker keeps the runs a worker (by id) executed (job_runs_worker).
+	// Worker keeps the runs a worker (by id) executed (read through the
+	// time index: see searchSQL).
 	Worker string
 	// Groups, when not nil, keeps only runs of these groups (a caller's
 	// readable groups; empty: none).
@@ -193,9 +194,10 @@ func searchSQL(f RunFilter) (string, []any) {
 		anyOf("status", statuses)
 		anyOf("trigger_type", types)
 	}
-	if f.JobID == 0 && f.Group == "" && f.Worker == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
-		// Unfiltered: the one search allowed the time-only index (its
-		// partial predicate, see migration 0004).
+	if f.JobID == 0 && f.Group == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
+		// Unfiltered, or by worker only: the searches allowed the
+		// time-only index (its partial predicate, see migration 0004); a
+		// worker's runs are recent, found reading it newest first.
 		conds = append(conds, unfilteredMarker)
 	}
 	limit := arg(f.Limit + 1)
