@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,14 +108,14 @@ func TestNextFiresAgreeWithRealFires(t *testing.T) {
 func TestReenableAfter200Days(t *testing.T) {
 	sys := startSystem(t, noopWorker)
 	ctx := context.Background()
+	// The job fires daily at the minute two hours ago, so that its
+	// newest fire is always missed and well past, whenever the test runs.
+	newest := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Minute)
 	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "daily", Handler: "noop",
-		ScheduleType: "cron", ScheduleExpr: "0 0 0 * * *", MisfirePolicy: "fire_once", MaxCatchup: 5})
+		ScheduleType: "cron", ScheduleExpr: fmt.Sprintf("0 %d %d * * *", newest.Minute(), newest.Hour()),
+		MisfirePolicy: "fire_once", MaxCatchup: 5})
 	if err != nil {
 		t.Fatal(err)
-	}
-	midnight := time.Now().UTC().Truncate(24 * time.Hour)
-	if time.Since(midnight) < time.Minute {
-		t.Skip("too close to midnight UTC: today's fire is not missed yet")
 	}
 	pause := func(daysAgo int) {
 		t.Helper()
@@ -132,7 +133,7 @@ func TestReenableAfter200Days(t *testing.T) {
 		if len(list.Jobs) != 1 || list.Jobs[0].PausedNote != "db maintenance" {
 			t.Fatalf("job list does not show the note: %+v", list.Jobs)
 		}
-		if _, err := sys.pool.Exec(ctx, `UPDATE jobs SET next_fire_at = $2 WHERE id = $1`, job.ID, midnight.AddDate(0, 0, -daysAgo)); err != nil {
+		if _, err := sys.pool.Exec(ctx, `UPDATE jobs SET next_fire_at = $2 WHERE id = $1`, job.ID, newest.AddDate(0, 0, -daysAgo)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,8 +143,8 @@ func TestReenableAfter200Days(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j.NextFireAt == nil || !j.NextFireAt.Equal(midnight.AddDate(0, 0, 1)) || j.PausedNote != "" || j.PausedAt != nil {
-		t.Fatalf("resumed without catch-up: next fire %v (want %s), paused note %q at %v (want cleared)", j.NextFireAt, midnight.AddDate(0, 0, 1), j.PausedNote, j.PausedAt)
+	if j.NextFireAt == nil || !j.NextFireAt.Equal(newest.AddDate(0, 0, 1)) || j.PausedNote != "" || j.PausedAt != nil {
+		t.Fatalf("resumed without catch-up: next fire %v (want %s), paused note %q at %v (want cleared)", j.NextFireAt, newest.AddDate(0, 0, 1), j.PausedNote, j.PausedAt)
 	}
 
 	pause(200)
@@ -157,8 +158,8 @@ func TestReenableAfter200Days(t *testing.T) {
 	if err := sys.pool.QueryRow(ctx, `SELECT scheduled_at FROM job_runs WHERE job_id = $1 AND trigger_type = 'misfire'`, job.ID).Scan(&ranAt); err != nil {
 		t.Fatal(err)
 	}
-	if !ranAt.Equal(midnight) {
-		t.Errorf("the catch-up ran the fire of %s, want the newest missed one, %s", ranAt.UTC(), midnight)
+	if !ranAt.Equal(newest) {
+		t.Errorf("the catch-up ran the fire of %s, want the newest missed one, %s", ranAt.UTC(), newest)
 	}
 	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SKIPPED'`, job.ID); n != 6 {
 		t.Errorf("%d SKIPPED runs, want the 5 of max_catchup and one summary", n)
@@ -168,15 +169,15 @@ func TestReenableAfter200Days(t *testing.T) {
 		ORDER BY scheduled_at DESC LIMIT 1`, job.ID).Scan(&msg); err != nil {
 		t.Fatal(err)
 	}
-	// 201 midnights from 200 days ago to today: 5 recorded, today's run, 195 summarised.
-	if !strings.Contains(msg, "195 more missed fires") || !strings.Contains(msg, midnight.AddDate(0, 0, -1).Format(time.RFC3339)) {
+	// 201 daily fires from 200 days ago to today: 5 recorded, today's run, 195 summarised.
+	if !strings.Contains(msg, "195 more missed fires") || !strings.Contains(msg, newest.AddDate(0, 0, -1).Format(time.RFC3339)) {
 		t.Errorf("summary message %q: want the count (195) and the range up to yesterday", msg)
 	}
 	// Neither resume recorded the last days one by one: catch_up none
 	// records nothing, and the summary (at the first fire past the cap,
 	// 195 days ago) stands for them.
 	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND scheduled_at < $2 AND scheduled_at > $3`,
-		job.ID, midnight, midnight.AddDate(0, 0, -4)); n != 0 {
+		job.ID, newest, newest.AddDate(0, 0, -4)); n != 0 {
 		t.Errorf("%d runs recorded for the 3 days before today, want none", n)
 	}
 }
