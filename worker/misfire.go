@@ -17,7 +17,8 @@ import (
 // message its EXPIRED result carries. now is when the handler would start;
 // lateness is now - ScheduledAt.
 //
-// How each misfire policy treats a late trigger:
+// How each misfire policy treats a late trigger (policy.Decide, stage
+// policy.AtPickUp):
 //
 //   - skip: the trigger expires, unless its type is manual, retry or parent
 //     (a user or a failed run asked for it explicitly, whatever the time).
@@ -27,32 +28,32 @@ import (
 //     schedulers (superseded, below), who see every run in PostgreSQL.
 //
 // A threshold of 0 disables the check, and a trigger exactly at its
-// threshold is still on time. Policies this build does not know run, so
-// that a newer scheduler's policy never silently drops fires.
+// threshold is still on time (policy.Late). Policies this build does not
+// know run, so that a newer scheduler's policy never silently drops fires.
 func expired(trig *wire.Trigger, workerID string, now time.Time) (bool, string) {
-	late, threshold, ok := lateness(trig, now)
-	if !ok || policy.Misfire(trig.MisfirePolicy) != policy.MisfireSkip {
+	f, ok := lateness(trig, now, workerID)
+	if !ok {
 		return false, ""
 	}
-	return true, fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run",
-		workerID, roundLateness(late), threshold, policy.MisfireSkip)
+	d := policy.Decide(f)
+	return d.Outcome == policy.Skip, d.Message
 }
 
-// lateness returns how late a scheduled trigger is at now and its
-// threshold, and whether it is past the threshold. Manual, retry and
-// parent triggers are never late: someone asked for them, whatever the time.
-func lateness(trig *wire.Trigger, now time.Time) (late, threshold time.Duration, ok bool) {
-	if trig.MisfireThresholdMS <= 0 {
-		return 0, 0, false
-	}
+// lateness returns the facts of a trigger late at now, and whether it is
+// late. Manual, retry and parent triggers are never late: someone asked for
+// them, whatever the time.
+func lateness(trig *wire.Trigger, now time.Time, workerID string) (policy.Facts, bool) {
 	switch trig.TriggerType {
 	case wire.TriggerSchedule, wire.TriggerMisfire:
 	default:
-		return 0, 0, false
+		return policy.Facts{}, false
 	}
-	threshold = time.Duration(trig.MisfireThresholdMS) * time.Millisecond
-	late = now.Sub(trig.ScheduledAt)
-	return late, threshold, late > threshold
+	threshold := time.Duration(trig.MisfireThresholdMS) * time.Millisecond
+	if !policy.Late(trig.ScheduledAt, now, threshold) {
+		return policy.Facts{}, false
+	}
+	return policy.Facts{Stage: policy.AtPickUp, Policy: policy.Misfire(trig.MisfirePolicy),
+		Late: now.Sub(trig.ScheduledAt), Threshold: threshold, Worker: workerID}, true
 }
 
 // supersedeTimeout bounds the question to the schedulers. Without an
@@ -112,27 +113,19 @@ func (w *Worker) askSupersede(batch []*supersedeAsk) []int64 {
 // replayed after a worker outage run once per job, not once per missed fire.
 func (w *Worker) superseded(trig *wire.Trigger) (bool, string) {
 	now := time.Now()
-	late, threshold, ok := lateness(trig, now)
-	if !ok || policy.Misfire(trig.MisfirePolicy) != policy.MisfireFireOnce {
+	f, ok := lateness(trig, now, w.cfg.ID)
+	if !ok || policy.Decide(f).Outcome != policy.Ask {
 		return false, ""
 	}
 	// Only a newer fire that is itself missed (late) supersedes this one:
 	// the newest missed fire is the catch-up, and on-time fires run.
 	a := &supersedeAsk{res: make(chan int64, 1), q: wire.SupersedeQuery{
-		RunID: trig.RunID, JobID: trig.JobID, ScheduledAt: trig.ScheduledAt, Cutoff: now.Add(-threshold).UTC()}}
+		RunID: trig.RunID, JobID: trig.JobID, ScheduledAt: trig.ScheduledAt, Cutoff: policy.LateBefore(now, f.Threshold).UTC()}}
 	by, answered := await(w.supersede, a, a.res)
 	if !answered || by <= 0 {
 		return false, ""
 	}
-	return true, fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run, the newer run %d of the job runs instead",
-		w.cfg.ID, roundLateness(late), threshold, policy.MisfireFireOnce, by)
-}
-
-// roundLateness keeps a lateness readable: tenths of a second from one
-// second on, milliseconds below (a threshold may be that small).
-func roundLateness(d time.Duration) time.Duration {
-	if d >= time.Second {
-		return d.Round(100 * time.Millisecond)
-	}
-	return d.Round(time.Millisecond)
+	f.Newer, f.NewerRun = policy.HasNewer, by
+	d := policy.Decide(f)
+	return d.Outcome == policy.Superseded, d.Message
 }

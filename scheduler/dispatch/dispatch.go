@@ -238,7 +238,7 @@ func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]
 		if r.MisfireThreshold > 0 {
 			threshold = r.MisfireThreshold // the job's own
 		}
-		return threshold > 0 && !r.Recovered && r.TriggerType == wire.TriggerSchedule && now.Sub(r.ScheduledAt) > threshold
+		return !r.Recovered && r.TriggerType == wire.TriggerSchedule && policy.Late(r.ScheduledAt, now, threshold)
 	}
 	newest := map[int64]time.Time{} // job → its newest late fire in the batch
 	for i := range runs {
@@ -252,23 +252,19 @@ func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]
 		if !late(r) {
 			continue
 		}
-		by := now.Sub(r.ScheduledAt).Round(time.Millisecond)
-		var msg string
-		switch policy.Misfire(r.MisfirePolicy) {
-		case policy.MisfireSkip:
-			msg = fmt.Sprintf("misfire: late by %s when it could be published, skipped (misfire policy skip)", by)
-		case policy.MisfireFireOnce:
-			if r.ScheduledAt.Equal(newest[r.JobID]) {
-				continue
-			}
-			msg = fmt.Sprintf("misfire: late by %s when it could be published, skipped: a later missed fire ran instead (misfire policy fire_once)", by)
-		default:
+		newer := policy.HasNewer
+		if r.ScheduledAt.Equal(newest[r.JobID]) {
+			newer = policy.NoNewer
+		}
+		dec := policy.Decide(policy.Facts{Stage: policy.AtPublishing, Policy: policy.Misfire(r.MisfirePolicy),
+			Late: now.Sub(r.ScheduledAt), Newer: newer})
+		if dec.Outcome == policy.Run {
 			continue
 		}
 		if skip == nil {
 			skip = map[int64]string{}
 		}
-		skip[r.RunID] = msg
+		skip[r.RunID] = dec.Message
 	}
 	return skip
 }

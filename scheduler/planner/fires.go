@@ -45,12 +45,12 @@ const summaryCountLimit = 100_000
 // threshold.
 func planJob(tp timing.Plan, next, now, horizon time.Time, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
 	var p plan
-	lateBefore := now.Add(-threshold)
+	lateBefore := policy.LateBefore(now, threshold)
 	t, ok := next, true
 	var missed []time.Time
 	var summary *fire
 	var newest time.Time
-	for ok && t.Before(lateBefore) {
+	for ok && policy.Late(t, now, threshold) {
 		if len(missed) == maxCatchup {
 			p.overflow = true
 			summary, newest = overflow(tp, t, missed[len(missed)-1], lateBefore, mp, maxCatchup)
@@ -124,30 +124,24 @@ func overflow(tp timing.Plan, first, lastRecorded, lateBefore time.Time, mp poli
 			last = l
 		}
 	}
-	msg := fmt.Sprintf("misfire: %s more missed fires from %s to %s, past max_catchup %d, not recorded one by one: skipped (misfire policy %s)",
-		count, first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339), maxCatchup, mp)
-	if !newest.IsZero() {
-		msg += fmt.Sprintf("; the newest missed fire, %s, ran instead", newest.UTC().Format(time.RFC3339))
-	}
+	msg := policy.CatchupSummary(count, first, last, maxCatchup, mp, newest)
 	return &fire{at: first, typ: wire.TriggerSchedule, status: wire.StatusSkipped, message: msg}, newest
 }
 
-// misfires turns missed fire times into runs by the misfire policy.
+// misfires turns missed fire times into runs by the misfire policy: under
+// fire_once the last of missed is the newest.
 func misfires(missed []time.Time, now time.Time, mp policy.Misfire) []fire {
 	out := make([]fire, 0, len(missed))
 	for i, at := range missed {
-		late := now.Sub(at).Round(time.Millisecond)
-		switch {
-		case mp == policy.MisfireFireAll,
-			mp == policy.MisfireFireOnce && i == len(missed)-1:
-			out = append(out, fire{at: at, typ: wire.TriggerMisfire, status: wire.StatusScheduled,
-				message: fmt.Sprintf("misfire: late by %s, fired now (misfire policy %s)", late, mp)})
-		case mp == policy.MisfireFireOnce:
-			out = append(out, fire{at: at, typ: wire.TriggerSchedule, status: wire.StatusSkipped,
-				message: fmt.Sprintf("misfire: late by %s, skipped: a later missed fire ran instead (misfire policy fire_once)", late)})
-		default:
-			out = append(out, fire{at: at, typ: wire.TriggerSchedule, status: wire.StatusSkipped,
-				message: fmt.Sprintf("misfire: late by %s, skipped (misfire policy skip)", late)})
+		newer := policy.HasNewer
+		if i == len(missed)-1 {
+			newer = policy.NoNewer
+		}
+		d := policy.Decide(policy.Facts{Stage: policy.AtPlanning, Policy: mp, Late: now.Sub(at), Newer: newer})
+		if d.Outcome == policy.Run {
+			out = append(out, fire{at: at, typ: wire.TriggerMisfire, status: wire.StatusScheduled, message: d.Message})
+		} else {
+			out = append(out, fire{at: at, typ: wire.TriggerSchedule, status: wire.StatusSkipped, message: d.Message})
 		}
 	}
 	return out

@@ -205,9 +205,10 @@ func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan,
 	return pl, tp, nil
 }
 
-// threshold is the job's misfire threshold, the planner's when it has none.
+// threshold is the job's misfire threshold, the planner's when it has none
+// (NULL, or 0 as the store, the API and dispatch read it).
 func (p *Planner) threshold(j *dueJob) time.Duration {
-	if j.thresholdMS != nil {
+	if j.thresholdMS != nil && *j.thresholdMS > 0 {
 		return time.Duration(*j.thresholdMS) * time.Millisecond
 	}
 	return p.cfg.MisfireThreshold

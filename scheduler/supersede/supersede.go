@@ -35,7 +35,10 @@ import (
 
 // newerSQL answers a batch of queries in one statement: for each, the
 // oldest run of the same job for a later fire time that is itself missed
-// (scheduled before the worker's cutoff) and not SKIPPED. Scheduled or
+// (scheduled at or before the worker's cutoff, policy.LateBefore of its now
+// and the job's threshold: the boundary is included here, where
+// policy.Late calls a fire at the cutoff on time) and not SKIPPED. The
+// decision itself is the worker's (policy.Decide, stage AtPickUp). Scheduled or
 // catch-up fires only (manual, retry and child runs supersede nothing).
 // A missed run still SCHEDULED counts: it may be published already (its
 // TRIGGERED write is held back, see dispatch.Config.TriggeredDelay), and
