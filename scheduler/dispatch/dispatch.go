@@ -256,7 +256,7 @@ func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]
 		if r.ScheduledAt.Equal(newest[r.JobID]) {
 			newer = policy.NoNewer
 		}
-		dec := policy.Decide(policy.Facts{Stage: policy.AtPublishing, Policy: policy.Misfire(r.MisfirePolicy),
+		dec := policy.Decide(policy.Facts{Stage: policy.AtPublishing, Policy: r.MisfirePolicy,
 			Late: now.Sub(r.ScheduledAt), Newer: newer})
 		if dec.Outcome == policy.Run {
 			continue

@@ -30,10 +30,10 @@ func (d *Dispatcher) route(ctx context.Context, runs []store.PlannedRun, i int) 
 		if !pick.Live(r.Group, r.Target) {
 			r.Target = ""
 		}
-	case policy.Route(r.RouteStrategy) == policy.RouteShardingBroadcast && r.ShardTotal == 0:
+	case r.RouteStrategy == policy.RouteShardingBroadcast && r.ShardTotal == 0:
 		return d.broadcast(ctx, r)
 	default:
-		r.Target = pick.Pick(ctx, r.JobID, r.Group, r.Handler, policy.Route(r.RouteStrategy))
+		r.Target = pick.Pick(ctx, r.JobID, r.Group, r.Handler, r.RouteStrategy)
 	}
 	return runs[i : i+1]
 }

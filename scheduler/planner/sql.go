@@ -49,7 +49,9 @@ type dueJob struct {
 	id                       int64
 	group, handler, params   string
 	schedType, schedExpr, tz string
-	misfire, route, block    string
+	misfire                  policy.Misfire
+	route                    policy.Route
+	block                    policy.Block
 	timeoutMS                int64
 	next                     time.Time
 	// Per-job overrides of the planner's defaults (NULL: the default),
@@ -182,7 +184,7 @@ func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan,
 	if err != nil {
 		return plan{}, timing.Plan{}, err
 	}
-	mp, err := policy.ParseMisfire(j.misfire)
+	mp, err := policy.ParseMisfire(string(j.misfire))
 	if err != nil {
 		return plan{}, timing.Plan{}, err
 	}

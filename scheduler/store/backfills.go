@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -216,8 +217,8 @@ func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []
 		fmt.Sprintf("backfill %d", b.ID), at)
 	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PlannedRun, error) {
 		p := PlannedRun{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
-			TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: j.MisfirePolicy,
-			RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, MisfireThreshold: j.MisfireThreshold}
+			TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
+			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold}
 		err := r.Scan(&p.RunID, &p.ScheduledAt)
 		return p, err
 	})

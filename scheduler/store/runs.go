@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -264,9 +265,9 @@ type PlannedRun struct {
 	ShardIndex    int
 	ShardTotal    int
 	Timeout       time.Duration
-	MisfirePolicy string
-	RouteStrategy string
-	BlockStrategy string
+	MisfirePolicy policy.Misfire
+	RouteStrategy policy.Route
+	BlockStrategy policy.Block
 	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
 	MaxConcurrency int
 	// Target is the worker a directed trigger goes to, "" for the group's
@@ -298,9 +299,9 @@ func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		ShardIndex:         p.ShardIndex,
 		ShardTotal:         p.ShardTotal,
 		TimeoutMS:          p.Timeout.Milliseconds(),
-		MisfirePolicy:      p.MisfirePolicy,
+		MisfirePolicy:      string(p.MisfirePolicy),
 		MisfireThresholdMS: misfireThreshold.Milliseconds(),
-		BlockStrategy:      p.BlockStrategy,
+		BlockStrategy:      string(p.BlockStrategy),
 		MaxConcurrency:     p.MaxConcurrency,
 	}
 }
@@ -315,8 +316,8 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 	}
 	p := PlannedRun{
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
-		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: j.MisfirePolicy,
-		RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency,
+		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
+		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
 	}
 	if params != nil {
 		p.Params = *params
