@@ -135,7 +135,7 @@ type jobLock struct {
 // the run without running it (DISCARDED, CANCELLED, or a hand-back).
 func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 	kv, key := r.w.locks, lockKeyOf(r.trig)
-	strategy, err := policy.ParseBlock(r.trig.BlockStrategy)
+	strategy, err := policy.ParseBlock(string(r.trig.BlockStrategy))
 	if err != nil {
 		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
 	}

@@ -52,7 +52,7 @@ func lateness(trig *wire.Trigger, now time.Time, workerID string) (policy.Facts,
 	if !policy.Late(trig.ScheduledAt, now, threshold) {
 		return policy.Facts{}, false
 	}
-	return policy.Facts{Stage: policy.AtPickUp, Policy: policy.Misfire(trig.MisfirePolicy),
+	return policy.Facts{Stage: policy.AtPickUp, Policy: trig.MisfirePolicy,
 		Late: now.Sub(trig.ScheduledAt), Threshold: threshold, Worker: workerID}, true
 }
 

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // lateTrigger is trigger(runID, "h", "") fired late ago with the given type,
 // misfire policy and threshold.
-func lateTrigger(runID int64, typ wire.TriggerType, policy string, thresholdMS int64, late time.Duration) *wire.Trigger {
+func lateTrigger(runID int64, typ wire.TriggerType, policy policy.Misfire, thresholdMS int64, late time.Duration) *wire.Trigger {
 	tr := trigger(runID, "h", "")
 	tr.TriggerType, tr.MisfirePolicy, tr.MisfireThresholdMS = typ, policy, thresholdMS
 	tr.ScheduledAt = time.Now().UTC().Add(-late).Truncate(time.Millisecond)
@@ -82,7 +83,7 @@ func TestLateTriggersThatRun(t *testing.T) {
 	cases := []struct {
 		name      string
 		typ       wire.TriggerType
-		policy    string
+		policy    policy.Misfire
 		threshold int64
 		late      time.Duration
 	}{
@@ -134,7 +135,7 @@ func TestLateTriggersThatRun(t *testing.T) {
 // The decision itself, at its boundaries, on a fixed clock.
 func TestExpired(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	mk := func(typ wire.TriggerType, policy string, thresholdMS int64) *wire.Trigger {
+	mk := func(typ wire.TriggerType, policy policy.Misfire, thresholdMS int64) *wire.Trigger {
 		return &wire.Trigger{RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: typ, ScheduledAt: at,
 			MisfirePolicy: policy, MisfireThresholdMS: thresholdMS}
 	}

@@ -113,7 +113,7 @@ func (r *run) traceLock() func(*outcome) {
 		return noSpanEnd
 	}
 	_, span := r.w.trace.tr.Start(r.trace.ctx, SpanLock,
-		trace.WithAttributes(runtrace.AttrStrategy.String(cmp.Or(r.trig.BlockStrategy, string(policy.DefaultBlock)))))
+		trace.WithAttributes(runtrace.AttrStrategy.String(string(cmp.Or(r.trig.BlockStrategy, policy.DefaultBlock)))))
 	return func(out *outcome) {
 		if out != nil {
 			endWith(span, out)

@@ -299,9 +299,9 @@ func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		ShardIndex:         p.ShardIndex,
 		ShardTotal:         p.ShardTotal,
 		TimeoutMS:          p.Timeout.Milliseconds(),
-		MisfirePolicy:      string(p.MisfirePolicy),
+		MisfirePolicy:      p.MisfirePolicy,
 		MisfireThresholdMS: misfireThreshold.Milliseconds(),
-		BlockStrategy:      string(p.BlockStrategy),
+		BlockStrategy:      p.BlockStrategy,
 		MaxConcurrency:     p.MaxConcurrency,
 	}
 }

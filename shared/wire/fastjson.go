@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"time"
+
+	"github.com/jetjob/jetjob/shared/policy"
 )
 
 // decodeTriggerFast decodes the common shape of a trigger message — the one
@@ -45,11 +47,15 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		case "timeout_ms":
 			t.TimeoutMS, ok = p.int()
 		case "misfire_policy":
-			t.MisfirePolicy, ok = p.string()
+			var s string
+			s, ok = p.string()
+			t.MisfirePolicy = policy.Misfire(s)
 		case "misfire_threshold_ms":
 			t.MisfireThresholdMS, ok = p.int()
 		case "block_strategy":
-			t.BlockStrategy, ok = p.string()
+			var s string
+			s, ok = p.string()
+			t.BlockStrategy = policy.Block(s)
 		case "max_concurrency":
 			ok = p.intInto(&t.MaxConcurrency)
 		}
@@ -322,13 +328,13 @@ func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 		w.int(`,"timeout_ms":`, t.TimeoutMS)
 	}
 	if t.MisfirePolicy != "" {
-		w.str(`,"misfire_policy":`, t.MisfirePolicy)
+		w.str(`,"misfire_policy":`, string(t.MisfirePolicy))
 	}
 	if t.MisfireThresholdMS != 0 {
 		w.int(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
 	}
 	if t.BlockStrategy != "" {
-		w.str(`,"block_strategy":`, t.BlockStrategy)
+		w.str(`,"block_strategy":`, string(t.BlockStrategy))
 	}
 	if t.MaxConcurrency != 0 {
 		w.int(`,"max_concurrency":`, int64(t.MaxConcurrency))

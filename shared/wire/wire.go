@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/jetjob/jetjob/shared/policy"
 )
 
 // Version is the protocol version this package writes.
@@ -79,9 +81,9 @@ type Trigger struct {
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 	// MisfirePolicy and MisfireThresholdMS let a worker decide what to do
 	// with a trigger that reaches it late (backlog replay after an outage).
-	MisfirePolicy      string `json:"misfire_policy,omitempty"`
-	MisfireThresholdMS int64  `json:"misfire_threshold_ms,omitempty"`
-	BlockStrategy      string `json:"block_strategy,omitempty"`
+	MisfirePolicy      policy.Misfire `json:"misfire_policy,omitempty"`
+	MisfireThresholdMS int64          `json:"misfire_threshold_ms,omitempty"`
+	BlockStrategy      policy.Block   `json:"block_strategy,omitempty"`
 	// MaxConcurrency bounds the runs of a job with block strategy
 	// concurrent that execute at once; 0 (or absent, from an older
 	// scheduler) means unbounded.
