@@ -24,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	jclient "github.com/jetjob/jetjob/scheduler/client"
 )
@@ -432,7 +433,7 @@ func (c *cluster) kill(n *node) {
 
 func (c *cluster) waitExited(n *node) {
 	c.t.Helper()
-	eventually(c.t, 20*time.Second, n.name+" to exit", func() bool {
+	testwait.Eventually(c.t, 20*time.Second, n.name+" to exit", func() bool {
 		st, err := n.ctr.State(context.Background())
 		return err == nil && !st.Running
 	})
@@ -450,7 +451,7 @@ func (c *cluster) start(n *node) {
 		c.t.Fatalf("start %s: %v", n.name, err)
 	}
 	if n.ready != "" {
-		eventually(c.t, startupTimeout, n.name+" to log "+n.ready, func() bool { return c.logCount(n, n.ready) > before })
+		testwait.Eventually(c.t, startupTimeout, n.name+" to log "+n.ready, func() bool { return c.logCount(n, n.ready) > before })
 	}
 	n.setRunning(true)
 }
@@ -572,7 +573,7 @@ func (c *cluster) natsHealthy(n *node) bool {
 
 func (c *cluster) waitNATSClusterHealthy(within time.Duration) {
 	c.t.Helper()
-	eventually(c.t, within, "every NATS node healthy", func() bool {
+	testwait.Eventually(c.t, within, "every NATS node healthy", func() bool {
 		for _, n := range c.nats {
 			if !c.natsHealthy(n) {
 				return false
@@ -580,19 +581,6 @@ func (c *cluster) waitNATSClusterHealthy(within time.Duration) {
 		}
 		return true
 	})
-}
-
-// eventually polls cond every 100 ms until it holds, or fails the test
-// after within.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // at waits until the clock reaches t: the scenarios are about time passing

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	jclient "github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -60,7 +61,7 @@ func (c *cluster) each(nodes []*node, fn func(*node) error) {
 // waitReady waits until every running scheduler answers /readyz with 200.
 func (c *cluster) waitReady(within time.Duration) {
 	c.t.Helper()
-	eventually(c.t, within, "every scheduler ready", func() bool {
+	testwait.Eventually(c.t, within, "every scheduler ready", func() bool {
 		for _, n := range c.scheds {
 			if n.isRunning() && !c.ready(n) {
 				return false
@@ -120,7 +121,7 @@ func TestNATSOutage(t *testing.T) {
 	c.stop(c.nats[0])
 	stopped := time.Now()
 	t.Logf("NATS stop began %s, done %s", begin.UTC().Format("15:04:05.000"), stopped.UTC().Format("15:04:05.000"))
-	eventually(t, 10*time.Second, "/readyz to report NATS unreachable", func() bool { return !c.ready(c.scheds[0]) })
+	testwait.Eventually(t, 10*time.Second, "/readyz to report NATS unreachable", func() bool { return !c.ready(c.scheds[0]) })
 	at(stopped.Add(20 * time.Second))
 	c.start(c.nats[0])
 	c.waitReady(30 * time.Second)
@@ -223,13 +224,13 @@ func TestSchedulerKilled(t *testing.T) {
 	c := newCluster(t, options{})
 	jobs := c.createJobs("tick", 10, "fire_all", "")
 	from := firstFire()
-	eventually(t, 4*leaseTTL, "both schedulers to hold shards", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
+	testwait.Eventually(t, 4*leaseTTL, "both schedulers to hold shards", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
 	t.Logf("shards before: %v", c.owners())
 
 	at(halfSecond(5 * time.Second))
 	c.kill(c.scheds[1])
 	killed := time.Now()
-	eventually(t, 3*leaseTTL, "sched-1 to hold every shard", func() bool { return c.owners()["sched-1"] == shardCount })
+	testwait.Eventually(t, 3*leaseTTL, "sched-1 to hold every shard", func() bool { return c.owners()["sched-1"] == shardCount })
 	moved := time.Since(killed)
 	// A lease renewed just before the kill lasts one TTL; the survivor
 	// takes it at its next renewal (every TTL/4); a poll of slack.
@@ -291,7 +292,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		first[c.trigger(job)] = true
 	}
 	onWorker := map[string][]int64{}
-	eventually(t, 60*time.Second, "every slow run to be inside its handler", func() bool {
+	testwait.Eventually(t, 60*time.Second, "every slow run to be inside its handler", func() bool {
 		clear(onWorker)
 		started := map[int64]bool{}
 		for _, e := range c.executions() {
@@ -331,7 +332,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 			}
 		}
 	}
-	eventually(t, 20*time.Second, "the second triggers to be delivered", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the second triggers to be delivered", func() bool {
 		n := 0
 		for _, r := range c.runs(slow) {
 			if slices.Contains(waiting, r.id) && r.status == "TRIGGERED" {
@@ -348,7 +349,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 	for _, id := range inHandler {
 		lost[id] = true
 	}
-	eventually(t, ackWait+60*time.Second, "the killed runs to end LOST and their retries to succeed", func() bool {
+	testwait.Eventually(t, ackWait+60*time.Second, "the killed runs to end LOST and their retries to succeed", func() bool {
 		done := 0
 		for _, r := range c.runs(slow) {
 			if r.trigger == "retry" && r.status == "SUCCEEDED" {
@@ -374,7 +375,7 @@ func TestWorkerKilledMidRun(t *testing.T) {
 		}
 	}
 	for _, id := range waiting {
-		eventually(t, 60*time.Second, fmt.Sprintf("the waiting run %d to end", id), func() bool {
+		testwait.Eventually(t, 60*time.Second, fmt.Sprintf("the waiting run %d to end", id), func() bool {
 			r, err := c.api().GetRun(c.ctx(), id)
 			return err == nil && r.Status == "SUCCEEDED"
 		})
@@ -445,14 +446,14 @@ func TestPostgresRestart(t *testing.T) {
 	for _, job := range slow {
 		slowRuns = append(slowRuns, c.trigger(job))
 	}
-	eventually(t, 20*time.Second, "the slow runs to be RUNNING", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the slow runs to be RUNNING", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = ANY($1) AND status = 'RUNNING'`, slowRuns) == len(slowRuns)
 	})
 	c.stop(c.pg)
 	stopped := time.Now()
-	eventually(t, 10*time.Second, "/readyz to report PostgreSQL unreachable", func() bool { return !c.ready(c.scheds[0]) })
+	testwait.Eventually(t, 10*time.Second, "/readyz to report PostgreSQL unreachable", func() bool { return !c.ready(c.scheds[0]) })
 	// The slow runs end meanwhile; their results wait in JETJOB_EVENTS.
-	eventually(t, 15*time.Second, "results to wait in "+stream.Events, func() bool {
+	testwait.Eventually(t, 15*time.Second, "results to wait in "+stream.Events, func() bool {
 		return c.streamMsgs(stream.Events) >= uint64(len(slowRuns))
 	})
 	waiting := c.streamMsgs(stream.Events)
@@ -461,7 +462,7 @@ func TestPostgresRestart(t *testing.T) {
 	back := time.Now()
 	t.Logf("PostgreSQL down %s; %d events waited in %s", back.Sub(stopped).Round(100*time.Millisecond), waiting, stream.Events)
 	c.waitReady(30 * time.Second)
-	eventually(t, 4*leaseTTL, "both schedulers to hold shards again", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
+	testwait.Eventually(t, 4*leaseTTL, "both schedulers to hold shards again", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
 	to := back.Add(6 * time.Second)
 	at(to.Add(2 * time.Second))
 
@@ -498,14 +499,14 @@ func TestRollingRestart(t *testing.T) {
 	fireAll := c.createJobs("all", 5, "fire_all", "")
 	skip := c.createJobs("skip", 5, "skip", "")
 	from := firstFire()
-	eventually(t, 4*leaseTTL, "both schedulers to hold shards", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
+	testwait.Eventually(t, 4*leaseTTL, "both schedulers to hold shards", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
 
 	at(halfSecond(3 * time.Second))
 	begin := time.Now()
 	for _, n := range c.scheds {
 		c.restart(n)
 		c.waitReady(30 * time.Second)
-		eventually(t, 3*leaseTTL, n.name+" to hold shards again", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
+		testwait.Eventually(t, 3*leaseTTL, n.name+" to hold shards again", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
 		t.Logf("%s restarted (%s since the rolling restart began)", n.name, time.Since(begin).Round(100*time.Millisecond))
 	}
 	for _, n := range c.workers {
@@ -538,7 +539,7 @@ func TestDropInWorker(t *testing.T) {
 	manualRuns := []int64{c.trigger(manual), c.trigger(manual)}
 	failRun := c.trigger(fail)
 	var runs []apiv1.Run
-	eventually(t, 30*time.Second, "three scheduled runs of the hello job to succeed", func() bool {
+	testwait.Eventually(t, 30*time.Second, "three scheduled runs of the hello job to succeed", func() bool {
 		l, err := c.api().ListRuns(c.ctx(), tick, apiv1ListAll)
 		if err != nil {
 			return false
@@ -552,7 +553,7 @@ func TestDropInWorker(t *testing.T) {
 		return len(runs) >= 3
 	})
 	for _, id := range append(manualRuns, failRun) {
-		eventually(t, 30*time.Second, "the manual runs to end", func() bool {
+		testwait.Eventually(t, 30*time.Second, "the manual runs to end", func() bool {
 			r, err := c.api().GetRun(c.ctx(), id)
 			if err == nil && (r.Status == "SUCCEEDED" || r.Status == "FAILED") {
 				if id != failRun {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -58,7 +59,7 @@ func TestRetriesWithBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []apiv1.Run
-	eventually(t, 20*time.Second, "a third attempt that succeeds", func() bool {
+	testwait.Eventually(t, 20*time.Second, "a third attempt that succeeds", func() bool {
 		runs = runsByAttempt(t, sys.api, job.ID)
 		return len(runs) == 3 && runs[2].Status == "SUCCEEDED"
 	})
@@ -200,7 +201,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []apiv1.Run
-	eventually(t, 20*time.Second, "the last attempt's alarm sent", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the last attempt's alarm sent", func() bool {
 		runs = runsByAttempt(t, sys.api, job.ID)
 		return len(runs) == 3 && runs[2].AlarmStatus == "sent"
 	})
@@ -258,7 +259,7 @@ func TestChildJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cr []apiv1.Run
-	eventually(t, 10*time.Second, "the child run to succeed", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the child run to succeed", func() bool {
 		cr = runsOf(t, sys.api, child.ID)
 		return len(cr) == 1 && cr[0].Status == "SUCCEEDED"
 	})
@@ -271,7 +272,7 @@ func TestChildJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the parent to fail", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the parent to fail", func() bool {
 		r, err := sys.api.GetRun(ctx, failed.ID)
 		return err == nil && r.Status == "FAILED"
 	})
@@ -325,17 +326,17 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
+	testwait.Eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
 	pg := pgtest.Server()
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	close(release)
-	eventually(t, 30*time.Second, "100 handlers finished", func() bool { return finished.Load() == 100 })
+	testwait.Eventually(t, 30*time.Second, "100 handlers finished", func() bool { return finished.Load() == 100 })
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "100 runs SUCCEEDED", func() bool {
+	testwait.Eventually(t, 60*time.Second, "100 runs SUCCEEDED", func() bool {
 		var n int
 		err := sys.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE status = 'SUCCEEDED'`).Scan(&n)
 		return err == nil && n == 100

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -67,14 +68,14 @@ func TestBacklogIsVisible(t *testing.T) {
 
 	// No worker of group b: every trigger waits, and the wait grows.
 	var first apiv1.GroupBacklog
-	eventually(t, 20*time.Second, "the triggers to be pending", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the triggers to be pending", func() bool {
 		first = backlogOf()
 		return first.Pending == n && first.SampledAt != nil
 	})
 	if first.LiveWorkers != 0 || first.Slots != 0 || first.InFlight != 0 || first.OldestPendingAt == nil {
 		t.Errorf("backlog without workers %+v: want 0 live workers, 0 slots, 0 in flight, an oldest pending time", first)
 	}
-	eventually(t, 20*time.Second, "the oldest pending age to grow past the threshold", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the oldest pending age to grow past the threshold", func() bool {
 		g := backlogOf()
 		return g.Pending == n && g.OldestPendingSeconds > first.OldestPendingSeconds+threshold.Seconds()
 	})
@@ -90,10 +91,10 @@ func TestBacklogIsVisible(t *testing.T) {
 	caughtUp := func() []observer.LoggedEntry {
 		return logs.FilterMessageSnippet("caught up").FilterField(zap.String("group", "b")).All()
 	}
-	eventually(t, 10*time.Second, "the falling-behind warning", func() bool { return len(behind()) > 0 })
+	testwait.Eventually(t, 10*time.Second, "the falling-behind warning", func() bool { return len(behind()) > 0 })
 	// Many samples later, still one warning.
 	warnedAt := behind()[0].Time
-	eventually(t, 10*time.Second, "more samples", func() bool {
+	testwait.Eventually(t, 10*time.Second, "more samples", func() bool {
 		g := backlogOf()
 		return g.SampledAt.After(warnedAt.Add(10 * interval))
 	})
@@ -135,7 +136,7 @@ func TestBacklogIsVisible(t *testing.T) {
 		}
 	})
 	var sawRunning bool
-	eventually(t, 30*time.Second, "the backlog to be drained", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the backlog to be drained", func() bool {
 		g := backlogOf()
 		if g.InFlight == 1 && g.LiveWorkers == 1 && g.Slots == 1 {
 			sawRunning = true
@@ -145,7 +146,7 @@ func TestBacklogIsVisible(t *testing.T) {
 	if !sawRunning {
 		t.Error("never saw the worker's one slot busy (1 in flight, 1 live worker, 1 slot) while it drained the group")
 	}
-	eventually(t, 10*time.Second, "the recovery to be logged", func() bool { return len(caughtUp()) > 0 })
+	testwait.Eventually(t, 10*time.Second, "the recovery to be logged", func() bool { return len(caughtUp()) > 0 })
 	got := caughtUp()
 	if len(got) != 1 || got[0].Level != zapcore.InfoLevel || len(behind()) != 1 {
 		t.Errorf("after draining: %d caught-up entries (first at %s), %d falling-behind warnings; want one of each, caught-up at info",
@@ -155,7 +156,7 @@ func TestBacklogIsVisible(t *testing.T) {
 	if v, ok := m[`jetjob_group_pending_triggers{group="b"}`]; !ok || v != 0 {
 		t.Errorf("pending triggers metric of group b after draining: %v (present %v), want 0", v, ok)
 	}
-	eventually(t, 10*time.Second, "every run of group b to succeed", func() bool {
+	testwait.Eventually(t, 10*time.Second, "every run of group b to succeed", func() bool {
 		rs, err := sys.api.SearchRuns(ctx, client.SearchRunsOptions{Group: "b", Statuses: []string{"SUCCEEDED"}})
 		return err == nil && len(rs.Runs) == n
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -81,7 +82,7 @@ func TestBlockSerialAcrossWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 40*time.Second, "6 executions", func() bool { return len(rec.all()) >= 6 })
+	testwait.Eventually(t, 40*time.Second, "6 executions", func() bool { return len(rec.all()) >= 6 })
 	if _, err := c.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestBlockDiscardLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	var discarded []apiv1.Run
-	eventually(t, 30*time.Second, "discarded runs", func() bool {
+	testwait.Eventually(t, 30*time.Second, "discarded runs", func() bool {
 		discarded = discarded[:0]
 		for _, r := range runsOf(t, c.api, job.ID) {
 			if r.Status == "DISCARDED" {
@@ -162,7 +163,7 @@ func TestBlockCoverEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the first run RUNNING", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the first run RUNNING", func() bool {
 		r, err := c.api.GetRun(ctx, first.ID)
 		return err == nil && r.Status == "RUNNING"
 	})
@@ -172,7 +173,7 @@ func TestBlockCoverEarly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r1, r2 *apiv1.Run
-	eventually(t, 20*time.Second, "the first CANCELLED and the second SUCCEEDED", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the first CANCELLED and the second SUCCEEDED", func() bool {
 		r1, _ = c.api.GetRun(ctx, first.ID)
 		r2, _ = c.api.GetRun(ctx, second.ID)
 		return r1 != nil && r2 != nil && r1.Status == "CANCELLED" && r2.Status == "SUCCEEDED"

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -160,7 +161,7 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 			t.Fatal(err)
 		}
 		c.api = api
-		eventually(t, 20*time.Second, "API ready", func() bool {
+		testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 			_, err := api.ListGroups(context.Background())
 			return err == nil
 		})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
@@ -21,7 +22,7 @@ func TestFastRunRecordedInOneUpdate(t *testing.T) {
 	i := c.startScheduler(4, func(cfg *scheduler.Config) { cfg.Dispatch.TriggeredDelay = time.Minute })
 	c.startWorker("w1")
 	job := c.createJobs(1, apiv1.JobSpec{Name: "fast", ScheduleType: "cron", ScheduleExpr: "@every 1s"})[0]
-	eventually(t, 20*time.Second, "3 runs SUCCEEDED", func() bool {
+	testwait.Eventually(t, 20*time.Second, "3 runs SUCCEEDED", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED'`, job) >= 3
 	})
 

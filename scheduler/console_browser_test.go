@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -149,7 +150,7 @@ func TestConsoleKillsARun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the run RUNNING", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the run RUNNING", func() bool {
 		r, err := sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "RUNNING"
 	})

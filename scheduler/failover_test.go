@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
@@ -28,7 +29,7 @@ func secondsBetween(from, to time.Time) []time.Time {
 // waitSettled waits until every run scheduled up to `to` is terminal.
 func (c *cluster) waitSettled(to time.Time) {
 	c.t.Helper()
-	eventually(c.t, 60*time.Second, "runs up to the end of the scenario to finish", func() bool {
+	testwait.Eventually(c.t, 60*time.Second, "runs up to the end of the scenario to finish", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at <= $1
 			AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, to) == 0
 	})
@@ -80,7 +81,7 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	}
 	c.startWorker("w1")
 	c.startWorker("w2")
-	eventually(t, 10*time.Second, "16 shards spread over 3 schedulers", func() bool {
+	testwait.Eventually(t, 10*time.Second, "16 shards spread over 3 schedulers", func() bool {
 		o := c.owned(0, 1, 2)
 		return o[0]+o[1]+o[2] == 16 && o[0] > 0 && o[1] > 0 && o[2] > 0
 	})
@@ -91,7 +92,7 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	at(start.Add(8 * time.Second))
 	c.crash(1)
 	crashed := time.Now()
-	eventually(t, testLease.TTL+3*time.Second, "the crashed scheduler's shards to move", func() bool {
+	testwait.Eventually(t, testLease.TTL+3*time.Second, "the crashed scheduler's shards to move", func() bool {
 		o := c.owned(0, 2)
 		return o[0]+o[1] == 16
 	})
@@ -136,16 +137,16 @@ func TestShardBalance(t *testing.T) {
 	}
 	within := 2*testLease.TTL + time.Second
 	c.startScheduler(16)
-	eventually(t, within, "one scheduler holding all 16 shards", balanced(0))
+	testwait.Eventually(t, within, "one scheduler holding all 16 shards", balanced(0))
 	c.startScheduler(16)
-	eventually(t, within, "two schedulers balanced", balanced(0, 1))
+	testwait.Eventually(t, within, "two schedulers balanced", balanced(0, 1))
 	c.startScheduler(16)
-	eventually(t, within, "three schedulers balanced", balanced(0, 1, 2))
+	testwait.Eventually(t, within, "three schedulers balanced", balanced(0, 1, 2))
 	t.Logf("owned %v", c.owned(0, 1, 2))
 	c.crash(2)
-	eventually(t, testLease.TTL+testLease.Renew+time.Second, "a dead scheduler's shards taken over", balanced(0, 1))
+	testwait.Eventually(t, testLease.TTL+testLease.Renew+time.Second, "a dead scheduler's shards taken over", balanced(0, 1))
 	c.stop(c.nodes[1])
-	eventually(t, 2*testLease.Renew+time.Second, "a stopped scheduler's released shards taken over", balanced(0))
+	testwait.Eventually(t, 2*testLease.Renew+time.Second, "a stopped scheduler's released shards taken over", balanced(0))
 }
 
 var _ = context.Background

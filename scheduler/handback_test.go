@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -43,7 +44,7 @@ func TestStoppingSchedulerHandsBackEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the run's events to be taken by the first scheduler, unapplied", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the run's events to be taken by the first scheduler, unapplied", func() bool {
 		info, err := cons.Info(ctx)
 		return err == nil && info.NumAckPending > 0 && info.NumPending == 0
 	})
@@ -60,7 +61,7 @@ func TestStoppingSchedulerHandsBackEvents(t *testing.T) {
 	}
 	started := time.Now()
 	var got *apiv1.Run
-	eventually(t, ackWait+30*time.Second, "the run's result to be applied", func() bool {
+	testwait.Eventually(t, ackWait+30*time.Second, "the run's result to be applied", func() bool {
 		got, err = api.GetRun(ctx, run.ID)
 		return err == nil && got.Status == "SUCCEEDED" && got.StartedAt != nil
 	})

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -55,7 +56,7 @@ func TestHostileMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 20*time.Second, fmt.Sprintf("run %d to succeed", r.ID), func() bool {
+		testwait.Eventually(t, 20*time.Second, fmt.Sprintf("run %d to succeed", r.ID), func() bool {
 			r, err = sys.api.GetRun(ctx, r.ID)
 			return err == nil && r.Status == "SUCCEEDED"
 		})
@@ -160,7 +161,7 @@ func TestHostileMessages(t *testing.T) {
 		runOK()
 	}
 	// Every bad message is gone from its stream: nothing left to redeliver.
-	eventually(t, 20*time.Second, "the bad messages to leave the streams", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the bad messages to leave the streams", func() bool {
 		return streamMsgs(t, js, stream.Triggers, "jetjob.trigger.g.>") == 0 && streamMsgs(t, js, stream.Events, "jetjob.event.>") == 0
 	})
 	for _, c := range []struct{ stream, consumer string }{{stream.Events, stream.EventsConsumer}, {stream.Triggers, stream.AnyConsumer("g")}} {

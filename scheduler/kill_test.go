@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -34,7 +35,7 @@ func TestKillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the run to be RUNNING", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the run to be RUNNING", func() bool {
 		r, err := sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "RUNNING"
 	})
@@ -42,7 +43,7 @@ func TestKillRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r *apiv1.Run
-	eventually(t, 10*time.Second, "the killed run to end CANCELLED", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the killed run to end CANCELLED", func() bool {
 		r, err = sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "CANCELLED"
 	})
@@ -66,7 +67,7 @@ func TestKillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the run to be TRIGGERED", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the run to be TRIGGERED", func() bool {
 		r, err := sys.api.GetRun(ctx, waiting.ID)
 		return err == nil && r.Status == "TRIGGERED"
 	})
@@ -88,7 +89,7 @@ func TestKillRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
 	defer func() { stop(); <-done }()
-	eventually(t, 15*time.Second, "the waiting run to end CANCELLED", func() bool {
+	testwait.Eventually(t, 15*time.Second, "the waiting run to end CANCELLED", func() bool {
 		r, err = sys.api.GetRun(ctx, waiting.ID)
 		return err == nil && r.Status == "CANCELLED"
 	})

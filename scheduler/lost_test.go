@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -69,7 +70,7 @@ func TestLostRunIsRetried(t *testing.T) {
 	t.Cleanup(func() { stopB(); <-bDone })
 
 	var lost *apiv1.Run
-	eventually(t, 20*time.Second, "the run to end LOST", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the run to end LOST", func() bool {
 		lost, err = c.api.GetRun(ctx, run.ID)
 		return err == nil && lost.Status == "LOST"
 	})
@@ -80,7 +81,7 @@ func TestLostRunIsRetried(t *testing.T) {
 		t.Errorf("LOST message %q does not say why", lost.Message)
 	}
 	var retry apiv1.Run
-	eventually(t, 20*time.Second, "the retry to succeed", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the retry to succeed", func() bool {
 		runs := runsOf(t, c.api, job.ID)
 		for _, r := range runs {
 			if r.RetryOf != nil && *r.RetryOf == run.ID && r.Status == "SUCCEEDED" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 )
@@ -55,7 +56,7 @@ func TestNATSOutageMisfirePolicies(t *testing.T) {
 	c.expectReady(0, false)
 	at(begin.Add(10 * time.Second))
 	c.startNATS()
-	eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
+	testwait.Eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
 	restarted := time.Now()
 	at(restarted.Add(6 * time.Second))
 
@@ -128,8 +129,8 @@ func TestPostgresRestart(t *testing.T) {
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
-	eventually(t, 20*time.Second, "both schedulers to hold shards again", func() bool {
+	testwait.Eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
+	testwait.Eventually(t, 20*time.Second, "both schedulers to hold shards again", func() bool {
 		o := c.owned(0, 1)
 		return o[0]+o[1] == 8 && o[0] > 0 && o[1] > 0
 	})
@@ -152,5 +153,5 @@ func (c *cluster) ready(i int) bool {
 // expectReady waits for scheduler i's readiness to become want.
 func (c *cluster) expectReady(i int, want bool) {
 	c.t.Helper()
-	eventually(c.t, 5*time.Second, fmt.Sprintf("/readyz ready=%t", want), func() bool { return c.ready(i) == want })
+	testwait.Eventually(c.t, 5*time.Second, fmt.Sprintf("/readyz ready=%t", want), func() bool { return c.ready(i) == want })
 }

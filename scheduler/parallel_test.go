@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 )
@@ -40,7 +41,7 @@ func partsOf(t *testing.T, c *cluster, job int64, at time.Time) []apiv1.Run {
 func waitParts(t *testing.T, c *cluster, job int64, at time.Time, n int, status string) []apiv1.Run {
 	t.Helper()
 	var parts []apiv1.Run
-	eventually(t, 40*time.Second, fmt.Sprintf("%d parts of job %d's fire %s %s", n, job, at.Format("15:04:05.000"), status), func() bool {
+	testwait.Eventually(t, 40*time.Second, fmt.Sprintf("%d parts of job %d's fire %s %s", n, job, at.Format("15:04:05.000"), status), func() bool {
 		parts = partsOf(t, c, job, at)
 		if len(parts) != n {
 			return false
@@ -208,7 +209,7 @@ func TestConcurrentBlockStrategy(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, 60*time.Second, "4 SUCCEEDED runs of the uncapped job", func() bool { return len(succeeded(free.ID)) >= 4 })
+	testwait.Eventually(t, 60*time.Second, "4 SUCCEEDED runs of the uncapped job", func() bool { return len(succeeded(free.ID)) >= 4 })
 	if _, err := c.api.DisableJob(ctx, free.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -216,14 +217,14 @@ func TestConcurrentBlockStrategy(t *testing.T) {
 		t.Errorf("uncapped concurrent runs never overlapped: %s", spans(got))
 	}
 
-	eventually(t, 90*time.Second, "6 SUCCEEDED runs of the capped job", func() bool { return len(succeeded(capped.ID)) >= 6 })
+	testwait.Eventually(t, 90*time.Second, "6 SUCCEEDED runs of the capped job", func() bool { return len(succeeded(capped.ID)) >= 6 })
 	if _, err := c.api.DisableJob(ctx, capped.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Every fire that reached a worker ends, and SUCCEEDED: the runs
 	// beyond the cap waited for a slot, none was dropped.
 	var runs []apiv1.Run
-	eventually(t, 90*time.Second, "every run of the capped job terminal", func() bool {
+	testwait.Eventually(t, 90*time.Second, "every run of the capped job terminal", func() bool {
 		runs = runsOf(t, c.api, capped.ID)
 		return len(finished(runs)) == len(runs)
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -137,7 +138,7 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 			t.Logf("paused scheduler's log:\n%s", out)
 		}
 	})
-	eventually(t, 30*time.Second, "the process to hold all 4 shards", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the process to hold all 4 shards", func() bool {
 		return c.count(`SELECT count(*) FROM scheduler_shards WHERE owner = 'paused' AND expires_at > now()`) == 4
 	})
 
@@ -167,7 +168,7 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.startScheduler(4) // the in-process scheduler that takes over
-	eventually(t, 20*time.Second, "the other scheduler to take all 4 shards", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the other scheduler to take all 4 shards", func() bool {
 		return c.count(`SELECT count(*) FROM scheduler_shards WHERE owner = 'sched-0' AND expires_at > now()`) == 4
 	})
 	at(time.Now().Add(2 * time.Second))

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -36,7 +37,7 @@ func TestQuartzJobFires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, "3 quartz fires", func() bool { return len(rec.all()) >= 3 })
+	testwait.Eventually(t, 60*time.Second, "3 quartz fires", func() bool { return len(rec.all()) >= 3 })
 	if _, err := sys.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -81,7 +82,7 @@ func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func(
 }
 
 func (c *cluster) waitWorkers(n int) {
-	eventually(c.t, 20*time.Second, fmt.Sprintf("%d workers listed", n), func() bool {
+	testwait.Eventually(c.t, 20*time.Second, fmt.Sprintf("%d workers listed", n), func() bool {
 		l, err := c.api.ListWorkers(context.Background(), "g")
 		return err == nil && len(l.Workers) == n
 	})
@@ -108,7 +109,7 @@ func (c *cluster) trigger(job int64, times int) {
 // workersOf waits until job has n executions and returns their workers in
 // execution order.
 func workersOf(c *cluster, rec *executions, job int64, n int) []string {
-	eventually(c.t, 30*time.Second, fmt.Sprintf("%d executions of job %d", n, job), func() bool { return len(of(rec, job)) >= n })
+	testwait.Eventually(c.t, 30*time.Second, fmt.Sprintf("%d executions of job %d", n, job), func() bool { return len(of(rec, job)) >= n })
 	var out []string
 	for _, e := range of(rec, job) {
 		out = append(out, e.worker)
@@ -165,7 +166,7 @@ func TestRoutingStrategies(t *testing.T) {
 	// busyover: while w1 runs the job, the next trigger goes to w2.
 	busy := c.manualJob("busy", "busyover", "1500ms")
 	c.trigger(busy, 1)
-	eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(of(&rec, busy)) == 1 })
+	testwait.Eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(of(&rec, busy)) == 1 })
 	c.trigger(busy, 1)
 	if got := workersOf(c, &rec, busy, 2); !slices.Equal(got, []string{"w1", "w2"}) {
 		t.Errorf("busyover: ran on %v, want w1 then w2 (w1 was busy with the job)", got)
@@ -177,7 +178,7 @@ func TestRoutingStrategies(t *testing.T) {
 	// Every part is a run in job_runs from the moment the fire is
 	// expanded: once three have succeeded and there are no others, no
 	// fourth execution can come.
-	eventually(t, 20*time.Second, "3 SUCCEEDED broadcast runs", func() bool {
+	testwait.Eventually(t, 20*time.Second, "3 SUCCEEDED broadcast runs", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND shard_total = 3`, bc) == 3
 	})
 	if n := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1`, bc); n != 3 {
@@ -279,7 +280,7 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
 	})
 	// It waits on w0's subject, which nobody reads while w0 counts as live.
@@ -287,14 +288,14 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the trigger waiting on w0's subject", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the trigger waiting on w0's subject", func() bool {
 		return subjectMsgs(c, js, stream.TriggerWorker("g", "w0")) == 1
 	})
 	if n := len(of(&rec, first)); n != 0 {
 		t.Fatalf("the run directed to w0 ran %d times while w0 was registered", n)
 	}
 	stopFake() // w0 "dies": its heartbeat expires after the TTL
-	eventually(t, 20*time.Second, "the run to finish on a live worker", func() bool {
+	testwait.Eventually(t, 20*time.Second, "the run to finish on a live worker", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED' AND worker_id IN ('w1', 'w2')`, run.ID) == 1
 	})
 	if n := len(of(&rec, first)); n != 1 {
@@ -321,7 +322,7 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 	published := func(job int64) int {
 		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'TRIGGERED'`, job)
 	}
-	eventually(t, 30*time.Second, "10 fires of each job waiting in JetStream", func() bool {
+	testwait.Eventually(t, 30*time.Second, "10 fires of each job waiting in JetStream", func() bool {
 		for _, j := range jobs {
 			if published(j) < 10 {
 				return false
@@ -344,13 +345,13 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 		[]int64{jobs["fire_all"], jobs["fire_once"], jobs["skip"]}).Scan(&newest); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the newest waiting fire to be late", func() bool { return time.Since(newest) > time.Second })
+	testwait.Eventually(t, 10*time.Second, "the newest waiting fire to be late", func() bool { return time.Since(newest) > time.Second })
 	var rec executions
 	startRecorders(c, &rec, "w1")
 	// SCHEDULED counts as waiting too: a run published just before the
 	// disable may still read SCHEDULED (its TRIGGERED write is held back),
 	// and every run the disable left is due, so none stays SCHEDULED.
-	eventually(t, 30*time.Second, "every waiting run to end", func() bool {
+	testwait.Eventually(t, 30*time.Second, "every waiting run to end", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = ANY($1) AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`,
 			[]int64{jobs["fire_all"], jobs["fire_once"], jobs["skip"]}) == 0
 	})

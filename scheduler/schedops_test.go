@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
@@ -60,12 +61,12 @@ func TestNextFiresAgreeWithRealFires(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first []time.Time
-	eventually(t, 30*time.Second, "the first fire of every5", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the first fire of every5", func() bool {
 		first = sys.firesAfter(t, every5.ID, time.Time{})
 		return len(first) > 0
 	})
 	// Ask two seconds into the job's 5-second phase.
-	eventually(t, 30*time.Second, "a second out of the job's phase", func() bool {
+	testwait.Eventually(t, 30*time.Second, "a second out of the job's phase", func() bool {
 		return int(time.Since(first[0]).Seconds())%5 == 2
 	})
 	for _, j := range []*apiv1.Job{every5, jittered} {
@@ -78,7 +79,7 @@ func TestNextFiresAgreeWithRealFires(t *testing.T) {
 			t.Fatalf("job %s: next lists %v, want 3 times", j.Name, next.Times)
 		}
 		var real []time.Time
-		eventually(t, 30*time.Second, j.Name+"'s next 2 real fires", func() bool {
+		testwait.Eventually(t, 30*time.Second, j.Name+"'s next 2 real fires", func() bool {
 			real = sys.firesAfter(t, j.ID, asked)
 			return len(real) >= 2
 		})
@@ -151,7 +152,7 @@ func TestReenableAfter200Days(t *testing.T) {
 	if _, err := sys.api.EnableJobWith(ctx, job.ID, apiv1.EnableRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the catch-up run to succeed", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the catch-up run to succeed", func() bool {
 		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND trigger_type = 'misfire' AND status = 'SUCCEEDED'`, job.ID) == 1
 	})
 	var ranAt time.Time
@@ -228,7 +229,7 @@ func TestBackfill(t *testing.T) {
 	wait := func(id int64) *apiv1.Backfill {
 		t.Helper()
 		var b *apiv1.Backfill
-		eventually(t, 60*time.Second, "the backfill to complete", func() bool {
+		testwait.Eventually(t, 60*time.Second, "the backfill to complete", func() bool {
 			peak = max(peak, sys.count(t, `SELECT count(*) FROM job_runs WHERE backfill_id = $1
 				AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, id))
 			var err error
@@ -264,7 +265,7 @@ func TestBackfill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the long backfill to trigger a run", func() bool {
+	testwait.Eventually(t, 30*time.Second, "the long backfill to trigger a run", func() bool {
 		b, err := sys.api.GetBackfill(ctx, long.ID)
 		return err == nil && b.Triggered > 0
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/worker"
@@ -82,7 +83,7 @@ func TestVerticalSlice(t *testing.T) {
 		}
 		start := time.Now()
 		var runs []apiv1.Run
-		eventually(t, 6*time.Second, "5 SUCCEEDED runs of an @every 1s job", func() bool {
+		testwait.Eventually(t, 6*time.Second, "5 SUCCEEDED runs of an @every 1s job", func() bool {
 			runs = finished(runsOf(t, api, job.ID))
 			return len(runs) >= 5
 		})
@@ -106,7 +107,7 @@ func TestVerticalSlice(t *testing.T) {
 		// TRIGGERED is recorded in batches after the publish ack, so a fast
 		// worker's result may land first; the trigger's time and stream
 		// sequence follow shortly after and never undo the final status.
-		eventually(t, 5*time.Second, "trigger time and stream sequence recorded", func() bool {
+		testwait.Eventually(t, 5*time.Second, "trigger time and stream sequence recorded", func() bool {
 			for _, r := range runs {
 				got, err := api.GetRun(ctx, r.ID)
 				if err != nil || got.TriggeredAt == nil || got.StreamSeq == nil || got.Status != "SUCCEEDED" {
@@ -134,7 +135,7 @@ func TestVerticalSlice(t *testing.T) {
 		if run.TriggerType != "manual" {
 			t.Errorf("trigger type %q, want manual", run.TriggerType)
 		}
-		eventually(t, 10*time.Second, "manual run SUCCEEDED", func() bool {
+		testwait.Eventually(t, 10*time.Second, "manual run SUCCEEDED", func() bool {
 			r, err := api.GetRun(ctx, run.ID)
 			return err == nil && r.Status == "SUCCEEDED"
 		})
@@ -154,7 +155,7 @@ func TestVerticalSlice(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r *apiv1.Run
-		eventually(t, 10*time.Second, "run FAILED", func() bool {
+		testwait.Eventually(t, 10*time.Second, "run FAILED", func() bool {
 			r, err = api.GetRun(ctx, run.ID)
 			return err == nil && r.Status == "FAILED"
 		})
@@ -174,7 +175,7 @@ func TestVerticalSlice(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r *apiv1.Run
-		eventually(t, 10*time.Second, "run TIMED_OUT", func() bool {
+		testwait.Eventually(t, 10*time.Second, "run TIMED_OUT", func() bool {
 			r, err = api.GetRun(ctx, run.ID)
 			return err == nil && r.Status == "TIMED_OUT"
 		})
@@ -193,7 +194,7 @@ func TestVerticalSlice(t *testing.T) {
 			t.Fatal(err)
 		}
 		var r *apiv1.Run
-		eventually(t, 10*time.Second, "run FAILED", func() bool {
+		testwait.Eventually(t, 10*time.Second, "run FAILED", func() bool {
 			r, err = api.GetRun(ctx, run.ID)
 			return err == nil && r.Status == "FAILED"
 		})
@@ -215,7 +216,7 @@ func TestDisabledJobStopsFiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "2 runs", func() bool { return len(finished(runsOf(t, sys.api, job.ID))) >= 2 })
+	testwait.Eventually(t, 10*time.Second, "2 runs", func() bool { return len(finished(runsOf(t, sys.api, job.ID))) >= 2 })
 	if _, err := sys.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestDisabledJobStopsFiring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 15*time.Second, "3 runs of the witness job", func() bool { return len(finished(runsOf(t, sys.api, other.ID))) >= 3 })
+	testwait.Eventually(t, 15*time.Second, "3 runs of the witness job", func() bool { return len(finished(runsOf(t, sys.api, other.ID))) >= 3 })
 	runs := runsOf(t, sys.api, job.ID)
 	if len(runs) != before {
 		t.Fatalf("disabled job has %d runs, had %d when disabled", len(runs), before)
@@ -334,7 +335,7 @@ func TestFixDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []apiv1.Run
-	eventually(t, 15*time.Second, "3 finished runs", func() bool {
+	testwait.Eventually(t, 15*time.Second, "3 finished runs", func() bool {
 		runs = finished(runsOf(t, sys.api, job.ID))
 		return len(runs) >= 3
 	})

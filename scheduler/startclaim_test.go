@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -93,7 +94,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiting = append(waiting, r.ID)
-	eventually(t, 10*time.Second, "the second run of the first job to reach worker a", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the second run of the first job to reach worker a", func() bool {
 		got, err := c.api.GetRun(ctx, r.ID)
 		return err == nil && got.Status == "TRIGGERED" && a.Stats().Running == inHandler+1
 	})
@@ -115,7 +116,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 
 	for _, id := range started {
 		var lost *apiv1.Run
-		eventually(t, 30*time.Second, fmt.Sprintf("run %d to end LOST", id), func() bool {
+		testwait.Eventually(t, 30*time.Second, fmt.Sprintf("run %d to end LOST", id), func() bool {
 			lost, err = c.api.GetRun(ctx, id)
 			return err == nil && lost.Status != "RUNNING"
 		})
@@ -129,13 +130,13 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 		}
 	}
 	for _, id := range waiting {
-		eventually(t, 30*time.Second, fmt.Sprintf("the waiting run %d to succeed", id), func() bool {
+		testwait.Eventually(t, 30*time.Second, fmt.Sprintf("the waiting run %d to succeed", id), func() bool {
 			got, err := c.api.GetRun(ctx, id)
 			return err == nil && got.Status == "SUCCEEDED" && got.WorkerID == "b"
 		})
 	}
 	for i, job := range jobs {
-		eventually(t, 30*time.Second, fmt.Sprintf("the retry of run %d to succeed", started[i]), func() bool {
+		testwait.Eventually(t, 30*time.Second, fmt.Sprintf("the retry of run %d to succeed", started[i]), func() bool {
 			for _, r := range runsOf(t, c.api, job) {
 				if r.RetryOf != nil && *r.RetryOf == started[i] && r.Status == "SUCCEEDED" && r.Attempt == 1 {
 					return true

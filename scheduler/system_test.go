@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -98,7 +99,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sc
 		t.Fatal(err)
 	}
 	sys := &system{api: api, pool: pool, url: url, natsURL: ns.ClientURL()}
-	eventually(t, 20*time.Second, "API ready", func() bool {
+	testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil
 	})
@@ -106,18 +107,6 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sc
 		t.Fatal(err)
 	}
 	return sys
-}
-
-// eventually polls cond every 50 ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func isAPIError(err error, code int) bool {

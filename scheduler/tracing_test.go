@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -49,7 +50,7 @@ func rawSubscription(t *testing.T, sys *system, subject string) *nats.Subscripti
 func firstSucceeded(t *testing.T, sys *system, jobID int64) apiv1.Run {
 	t.Helper()
 	var run apiv1.Run
-	eventually(t, 30*time.Second, "a SUCCEEDED run", func() bool {
+	testwait.Eventually(t, 30*time.Second, "a SUCCEEDED run", func() bool {
 		l, err := sys.api.ListRuns(context.Background(), jobID, client.ListRunsOptions{Limit: 50})
 		if err != nil {
 			return false
@@ -106,7 +107,7 @@ func TestTracingOneTracePerRun(t *testing.T) {
 	// one change, to SUCCEEDED: one apply span.)
 	var spans tracetest.SpanStubs
 	byName := map[string][]tracetest.SpanStub{}
-	eventually(t, 10*time.Second, fmt.Sprintf("run %d's apply span", run.ID), func() bool {
+	testwait.Eventually(t, 10*time.Second, fmt.Sprintf("run %d's apply span", run.ID), func() bool {
 		spans, byName = nil, map[string][]tracetest.SpanStub{}
 		for _, s := range exp.GetSpans() {
 			if s.SpanContext.TraceID() == traceID {
@@ -269,7 +270,7 @@ func TestTracingOffWritesNoHeader(t *testing.T) {
 			finished = finished || (e.RunID == run.ID && e.Kind == wire.EventFinished)
 		}
 	}
-	eventually(t, 10*time.Second, "the run's log line", func() bool {
+	testwait.Eventually(t, 10*time.Second, "the run's log line", func() bool {
 		return logs.FilterMessage("run finished").FilterField(logging.Run(run.ID)).Len() > 0
 	})
 	if e := logs.FilterMessage("run finished").FilterField(logging.Run(run.ID)).All()[0]; e.ContextMap()[logging.KeyTrace] != nil {

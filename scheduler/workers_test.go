@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -18,7 +19,7 @@ func TestWorkersAPI(t *testing.T) {
 	})
 	ctx := context.Background()
 	var l *apiv1.WorkerList
-	eventually(t, 15*time.Second, "the worker to be listed", func() bool {
+	testwait.Eventually(t, 15*time.Second, "the worker to be listed", func() bool {
 		var err error
 		l, err = sys.api.ListWorkers(ctx, "g")
 		return err == nil && len(l.Workers) == 1

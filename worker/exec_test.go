@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -51,7 +52,7 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 	if got[1].At.Before(got[0].At) {
 		t.Errorf("finished at %s before started at %s", got[1].At, got[0].At)
 	}
-	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 }
 
 // Each handler outcome maps to its status and message.
@@ -126,8 +127,8 @@ func TestRunResults(t *testing.T) {
 	}
 	close(release)
 	recv(t, "the abandoned handler to return", stubbornReturned)
-	eventually(t, "the abandoned count to drop", func() bool { return r.w.Stats().Abandoned == 0 })
-	eventually(t, "all triggers acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "the abandoned count to drop", func() bool { return r.w.Stats().Abandoned == 0 })
+	testwait.Eventually(t, waitLimit, "all triggers acked", func() bool { return e.triggersLeft() == 0 })
 }
 
 // Garbage on the trigger subject is reported when it names a run and
@@ -164,7 +165,7 @@ func TestMalformedTriggers(t *testing.T) {
 	if fin[11].Status != wire.StatusSucceeded {
 		t.Errorf("valid trigger after garbage: %+v", fin[11])
 	}
-	eventually(t, "every trigger, malformed ones included, to leave the stream",
+	testwait.Eventually(t, waitLimit, "every trigger, malformed ones included, to leave the stream",
 		func() bool { return e.triggersLeft() == 0 })
 }
 
@@ -278,7 +279,7 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 	}
 	close(unblock)
 	ev.waitFinished(2)
-	eventually(t, "run 2 to leave the worker", func() bool { return !r.w.runActive(2) })
+	testwait.Eventually(t, waitLimit, "run 2 to leave the worker", func() bool { return !r.w.runActive(2) })
 	if ask(1) {
 		t.Error("asked about run 1 after run 2 ended: busy, want not busy")
 	}
@@ -351,7 +352,7 @@ func (e *env) runJob7(ev *events, r *running, id int64) {
 	tr.JobID = 7
 	e.publish(tr)
 	ev.waitFinished(id)
-	eventually(e.t, fmt.Sprint("run ", id, " to leave the worker"), func() bool { return !r.w.runActive(id) })
+	testwait.Eventually(e.t, waitLimit, fmt.Sprint("run ", id, " to leave the worker"), func() bool { return !r.w.runActive(id) })
 }
 
 func (e *env) lockKV() jetstream.KeyValue {
@@ -408,5 +409,5 @@ func TestPanicFailsRunAndWorkerGoesOn(t *testing.T) {
 		t.Fatalf("worker stopped after a handler panicked: %v", err)
 	default:
 	}
-	eventually(t, "both triggers to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "both triggers to be acked", func() bool { return e.triggersLeft() == 0 })
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -50,7 +51,7 @@ func TestWorkersShareTriggers(t *testing.T) {
 	e.start(Config{ID: "w2", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w2")) })
 	e.publish(trigger(1, "h", ""))
 	e.publish(trigger(2, "h", ""))
-	eventually(t, "both workers to hold a gated run", func() bool {
+	testwait.Eventually(t, waitLimit, "both workers to hold a gated run", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(blocked) == 2
@@ -110,7 +111,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	for done := 0; done < n; done++ {
 		want := int32(min(limit, n-done))
-		eventually(t, "the worker to fill its slots", func() bool { return cur.Load() == want })
+		testwait.Eventually(t, waitLimit, "the worker to fill its slots", func() bool { return cur.Load() == want })
 		info := e.groupConsumer()
 		if info.NumAckPending > limit {
 			t.Fatalf("%d triggers delivered to a worker of concurrency %d: it holds triggers it cannot run",
@@ -153,7 +154,7 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 	e.publishRaw(data)
 	recv(t, "the first execution", started)
 	e.publishRaw(data)
-	eventually(t, "the second delivery to reach the worker", func() bool {
+	testwait.Eventually(t, waitLimit, "the second delivery to reach the worker", func() bool {
 		info := e.groupConsumer()
 		return info.NumAckPending == 2 && info.NumPending == 0
 	})
@@ -162,10 +163,10 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 	}
 	close(gate)
 	ev.waitFinished(5)
-	eventually(t, "both messages to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "both messages to be acked", func() bool { return e.triggersLeft() == 0 })
 
 	e.publishRaw(data) // after it finished
-	eventually(t, "the late message to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "the late message to be acked", func() bool { return e.triggersLeft() == 0 })
 	ev.expectNone(2 * testFetchWait)
 	if n := execs.Load(); n != 1 {
 		t.Errorf("%d executions, want 1", n)
@@ -205,7 +206,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 	if _, err := e.js.CreateOrUpdateConsumer(e.ctx(), stream.Triggers, cfg); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the redelivery to join the running execution", func() bool {
+	testwait.Eventually(t, waitLimit, "the redelivery to join the running execution", func() bool {
 		return observed.FilterMessageSnippet("joined, not started twice").Len() >= 1
 	})
 	close(gate)
@@ -213,7 +214,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 	if fin[1].Status != wire.StatusSucceeded {
 		t.Errorf("finished %+v", fin[1])
 	}
-	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 	if n := execs.Load(); n != 1 {
 		t.Errorf("%d executions, want 1", n)
 	}

@@ -299,18 +299,6 @@ func (ev *events) expectNone(wait time.Duration) {
 	}
 }
 
-// eventually polls cond until it holds, failing the test after waitLimit.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // recv waits for a value on ch, failing the test after waitLimit.
 func recv[T any](t *testing.T, what string, ch <-chan T) T {
 	t.Helper()

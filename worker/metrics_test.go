@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 // series gathers c and returns every sample as `name{label="value",…}` →
@@ -94,7 +96,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 	e.publish(first)
 	recv(t, "the first serial run holding its slot", holding)
 	e.publish(second)
-	eventually(t, "both serial runs in a shared slot", func() bool {
+	testwait.Eventually(t, waitLimit, "both serial runs in a shared slot", func() bool {
 		return series(t, c)[`jetjob_worker_slots_busy{`+g+`,lane="shared"}`] == 2
 	})
 	close(release)
@@ -125,7 +127,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 			t.Logf("series that differ: %v", off)
 		}
 	}()
-	eventually(t, "the series to match", func() bool {
+	testwait.Eventually(t, waitLimit, "the series to match", func() bool {
 		got, off = series(t, c), nil
 		for k, v := range want {
 			if got[k] != v {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -67,11 +68,11 @@ func TestLateSkipTriggerExpires(t *testing.T) {
 		t.Errorf("handler called for runs %v, want never", calls)
 	}
 	mu.Unlock()
-	eventually(t, "the expired triggers to be acked", func() bool {
+	testwait.Eventually(t, waitLimit, "the expired triggers to be acked", func() bool {
 		return e.triggersLeft() == 0 && e.groupConsumer().NumAckPending == 0
 	})
 	// A run leaves the running set just after its trigger is acked.
-	eventually(t, "2 expired, none running", func() bool {
+	testwait.Eventually(t, waitLimit, "2 expired, none running", func() bool {
 		s := r.w.Stats()
 		return s.ExpiredTotal == 2 && s.Running == 0
 	})
@@ -126,7 +127,7 @@ func TestLateTriggersThatRun(t *testing.T) {
 			t.Errorf("%s: finished %+v after %d handler calls, want SUCCEEDED after 1", c.name, f, calls[id])
 		}
 	}
-	eventually(t, "every trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "every trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 	if s := r.w.Stats(); s.ExpiredTotal != 0 {
 		t.Errorf("stats %+v, want nothing expired", s)
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -56,7 +57,7 @@ func heartbeat(t *testing.T, kv jetstream.KeyValue, id string) *wire.WorkerInfo 
 func waitHeartbeat(t *testing.T, kv jetstream.KeyValue, id, what string, cond func(*wire.WorkerInfo) bool) *wire.WorkerInfo {
 	t.Helper()
 	var hb *wire.WorkerInfo
-	eventually(t, what, func() bool {
+	testwait.Eventually(t, waitLimit, what, func() bool {
 		hb = heartbeat(t, kv, id)
 		return hb != nil && cond(hb)
 	})
@@ -139,7 +140,7 @@ func TestRegistryRetriesFailedHeartbeat(t *testing.T) {
 	if err := e.js.DeleteKeyValue(e.ctx(), stream.WorkersBucket); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a failed heartbeat to be logged", func() bool {
+	testwait.Eventually(t, waitLimit, "a failed heartbeat to be logged", func() bool {
 		return logs.FilterMessage("heartbeat not stored; retried next beat").Len() > 0
 	})
 	e.publish(trigger(1, "h", ""))
@@ -180,7 +181,7 @@ func TestRegistryKeyExpiresAfterCrash(t *testing.T) {
 	if err := r.wait(); err == nil {
 		t.Fatal("Run returned nil after its connection closed")
 	}
-	eventually(t, "the dead worker's key to expire", func() bool { return heartbeat(t, kv, "w1") == nil })
+	testwait.Eventually(t, waitLimit, "the dead worker's key to expire", func() bool { return heartbeat(t, kv, "w1") == nil })
 }
 
 func TestHeartbeatIntervalValidated(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -37,7 +38,7 @@ func TestGracefulStopFinishesRunningHandler(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- r.stop() }()
 	// cancel() has run once stopCtx is done; wait for that, not for time.
-	eventually(t, "the stop to begin", func() bool { return r.w.stopCtx.Err() != nil })
+	testwait.Eventually(t, waitLimit, "the stop to begin", func() bool { return r.w.stopCtx.Err() != nil })
 	close(proceed)
 	if err := recv(t, "Run to return", stopped); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -127,7 +128,7 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(proceed)
-	eventually(t, "two failed publish attempts", func() bool {
+	testwait.Eventually(t, waitLimit, "two failed publish attempts", func() bool {
 		return observed.FilterMessage("publishing run events failed; retrying").Len() >= 2
 	})
 	if left, pending := e.triggersLeft(), e.groupConsumer().NumAckPending; left != 1 || pending != 1 {
@@ -140,7 +141,7 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 	if f := ev.waitFinished(1)[1]; f.Status != wire.StatusSucceeded {
 		t.Errorf("finished %+v", f)
 	}
-	eventually(t, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 }
 
 // A connection closed under the worker ends Run with an error instead of a

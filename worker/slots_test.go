@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -58,7 +59,7 @@ func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 	if peak > 2 {
 		t.Errorf("%d runs of a job with max_concurrency 2 ran at once", peak)
 	}
-	eventually(t, "the slots key deleted after the last run", func() bool {
+	testwait.Eventually(t, waitLimit, "the slots key deleted after the last run", func() bool {
 		_, err := e.lockKV().Get(e.ctx(), key)
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})
@@ -90,7 +91,7 @@ func TestConcurrentRunsTakeNoLock(t *testing.T) {
 		tr.JobID, tr.BlockStrategy = 7, "concurrent"
 		e.publish(tr)
 	}
-	eventually(t, "5 runs of one job executing at once", func() bool {
+	testwait.Eventually(t, waitLimit, "5 runs of one job executing at once", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return active == 5

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -42,7 +43,7 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 	second.JobID = 7
 	e.publish(second)
 	// Wherever run 2 was delivered, it now waits for run 1's lock.
-	eventually(t, "run 2 to queue for the job's lock", func() bool {
+	testwait.Eventually(t, waitLimit, "run 2 to queue for the job's lock", func() bool {
 		entry, err := e.lockKV().Get(e.ctx(), lockKey(7))
 		if err != nil {
 			return false
@@ -52,7 +53,7 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- a.stop() }()
-	eventually(t, "a to begin its stop", func() bool { return a.w.stopCtx.Err() != nil })
+	testwait.Eventually(t, waitLimit, "a to begin its stop", func() bool { return a.w.stopCtx.Err() != nil })
 	close(release)
 	if err := recv(t, "a to stop", stopped); err != nil {
 		t.Fatal(err)

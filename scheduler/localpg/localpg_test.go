@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -51,20 +53,6 @@ func connect(t *testing.T, ctx context.Context, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		<-tick.C
-	}
 }
 
 func refuses(port int) bool {
@@ -443,8 +431,8 @@ func TestServerDiesWithOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	eventually(t, 40*time.Second, "the orphaned server to stop", func() bool { return refuses(port) })
-	eventually(t, 40*time.Second, "the orphaned temp dir to go", func() bool {
+	testwait.Eventually(t, 40*time.Second, "the orphaned server to stop", func() bool { return refuses(port) })
+	testwait.Eventually(t, 40*time.Second, "the orphaned temp dir to go", func() bool {
 		_, err := os.Stat(root)
 		return errors.Is(err, os.ErrNotExist)
 	})

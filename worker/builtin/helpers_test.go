@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -195,23 +196,11 @@ func output(lines []wire.LogLine) (stdout, stderr []string) {
 	return stdout, stderr
 }
 
-// eventually polls cond until it holds, failing the test after waitLimit.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // readPID waits for a pid file written by a test script.
 func readPID(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, "pid file "+path, func() bool {
+	testwait.Eventually(t, waitLimit, "pid file "+path, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false

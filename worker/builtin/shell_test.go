@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
@@ -145,7 +146,7 @@ func TestShellTimeoutKillsProcessGroup(t *testing.T) {
 	if f := e.finished(1); f.Status != wire.StatusTimedOut {
 		t.Fatalf("finished %+v, want TIMED_OUT", f)
 	}
-	eventually(t, "the grandchild to be gone", func() bool { return gone(pid) })
+	testwait.Eventually(t, waitLimit, "the grandchild to be gone", func() bool { return gone(pid) })
 	if !gone(shPID) {
 		t.Errorf("the shell %d survived the timeout", shPID)
 	}
@@ -195,7 +196,7 @@ func TestShellCancelStopsGroup(t *testing.T) {
 	if err := syscall.Kill(shPID, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("shell %d still exists after the handler returned: kill 0 = %v", shPID, err)
 	}
-	eventually(t, "the grandchild to be gone", func() bool { return gone(pid) })
+	testwait.Eventually(t, waitLimit, "the grandchild to be gone", func() bool { return gone(pid) })
 }
 
 // A background process the command leaves behind ends with the run, and
@@ -210,7 +211,7 @@ func TestShellBackgroundProcessEndsWithRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("handler: %v", err)
 	}
-	eventually(t, "the background process to be gone", func() bool { return gone(pid) })
+	testwait.Eventually(t, waitLimit, "the background process to be gone", func() bool { return gone(pid) })
 	if logs.FilterMessage("started").Len() != 1 {
 		t.Errorf("output line missing: %v", logs.All())
 	}
