@@ -36,10 +36,11 @@ import (
 // runs keep landing on the same worker. Waiting runs queue in
 // fire order (then run id) and the first of the queue takes over. The
 // holder bumps the value's beat every LockTTL/3 while it executes; a
-// waiter that sees the same holder and beat for stream.LockTTL (6 s, on its
-// own clock) takes the lock over: that is how the lock of a dead worker,
-// which cannot answer, frees itself, however often waiters write the key.
-// A key nobody writes expires after LockTTL too.
+// waiter that sees the same holder and beat for LockTTL (Config.LockTTL,
+// default stream.LockTTL = 6 s, on its own clock) takes the lock over:
+// that is how the lock of a dead worker, which cannot answer, frees
+// itself, however often waiters write the key. A key nobody writes
+// expires after stream.LockTTL, the bucket's TTL.
 //
 //   - serial: a trigger that finds the job held joins the queue and waits,
 //     its delivery kept in progress, so runs go one at a time in fire order
@@ -196,7 +197,7 @@ func (r *run) block(ctx context.Context) (*jobLock, *outcome) {
 			if v.Holder == me.Run {
 				return r.hold(key, rev, time.Now()), nil // handed over to us (by an older worker)
 			}
-			stale := seen.stale(v.Holder, v.Beat, time.Now())
+			stale := seen.stale(v.Holder, v.Beat, time.Now(), r.w.cfg.LockTTL)
 			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || r.w.holderEnded(ctx, r.trig.JobID, key, &v)) {
 				// The holder ended and left the lock, or stopped beating
 				// (its worker died or stalled), and this run is next:
@@ -297,13 +298,13 @@ type holderSeen struct {
 }
 
 // stale records a holder and its beat and reports whether they have not
-// changed for stream.LockTTL.
-func (h *holderSeen) stale(holder, beat int64, now time.Time) bool {
+// changed for ttl (Config.LockTTL).
+func (h *holderSeen) stale(holder, beat int64, now time.Time, ttl time.Duration) bool {
 	if h.since.IsZero() || h.holder != holder || h.beat != beat {
 		*h = holderSeen{holder: holder, beat: beat, since: now}
 		return false
 	}
-	return now.Sub(h.since) > stream.LockTTL
+	return now.Sub(h.since) > ttl
 }
 
 // askHolderTimeout bounds asking a lock holder's worker about its run.
@@ -312,7 +313,7 @@ const askHolderTimeout = 500 * time.Millisecond
 // holderEnded says whether the run holding a job lock has ended (runs leave
 // the lock when they end, see release), asking its worker: this process,
 // or another over jetjob.ctl. A worker that does not answer, gone or cut
-// off, is not taken at its word: its lock expires after stream.LockTTL.
+// off, is not taken at its word: its lock goes stale after Config.LockTTL.
 func (w *Worker) holderEnded(ctx context.Context, job int64, key string, v *lockValue) bool {
 	switch v.Worker {
 	case "":
@@ -430,7 +431,8 @@ func (l *jobLock) start() *jobLock {
 	l.beat.Lock()
 	defer l.beat.Unlock()
 	// A timer, not a goroutine: most runs end before their first beat.
-	l.timer = time.AfterFunc(max(time.Until(l.wrote.Add(stream.LockTTL/3)), stream.LockTTL/12), l.bump)
+	ttl := l.r.w.cfg.LockTTL
+	l.timer = time.AfterFunc(max(time.Until(l.wrote.Add(ttl/3)), ttl/12), l.bump)
 	return l
 }
 
@@ -451,7 +453,7 @@ func (l *jobLock) bump() {
 	}); rev != 0 {
 		l.rev, l.wrote = rev, at
 	}
-	l.timer.Reset(stream.LockTTL / 3)
+	l.timer.Reset(r.w.cfg.LockTTL / 3)
 }
 
 // release stops refreshing and leaves the lock as it is, naming this run

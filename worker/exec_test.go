@@ -171,13 +171,13 @@ func TestMalformedTriggers(t *testing.T) {
 
 // A lock whose holder's worker is gone (it cannot be asked and never
 // refreshes) is taken over once the holder has not beaten for
-// stream.LockTTL, even while later runs keep joining its queue: each such
+// Config.LockTTL (testLockTTL here), even while later runs keep joining its queue: each such
 // write resets the key's age, so its expiry alone would never free it.
 func TestLockOfDeadWorkerTakenOver(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	// Room for every queued run: each one that joins the queue writes the key.
-	e.start(Config{Concurrency: 128}, func(w *Worker) {
+	e.start(Config{Concurrency: 128, LockTTL: testLockTTL}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})
 	kv, err := e.js.KeyValue(e.ctx(), stream.LocksBucket)
@@ -313,13 +313,13 @@ func TestLockHeldBeyondTTLByItsBeat(t *testing.T) {
 	handler := func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			if job.Params == "long" {
-				time.Sleep(stream.LockTTL + 2*time.Second)
+				time.Sleep(testLockTTL + 2*time.Second)
 			}
 			return nil
 		})
 	}
-	e.start(Config{ID: "w1"}, handler)
-	e.start(Config{ID: "w2"}, handler)
+	e.start(Config{ID: "w1", LockTTL: testLockTTL}, handler)
+	e.start(Config{ID: "w2", LockTTL: testLockTTL}, handler)
 	tr := trigger(1, "h", "long")
 	tr.JobID = 7
 	e.publish(tr)

@@ -18,7 +18,7 @@ import (
 //
 // That is safe because a run elsewhere takes a lock a run of this worker
 // left only after asking this worker whether that run is still active
-// (OpRunActive) or after the key went unrefreshed for stream.LockTTL. The
+// (OpRunActive) or after the key went unrefreshed for Config.LockTTL. The
 // answer to the question and the decision to reuse are taken under one
 // mutex: an answer "not active" first forgets the left lock, so no run here
 // reuses it afterwards (the next one writes, and its compare-and-set fails
@@ -32,6 +32,13 @@ import (
 // ends: whoever waits has written itself into the key's queue, and the
 // next run here must read the key and stand in line behind it.
 type heldLocks struct {
+	// reuseFor bounds the age of a left lock that a run holds without
+	// writing: Config.LockTTL/2. With the holder's first beat due
+	// LockTTL/3 after the key's last write at the latest (see hold), the
+	// key is refreshed at most half a TTL after it was written, leaving
+	// half a TTL to spare.
+	reuseFor time.Duration
+
 	mu   sync.Mutex
 	left map[string]leftLock // lock key → the lock its last run here left
 	held map[string]*jobLock // lock key → the lock a run here holds
@@ -52,12 +59,6 @@ type leftLock struct {
 	wrote  time.Time
 }
 
-// reuseFor bounds the age of a left lock that a run holds without
-// writing. With the holder's first beat due LockTTL/3 after the key's
-// last write at the latest (see hold), the key is refreshed at most
-// half a TTL after it was written, leaving half a TTL to spare.
-const reuseFor = stream.LockTTL / 2
-
 // maxLockMarks bounds the memory: frequent jobs refill it at once.
 const maxLockMarks = 100_000
 
@@ -72,7 +73,7 @@ func (h *heldLocks) reuse(key string, l *jobLock, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	lf, ok := h.left[key]
-	if !ok || now.Sub(lf.wrote) >= reuseFor {
+	if !ok || now.Sub(lf.wrote) >= h.reuseFor {
 		return false
 	}
 	delete(h.left, key)

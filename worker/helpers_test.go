@@ -25,6 +25,11 @@ const waitLimit = 30 * time.Second
 // testFetchWait shortens pull requests so that stops are quick in tests.
 const testFetchWait = 300 * time.Millisecond
 
+// testLockTTL shortens the job lock's TTL for the tests that wait for a
+// holder to go stale: 2s, not the default 6s, yet beats (every 2/3 s) keep
+// a live holder's lock through the stalls of a loaded -race run.
+const testLockTTL = 2 * time.Second
+
 const testGroup = "g"
 
 // env is one embedded NATS server with jetjob's streams.

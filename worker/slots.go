@@ -10,8 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-
-	"github.com/jetjob/jetjob/shared/stream"
 )
 
 // Block strategy concurrent with a max_concurrency of N: the runs of a job
@@ -30,8 +28,9 @@ import (
 // back when it ends (one write): waiters then see a free slot by reading
 // the key, without asking anyone whether a holder ended. Holders bump
 // their slot's beat every LockTTL/3 and waiters their place's; a slot or
-// place whose beat a waiter sees unchanged for stream.LockTTL (its worker
-// died or stalled) is dropped. The key expires LockTTL after its last write.
+// place whose beat a waiter sees unchanged for Config.LockTTL (its worker
+// died or stalled) is dropped. The key expires stream.LockTTL (the
+// bucket's TTL) after its last write.
 //
 // Without max_concurrency a concurrent job's runs take no lock at all.
 
@@ -106,7 +105,7 @@ func (r *run) trySlot(ctx context.Context, q *slotQueue) (*jobLock, bool) {
 	if slices.ContainsFunc(v.Slots, func(s slotHolder) bool { return s.Run == q.me.Run }) {
 		return r.holdSlot(q.key, rev, now), false // taken by a write whose answer was lost
 	}
-	dropped := q.dropStale(&v, now, r.log)
+	dropped := q.dropStale(&v, now, r.w.cfg.LockTTL, r.log)
 	// Runs ahead of this one: the queued ones of earlier fires.
 	ahead := 0
 	for _, w := range v.Queue {
@@ -123,7 +122,7 @@ func (r *run) trySlot(ctx context.Context, q *slotQueue) (*jobLock, bool) {
 		return nil, true
 	}
 	i := slices.IndexFunc(v.Queue, isMe)
-	if i >= 0 && !dropped && now.Sub(q.beatAt) < stream.LockTTL/3 {
+	if i >= 0 && !dropped && now.Sub(q.beatAt) < r.w.cfg.LockTTL/3 {
 		return nil, false // in line, and the place is fresh
 	}
 	if i >= 0 {
@@ -142,9 +141,9 @@ func (r *run) trySlot(ctx context.Context, q *slotQueue) (*jobLock, bool) {
 }
 
 // dropStale removes from v the slot holders and waiters (but this run)
-// whose beat has not moved for stream.LockTTL, and reports whether it
+// whose beat has not moved for ttl (Config.LockTTL), and reports whether it
 // removed any. It forgets the runs no longer in v.
-func (q *slotQueue) dropStale(v *lockValue, now time.Time, log *zap.Logger) bool {
+func (q *slotQueue) dropStale(v *lockValue, now time.Time, ttl time.Duration, log *zap.Logger) bool {
 	present := make(map[int64]bool, len(v.Slots)+len(v.Queue))
 	stale := func(run, beat int64) bool {
 		present[run] = true
@@ -153,7 +152,7 @@ func (q *slotQueue) dropStale(v *lockValue, now time.Time, log *zap.Logger) bool
 			h = &holderSeen{}
 			q.seen[run] = h
 		}
-		if !h.stale(run, beat, now) {
+		if !h.stale(run, beat, now, ttl) {
 			return false
 		}
 		log.Warn("a run holding or waiting for a job slot stopped refreshing; dropping it", zap.Int64("stale_run", run))

@@ -16,15 +16,16 @@ import (
 
 // A capped concurrent job whose slots are all held by runs of a dead
 // worker (they never beat) gets them back once their beats have not moved
-// for stream.LockTTL, although waiting runs keep writing the key (so its
-// expiry alone would never free it). Its runs then all run, never more than
-// max_concurrency at once, and the slots key is gone when the last ends.
+// for Config.LockTTL (testLockTTL here), although waiting runs keep
+// writing the key (so its expiry alone would never free it). Its runs then
+// all run, never more than max_concurrency at once, and the slots key is
+// gone when the last ends.
 func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	var mu sync.Mutex
 	active, peak := 0, 0
-	e.start(Config{Concurrency: 16}, func(w *Worker) {
+	e.start(Config{Concurrency: 16, LockTTL: testLockTTL}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			mu.Lock()
 			active++

@@ -69,6 +69,16 @@ type Config struct {
 	// provider as New finds it. Tracing is off while neither is a real
 	// provider: no span is started and no trace header is written.
 	TracerProvider trace.TracerProvider
+	// LockTTL is how long a job lock holder (or a run waiting for a lock
+	// or slot) may go without refreshing its beat before the other runs
+	// take it for dead and take its place over: holders and waiters beat
+	// every LockTTL/3. Default stream.LockTTL (6s), the locks bucket's key
+	// TTL. Between 1s and stream.LockTTL: a longer one would let the
+	// bucket expire held keys between beats. Every worker of a group must
+	// use the same value, or a shorter one takes over the locks of the
+	// others while they still run; it exists so that tests of a dead
+	// holder need not wait out the default.
+	LockTTL time.Duration
 	// Streams is passed to stream.Provision when Run starts: streams
 	// missing then are created with these settings, existing ones are left
 	// as the schedulers set them up (stream.LeaveExisting).
@@ -114,6 +124,10 @@ func (c Config) withDefaults() (Config, error) {
 		// In-progress acks go out every AckWait/3; below this they would
 		// be a busy loop and any hiccup would cause redeliveries.
 		errs = append(errs, fmt.Errorf("ack wait %s: want at least 100ms", c.AckWait))
+	}
+	dur("lock ttl", &c.LockTTL, stream.LockTTL)
+	if c.LockTTL > 0 && (c.LockTTL < time.Second || c.LockTTL > stream.LockTTL) {
+		errs = append(errs, fmt.Errorf("lock ttl %s: want between 1s and %s", c.LockTTL, stream.LockTTL))
 	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
@@ -237,6 +251,7 @@ func New(cfg Config) (*Worker, error) {
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
 		trace:      newRunTracer(c.TracerProvider),
+		held:       heldLocks{reuseFor: c.LockTTL / 2},
 	}
 	w.metrics = newMetrics(w)
 	return w, nil

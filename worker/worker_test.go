@@ -28,6 +28,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"negative max deliver", Config{NATS: nc, Group: "g", MaxDeliver: -2}, "max deliver -2"},
 		{"tiny ack wait", Config{NATS: nc, Group: "g", AckWait: time.Millisecond}, "ack wait 1ms"},
 		{"negative grace", Config{NATS: nc, Group: "g", ShutdownGrace: -time.Second}, "shutdown grace -1s"},
+		{"short lock ttl", Config{NATS: nc, Group: "g", LockTTL: 500 * time.Millisecond}, "lock ttl 500ms: want between 1s and 6s"},
+		{"long lock ttl", Config{NATS: nc, Group: "g", LockTTL: time.Minute}, "lock ttl 1m0s"},
 		{"bad streams", Config{NATS: nc, Group: "g", Streams: stream.Config{Replicas: 9}}, "stream replicas 9"},
 	}
 	for _, c := range cases {
