@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 // tab is a real headless Chromium (Debian's chromium package; `make test`
@@ -117,21 +120,26 @@ func (b *tab) location() string {
 }
 
 // waitText waits until the text of sel contains want (the page updates
-// itself, or is reloaded by reload when not nil) and returns the text.
+// itself) and returns the text.
 func (b *tab) waitText(sel, want string, timeout time.Duration) string {
 	b.t.Helper()
 	var last string
-	deadline := time.Now().Add(timeout)
-	for {
+	defer func() {
+		if b.t.Failed() {
+			b.t.Logf("browser: the last text of %s was %q", sel, last)
+		}
+	}()
+	testwait.Eventually(b.t, timeout, fmt.Sprintf("browser: %s to show %q", sel, want), func() bool {
 		last = evalIn[string](b, `(() => { const e = document.querySelector(`+jsString(sel)+`); return e ? e.textContent : ""; })()`)
-		if strings.Contains(last, want) {
-			return last
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("browser: %s never showed %q within %s; last: %q", sel, want, timeout, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(last, want)
+	})
+	return last
+}
+
+// waitFor waits until the JavaScript condition cond holds in the page.
+func (b *tab) waitFor(what, cond string, timeout time.Duration) {
+	b.t.Helper()
+	testwait.Eventually(b.t, timeout, fmt.Sprintf("browser: %s (%s)", what, cond), func() bool { return evalIn[bool](b, cond) })
 }
 
 // jsString quotes s as a JavaScript string literal.

@@ -228,18 +228,6 @@ func evalAsync[T any](b *tab, expr string) T {
 	return v
 }
 
-// waitFor polls a JavaScript condition until it holds.
-func (b *tab) waitFor(what, cond string, timeout time.Duration) {
-	b.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !evalIn[bool](b, cond) {
-		if time.Now().After(deadline) {
-			b.t.Fatalf("browser: timed out after %s waiting for %s (%s)", timeout, what, cond)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // The job life cycle a newcomer goes through in the console: create a job
 // through the form (a bad cron is shown under its field, the preview
 // follows the typing), watch it fire and its runs appear, disable it; a
@@ -280,19 +268,17 @@ func TestConsoleJobLifeCycle(t *testing.T) {
 		t.Fatalf("after creating, the browser is at %s, want the job's page", loc)
 	}
 
-	// It fires: its page lists SUCCEEDED runs (reloaded as a user would).
+	// It fires: once two runs have succeeded, its page (opened again, as a
+	// user would) lists them.
+	testwait.Eventually(t, 60*time.Second, "two SUCCEEDED runs of the job", func() bool {
+		runs, err := sys.api.SearchRuns(ctx, client.SearchRunsOptions{JobID: id, Statuses: []string{"SUCCEEDED"}})
+		return err == nil && len(runs.Runs) >= 2
+	})
 	path := fmt.Sprintf("/jobs/%d", id)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b.open(path)
-		if evalIn[int](b, `document.querySelectorAll("#runs-table tr[id^=run-]").length`) >= 2 &&
-			strings.Contains(b.text("#runs-table"), "SUCCEEDED") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the job's page shows no SUCCEEDED runs after 60 s")
-		}
-		time.Sleep(time.Second)
+	b.open(path)
+	if n := evalIn[int](b, `document.querySelectorAll("#runs-table tr[id^=run-]").length`); n < 2 ||
+		!strings.Contains(b.text("#runs-table"), "SUCCEEDED") {
+		t.Fatalf("the job's page lists %d runs, none SUCCEEDED: %q", n, b.text("#runs-table"))
 	}
 	if n := evalIn[int](b, `document.querySelectorAll("#run-sparkline a").length`); n < 2 {
 		t.Fatalf("the sparkline shows %d runs", n)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -62,8 +63,12 @@ func TestMetricsFollowRuns(t *testing.T) {
 	}
 	var got map[string]float64
 	var off []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	defer func() {
+		if t.Failed() {
+			t.Logf("/metrics: wrong or missing %v; jetjob series: %v", off, got)
+		}
+	}()
+	testwait.Eventually(t, 30*time.Second, "the documented series in /metrics", func() bool {
 		got, off = scrape(t, sys.url), nil
 		for k, v := range want {
 			if g, present := got[k]; !present || g != v {
@@ -79,14 +84,8 @@ func TestMetricsFollowRuns(t *testing.T) {
 		if sumMatching(got, `jetjob_build_info{commit=`, `go_version="go`) != 1 {
 			off = append(off, "jetjob_build_info")
 		}
-		if len(off) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics after 30s: wrong or missing %v; jetjob series: %v", off, got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return len(off) == 0
+	})
 	for k := range got {
 		if strings.Contains(k, "987654") || strings.Contains(k, "no-such-thing") {
 			t.Errorf("a raw path became a label value: %s", k)

@@ -8,7 +8,11 @@
 //     does not (promtool itself runs them: make rules-check);
 //   - the Helm chart (deploy/helm) renders, with each example values file,
 //     Deployments and a Service whose probes, ports and JETJOB_* settings
-//     match what the binaries take (with JETJOB_HELM set: make helm-check).
+//     match what the binaries take.
+//
+// The tests need helm and promtool (JETJOB_HELM, JETJOB_PROMTOOL), which
+// make deploy-test builds from their Go modules and passes in; make
+// test-unit leaves the package to it.
 //
 // The package has no code of its own.
 package deploytest

@@ -66,19 +66,11 @@ type historyEntry struct {
 // job shows one job: settings, next fires, recent runs with a sparkline,
 // revision history, audit entries (admins) and children.
 func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
+	u, j, err := c.userAndJob(r)
 	if err != nil {
 		return err
 	}
-	u, err := c.me(r)
-	if err != nil {
-		return err
-	}
-	var j apiv1.Job
-	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
-		return err
-	}
-	j.JobSpec.Enabled = &j.Enabled
+	id := j.ID
 	data := &jobPage{Job: j, Settings: settingsOf(&j.JobSpec), CanOperate: u.CanOperate(j.Group), AuditShown: u.Admin}
 
 	data.Next = schedulePreview{Zone: j.Timezone}

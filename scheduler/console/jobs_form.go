@@ -162,16 +162,8 @@ func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
 
 // editJob shows the form with the job's current values.
 func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
+	u, j, err := c.userAndJob(r)
 	if err != nil {
-		return err
-	}
-	u, err := c.me(r)
-	if err != nil {
-		return err
-	}
-	var j apiv1.Job
-	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
 		return err
 	}
 	if !u.CanOperate(j.Group) {
@@ -183,7 +175,6 @@ func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	j.JobSpec.Enabled = &j.Enabled
 	return c.renderJobForm(w, r, http.StatusOK, u, groups, &j, &j.JobSpec, nil, nil, nil)
 }
 
@@ -341,4 +332,24 @@ func consoleID(r *http.Request) (int64, error) {
 
 // jobPath is a job's API path; jobURL its console page.
 func jobPath(id int64) string { return "/api/v1/jobs/" + strconv.FormatInt(id, 10) }
-func jobURL(id int64) string  { return "/jobs/" + strconv.FormatInt(id, 10) }
+
+// userAndJob is what a job's pages start from: the signed-in user and the
+// job of the path, read through the API (so a job of another group is the
+// API's 404), with Enabled carried into the spec the templates read.
+func (c *Console) userAndJob(r *http.Request) (*User, apiv1.Job, error) {
+	var j apiv1.Job
+	id, err := consoleID(r)
+	if err != nil {
+		return nil, j, err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return nil, j, err
+	}
+	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
+		return nil, j, err
+	}
+	j.JobSpec.Enabled = &j.Enabled
+	return u, j, nil
+}
+func jobURL(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }

@@ -37,7 +37,7 @@ func runGlue(t *testing.T, params string, tmp string) (string, int) {
 // temporary file is gone afterwards.
 func TestGlueShellRunsLikeXXLJob(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash on this machine")
+		t.Fatal("bash is needed: GLUE(Shell) scripts run under it, as in xxl-job")
 	}
 	tmp := t.TempDir()
 	src := "#!/bin/bash\necho \"param <$1> shard $2/$3 in ${BASH_VERSION:+bash}\"\n[[ $0 == *.sh ]] && echo suffix ok\nexit 7\n"
