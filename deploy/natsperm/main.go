@@ -104,7 +104,7 @@ func Render(groups []Group, schedulerUser string, args []string) ([]byte, error)
 	b.WriteString(`#
 # One user per worker group, allowed only its group's subjects: a worker
 # credential of one group can neither take, read nor acknowledge another
-# group's triggers, nor publish its events or logs (README.md, "NATS
+# group's triggers, nor publish its events or logs (docs/operations.md, "NATS
 # permissions per group", also lists what stays shared between groups).
 # Workers must connect with their group's inbox prefix (jetjob-worker does;
 # SDK workers pass nats.CustomInboxPrefix(stream.WorkerInboxPrefix(group)))

@@ -232,7 +232,7 @@ func (s *Sampler) logChange(c change) {
 	fields := []zap.Field{logging.Group(c.group.Group), zap.Int64("pending", c.group.Pending),
 		zap.Duration("oldest_pending", c.group.OldestPending), zap.Int64("in_flight", c.group.InFlight)}
 	if c.began {
-		s.log.Warn("group is falling behind: its oldest pending trigger waited longer than the misfire threshold; add worker slots, or hosts if its runs are CPU-bound (README, Operations: sizing workers)",
+		s.log.Warn("group is falling behind: its oldest pending trigger waited longer than the misfire threshold; add worker slots, or hosts if its runs are CPU-bound (docs/operations.md: Sizing workers)",
 			append(fields, zap.Duration("misfire_threshold", s.cfg.WarnAfter))...)
 		return
 	}

@@ -20,7 +20,7 @@ import (
 // shipped configuration and the code cannot drift apart.
 //
 // What cannot be isolated per group with the current subject layout (the
-// residual risks, see README.md, "NATS permissions per group"):
+// residual risks, see docs/operations.md, "NATS permissions per group"):
 //
 //   - job locks (JETJOB_LOCKS) are keyed job.<jobID> and kill requests
 //     (JETJOB_KILLS) by run id, with no group in the key: a worker of any
