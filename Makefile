@@ -130,6 +130,19 @@ clean:
 #                                            to let the planner's schedule cache fill up)
 #   make bench ARGS='--scenario burst'      (50,000 fires in one second)
 #   make bench ARGS='--scenario max'        (raise the rate until start lag p99 > 1 s)
+#   make bench ARGS='--scenario overload --jobs 16000 --capacity 8000'
+#                                           (offer twice the capacity max found, for 60 s:
+#                                            succeeded/s as a % of --capacity, the fires the
+#                                            misfire policy shed with their messages, lost,
+#                                            duplicates; --misfire-policy, default fire_once)
+#   make bench ARGS='--scenario coldstart --jobs 7000'
+#                                           (steady on a fresh database, nothing analysed or
+#                                            vacuumed, then every process restarted mid-run,
+#                                            JetStream's store kept: both windows, the recovery
+#                                            time, lost and duplicates over the whole run;
+#                                            --restart-postgres=false keeps PostgreSQL up)
+#   make bench ARGS='--scenario steady --jobs 7000 --schedulers 2 --workers 2'
+#                                           (scale-out: compare "CPU per run" with 1 + 1)
 #   make bench ARGS='--scenario steady --handler sleep50 --profile'
 #   make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 1'
 #                                           (a process per run; see README, "Sizing workers")

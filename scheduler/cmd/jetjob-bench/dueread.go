@@ -40,8 +40,10 @@ func runDueRead(ctx context.Context, e *env, res *Result) error {
 	}
 	res.Machine = e.machine(ctx)
 	for _, n := range o.dueSizes {
-		if _, err := e.pool.Exec(ctx, `TRUNCATE jobs`); err != nil {
-			return err
+		// CASCADE: tables that reference jobs (backfills) are empty here,
+		// but PostgreSQL refuses to truncate jobs alone.
+		if _, err := e.pool.Exec(ctx, `TRUNCATE jobs CASCADE`); err != nil {
+			return fmt.Errorf("truncate jobs: %w", err)
 		}
 		perShard := float64(n) / float64(o.shards)
 		due := min(dueBatch, perShard)

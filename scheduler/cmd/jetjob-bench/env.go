@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,27 @@ type env struct {
 	notes   []string
 	// profilePaths are the CPU profiles asked for (--profile).
 	profilePaths []string
+	// cold: insert leaves the tables as COPY made them (no VACUUM
+	// ANALYZE), for coldstart.
+	cold bool
+	// gen counts restarts (restartAll): the logs, profiles and worker
+	// counts of a restarted process get a "-restartN" suffix so that the
+	// first incarnation's are kept.
+	gen int
+	// natsPort is the NATS server's port once it has one: a restart
+	// binds it again.
+	natsPort int
+	// past holds the invocation counts of workers stopped by a restart.
+	past []Seen
+}
+
+// file is name (a role, or a role and an extension) in dir, with the
+// restart suffix after the first incarnation.
+func (e *env) file(dir, role, ext string) string {
+	if e.gen > 0 {
+		role = fmt.Sprintf("%s-restart%d", role, e.gen)
+	}
+	return filepath.Join(dir, role+ext)
 }
 
 type schedProc struct {
@@ -91,12 +113,7 @@ func (e *env) startPostgres(ctx context.Context) error {
 		return err
 	}
 	e.dbURL = pg.URL("jetjob")
-	cfg, err := pgxpool.ParseConfig(e.dbURL)
-	if err != nil {
-		return err
-	}
-	cfg.MaxConns = 8
-	if e.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	if err := e.openPool(ctx); err != nil {
 		return err
 	}
 	if _, err := store.Migrate(ctx, e.pool); err != nil {
@@ -118,6 +135,19 @@ func (e *env) startPostgres(ctx context.Context) error {
 	return nil
 }
 
+// openPool opens the orchestrator's own pool on the benchmark database.
+func (e *env) openPool(ctx context.Context) error {
+	cfg, err := pgxpool.ParseConfig(e.dbURL)
+	if err != nil {
+		return fmt.Errorf("database URL: %w", err)
+	}
+	cfg.MaxConns = 8
+	if e.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return fmt.Errorf("open pool: %w", err)
+	}
+	return nil
+}
+
 func (e *env) enableStatStatements(ctx context.Context) error {
 	c, err := pgxpool.New(ctx, e.pg.URL("postgres"))
 	if err != nil {
@@ -136,15 +166,15 @@ func (e *env) enableStatStatements(ctx context.Context) error {
 
 func (e *env) startNATS() error {
 	dir := filepath.Join(e.tmp, "nats")
-	args := []string{"--dir", dir}
+	args := []string{"--dir", dir, "--port", strconv.Itoa(e.natsPort)}
 	if e.o.profile {
-		p := filepath.Join(e.o.out, e.name+"-nats.pprof")
+		p := e.file(e.o.out, e.name+"-nats", ".pprof")
 		e.profilePaths = append(e.profilePaths, p)
 		args = append(args, "--cpuprofile", p, "--cpuprofile-signal")
 	}
-	c, err := startChild("nats", filepath.Join(e.logDir, "nats.log"), 60*time.Second, "nats", args...)
+	c, err := startChild("nats", e.file(e.logDir, "nats", ".log"), 60*time.Second, "nats", args...)
 	if err != nil {
-		return err
+		return fmt.Errorf("start nats: %w", err)
 	}
 	e.nats = c
 	f := strings.Fields(c.info)
@@ -152,6 +182,13 @@ func (e *env) startNATS() error {
 		return fmt.Errorf("nats: unexpected READY line %q", c.info)
 	}
 	e.natsURL, e.natsVer = f[0], f[1]
+	u, err := url.Parse(e.natsURL)
+	if err != nil {
+		return fmt.Errorf("nats: client URL %q: %w", e.natsURL, err)
+	}
+	if e.natsPort, err = strconv.Atoi(u.Port()); err != nil {
+		return fmt.Errorf("nats: client URL %q has no port", e.natsURL)
+	}
 	logf("nats ready at %s (nats-server %s, JetStream in %s)", e.natsURL, e.natsVer, dir)
 	return nil
 }
@@ -162,14 +199,14 @@ func (e *env) startSchedulers(n int) error {
 		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel}
 		sp := &schedProc{}
 		if e.o.profile {
-			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-scheduler-%d.pprof", e.name, i))
+			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-scheduler-%d", e.name, i), ".pprof")
 			e.profilePaths = append(e.profilePaths, sp.profile)
 			args = append(args, "--cpuprofile", sp.profile, "--cpuprofile-signal")
 		}
-		c, err := startChild(fmt.Sprintf("scheduler-%d", i), filepath.Join(e.logDir, fmt.Sprintf("scheduler-%d.log", i)),
-			60*time.Second, "scheduler", args...)
+		role := fmt.Sprintf("scheduler-%d", i)
+		c, err := startChild(role, e.file(e.logDir, role, ".log"), 60*time.Second, "scheduler", args...)
 		if err != nil {
-			return err
+			return fmt.Errorf("start %s: %w", role, err)
 		}
 		sp.c, sp.metrics = c, c.info+"/metrics"
 		e.scheds = append(e.scheds, sp)
@@ -179,18 +216,18 @@ func (e *env) startSchedulers(n int) error {
 
 func (e *env) startWorkers(n, concurrency int) error {
 	for i := range n {
-		sp := &workerProc{out: filepath.Join(e.tmp, fmt.Sprintf("worker-%d.gob", i))}
+		role := fmt.Sprintf("worker-%d", i)
+		sp := &workerProc{out: e.file(e.tmp, role, ".gob")}
 		args := []string{"--nats-url", e.natsURL, "--id", fmt.Sprintf("bench-w%d", i),
 			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out, "--log-level", e.o.logLevel}
 		if e.o.profile {
-			sp.profile = filepath.Join(e.o.out, fmt.Sprintf("%s-worker-%d.pprof", e.name, i))
+			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-worker-%d", e.name, i), ".pprof")
 			e.profilePaths = append(e.profilePaths, sp.profile)
 			args = append(args, "--cpuprofile", sp.profile, "--cpuprofile-signal")
 		}
-		c, err := startChild(fmt.Sprintf("worker-%d", i), filepath.Join(e.logDir, fmt.Sprintf("worker-%d.log", i)),
-			60*time.Second, "worker", args...)
+		c, err := startChild(role, e.file(e.logDir, role, ".log"), 60*time.Second, "worker", args...)
 		if err != nil {
-			return err
+			return fmt.Errorf("start %s: %w", role, err)
 		}
 		sp.c = c
 		e.workers = append(e.workers, sp)
@@ -412,9 +449,10 @@ func hostCPU(a, b usage) *HostCPU {
 	return h
 }
 
-// stopWorkers stops the workers and reads their invocation counts.
+// stopWorkers stops the workers and reads their invocation counts, with
+// those of the workers a restart stopped before them.
 func (e *env) stopWorkers() (*union, error) {
-	u := &union{}
+	u := &union{sets: append([]Seen(nil), e.past...)}
 	var errs []error
 	for _, w := range e.workers {
 		if err := w.c.stop(30 * time.Second); err != nil {
@@ -516,4 +554,62 @@ func fetchMetrics(ctx context.Context, url string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return b, nil
+}
+
+// restartAll is an orderly restart of the whole system: SIGTERM to the
+// workers (they finish their runs in flight and write their counts), the
+// schedulers and NATS, each waited for, then, with pg, a fast shutdown of
+// PostgreSQL; then everything starts again in the opposite order, NATS on
+// its port and its JetStream store directory (the triggers and events in
+// it are replayed), PostgreSQL on its data directory. It returns when the
+// first SIGTERM went out (stopped), when everything was down (down) and
+// when the schedulers hold every shard again (ready).
+func (e *env) restartAll(ctx context.Context, pg bool) (stopped, down, ready time.Time, err error) {
+	stopped = time.Now()
+	u, err := e.stopWorkers()
+	if err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: stopping workers: %w", err)
+	}
+	e.past = u.sets
+	if err := e.stopSchedulers(); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: stopping schedulers: %w", err)
+	}
+	if err := e.nats.stop(20 * time.Second); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: stopping nats: %w", err)
+	}
+	e.nats = nil
+	if pg {
+		e.pool.Close()
+		e.pool = nil
+		if err := e.pg.Stop(ctx); err != nil {
+			return stopped, down, ready, fmt.Errorf("restart: stopping postgres: %w", err)
+		}
+	}
+	down = time.Now()
+	logf("restart: everything stopped in %s", down.Sub(stopped).Round(time.Millisecond))
+	e.gen++
+	if pg {
+		if err := e.pg.Start(ctx); err != nil {
+			return stopped, down, ready, fmt.Errorf("restart: starting postgres: %w", err)
+		}
+		if err := e.openPool(ctx); err != nil {
+			return stopped, down, ready, fmt.Errorf("restart: %w", err)
+		}
+	}
+	if err := e.startNATS(); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: %w", err)
+	}
+	if err := e.startWorkers(e.o.workers, e.o.concurrency()); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: %w", err)
+	}
+	if err := e.startSchedulers(e.o.schedulers); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: %w", err)
+	}
+	if err := e.waitShards(ctx, 90*time.Second); err != nil {
+		return stopped, down, ready, fmt.Errorf("restart: %w", err)
+	}
+	ready = time.Now()
+	logf("restart: everything up again, the schedulers hold all %d shards, %s after the first SIGTERM",
+		e.o.shards, ready.Sub(stopped).Round(time.Millisecond))
+	return stopped, down, ready, nil
 }

@@ -31,6 +31,7 @@ type jobSet struct {
 	handler string
 	params  string // the jobs' params (the command line of shell jobs)
 	block   string // block_strategy
+	misfire string // misfire_policy
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
 	armedUntil time.Duration
@@ -59,7 +60,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		}
 		id := s.firstID + i
 		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, s.params,
-			s.typ, s.expr, "UTC", "fire_once", "any", s.block, int64(30000), true, parked.Add(s.offset(i))}
+			s.typ, s.expr, "UTC", s.misfire, "any", s.block, int64(30000), true, parked.Add(s.offset(i))}
 		i++
 		return row, nil
 	})

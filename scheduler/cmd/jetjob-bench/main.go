@@ -19,6 +19,22 @@
 //	burst    50,000 "once" jobs all due in the same second
 //	max      "@every 1s" jobs added in steps (--jobs to start, --step more
 //	         each --step-duration) until start lag p99 exceeds 1 s
+//	overload steady's jobs offered beyond capacity (--jobs, default 16000):
+//	         find the capacity with max, run overload at twice it with
+//	         --capacity set to it; reports offered fires/s, succeeded
+//	         runs/s (and as a % of --capacity), the fires the misfire
+//	         policy (--misfire-policy, default fire_once as in the API)
+//	         shed, grouped by their messages, other statuses, fires
+//	         without a row, duplicates, and the lags of the runs that ran
+//	coldstart steady (--jobs, default 10000) on a fresh cluster and
+//	         database, nothing vacuumed or analysed, job_runs empty:
+//	         window A; then every process (workers, schedulers, NATS,
+//	         PostgreSQL unless --restart-postgres=false) is stopped with
+//	         SIGTERM and started again, JetStream's store kept (--warmup 0s
+//	         measures window A from the very first fire); window B
+//	         --recovery after everything is up; both windows' figures, the
+//	         recovery time (until start lag p99 stays within
+//	         --recovery-lag) and the whole run's losses and duplicates
 //	dueread  the planner's due-jobs read at 10 k, 100 k and 1 M jobs
 //	publish  the broker alone: bursts of 1,000, 5,000 and 15,000 triggers
 //	         published at one instant (the floor of fire lag when that
@@ -32,6 +48,12 @@
 //	                                             # schedule cache reach its 200k bound
 //	make bench ARGS='--scenario burst'
 //	make bench ARGS='--scenario max'
+//	make bench ARGS='--scenario overload --jobs 16000 --capacity 8000'
+//	                                             # twice the capacity max found
+//	make bench ARGS='--scenario coldstart --jobs 7000'
+//	make bench ARGS='--scenario steady --jobs 7000 --schedulers 2 --workers 2'
+//	                                             # scale-out: compare "CPU per run"
+//	                                             # with 1 + 1 at the same rate
 //	make bench ARGS='--scenario publish'
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
 //	make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 4'
@@ -62,12 +84,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/jetjob/jetjob/shared/policy"
 )
 
 type options struct {
@@ -96,6 +121,11 @@ type options struct {
 	publishSizes      []int
 	publishBursts     int
 	logLevel          string
+	misfirePolicy     string
+	capacity          float64
+	recovery          time.Duration
+	recoveryLag       time.Duration
+	restartPostgres   bool
 }
 
 // concurrency is the workers' concurrency: the flag, or enough slots for
@@ -113,7 +143,11 @@ func (o *options) concurrency() int {
 	return 512
 }
 
-var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000}
+// defaultJobs is --jobs by scenario. overload's is twice the 8,000 fires/s
+// --scenario max sustained on the 2-core development machine (README,
+// Performance); coldstart's is steady's.
+var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000,
+	"overload": 16000, "coldstart": 10000}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -147,8 +181,8 @@ func orchestrate(args []string) error {
 	var o options
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
-	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, dueread, publish")
-	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with)")
+	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, overload, coldstart, dueread, publish")
+	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with, overload 16000, coldstart 10000)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
 	fs.IntVar(&o.schedulers, "schedulers", 1, "scheduler processes")
@@ -156,7 +190,7 @@ func orchestrate(args []string) error {
 	fs.IntVar(&o.workerConcurrency, "worker-concurrency", 0, "runs at once per worker (default 512 for noop, 1024 for sleep50, 8 for shell)")
 	fs.StringVar(&o.handler, "handler", "noop", "noop, sleep50 or shell (the drop-in worker's shell builtin: a process per run)")
 	fs.StringVar(&o.shellCommand, "shell-command", "true", "shell: the jobs' params, the command line each run runs with sh -c")
-	fs.StringVar(&o.phases, "phases", "aligned", "steady and max: aligned (every job due at the same instant each second) or spread (\"fix_rate 1s\" jobs, job i due i mod 1000 ms into each second)")
+	fs.StringVar(&o.phases, "phases", "aligned", "steady, max, overload and coldstart: aligned (every job due at the same instant each second) or spread (\"fix_rate 1s\" jobs, job i due i mod 1000 ms into each second)")
 	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
 	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
@@ -172,6 +206,11 @@ func orchestrate(args []string) error {
 	var pubSizes string
 	fs.StringVar(&pubSizes, "publish-sizes", "1000,5000,15000", "publish: burst sizes")
 	fs.IntVar(&o.publishBursts, "publish-bursts", 20, "publish: bursts per size")
+	fs.StringVar(&o.misfirePolicy, "misfire-policy", string(policy.DefaultMisfire), "the jobs' misfire_policy: skip, fire_once (the API's default) or fire_all")
+	fs.Float64Var(&o.capacity, "capacity", 0, "overload: the capacity measured with --scenario max (fires/s); the succeeded rate is reported as a share of it")
+	fs.DurationVar(&o.recovery, "recovery", 15*time.Second, "coldstart: from everything up again after the restart to the second window")
+	fs.DurationVar(&o.recoveryLag, "recovery-lag", time.Second, "coldstart: recovered once every fire time's start lag p99 stays at or below this")
+	fs.BoolVar(&o.restartPostgres, "restart-postgres", true, "coldstart: restart PostgreSQL too, with the other processes")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -185,10 +224,22 @@ func orchestrate(args []string) error {
 	for _, s := range strings.Split(scen, ",") {
 		s = strings.TrimSpace(s)
 		if _, ok := defaultJobs[s]; !ok && s != "dueread" && s != "publish" {
-			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, dueread or publish)", s)
+			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread or publish)", s)
 		}
 		o.scenarios = append(o.scenarios, s)
 	}
+	// Flags of one scenario, given without it, are a mistake.
+	for flag, scenario := range map[string]string{"capacity": "overload", "recovery": "coldstart",
+		"recovery-lag": "coldstart", "restart-postgres": "coldstart"} {
+		if fs.Changed(flag) && !slices.Contains(o.scenarios, scenario) {
+			return fmt.Errorf("--%s: only for --scenario %s", flag, scenario)
+		}
+	}
+	mp, err := policy.ParseMisfire(o.misfirePolicy)
+	if err != nil {
+		return fmt.Errorf("--misfire-policy: %w", err)
+	}
+	o.misfirePolicy = string(mp)
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
@@ -219,6 +270,16 @@ func orchestrate(args []string) error {
 		return errors.New("--shards: want 1 to 4096")
 	case o.duration < time.Second:
 		return errors.New("--duration: want at least 1s")
+	case o.jobs < 0:
+		return errors.New("--jobs: want a positive number")
+	case o.warmup < 0:
+		return errors.New("--warmup: want 0s or more")
+	case o.capacity < 0:
+		return errors.New("--capacity: want a positive rate (fires/s)")
+	case o.recovery < 0:
+		return errors.New("--recovery: want 0s or more")
+	case o.recoveryLag <= 0:
+		return errors.New("--recovery-lag: want more than 0s")
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -284,8 +345,9 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args, Source: source(),
 		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
-			Shards: o.shards, BlockStrategy: o.blockStrategy, Profile: o.profile}}
-	if scenario == "steady" || scenario == "max" {
+			Shards: o.shards, BlockStrategy: o.blockStrategy, MisfirePolicy: o.misfirePolicy, Profile: o.profile}}
+	switch scenario {
+	case "steady", "max", "overload", "coldstart":
 		res.Config.Phases = o.phases
 	}
 	name := fmt.Sprintf("%s-%s", scenario, started.Format("20060102-150405"))
@@ -295,10 +357,18 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	}
 	logf("scenario %s (logs in %s)", scenario, e.logDir)
 	switch scenario {
-	case "steady":
+	case "steady", "overload":
 		set := o.secondSet(1, o.jobs)
 		res.Config.ScheduleType, res.Config.ScheduleExpr = set.typ, set.expr
+		if scenario == "overload" {
+			res.Config.CapacityPerSec = o.capacity
+		}
 		err = runPeriodic(ctx, e, res, []*jobSet{set})
+	case "coldstart":
+		set := o.secondSet(1, o.jobs)
+		res.Config.ScheduleType, res.Config.ScheduleExpr = set.typ, set.expr
+		res.Config.RecoverySeconds, res.Config.RestartPostgres = o.recovery.Seconds(), &o.restartPostgres
+		err = runColdStart(ctx, e, res, set)
 	case "sparse":
 		// Job i first fires i mod 1000 s after the start, then every
 		// 1000 s: 1,000 fires/s for 1 M jobs. Only the fires the run can

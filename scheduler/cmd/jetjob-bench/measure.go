@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// windowSQL measures the runs scheduled in [$1, $2) of jobs $3..$4. A
-// timestamp still missing counts as statement_timestamp(): the percentile
-// is then a lower bound, and `missing` says how many.
+// windowSQL measures the runs scheduled in [$1, $2) of jobs $3..$4 (with
+// $5, only those that started: the runs that did run). A timestamp still
+// missing counts as statement_timestamp(): the percentile is then a lower
+// bound, and `missing` says how many.
 const windowSQL = `SELECT count(*),
 	count(*) FILTER (WHERE triggered_at IS NULL), count(*) FILTER (WHERE started_at IS NULL),
 	count(*) FILTER (WHERE recorded_at IS NULL),
@@ -25,7 +27,8 @@ FROM (SELECT
 		1000 * extract(epoch FROM coalesce(started_at, statement_timestamp()) - scheduled_at)::float8 AS s,
 		1000 * extract(epoch FROM coalesce(recorded_at, statement_timestamp()) - scheduled_at)::float8 AS e,
 		triggered_at, started_at, recorded_at
-	FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4) r`
+	FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4
+		AND (NOT $5::bool OR started_at IS NOT NULL)) r`
 
 // windowStats is the latency and status picture of a window's runs.
 type windowStats struct {
@@ -36,9 +39,19 @@ type windowStats struct {
 }
 
 func measureWindow(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64) (windowStats, error) {
+	return measureRuns(ctx, pool, from, to, idFrom, idTo, false)
+}
+
+// measureRan is measureWindow over the runs that started (overload: the
+// lags of the runs that did run, the shed ones left out).
+func measureRan(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64) (windowStats, error) {
+	return measureRuns(ctx, pool, from, to, idFrom, idTo, true)
+}
+
+func measureRuns(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64, ranOnly bool) (windowStats, error) {
 	var w windowStats
 	var nt, ns, ne int64
-	err := pool.QueryRow(ctx, windowSQL, from, to, idFrom, idTo).Scan(&w.runs, &nt, &ns, &ne,
+	err := pool.QueryRow(ctx, windowSQL, from, to, idFrom, idTo, ranOnly).Scan(&w.runs, &nt, &ns, &ne,
 		&w.fire.P50, &w.fire.P99, &w.fire.Max, &w.start.P50, &w.start.P99, &w.start.Max,
 		&w.e2e.P50, &w.e2e.P99, &w.e2e.Max)
 	if err != nil {
@@ -50,7 +63,8 @@ func measureWindow(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, 
 		l.P50, l.P99, l.Max = round3(l.P50), round3(l.P99), round3(l.Max)
 	}
 	rows, _ := pool.Query(ctx, `SELECT status, count(*), bool_or(jetjob_status_rank(status) = 3) FROM job_runs
-		WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4 GROUP BY status`, from, to, idFrom, idTo)
+		WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4
+			AND (NOT $5::bool OR started_at IS NOT NULL) GROUP BY status`, from, to, idFrom, idTo, ranOnly)
 	w.statuses = map[string]int64{}
 	var status string
 	var n int64
@@ -95,9 +109,12 @@ func measureRates(ctx context.Context, pool *pgxpool.Pool, from, to time.Time) (
 			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND jetjob_status_rank(status) = 3),
 			count(*) FILTER (WHERE recorded_at >= $1 AND recorded_at < $2 AND status = 'SUCCEEDED')
 		FROM job_runs`, from, to).Scan(&due, &pub, &fin, &ok)
+	if err != nil {
+		return Rates{}, fmt.Errorf("rates: %w", err)
+	}
 	secs := to.Sub(from).Seconds()
 	return Rates{FiresDue: round1(float64(due) / secs), TriggersPublished: round1(float64(pub) / secs),
-		RunsFinished: round1(float64(fin) / secs), RunsSucceeded: round1(float64(ok) / secs)}, err
+		RunsFinished: round1(float64(fin) / secs), RunsSucceeded: round1(float64(ok) / secs), succeeded: ok}, nil
 }
 
 // waitFinished waits until every run scheduled in [from, to) of the jobs
@@ -173,6 +190,48 @@ func percentiles(xs []float64) (p50, p99, maxv float64) {
 		return xs[max(0, min(i, len(xs)-1))]
 	}
 	return at(0.5), at(0.99), xs[len(xs)-1]
+}
+
+// cpuPerRun divides the processes' CPU over a window by the runs that
+// succeeded in it (recorded_at in the window), in all and by kind of
+// process: every benchmark process counts, the orchestrator too.
+func cpuPerRun(ps []ProcStat, runs int64) *CPUPerRun {
+	if runs <= 0 || len(ps) == 0 {
+		return nil
+	}
+	c := &CPUPerRun{Runs: runs}
+	at := map[string]int{}
+	for _, k := range []string{"postgres", "nats", "schedulers", "workers", "orchestrator"} {
+		at[k] = len(c.ByKind)
+		c.ByKind = append(c.ByKind, KindCPU{Kind: k})
+	}
+	for _, p := range ps {
+		kind, _, numbered := strings.Cut(p.Role, "-") // scheduler-0 → schedulers
+		if numbered {
+			kind += "s"
+		}
+		i, ok := at[kind]
+		if !ok {
+			i = len(c.ByKind)
+			at[kind] = i
+			c.ByKind = append(c.ByKind, KindCPU{Kind: kind})
+		}
+		c.ByKind[i].Processes++
+		c.ByKind[i].CPUSeconds += p.CPUWindow
+		c.CPUSeconds += p.CPUWindow
+	}
+	var out []KindCPU
+	for _, k := range c.ByKind {
+		if k.Processes > 0 {
+			k.CPUSeconds = round3(k.CPUSeconds)
+			k.Ms = round3(1000 * k.CPUSeconds / float64(runs))
+			out = append(out, k)
+		}
+	}
+	c.ByKind = out
+	c.CPUSeconds = round3(c.CPUSeconds)
+	c.Ms = round3(1000 * c.CPUSeconds / float64(runs))
+	return c
 }
 
 func round1(x float64) float64 { return math.Round(x*10) / 10 }

@@ -70,6 +70,15 @@ func judge(r *Result) {
 		r.Targets = append(r.Targets, Target{Name: name, Goal: goal, Measured: measured, Met: met})
 	}
 	ms := func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+	// accounted is correct for runs that may shed fires on purpose: a
+	// fire must run or be shed by the misfire policy, with a row.
+	accounted := func() {
+		if c := r.Correctness; c != nil {
+			add("fires neither run nor shed", "0", strconv.FormatInt(c.UnaccountedFires, 10), c.UnaccountedFires == 0 && c.ExpectedFires > 0)
+			add("fires without a row", "0", strconv.FormatInt(c.UnrecordedFires, 10), c.UnrecordedFires == 0)
+			add("duplicate runs", "0", strconv.FormatInt(c.DuplicateRuns, 10), c.DuplicateRuns == 0)
+		}
+	}
 	correct := func() {
 		if c := r.Correctness; c != nil {
 			add("lost fires", "0", strconv.FormatInt(c.LostFires, 10), c.LostFires == 0 && c.ExpectedFires > 0)
@@ -115,6 +124,35 @@ func judge(r *Result) {
 		if c := r.Correctness; c != nil {
 			add("duplicate runs", "0", strconv.FormatInt(c.DuplicateRuns, 10), c.DuplicateRuns == 0)
 		}
+	case "overload":
+		if ov := r.Overload; ov != nil && ov.CapacityPerS > 0 {
+			add("succeeded under overload", "≥ 90 % of capacity", fmt.Sprintf("%.0f/s = %.1f %% of %.0f/s (offered %.0f/s)",
+				ov.SucceededPerS, ov.SucceededPctOfCapacity, ov.CapacityPerS, ov.OfferedPerS), ov.SucceededPctOfCapacity >= 90)
+		}
+		accounted()
+	case "coldstart":
+		if cs := r.ColdStart; cs != nil {
+			for _, ph := range []struct {
+				name string
+				p    *Phase
+			}{{"A (fresh)", cs.WindowA}, {"B (restarted)", cs.WindowB}} {
+				p := ph.p
+				if p == nil {
+					continue
+				}
+				add(ph.name+": runs finished/s", "≥ 15000 for 60 s", fmt.Sprintf("%.0f/s succeeded over %.0f s (offered %d/s)",
+					p.Rates.RunsSucceeded, p.Window.Seconds, r.Config.Jobs), p.Rates.RunsSucceeded >= 15000 && p.Window.Seconds >= 60)
+				add(ph.name+": fire lag p99", "≤ 10 ms", ms(p.FireLagMs.P99), p.FireLagMs.P99 <= 10)
+				add(ph.name+": start lag p99", "≤ 50 ms", ms(p.StartLagMs.P99), p.StartLagMs.P99 <= 50)
+				if c := p.Correctness; c != nil {
+					add(ph.name+": lost fires", "0", strconv.FormatInt(c.LostFires, 10), c.LostFires == 0 && c.ExpectedFires > 0)
+				}
+			}
+			rs := cs.Restart
+			add("recovery after the restart", fmt.Sprintf("start lag p99 back ≤ %.0f ms", rs.RecoveryLagMs),
+				fmt.Sprintf("%.1f s after the first SIGTERM", rs.RecoverySeconds), rs.RecoverySeconds >= 0)
+		}
+		accounted()
 	}
 }
 
@@ -168,36 +206,26 @@ func printTable(w io.Writer, r *Result) {
 		if c.Phases != "" {
 			phases = ", phases " + c.Phases
 		}
-		fmt.Fprintf(w, "jobs %d (%s %s%s, block %s), shards %d, schedulers %d, workers %d × %d, handler %s",
-			c.Jobs, c.ScheduleType, c.ScheduleExpr, phases, c.BlockStrategy, c.Shards, c.Schedulers, c.Workers, c.WorkerConcurrency, c.Handler)
-		if r.Window != nil {
+		fmt.Fprintf(w, "jobs %d (%s %s%s, block %s, misfire %s), shards %d, schedulers %d, workers %d × %d, handler %s",
+			c.Jobs, c.ScheduleType, c.ScheduleExpr, phases, c.BlockStrategy, c.MisfirePolicy, c.Shards, c.Schedulers, c.Workers,
+			c.WorkerConcurrency, c.Handler)
+		if r.Window != nil && r.Scenario != "coldstart" {
 			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)
 		}
 		fmt.Fprintln(w)
 	}
-	if x := r.Rates; x != nil {
-		fmt.Fprintf(tw, "per second\tplanned\tdue\tpublished\tfinished\tsucceeded\t\n")
-		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished, x.RunsSucceeded)
-		tw.Flush()
+	lagTitle := "lag (ms)"
+	if r.Scenario == "overload" {
+		lagTitle = "lag of the runs that ran (ms)"
 	}
-	if r.FireLagMs != nil {
-		fmt.Fprintf(tw, "lag (ms)\tp50\tp99\tmax\tn\tmissing\t\n")
-		for _, l := range []struct {
-			name string
-			l    *Latency
-		}{{"fire", r.FireLagMs}, {"start", r.StartLagMs}, {"end-to-end", r.EndToEndMs}} {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", l.name, l.l.P50, l.l.P99, l.l.Max, l.l.N, l.l.Missing)
-		}
-		tw.Flush()
-	}
-	if sp := r.FireSpreadMs; sp != nil && sp.FireTimes > 0 {
-		fmt.Fprintf(w, "per fire time (%d): first trigger published after p50 %.1f / p99 %.1f ms, last after p50 %.1f / p99 %.1f ms\n",
-			sp.FireTimes, sp.FirstP50, sp.FirstP99, sp.LastP50, sp.LastP99)
-	}
+	printFigures(w, r.Rates, lagTitle, r.FireLagMs, r.StartLagMs, r.EndToEndMs, r.FireSpreadMs)
 	if b := r.Burst; b != nil {
 		fmt.Fprintf(w, "burst of %d at %s: all published after %.3f s (%d published), all started after %.3f s, all finished after %.3f s\n",
 			b.Jobs, b.FireAt.Format("15:04:05"), b.AllPublishedSecs, b.Published, b.AllStartedSecs, b.AllFinishedSecs)
 		fmt.Fprintf(w, "backlog at its peak: %d pending triggers, the oldest waiting %.1f s\n", b.PeakPending, b.PeakOldestPendingSecs)
+	}
+	if cs := r.ColdStart; cs != nil {
+		printColdStart(w, cs, c.WarmupSeconds)
 	}
 	if k := r.Correctness; k != nil && r.Scenario == "max" {
 		fmt.Fprintf(w, "DUPLICATES %d over the whole run, handler invocations %d (lost fires: per step below)\n", k.DuplicateRuns, k.HandlerInvocations)
@@ -205,18 +233,22 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  duplicate: %s\n", x)
 		}
 	} else if k != nil {
-		var st []string
-		for s, n := range k.StatusCounts {
-			st = append(st, fmt.Sprintf("%s=%d", s, n))
+		if r.Scenario == "coldstart" {
+			fmt.Fprintln(w, "-- the whole run, from the first fire to the end of window B --")
 		}
-		sort.Strings(st)
-		fmt.Fprintf(w, "expected fires %d, reached a handler %d, LOST %d (shed by misfire policy %d, without a row %d), DUPLICATES %d, unfinished %d, statuses %s, handler invocations %d\n",
-			k.ExpectedFires, k.InvokedFires, k.LostFires, k.ShedFires, k.UnrecordedFires, k.DuplicateRuns, k.UnfinishedRuns, strings.Join(st, " "), k.HandlerInvocations)
-		for _, x := range k.LostExamples {
-			fmt.Fprintf(w, "  lost: %s\n", x)
+		printCorrect(w, k)
+	}
+	if ov := r.Overload; ov != nil {
+		share := "no --capacity given"
+		if ov.CapacityPerS > 0 {
+			share = fmt.Sprintf("%.1f %% of the capacity %.0f/s", ov.SucceededPctOfCapacity, ov.CapacityPerS)
 		}
-		for _, x := range k.DuplicateExamples {
-			fmt.Fprintf(w, "  duplicate: %s\n", x)
+		fmt.Fprintf(w, "overload: offered %.0f fires/s, succeeded %.0f runs/s (%s); of the window's %d fires %d succeeded (%.1f %%), %d shed (%.1f %%, %.0f/s), %d misfire catch-ups ran\n",
+			ov.OfferedPerS, ov.SucceededPerS, share, ov.Fires, ov.Succeeded, ov.SucceededPctOfOffered, ov.Shed, ov.ShedPct, ov.ShedPerS, ov.CatchUps)
+		fmt.Fprintf(w, "  other statuses %v, without a row (lost) %d, neither run nor shed %d, duplicates %d\n",
+			ov.OtherStatuses, ov.WithoutRow, ov.Unaccounted, ov.Duplicates)
+		for _, k := range ov.ShedByMessage {
+			fmt.Fprintf(w, "  shed %8d %-8s %s\n", k.Runs, k.Status, k.Message)
 		}
 	}
 	if len(r.Steps) > 0 {
@@ -251,17 +283,7 @@ func printTable(w io.Writer, r *Result) {
 			}
 		}
 	}
-	if len(r.Processes) > 0 {
-		fmt.Fprintf(tw, "process\tcpu s (window)\tcpu %%\tcpu s (total)\tpeak RSS MB\t\n")
-		for _, p := range r.Processes {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.1f\t%.0f\t\n", p.Role, p.CPUWindow, p.CPUPctWindow, p.CPUTotal, p.PeakRSSMB)
-		}
-		tw.Flush()
-	}
-	if h := r.HostCPU; h != nil {
-		fmt.Fprintf(w, "host: %.0f%% of all cores busy over the window; benchmark processes %.1f cpu-s, other processes on the host %.1f cpu-s; load %s\n",
-			h.BusyPct, h.BenchmarkCPU, h.OtherCPU, h.LoadAvg)
-	}
+	printProcs(w, r.Processes, r.HostCPU, r.CPUPerRun)
 	if len(r.TopSQL) > 0 {
 		fmt.Fprintln(w, "top SQL in the window (pg_stat_statements):")
 		for _, s := range r.TopSQL {
@@ -277,7 +299,7 @@ func printTable(w io.Writer, r *Result) {
 		if t.Met {
 			mark = "met"
 		}
-		fmt.Fprintf(w, "target %-26s %-28s measured %-40s %s\n", t.Name, t.Goal, t.Measured, mark)
+		fmt.Fprintf(w, "target %-30s %-28s measured %-40s %s\n", t.Name, t.Goal, t.Measured, mark)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
@@ -285,4 +307,156 @@ func printTable(w io.Writer, r *Result) {
 	if len(r.ChildLogProblemRows) > 0 {
 		fmt.Fprintf(w, "warnings/errors in child logs: %v\n", r.ChildLogProblemRows)
 	}
+}
+
+// printFigures writes a window's rates, lags and per-fire-time spread
+// (each only when measured).
+func printFigures(w io.Writer, x *Rates, lagTitle string, fire, start, e2e *Latency, sp *Spread) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if x != nil {
+		fmt.Fprintf(tw, "per second\tplanned\tdue\tpublished\tfinished\tsucceeded\t\n")
+		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished, x.RunsSucceeded)
+		tw.Flush()
+	}
+	if fire != nil {
+		fmt.Fprintf(tw, "%s\tp50\tp99\tmax\tn\tmissing\t\n", lagTitle)
+		for _, l := range []struct {
+			name string
+			l    *Latency
+		}{{"fire", fire}, {"start", start}, {"end-to-end", e2e}} {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", l.name, l.l.P50, l.l.P99, l.l.Max, l.l.N, l.l.Missing)
+		}
+		tw.Flush()
+	}
+	if sp != nil && sp.FireTimes > 0 {
+		fmt.Fprintf(w, "per fire time (%d): first trigger published after p50 %.1f / p99 %.1f ms, last after p50 %.1f / p99 %.1f ms\n",
+			sp.FireTimes, sp.FirstP50, sp.FirstP99, sp.LastP50, sp.LastP99)
+	}
+}
+
+// printCorrect writes the loss and duplication audit.
+func printCorrect(w io.Writer, k *Correct) {
+	var st []string
+	for s, n := range k.StatusCounts {
+		st = append(st, fmt.Sprintf("%s=%d", s, n))
+	}
+	sort.Strings(st)
+	fmt.Fprintf(w, "expected fires %d, reached a handler %d, LOST %d (shed by misfire policy %d, without a row %d, neither run nor shed %d), DUPLICATES %d, unfinished %d, statuses %s, handler invocations %d\n",
+		k.ExpectedFires, k.InvokedFires, k.LostFires, k.ShedFires, k.UnrecordedFires, k.UnaccountedFires, k.DuplicateRuns,
+		k.UnfinishedRuns, strings.Join(st, " "), k.HandlerInvocations)
+	// The examples are fires that reached no handler: when the misfire
+	// policy shed all of those, they are no news.
+	if k.UnaccountedFires > 0 || k.ShedFires == 0 {
+		for _, x := range k.LostExamples {
+			fmt.Fprintf(w, "  lost: %s\n", x)
+		}
+	}
+	for _, x := range k.DuplicateExamples {
+		fmt.Fprintf(w, "  duplicate: %s\n", x)
+	}
+}
+
+// printProcs writes the processes' CPU and memory, the host's CPU and the
+// CPU per run, in all and by kind of process (the line to compare
+// --schedulers 2 --workers 2 with 1 + 1 by).
+func printProcs(w io.Writer, ps []ProcStat, h *HostCPU, cpr *CPUPerRun) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(ps) > 0 {
+		fmt.Fprintf(tw, "process\tcpu s (window)\tcpu %%\tcpu s (total)\tpeak RSS MB\t\n")
+		for _, p := range ps {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.0f\t%.1f\t%.0f\t\n", p.Role, p.CPUWindow, p.CPUPctWindow, p.CPUTotal, p.PeakRSSMB)
+		}
+		tw.Flush()
+	}
+	if cpr != nil {
+		var kinds []string
+		for _, k := range cpr.ByKind {
+			name := k.Kind
+			if k.Processes > 1 {
+				name = fmt.Sprintf("%d %s", k.Processes, k.Kind)
+			}
+			kinds = append(kinds, fmt.Sprintf("%s %.3f", name, k.Ms))
+		}
+		fmt.Fprintf(w, "CPU per run: %.3f ms (%.1f cpu-s of all benchmark processes / %d runs succeeded in the window); by kind, ms: %s\n",
+			cpr.Ms, cpr.CPUSeconds, cpr.Runs, strings.Join(kinds, ", "))
+	}
+	if h != nil {
+		fmt.Fprintf(w, "host: %.0f%% of all cores busy over the window; benchmark processes %.1f cpu-s, other processes on the host %.1f cpu-s; load %s\n",
+			h.BusyPct, h.BenchmarkCPU, h.OtherCPU, h.LoadAvg)
+	}
+}
+
+// printColdStart writes coldstart's two windows and its restart.
+func printColdStart(w io.Writer, cs *ColdStart, warmup float64) {
+	fmt.Fprintf(w, "job_runs before the first fire: %d rows; tables at the first fire: %s\n", cs.JobRunsAtStart, tablesLine(cs.TablesAtFirstFire))
+	for _, ph := range []struct {
+		title string
+		p     *Phase
+	}{{fmt.Sprintf("window A, fresh database (after %.0f s warm-up)", warmup), cs.WindowA}, {"window B, after the restart", cs.WindowB}} {
+		p := ph.p
+		if p == nil {
+			continue
+		}
+		fmt.Fprintf(w, "-- %s: %s..%s, %.1f s --\n", ph.title, p.Window.Start.Local().Format("15:04:05"),
+			p.Window.End.Local().Format("15:04:05"), p.Window.Seconds)
+		printFigures(w, &p.Rates, "lag (ms)", &p.FireLagMs, &p.StartLagMs, &p.EndToEndMs, p.FireSpreadMs)
+		if p.Correctness != nil {
+			printCorrect(w, p.Correctness)
+		}
+		printProcs(w, p.Processes, p.HostCPU, p.CPUPerRun)
+		if p == cs.WindowA {
+			fmt.Fprintf(w, "tables at window A's end: %s\n", tablesLine(cs.TablesAtWindowAEnd))
+		}
+	}
+	rs := cs.Restart
+	recovered := "never, up to the end of window B"
+	if rs.RecoveredAt != nil {
+		recovered = fmt.Sprintf("from the fires of %s on: %.1f s after the first SIGTERM, %.1f s after everything was up",
+			rs.RecoveredAt.Local().Format("15:04:05"), rs.RecoverySeconds, rs.RecoveryAfterReadySeconds)
+	}
+	fmt.Fprintf(w, "restart at %s (PostgreSQL too: %v): stopped in %.1f s, up again and holding every shard %.1f s later; start lag p99 ≤ %.0f ms %s\n",
+		rs.StoppedAt.Local().Format("15:04:05"), rs.PostgresRestarted, rs.StopSeconds, rs.StartSeconds, rs.RecoveryLagMs, recovered)
+	if len(rs.Seconds) > 0 {
+		var secs []string
+		for _, s := range rs.Seconds {
+			secs = append(secs, fmt.Sprintf("%s %d/%d shed %d p99 %.0f", s.At.Local().Format("05"), s.Started, s.Fires, s.Shed, s.StartP99Ms))
+		}
+		fmt.Fprintf(w, "  per fire time (second: started/expected, shed, start lag p99 ms): %s\n", strings.Join(secs, "; "))
+	}
+}
+
+// tablesLine is a short form of table statistics: jobs, and job_runs
+// with its partitions summed.
+func tablesLine(ts []TableStat) string {
+	var out []string
+	var runs TableStat
+	parts, never := 0, 0
+	for _, t := range ts {
+		if !strings.HasPrefix(t.Table, "job_runs") {
+			out = append(out, fmt.Sprintf("%s %d rows (%s, analysed %d×, vacuumed %d×)", t.Table, t.LiveRows,
+				analysed(t.RelTuples), t.Analyzed, t.Vacuumed))
+			continue
+		}
+		if t.Table != "job_runs" {
+			parts++
+		}
+		if t.RelTuples < 0 {
+			never++
+		}
+		runs.LiveRows += t.LiveRows
+		runs.Analyzed += t.Analyzed
+		runs.Vacuumed += t.Vacuumed
+	}
+	if parts > 0 || never > 0 {
+		out = append(out, fmt.Sprintf("job_runs and its %d partitions %d rows (%d of %d never analysed, analysed %d×, vacuumed %d×)",
+			parts, runs.LiveRows, never, parts+1, runs.Analyzed, runs.Vacuumed))
+	}
+	return strings.Join(out, "; ")
+}
+
+func analysed(reltuples float64) string {
+	if reltuples < 0 {
+		return "never analysed"
+	}
+	return fmt.Sprintf("reltuples %.0f", reltuples)
 }

@@ -3,7 +3,8 @@ package main
 // Result is one scenario's outcome, written as
 // bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json. Field by field:
 //
-//	scenario            steady | sparse | burst | max | dueread
+//	scenario            steady | sparse | burst | max | overload | coldstart |
+//	                    dueread | publish
 //	started_at          when the scenario started (UTC)
 //	command             the exact command line (os.Args) of the orchestrator
 //	source              the code measured: vcs_revision, vcs_modified (the
@@ -17,12 +18,19 @@ package main
 //	                    warmup_s, schedulers, workers, worker_concurrency,
 //	                    handler (noop | sleep50), shards, schedule (the jobs'
 //	                    schedule_type and schedule_expr), block_strategy,
-//	                    phases (steady and max: aligned, every job due at
-//	                    the same instant, or spread over the second),
-//	                    profile
+//	                    phases (steady, max, overload, coldstart: aligned,
+//	                    every job due at the same instant, or spread over
+//	                    the second), misfire_policy (the jobs',
+//	                    --misfire-policy, fire_once as the API's default),
+//	                    capacity_per_s (overload: --capacity, 0 when not
+//	                    given), recovery_s and restart_postgres (coldstart:
+//	                    --recovery, --restart-postgres), profile
 //	window              the measured interval: start, end (UTC, whole
 //	                    seconds) and seconds. Warm-up precedes it: the jobs'
-//	                    first fire is at window.start - warmup
+//	                    first fire is at window.start - warmup. coldstart:
+//	                    the whole run, from the first fire to the end of
+//	                    window B (the correctness audit's range; its two
+//	                    measured windows are in coldstart)
 //	rates               per second over the window:
 //	  fires_planned_per_s        runs the schedulers planned (sum of the
 //	                             jetjob_runs_planned_total counters' increase)
@@ -40,7 +48,9 @@ package main
 //	                    end-to-end = recorded_at - scheduled_at. n = runs,
 //	                    missing = runs without that timestamp when measured
 //	                    (counted with "now" as their time, so percentiles are
-//	                    lower bounds then, never flattered)
+//	                    lower bounds then, never flattered). overload: only
+//	                    the runs that did run (started_at set), so that
+//	                    the shed ones, which never start, do not count
 //	fire_spread_ms      per fire time (all runs due at one instant), the fire
 //	                    lag of the first and of the last trigger published:
 //	                    first_p50/first_p99 (over fire times) show the delay
@@ -53,6 +63,10 @@ package main
 //	  shed_fires         runs of the window a misfire policy ended without
 //	                     running them (SKIPPED, EXPIRED): the part of
 //	                     lost_fires an overloaded run sheds on purpose
+//	  unaccounted_fires  expected_fires - invoked_fires - shed_fires (at
+//	                     least 0): fires that neither reached a handler nor
+//	                     were shed by a misfire policy; must be 0 even in
+//	                     overload and across coldstart's restart
 //	  unrecorded_fires   expected_fires - runs of the window: fires without
 //	                     a row in job_runs, never acceptable
 //	  terminal_runs      runs of the window with a final status
@@ -69,6 +83,14 @@ package main
 //	                    exited children), peak_rss_mb (VmHWM; for postgres
 //	                    the sum over the postmaster and its children, which
 //	                    counts shared buffers once per process)
+//	cpu_per_run         the processes' CPU over the window per run that
+//	                    succeeded in it (steady, sparse, burst, overload;
+//	                    coldstart: per window): runs (SUCCEEDED, recorded_at
+//	                    in the window), cpu_s (all benchmark processes, the
+//	                    orchestrator too), ms (cpu_s / runs, in ms), by_kind
+//	                    (postgres, nats, schedulers, workers, orchestrator:
+//	                    processes, cpu_s, ms): compare --schedulers 2
+//	                    --workers 2 with 1 + 1 at the same rate by it
 //	host_cpu            the whole machine over the window (/proc/stat):
 //	                    busy_pct (of all cores), busy_cpu_s,
 //	                    benchmark_cpu_s (the processes above), other_cpu_s
@@ -86,6 +108,73 @@ package main
 //	                    fires/s, measured rates and lags, lost, duplicates,
 //	                    sustained = start lag p99 <= 1 s and nothing lost)
 //	max_sustained_fires_per_s   max only: the highest sustained step's rate
+//	overload            overload only, over the window's fires:
+//	  offered_fires_per_s        fires due in the window / its seconds (the
+//	                             jobs' schedules, not the rows)
+//	  succeeded_per_s            runs that SUCCEEDED with recorded_at in the
+//	                             window, per second (= rates.runs_succeeded_per_s)
+//	  capacity_per_s             --capacity (omitted when not given)
+//	  succeeded_pct_of_capacity  succeeded_per_s / capacity_per_s in % (the
+//	                             target: ≥ 90)
+//	  fires, succeeded, succeeded_pct_of_offered
+//	                             the window's fires, how many of them
+//	                             SUCCEEDED, and that as a % of them
+//	  shed, shed_per_s, shed_pct the window's fires a misfire policy shed
+//	                             (rows SKIPPED by a scheduler or EXPIRED by a
+//	                             worker)
+//	  shed_by_message            those by status and message, numbers in the
+//	                             message replaced by N: status, message,
+//	                             runs, example (one real message)
+//	  summarized_fires           fires in max_catchup summaries (one SKIPPED
+//	                             row for many fires; counted as without_row)
+//	  misfire_catchups           runs of the window of trigger type misfire
+//	                             (fire_once's catch-up of a missed fire)
+//	  other_statuses             the window's runs in any other status
+//	                             (FAILED, LOST, still RUNNING, ...)
+//	  without_row                fires without a row in job_runs: lost,
+//	                             never acceptable (= unrecorded_fires)
+//	  unaccounted                = correctness.unaccounted_fires
+//	  duplicate_runs             = correctness.duplicate_runs
+//	coldstart           coldstart only:
+//	  job_runs_at_start          rows in job_runs before the first fire (0:
+//	                             the run fails otherwise)
+//	  tables_at_first_fire, tables_at_window_a_end
+//	                             jobs, job_runs and its partitions as
+//	                             pg_stat_user_tables saw them: table,
+//	                             live_rows, dead_rows (the statistics' own
+//	                             counts, which can lag by some seconds),
+//	                             reltuples (-1: never
+//	                             analysed or vacuumed), analyze_count and
+//	                             vacuum_count (manual + auto),
+//	                             last_autoanalyze, last_autovacuum. The
+//	                             harness analyses and vacuums nothing;
+//	                             autovacuum is on, as on a new database
+//	  window_a, window_b         the steady figures of the window on the
+//	                             fresh database and of the one after the
+//	                             restart: window, rates, fire_lag_ms,
+//	                             start_lag_ms, end_to_end_ms, fire_spread_ms,
+//	                             correctness, processes, host_cpu,
+//	                             cpu_per_run (as at the top level)
+//	  restart                    stopped_at (first SIGTERM), down_at
+//	                             (everything stopped), ready_at (everything
+//	                             up, schedulers holding every shard), stop_s,
+//	                             start_s, postgres_restarted,
+//	                             recovery_lag_ms (--recovery-lag),
+//	                             recovered_at (the first fire time from which
+//	                             every fire time up to the end of window B
+//	                             had all its runs and start lag p99 within
+//	                             recovery_lag_ms), recovery_s (recovered_at -
+//	                             stopped_at; -1: never), recovery_after_ready_s
+//	                             (recovered_at - ready_at), seconds (per fire
+//	                             time from 2 s before the stop to window B's
+//	                             start: at, fires expected, runs, started,
+//	                             shed, start_p99_ms, a run never started
+//	                             counting with "now")
+//	                    The top-level correctness is the whole run's, from
+//	                    the first fire to the end of window B, both
+//	                    incarnations' workers together: the restart may shed
+//	                    fires (misfire policy), but unaccounted_fires,
+//	                    unrecorded_fires and duplicate_runs must be 0
 //	due_read            dueread (and sparse): per table size, the planner's
 //	                    due-jobs query (selectDue, LIMIT 5000, FOR UPDATE
 //	                    SKIP LOCKED, in a transaction rolled back after):
@@ -100,7 +189,8 @@ package main
 //	                    last_ack_max_ms (the burst's last acknowledgement),
 //	                    msgs_per_s (messages / last_ack_p50)
 //	top_sql             with --profile: the statements PostgreSQL spent the
-//	                    most time on during the window (pg_stat_statements)
+//	                    most time on during the window (pg_stat_statements;
+//	                    coldstart: window B)
 //	profiles            with --profile: CPU profile files of the window
 //	targets             the issue's targets for the scenario: name, goal,
 //	                    measured, met
@@ -128,6 +218,9 @@ type Result struct {
 	Burst               *Burst         `json:"burst,omitempty"`
 	Steps               []Step         `json:"steps,omitempty"`
 	MaxSustainedPerSec  float64        `json:"max_sustained_fires_per_s,omitempty"`
+	CPUPerRun           *CPUPerRun     `json:"cpu_per_run,omitempty"`
+	Overload            *Overload      `json:"overload,omitempty"`
+	ColdStart           *ColdStart     `json:"coldstart,omitempty"`
 	DueRead             []DueRead      `json:"due_read,omitempty"`
 	Publish             []PublishBurst `json:"publish,omitempty"`
 	TopSQL              []SQLStat      `json:"top_sql,omitempty"`
@@ -174,6 +267,10 @@ type RunConfig struct {
 	ScheduleExpr      string  `json:"schedule_expr,omitempty"`
 	BlockStrategy     string  `json:"block_strategy,omitempty"`
 	Phases            string  `json:"phases,omitempty"`
+	MisfirePolicy     string  `json:"misfire_policy,omitempty"`
+	CapacityPerSec    float64 `json:"capacity_per_s,omitempty"`
+	RecoverySeconds   float64 `json:"recovery_s,omitempty"`
+	RestartPostgres   *bool   `json:"restart_postgres,omitempty"`
 	Profile           bool    `json:"profile"`
 }
 
@@ -191,6 +288,8 @@ type Rates struct {
 	TriggersPublished float64 `json:"triggers_published_per_s"`
 	RunsFinished      float64 `json:"runs_finished_per_s"`
 	RunsSucceeded     float64 `json:"runs_succeeded_per_s"`
+	// succeeded is the count behind RunsSucceeded (cpu_per_run's runs).
+	succeeded int64
 }
 
 // Latency is a distribution in milliseconds.
@@ -217,6 +316,7 @@ type Correct struct {
 	InvokedFires       int64            `json:"invoked_fires"`
 	LostFires          int64            `json:"lost_fires"`
 	ShedFires          int64            `json:"shed_fires"`
+	UnaccountedFires   int64            `json:"unaccounted_fires"`
 	UnrecordedFires    int64            `json:"unrecorded_fires"`
 	TerminalRuns       int64            `json:"terminal_runs"`
 	UnfinishedRuns     int64            `json:"unfinished_runs"`
@@ -319,4 +419,112 @@ type Target struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
 	Met      bool   `json:"met"`
+}
+
+// CPUPerRun is the processes' CPU over a window per run that succeeded in
+// it.
+type CPUPerRun struct {
+	Runs       int64     `json:"runs"`
+	CPUSeconds float64   `json:"cpu_s"`
+	Ms         float64   `json:"ms"`
+	ByKind     []KindCPU `json:"by_kind"`
+}
+
+// KindCPU is one kind of process's share of CPUPerRun.
+type KindCPU struct {
+	Kind       string  `json:"kind"`
+	Processes  int     `json:"processes"`
+	CPUSeconds float64 `json:"cpu_s"`
+	Ms         float64 `json:"ms"`
+}
+
+// Overload is what the overload scenario's window's fires became.
+type Overload struct {
+	OfferedPerS            float64          `json:"offered_fires_per_s"`
+	SucceededPerS          float64          `json:"succeeded_per_s"`
+	CapacityPerS           float64          `json:"capacity_per_s,omitempty"`
+	SucceededPctOfCapacity float64          `json:"succeeded_pct_of_capacity,omitempty"`
+	Fires                  int64            `json:"fires"`
+	Succeeded              int64            `json:"succeeded"`
+	SucceededPctOfOffered  float64          `json:"succeeded_pct_of_offered"`
+	Shed                   int64            `json:"shed"`
+	ShedPerS               float64          `json:"shed_per_s"`
+	ShedPct                float64          `json:"shed_pct"`
+	ShedByMessage          []ShedKind       `json:"shed_by_message"`
+	SummarizedFires        int64            `json:"summarized_fires"`
+	CatchUps               int64            `json:"misfire_catchups"`
+	OtherStatuses          map[string]int64 `json:"other_statuses"`
+	WithoutRow             int64            `json:"without_row"`
+	Unaccounted            int64            `json:"unaccounted"`
+	Duplicates             int64            `json:"duplicate_runs"`
+}
+
+// ShedKind is one kind of shed run: its status and message (numbers as N).
+type ShedKind struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Runs    int64  `json:"runs"`
+	Example string `json:"example"`
+}
+
+// ColdStart is the coldstart scenario's outcome.
+type ColdStart struct {
+	JobRunsAtStart     int64       `json:"job_runs_at_start"`
+	TablesAtFirstFire  []TableStat `json:"tables_at_first_fire"`
+	TablesAtWindowAEnd []TableStat `json:"tables_at_window_a_end"`
+	WindowA            *Phase      `json:"window_a,omitempty"`
+	Restart            Restart     `json:"restart"`
+	WindowB            *Phase      `json:"window_b,omitempty"`
+}
+
+// TableStat is what PostgreSQL's statistics say of one table.
+type TableStat struct {
+	Table           string     `json:"table"`
+	LiveRows        int64      `json:"live_rows"`
+	DeadRows        int64      `json:"dead_rows"`
+	RelTuples       float64    `json:"reltuples"`
+	Analyzed        int64      `json:"analyze_count"`
+	Vacuumed        int64      `json:"vacuum_count"`
+	LastAutoAnalyze *time.Time `json:"last_autoanalyze,omitempty"`
+	LastAutoVacuum  *time.Time `json:"last_autovacuum,omitempty"`
+}
+
+// Phase is one measured window of coldstart, with the steady figures.
+type Phase struct {
+	Window       Window     `json:"window"`
+	Rates        Rates      `json:"rates"`
+	FireLagMs    Latency    `json:"fire_lag_ms"`
+	StartLagMs   Latency    `json:"start_lag_ms"`
+	EndToEndMs   Latency    `json:"end_to_end_ms"`
+	FireSpreadMs *Spread    `json:"fire_spread_ms,omitempty"`
+	Correctness  *Correct   `json:"correctness"`
+	Processes    []ProcStat `json:"processes"`
+	HostCPU      *HostCPU   `json:"host_cpu"`
+	CPUPerRun    *CPUPerRun `json:"cpu_per_run,omitempty"`
+}
+
+// Restart is coldstart's restart of every process and the recovery after
+// it.
+type Restart struct {
+	StoppedAt                 time.Time   `json:"stopped_at"`
+	DownAt                    time.Time   `json:"down_at"`
+	ReadyAt                   time.Time   `json:"ready_at"`
+	StopSeconds               float64     `json:"stop_s"`
+	StartSeconds              float64     `json:"start_s"`
+	PostgresRestarted         bool        `json:"postgres_restarted"`
+	RecoveryLagMs             float64     `json:"recovery_lag_ms"`
+	RecoveredAt               *time.Time  `json:"recovered_at,omitempty"`
+	RecoverySeconds           float64     `json:"recovery_s"`
+	RecoveryAfterReadySeconds float64     `json:"recovery_after_ready_s"`
+	Seconds                   []LagSecond `json:"seconds,omitempty"`
+}
+
+// LagSecond is one fire time (whole second) around coldstart's restart.
+type LagSecond struct {
+	At         time.Time `json:"at"`
+	Fires      int64     `json:"fires"`
+	Runs       int64     `json:"runs"`
+	Started    int64     `json:"started"`
+	Shed       int64     `json:"shed"`
+	StartP99Ms float64   `json:"start_p99_ms"`
 }

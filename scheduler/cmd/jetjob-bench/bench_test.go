@@ -1,0 +1,68 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/shared/policy"
+)
+
+func TestCPUPerRunByKind(t *testing.T) {
+	ps := []ProcStat{
+		{Role: "orchestrator", CPUWindow: 0.1}, {Role: "nats", CPUWindow: 1}, {Role: "postgres", CPUWindow: 2},
+		{Role: "scheduler-0", CPUWindow: 0.5}, {Role: "scheduler-1", CPUWindow: 0.5},
+		{Role: "worker-0", CPUWindow: 0.4}, {Role: "worker-1", CPUWindow: 0.6},
+	}
+	c := cpuPerRun(ps, 1000)
+	if c == nil || c.Runs != 1000 || c.CPUSeconds != 5.1 || c.Ms != 5.1 {
+		t.Fatalf("cpuPerRun = %+v, want 5.1 cpu-s, 5.1 ms per run over 1000 runs", c)
+	}
+	want := []KindCPU{{"postgres", 1, 2, 2}, {"nats", 1, 1, 1}, {"schedulers", 2, 1, 1}, {"workers", 2, 1, 1}, {"orchestrator", 1, 0.1, 0.1}}
+	if len(c.ByKind) != len(want) {
+		t.Fatalf("by kind %+v, want %+v", c.ByKind, want)
+	}
+	for i := range want {
+		if c.ByKind[i] != want[i] {
+			t.Errorf("kind %d = %+v, want %+v", i, c.ByKind[i], want[i])
+		}
+	}
+	if cpuPerRun(ps, 0) != nil {
+		t.Error("cpuPerRun with no runs: want nil")
+	}
+}
+
+// The count of a max_catchup summary is read from its message: keep the
+// pattern in step with policy.CatchupSummary.
+func TestSummaryCountMatchesPolicy(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for count, want := range map[string]string{"250": "250", "at least 10000": "10000"} {
+		msg := policy.CatchupSummary(count, at, at.Add(time.Hour), 100, policy.MisfireFireOnce, at.Add(2*time.Hour))
+		m := summaryCount.FindStringSubmatch(msg)
+		if m == nil || m[1] != want {
+			t.Errorf("summary %q: matched %q, want count %s", msg, m, want)
+		}
+	}
+}
+
+func TestRecovered(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sec := func(i int, fires, runs int64, p99 float64) LagSecond {
+		return LagSecond{At: t0.Add(time.Duration(i) * time.Second), Fires: fires, Runs: runs, StartP99Ms: p99}
+	}
+	stopped := t0.Add(1500 * time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		secs []LagSecond
+		want int
+	}{
+		{"recovers", []LagSecond{sec(0, 10, 10, 20), sec(1, 10, 10, 30), sec(2, 10, 10, 4000), sec(3, 10, 10, 900), sec(4, 10, 10, 50)}, 3},
+		{"a missing run is not recovered", []LagSecond{sec(2, 10, 10, 4000), sec(3, 10, 9, 100), sec(4, 10, 10, 50)}, 2},
+		{"never slow: the first fire time after the stop", []LagSecond{sec(0, 10, 10, 20), sec(1, 10, 10, 30), sec(2, 10, 10, 30)}, 2},
+		{"slow at the end", []LagSecond{sec(2, 10, 10, 20), sec(3, 10, 10, 3000)}, -1},
+		{"nothing after the stop", []LagSecond{sec(0, 10, 10, 20), sec(1, 10, 10, 30)}, -1},
+	} {
+		if got := recovered(tc.secs, 1000, stopped); got != tc.want {
+			t.Errorf("%s: recovered = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
