@@ -102,11 +102,13 @@ type Sender struct {
 	// deliveries counts attempts per channel and result: failing alarms
 	// are what tells nobody that jobs fail, so they need a metric.
 	deliveries *prometheus.CounterVec
+	// now times the next attempt of a failed alarm (tests set a fake clock).
+	now func() time.Time
 }
 
 // New returns a sender; Run drives it.
 func New(cfg Config, pool *pgxpool.Pool, log *zap.Logger) *Sender {
-	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm"),
+	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm"), now: time.Now,
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_alarm_deliveries_total",
 			Help: "Alarm delivery attempts by channel (webhook, email) and result (sent, failed).",
@@ -191,9 +193,12 @@ func (s *Sender) round(ctx context.Context) error {
 	return nil
 }
 
-// deliver sends one run's alarm on each channel not yet delivered and
-// records the outcome.
-func (s *Sender) deliver(ctx context.Context, p *pending) {
+// send sends p's alarm on each of its job's channels not yet delivered,
+// adding those it delivers to p.sent, and returns the outcome to record:
+// the alarm status (none: no target; sent; pending: a channel failed and
+// is tried again at next; failed: it failed Attempts times) and the
+// channels' errors.
+func (s *Sender) send(ctx context.Context, p *pending) (status string, next *time.Time, msg string) {
 	a := &p.alarm
 	a.V, a.Event = 1, "run.failed"
 	if s.cfg.ConsoleURL != "" {
@@ -235,7 +240,7 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 			try("email", func(c context.Context) error { return s.email(c, p.emails, a) })
 		}
 	}
-	status, next, msg := "sent", (*time.Time)(nil), ""
+	status = "sent"
 	switch {
 	case targets == 0:
 		status = "none"
@@ -246,10 +251,18 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 			status = "failed"
 		} else {
 			status = "pending"
-			t := time.Now().Add(s.cfg.Backoff << (p.attempts - 1))
+			t := s.now().Add(s.cfg.Backoff << (p.attempts - 1))
 			next = &t
 		}
 	}
+	return status, next, msg
+}
+
+// deliver sends one run's alarm on each channel not yet delivered and
+// records the outcome.
+func (s *Sender) deliver(ctx context.Context, p *pending) {
+	a := &p.alarm
+	status, next, msg := s.send(ctx, p)
 	log := s.log.With(logging.Run(a.RunID), logging.Job(a.JobID))
 	switch status {
 	case "sent":

@@ -111,6 +111,9 @@ type Dispatcher struct {
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time). Set before Run.
 	Observe func(store.PlannedRun, time.Duration)
+	// now times the holding back of TRIGGERED marks (tests set a fake
+	// clock).
+	now func() time.Time
 }
 
 type inflight struct {
@@ -145,6 +148,7 @@ func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger
 		cfg: cfg, js: js, pool: pool, log: log.Named("dispatch"),
 		inflight: make(chan inflight, cfg.InFlight),
 		marks:    make(chan mark, cfg.FlushSize*4),
+		now:      time.Now,
 	}
 }
 
@@ -315,7 +319,7 @@ func (d *Dispatcher) Drain(ctx context.Context) {
 // that would find nothing to do. Runs it does not hold are forgotten after
 // a while.
 func (d *Dispatcher) Recorded(ids []int64) {
-	now := time.Now()
+	now := d.now()
 	d.recordedMu.Lock()
 	defer d.recordedMu.Unlock()
 	if d.recorded == nil {
@@ -343,7 +347,7 @@ func (d *Dispatcher) dropRecorded(marks []mark, forget time.Duration) []mark {
 		kept = append(kept, m)
 	}
 	if forget > 0 {
-		now := time.Now()
+		now := d.now()
 		for id, at := range d.recorded {
 			if now.Sub(at) > forget {
 				delete(d.recorded, id)
@@ -459,6 +463,17 @@ func (d *Dispatcher) record(ctx context.Context, m mark) {
 // Config.TriggeredDelay): beyond it the oldest are written at once.
 const maxHeld = 200_000
 
+// releasable is how many of the held TRIGGERED marks (in ack order) are
+// written now: all of them when all is set (stopping), else those held
+// for delay, and the oldest beyond limit whatever their age.
+func releasable(held []mark, now time.Time, delay time.Duration, limit int, all bool) int {
+	i := 0
+	for i < len(held) && (all || len(held)-i > limit || now.Sub(held[i].at) >= delay) {
+		i++
+	}
+	return i
+}
+
 // flush writes marks in batches until the marks channel closes.
 // TRIGGERED marks wait in held, in ack order, for Config.TriggeredDelay.
 func (d *Dispatcher) flush(ctx context.Context) {
@@ -467,11 +482,8 @@ func (d *Dispatcher) flush(ctx context.Context) {
 	var batch, held []mark
 	var pruned time.Time
 	release := func(all bool) {
-		now := time.Now()
-		i := 0
-		for i < len(held) && (all || len(held)-i > maxHeld || now.Sub(held[i].at) >= d.cfg.TriggeredDelay) {
-			i++
-		}
+		now := d.now()
+		i := releasable(held, now, d.cfg.TriggeredDelay, maxHeld, all)
 		// Once a second, entries for runs this dispatcher never held
 		// (published by another scheduler) are forgotten.
 		var forget time.Duration

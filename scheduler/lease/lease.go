@@ -65,6 +65,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// deadline is the local instant until which a lease renewed or taken by a
+// statement sent at sent is trusted: the TTL minus the margin from the
+// sending. The database's expiry is its now() + TTL, read after the
+// statement was sent, so the deadline comes a margin before it.
+func (c Config) deadline(sent time.Time) time.Time { return sent.Add(c.TTL - c.Margin) }
+
 // Validate says which field is wrong.
 func (c Config) Validate() error {
 	c = c.withDefaults()
@@ -186,8 +192,7 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // tick is one round: beat, renew, release extras, acquire up to the fair share.
 func (m *Manager) tick(ctx context.Context) error {
-	sent := m.now()
-	deadline := sent.Add(m.cfg.TTL - m.cfg.Margin)
+	deadline := m.cfg.deadline(m.now())
 	ttl := m.cfg.TTL.Seconds()
 
 	var live []string
@@ -227,9 +232,7 @@ func (m *Manager) tick(ctx context.Context) error {
 
 	// Release the shards above our fair share (the highest ones), so a
 	// newly joined instance can take them.
-	if extra := len(renewed) - fair; extra > 0 {
-		keep := sortedKeys(renewed)
-		rel := keep[len(keep)-extra:]
+	if rel := above(renewed, fair); len(rel) > 0 {
 		m.update(nil, deadline, rel, "released to balance")
 		if _, err := m.pool.Exec(ctx, `UPDATE scheduler_shards SET owner = NULL, expires_at = '-infinity'
 			WHERE shard = ANY($1) AND owner = $2`, rel, m.cfg.ID); err != nil {
@@ -350,6 +353,17 @@ func fairShare(total int, live []string, id string) int {
 		share++
 	}
 	return share
+}
+
+// above returns the shards of held beyond the fair share: the highest
+// ones, none when held is within it.
+func above(held map[int]int64, fair int) []int {
+	extra := len(held) - fair
+	if extra <= 0 {
+		return nil
+	}
+	keep := sortedKeys(held)
+	return keep[len(keep)-extra:]
 }
 
 func collectPairs(rows pgx.Rows, into map[int]int64) error {

@@ -93,8 +93,8 @@ func (m *Monitor) Run(ctx context.Context) error {
 // idempotent (a fixed Msg-Id; and a run already ended does not move), so a
 // redelivered advisory is harmless.
 func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []byte) error {
-	var adv advisory
-	if err := json.Unmarshal(data, &adv); err != nil || adv.StreamSeq == 0 {
+	adv, ok := parseAdvisory(data)
+	if !ok {
 		m.log.Error("dropping a malformed max-deliveries advisory", zap.ByteString("advisory", data))
 		return nil
 	}
@@ -112,14 +112,12 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 		m.log.Error("spent trigger is not a valid trigger; deleting it", zap.Uint64("stream_seq", adv.StreamSeq), zap.Error(err))
 		return triggers.DeleteMsg(ctx, adv.StreamSeq)
 	}
-	ev := wire.Event{Kind: wire.EventFinished, RunID: trig.RunID, JobID: trig.JobID, Status: wire.StatusLost, At: time.Now(),
-		ScheduledAt: trig.ScheduledAt,
-		Message:     fmt.Sprintf("lost: delivered %d times (the consumer's max deliveries) and never acknowledged: the worker(s) running it died or stopped responding", adv.Deliveries)}
+	ev, subject, msgID := lostEvent(trig, adv.Deliveries, time.Now())
 	body, err := wire.EncodeEvents(ev)
 	if err != nil {
 		return err
 	}
-	if _, err := m.js.Publish(ctx, stream.Event(trig.Group), body, jetstream.WithMsgID(fmt.Sprintf("run-%d-lost", trig.RunID))); err != nil {
+	if _, err := m.js.Publish(ctx, subject, body, jetstream.WithMsgID(msgID)); err != nil {
 		return fmt.Errorf("publish LOST of run %d: %w", trig.RunID, err)
 	}
 	m.lost.WithLabelValues(trig.Group).Inc()
@@ -128,4 +126,26 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 		return fmt.Errorf("delete spent trigger %d: %w", adv.StreamSeq, err)
 	}
 	return nil
+}
+
+// parseAdvisory reads a max-deliveries advisory; false when it is
+// malformed or names no stream sequence (nothing to look up: dropped).
+func parseAdvisory(data []byte) (advisory, bool) {
+	var adv advisory
+	if err := json.Unmarshal(data, &adv); err != nil || adv.StreamSeq == 0 {
+		return advisory{}, false
+	}
+	return adv, true
+}
+
+// lostEvent is the finished event that ends trig's run LOST at at, after
+// deliveries deliveries; subject is its group's events subject (the
+// applier takes an event only for a run of the group its subject names)
+// and msgID is fixed per run, so a redelivered advisory publishes nothing
+// new.
+func lostEvent(trig *wire.Trigger, deliveries uint64, at time.Time) (ev wire.Event, subject, msgID string) {
+	ev = wire.Event{Kind: wire.EventFinished, RunID: trig.RunID, JobID: trig.JobID, Status: wire.StatusLost, At: at,
+		ScheduledAt: trig.ScheduledAt,
+		Message:     fmt.Sprintf("lost: delivered %d times (the consumer's max deliveries) and never acknowledged: the worker(s) running it died or stopped responding", deliveries)}
+	return ev, stream.Event(trig.Group), fmt.Sprintf("run-%d-lost", trig.RunID)
 }

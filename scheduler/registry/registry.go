@@ -96,23 +96,27 @@ func (r *Registry) watch(ctx context.Context) error {
 	}
 }
 
-func (r *Registry) apply(e jetstream.KeyValueEntry) {
+func (r *Registry) apply(e jetstream.KeyValueEntry) { r.heard(e.Key(), e.Operation(), e.Value()) }
+
+// heard records what the bucket said under key: a worker's heartbeat
+// (put), or that its key was deleted or purged.
+func (r *Registry) heard(key string, op jetstream.KeyValueOp, value []byte) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e.Operation() != jetstream.KeyValuePut {
-		delete(r.workers, e.Key())
+	if op != jetstream.KeyValuePut {
+		delete(r.workers, key)
 		return
 	}
-	info, err := wire.DecodeWorkerInfo(e.Value())
+	info, err := wire.DecodeWorkerInfo(value)
 	if err != nil {
-		r.log.Warn("ignoring a malformed worker heartbeat", zap.String("key", e.Key()), zap.Error(err))
+		r.log.Warn("ignoring a malformed worker heartbeat", zap.String("key", key), zap.Error(err))
 		return
 	}
-	if !strings.HasPrefix(e.Key(), info.Group+".") {
-		r.log.Warn("ignoring a heartbeat under another group's key", zap.String("key", e.Key()), zap.String("group", info.Group))
+	if !strings.HasPrefix(key, info.Group+".") {
+		r.log.Warn("ignoring a heartbeat under another group's key", zap.String("key", key), zap.String("group", info.Group))
 		return
 	}
-	r.workers[e.Key()] = entry{info: *info, seen: r.now()}
+	r.workers[key] = entry{info: *info, seen: r.now()}
 }
 
 // Synced reports whether the registry has read the bucket once: before,

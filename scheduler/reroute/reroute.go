@@ -18,7 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,21 +90,36 @@ func (r *Rerouter) Check(ctx context.Context) error {
 		return fmt.Errorf("stream %s subjects: %w", stream.Triggers, err)
 	}
 	var errs []error
-	for subject, n := range info.State.Subjects {
-		group, id, ok := stream.ParseTriggerWorker(subject)
-		if !ok || n == 0 || r.live(group, id) {
-			continue
-		}
-		cons, err := s.CreateOrUpdateConsumer(ctx, r.consumerConfig(ctx, s, group, id))
+	for _, d := range stranded(info.State.Subjects, r.live) {
+		cons, err := s.CreateOrUpdateConsumer(ctx, r.consumerConfig(ctx, s, d.group, d.worker))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("consumer of %s: %w", subject, err))
+			errs = append(errs, fmt.Errorf("consumer of %s: %w", d.subject, err))
 			continue
 		}
-		if err := r.drain(ctx, cons, group, id); err != nil {
+		if err := r.drain(ctx, cons, d.group, d.worker); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// directed is one worker's directed trigger subject.
+type directed struct{ subject, group, worker string }
+
+// stranded returns, in subject order, the directed subjects among subjects
+// (each with the number of triggers it holds) that hold triggers of a
+// worker live does not report: the ones to move.
+func stranded(subjects map[string]uint64, live func(group, id string) bool) []directed {
+	var out []directed
+	for subject, n := range subjects {
+		group, id, ok := stream.ParseTriggerWorker(subject)
+		if !ok || n == 0 || live(group, id) {
+			continue
+		}
+		out = append(out, directed{subject: subject, group: group, worker: id})
+	}
+	slices.SortFunc(out, func(a, b directed) int { return strings.Compare(a.subject, b.subject) })
+	return out
 }
 
 // consumerConfig is the dead worker's consumer as it is, or as the worker
@@ -170,15 +187,9 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 		log.Warn("dropping a malformed directed trigger", zap.Uint64("stream_seq", md.Sequence.Stream), zap.Error(err))
 		return msg.Term()
 	}
-	id := fmt.Sprintf("%s-rerouted-%d", wire.MsgID(trig.RunID), md.Sequence.Stream)
+	cp, id := copyOf(group, msg.Data(), trig.RunID, md.Sequence.Stream, md.NumDelivered)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	// The copy says how often the dead worker had the original (this
-	// drain's delivery aside): a run it may have started must not start
-	// again, so the worker that gets the copy checks first.
-	cp := nats.NewMsg(stream.TriggerAny(group))
-	cp.Data = msg.Data()
-	cp.Header.Set(stream.ReroutedHeader, strconv.FormatUint(md.NumDelivered-1, 10))
 	if _, err := r.js.PublishMsg(pctx, cp, jetstream.WithMsgID(id), jetstream.WithExpectStream(stream.Triggers)); err != nil {
 		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
 	}
@@ -189,4 +200,18 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 	}
 	log.Debug("directed trigger moved to the shared queue", logging.Run(trig.RunID), logging.Job(trig.JobID))
 	return nil
+}
+
+// copyOf returns the shared-queue copy of a directed trigger of run runID
+// (data, stored at streamSeq, delivered numDelivered times counting this
+// drain's delivery) and the copy's Msg-Id, which the original's stream
+// sequence makes the same for every scheduler that moves it.
+func copyOf(group string, data []byte, runID int64, streamSeq, numDelivered uint64) (*nats.Msg, string) {
+	// The copy says how often the dead worker had the original (this
+	// drain's delivery aside): a run it may have started must not start
+	// again, so the worker that gets the copy checks first.
+	cp := nats.NewMsg(stream.TriggerAny(group))
+	cp.Data = data
+	cp.Header.Set(stream.ReroutedHeader, strconv.FormatUint(numDelivered-1, 10))
+	return cp, fmt.Sprintf("%s-rerouted-%d", wire.MsgID(runID), streamSeq)
 }

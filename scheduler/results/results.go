@@ -122,25 +122,35 @@ func (a *Applier) Run(ctx context.Context) error {
 		case m := <-in:
 			batch = append(batch[:0], m)
 		}
-		linger.Reset(a.cfg.Linger)
-	gather:
-		for len(batch) < a.cfg.BatchSize {
-			select {
-			case m := <-in:
-				batch = append(batch, m)
-			case <-linger.C:
-				break gather
-			case <-ctx.Done():
-				nakAll(batch)
-				return nil
-			}
+		var ok bool
+		if batch, ok = gather(ctx, in, batch, a.cfg.BatchSize, linger, a.cfg.Linger); !ok {
+			nakAll(batch)
+			return nil
 		}
-		linger.Stop()
 		if !a.applyBatch(ctx, batch) {
 			nakAll(batch)
 			return nil
 		}
 	}
+}
+
+// gather adds to batch, which holds the first message, what arrives on in
+// until the batch holds size messages or linger has passed since the
+// first (on timer t); false when ctx ended first.
+func gather[M any](ctx context.Context, in <-chan M, batch []M, size int, t *time.Timer, linger time.Duration) ([]M, bool) {
+	t.Reset(linger)
+	defer t.Stop()
+	for len(batch) < size {
+		select {
+		case m := <-in:
+			batch = append(batch, m)
+		case <-t.C:
+			return batch, true
+		case <-ctx.Done():
+			return batch, false
+		}
+	}
+	return batch, true
 }
 
 // handBackWait bounds how long a stopping applier waits for the events the
@@ -217,14 +227,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		if md, err := m.Metadata(); err == nil {
 			from.seq = md.Sequence.Stream
 		}
-		group, ok := strings.CutPrefix(from.subject, "jetjob.event.")
-		var evs []wire.Event
-		var err error
-		if !ok || !wire.ValidName(group) {
-			err = fmt.Errorf("subject %q is not jetjob.event.<group>", from.subject)
-		} else {
-			evs, err = wire.DecodeEvents(m.Data())
-		}
+		group, evs, err := decode(from.subject, m.Data())
 		if err != nil {
 			a.log.Error("dropping an events message that can never be applied", zap.String("subject", from.subject),
 				zap.Uint64("stream_seq", from.seq), zap.Error(err), zap.ByteString("data", m.Data()[:min(len(m.Data()), 512)]))
@@ -281,6 +284,17 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		}
 	}
 	return true
+}
+
+// decode reads an events message that came on subject: the group the
+// subject names and the events. An error means it can never be applied.
+func decode(subject string, data []byte) (group string, evs []wire.Event, err error) {
+	group, ok := strings.CutPrefix(subject, "jetjob.event.")
+	if !ok || !wire.ValidName(group) {
+		return "", nil, fmt.Errorf("subject %q is not jetjob.event.<group>", subject)
+	}
+	evs, err = wire.DecodeEvents(data)
+	return group, evs, err
 }
 
 // logIgnored says which updates of a committed batch changed nothing. An

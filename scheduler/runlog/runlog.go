@@ -57,7 +57,7 @@ func (r *Reader) consumer(ctx context.Context, runID int64, from uint64) (jetstr
 }
 
 // Read returns up to limit lines of a run from cursor from (0: the first).
-// next is the cursor to read on from, 0 when nothing was read.
+// next is the cursor to read on from (see nextCursor).
 func (r *Reader) Read(ctx context.Context, runID int64, from uint64, limit int) (lines []Line, next uint64, err error) {
 	c, err := r.consumer(ctx, runID, from)
 	if err != nil {
@@ -76,20 +76,25 @@ func (r *Reader) Read(ctx context.Context, runID int64, from uint64, limit int) 
 		return nil, 0, fmt.Errorf("read logs of run %d: %w", runID, err)
 	}
 	for m := range batch.Messages() {
-		l, ok := decode(m)
-		if !ok {
-			continue
+		if l, ok := decode(m); ok {
+			lines = append(lines, l)
 		}
-		lines = append(lines, l)
-		next = l.Cursor + 1
 	}
+	next = nextCursor(lines, from)
 	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
 		return lines, next, fmt.Errorf("read logs of run %d: %w", runID, err)
 	}
-	if next == 0 {
-		next = from
-	}
 	return lines, next, nil
+}
+
+// nextCursor is where a read from cursor from that returned lines reads
+// on: past its last line, or from again when it returned none (a reader
+// polling a quiet run does not start over).
+func nextCursor(lines []Line, from uint64) uint64 {
+	if len(lines) == 0 {
+		return from
+	}
+	return lines[len(lines)-1].Cursor + 1
 }
 
 // Follow emits a run's lines from cursor from as they arrive, until ctx
@@ -131,13 +136,19 @@ func (r *Reader) Follow(ctx context.Context, runID int64, from uint64, ended fun
 // decode turns a message into a line; a malformed one is skipped (it was
 // not written by a jetjob worker, and must not stop the reader).
 func decode(m jetstream.Msg) (Line, bool) {
-	ll, err := wire.DecodeLogLine(m.Data())
-	if err != nil {
-		return Line{}, false
-	}
 	md, err := m.Metadata()
 	if err != nil {
 		return Line{}, false
 	}
-	return Line{LogLine: *ll, Cursor: md.Sequence.Stream}, true
+	return line(m.Data(), md.Sequence.Stream)
+}
+
+// line is the log line data stored at stream sequence seq; false when data
+// is not a log line.
+func line(data []byte, seq uint64) (Line, bool) {
+	ll, err := wire.DecodeLogLine(data)
+	if err != nil {
+		return Line{}, false
+	}
+	return Line{LogLine: *ll, Cursor: seq}, true
 }

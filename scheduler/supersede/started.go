@@ -158,19 +158,25 @@ func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool
 		if err != nil {
 			continue // the applier terminates it: it says nothing
 		}
-		for _, e := range evs {
-			if !asked[e.RunID] {
-				continue
-			}
-			p := out[e.RunID]
-			if e.Kind == wire.EventStarted && (p.StartedAt.IsZero() || e.At.Before(p.StartedAt)) {
-				p.StartedAt, p.WorkerID = e.At.UTC(), e.WorkerID
-			}
-			if e.Status.Rank() > p.Status.Rank() {
-				p.Status = e.Status
-			}
-			out[e.RunID] = p
-		}
+		note(out, asked, evs)
 	}
 	return out, nil
+}
+
+// note adds to out what evs say of the asked runs: the first start
+// (worker, time) and the highest status.
+func note(out map[int64]wire.RunStart, asked map[int64]bool, evs []wire.Event) {
+	for _, e := range evs {
+		if !asked[e.RunID] {
+			continue
+		}
+		p := out[e.RunID]
+		if e.Kind == wire.EventStarted && (p.StartedAt.IsZero() || e.At.Before(p.StartedAt)) {
+			p.StartedAt, p.WorkerID = e.At.UTC(), e.WorkerID
+		}
+		if e.Status.Rank() > p.Status.Rank() {
+			p.Status = e.Status
+		}
+		out[e.RunID] = p
+	}
 }
