@@ -80,8 +80,9 @@ type ControlReply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// SupersedeQuery asks whether a late trigger of a fire_once job has been
-// superseded by a newer missed fire of the same job (one not SKIPPED):
+// SupersedeQuery asks whether a late trigger of a fire_once job is
+// superseded by a newer missed fire of the same job that runs (one that
+// ran, or the catch-up the schedulers chose; see scheduler/supersede):
 // then only the newer one runs. A missed fire is one scheduled
 // before Cutoff (the asking worker's now minus the misfire threshold);
 // fires after it are on time and run as usual, so a catch-up is not
