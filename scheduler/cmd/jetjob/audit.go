@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,15 +74,9 @@ prints each entry with the documents before and after the change.`,
 			if err := pageFlags(cmd, opts.Limit, after, &opts.Before); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.Audit(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.AuditList, error) {
+				return c.Audit(ctx, opts)
+			}, func(w io.Writer, list *apiv1.AuditList) error {
 				t := newTable(w, "TIME", "ACTOR", "AUTH", "ACTION", "TARGET", "CLIENT")
 				for _, e := range list.Entries {
 					t.row(fmtTime(e.At), e.Actor, e.Auth, e.Action, e.Target, e.Client)
@@ -121,15 +116,9 @@ first, with who made each, the version it produced and the fields it changed.
 			if err := pageFlags(cmd, opts.Limit, after, &opts.Before); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.JobHistory(cmd.Context(), id, opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.AuditList, error) {
+				return c.JobHistory(ctx, id, opts)
+			}, func(w io.Writer, list *apiv1.AuditList) error {
 				t := newTable(w, "TIME", "ACTOR", "ACTION", "VERSION", "CHANGES")
 				for _, e := range list.Entries {
 					t.row(fmtTime(e.At), e.Actor, e.Action, revisionVersion(e), truncate(cell(changes(e.Before, e.After)), changesWidth))
