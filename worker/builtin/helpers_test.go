@@ -1,7 +1,6 @@
 package builtin_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -42,18 +42,10 @@ func newEnv(t *testing.T, handlers map[string]worker.HandlerFunc) *env {
 	for name, h := range handlers {
 		w.Handle(name, h)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	stop := workertest.Start(t, w)
 	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("worker Run: %v", err)
-			}
-		case <-time.After(waitLimit):
-			t.Errorf("worker did not stop within %s", waitLimit)
+		if err := stop(); err != nil {
+			t.Errorf("worker Run: %v", err)
 		}
 	})
 	return e
