@@ -93,6 +93,17 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
+// printed fails the test (going on) for each of wants that what's output
+// out lacks.
+func printed(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s printed\n%s\nwithout %q", what, out, w)
+		}
+	}
+}
+
 // must fails the test unless res succeeded.
 func must(t *testing.T, res result, what string) result {
 	t.Helper()

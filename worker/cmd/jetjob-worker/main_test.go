@@ -150,6 +150,24 @@ func (p *proc) wait() int {
 	return -1
 }
 
+// term sends SIGTERM, which asks for a graceful stop.
+func (p *proc) term() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// stopsCleanly sends SIGTERM and requires exit status 0 (start's cleanup
+// shows the output when it is not).
+func (p *proc) stopsCleanly() {
+	p.t.Helper()
+	p.term()
+	if code := p.wait(); code != 0 {
+		p.t.Fatalf("exit status %d after SIGTERM, want 0", code)
+	}
+}
+
 // waitOutput polls until the process's output contains s (start's
 // cleanup shows the output if it never does).
 func (p *proc) waitOutput(s string) {
@@ -274,9 +292,7 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	// SIGTERM while a run is going: it finishes within the shutdown grace.
 	e.publish("ops", 3, `echo begin; while [ ! -e "$PROCEED" ]; do sleep 0.02; done; echo end`)
 	e.Event(3, wire.EventStarted)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	p.term()
 	p.waitOutput("worker stopping")
 	if err := os.WriteFile(proceed, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -295,8 +311,10 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	}
 }
 
-// NATS down at start is waited out; the worker runs once it is up.
-func TestBinaryWaitsForNATS(t *testing.T) {
+// startWithoutNATS starts the binary on a port where no NATS listens yet
+// and returns once it says it is waiting for one.
+func startWithoutNATS(t *testing.T) (*proc, int) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -307,38 +325,25 @@ func TestBinaryWaitsForNATS(t *testing.T) {
 		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
 	})
 	p.waitOutput("waiting for NATS JetStream")
+	return p, port
+}
+
+// NATS down at start is waited out; the worker runs once it is up.
+func TestBinaryWaitsForNATS(t *testing.T) {
+	p, port := startWithoutNATS(t)
 
 	e, _ := startNATS(t, port)
 	e.publish("ops", 1, "echo late but fine")
 	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded {
 		t.Fatalf("finished %+v", f)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0", code)
-	}
+	p.stopsCleanly()
 }
 
 // SIGTERM while NATS is still unreachable ends the wait with status 0.
 func TestBinaryStopsWhileWaitingForNATS(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	p := start(t, map[string]string{
-		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
-	})
-	p.waitOutput("waiting for NATS JetStream")
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0", code)
-	}
+	p, _ := startWithoutNATS(t)
+	p.stopsCleanly()
 }
 
 // Every bad setting exits with status 2 and a message naming it; nothing
@@ -458,12 +463,7 @@ func TestBinaryConfigFileAndTLS(t *testing.T) {
 	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "tls1" {
 		t.Errorf("finished %+v", f)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
-	}
+	p.stopsCleanly()
 	if strings.Contains(p.out.String(), "hunter2") {
 		t.Errorf("the password was printed:\n%s", p.out.String())
 	}
@@ -521,12 +521,7 @@ func TestBinaryUnderGroupCredential(t *testing.T) {
 		t.Errorf("run log %q", msgs)
 	}
 	e.waitHeartbeat("shell", "worker-1")
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
-	}
+	p.stopsCleanly()
 	if out := p.out.String(); strings.Contains(out, "Permissions Violation") {
 		t.Errorf("the group's user was refused something its worker needs:\n%s", out)
 	}

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -177,12 +176,7 @@ func TestBinaryMetricsAndProbes(t *testing.T) {
 	want[`jetjob_worker_trigger_pickup_seconds{`+g+`,lane="shared"}`] = 3
 	expectSeries(t, base, want)
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d after SIGTERM, want 0", code)
-	}
+	p.stopsCleanly()
 }
 
 // goVersion reads the Go version the binary reports in jetjob_build_info.
