@@ -6,20 +6,17 @@ package smtptest
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"fmt"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/jetjob/jetjob/shared/testpki"
 )
 
 // Message is one mail as the server received it.
@@ -59,7 +56,10 @@ type Server struct {
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	ln, ip := listenLoopback(t, o.Port)
-	cert, roots := selfSigned(t, ip)
+	cert, roots, err := testpki.SelfSigned(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if o.ImplicitTLS {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}})
 	}
@@ -175,30 +175,4 @@ func listenLoopback(t testing.TB, port int) (net.Listener, net.IP) {
 	}
 	t.Fatalf("no loopback address free for port %d: %v", port, lastErr)
 	return nil, nil
-}
-
-// selfSigned makes a certificate for ip and a pool that trusts it.
-func selfSigned(t testing.TB, ip net.IP) (tls.Certificate, *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "jetjob test smtp"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{ip}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool
 }
