@@ -420,12 +420,8 @@ func hosts(es []execution) []string {
 // the stream, their runs LOST) out of the emptiness check.
 func (c *cluster) checkStreams(pendingOK bool) {
 	c.t.Helper()
-	nc := c.natsConn()
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	js, closeJS := c.jetStream()
+	defer closeJS()
 	ctx, cancel := context.WithTimeout(c.ctx(), 90*time.Second)
 	defer cancel()
 	var (

@@ -19,6 +19,7 @@ import (
 	mobynet "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
@@ -543,6 +544,19 @@ func (c *cluster) count(query string, args ...any) int {
 }
 
 // natsConn connects the test to a running NATS node. The caller closes it.
+// jetStream is JetStream over a new connection to the running NATS nodes;
+// call done when finished with it.
+func (c *cluster) jetStream() (js jetstream.JetStream, done func()) {
+	c.t.Helper()
+	nc := c.natsConn()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		c.t.Fatalf("JetStream: %v", err)
+	}
+	return js, nc.Close
+}
+
 func (c *cluster) natsConn() *nats.Conn {
 	c.t.Helper()
 	var urls []string

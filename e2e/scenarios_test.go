@@ -565,12 +565,8 @@ func TestDropInWorker(t *testing.T) {
 		})
 	}
 
-	nc := c.natsConn()
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, closeJS := c.jetStream()
+	defer closeJS()
 	for _, r := range runs {
 		if r.Status != "SUCCEEDED" {
 			t.Errorf("run %d of job %d: %s (%q), want SUCCEEDED", r.ID, r.JobID, r.Status, r.Message)
@@ -676,12 +672,8 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 // streamInfo reads a stream's info from a running node.
 func (c *cluster) streamInfo(name string) *jetstream.StreamInfo {
 	c.t.Helper()
-	nc := c.natsConn()
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	js, closeJS := c.jetStream()
+	defer closeJS()
 	ctx, cancel := context.WithTimeout(c.ctx(), 10*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, name)

@@ -1,13 +1,11 @@
 package scheduler_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,6 +20,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/internal/smtptest"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -87,78 +86,6 @@ func TestRetriesWithBackoff(t *testing.T) {
 	}
 }
 
-// smtpServer is a minimal in-test SMTP server that records messages.
-type smtpServer struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	msgs []string
-}
-
-func startSMTP(t *testing.T) *smtpServer {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &smtpServer{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go s.serve(conn)
-		}
-	}()
-	return s
-}
-
-func (s *smtpServer) serve(conn net.Conn) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	say := func(line string) { fmt.Fprintf(conn, "%s\r\n", line) }
-	say("220 test ESMTP")
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return
-		}
-		cmd := strings.ToUpper(strings.TrimSpace(line))
-		switch {
-		case strings.HasPrefix(cmd, "EHLO"), strings.HasPrefix(cmd, "HELO"):
-			say("250 test")
-		case strings.HasPrefix(cmd, "DATA"):
-			say("354 go ahead")
-			var b strings.Builder
-			for {
-				l, err := r.ReadString('\n')
-				if err != nil {
-					return
-				}
-				if l == ".\r\n" {
-					break
-				}
-				b.WriteString(l)
-			}
-			s.mu.Lock()
-			s.msgs = append(s.msgs, b.String())
-			s.mu.Unlock()
-			say("250 queued")
-		case strings.HasPrefix(cmd, "QUIT"):
-			say("221 bye")
-			return
-		default: // MAIL, RCPT, RSET, NOOP
-			say("250 ok")
-		}
-	}
-}
-
-func (s *smtpServer) messages() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.msgs...)
-}
-
 // With every attempt failing, exactly one alarm goes out per channel: the
 // webhook with the documented JSON and a valid signature, and one email.
 func TestAlarmAfterLastAttempt(t *testing.T) {
@@ -179,8 +106,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		hookMu.Unlock()
 	}))
 	defer hook.Close()
-	mail := startSMTP(t)
-	port := mail.ln.Addr().(*net.TCPAddr).Port
+	mail := smtptest.Start(t, smtptest.Options{})
 
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("broken", func(ctx context.Context, j *worker.Job) error {
@@ -188,7 +114,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		})
 	}, func(c *scheduler.Config) {
 		c.Alarm = alarm.Config{WebhookSecret: secret, ConsoleURL: "https://jetjob.example",
-			SMTP: alarm.SMTP{Host: "127.0.0.1", Port: port, From: "jetjob@example.com"}}
+			SMTP: alarm.SMTP{Host: mail.IP.String(), Port: mail.Port, From: "jetjob@example.com"}}
 	})
 	ctx := context.Background()
 	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
@@ -220,13 +146,13 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		!strings.Contains(a.Message, "database unreachable") || a.ConsoleLink != fmt.Sprintf("https://jetjob.example/runs/%d", runs[2].ID) {
 		t.Errorf("webhook payload %+v", a)
 	}
-	msgs := mail.messages()
+	msgs := mail.Messages()
 	if len(msgs) != 1 {
 		t.Fatalf("%d emails, want exactly 1", len(msgs))
 	}
-	if !strings.Contains(msgs[0], "To: <ops@example.com>") || !strings.Contains(msgs[0], "database unreachable") ||
-		!strings.Contains(msgs[0], "Subject: [jetjob] FAILED: job broken") {
-		t.Errorf("email:\n%s", msgs[0])
+	if m := msgs[0].Data; !strings.Contains(m, "To: <ops@example.com>") || !strings.Contains(m, "database unreachable") ||
+		!strings.Contains(m, "Subject: [jetjob] FAILED: job broken") {
+		t.Errorf("email:\n%s", m)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -70,13 +70,8 @@ func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func(
 			}
 			return nil
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
-		var once sync.Once
-		stop := func() { once.Do(func() { cancel(); <-done }) }
-		stops[id] = stop
-		c.t.Cleanup(stop)
+		run := workertest.Start(c.t, w)
+		stops[id] = func() { _ = run() } // a stopped worker's error is not what these tests look at
 	}
 	return stops
 }

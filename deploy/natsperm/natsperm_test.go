@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -198,20 +199,12 @@ func startWorker(t *testing.T, nc *nats.Conn, group, id string, release <-chan s
 		}
 		return nil
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	run := workertest.Start(t, w)
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("worker %s: Run: %v", id, err)
-				}
-			case <-time.After(waitLimit):
-				t.Errorf("worker %s: Run did not return", id)
+			if err := run(); err != nil {
+				t.Errorf("worker %s: Run: %v", id, err)
 			}
 		})
 	}

@@ -18,11 +18,9 @@ import (
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
-	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -50,27 +48,13 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	st, err := store.Open(ctx, pool, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	workers := []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
-	a, err := api.New(api.Config{Token: bootstrapToken, Fire: func(store.PlannedRun) {}, Logs: runlog.New(js),
-		Workers: func(g string) []wire.WorkerInfo {
-			var out []wire.WorkerInfo
-			for _, w := range workers {
-				if g == "" || w.Group == g {
-					out = append(out, w)
-				}
-			}
-			return out
-		},
-		Kill: func(context.Context, int64, string) error { return nil }}, st, zaptest.NewLogger(t))
+	st, pool := apitest.Store(t)
+	cfg := apitest.Config()
+	cfg.Token, cfg.Logs = bootstrapToken, runlog.New(apitest.JetStream(t))
+	cfg.Workers = apitest.Workers(func() []wire.WorkerInfo {
+		return []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
+	})
+	a, err := api.New(cfg, st, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,13 +90,7 @@ func (e *env) next() int64 { return e.seq.Add(1) }
 
 func (e *env) job(group, handler string) store.Job {
 	e.t.Helper()
-	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: group, Name: fmt.Sprint("j", e.next()),
-		Handler: handler, ScheduleType: "none", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
-		BlockStrategy: "serial", Enabled: true})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return j
+	return apitest.Job(e.t, e.st, group, fmt.Sprint("j", e.next()), handler)
 }
 
 func (e *env) newRun(job int64) int64 {

@@ -18,11 +18,10 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/retention"
-	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/wire"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -36,14 +35,9 @@ func server(t *testing.T) (*httptest.Server, *pgxpool.Pool) {
 // serverWith is server with the config changed by set (when not nil).
 func serverWith(t *testing.T, set func(*api.Config)) (*httptest.Server, *pgxpool.Pool) {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	st, err := store.Open(context.Background(), pool, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := api.Config{InsecureNoAuth: true, Fire: func(store.PlannedRun) {}, Logs: runlog.New(nil),
-		Workers: func(string) []wire.WorkerInfo { return nil },
-		Kill:    func(context.Context, int64, string) error { return nil }}
+	st, pool := apitest.Store(t)
+	cfg := apitest.Config()
+	cfg.InsecureNoAuth = true
 	if set != nil {
 		set(&cfg)
 	}
@@ -73,6 +67,31 @@ func get(t *testing.T, srv *httptest.Server, path string, out any) (int, string)
 		t.Fatal(err)
 	}
 	return resp.StatusCode, ""
+}
+
+// cursorPages reads every page of a cursor-paged listing (path with its
+// query), at most maxPages, and returns the ids of the items in the order
+// read and how many pages it took; page returns a page's ids and cursor.
+func cursorPages[L any](t *testing.T, srv *httptest.Server, path string, maxPages int, page func(*L) ([]int64, string)) ([]int64, int) {
+	t.Helper()
+	var got []int64
+	cursor, pages := "", 0
+	for {
+		q := path
+		if cursor != "" {
+			q += "&cursor=" + url.QueryEscape(cursor)
+		}
+		var l L
+		if code, msg := get(t, srv, q, &l); code != http.StatusOK {
+			t.Fatalf("%s: %d %s", q, code, msg)
+		}
+		ids, next := page(&l)
+		got = append(got, ids...)
+		pages++
+		if cursor = next; cursor == "" || pages > maxPages {
+			return got, pages
+		}
+	}
 }
 
 func TestStatsKeepRollupAfterRetention(t *testing.T) {
@@ -210,25 +229,13 @@ func TestRunSearchPagesExactly(t *testing.T) {
 				want = append(want, s.id)
 			}
 		}
-		var got []int64
-		cursor, pages := "", 0
-		for {
-			var l apiv1.RunList
-			q := "/api/v1/runs?limit=7&" + c.query
-			if cursor != "" {
-				q += "&cursor=" + url.QueryEscape(cursor)
-			}
-			if code, msg := get(t, srv, q, &l); code != http.StatusOK {
-				t.Fatalf("%s: %d %s", q, code, msg)
-			}
+		got, pages := cursorPages(t, srv, "/api/v1/runs?limit=7&"+c.query, 200, func(l *apiv1.RunList) ([]int64, string) {
+			ids := make([]int64, 0, len(l.Runs))
 			for _, r := range l.Runs {
-				got = append(got, r.ID)
+				ids = append(ids, r.ID)
 			}
-			pages++
-			if cursor = l.Cursor; cursor == "" || pages > 200 {
-				break
-			}
-		}
+			return ids, l.Cursor
+		})
 		if !slices.Equal(got, want) {
 			t.Errorf("runs?%s: %d runs in %d pages, want %d (first got %v, want %v)", c.query, len(got), pages, len(want),
 				got[:min(5, len(got))], want[:min(5, len(want))])

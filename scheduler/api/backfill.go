@@ -76,15 +76,11 @@ func (s *Server) createBackfill(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listBackfills(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, limit, err := jobPage(r)
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "limit", 20, 1, 500)
-	if err != nil {
-		return err
-	}
-	bs, err := s.store.ListBackfills(r.Context(), id, int(limit))
+	bs, err := s.store.ListBackfills(r.Context(), id, limit)
 	if err != nil {
 		return err
 	}

@@ -145,11 +145,7 @@ func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
 // listRuns is the per-job listing, kept for its clients: the job's case of
 // the search, paged by the last run id seen ("before") as it always was.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	limit, err := queryInt(r, "limit", 20, 1, 500)
+	id, limit, err := jobPage(r)
 	if err != nil {
 		return err
 	}
@@ -169,7 +165,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 		after = &k
 	}
 	// Runs outlive their job: a deleted job's history is still listed.
-	rs, more, err := s.store.ListRuns(r.Context(), id, readable(r), after, int(limit))
+	rs, more, err := s.store.ListRuns(r.Context(), id, readable(r), after, limit)
 	if err != nil {
 		return err
 	}
@@ -179,6 +175,20 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// jobPage reads what a job's listings (its runs, its backfills) take: the
+// job id from the path and the page size, ?limit=, 20 unless given, at most
+// 500.
+func jobPage(r *http.Request) (id int64, limit int, err error) {
+	if id, err = pathID(r); err != nil {
+		return 0, 0, err
+	}
+	n, err := queryInt(r, "limit", 20, 1, 500)
+	if err != nil {
+		return 0, 0, err
+	}
+	return id, int(n), nil
 }
 
 func runList(rs []store.Run, more bool) apiv1.RunList {

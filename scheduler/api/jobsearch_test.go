@@ -89,25 +89,14 @@ func TestJobSearchSortsAndPagesExactly(t *testing.T) {
 						want = append(want, s.id)
 					}
 				}
-				var got []int64
-				cursor, pages := "", 0
-				for {
-					q := fmt.Sprintf("/api/v1/jobs?limit=7&sort=%s&order=%s&%s", sort, order, f.query)
-					if cursor != "" {
-						q += "&cursor=" + url.QueryEscape(cursor)
-					}
-					var l apiv1.JobList
-					if code, msg := get(t, srv, q, &l); code != http.StatusOK {
-						t.Fatalf("%s: %d %s", q, code, msg)
-					}
+				q := fmt.Sprintf("/api/v1/jobs?limit=7&sort=%s&order=%s&%s", sort, order, f.query)
+				got, pages := cursorPages(t, srv, q, 20, func(l *apiv1.JobList) ([]int64, string) {
+					ids := make([]int64, 0, len(l.Jobs))
 					for _, j := range l.Jobs {
-						got = append(got, j.ID)
+						ids = append(ids, j.ID)
 					}
-					pages++
-					if cursor = l.Cursor; cursor == "" || pages > 20 {
-						break
-					}
-				}
+					return ids, l.Cursor
+				})
 				if !slices.Equal(got, want) || len(want) == 0 {
 					t.Errorf("jobs sort=%s order=%s %s: got %v in %d pages, want %v", sort, order, f.query, got, pages, want)
 				}

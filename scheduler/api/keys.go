@@ -10,11 +10,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
-func keyDoc(k store.Key) apiv1.Key {
-	return apiv1.Key{ID: k.ID, Prefix: k.Prefix, Name: k.Name, User: k.User, CreatedAt: k.CreatedAt,
-		ExpiresAt: k.ExpiresAt, LastUsedAt: k.LastUsedAt, RevokedAt: k.RevokedAt}
-}
-
 // keyUser is whose keys a request is about: the named user, else the
 // caller, who must then be a user (the bootstrap principal has no keys).
 func keyUser(r *http.Request, named string) (string, error) {
@@ -40,11 +35,10 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.KeyList{Keys: make([]apiv1.Key, 0, len(ks))}
-	for _, k := range ks {
-		out.Keys = append(out.Keys, keyDoc(k))
+	if ks == nil {
+		ks = []store.Key{} // the list is [], never null
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.KeyList{Keys: ks}) // a store.Key is the API's document
 	return nil
 }
 
@@ -77,7 +71,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusCreated, apiv1.CreatedKey{Key: keyDoc(k), Secret: token})
+		writeJSON(w, http.StatusCreated, apiv1.CreatedKey{Key: k, Secret: token})
 		return nil
 	}
 	return errors.New("create key: three prefix collisions in a row")

@@ -1,7 +1,11 @@
 package apiv1
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -179,4 +183,57 @@ type AuditList struct {
 	// Next is the "before" value of the next page (the last id), 0 on
 	// the last page.
 	Next int64 `json:"next,omitempty"`
+}
+
+// FieldChange is one top-level field that an audit entry's change touched:
+// its JSON value before and after (empty where the field is absent).
+type FieldChange struct {
+	Field         string
+	Before, After json.RawMessage
+}
+
+// Changes lists, by field name, the fields whose values differ between the
+// entry's Before and After documents: what a revision did, for the CLI's
+// and the console's job history alike. The id and the version are left
+// out: the one never changes and the other changes on every revision. A
+// create or a delete (one side absent) changes no field; an error means a
+// side is not a JSON object.
+func (e AuditEntry) Changes() ([]FieldChange, error) {
+	if len(e.Before) == 0 || len(e.After) == 0 {
+		return nil, nil
+	}
+	var before, after map[string]json.RawMessage
+	if err := json.Unmarshal(e.Before, &before); err != nil {
+		return nil, fmt.Errorf("audit entry %d: document before: %w", e.ID, err)
+	}
+	if err := json.Unmarshal(e.After, &after); err != nil {
+		return nil, fmt.Errorf("audit entry %d: document after: %w", e.ID, err)
+	}
+	fields := slices.Collect(maps.Keys(before))
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			fields = append(fields, k)
+		}
+	}
+	slices.Sort(fields)
+	var out []FieldChange
+	for _, k := range fields {
+		if k == "id" || k == "version" || sameJSON(before[k], after[k]) {
+			continue
+		}
+		out = append(out, FieldChange{Field: k, Before: before[k], After: after[k]})
+	}
+	return out, nil
+}
+
+// sameJSON compares two JSON values as written, white space aside.
+func sameJSON(x, y json.RawMessage) bool {
+	if len(x) == 0 || len(y) == 0 {
+		return len(x) == len(y)
+	}
+	var cx, cy bytes.Buffer
+	if json.Compact(&cx, x) != nil || json.Compact(&cy, y) != nil {
+		return bytes.Equal(x, y)
+	}
+	return bytes.Equal(cx.Bytes(), cy.Bytes())
 }

@@ -22,10 +22,10 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/console"
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -60,15 +60,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	st, err := store.Open(ctx, pool, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	st, pool := apitest.Store(t)
+	js := apitest.JetStream(t)
 	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan store.PlannedRun, 100)}
 	log := zaptest.NewLogger(t)
 	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js), SchedulerID: "sched-test",
@@ -79,15 +72,7 @@ func newEnv(t *testing.T) *env {
 			default:
 			}
 		},
-		Workers: func(g string) []wire.WorkerInfo {
-			var out []wire.WorkerInfo
-			for _, w := range e.workers {
-				if g == "" || w.Group == g {
-					out = append(out, w)
-				}
-			}
-			return out
-		},
+		Workers: apitest.Workers(func() []wire.WorkerInfo { return e.workers }),
 		Kill: func(_ context.Context, id int64, _ string) error {
 			e.killsMu.Lock()
 			defer e.killsMu.Unlock()
@@ -197,13 +182,7 @@ func (e *env) next() int64 { return e.seq.Add(1) }
 // job creates a job of group (schedule none) and returns it.
 func (e *env) job(group, handler string) store.Job {
 	e.t.Helper()
-	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: group, Name: fmt.Sprint("job-", e.next()),
-		Handler: handler, ScheduleType: "none", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
-		BlockStrategy: "serial", Enabled: true})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return j
+	return apitest.Job(e.t, e.st, group, fmt.Sprint("job-", e.next()), handler)
 }
 
 // mustContain fails the test when the page lacks any of the texts.

@@ -1,13 +1,11 @@
 package console
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
@@ -143,42 +141,17 @@ func (c *Console) jobLinks(r *http.Request, ids []int64) ([]jobLink, error) {
 	return out, nil
 }
 
-// historyOf adds to each entry the fields its change touched.
+// historyOf adds to each entry the fields its change touched; a create or
+// delete, with one side absent, lists nothing.
 func historyOf(es []apiv1.AuditEntry) []historyEntry {
 	out := make([]historyEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, historyEntry{AuditEntry: e, Changes: changesOf(e.Before, e.After)})
-	}
-	return out
-}
-
-// changesOf compares an audit entry's documents field by field (the
-// version, which every change bumps, left out); a create or delete, with
-// one side absent, lists nothing.
-func changesOf(before, after json.RawMessage) []fieldChange {
-	if len(before) == 0 || len(after) == 0 {
-		return nil
-	}
-	var b, a map[string]json.RawMessage
-	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
+		h := historyEntry{AuditEntry: e}
+		fields, _ := e.Changes() // documents that are not objects list nothing
+		for _, f := range fields {
+			h.Changes = append(h.Changes, fieldChange{Label: f.Field, Old: jsonText(f.Before), New: jsonText(f.After)})
 		}
-	}
-	slices.Sort(keys)
-	var out []fieldChange
-	for _, k := range keys {
-		if k == "version" || bytes.Equal(b[k], a[k]) {
-			continue
-		}
-		out = append(out, fieldChange{Label: k, Old: jsonText(b[k]), New: jsonText(a[k])})
+		out = append(out, h)
 	}
 	return out
 }

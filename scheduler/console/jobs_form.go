@@ -106,6 +106,20 @@ func specFromForm(form url.Values) (apiv1.JobSpec, map[string]string) {
 	return spec, errs
 }
 
+// meAndGroups is what a blank or refused job form needs: the user and the
+// groups they may put a job in.
+func (c *Console) meAndGroups(r *http.Request) (*User, []string, error) {
+	u, err := c.me(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	groups, err := c.operableGroups(r, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	return u, groups, nil
+}
+
 // operableGroups are the groups the user may put a job in: every group
 // for an admin, the groups they operate otherwise (from GET /groups, so
 // only groups that exist).
@@ -140,11 +154,7 @@ func (c *Console) preview(r *http.Request, typ, expr, zone string) schedulePrevi
 // newJob shows the empty form: defaults, and the group from ?group= when
 // the user may operate it.
 func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
-	u, err := c.me(r)
-	if err != nil {
-		return err
-	}
-	groups, err := c.operableGroups(r, u)
+	u, groups, err := c.meAndGroups(r)
 	if err != nil {
 		return err
 	}
@@ -275,11 +285,7 @@ func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error,
 	default:
 		return err
 	}
-	u, err := c.me(r)
-	if err != nil {
-		return err
-	}
-	groups, err := c.operableGroups(r, u)
+	u, groups, err := c.meAndGroups(r)
 	if err != nil {
 		return err
 	}
@@ -319,13 +325,20 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
 }
 
-// consoleID is the {id} of a console path: a positive integer, checked
-// here because it becomes part of an API path.
+// consoleID is the {id} of a job's console path; anything else is a page
+// that does not exist.
 func consoleID(r *http.Request) (int64, error) {
+	return pathID(r, http.StatusNotFound, "no such page: job id %q is not a positive number")
+}
+
+// pathID reads the {id} of a console route: a positive integer, checked
+// here because it becomes part of an API path. Anything else answers
+// status, with a message made by format of what was given.
+func pathID(r *http.Request, status int, format string) (int64, error) {
 	v := r.PathValue("id")
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: fmt.Sprintf("no such page: job id %q is not a positive number", v)}}
+		return 0, &APIError{Status: status, Doc: apiv1.Error{Error: fmt.Sprintf(format, v)}}
 	}
 	return id, nil
 }

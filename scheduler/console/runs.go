@@ -2,7 +2,6 @@ package console
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -209,12 +208,7 @@ func runsLink(q url.Values, cursor string) string {
 // runID reads the {id} of a run route: a positive integer, or a 400
 // naming what was given.
 func runID(r *http.Request) (int64, error) {
-	v := r.PathValue("id")
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: fmt.Sprintf("run id %q: want a positive integer", v)}}
-	}
-	return id, nil
+	return pathID(r, http.StatusBadRequest, "run id %q: want a positive integer")
 }
 
 // active reports whether a run can still change: its log may grow and it

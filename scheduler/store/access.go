@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
 // Users, grants, API keys and sessions: who may use the API (package auth
@@ -287,17 +289,11 @@ func (s *Store) DeleteGrant(ctx context.Context, a Actor, user, group string) (U
 	return out, err
 }
 
-// Key is an API key without its secret.
-type Key struct {
-	ID         int64      `json:"id"`
-	Prefix     string     `json:"prefix"`
-	Name       string     `json:"name"`
-	User       string     `json:"user"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
-	LastUsedAt *time.Time `json:"last_used_at,omitempty"`
-	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
-}
+// Key is an API key without its secret: the API's document as it is,
+// because the audit log records a key (key.create, key.revoke) in the
+// shape the API shows it, and a second copy of the fields could drift
+// from it.
+type Key = apiv1.Key
 
 const keyColumns = `id, prefix, name, user_name, created_at, expires_at, last_used_at, revoked_at`
 

@@ -1,7 +1,6 @@
 package builtin_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,89 +10,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 )
 
 // waitLimit bounds every wait: a hang becomes a failure.
-const waitLimit = 30 * time.Second
+const waitLimit = jstest.WaitLimit
 
 const group = "g"
 
 // env is an embedded NATS server with jetjob's streams and a worker of
 // group running the given handlers.
-type env struct {
-	t      *testing.T
-	js     jetstream.JetStream
-	events jetstream.Consumer
-	seen   []wire.Event
-}
-
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), waitLimit)
-	t.Cleanup(cancel)
-	return c
-}
+type env struct{ *jstest.Env }
 
 // newEnv starts NATS and a worker with handlers; the worker stops (and
 // must stop cleanly) when the test ends.
 func newEnv(t *testing.T, handlers map[string]worker.HandlerFunc) *env {
 	t.Helper()
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	connect := func() *nats.Conn {
-		nc, err := nats.Connect(srv.ClientURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		return nc
-	}
-	e := &env{t: t}
-	e.js, err = jetstream.New(connect())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Provision(ctx(t), e.js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	e.events, err = e.js.CreateOrUpdateConsumer(ctx(t), stream.Events, jetstream.ConsumerConfig{
-		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	w, err := worker.New(worker.Config{NATS: connect(), Group: group, Logger: zaptest.NewLogger(t)})
+	e := &env{jstest.Start(t, natsembed.Options{StoreDir: t.TempDir()})}
+	w, err := worker.New(worker.Config{NATS: e.Connect(), Group: group, Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, h := range handlers {
 		w.Handle(name, h)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(runCtx) }()
+	stop := workertest.Start(t, w)
 	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("worker Run: %v", err)
-			}
-		case <-time.After(waitLimit):
-			t.Errorf("worker did not stop within %s", waitLimit)
+		if err := stop(); err != nil {
+			t.Errorf("worker Run: %v", err)
 		}
 	})
 	return e
@@ -107,80 +59,17 @@ func trigger(runID int64, handler, params string) *wire.Trigger {
 	}
 }
 
-func (e *env) publish(tr *wire.Trigger) {
-	e.t.Helper()
-	data, err := wire.EncodeTrigger(tr)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.js.Publish(ctx(e.t), stream.TriggerAny(tr.Group), data, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
-		e.t.Fatal(err)
-	}
-}
-
 // finished reads events until run has its finished event.
 func (e *env) finished(runID int64) wire.Event {
-	e.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		for _, ev := range e.seen {
-			if ev.RunID == runID && ev.Kind == wire.EventFinished {
-				return ev
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("run %d not finished after %s; events %+v", runID, waitLimit, e.seen)
-		}
-		m, err := e.events.Next(jetstream.FetchMaxWait(200 * time.Millisecond))
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
-			continue
-		}
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		evs, err := wire.DecodeEvents(m.Data())
-		if err != nil {
-			e.t.Fatalf("invalid events message: %v", err)
-		}
-		_ = m.Ack()
-		e.seen = append(e.seen, evs...)
-	}
+	e.T.Helper()
+	return e.Event(runID, wire.EventFinished)
 }
 
 // logLines returns every line of a run's log. The worker publishes the
 // finished event after its lines are stored, so call it after finished.
 func (e *env) logLines(runID int64) []wire.LogLine {
-	e.t.Helper()
-	subject := stream.Log(group, runID)
-	s, err := e.js.Stream(ctx(e.t), stream.Logs)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	info, err := s.Info(ctx(e.t), jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	n := int(info.State.Subjects[subject])
-	if n == 0 {
-		return nil
-	}
-	cons, err := e.js.OrderedConsumer(ctx(e.t), stream.Logs, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []wire.LogLine
-	for range n {
-		m, err := cons.Next(jetstream.FetchMaxWait(waitLimit))
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		l, err := wire.DecodeLogLine(m.Data())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		out = append(out, *l)
-	}
-	return out
+	e.T.Helper()
+	return e.LogLines(group, runID)
 }
 
 // output returns the command output lines of a run's log, per stream, as

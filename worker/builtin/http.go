@@ -2,7 +2,6 @@ package builtin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -158,15 +157,7 @@ func HTTP(cfg HTTPConfig) worker.HandlerFunc {
 func parseHTTPParams(params string) (*httpParams, *url.URL, error) {
 	const shape = `{"method": "GET", "url": "https://...", "headers": {...}, "body": "...", "expect_status": [200]}`
 	var p httpParams
-	dec := json.NewDecoder(strings.NewReader(params))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&p)
-	if err == nil {
-		if _, e := dec.Token(); e != io.EOF {
-			err = errors.New("data after the object")
-		}
-	}
-	if err != nil {
+	if err := decodeParams(params, &p); err != nil {
 		return nil, nil, fmt.Errorf("http: params must be a JSON object %s: %v", shape, err)
 	}
 	var errs []string

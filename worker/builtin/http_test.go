@@ -60,9 +60,9 @@ func TestHTTPAllowedHostSucceeds(t *testing.T) {
 		fmt.Fprint(w, "created ok")
 	})
 	e := newEnv(t, map[string]worker.HandlerFunc{"http": builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"127.0.0.1"}})})
-	e.publish(trigger(1, "http", fmt.Sprintf(
+	e.Publish(trigger(1, "http", fmt.Sprintf(
 		`{"method": "post", "url": "%s/hook", "headers": {"X-Test": "yes"}, "body": "payload", "expect_status": [200, 201]}`, srv.URL)))
-	e.publish(trigger(2, "http", fmt.Sprintf(`{"url": "%s/plain"}`, srv.URL)))
+	e.Publish(trigger(2, "http", fmt.Sprintf(`{"url": "%s/plain"}`, srv.URL)))
 	for _, id := range []int64{1, 2} {
 		if f := e.finished(id); f.Status != wire.StatusSucceeded {
 			t.Errorf("run %d finished %+v", id, f)
@@ -91,9 +91,9 @@ func TestHTTPUnexpectedStatusFails(t *testing.T) {
 		fmt.Fprint(w, long)
 	})
 	e := newEnv(t, map[string]worker.HandlerFunc{"http": builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"127.0.0.1"}})})
-	e.publish(trigger(1, "http", fmt.Sprintf(`{"url": "%s/down", "expect_status": [200]}`, srv.URL)))
-	e.publish(trigger(2, "http", fmt.Sprintf(`{"url": "%s/missing"}`, srv.URL)))
-	e.publish(trigger(3, "http", fmt.Sprintf(`{"url": "%s/down", "expect_status": [503]}`, srv.URL)))
+	e.Publish(trigger(1, "http", fmt.Sprintf(`{"url": "%s/down", "expect_status": [200]}`, srv.URL)))
+	e.Publish(trigger(2, "http", fmt.Sprintf(`{"url": "%s/missing"}`, srv.URL)))
+	e.Publish(trigger(3, "http", fmt.Sprintf(`{"url": "%s/down", "expect_status": [503]}`, srv.URL)))
 
 	want := fmt.Sprintf("HTTP 503 from %s/down: %s", srv.URL, long[:1024])
 	if f := e.finished(1); f.Status != wire.StatusFailed || f.Message != want {

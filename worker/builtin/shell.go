@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,15 +136,7 @@ func parseShellParams(cfg ShellConfig, params string) (*command, error) {
 		return &command{path: cfg.Shell, args: []string{"-c", params}, dir: cfg.Dir, name: cfg.Shell}, nil
 	}
 	var p shellParams
-	dec := json.NewDecoder(strings.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&p)
-	if err == nil {
-		if _, e := dec.Token(); e != io.EOF {
-			err = errors.New("data after the object")
-		}
-	}
-	if err != nil {
+	if err := decodeParams(trimmed, &p); err != nil {
 		return nil, fmt.Errorf(`shell: params start with "{" but are not a valid JSON object `+
 			`{"command": ..., "args": [...], "env": {...}, "dir": ...}: %v`, err)
 	}

@@ -30,7 +30,7 @@ func shellEnv(t *testing.T, cfg builtin.ShellConfig) *env {
 // info and stderr at warn, in order within each stream.
 func TestShellOutputInRunLog(t *testing.T) {
 	e := shellEnv(t, builtin.ShellConfig{})
-	e.publish(trigger(1, "shell", "echo out one; echo err one >&2; printf 'out two\\r\\n'; echo; echo err two >&2"))
+	e.Publish(trigger(1, "shell", "echo out one; echo err one >&2; printf 'out two\\r\\n'; echo; echo err two >&2"))
 	if f := e.finished(1); f.Status != wire.StatusSucceeded {
 		t.Fatalf("finished %+v", f)
 	}
@@ -46,8 +46,8 @@ func TestShellOutputInRunLog(t *testing.T) {
 // A non-zero exit fails the run with the status and the last stderr line.
 func TestShellNonZeroExitFails(t *testing.T) {
 	e := shellEnv(t, builtin.ShellConfig{})
-	e.publish(trigger(1, "shell", "echo working; echo first problem >&2; echo disk full >&2; echo >&2; exit 3"))
-	e.publish(trigger(2, "shell", "exit 4"))
+	e.Publish(trigger(1, "shell", "echo working; echo first problem >&2; echo disk full >&2; echo >&2; exit 3"))
+	e.Publish(trigger(2, "shell", "exit 4"))
 	if f := e.finished(1); f.Status != wire.StatusFailed || f.Message != "exit status 3: disk full" {
 		t.Errorf("finished %+v, want FAILED with %q", f, "exit status 3: disk full")
 	}
@@ -70,7 +70,7 @@ func TestShellEnvironment(t *testing.T) {
 	tr.JobID, tr.Attempt, tr.ShardIndex, tr.ShardTotal = 77, 2, 1, 3
 	tr.TriggerType = wire.TriggerRetry
 	tr.ScheduledAt = time.Date(2025, 3, 1, 12, 0, 0, 123_000_000, time.UTC)
-	e.publish(tr)
+	e.Publish(tr)
 	if f := e.finished(5); f.Status != wire.StatusSucceeded {
 		t.Fatalf("finished %+v", f)
 	}
@@ -99,9 +99,9 @@ func TestShellJSONParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := shellEnv(t, builtin.ShellConfig{Dir: base})
-	e.publish(trigger(1, "shell", `  {"command": "echo", "args": ["a  b", "$HOME", "*"]}`))
-	e.publish(trigger(2, "shell", `{"command": "pwd", "dir": "sub"}`))
-	e.publish(trigger(3, "shell", "pwd"))
+	e.Publish(trigger(1, "shell", `  {"command": "echo", "args": ["a  b", "$HOME", "*"]}`))
+	e.Publish(trigger(2, "shell", `{"command": "pwd", "dir": "sub"}`))
+	e.Publish(trigger(3, "shell", "pwd"))
 	bad := map[int64]struct{ params, want string }{
 		4:  {`{"command": "echo", "args": [1]}`, "not a valid JSON object"},
 		5:  {`{"command": "echo"`, "not a valid JSON object"},
@@ -112,7 +112,7 @@ func TestShellJSONParams(t *testing.T) {
 		10: {`{"command": "/nonexistent/binary"}`, "start /nonexistent/binary"},
 	}
 	for id, b := range bad {
-		e.publish(trigger(id, "shell", b.params))
+		e.Publish(trigger(id, "shell", b.params))
 	}
 	for id, want := range map[int64]string{1: "info a  b $HOME *", 2: "info " + filepath.Join(base, "sub"), 3: "info " + base} {
 		if f := e.finished(id); f.Status != wire.StatusSucceeded {
@@ -137,7 +137,7 @@ func TestShellTimeoutKillsProcessGroup(t *testing.T) {
 	e := shellEnv(t, builtin.ShellConfig{Env: []string{"PIDFILE=" + pidFile, "SHFILE=" + shFile}})
 	tr := trigger(1, "shell", `( trap '' TERM; exec sleep 60 ) & echo $! > "$PIDFILE"; echo $$ > "$SHFILE"; wait`)
 	tr.TimeoutMS = 2000
-	e.publish(tr)
+	e.Publish(tr)
 	pid, shPID := readPID(t, pidFile), readPID(t, shFile)
 	killAtEnd(t, pid)
 	if gone(pid) || gone(shPID) {

@@ -105,7 +105,7 @@ func load(cmd *cobra.Command, s *config.Set) error {
 	}
 	walk(cmd.Root())
 	if err := s.Load(os.LookupEnv, names...); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

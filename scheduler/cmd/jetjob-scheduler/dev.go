@@ -47,11 +47,11 @@ terminal with no flags. Ctrl-C stops everything.`,
 				return err
 			}
 			if err := o.validate(); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			log, err := o.logger()
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			defer log.Sync() //nolint:errcheck
 			return dev(cmd.Context(), o, dataDir, natsPort, noDemo, log)
@@ -69,7 +69,7 @@ terminal with no flags. Ctrl-C stops everything.`,
 func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log) // the demo worker's spans too
 	if err != nil {
-		return usageError{err} // a bad OTEL_* variable
+		return usageError{Err: err} // a bad OTEL_* variable
 	}
 	defer stopTracing()
 	pg, err := localpg.Start(ctx, localpg.Options{Fast: true, Logger: log.Named("postgres")})

@@ -11,33 +11,16 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/spf13/cobra"
 
+	"github.com/jetjob/jetjob/shared/cmdmain"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := rootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "jetjob-scheduler:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
-}
+func main() { cmdmain.Main(rootCmd(), cmdmain.Options{}) }
 
 // usageError is a bad flag or argument (exit status 2).
-type usageError struct{ error }
+type usageError = cmdmain.UsageError
 
 func rootCmd() *cobra.Command {
 	root := &cobra.Command{
@@ -48,7 +31,7 @@ func rootCmd() *cobra.Command {
 		Version:       version.Get().String(),
 	}
 	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd())
 	return root
 }

@@ -26,12 +26,12 @@ safe to repeat: applied migrations are skipped.`,
 				return err
 			}
 			if dbURL == "" {
-				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
+				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			o := options{logFormat: logFormat, logLevel: "info"}
 			log, err := o.logger()
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			pool, err := openPool(cmd.Context(), dbURL)
 			if err != nil {

@@ -42,17 +42,17 @@ an admin, for local use only.`,
 				return err
 			}
 			if dbURL == "" {
-				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
+				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			// Without JETJOB_API_TOKEN only users' keys and sessions
 			// authenticate (create the first admin with 'users create-admin').
 			token := strings.TrimSpace(o.apiToken)
 			if err := errors.Join(conn.Validate(o.set), o.validate()); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			log, err := o.logger()
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			defer log.Sync() //nolint:errcheck
 			log.Info("jetjob-scheduler starting", zap.String("version", version.Get().String()),
@@ -73,7 +73,7 @@ an admin, for local use only.`,
 func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token string, migrate bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
 	if err != nil {
-		return usageError{err} // a bad OTEL_* variable
+		return usageError{Err: err} // a bad OTEL_* variable
 	}
 	defer stopTracing() // after Run: flushes the spans of the stop too
 	pool, err := openPool(ctx, dbURL)

@@ -46,7 +46,7 @@ made by "system".`,
 				return err
 			}
 			if dbURL == "" {
-				return usageError{errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
+				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			pw := os.Getenv("JETJOB_ADMIN_PASSWORD")
 			if pw == "" {
@@ -57,7 +57,7 @@ made by "system".`,
 				pw = strings.TrimRight(line, "\r\n")
 			}
 			if err := auth.CheckPasswordPolicy(pw); err != nil {
-				return usageError{fmt.Errorf("%w (set JETJOB_ADMIN_PASSWORD or write it on standard input)", err)}
+				return usageError{Err: fmt.Errorf("%w (set JETJOB_ADMIN_PASSWORD or write it on standard input)", err)}
 			}
 			pool, err := openPool(cmd.Context(), dbURL)
 			if err != nil {

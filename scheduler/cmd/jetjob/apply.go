@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"strings"
 
@@ -198,11 +197,10 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		}
 		spec.ChildJobIDs, spec.Version = children, ch.Version
 		job, err := c.UpdateJob(ctx, ch.ID, spec)
-		var ae *client.APIError
-		if errors.As(err, &ae) && ae.StatusCode == http.StatusConflict && ae.CurrentVersion != 0 {
+		if now, ok := versionConflict(err); ok {
 			conflicts = append(conflicts, ch.Key.String())
 			fmt.Fprintf(a.stderr, "conflict: %s was changed by someone else since the plan (version %d, now %d): not updated\n",
-				safeKey(ch.Key), ch.Version, ae.CurrentVersion)
+				safeKey(ch.Key), ch.Version, now)
 			continue
 		}
 		if err != nil {

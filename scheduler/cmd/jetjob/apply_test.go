@@ -110,12 +110,8 @@ func TestExportApplyRoundTrip(t *testing.T) {
 
 	dst := newRealAPI(t)
 	res := must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "apply into an empty cluster")
-	for _, w := range []string{"+ group billing\n", "+ group ops\n", "+ billing/nightly\n", "Plan: 3 to create, 0 to update, 0 to delete, 0 unchanged; 2 group(s) to create.\n",
-		"linked billing/nightly to 2 child job(s)\n", "Applied: 3 created, 0 updated, 0 deleted.\n"} {
-		if !strings.Contains(res.stdout, w) {
-			t.Errorf("apply printed\n%s\nwithout %q", res.stdout, w)
-		}
-	}
+	printed(t, "apply", res.stdout, "+ group billing\n", "+ group ops\n", "+ billing/nightly\n", "Plan: 3 to create, 0 to update, 0 to delete, 0 unchanged; 2 group(s) to create.\n",
+		"linked billing/nightly to 2 child job(s)\n", "Applied: 3 created, 0 updated, 0 deleted.\n")
 	if got := dst.admin(t, "", "export"); got != exported {
 		t.Fatalf("the applied cluster exports differently:\n%s\n---\nwant:\n%s", got, exported)
 	}
@@ -255,11 +251,7 @@ func TestApplyRefusesConcurrentEdit(t *testing.T) {
 	}
 	// Through the command, a new plan shows both differences and applies.
 	res := must(t, r.as(t, bootstrapToken, edited, "apply", "-f", "-"), "apply after the conflict")
-	for _, w := range []string{`~ billing/nightly  description: "invoices" → "invoices, later"`, "~ billing/nightly  max_retries: 9 → 2"} {
-		if !strings.Contains(res.stdout, w) {
-			t.Errorf("apply printed\n%s\nwithout %q", res.stdout, w)
-		}
-	}
+	printed(t, "apply", res.stdout, `~ billing/nightly  description: "invoices" → "invoices, later"`, "~ billing/nightly  max_retries: 9 → 2")
 }
 
 // An invalid file is refused before anything is written, naming the line

@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,15 +73,9 @@ prints each entry with the documents before and after the change.`,
 			if err := pageFlags(cmd, opts.Limit, after, &opts.Before); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.Audit(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.AuditList, error) {
+				return c.Audit(ctx, opts)
+			}, func(w io.Writer, list *apiv1.AuditList) error {
 				t := newTable(w, "TIME", "ACTOR", "AUTH", "ACTION", "TARGET", "CLIENT")
 				for _, e := range list.Entries {
 					t.row(fmtTime(e.At), e.Actor, e.Auth, e.Action, e.Target, e.Client)
@@ -121,18 +115,12 @@ first, with who made each, the version it produced and the fields it changed.
 			if err := pageFlags(cmd, opts.Limit, after, &opts.Before); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.JobHistory(cmd.Context(), id, opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.AuditList, error) {
+				return c.JobHistory(ctx, id, opts)
+			}, func(w io.Writer, list *apiv1.AuditList) error {
 				t := newTable(w, "TIME", "ACTOR", "ACTION", "VERSION", "CHANGES")
 				for _, e := range list.Entries {
-					t.row(fmtTime(e.At), e.Actor, e.Action, revisionVersion(e), truncate(cell(changes(e.Before, e.After)), changesWidth))
+					t.row(fmtTime(e.At), e.Actor, e.Action, revisionVersion(e), truncate(cell(changes(e)), changesWidth))
 				}
 				return a.finishPage(t, list.Next, "revisions")
 			})
@@ -217,45 +205,29 @@ func revisionVersion(e apiv1.AuditEntry) string {
 	return strconv.FormatInt(doc.Version, 10)
 }
 
-// changes lists the fields that differ between two documents of the audit
-// log: "field: old → new" for short values, the field's name alone for
-// long ones; "created" and "deleted" when one side is absent.
-func changes(before, after json.RawMessage) string {
+// changes lists the fields a revision changed: "field: old → new" for
+// short values, the field's name alone for long ones; "created" and
+// "deleted" when one side is absent.
+func changes(e apiv1.AuditEntry) string {
 	switch {
-	case len(before) == 0 && len(after) == 0:
+	case len(e.Before) == 0 && len(e.After) == 0:
 		return ""
-	case len(before) == 0:
+	case len(e.Before) == 0:
 		return "created"
-	case len(after) == 0:
+	case len(e.After) == 0:
 		return "deleted"
 	}
-	var b, af map[string]json.RawMessage
-	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &af) != nil {
+	fields, err := e.Changes()
+	if err != nil {
 		return "?"
 	}
-	var keys []string
-	for k := range b {
-		keys = append(keys, k)
-	}
-	for k := range af {
-		if _, ok := b[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	var out []string
-	for _, k := range keys {
-		if k == "version" || k == "id" {
-			continue // every revision changes the version
-		}
-		old, cur := compact(b[k]), compact(af[k])
-		if old == cur {
-			continue
-		}
+	for _, f := range fields {
+		old, cur := compact(f.Before), compact(f.After)
 		if len(old)+len(cur) <= 40 {
-			out = append(out, fmt.Sprintf("%s: %s → %s", k, old, cur))
+			out = append(out, fmt.Sprintf("%s: %s → %s", f.Field, old, cur))
 		} else {
-			out = append(out, k)
+			out = append(out, f.Field)
 		}
 	}
 	return strings.Join(out, "; ")

@@ -68,7 +68,14 @@ func (a *app) client() (*client.Client, error) {
 		return nil, err
 	}
 	a.used = e
-	c, err := client.New(e.API, e.Token, client.WithHTTPClient(a.httpClient))
+	return a.newClient(e, e.Token)
+}
+
+// newClient makes a client for e's address with token (login has none
+// yet). A bad address is the user's to fix where it came from: a usage
+// error when it was --api, else an error naming its source.
+func (a *app) newClient(e endpoint, token string) (*client.Client, error) {
+	c, err := client.New(e.API, token, client.WithHTTPClient(a.httpClient))
 	if err != nil {
 		if e.APISource == "--api" {
 			return nil, &usageError{err: err}

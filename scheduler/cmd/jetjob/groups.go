@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"io"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/spf13/cobra"
 )
 
@@ -23,15 +25,7 @@ func (a *app) groupsListCmd() *cobra.Command {
 		Short: "List the groups",
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListGroups(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, (*client.Client).ListGroups, func(w io.Writer, list *apiv1.GroupList) error {
 				t := newTable(w, "NAME", "TITLE", "CREATED")
 				for _, g := range list.Groups {
 					t.row(g.Name, g.Title, fmtTime(g.CreatedAt))
@@ -49,15 +43,9 @@ func (a *app) groupsCreateCmd() *cobra.Command {
 		Short: "Create a group (NAME: letters, digits, '_' and '-')",
 		Args:  needArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			g, err := c.CreateGroup(cmd.Context(), apiv1.Group{Name: args[0], Title: title})
-			if err != nil {
-				return err
-			}
-			return a.emit(g, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Group, error) {
+				return c.CreateGroup(ctx, apiv1.Group{Name: args[0], Title: title})
+			}, func(w io.Writer, g *apiv1.Group) error {
 				var k kv
 				k.add("Name", g.Name)
 				k.add("Title", g.Title)

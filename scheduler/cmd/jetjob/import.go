@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -257,8 +255,7 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 			default:
 				spec := xxljob.Apply(cur, want, enable)
 				_, err := c.UpdateJob(ctx, cur.ID, spec)
-				var ae *client.APIError
-				if errors.As(err, &ae) && ae.StatusCode == http.StatusConflict && ae.CurrentVersion != 0 {
+				if _, ok := versionConflict(err); ok {
 					return fmt.Errorf("update job %d (xxl-job job %d): someone changed it during the import: run the import again", cur.ID, jp.OldID)
 				}
 				if err != nil {

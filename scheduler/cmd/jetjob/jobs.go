@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -74,15 +73,9 @@ Without one the job has no schedule and runs only when triggered.`,
 			}
 			spec := apiv1.JobSpec{ScheduleType: "none"}
 			f.apply(cmd, &spec)
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			job, err := c.CreateJob(cmd.Context(), spec)
-			if err != nil {
-				return err
-			}
-			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Job, error) {
+				return c.CreateJob(ctx, spec)
+			}, detail(jobDetail))
 		},
 	}
 	f.register(cmd.Flags())
@@ -147,10 +140,9 @@ version the change is based on instead (e.g. the one a script read earlier).`,
 				spec.Version = version
 			}
 			job, err := c.UpdateJob(cmd.Context(), id, spec)
-			var ae *client.APIError
-			if errors.As(err, &ae) && ae.StatusCode == http.StatusConflict && ae.CurrentVersion != 0 {
+			if now, ok := versionConflict(err); ok {
 				return fmt.Errorf("job %d was changed by someone else since you read it (version %d, now %d): read it again and retry",
-					id, spec.Version, ae.CurrentVersion)
+					id, spec.Version, now)
 			}
 			if err != nil {
 				return err
@@ -177,21 +169,16 @@ func (a *app) jobsListCmd() *cobra.Command {
 			if opts.Limit < 0 {
 				return usagef("--limit %d: must not be negative", opts.Limit)
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			var list *apiv1.JobList
-			if all {
-				js, err := c.ListAllJobs(cmd.Context(), opts)
-				if err != nil {
-					return err
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.JobList, error) {
+				if !all {
+					return c.ListJobs(ctx, opts)
 				}
-				list = &apiv1.JobList{Jobs: js}
-			} else if list, err = c.ListJobs(cmd.Context(), opts); err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+				js, err := c.ListAllJobs(ctx, opts)
+				if err != nil {
+					return nil, err
+				}
+				return &apiv1.JobList{Jobs: js}, nil
+			}, func(w io.Writer, list *apiv1.JobList) error {
 				t := newTable(w, "ID", "GROUP", "NAME", "HANDLER", "SCHEDULE", "ENABLED", "NEXT FIRE")
 				for _, j := range list.Jobs {
 					t.row(strconv.FormatInt(j.ID, 10), j.Group, j.Name, j.Handler, schedule(&j.JobSpec), enabledCell(&j), fmtTimePtr(j.NextFireAt))
@@ -259,21 +246,7 @@ func (a *app) jobsGetCmd() *cobra.Command {
 		Use:   "get ID",
 		Short: "Show a job",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			job, err := c.GetJob(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
-		},
+		RunE:  showID(a, "job", (*client.Client).GetJob, detail(jobDetail)),
 	}
 }
 
@@ -296,20 +269,12 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 			if catchUp != "" && catchUp != "none" && catchUp != "policy" {
 				return usagef("--catch-up %q: want none or policy", catchUp)
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			var job *apiv1.Job
-			if enable {
-				job, err = c.EnableJobWith(cmd.Context(), id, apiv1.EnableRequest{CatchUp: catchUp})
-			} else {
-				job, err = c.DisableJobWith(cmd.Context(), id, apiv1.DisableRequest{Note: note})
-			}
-			if err != nil {
-				return err
-			}
-			return a.emit(job, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Job, error) {
+				if enable {
+					return c.EnableJobWith(ctx, id, apiv1.EnableRequest{CatchUp: catchUp})
+				}
+				return c.DisableJobWith(ctx, id, apiv1.DisableRequest{Note: note})
+			}, func(w io.Writer, job *apiv1.Job) error {
 				_, err := fmt.Fprintf(w, "job %d (%s) %s; next fire: %s\n", job.ID, cell(job.Name), done, fmtTimePtr(job.NextFireAt))
 				return err
 			})
@@ -333,18 +298,7 @@ func (a *app) jobsDeleteCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteJob(cmd.Context(), id); err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return nil // the API answers 204 without a document
-			}
-			_, err = fmt.Fprintf(a.stdout, "job %d deleted\n", id)
-			return err
+			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteJob(ctx, id) }, "job %d deleted", id)
 		},
 	}
 }
@@ -364,15 +318,9 @@ func (a *app) jobsTriggerCmd() *cobra.Command {
 			if cmd.Flags().Changed("params") {
 				p = &params
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			run, err := c.TriggerJob(cmd.Context(), id, p)
-			if err != nil {
-				return err
-			}
-			return a.emit(run, func(w io.Writer) error { return runDetail(run).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Run, error) {
+				return c.TriggerJob(ctx, id, p)
+			}, detail(runDetail))
 		},
 	}
 	cmd.Flags().StringVar(&params, "params", "", "params for this run instead of the job's (may be empty)")

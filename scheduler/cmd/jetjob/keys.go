@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 )
 
 func (a *app) keysCmd() *cobra.Command {
@@ -84,26 +86,16 @@ key with its secret ("secret"), for scripts.`,
 				return err
 			}
 			in.ExpiresAt = at
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			k, err := c.CreateKey(cmd.Context(), in)
-			if err != nil {
-				return err
-			}
-			return a.emit(k, func(w io.Writer) error {
-				expiry := "never expires"
-				if k.ExpiresAt != nil {
-					expiry = "expires " + fmtTime(*k.ExpiresAt)
-				}
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.CreatedKey, error) {
+				return c.CreateKey(ctx, in)
+			}, func(w io.Writer, k *apiv1.CreatedKey) error {
 				_, err := fmt.Fprintf(w, `Created API key %d (%s) of user %s, named %q; it %s.
 
     %s
 
 This is the only time the secret is shown: store it now. Use it with
 --token, JETJOB_API_TOKEN, or the header "Authorization: Bearer <secret>".
-`, k.ID, k.Prefix, cell(k.User), cell(k.Name), expiry, k.Secret)
+`, k.ID, k.Prefix, cell(k.User), cell(k.Name), expiry(k.ExpiresAt), k.Secret)
 				return err
 			})
 		},
@@ -126,16 +118,10 @@ func (a *app) keysListCmd() *cobra.Command {
 					return err
 				}
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListKeys(cmd.Context(), user)
-			if err != nil {
-				return err
-			}
 			now := time.Now()
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.KeyList, error) {
+				return c.ListKeys(ctx, user)
+			}, func(w io.Writer, list *apiv1.KeyList) error {
 				t := newTable(w, "ID", "PREFIX", "NAME", "USER", "STATE", "CREATED", "EXPIRES", "LAST USED")
 				for _, k := range list.Keys {
 					t.row(strconv.FormatInt(k.ID, 10), k.Prefix, k.Name, k.User, keyState(k, now),
@@ -147,6 +133,15 @@ func (a *app) keysListCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&user, "user", "", "the user whose keys to list (default: you)")
 	return cmd
+}
+
+// expiry says when a key ends, as a clause: "expires <time>" or "never
+// expires".
+func expiry(at *time.Time) string {
+	if at == nil {
+		return "never expires"
+	}
+	return "expires " + fmtTime(*at)
 }
 
 // keyState is active, revoked or expired.
@@ -170,18 +165,7 @@ func (a *app) keysRevokeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.RevokeKey(cmd.Context(), id); err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return nil // the API answers 204 without a document
-			}
-			_, err = fmt.Fprintf(a.stdout, "key %d revoked\n", id)
-			return err
+			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.RevokeKey(ctx, id) }, "key %d revoked", id)
 		},
 	}
 }

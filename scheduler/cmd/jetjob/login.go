@@ -72,12 +72,9 @@ password is asked on the terminal (without echo), or read from stdin with
 			if err != nil {
 				return err
 			}
-			c, err := client.New(e.API, "", client.WithHTTPClient(a.httpClient))
+			c, err := a.newClient(e, "")
 			if err != nil {
-				if e.APISource == "--api" {
-					return &usageError{err: err}
-				}
-				return fmt.Errorf("%w (from %s)", err, e.APISource)
+				return err
 			}
 			me, session, err := c.Login(cmd.Context(), user, pw)
 			var ae *client.APIError
@@ -109,11 +106,7 @@ password is asked on the terminal (without echo), or read from stdin with
 			if a.output == outputJSON {
 				return writeJSON(a.stdout, k.Key) // never the secret: it is in the file
 			}
-			expiry := "never expires"
-			if k.ExpiresAt != nil {
-				expiry = "expires " + fmtTime(*k.ExpiresAt)
-			}
-			fmt.Fprintf(a.stdout, "Logged in to %s as %s.\nSaved API key %d (%s, %s) to %s.\n", c.BaseURL(), me.Name, k.ID, k.Prefix, expiry, path)
+			fmt.Fprintf(a.stdout, "Logged in to %s as %s.\nSaved API key %d (%s, %s) to %s.\n", c.BaseURL(), me.Name, k.ID, k.Prefix, expiry(k.ExpiresAt), path)
 			a.warnOverrides(c.BaseURL())
 			return nil
 		},
@@ -190,15 +183,11 @@ func (a *app) whoamiCmd() *cobra.Command {
 		Short: "Show who the API takes you for: user, role, grants and how you authenticated",
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			me, err := c.Me(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.emit(me, func(w io.Writer) error {
+			var api string
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Me, error) {
+				api = c.BaseURL()
+				return c.Me(ctx)
+			}, func(w io.Writer, me *apiv1.Me) error {
 				var k kv
 				k.add("User", me.Name)
 				k.add("Display name", me.DisplayName)
@@ -212,7 +201,7 @@ func (a *app) whoamiCmd() *cobra.Command {
 				k.add("Role", role)
 				k.add("Authenticated by", authenticatedBy(me))
 				k.add("Credential from", a.used.TokenSource)
-				k.add("API", c.BaseURL())
+				k.add("API", api)
 				return k.write(w)
 			})
 		},

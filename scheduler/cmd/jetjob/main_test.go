@@ -169,6 +169,13 @@ func (f *fakeAPI) requests() []request {
 	return append([]request(nil), f.reqs...)
 }
 
+// last is the latest request the fake served.
+func (f *fakeAPI) last() request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reqs[len(f.reqs)-1]
+}
+
 // isolate clears the environment the CLI reads and points JETJOB_CONFIG
 // at a file that does not exist; it returns that path.
 func isolate(t *testing.T) string {
@@ -414,8 +421,7 @@ func TestRunsOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	reqs := f.requests()
-	if last := reqs[len(reqs)-1]; last.Path != "/api/v1/runs" || last.Query != "job=1&limit=2" {
+	if last := f.last(); last.Path != "/api/v1/runs" || last.Query != "job=1&limit=2" {
 		t.Fatalf("request = %+v", last)
 	}
 	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
@@ -460,8 +466,7 @@ func TestRunsOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("runs list with filters: exit %d, stderr %q", code, stderr)
 	}
-	reqs = f.requests()
-	if q := reqs[len(reqs)-1].Query; q != "cursor=abc&from=2026-03-28T00%3A00%3A00Z&group=demo&status=FAILED%2CLOST%2CTIMED_OUT&trigger_type=retry" {
+	if q := f.last().Query; q != "cursor=abc&from=2026-03-28T00%3A00%3A00Z&group=demo&status=FAILED%2CLOST%2CTIMED_OUT&trigger_type=retry" {
 		t.Errorf("runs list with filters sent %q", q)
 	}
 	if code, _, stderr := cli(t, "--api", f.srv.URL, "runs", "list", "--from", "yesterday"); code != exitUsage || !strings.Contains(stderr, "--from") {
@@ -476,8 +481,7 @@ func TestStatsOutput(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	reqs := f.requests()
-	if last := reqs[len(reqs)-1]; last.Path != "/api/v1/stats" || last.Query != "from=2026-03-28&job=1" {
+	if last := f.last(); last.Path != "/api/v1/stats" || last.Query != "from=2026-03-28&job=1" {
 		t.Fatalf("request = %+v", last)
 	}
 	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
@@ -604,8 +608,7 @@ func TestWorkersOutput(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
 		}
-		reqs := f.requests()
-		if last := reqs[len(reqs)-1]; last.Query != "group=ops" {
+		if last := f.last(); last.Query != "group=ops" {
 			t.Errorf("%v: query %q, want group=ops", args, last.Query)
 		}
 		var l apiv1.WorkerList

@@ -36,12 +36,8 @@ func (a *app) runsListCmd() *cobra.Command {
 --cursor to read the next page.`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobArg != "" {
-				id, err := parseID("job", jobArg)
-				if err != nil {
-					return err
-				}
-				opts.JobID = id
+			if err := optID("job", jobArg, &opts.JobID); err != nil {
+				return err
 			}
 			for _, p := range []struct {
 				flag, v string
@@ -59,15 +55,9 @@ func (a *app) runsListCmd() *cobra.Command {
 			if opts.Limit < 0 {
 				return usagef("--limit %d: must not be negative", opts.Limit)
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.SearchRuns(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.RunList, error) {
+				return c.SearchRuns(ctx, opts)
+			}, func(w io.Writer, list *apiv1.RunList) error {
 				t := newTable(w, "ID", "JOB", "TRIGGER", "STATUS", "SCHEDULED", "STARTED", "DURATION", "WORKER", "MESSAGE")
 				for _, r := range list.Runs {
 					t.row(strconv.FormatInt(r.ID, 10), strconv.FormatInt(r.JobID, 10), r.TriggerType, r.Status,
@@ -148,20 +138,6 @@ func (a *app) runCmd(use, short string, call func(*client.Client, context.Contex
 		Use:   use,
 		Short: short,
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("run", args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			run, err := call(c, cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return a.emit(run, func(w io.Writer) error { return runDetail(run).write(w) })
-		},
+		RunE:  showID(a, "run", call, detail(runDetail)),
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 )
 
 // Schedule operations: the per-job misfire/jitter/start/end flags of
@@ -148,15 +150,9 @@ at a time. Fires that already have a run are not run again. Follow it with
 			case maxFires < 0:
 				return usagef("--max %d: must not be negative", maxFires)
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			b, err := c.Backfill(cmd.Context(), id, apiv1.BackfillRequest{From: *f, To: *t, Max: maxFires})
-			if err != nil {
-				return err
-			}
-			return a.emit(b, func(w io.Writer) error { return backfillDetail(b).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Backfill, error) {
+				return c.Backfill(ctx, id, apiv1.BackfillRequest{From: *f, To: *t, Max: maxFires})
+			}, detail(backfillDetail))
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "start of the range (RFC 3339, inclusive)")
@@ -171,61 +167,28 @@ func (a *app) jobsBackfillsCmd() *cobra.Command {
 		Use:   "backfills ID",
 		Short: "List a job's backfills, newest first",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
+		RunE: showID(a, "job", (*client.Client).ListBackfills, func(w io.Writer, list *apiv1.BackfillList) error {
+			t := newTable(w, "OP", "FROM", "TO", "PLANNED", "TRIGGERED", "EXISTING", "DONE", "STATE")
+			for _, b := range list.Backfills {
+				t.row(strconv.FormatInt(b.ID, 10), fmtTime(b.From), fmtTime(b.To), strconv.Itoa(b.Planned),
+					strconv.Itoa(b.Triggered), strconv.Itoa(b.Existing), strconv.Itoa(b.Done), b.State)
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListBackfills(cmd.Context(), id)
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
-				t := newTable(w, "OP", "FROM", "TO", "PLANNED", "TRIGGERED", "EXISTING", "DONE", "STATE")
-				for _, b := range list.Backfills {
-					t.row(strconv.FormatInt(b.ID, 10), fmtTime(b.From), fmtTime(b.To), strconv.Itoa(b.Planned),
-						strconv.Itoa(b.Triggered), strconv.Itoa(b.Existing), strconv.Itoa(b.Done), b.State)
-				}
-				return t.flush()
-			})
-		},
+			return t.flush()
+		}),
 	}
 }
 
 // jobsBackfillOpCmd is `jobs backfill-get OP` or `jobs backfill-cancel OP`.
 func (a *app) jobsBackfillOpCmd(cancel bool) *cobra.Command {
-	use, short := "backfill-get", "Show a backfill"
+	use, short, call := "backfill-get", "Show a backfill", (*client.Client).GetBackfill
 	if cancel {
-		use, short = "backfill-cancel", "Cancel a backfill: fires not yet run are not run"
+		use, short, call = "backfill-cancel", "Cancel a backfill: fires not yet run are not run", (*client.Client).CancelBackfill
 	}
 	return &cobra.Command{
 		Use:   use + " OP",
 		Short: short,
 		Args:  needArgs("OP"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("backfill", args[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			var b *apiv1.Backfill
-			if cancel {
-				b, err = c.CancelBackfill(cmd.Context(), id)
-			} else {
-				b, err = c.GetBackfill(cmd.Context(), id)
-			}
-			if err != nil {
-				return err
-			}
-			return a.emit(b, func(w io.Writer) error { return backfillDetail(b).write(w) })
-		},
+		RunE:  showID(a, "backfill", call, detail(backfillDetail)),
 	}
 }
 

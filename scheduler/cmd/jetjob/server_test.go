@@ -12,10 +12,8 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
-	"github.com/jetjob/jetjob/scheduler/runlog"
-	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // TestMain starts the throwaway PostgreSQL the real API servers of these
@@ -39,19 +37,10 @@ func newRealAPI(t *testing.T) *realAPI { return newRealAPIWith(t, nil) }
 // newRealAPIWith is newRealAPI with its configuration changed by edit.
 func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.Pool(t), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := api.Config{
-		Token:           bootstrapToken,
-		InsecureCookies: true, // the test server speaks plain HTTP, like dev
-		Fire:            func(store.PlannedRun) {},
-		Logs:            runlog.New(nil),
-		Workers:         func(string) []wire.WorkerInfo { return nil },
-		Kill:            func(context.Context, int64, string) error { return nil },
-	}
+	st, _ := apitest.Store(t)
+	cfg := apitest.Config()
+	cfg.Token = bootstrapToken
+	cfg.InsecureCookies = true // the test server speaks plain HTTP, like dev
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -102,6 +91,17 @@ func runCLI(t *testing.T, stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return result{code, out.String(), errb.String()}
+}
+
+// printed fails the test (going on) for each of wants that what's output
+// out lacks.
+func printed(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s printed\n%s\nwithout %q", what, out, w)
+		}
+	}
 }
 
 // must fails the test unless res succeeded.

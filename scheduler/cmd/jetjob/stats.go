@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 )
 
@@ -24,22 +26,12 @@ runs themselves; today (and any day not rolled up yet) is computed live
 (SOURCE column). Days are YYYY-MM-DD; the default is the last seven days.`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobArg != "" {
-				id, err := parseID("job", jobArg)
-				if err != nil {
-					return err
-				}
-				opts.JobID = id
-			}
-			c, err := a.client()
-			if err != nil {
+			if err := optID("job", jobArg, &opts.JobID); err != nil {
 				return err
 			}
-			st, err := c.Stats(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			return a.emit(st, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Stats, error) {
+				return c.Stats(ctx, opts)
+			}, func(w io.Writer, st *apiv1.Stats) error {
 				t := newTable(w, "DAY", "JOB", "GROUP", "STATUS", "RUNS", "P50 MS", "P95 MS", "P99 MS", "MAX MS", "SOURCE")
 				for _, r := range st.Rows {
 					t.row(r.Day, strconv.FormatInt(r.JobID, 10), r.Group, r.Status, strconv.FormatInt(r.Runs, 10),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -32,6 +34,18 @@ func groupFlag(s string) error {
 		return &usageError{err: err}
 	}
 	return nil
+}
+
+// grantArgs checks what grant and revoke both name: the user and the
+// required --group.
+func grantArgs(user, group string) error {
+	if err := userArg(user); err != nil {
+		return err
+	}
+	if group == "" {
+		return usagef("missing required flag --group")
+	}
+	return groupFlag(group)
 }
 
 // groupRole checks a grant's --role and --scripts.
@@ -124,15 +138,9 @@ can only use the API keys an admin creates for them ("keys create --user").`,
 				}
 				in.Password = pw
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			u, err := c.CreateUser(cmd.Context(), in)
-			if err != nil {
-				return err
-			}
-			return a.emit(u, func(w io.Writer) error {
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.User, error) {
+				return c.CreateUser(ctx, in)
+			}, func(w io.Writer, u *apiv1.User) error {
 				if err := userDetail(u).write(w); err != nil {
 					return err
 				}
@@ -163,27 +171,15 @@ func (a *app) usersGrantCmd() *cobra.Command {
 		Short: "Give a user a role on a group (replacing the one they had there)",
 		Args:  needArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := userArg(args[0]); err != nil {
-				return err
-			}
-			if group == "" {
-				return usagef("missing required flag --group")
-			}
-			if err := groupFlag(group); err != nil {
+			if err := grantArgs(args[0], group); err != nil {
 				return err
 			}
 			if err := groupRole(role, scripts); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			u, err := c.SetGrant(cmd.Context(), args[0], apiv1.Grant{Group: group, Role: role, Scripts: scripts})
-			if err != nil {
-				return err
-			}
-			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.User, error) {
+				return c.SetGrant(ctx, args[0], apiv1.Grant{Group: group, Role: role, Scripts: scripts})
+			}, detail(userDetail))
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", "", "the group (required)")
@@ -199,24 +195,12 @@ func (a *app) usersRevokeCmd() *cobra.Command {
 		Short: "Take away a user's role on a group",
 		Args:  needArgs("NAME"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := userArg(args[0]); err != nil {
+			if err := grantArgs(args[0], group); err != nil {
 				return err
 			}
-			if group == "" {
-				return usagef("missing required flag --group")
-			}
-			if err := groupFlag(group); err != nil {
-				return err
-			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			u, err := c.DeleteGrant(cmd.Context(), args[0], group)
-			if err != nil {
-				return err
-			}
-			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.User, error) {
+				return c.DeleteGrant(ctx, args[0], group)
+			}, detail(userDetail))
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", "", "the group (required)")
@@ -229,15 +213,7 @@ func (a *app) usersListCmd() *cobra.Command {
 		Short: "List the users",
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			list, err := c.ListUsers(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return a.emit(list, func(w io.Writer) error {
+			return show(a, cmd, (*client.Client).ListUsers, func(w io.Writer, list *apiv1.UserList) error {
 				t := newTable(w, "NAME", "DISPLAY NAME", "ADMIN", "DISABLED", "GRANTS", "LAST LOGIN")
 				for _, u := range list.Users {
 					t.row(u.Name, u.DisplayName, yesNo(u.Admin), yesNo(u.Disabled), grantList(u.Grants, ", "), fmtTimePtr(u.LastLoginAt))
@@ -249,13 +225,7 @@ func (a *app) usersListCmd() *cobra.Command {
 }
 
 func (a *app) usersGetCmd() *cobra.Command {
-	return a.userCmd("get NAME", "Show a user", func(cmd *cobra.Command, name string) (*apiv1.User, error) {
-		c, err := a.client()
-		if err != nil {
-			return nil, err
-		}
-		return c.GetUser(cmd.Context(), name)
-	})
+	return a.userCmd("get NAME", "Show a user", (*client.Client).GetUser)
 }
 
 // usersSwitchCmd is `users disable` or `users enable`.
@@ -264,18 +234,14 @@ func (a *app) usersSwitchCmd(enable bool) *cobra.Command {
 	if enable {
 		use, short = "enable NAME", "Enable a disabled user (their keys work again)"
 	}
-	return a.userCmd(use, short, func(cmd *cobra.Command, name string) (*apiv1.User, error) {
-		c, err := a.client()
-		if err != nil {
-			return nil, err
-		}
+	return a.userCmd(use, short, func(c *client.Client, ctx context.Context, name string) (*apiv1.User, error) {
 		disabled := !enable
-		return c.UpdateUser(cmd.Context(), name, apiv1.UserPatch{Disabled: &disabled})
+		return c.UpdateUser(ctx, name, apiv1.UserPatch{Disabled: &disabled})
 	})
 }
 
 // userCmd is a command that takes a user name, calls the API and shows the user.
-func (a *app) userCmd(use, short string, call func(*cobra.Command, string) (*apiv1.User, error)) *cobra.Command {
+func (a *app) userCmd(use, short string, call func(*client.Client, context.Context, string) (*apiv1.User, error)) *cobra.Command {
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -284,11 +250,9 @@ func (a *app) userCmd(use, short string, call func(*cobra.Command, string) (*api
 			if err := userArg(args[0]); err != nil {
 				return err
 			}
-			u, err := call(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			return a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) })
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.User, error) {
+				return call(c, ctx, args[0])
+			}, detail(userDetail))
 		},
 	}
 }
@@ -302,18 +266,7 @@ func (a *app) usersDeleteCmd() *cobra.Command {
 			if err := userArg(args[0]); err != nil {
 				return err
 			}
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			if err := c.DeleteUser(cmd.Context(), args[0]); err != nil {
-				return err
-			}
-			if a.output == outputJSON {
-				return nil // the API answers 204 without a document
-			}
-			_, err = fmt.Fprintf(a.stdout, "user %s deleted\n", args[0])
-			return err
+			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteUser(ctx, args[0]) }, "user %s deleted", args[0])
 		},
 	}
 }

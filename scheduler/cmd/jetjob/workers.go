@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 )
 
 // workersCmd lists by itself: the listing is all there is to ask about
@@ -17,15 +19,9 @@ import (
 func (a *app) workersCmd() *cobra.Command {
 	var group string
 	list := func(cmd *cobra.Command, _ []string) error {
-		c, err := a.client()
-		if err != nil {
-			return err
-		}
-		l, err := c.ListWorkers(cmd.Context(), group)
-		if err != nil {
-			return err
-		}
-		return a.emit(l, func(w io.Writer) error { return writeWorkers(w, l) })
+		return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.WorkerList, error) {
+			return c.ListWorkers(ctx, group)
+		}, writeWorkers)
 	}
 	const long = `List each group's capacity and backlog, then the live workers by group and id.
 

@@ -20,9 +20,6 @@ import (
 	"github.com/jetjob/jetjob/worker/builtin"
 )
 
-// usageError is a bad flag, environment variable or argument: exit status 2.
-type usageError struct{ error }
-
 // options are the flags; each has a JETJOB_* environment variable and a
 // key of the --config file (see package shared/config for the precedence).
 type options struct {

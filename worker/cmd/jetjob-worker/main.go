@@ -13,35 +13,24 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetjob/jetjob/shared/cmdmain"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal ends the process at once
-	}()
-	if err := rootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "jetjob-worker:", err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintln(os.Stderr, "Run 'jetjob-worker --help' for the settings.")
-			os.Exit(2)
-		}
-		os.Exit(1)
-	}
+	cmdmain.Main(rootCmd(), cmdmain.Options{
+		UsageHint:           "Run 'jetjob-worker --help' for the settings.",
+		ForceOnSecondSignal: true,
+	})
 }
+
+// usageError is a bad flag, environment variable or argument: exit status 2.
+type usageError = cmdmain.UsageError
 
 func rootCmd() *cobra.Command {
 	var o options
@@ -59,7 +48,7 @@ wins over its variable, the variable over the file.`,
 		Version: version.Get().String(),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unexpected argument %q: jetjob-worker takes flags only", args[0])}
+				return usageError{Err: fmt.Errorf("unexpected argument %q: jetjob-worker takes flags only", args[0])}
 			}
 			return nil
 		},
@@ -67,16 +56,16 @@ wins over its variable, the variable over the file.`,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.set.Load(os.LookupEnv); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if err := o.validate(); err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			return run(cmd.Context(), &o)
 		},
 	}
 	cmd.SetVersionTemplate("jetjob-worker {{.Version}}\n")
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
 	o.register(cmd.Flags())
 	return cmd
 }

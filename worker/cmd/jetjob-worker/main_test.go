@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +18,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/jstest"
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/testpki"
@@ -27,7 +28,7 @@ import (
 
 // These tests run the real binary, built once, as a separate process.
 
-const waitLimit = 30 * time.Second
+const waitLimit = jstest.WaitLimit
 
 var binary string // built by TestMain
 
@@ -149,37 +150,43 @@ func (p *proc) wait() int {
 	return -1
 }
 
-// waitOutput polls until the process's output contains s.
+// term sends SIGTERM, which asks for a graceful stop.
+func (p *proc) term() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// stopsCleanly sends SIGTERM and requires exit status 0 (start's cleanup
+// shows the output when it is not).
+func (p *proc) stopsCleanly() {
+	p.t.Helper()
+	p.term()
+	if code := p.wait(); code != 0 {
+		p.t.Fatalf("exit status %d after SIGTERM, want 0", code)
+	}
+}
+
+// waitOutput polls until the process's output contains s (start's
+// cleanup shows the output if it never does).
 func (p *proc) waitOutput(s string) {
 	p.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !strings.Contains(p.out.String(), s) {
+	testwait.Eventually(p.t, waitLimit, fmt.Sprintf("jetjob-worker to write %q", s), func() bool {
+		if strings.Contains(p.out.String(), s) {
+			return true
+		}
 		select {
 		case <-p.exited:
 			p.t.Fatalf("jetjob-worker exited (%v) before writing %q; output:\n%s", p.err, s, p.out.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("jetjob-worker did not write %q within %s; output:\n%s", s, waitLimit, p.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 }
 
-// nats is the test's side of an embedded server.
-type natsEnv struct {
-	t      *testing.T
-	srv    *natsembed.Server
-	js     jetstream.JetStream
-	events jetstream.Consumer
-	seen   []wire.Event
-}
-
-func ctx(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), waitLimit)
-	t.Cleanup(cancel)
-	return c
-}
+// natsEnv is the test's side of an embedded server.
+type natsEnv struct{ *jstest.Env }
 
 // startNATS starts an embedded server (on port, or a free one if 0), with
 // jetjob's streams provisioned, and returns its URL.
@@ -192,101 +199,24 @@ func startNATS(t *testing.T, port int) (*natsEnv, string) {
 // client's (for a server requiring TLS and credentials).
 func startNATSWith(t *testing.T, so natsembed.Options, co ...nats.Option) (*natsEnv, string) {
 	t.Helper()
-	srv, err := natsembed.Start(so)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.ClientURL(), co...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	e := &natsEnv{t: t, srv: srv}
-	if e.js, err = jetstream.New(nc); err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Provision(ctx(t), e.js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	e.events, err = e.js.CreateOrUpdateConsumer(ctx(t), stream.Events, jetstream.ConsumerConfig{
-		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, srv.ClientURL()
+	e := &natsEnv{jstest.Start(t, so, co...)}
+	return e, e.URL()
 }
 
+// publish publishes a shell trigger of group; job id is 100+run id.
 func (e *natsEnv) publish(group string, runID int64, params string) {
-	e.t.Helper()
-	data, err := wire.EncodeTrigger(&wire.Trigger{
+	e.T.Helper()
+	e.Publish(&wire.Trigger{
 		RunID: runID, JobID: 100 + runID, Group: group, Handler: "shell", Params: params,
 		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC(),
 	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if _, err := e.js.Publish(ctx(e.t), stream.TriggerAny(group), data, jetstream.WithMsgID(wire.MsgID(runID))); err != nil {
-		e.t.Fatal(err)
-	}
 }
 
-// event reads events until one of run has kind.
-func (e *natsEnv) event(runID int64, kind wire.EventKind) wire.Event {
-	e.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		for _, ev := range e.seen {
-			if ev.RunID == runID && ev.Kind == kind {
-				return ev
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("no %s event of run %d within %s; events %+v", kind, runID, waitLimit, e.seen)
-		}
-		m, err := e.events.Next(jetstream.FetchMaxWait(200 * time.Millisecond))
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
-			continue
-		}
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		evs, err := wire.DecodeEvents(m.Data())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		_ = m.Ack()
-		e.seen = append(e.seen, evs...)
-	}
-}
-
-// logMsgs returns the messages of a run's log lines.
+// logMsgs returns a run's log lines as "level message".
 func (e *natsEnv) logMsgs(group string, runID int64) []string {
-	e.t.Helper()
-	subject := stream.Log(group, runID)
-	s, err := e.js.Stream(ctx(e.t), stream.Logs)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	info, err := s.Info(ctx(e.t), jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	cons, err := e.js.OrderedConsumer(ctx(e.t), stream.Logs, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	e.T.Helper()
 	var out []string
-	for range info.State.Subjects[subject] {
-		m, err := cons.Next(jetstream.FetchMaxWait(waitLimit))
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		l, err := wire.DecodeLogLine(m.Data())
-		if err != nil {
-			e.t.Fatal(err)
-		}
+	for _, l := range e.LogLines(group, runID) {
 		out = append(out, l.Level+" "+l.Msg)
 	}
 	return out
@@ -294,36 +224,32 @@ func (e *natsEnv) logMsgs(group string, runID int64) []string {
 
 // waitHeartbeat waits for the worker's registry entry.
 func (e *natsEnv) waitHeartbeat(group, id string) *wire.WorkerInfo {
-	e.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		if hb := e.heartbeat(group, id); hb != nil {
-			return hb
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("no registry entry")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	e.T.Helper()
+	var hb *wire.WorkerInfo
+	testwait.Eventually(e.T, waitLimit, "the registry entry of worker "+id, func() bool {
+		hb = e.heartbeat(group, id)
+		return hb != nil
+	})
+	return hb
 }
 
 // heartbeat returns the worker's registry entry, nil if it has none.
 func (e *natsEnv) heartbeat(group, id string) *wire.WorkerInfo {
-	e.t.Helper()
-	kv, err := stream.Workers(ctx(e.t), e.js, stream.Config{})
+	e.T.Helper()
+	kv, err := stream.Workers(jstest.Ctx(e.T), e.JS, stream.Config{})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	entry, err := kv.Get(ctx(e.t), stream.WorkerKey(group, id))
+	entry, err := kv.Get(jstest.Ctx(e.T), stream.WorkerKey(group, id))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil
 	}
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	info, err := wire.DecodeWorkerInfo(entry.Value())
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return info
 }
@@ -341,7 +267,7 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	})
 
 	e.publish("ops", 1, "echo hello from $JETJOB_RUN_ID; echo careful >&2")
-	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "bin1" {
+	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "bin1" {
 		t.Fatalf("finished %+v", f)
 	}
 	msgs := e.logMsgs("ops", 1)
@@ -351,18 +277,11 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 		}
 	}
 	e.publish("ops", 2, "exit 7")
-	if f := e.event(2, wire.EventFinished); f.Status != wire.StatusFailed || f.Message != "exit status 7" {
+	if f := e.Event(2, wire.EventFinished); f.Status != wire.StatusFailed || f.Message != "exit status 7" {
 		t.Errorf("finished %+v", f)
 	}
 
-	var hb *wire.WorkerInfo
-	deadline := time.Now().Add(waitLimit)
-	for hb = e.heartbeat("ops", "bin1"); hb == nil; hb = e.heartbeat("ops", "bin1") {
-		if time.Now().After(deadline) {
-			t.Fatal("no registry entry")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	hb := e.waitHeartbeat("ops", "bin1")
 	if !slices.Equal(hb.Handlers, []string{"shell"}) || hb.Capacity != 3 || hb.PID != p.cmd.Process.Pid {
 		t.Errorf("heartbeat %+v", hb)
 	}
@@ -372,15 +291,13 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 
 	// SIGTERM while a run is going: it finishes within the shutdown grace.
 	e.publish("ops", 3, `echo begin; while [ ! -e "$PROCEED" ]; do sleep 0.02; done; echo end`)
-	e.event(3, wire.EventStarted)
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	e.Event(3, wire.EventStarted)
+	p.term()
 	p.waitOutput("worker stopping")
 	if err := os.WriteFile(proceed, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if f := e.event(3, wire.EventFinished); f.Status != wire.StatusSucceeded {
+	if f := e.Event(3, wire.EventFinished); f.Status != wire.StatusSucceeded {
 		t.Errorf("run during the stop finished %+v", f)
 	}
 	if code := p.wait(); code != 0 {
@@ -394,8 +311,10 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	}
 }
 
-// NATS down at start is waited out; the worker runs once it is up.
-func TestBinaryWaitsForNATS(t *testing.T) {
+// startWithoutNATS starts the binary on a port where no NATS listens yet
+// and returns once it says it is waiting for one.
+func startWithoutNATS(t *testing.T) (*proc, int) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -406,38 +325,25 @@ func TestBinaryWaitsForNATS(t *testing.T) {
 		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
 	})
 	p.waitOutput("waiting for NATS JetStream")
+	return p, port
+}
+
+// NATS down at start is waited out; the worker runs once it is up.
+func TestBinaryWaitsForNATS(t *testing.T) {
+	p, port := startWithoutNATS(t)
 
 	e, _ := startNATS(t, port)
 	e.publish("ops", 1, "echo late but fine")
-	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded {
+	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded {
 		t.Fatalf("finished %+v", f)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0", code)
-	}
+	p.stopsCleanly()
 }
 
 // SIGTERM while NATS is still unreachable ends the wait with status 0.
 func TestBinaryStopsWhileWaitingForNATS(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	p := start(t, map[string]string{
-		"JETJOB_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", port), "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell",
-	})
-	p.waitOutput("waiting for NATS JetStream")
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d, want 0", code)
-	}
+	p, _ := startWithoutNATS(t)
+	p.stopsCleanly()
 }
 
 // Every bad setting exits with status 2 and a message naming it; nothing
@@ -554,15 +460,10 @@ func TestBinaryConfigFileAndTLS(t *testing.T) {
 		t.Errorf("capacity %d, want 5 from JETJOB_CONCURRENCY over the file's 2", hb.Capacity)
 	}
 	e.publish("ops", 1, "echo over tls")
-	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "tls1" {
+	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "tls1" {
 		t.Errorf("finished %+v", f)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
-	}
+	p.stopsCleanly()
 	if strings.Contains(p.out.String(), "hunter2") {
 		t.Errorf("the password was printed:\n%s", p.out.String())
 	}
@@ -613,19 +514,14 @@ func TestBinaryUnderGroupCredential(t *testing.T) {
 	}
 	p := start(t, env)
 	e.publish("shell", 1, "echo least privilege")
-	if f := e.event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "worker-1" {
+	if f := e.Event(1, wire.EventFinished); f.Status != wire.StatusSucceeded || f.WorkerID != "worker-1" {
 		t.Fatalf("finished %+v", f)
 	}
 	if msgs := e.logMsgs("shell", 1); !slices.Contains(msgs, `info least privilege {"stream":"stdout"}`) {
 		t.Errorf("run log %q", msgs)
 	}
 	e.waitHeartbeat("shell", "worker-1")
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d; output:\n%s", code, p.out.String())
-	}
+	p.stopsCleanly()
 	if out := p.out.String(); strings.Contains(out, "Permissions Violation") {
 		t.Errorf("the group's user was refused something its worker needs:\n%s", out)
 	}

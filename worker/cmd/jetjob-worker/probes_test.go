@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,17 +52,20 @@ func get(t *testing.T, url string) (int, string) {
 // waitStatus polls url until it answers code, and returns the body.
 func waitStatus(t *testing.T, url string, code int) string {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		got, body := get(t, url)
-		if got == code {
-			return body
+	var (
+		got  int
+		body string
+	)
+	defer func() {
+		if got != code { // Eventually gave up: say what it last saw
+			t.Logf("GET %s last answered %d %s", url, got, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s: %d %s after %s, want %d", url, got, body, waitLimit, code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	}()
+	testwait.Eventually(t, waitLimit, fmt.Sprintf("GET %s to answer %d", url, code), func() bool {
+		got, body = get(t, url)
+		return got == code
+	})
+	return body
 }
 
 // scrape parses /metrics into `name{label="value",…}` → value (a
@@ -111,7 +113,7 @@ func value(m *dto.Metric) float64 {
 func TestBinaryMetricsAndProbes(t *testing.T) {
 	dir := t.TempDir()
 	e, url := startNATSWith(t, natsembed.Options{StoreDir: dir})
-	port := e.srv.Port()
+	port := e.Srv.Port()
 	p := start(t, map[string]string{
 		"JETJOB_NATS_URL": url, "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell", "JETJOB_WORKER_ID": "m1",
 		"JETJOB_CONCURRENCY": "3",
@@ -128,8 +130,8 @@ func TestBinaryMetricsAndProbes(t *testing.T) {
 
 	e.publish("ops", 1, "true")
 	e.publish("ops", 2, "exit 3")
-	e.event(1, wire.EventFinished)
-	e.event(2, wire.EventFinished)
+	e.Event(1, wire.EventFinished)
+	e.Event(2, wire.EventFinished)
 	const g = `group="ops"`
 	want := map[string]float64{
 		`jetjob_worker_runs_started_total{` + g + `,handler="shell"}`:                                                     2,
@@ -151,7 +153,7 @@ func TestBinaryMetricsAndProbes(t *testing.T) {
 	// NATS goes away: not ready, saying why; the process stays alive.
 	// Until the client notices the closed connection, the probe fails on
 	// its consumer look-up instead (also 503); then it names the cause.
-	e.srv.Shutdown()
+	e.Srv.Shutdown()
 	waitStatus(t, base+"/readyz", http.StatusServiceUnavailable)
 	testwait.Eventually(t, waitLimit, "/readyz to say NATS is not connected", func() bool {
 		code, body := get(t, base+"/readyz")
@@ -167,19 +169,14 @@ func TestBinaryMetricsAndProbes(t *testing.T) {
 	t.Cleanup(srv.Shutdown)
 	waitStatus(t, base+"/readyz", http.StatusOK)
 	e.publish("ops", 3, "true")
-	e.event(3, wire.EventFinished)
+	e.Event(3, wire.EventFinished)
 	want[`jetjob_worker_runs_finished_total{`+g+`,handler="shell",status="SUCCEEDED"}`] = 2
 	want[`jetjob_worker_runs_started_total{`+g+`,handler="shell"}`] = 3
 	want[`jetjob_worker_run_duration_seconds{`+g+`,handler="shell"}`] = 3
 	want[`jetjob_worker_trigger_pickup_seconds{`+g+`,lane="shared"}`] = 3
 	expectSeries(t, base, want)
 
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := p.wait(); code != 0 {
-		t.Fatalf("exit status %d after SIGTERM, want 0", code)
-	}
+	p.stopsCleanly()
 }
 
 // goVersion reads the Go version the binary reports in jetjob_build_info.
@@ -198,22 +195,21 @@ func goVersion(t *testing.T, base string) string {
 // counters move just after its event is stored).
 func expectSeries(t *testing.T, base string, want map[string]float64) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var off []string
+	defer func() {
+		if len(off) > 0 { // Eventually gave up: say what was off last
+			sort.Strings(off)
+			t.Logf("/metrics, last scrape:\n%s", strings.Join(off, "\n"))
+		}
+	}()
+	testwait.Eventually(t, waitLimit, "the /metrics series to have their values", func() bool {
 		got := scrape(t, base)
-		var off []string
+		off = off[:0]
 		for k, v := range want {
 			if g, ok := got[k]; !ok || g != v {
 				off = append(off, fmt.Sprintf("%s = %v (present %v), want %v", k, g, ok, v))
 			}
 		}
-		if len(off) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			sort.Strings(off)
-			t.Fatalf("/metrics after %s:\n%s", waitLimit, strings.Join(off, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(off) == 0
+	})
 }

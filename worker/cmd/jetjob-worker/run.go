@@ -28,12 +28,12 @@ const provisionAttempt = 2 * time.Second
 func run(ctx context.Context, o *options) (err error) {
 	log, err := logging.New(o.logFormat, o.logLevel)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	defer log.Sync() //nolint:errcheck
 	stopTracing, err := tracing.Start(ctx, "jetjob-worker", log)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	defer stopTracing() // after Run: flushes the spans of the stop too
 
@@ -81,7 +81,7 @@ func run(ctx context.Context, o *options) (err error) {
 		Streams: streams, Logger: log,
 	})
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if pr != nil {
 		js, err := jetstream.New(nc)
