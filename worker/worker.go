@@ -223,14 +223,14 @@ type Worker struct {
 	trace      *runTracer // nil: tracing off
 
 	// Set once by Run before any goroutine starts.
-	js       jetstream.JetStream
-	stopCtx  context.Context
-	hctx     context.Context      // parent of handler contexts, cancelled with errShutdown
-	pubCtx   context.Context      // bounds acks and event publishing during a stop
-	events   *runevents.Publisher // publishes run events
-	ask      *questions.Asker     // asks the schedulers (started.go, misfire.go)
-	locks    *joblock.Locks       // job locks for block strategies (exec.go)
-	kills    *kills.Set           // kill requests seen
+	js      jetstream.JetStream
+	stopCtx context.Context
+	hctx    context.Context      // parent of handler contexts, cancelled with errShutdown
+	pubCtx  context.Context      // bounds acks and event publishing during a stop
+	events  *runevents.Publisher // publishes run events
+	ask     *questions.Asker     // asks the schedulers (started.go, misfire.go)
+	locks   *joblock.Locks       // job locks for block strategies (exec.go)
+	kills   *kills.Set           // kill requests seen
 
 	procs    sync.WaitGroup // process goroutines (receive.go)
 	fetchers sync.WaitGroup // batch drain goroutines (fetch.go)
