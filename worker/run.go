@@ -135,18 +135,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	return fatal
 }
 
-// killed cancels run, if it executes here, on a kill request for it
-// (package kills).
-func (w *Worker) killed(run int64, reason string) {
+// cancelKilled cancels run, if it executes here, on a kill request for it
+// (package kills; a run not here yet is checked against the requests
+// before it starts).
+func (w *Worker) cancelKilled(run int64, reason string) {
 	if r := w.runs.get(run); r != nil {
 		w.log.Info("kill request: cancelling the run", logging.Run(run), zap.String("reason", reason))
 		r.cancel(kills.Error{Reason: reason})
 	}
 }
 
-// setup creates the JetStream context, provisions the streams and creates
-// or updates the worker's two consumers: the group's shared queue and its
-// own directed consumer.
+// setup creates the JetStream context, provisions the streams, opens the
+// job locks and kill requests, and creates or updates the worker's two
+// consumers: the group's shared queue and its own directed consumer.
 func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	js, err := jetstream.New(w.cfg.NATS,
 		// Job log lines are published asynchronously; without a timeout a
@@ -169,7 +170,7 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	w.kills = kills.New(kills.Config{JS: js, Streams: w.cfg.Streams, OnKill: w.killed, Logger: w.log})
+	w.kills = kills.New(kills.Config{JS: js, Streams: w.cfg.Streams, OnKill: w.cancelKilled, Logger: w.log})
 	w.locks = joblock.New(joblock.Config{
 		NATS: w.cfg.NATS, KV: locks, WorkerID: w.cfg.ID, TTL: w.cfg.LockTTL,
 		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log,

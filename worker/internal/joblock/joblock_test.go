@@ -278,7 +278,11 @@ func TestLiveHolderKeepsLockByBeating(t *testing.T) {
 	// have been taken over by then.
 	joined := e.value(Key(job, 0, 0)).Beat
 	testwait.Eventually(t, waitLimit, "run 1 to beat four times", func() bool {
-		return e.value(Key(job, 0, 0)).Beat >= joined+4
+		v := e.value(Key(job, 0, 0))
+		if v.Holder != 1 {
+			t.Fatalf("lock %+v: run 1's lock taken over while it beats", v)
+		}
+		return v.Beat >= joined+4
 	})
 	pending(t, "run 2 while run 1 beats", r2)
 	if v := e.value(Key(job, 0, 0)); v.Holder != 1 {
