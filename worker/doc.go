@@ -8,21 +8,28 @@
 //	})
 //	err = w.Run(ctx) // until ctx is cancelled, then a graceful stop
 //
-// A worker needs NATS only. It shares the durable pull consumer of its group
-// on JETJOB_TRIGGERS with every other worker of the group, so each trigger
-// reaches exactly one of them, and it reports what happened on JETJOB_EVENTS
-// (see docs/protocol.md and docs/architecture.md, "Workers").
+// A worker needs NATS only. It pulls triggers from two durable consumers on
+// JETJOB_TRIGGERS: its group's shared queue, workers-<group>, which every
+// worker of the group shares so that each trigger reaches exactly one of
+// them, and its own, worker-<group>-<id>, for the triggers a routing
+// strategy sends to it by name; each has Concurrency run slots, and a
+// worker asks for no more triggers than it has free slots. It reports what
+// happened on JETJOB_EVENTS, puts its heartbeat into JETJOB_WORKERS, holds
+// job locks in JETJOB_LOCKS and watches JETJOB_KILLS (docs/protocol.md,
+// "The worker's side, step by step"; docs/architecture.md, "The path of a
+// fire").
 //
 // # Delivery guarantees
 //
 // A trigger is acknowledged only after the run's finished event has been
 // acknowledged by JetStream, and in-progress acks are sent while the run
 // lasts. A worker that dies mid-run therefore never loses a result: the
-// trigger is redelivered. Run events travel in batches (events.go), each
-// message with its own Nats-Msg-Id (events-<group>-<worker>-<start ns>-<n>),
-// so a retried publish of a batch is stored once; a second copy of an event
-// (a redelivered trigger reported again) is harmless, because the scheduler
-// applies events idempotently and by status rank (docs/protocol.md).
+// trigger is redelivered. Run events travel in batches, each message with
+// its own Nats-Msg-Id, events-<group>-<worker id>-<worker start, Unix
+// ns>-<n>, so a retried publish of a batch is stored once; a second copy of
+// an event (a redelivered trigger reported again) is harmless, because the
+// scheduler applies events idempotently and by status rank
+// (docs/protocol.md, "Headers").
 //
 // At most one execution of a run (one attempt of a fire) reaches a handler.
 // Inside one process a run never executes twice: a delivery of a run that
@@ -32,10 +39,11 @@
 // without running again. Across processes the started event is the run's
 // start claim: it is stored before the handler is called, and a worker that
 // gets a redelivered trigger asks the schedulers whether the run had started
-// (started.go). A run that started on a worker that died ends LOST, naming
-// that worker, and the job's retry policy decides whether a new attempt
-// runs; a trigger that never started runs normally. Handlers see the
-// attempt and the delivery in Job.Attempt and Job.Delivery.
+// (request/reply on jetjob.sched.started, started.go). A run that started
+// on a worker that died ends LOST, naming that worker, and the job's retry
+// policy decides whether a new attempt runs; a trigger that never started
+// runs normally. Handlers see the attempt and the delivery in Job.Attempt
+// and Job.Delivery.
 //
 // # Results
 //
@@ -46,7 +54,9 @@
 // context is waited for AbandonGrace and then abandoned: its result is
 // reported without it and its goroutine is left behind (counted in Stats).
 // An abandoned handler no longer holds a run slot: a few stuck handlers would
-// otherwise stop the worker for good.
+// otherwise stop the worker for good. A killed run (a kill request from the
+// API, or block strategy cover_early) ends CANCELLED, and one that block
+// strategy discard_later turns away ends DISCARDED.
 //
 // A trigger naming a handler this worker does not have ends FAILED with the
 // reason and no started event, since no handler ever started. A malformed or

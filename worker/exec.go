@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
+	"github.com/jetjob/jetjob/worker/internal/kills"
 )
 
 // Job is what a handler learns about its run.
@@ -45,7 +47,7 @@ type run struct {
 	trig     *wire.Trigger
 	delivery uint64 // the delivery that started this execution
 	mayStart bool   // it may have started before, on a worker that died (started.go)
-	// waitedLock: the job's lock was held when this run asked (block.go),
+	// waitedLock: the job's lock was held when this run asked (block),
 	// for the lock-wait metric.
 	waitedLock bool
 	origin     stored // where and when that delivery's trigger was stored
@@ -172,11 +174,11 @@ func (r *run) execute() bool {
 	if late {
 		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})
 		if reported {
-			r.w.expiredTotal.Add(1)
+			r.w.counts.expiredTotal.Add(1)
 		}
 		return reported
 	}
-	if r.w.killed(r.trig.RunID) {
+	if r.w.kills.Killed(r.trig.RunID) {
 		return r.finish(outcome{status: wire.StatusCancelled, message: "killed before it started"})
 	}
 	h := r.w.lookup(r.trig.Handler)
@@ -191,14 +193,14 @@ func (r *run) execute() bool {
 	}
 	asked := time.Now()
 	endLock := r.traceLock()
-	lock, blocked := r.block(r.w.stopCtx)
+	lock, blocked := r.block()
 	endLock(blocked)
 	r.w.metrics.lockWaited(r, asked)
 	if blocked != nil {
 		return r.end(*blocked)
 	}
 	// Held until the result is published: the job's next run starts after.
-	defer lock.release()
+	defer lock.Release()
 	started := wire.Event{
 		Kind: wire.EventStarted, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: r.w.cfg.ID,
 		Status: wire.StatusRunning, At: time.Now().UTC(), ScheduledAt: r.trig.ScheduledAt,
@@ -215,6 +217,55 @@ func (r *run) execute() bool {
 	out := r.runHandler(h)
 	ran()
 	return r.end(out)
+}
+
+// block applies the run's block strategy (package joblock) before its
+// handler starts. It returns the lock to hold while the run executes, or
+// an outcome that ends the run without running it: DISCARDED, CANCELLED
+// (killed while waiting), or a hand-back (the worker stops).
+func (r *run) block() (*joblock.Lock, *outcome) {
+	lock, waited, err := r.w.locks.Acquire(r.w.stopCtx, joblock.Request{
+		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
+		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
+		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
+		Log: r.log, Interrupt: r.interrupted,
+	})
+	r.waitedLock = waited
+	var discarded *joblock.DiscardedError
+	var stop interruption
+	switch {
+	case err == nil:
+		return lock, nil
+	case errors.As(err, &discarded):
+		return nil, &outcome{status: wire.StatusDiscarded, message: discarded.Error()}
+	case errors.As(err, &stop):
+		return nil, &stop.out
+	}
+	return nil, &outcome{handBack: err.Error()}
+}
+
+// interruption is why a run waiting for its job's lock stops waiting, as
+// the outcome it ends with.
+type interruption struct{ out outcome }
+
+func (i interruption) Error() string { return cmp.Or(i.out.message, i.out.handBack) }
+
+// interrupted says whether the run waiting for its job's lock was killed
+// or the worker stops.
+func (r *run) interrupted() error {
+	r.mu.Lock()
+	pending := r.pending
+	r.mu.Unlock()
+	if pending != nil {
+		return interruption{outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for the job's active run)"}}
+	}
+	if r.w.kills.Killed(r.trig.RunID) {
+		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}}
+	}
+	if r.w.stopCtx.Err() != nil {
+		return interruption{outcome{handBack: "worker stopping while the run waited for the job's active run"}}
+	}
+	return nil
 }
 
 // end settles the execution as out says and reports whether a result was
@@ -257,6 +308,14 @@ func (r *run) finish(out outcome) bool {
 	}
 	r.ack()
 	return true
+}
+
+// publishEvent hands ev to the event publisher and waits until it is
+// stored (package runevents); traceparent is the run's trace context, "" for
+// none.
+func (w *Worker) publishEvent(ev wire.Event, traceparent string) error {
+	defer w.metrics.eventQueued()()
+	return w.events.Publish(ev, traceparent)
 }
 
 // ack acknowledges every delivery of the run.
@@ -322,16 +381,16 @@ func (r *run) runHandler(h *handler) (out outcome) {
 	if !r.state.CompareAndSwap(handlerRunning, handlerAbandoned) {
 		return r.judge(<-done) // it returned just now
 	}
-	r.w.abandonedTotal.Add(1)
-	r.w.abandonedLive.Add(1)
+	r.w.counts.abandonedTotal.Add(1)
+	r.w.counts.abandonedLive.Add(1)
 	cause := context.Cause(ctx)
 	r.log.Warn("handler ignored its cancelled context: abandoned, its goroutine is left running",
 		zap.NamedError("cause", cause), zap.Duration("abandon_grace", r.w.cfg.AbandonGrace),
-		zap.Int64("abandoned_running", r.w.abandonedLive.Load()))
+		zap.Int64("abandoned_running", r.w.counts.abandonedLive.Load()))
 	if errors.Is(cause, errShutdown) {
 		return r.cutShort("the handler did not stop when cancelled and was abandoned")
 	}
-	var ke killError
+	var ke kills.Error
 	if errors.As(cause, &ke) {
 		return outcome{status: wire.StatusCancelled, message: fmt.Sprintf(
 			"%s; the handler ignored cancellation and was abandoned after %s", ke, r.w.cfg.AbandonGrace)}
@@ -358,7 +417,7 @@ func (r *run) call(ctx context.Context, fn HandlerFunc, job *Job, done chan<- ha
 			res.cause = context.Cause(ctx)
 		}
 		if !r.state.CompareAndSwap(handlerRunning, handlerReturned) {
-			r.w.abandonedLive.Add(-1)
+			r.w.counts.abandonedLive.Add(-1)
 			r.log.Info("abandoned handler returned at last")
 			return
 		}
@@ -382,7 +441,7 @@ func (r *run) judge(res handlerResult) outcome {
 			msg += ": " + res.err.Error()
 		}
 		return outcome{status: wire.StatusTimedOut, message: msg}
-	case errors.As(res.cause, new(killError)):
+	case errors.As(res.cause, new(kills.Error)):
 		return outcome{status: wire.StatusCancelled, message: res.cause.Error()}
 	case errors.Is(res.cause, errShutdown) && res.err != nil:
 		return r.cutShort(res.err.Error())

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/worker/internal/backoff"
 )
 
 // How triggers are fetched.
@@ -83,7 +85,7 @@ func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
 // when Run's context is cancelled, and an error (after calling stop with
 // it) when fetching can never succeed again.
 func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
-	var bo backoff
+	var bo backoff.Backoff
 	for {
 		n, ok := l.acquire(w.stopCtx)
 		if !ok {
@@ -113,12 +115,12 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 				return err
 			}
 			w.log.Warn("fetching triggers failed", zap.String("lane", l.name), zap.Error(err))
-			if !sleepCtx(w.stopCtx, bo.next()) {
+			if !backoff.Sleep(w.stopCtx, bo.Next()) {
 				return nil
 			}
 			continue
 		}
-		bo.reset()
+		bo.Reset()
 		w.fetchers.Add(1)
 		go w.drain(l, batch, n)
 	}
@@ -135,14 +137,14 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 			continue
 		}
 		used++
-		w.runs.Add(1)
+		w.procs.Add(1)
 		go w.process(l, msg)
 	}
 	if err := batch.Error(); err != nil {
 		// e.g. missing heartbeats or a deleted consumer: slow the next
 		// request down instead of spinning.
 		w.log.Warn("pull request failed", zap.String("lane", l.name), zap.Error(err))
-		sleepCtx(w.stopCtx, time.Second)
+		backoff.Sleep(w.stopCtx, time.Second)
 	}
 	l.release(n - used)
 	<-l.tokens

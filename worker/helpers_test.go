@@ -316,14 +316,16 @@ func recv[T any](t *testing.T, what string, ch <-chan T) T {
 	}
 }
 
-// workerGoroutines lists goroutines executing this package's worker code
-// (not test code), to prove that a stopped worker left nothing behind.
+// workerGoroutines lists goroutines executing this package's worker code,
+// or its internal packages' (not test code), to prove that a stopped worker
+// left nothing behind.
 func workerGoroutines() []string {
 	buf := make([]byte, 4<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, marker := range []string{"jetjob/worker.(*Worker)", "jetjob/worker.(*run)", "jetjob/worker.(*runLog)"} {
+		for _, marker := range []string{"jetjob/worker.(*Worker)", "jetjob/worker.(*run)", "jetjob/worker.(*runLog)",
+			"jetjob/worker/internal/"} {
 			if strings.Contains(g, marker) {
 				out = append(out, g)
 				break

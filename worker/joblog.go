@@ -74,7 +74,7 @@ func (l *runLog) publish(at time.Time, level zapcore.Level, msg string) {
 		}
 	}
 	l.dropped++
-	l.w.logDropped.Add(1)
+	l.w.counts.logDropped.Add(1)
 }
 
 // prune forgets the futures at the front that have completed, so that a

@@ -96,15 +96,15 @@ func newMetrics(w *Worker) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "jetjob_worker_handlers_abandoned_total", ConstLabels: group,
 			Help: "Handlers abandoned because they ignored their cancelled context.",
-		}, func() float64 { return float64(w.abandonedTotal.Load()) }),
+		}, func() float64 { return float64(w.counts.abandonedTotal.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "jetjob_worker_abandoned_handlers", ConstLabels: group,
 			Help: "Abandoned handler goroutines that have not returned yet.",
-		}, func() float64 { return float64(w.abandonedLive.Load()) }),
+		}, func() float64 { return float64(w.counts.abandonedLive.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "jetjob_worker_log_lines_dropped_total", ConstLabels: group,
 			Help: "Job log lines that could not be published to JETJOB_LOGS.",
-		}, func() float64 { return float64(w.logDropped.Load()) }),
+		}, func() float64 { return float64(w.counts.logDropped.Load()) }),
 	}
 	return m
 }

@@ -12,7 +12,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/worker/internal/control"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
+	"github.com/jetjob/jetjob/worker/internal/kills"
+	"github.com/jetjob/jetjob/worker/internal/questions"
+	"github.com/jetjob/jetjob/worker/internal/runevents"
 )
 
 // groupMaxAckPending is the MaxAckPending of a group's shared consumer. It
@@ -74,20 +80,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelPub()
 	w.stopCtx, w.hctx, w.pubCtx = stopCtx, hctx, pubCtx
-	// The event publisher outlives every run: it stops after shutdown.
-	w.events, w.supersede, w.starts = w.newEventBatcher(), w.newSuperseder(), w.newStartChecker()
+	// The event publisher and the questions to the schedulers outlive
+	// every run: they stop after shutdown.
+	w.events = runevents.New(w.js, w.cfg.Group, w.cfg.ID, w.log)
+	w.ask = questions.New(w.cfg.NATS, w.log)
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
-	go w.events.run(evCtx)
-	go w.supersede.run(evCtx)
-	go w.starts.run(evCtx)
+	go w.events.Run(evCtx)
+	go w.ask.Run(evCtx)
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
-	reg := w.startRegistry(ctx) // heartbeats until deregistered (registry.go)
+	hb := w.startHeartbeat(ctx) // until deregistered (heartbeat.go)
 	killCtx, stopKills := context.WithCancel(ctx)
 	killsDone, killsLoaded := make(chan struct{}), make(chan struct{})
-	go func() { defer close(killsDone); w.watchKills(killCtx, killsLoaded) }() // kill.go
+	go func() { defer close(killsDone); w.kills.Watch(killCtx, killsLoaded) }()
 	select {
 	case <-killsLoaded:
 	case <-ctx.Done():
@@ -96,33 +103,30 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// Control requests (ping, idle beat) are answered while this worker
 	// takes triggers: a stopping worker must not be picked by failover.
-	ctl, err := w.serveControl()
+	ctl, err := control.Serve(w.cfg.NATS, w.cfg.ID, answers{runs: w.runs, locks: w.locks}, w.log)
 	if err != nil {
 		w.log.Warn("control requests will not be answered; failover and busyover routing will pass this worker by", zap.Error(err))
 	}
 	// fetchAll returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchAll(lanes, stop)
-	// From now on only questions about runs are answered (serveControl):
-	// workers waiting for a job lock a run of this one holds must learn
-	// when it ends, while routing must pass this worker by.
-	w.stopping.Store(true)
+	// From now on only questions about runs are answered: workers waiting
+	// for a job lock a run of this one holds must learn when it ends,
+	// while routing must pass this worker by.
+	ctl.Stopping()
 	w.shutdown(fatal != nil, cancelHandlers, cancelPub)
-	// Every run has ended: free the job locks they left (block.go), which
-	// other workers can no longer ask this one about.
+	// Every run has ended: free the job locks they left, which other
+	// workers can no longer ask this one about.
 	lctx, cancelLocks := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	w.releaseIdleLocks(lctx)
+	w.locks.Stop(lctx)
 	cancelLocks()
-	if ctl != nil {
-		_ = ctl.Unsubscribe()
-	}
+	ctl.Stop()
 	stopEvents()
-	<-w.events.done
-	<-w.supersede.done
-	<-w.starts.done
+	<-w.events.Done()
+	<-w.ask.Done()
 	stopKills()
 	<-killsDone
-	reg.deregister(ctx)
+	hb.deregister(ctx)
 
 	if err := w.destroyHandlers(ctx, inited); err != nil {
 		fatal = errors.Join(fatal, err)
@@ -131,16 +135,26 @@ func (w *Worker) Run(ctx context.Context) error {
 	return fatal
 }
 
-// setup creates the JetStream context, provisions the streams and creates
-// or updates the worker's two consumers: the group's shared queue and its
-// own directed consumer.
+// cancelKilled cancels run, if it executes here, on a kill request for it
+// (package kills; a run not here yet is checked against the requests
+// before it starts).
+func (w *Worker) cancelKilled(run int64, reason string) {
+	if r := w.runs.get(run); r != nil {
+		w.log.Info("kill request: cancelling the run", logging.Run(run), zap.String("reason", reason))
+		r.cancel(kills.Error{Reason: reason})
+	}
+}
+
+// setup creates the JetStream context, provisions the streams, opens the
+// job locks and kill requests, and creates or updates the worker's two
+// consumers: the group's shared queue and its own directed consumer.
 func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	js, err := jetstream.New(w.cfg.NATS,
 		// Job log lines are published asynchronously; without a timeout a
 		// lost ack would keep its entry pending forever.
 		jetstream.WithPublishAsyncTimeout(30*time.Second),
 		jetstream.WithPublishAsyncErrHandler(func(jetstream.JetStream, *nats.Msg, error) {
-			w.logDropped.Add(1)
+			w.counts.logDropped.Add(1)
 		}),
 	)
 	if err != nil {
@@ -152,9 +166,15 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	if err := stream.Provision(ctx, js, w.cfg.Streams, stream.LeaveExisting(w.log)); err != nil {
 		return nil, fmt.Errorf("worker: %w%s", err, w.inboxHint())
 	}
-	if w.locks, err = stream.Locks(ctx, js, w.cfg.Streams); err != nil {
+	locks, err := stream.Locks(ctx, js, w.cfg.Streams)
+	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
+	w.kills = kills.New(kills.Config{JS: js, Streams: w.cfg.Streams, OnKill: w.cancelKilled, Logger: w.log})
+	w.locks = joblock.New(joblock.Config{
+		NATS: w.cfg.NATS, KV: locks, WorkerID: w.cfg.ID, TTL: w.cfg.LockTTL,
+		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log,
+	})
 	shared, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
 		Durable:       stream.AnyConsumer(w.cfg.Group),
 		Description:   "jetjob workers of group " + w.cfg.Group + " (shared queue)",
@@ -221,12 +241,12 @@ func (w *Worker) shutdown(fatal bool, cancelHandlers context.CancelCauseFunc, ca
 	}
 	w.log.Info("worker stopping", zap.Int("running", w.Stats().Running),
 		zap.Duration("shutdown_grace", w.cfg.ShutdownGrace))
-	// Drainers may still dispatch runs (only to hand them back), so they
-	// end before runs.Wait starts: a WaitGroup must not grow during Wait.
+	// Drainers may still start runs (only to hand them back), so they
+	// end before procs.Wait starts: a WaitGroup must not grow during Wait.
 	w.fetchers.Wait()
 
 	runsDone := make(chan struct{})
-	go func() { w.runs.Wait(); close(runsDone) }()
+	go func() { w.procs.Wait(); close(runsDone) }()
 	grace := time.NewTimer(time.Until(deadline))
 	defer grace.Stop()
 	select {

@@ -8,6 +8,7 @@ import (
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
 )
 
 // A run of another worker waits for a job's lock held by a run of a worker
@@ -44,7 +45,7 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 	e.publish(second)
 	// Wherever run 2 was delivered, it now waits for run 1's lock.
 	testwait.Eventually(t, waitLimit, "run 2 to queue for the job's lock", func() bool {
-		entry, err := e.lockKV().Get(e.ctx(), lockKey(7))
+		entry, err := e.lockKV().Get(e.ctx(), joblock.Key(7, 0, 0))
 		if err != nil {
 			return false
 		}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -29,7 +28,8 @@ import (
 //
 // jetjob.wait and jetjob.run are children of the scheduler's publish span
 // (the trigger's traceparent header); the run events carry jetjob.run's
-// context back to the scheduler (runtrace's package doc). A nil
+// context back to the scheduler (runtrace's package doc; package runevents
+// writes the header). A nil
 // *runTracer is tracing off: nothing is allocated, no header written.
 
 // Span names of the worker's spans.
@@ -164,30 +164,4 @@ func (r *run) publishEvent(ev wire.Event) error {
 		}
 	}
 	return r.w.publishEvent(ev, r.trace.traceparent)
-}
-
-// eventHeader is the header of an events message: one traceparent per
-// run of the batch that has one, none at all with tracing off.
-func eventHeader(batch []*pendingEvent) nats.Header {
-	var h nats.Header
-	for i, p := range batch {
-		if p.traceparent == "" {
-			continue
-		}
-		dup := false
-		for _, q := range batch[:i] {
-			if q.traceparent == p.traceparent {
-				dup = true
-				break
-			}
-		}
-		if dup {
-			continue
-		}
-		if h == nil {
-			h = nats.Header{}
-		}
-		h[runtrace.HeaderTraceparent] = append(h[runtrace.HeaderTraceparent], p.traceparent)
-	}
-	return h
 }

@@ -20,6 +20,10 @@ import (
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
+	"github.com/jetjob/jetjob/worker/internal/kills"
+	"github.com/jetjob/jetjob/worker/internal/questions"
+	"github.com/jetjob/jetjob/worker/internal/runevents"
 )
 
 // Defaults for the zero values of Config.
@@ -60,7 +64,7 @@ type Config struct {
 	// context is cancelled before their own contexts are cancelled.
 	ShutdownGrace time.Duration
 	// HeartbeatInterval is how often the worker puts its heartbeat into the
-	// workers bucket (registry.go); default 5s, and shorter than the
+	// workers bucket (heartbeat.go); default 5s, and shorter than the
 	// bucket's TTL (Streams.WorkerTTL, default 15s = three beats).
 	HeartbeatInterval time.Duration
 	// Logger receives the worker's logs; default none.
@@ -195,20 +199,22 @@ const maxHandlerName = 255
 
 // Worker runs the handlers of one group. Create it with New, register
 // handlers with Handle, then call Run once.
+//
+// The Worker is the SDK's shell: it fetches triggers, runs handlers and
+// settles deliveries. The protocols it takes part in live in internal
+// packages with their own state: the job lock (joblock), run events
+// (events), questions to the schedulers (questions), kill requests (kills)
+// and control requests (control). They learn about this worker's runs only
+// through the run table (runtable.go).
 type Worker struct {
 	cfg Config
 	log *zap.Logger
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards handlers, order and started
 	handlers map[string]*handler
 	order    []*handler // registration order, for init and destroy
 	started  bool
-	active   map[int64]*run      // runs executing in this process, by run id
-	recent   map[int64]time.Time // runs finished here lately, by run id
-	kills    map[int64]time.Time // kill requests seen, by run id (kill.go)
-	locks    jetstream.KeyValue  // job locks for block strategies (block.go)
-	held     heldLocks           // job locks held or left here (heldlocks.go)
-	recentQ  []recentRun         // recent in finishing order, for expiry
+	runs     *runTable // runs executing here or finished lately
 
 	// Tuning that tests shorten; see fetch.go.
 	fetchWait  time.Duration
@@ -217,21 +223,26 @@ type Worker struct {
 	trace      *runTracer // nil: tracing off
 
 	// Set once by Run before any goroutine starts.
-	js        jetstream.JetStream
-	stopCtx   context.Context
-	hctx      context.Context             // parent of handler contexts, cancelled with errShutdown
-	pubCtx    context.Context             // bounds event publishing during a stop
-	events    *groupCommit[*pendingEvent] // publishes run events (events.go)
-	supersede *groupCommit[*supersedeAsk] // asks about late fire_once triggers (misfire.go)
-	starts    *groupCommit[*startAsk]     // asks whether redelivered runs had started (started.go)
-	runs      sync.WaitGroup              // process goroutines
-	fetchers  sync.WaitGroup              // batch drain goroutines
+	js      jetstream.JetStream
+	stopCtx context.Context
+	hctx    context.Context      // parent of handler contexts, cancelled with errShutdown
+	pubCtx  context.Context      // bounds acks and event publishing during a stop
+	events  *runevents.Publisher // publishes run events
+	ask     *questions.Asker     // asks the schedulers (started.go, misfire.go)
+	locks   *joblock.Locks       // job locks for block strategies (exec.go)
+	kills   *kills.Set           // kill requests seen
 
-	metrics        *metrics    // Prometheus series (metrics.go)
-	stopping       atomic.Bool // fetching has stopped (control.go)
+	procs    sync.WaitGroup // process goroutines (receive.go)
+	fetchers sync.WaitGroup // batch drain goroutines (fetch.go)
+	metrics  *metrics       // Prometheus series (metrics.go)
+	counts   counters       // for Stats and the metrics
+}
+
+// counters are the worker's running totals.
+type counters struct {
 	abandonedTotal atomic.Int64
-	expiredTotal   atomic.Int64
 	abandonedLive  atomic.Int64
+	expiredTotal   atomic.Int64
 	logDropped     atomic.Int64
 }
 
@@ -245,13 +256,10 @@ func New(cfg Config) (*Worker, error) {
 		cfg:        c,
 		log:        c.Logger.With(logging.Group(c.Group), logging.Worker(c.ID)),
 		handlers:   make(map[string]*handler),
-		active:     make(map[int64]*run),
-		kills:      make(map[int64]time.Time),
-		recent:     make(map[int64]time.Time),
+		runs:       newRunTable(),
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
 		trace:      newRunTracer(c.TracerProvider),
-		held:       heldLocks{reuseFor: c.LockTTL / 2},
 	}
 	w.metrics = newMetrics(w)
 	return w, nil
@@ -310,14 +318,11 @@ type Stats struct {
 
 // Stats returns a snapshot of the worker's counters.
 func (w *Worker) Stats() Stats {
-	w.mu.Lock()
-	running := len(w.active)
-	w.mu.Unlock()
 	return Stats{
-		Running:         running,
-		AbandonedTotal:  w.abandonedTotal.Load(),
-		Abandoned:       w.abandonedLive.Load(),
-		LogLinesDropped: w.logDropped.Load(),
-		ExpiredTotal:    w.expiredTotal.Load(),
+		Running:         w.runs.count(),
+		AbandonedTotal:  w.counts.abandonedTotal.Load(),
+		Abandoned:       w.counts.abandonedLive.Load(),
+		LogLinesDropped: w.counts.logDropped.Load(),
+		ExpiredTotal:    w.counts.expiredTotal.Load(),
 	}
 }

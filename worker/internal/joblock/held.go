@@ -1,4 +1,4 @@
-package worker
+package joblock
 
 import (
 	"sync"
@@ -9,8 +9,8 @@ import (
 
 // heldLocks is this worker's memory of the job locks its runs hold, and of
 // the ones they left when they ended, by lock key (a job's own lock, or a
-// sharding-broadcast part's: lockKeyOf) (the key then still names the ended
-// run, see jobLock.release). It lets a job's next run here skip the lock
+// sharding-broadcast part's: Key) (the key then still names the ended
+// run, see Lock.Release). It lets a job's next run here skip the lock
 // write altogether: a run of a serial job whose last run here left the
 // lock less than reuseFor ago holds it under that run's name, writing
 // nothing, so a job that fires every second writes its lock about once in
@@ -18,14 +18,14 @@ import (
 //
 // That is safe because a run elsewhere takes a lock a run of this worker
 // left only after asking this worker whether that run is still active
-// (OpRunActive) or after the key went unrefreshed for Config.LockTTL. The
+// (OpRunActive) or after the key went unrefreshed for Config.TTL. The
 // answer to the question and the decision to reuse are taken under one
 // mutex: an answer "not active" first forgets the left lock, so no run here
 // reuses it afterwards (the next one writes, and its compare-and-set fails
 // if the asker took the key); a run here that reuses it first makes the
 // answer "active". And a left lock is reused only while it is young: the
 // holder's first beat then lands long before the key could expire or look
-// stale to a waiter (see hold).
+// stale to a waiter (see Lock.start).
 //
 // Any contention (a question from another worker, or a second run of the
 // job here) also stops the lock from being left for reuse when its holder
@@ -33,22 +33,24 @@ import (
 // next run here must read the key and stand in line behind it.
 type heldLocks struct {
 	// reuseFor bounds the age of a left lock that a run holds without
-	// writing: Config.LockTTL/2. With the holder's first beat due
-	// LockTTL/3 after the key's last write at the latest (see hold), the
-	// key is refreshed at most half a TTL after it was written, leaving
-	// half a TTL to spare.
+	// writing: Config.TTL/2. With the holder's first beat due TTL/3 after
+	// the key's last write at the latest (see Lock.start), the key is
+	// refreshed at most half a TTL after it was written, leaving half a
+	// TTL to spare.
 	reuseFor time.Duration
+	// now is the clock; tests set a fake one.
+	now func() time.Time
 
 	mu   sync.Mutex
 	left map[string]leftLock // lock key → the lock its last run here left
-	held map[string]*jobLock // lock key → the lock a run here holds
-	// askedAt: jobs another worker asked about while no run here held the
-	// lock, and when; a run here that registers its hold within
+	held map[string]*Lock    // lock key → the lock a run here holds
+	// askedAt: locks another worker asked about while no run here held
+	// them, and when; a run here that registers its hold within
 	// askedWindow may have written the key just before the question (its
 	// write done, not yet registered), so its lock counts as contended.
 	askedAt map[string]time.Time
-	// contended: jobs whose lock a run here left while others waited for
-	// it (it is not in left), and when; a stopping worker hands them on.
+	// contended: locks a run here left while others waited for them (they
+	// are not in left), and when; a stopping worker hands them on.
 	contended map[string]time.Time
 }
 
@@ -69,11 +71,11 @@ const askedWindow = time.Second
 
 // reuse registers l as holding lock key under the name of the run that
 // left it, if that lock is young enough (and nobody asked about it since).
-func (h *heldLocks) reuse(key string, l *jobLock, now time.Time) bool {
+func (h *heldLocks) reuse(key string, l *Lock) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	lf, ok := h.left[key]
-	if !ok || now.Sub(lf.wrote) >= h.reuseFor {
+	if !ok || h.now().Sub(lf.wrote) >= h.reuseFor {
 		return false
 	}
 	delete(h.left, key)
@@ -82,42 +84,42 @@ func (h *heldLocks) reuse(key string, l *jobLock, now time.Time) bool {
 	return true
 }
 
-// take removes and returns the revision of the lock job's last run here
-// left, for a conditional write over it: only worth it while the bucket
-// still keeps the key (stream.LockTTL after its last write; after that
-// the key is gone and Create takes it in one write anyway).
-func (h *heldLocks) take(key string, now time.Time) (uint64, bool) {
+// take removes and returns the revision of the lock the job's last run
+// here left, for a conditional write over it: only worth it while the
+// bucket still keeps the key (stream.LockTTL after its last write; after
+// that the key is gone and Create takes it in one write anyway).
+func (h *heldLocks) take(key string) (uint64, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	lf, ok := h.left[key]
 	delete(h.left, key)
-	if !ok || now.Sub(lf.wrote) > stream.LockTTL-time.Second {
+	if !ok || h.now().Sub(lf.wrote) > stream.LockTTL-time.Second {
 		return 0, false
 	}
 	return lf.rev, true
 }
 
 // hold registers l, whose run has just written the lock key.
-func (h *heldLocks) hold(key string, l *jobLock) {
+func (h *heldLocks) hold(key string, l *Lock) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.register(key, l)
 }
 
-func (h *heldLocks) register(key string, l *jobLock) {
+func (h *heldLocks) register(key string, l *Lock) {
 	if h.held == nil {
-		h.held = make(map[string]*jobLock)
+		h.held = make(map[string]*Lock)
 	}
 	h.held[key] = l
 	if at, ok := h.askedAt[key]; ok {
 		delete(h.askedAt, key)
-		l.contended = l.contended || time.Since(at) < askedWindow
+		l.contended = l.contended || h.now().Sub(at) < askedWindow
 	}
 }
 
 // release unregisters l, whose run has ended, and remembers the lock it
 // leaves unless someone waits for it.
-func (h *heldLocks) release(key string, l *jobLock) {
+func (h *heldLocks) release(key string, l *Lock) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.held[key] == l {
@@ -139,7 +141,7 @@ func (h *heldLocks) markContended(key string) {
 	if h.contended == nil || len(h.contended) >= maxLockMarks {
 		h.contended = make(map[string]time.Time)
 	}
-	h.contended[key] = time.Now()
+	h.contended[key] = h.now()
 }
 
 // contend records that a run here waits for the lock key: the lock left here
@@ -161,10 +163,10 @@ func (h *heldLocks) holds(key string, holder int64) bool {
 	return l != nil && l.as == holder
 }
 
-// asked answers another worker's question whether holder, named by job's
-// lock, is active here, as far as the lock goes: it is if a run here holds
-// the lock under its name. Either way the asker waits for the lock (or
-// takes it), so it is contended from now on.
+// asked answers another worker's question whether holder, named by the
+// lock key, is active here, as far as the lock goes: it is if a run here
+// holds the lock under its name. Either way the asker waits for the lock
+// (or takes it), so it is contended from now on.
 func (h *heldLocks) asked(key string, holder int64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -195,15 +197,16 @@ func (h *heldLocks) asked(key string, holder int64) bool {
 	if h.askedAt == nil || len(h.askedAt) >= maxLockMarks {
 		h.askedAt = make(map[string]time.Time)
 	}
-	h.askedAt[key] = time.Now()
+	h.askedAt[key] = h.now()
 	return false
 }
 
-// drain returns the left locks still in the bucket (job → revision), the
-// jobs whose contended locks runs here may have left, and forgets all.
-func (h *heldLocks) drain(now time.Time) (left map[string]uint64, contended map[string]bool) {
+// drain returns the left locks still in the bucket (key → revision), the
+// locks runs here may have left contended, and forgets all.
+func (h *heldLocks) drain() (left map[string]uint64, contended map[string]bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	now := h.now()
 	left = make(map[string]uint64, len(h.left))
 	for key, lf := range h.left {
 		if now.Sub(lf.wrote) <= stream.LockTTL {

@@ -16,7 +16,7 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// Registry.
+// The heartbeat: the worker's entry in the registry the schedulers keep.
 //
 // While Run runs, the worker puts a wire.WorkerInfo under
 // stream.WorkerKey(group, id) in the KV bucket JETJOB_WORKERS every
@@ -57,8 +57,9 @@ func (c *Config) heartbeatDefaults() error {
 	return nil
 }
 
-// registry heartbeats one worker.
-type registry struct {
+// registration is one worker's entry in the workers bucket, kept by its
+// heartbeat.
+type registration struct {
 	w     *Worker
 	kv    jetstream.KeyValue
 	key   string
@@ -71,12 +72,13 @@ type registry struct {
 	failing bool // the last put failed; only the loop goroutine touches it
 }
 
-// startRegistry begins heartbeating; the returned registry's deregister ends
-// it. Nothing here can fail Run: without the bucket the worker still runs.
-func (w *Worker) startRegistry(ctx context.Context) *registry {
+// startHeartbeat begins heartbeating; the returned registration's deregister
+// ends it. Nothing here can fail Run: without the bucket the worker still
+// runs.
+func (w *Worker) startHeartbeat(ctx context.Context) *registration {
 	host, _ := os.Hostname()
 	key := stream.WorkerKey(w.cfg.Group, w.cfg.ID)
-	r := &registry{
+	h := &registration{
 		w:   w,
 		key: key,
 		info: wire.WorkerInfo{
@@ -87,125 +89,113 @@ func (w *Worker) startRegistry(ctx context.Context) *registry {
 		stop:  make(chan struct{}),
 		ended: make(chan struct{}),
 	}
-	slices.Sort(r.info.Handlers)
-	go r.loop(context.WithoutCancel(ctx))
-	return r
+	slices.Sort(h.info.Handlers)
+	go h.loop(context.WithoutCancel(ctx))
+	return h
 }
 
 // loop opens the bucket (stream.Provision created it in setup), then beats
 // until stopped. Every step is bounded by the interval, so a beat never
 // delays the next one by more than that.
-func (r *registry) loop(ctx context.Context) {
-	defer close(r.ended)
-	interval := r.w.cfg.HeartbeatInterval
+func (h *registration) loop(ctx context.Context) {
+	defer close(h.ended)
+	interval := h.w.cfg.HeartbeatInterval
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	checked := false
 	for {
-		if r.kv == nil {
-			r.open(ctx, interval)
+		if h.kv == nil {
+			h.open(ctx, interval)
 		}
-		if r.kv != nil {
+		if h.kv != nil {
 			if !checked {
-				checked = r.checkTTL(ctx, interval)
+				checked = h.checkTTL(ctx, interval)
 			}
-			r.beat(ctx, interval)
+			h.beat(ctx, interval)
 		}
 		select {
-		case <-r.stop:
+		case <-h.stop:
 			return
 		case <-t.C:
 		}
 	}
 }
 
-func (r *registry) open(ctx context.Context, bound time.Duration) {
+func (h *registration) open(ctx context.Context, bound time.Duration) {
 	octx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	kv, err := stream.Workers(octx, r.w.js, r.w.cfg.Streams)
+	kv, err := stream.Workers(octx, h.w.js, h.w.cfg.Streams)
 	if err != nil {
-		r.failed("workers bucket not available; heartbeat retried next beat", err)
+		h.failed("workers bucket not available; heartbeat retried next beat", err)
 		return
 	}
-	r.kv = kv
+	h.kv = kv
 }
 
 // checkTTL warns when the bucket, possibly created by another process with
 // another TTL, would expire this worker's key between two beats.
-func (r *registry) checkTTL(ctx context.Context, bound time.Duration) bool {
+func (h *registration) checkTTL(ctx context.Context, bound time.Duration) bool {
 	sctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	st, err := r.kv.Status(sctx)
+	st, err := h.kv.Status(sctx)
 	if err != nil {
 		return false
 	}
-	if ttl := st.TTL(); ttl > 0 && r.w.cfg.HeartbeatInterval >= ttl {
-		r.log.Warn("heartbeat interval is not shorter than the workers bucket TTL: this worker will seem to vanish between beats",
-			zap.Duration("heartbeat_interval", r.w.cfg.HeartbeatInterval), zap.Duration("bucket_ttl", ttl))
+	if ttl := st.TTL(); ttl > 0 && h.w.cfg.HeartbeatInterval >= ttl {
+		h.log.Warn("heartbeat interval is not shorter than the workers bucket TTL: this worker will seem to vanish between beats",
+			zap.Duration("heartbeat_interval", h.w.cfg.HeartbeatInterval), zap.Duration("bucket_ttl", ttl))
 	}
 	return true
 }
 
 // beat puts the current heartbeat.
-func (r *registry) beat(ctx context.Context, bound time.Duration) {
-	info := r.info
-	info.Handlers = slices.Clone(r.info.Handlers)
-	info.Running = r.w.runningIDs()
+func (h *registration) beat(ctx context.Context, bound time.Duration) {
+	info := h.info
+	info.Handlers = slices.Clone(h.info.Handlers)
+	info.Running = h.w.runs.ids()
 	info.BeatAt = time.Now().UTC()
 	data, err := wire.EncodeWorkerInfo(&info)
 	if err != nil {
 		// Only a bug can make our own heartbeat invalid.
-		r.log.Error("heartbeat not encodable", zap.Error(err))
+		h.log.Error("heartbeat not encodable", zap.Error(err))
 		return
 	}
 	pctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	if _, err := r.kv.Put(pctx, r.key, data); err != nil {
-		r.failed("heartbeat not stored; retried next beat", err)
+	if _, err := h.kv.Put(pctx, h.key, data); err != nil {
+		h.failed("heartbeat not stored; retried next beat", err)
 		return
 	}
-	if r.failing {
-		r.failing = false
-		r.log.Info("heartbeat stored again")
+	if h.failing {
+		h.failing = false
+		h.log.Info("heartbeat stored again")
 	}
 }
 
-func (r *registry) failed(msg string, err error) {
-	r.failing = true
-	r.log.Warn(msg, zap.Error(err))
+func (h *registration) failed(msg string, err error) {
+	h.failing = true
+	h.log.Warn(msg, zap.Error(err))
 }
 
 // deregister stops the heartbeat and deletes the key, so that schedulers
 // see the worker leave at once instead of after the TTL. It is called once
 // the runs have ended; a failure only means the key expires by its TTL.
-func (r *registry) deregister(ctx context.Context) {
-	r.once.Do(func() {
-		close(r.stop)
-		<-r.ended // no put may land after the delete
-		kv := r.kv
+func (h *registration) deregister(ctx context.Context) {
+	h.once.Do(func() {
+		close(h.stop)
+		<-h.ended // no put may land after the delete
+		kv := h.kv
 		if kv == nil {
 			return
 		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deregisterTimeout)
 		defer cancel()
-		if err := kv.Delete(dctx, r.key); err != nil {
-			r.log.Warn("deregistration failed; the heartbeat expires by the bucket TTL", zap.Error(err))
+		if err := kv.Delete(dctx, h.key); err != nil {
+			h.log.Warn("deregistration failed; the heartbeat expires by the bucket TTL", zap.Error(err))
 			return
 		}
-		r.log.Info("deregistered")
+		h.log.Info("deregistered")
 	})
-}
-
-// runningIDs returns the ids of the runs executing here, sorted.
-func (w *Worker) runningIDs() []int64 {
-	w.mu.Lock()
-	ids := make([]int64, 0, len(w.active))
-	for id := range w.active {
-		ids = append(ids, id)
-	}
-	w.mu.Unlock()
-	slices.Sort(ids)
-	return ids
 }
 
 // buildVersion is the jetjob build this binary was made from, as the

@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,12 +14,17 @@ import (
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/backoff"
 )
+
+// Receiving triggers: what happens to each delivered trigger, from its
+// receipt to its ack, hand-back or termination (docs/protocol.md, "The
+// worker's side"). fetch.go delivers them here; exec.go runs them.
 
 // process owns one delivered trigger from receipt to its ack, nak or term,
 // and the slot of lane l it arrived on.
 func (w *Worker) process(l *lane, msg jetstream.Msg) {
-	defer w.runs.Done()
+	defer w.procs.Done()
 	defer l.release(1)
 	defer w.metrics.slotTaken(l.name)()
 
@@ -42,7 +49,7 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	w.trace.begin(r, msg)
 	reported := r.execute()
 	w.trace.end(r, reported)
-	w.release(r, reported)
+	w.runs.remove(r.trig.RunID, reported, w.recentTTL())
 }
 
 // claim registers a new execution of trig's run, or returns nil when this
@@ -52,32 +59,25 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, o
 	// WithLazy: most runs never log, and encoding the fields up front was
 	// a few percent of a busy worker's CPU.
 	log := w.log.WithLazy(logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("delivery", delivery))
-	w.mu.Lock()
-	if r, ok := w.active[trig.RunID]; ok {
-		joined := r.join(msg)
-		w.mu.Unlock()
-		if !joined {
-			// The execution is settling its deliveries right now; once it
-			// has, a redelivery is either acked as finished or runs anew.
-			w.handBack(msg, log, "run settling here")
-			return nil
-		}
+	r, how := w.runs.claim(trig.RunID, msg, func() *run {
+		r := newRun(w, trig, msg, delivery, origin, log)
+		r.mayStart = mayHaveStarted(msg, delivery)
+		return r
+	})
+	switch how {
+	case claimedSettling:
+		// The execution is settling its deliveries right now; once it
+		// has, a redelivery is either acked as finished or runs anew.
+		w.handBack(msg, log, "run settling here")
+	case claimedJoined:
 		log.Warn("trigger delivered again while its run executes here: joined, not started twice")
 		_ = msg.InProgress()
-		return nil
-	}
-	if _, ok := w.recent[trig.RunID]; ok {
-		w.mu.Unlock()
+	case claimedFinished:
 		log.Warn("trigger delivered again after its run finished here: acknowledged without running again")
 		if err := w.ackMsg(w.pubCtx, msg); err != nil {
 			log.Warn("ack of repeated trigger failed", zap.Error(err))
 		}
-		return nil
 	}
-	r := newRun(w, trig, msg, delivery, origin, log)
-	r.mayStart = mayHaveStarted(msg, delivery)
-	w.active[trig.RunID] = r
-	w.mu.Unlock()
 	return r
 }
 
@@ -90,28 +90,6 @@ func (w *Worker) recentTTL() time.Duration {
 		dw = stream.DefaultDuplicateWindow
 	}
 	return max(2*w.cfg.AckWait, dw)
-}
-
-// release ends an execution; reported says its result was published.
-func (w *Worker) release(r *run, reported bool) {
-	now := time.Now()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.active, r.trig.RunID)
-	if reported {
-		w.recent[r.trig.RunID] = now
-		w.recentQ = append(w.recentQ, recentRun{r.trig.RunID, now})
-	}
-	ttl := w.recentTTL()
-	for len(w.recentQ) > 0 && now.Sub(w.recentQ[0].at) > ttl {
-		delete(w.recent, w.recentQ[0].id)
-		w.recentQ = w.recentQ[1:]
-	}
-}
-
-type recentRun struct {
-	id int64
-	at time.Time
 }
 
 // reject handles a trigger that cannot run: reported FAILED when its run
@@ -194,3 +172,62 @@ func (w *Worker) keepAlive(log *zap.Logger, msgs func() []jetstream.Msg) (stop f
 		t.Stop()
 	}
 }
+
+// ackAttempts bounds ack retries: a double ack whose reply was lost is not
+// answered again by the server (the message is no longer pending), so
+// retrying forever would never end. A trigger whose ack really got lost is
+// redelivered and recognised as finished here (see claim).
+const ackAttempts = 3
+
+// ackAttemptTimeout bounds one ack attempt.
+const ackAttemptTimeout = 5 * time.Second
+
+// ackMsg acknowledges msg and waits for the server to confirm it.
+func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
+	var bo backoff.Backoff
+	var err error
+	for range ackAttempts {
+		actx, cancel := context.WithTimeout(ctx, ackAttemptTimeout)
+		err = msg.DoubleAck(actx)
+		cancel()
+		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			return nil
+		}
+		if !backoff.Sleep(ctx, bo.Next()) {
+			break
+		}
+	}
+	return fmt.Errorf("ack trigger: %w", err)
+}
+
+// handBack returns a trigger to the group for another worker. The delay
+// lets this worker's open pull requests expire first (fetch.go), so the
+// trigger does not bounce back here and burn a delivery.
+func (w *Worker) handBack(msg jetstream.Msg, log *zap.Logger, reason string) {
+	if err := msg.NakWithDelay(w.handBackDelay(time.Now())); err != nil {
+		log.Warn("handing trigger back failed; it will be redelivered after the ack wait",
+			zap.String("reason", reason), zap.Error(err))
+		return
+	}
+	log.Info("trigger handed back", zap.String("reason", reason))
+}
+
+// handBackDelay is how long a trigger handed back now must wait before it
+// is offered again: until every pull request this worker has open expires
+// (plus a little, for the server to see them expire), or not at all when it
+// has none. A stopping worker sends no new ones, so the triggers it hands
+// back reach a live worker as soon as they can.
+func (w *Worker) handBackDelay(now time.Time) time.Duration {
+	var d time.Duration
+	for _, l := range w.lanes {
+		d = max(d, l.openFor(now))
+	}
+	if d == 0 {
+		return 0
+	}
+	return d + handBackMargin
+}
+
+// handBackMargin covers the time between a pull request's expiry and the
+// server dropping it.
+const handBackMargin = 50 * time.Millisecond

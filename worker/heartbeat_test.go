@@ -168,7 +168,12 @@ func TestRegistryKeyExpiresAfterCrash(t *testing.T) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})
 	waitHeartbeat(t, kv, "w1", "the first heartbeat", func(*wire.WorkerInfo) bool { return true })
-	// The heartbeat outlives several TTLs while the worker is alive.
+	// The heartbeat outlives several TTLs while the worker is alive. This
+	// proves an absence over a span (the key never expires), which no
+	// event can signal: an expiry by the bucket's TTL leaves no delete
+	// marker for a watch to see (the bucket keeps none). So the loop
+	// samples the key, and the sleep only paces the samples; nothing
+	// waits on it.
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
 		if heartbeat(t, kv, "w1") == nil {

@@ -1,0 +1,66 @@
+// Package testnats starts the embedded NATS server with jetjob's streams
+// and buckets that the worker's internal packages test against: no mocks
+// of the broker. It is for tests only: no non-test file imports it.
+package testnats
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+// WaitLimit bounds the waits of the tests: generous for slow CI machines,
+// yet a hang becomes a failure.
+const WaitLimit = 30 * time.Second
+
+// Env is one server, provisioned, with a connection of its own.
+type Env struct {
+	t   *testing.T
+	URL string
+	NC  *nats.Conn
+	JS  jetstream.JetStream
+}
+
+// New starts a server for t, stopped when t ends, and provisions jetjob's
+// streams and buckets with the default settings.
+func New(t *testing.T) *Env {
+	t.Helper()
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	e := &Env{t: t, URL: srv.ClientURL()}
+	e.NC = e.Connect()
+	if e.JS, err = jetstream.New(e.NC); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Provision(e.Ctx(), e.JS, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// Connect opens another connection, closed when the test ends.
+func (e *Env) Connect() *nats.Conn {
+	e.t.Helper()
+	nc, err := nats.Connect(e.URL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(nc.Close)
+	return nc
+}
+
+// Ctx is a context bounded by WaitLimit.
+func (e *Env) Ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), WaitLimit)
+	e.t.Cleanup(cancel)
+	return ctx
+}
