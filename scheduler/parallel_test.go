@@ -98,7 +98,7 @@ func broadcastJob(t *testing.T, c *cluster, name, block string) int64 {
 
 // The parts of one sharding-broadcast fire run side by side whatever the
 // block strategy: the strategy applies between fires, part i of a fire
-// against part i of the fire before (worker/block.go).
+// against part i of the fire before (worker/internal/joblock).
 func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
 	c := newCluster(t)
 	c.startScheduler(4, withStreams)

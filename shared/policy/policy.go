@@ -69,7 +69,7 @@ func ParseRoute(s string) (Route, error) {
 // Block says what happens when a trigger arrives while a run of the same job
 // is active anywhere in the group. It applies between fires: the parts of
 // one sharding-broadcast fire never block each other (a part is judged
-// against the same part index of earlier fires, see worker/block.go).
+// against the same part index of earlier fires, see worker/internal/joblock).
 type Block string
 
 const (

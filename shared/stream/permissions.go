@@ -116,7 +116,7 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 	}
 	pub = append(pub,
 		// Job locks: create, update, delete (conditional writes) and read
-		// from the stream leader (block.go's readLock) or directly (the
+		// from the stream leader (joblock's readLock) or directly (the
 		// client's Create reads a deleted key's revision). Not per group:
 		// keys are job.<jobID>.
 		"$KV."+LocksBucket+".job.*",

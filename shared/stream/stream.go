@@ -28,7 +28,7 @@ const (
 	// WorkersBucket is the KV bucket of worker heartbeats.
 	WorkersBucket = "JETJOB_WORKERS"
 	// LocksBucket holds the per-job locks that make block strategies hold
-	// across a whole group (see worker/block.go).
+	// across a whole group (see worker/internal/joblock).
 	LocksBucket = "JETJOB_LOCKS"
 	// KillsBucket holds kill requests, keyed by run id: every worker
 	// watches it and cancels a run it executes, and checks it before

@@ -25,7 +25,7 @@ const (
 	// OpRunActive asks whether run RunID executes (or waits) on the worker,
 	// or a run of job JobID holds the job lock there under RunID's name:
 	// a run of another worker asks it before taking over the job lock that
-	// run left when it ended (worker/block.go, worker/heldlocks.go).
+	// run left when it ended (worker/internal/joblock).
 	OpRunActive ControlOp = "run_active"
 )
 
@@ -37,7 +37,7 @@ type ControlRequest struct {
 	RunID int64     `json:"run_id,omitempty"`
 	// Lock is the JETJOB_LOCKS key run_active asks about when it is not
 	// the job's own lock job.<job_id>: a sharding-broadcast part's lock,
-	// job.<job_id>_part<i> (worker/block.go). Empty from older workers.
+	// job.<job_id>_part<i> (worker/internal/joblock). Empty from older workers.
 	Lock string `json:"lock,omitempty"`
 }
 

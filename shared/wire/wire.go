@@ -18,7 +18,7 @@ const Version = 1
 const MaxParamsBytes = 64 << 10
 
 // MaxConcurrencyLimit bounds a job's max_concurrency: the runs holding its
-// slots share one lock value in a KV bucket (worker/slots.go), which must
+// slots share one lock value in a KV bucket (worker/internal/joblock/slots.go), which must
 // stay small.
 const MaxConcurrencyLimit = 1000
 
