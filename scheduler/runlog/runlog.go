@@ -75,26 +75,34 @@ func (r *Reader) Read(ctx context.Context, runID int64, from uint64, limit int) 
 	if err != nil {
 		return nil, 0, fmt.Errorf("read logs of run %d: %w", runID, err)
 	}
+	var last uint64 // the last message read, a line or not
 	for m := range batch.Messages() {
-		if l, ok := decode(m); ok {
+		md, err := m.Metadata()
+		if err != nil {
+			continue
+		}
+		last = max(last, md.Sequence.Stream)
+		if l, ok := line(m.Data(), md.Sequence.Stream); ok {
 			lines = append(lines, l)
 		}
 	}
-	next = nextCursor(lines, from)
+	next = nextCursor(last, from)
 	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
 		return lines, next, fmt.Errorf("read logs of run %d: %w", runID, err)
 	}
 	return lines, next, nil
 }
 
-// nextCursor is where a read from cursor from that returned lines reads
-// on: past its last line, or from again when it returned none (a reader
-// polling a quiet run does not start over).
-func nextCursor(lines []Line, from uint64) uint64 {
-	if len(lines) == 0 {
+// nextCursor is where a read from cursor from reads on: past the last
+// message it read (last, 0 for none), or from again when it read none (a
+// reader polling a quiet run does not start over). Past the last message,
+// not the last line: a page of messages that are not log lines must not
+// be read again and again.
+func nextCursor(last, from uint64) uint64 {
+	if last == 0 {
 		return from
 	}
-	return lines[len(lines)-1].Cursor + 1
+	return max(last+1, from)
 }
 
 // Follow emits a run's lines from cursor from as they arrive, until ctx

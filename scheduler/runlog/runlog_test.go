@@ -48,7 +48,7 @@ func TestCursorsFollowTheStreamAcrossExecutions(t *testing.T) {
 	if l := lines[2]; l.Seq != 1 || l.Msg != "second execution starts" || l.RunID != 9 {
 		t.Errorf("line at cursor 15: %+v, want the second execution's line 1", l.LogLine)
 	}
-	if next := nextCursor(lines, 10); next != 16 {
+	if next := nextCursor(lines[len(lines)-1].Cursor, 10); next != 16 {
 		t.Errorf("next = %d after lines up to cursor 15, want 16", next)
 	}
 }
@@ -56,10 +56,10 @@ func TestCursorsFollowTheStreamAcrossExecutions(t *testing.T) {
 // A read that finds nothing new returns its own cursor: a reader polling a
 // quiet run keeps its place instead of starting over from the first line.
 func TestNextCursorWithoutLines(t *testing.T) {
-	if next := nextCursor(nil, 16); next != 16 {
+	if next := nextCursor(0, 16); next != 16 {
 		t.Errorf("next = %d after an empty read from 16, want 16", next)
 	}
-	if next := nextCursor(nil, 0); next != 0 {
+	if next := nextCursor(0, 0); next != 0 {
 		t.Errorf("next = %d after an empty read from the start, want 0", next)
 	}
 }
