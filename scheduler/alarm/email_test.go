@@ -21,8 +21,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 )
 
 // selfSigned makes a certificate for ip and a pool that trusts it.
@@ -208,8 +206,8 @@ func TestAlarmEmail(t *testing.T) {
 				implicitTLSPort = port
 				t.Cleanup(func() { implicitTLSPort = ImplicitTLSPort })
 			}
-			s := New(Config{Timeout: 10 * time.Second, SMTP: SMTP{Host: ip.String(), Port: port,
-				User: c.user, Password: "pw", From: "jetjob@example.com", StartTLS: c.startTL}}, nil, zaptest.NewLogger(t))
+			s := newSender(t, Config{Timeout: 10 * time.Second, SMTP: SMTP{Host: ip.String(), Port: port,
+				User: c.user, Password: "pw", From: "jetjob@example.com", StartTLS: c.startTL}})
 			s.rootCAs = roots
 			a := testAlarm()
 			a.JobName = jobName
@@ -264,7 +262,7 @@ func TestAlarmEmail(t *testing.T) {
 func TestAlarmEmailRefusesUntrustedCertificate(t *testing.T) {
 	srv, ip, _ := startSMTPServer(t, 0, false, true)
 	port := srv.ln.Addr().(*net.TCPAddr).Port
-	s := New(Config{Timeout: 5 * time.Second, SMTP: SMTP{Host: ip.String(), Port: port, StartTLS: true}}, nil, zaptest.NewLogger(t))
+	s := newSender(t, Config{Timeout: 5 * time.Second, SMTP: SMTP{Host: ip.String(), Port: port, StartTLS: true}})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	if err := s.email(ctx, []string{"ops@example.com"}, testAlarm()); err == nil {
