@@ -252,14 +252,15 @@ type component struct {
 // stages lists the components of one Run in the order they stop.
 //
 // Firing stops first: the planner, the wheel, recovery and everything
-// else that creates, finds or applies runs (results too: the runs it
-// spawns go to the wheel, and the TRIGGERED marks it makes redundant go to
-// dispatch, both still running). Then publishing: dispatch gets up to 2 s
-// to have every trigger the wheel handed it acknowledged and recorded, so
-// that a clean stop leaves no published run SCHEDULED (a crash, Crash,
-// abandons them instead, as a dead process would). The leases stop last:
-// every write dispatch makes is fenced by them, so they are released only
-// once nothing more will be written (a crash leaves them to expire).
+// else that creates, finds or applies runs, so that nothing new reaches
+// dispatch (results stops here too, handing back the events it has not
+// applied; what it already told dispatch, Recorded, still reaches it).
+// Then publishing: dispatch gets up to 2 s to have every trigger the wheel
+// handed it acknowledged and recorded, so that a clean stop leaves no
+// published run SCHEDULED (after Crash it abandons them instead, as a dead
+// process would). The leases stop last: every write dispatch makes is
+// fenced by them, so they are released only once nothing more will be
+// written (after Crash they are left to expire).
 //
 // Start goes the other way round, so that whatever a component hands work
 // to is already running: leases, then dispatch, then firing.
