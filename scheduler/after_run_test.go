@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -112,7 +111,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		w.Handle("broken", func(ctx context.Context, j *worker.Job) error {
 			return errors.New("database unreachable")
 		})
-	}, func(c *scheduler.Config) {
+	}, func(c *systemConfig) {
 		c.Alarm = alarm.Config{WebhookSecret: secret, ConsoleURL: "https://jetjob.example",
 			SMTP: alarm.SMTP{Host: mail.IP.String(), Port: mail.Port, From: "jetjob@example.com"}}
 	})

@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/worker"
@@ -37,7 +36,7 @@ func TestBacklogIsVisible(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("noop", func(context.Context, *worker.Job) error { return nil })
-	}, func(c *scheduler.Config) {
+	}, func(c *systemConfig) {
 		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
 		c.Planner.MisfireThreshold = threshold
 		c.Backlog.Interval = interval

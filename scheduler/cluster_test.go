@@ -137,14 +137,11 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 	c.mu.Unlock()
 	lc := testLease
 	lc.ID = fmt.Sprintf("sched-%d", idx)
-	cfg := scheduler.Config{
-		Pool: pool, NATS: c.connect(lc.ID), Listener: ln, APIToken: testToken, ShardCount: shards,
-		Lease: lc, Planner: testPlanner, Logger: c.log.Named(lc.ID),
-	}
+	cfg := scheduler.Config{APIToken: testToken, ShardCount: shards, Lease: lc, Planner: testPlanner}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := scheduler.New(cfg)
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: c.connect(lc.ID), Listener: ln, Logger: c.log.Named(lc.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}

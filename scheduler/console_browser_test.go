@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -177,7 +176,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 		links <- a.ConsoleLink
 	}))
 	defer hook.Close()
-	sys := startSystem(t, consoleHandlers, func(c *scheduler.Config) {
+	sys := startSystem(t, consoleHandlers, func(c *systemConfig) {
 		c.Alarm = alarm.Config{ConsoleURL: "http://" + c.Listener.Addr().String()}
 	})
 	consoleUsers(t, sys)

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -42,7 +41,7 @@ func TestHostileMessages(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })
-	}, func(c *scheduler.Config) {
+	}, func(c *systemConfig) {
 		c.Logger = zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
 	})
 	ctx := context.Background()

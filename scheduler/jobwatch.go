@@ -35,7 +35,7 @@ func (s *Scheduler) watchJobs(ctx context.Context) error {
 }
 
 func (s *Scheduler) listenJobs(ctx context.Context) error {
-	conn, err := s.cfg.Pool.Acquire(ctx)
+	conn, err := s.deps.Pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}

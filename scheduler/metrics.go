@@ -91,6 +91,8 @@ func (m *metrics) observeFire(_ store.PlannedRun, lag time.Duration) {
 	m.fireLag.Observe(lag.Seconds())
 }
 
+func (m *metrics) observeRerouted(n int) { m.rerouted.Add(float64(n)) }
+
 // observeApplied records a committed batch of status changes. Each run
 // reaches a final status once (changes are monotonic), so it is counted
 // and its duration observed once, by the scheduler whose write moved it.

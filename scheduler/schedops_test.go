@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -189,7 +188,7 @@ func TestReenableAfter200Days(t *testing.T) {
 // writes no further run; bad requests answer 400 naming the field.
 func TestBackfill(t *testing.T) {
 	const inFlight = 3
-	sys := startSystem(t, noopWorker, func(c *scheduler.Config) {
+	sys := startSystem(t, noopWorker, func(c *systemConfig) {
 		c.Backfill = backfill.Config{Interval: 100 * time.Millisecond, PerSecond: 20, InFlight: inFlight}
 	})
 	ctx := context.Background()

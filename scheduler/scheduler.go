@@ -16,48 +16,34 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/alarm"
-	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
 	"github.com/jetjob/jetjob/scheduler/backlog"
-	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
-	"github.com/jetjob/jetjob/scheduler/lost"
 	"github.com/jetjob/jetjob/scheduler/planner"
-	"github.com/jetjob/jetjob/scheduler/registry"
-	"github.com/jetjob/jetjob/scheduler/reroute"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/retention"
-	"github.com/jetjob/jetjob/scheduler/route"
-	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/scheduler/supersede"
 	"github.com/jetjob/jetjob/scheduler/wheel"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
-// Config configures a scheduler. Zero values mean the defaults.
+// Config is what an operator tunes: durations, sizes, flags, one section
+// per component. Zero values mean the defaults. What the scheduler runs on
+// (PostgreSQL, NATS, a listener, a logger) is in Deps instead, and the
+// components' callbacks to each other are wired by the scheduler itself.
 type Config struct {
-	// Pool is the PostgreSQL pool (required); its schema must be migrated.
-	Pool *pgxpool.Pool
-	// NATS is the connection to NATS (required). Create it with
-	// nats.RetryOnFailedConnect and unlimited reconnects so that a NATS
-	// outage is waited out.
-	NATS *nats.Conn
-	// Listener serves the HTTP API; nil serves no HTTP.
-	Listener net.Listener
 	// APIToken (the bootstrap admin key), InsecureNoAuth and
 	// InsecureCookies: see api.Config.
 	APIToken        string
@@ -78,40 +64,68 @@ type Config struct {
 	Backlog backlog.Config
 	// Backfill bounds how fast backfill operations write their runs.
 	Backfill backfill.Config
-	Logger   *zap.Logger
+}
+
+// Validate checks every component's settings in one place, so that a
+// scheduler refuses to start on a wrong value, naming each wrong field,
+// rather than failing (or retrying forever) when the component first
+// uses it.
+func (c *Config) Validate() error {
+	var shards error
+	if c.ShardCount < 0 || c.ShardCount > store.MaxShardCount {
+		shards = fmt.Errorf("scheduler: ShardCount must be 1 to %d (0: %d), got %d",
+			store.MaxShardCount, store.DefaultShardCount, c.ShardCount)
+	}
+	return errors.Join(shards,
+		c.Lease.Validate(),
+		c.Planner.Validate(),
+		c.Dispatch.Validate(),
+		c.Results.Validate(),
+		c.Alarm.Validate(),
+		c.Retention.Validate(),
+		c.Backlog.Validate(),
+		c.Backfill.Validate(),
+		c.Streams.Validate(),
+	)
+}
+
+// Deps are what a scheduler runs on. The caller owns the pool and the NATS
+// connection (the scheduler never closes them); the listener is closed when
+// Run returns.
+type Deps struct {
+	// Pool is the PostgreSQL pool (required); its schema must be migrated.
+	Pool *pgxpool.Pool
+	// NATS is the connection to NATS (required). Create it with
+	// nats.RetryOnFailedConnect and unlimited reconnects so that a NATS
+	// outage is waited out.
+	NATS *nats.Conn
+	// Listener serves the HTTP API; nil serves no HTTP.
+	Listener net.Listener
+	// Logger is the scheduler's logger; nil logs nothing.
+	Logger *zap.Logger
 	// TracerProvider records the runs' traces (package spans); nil: the
 	// global provider as New finds it. Tracing is off while neither is a
 	// real provider (runtrace.Enabled).
 	TracerProvider trace.TracerProvider
 }
 
-// Validate says which field is wrong.
-func (c *Config) Validate() error {
+// validate says which required dependency is missing.
+func (d Deps) validate() error {
 	switch {
-	case c.Pool == nil:
+	case d.Pool == nil:
 		return errors.New("scheduler: Pool is required")
-	case c.NATS == nil:
+	case d.NATS == nil:
 		return errors.New("scheduler: NATS is required")
 	}
-	if err := c.Planner.Validate(); err != nil {
-		return err
-	}
-	if err := c.Lease.Validate(); err != nil {
-		return err
-	}
-	if err := c.Retention.Validate(); err != nil {
-		return err
-	}
-	if err := c.Backlog.Validate(); err != nil {
-		return err
-	}
-	return c.Streams.Validate()
+	return nil
 }
 
 // Scheduler is one scheduling-center process.
 type Scheduler struct {
 	cfg     Config
+	deps    Deps
 	log     *zap.Logger
+	tracer  *spans.Tracer // nil: tracing off
 	reg     *prometheus.Registry
 	metrics *metrics
 	handler atomic.Pointer[http.Handler]
@@ -126,10 +140,13 @@ type Scheduler struct {
 	cancel  context.CancelFunc
 }
 
-// New validates cfg and returns a scheduler; Run starts it.
-func New(cfg Config) (*Scheduler, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
+// New validates cfg and deps and returns a scheduler; Run starts it.
+func New(cfg Config, deps Deps) (*Scheduler, error) {
+	if deps.Logger == nil {
+		deps.Logger = zap.NewNop()
+	}
+	if err := deps.validate(); err != nil {
+		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -150,30 +167,27 @@ func New(cfg Config) (*Scheduler, error) {
 	if cfg.Backlog.WarnAfter == 0 {
 		cfg.Backlog.WarnAfter = cfg.Dispatch.MisfireThreshold
 	}
-	if t := spans.New(cfg.TracerProvider); t != nil {
-		cfg.Planner.Trace, cfg.Dispatch.Trace, cfg.Results.Trace = t, t, t
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		version.Collector())
 	reg.MustRegister(errcount.Collectors()...)
-	return &Scheduler{cfg: cfg, log: cfg.Logger.Named("scheduler"), reg: reg, metrics: newMetrics(reg)}, nil
+	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger.Named("scheduler"), tracer: spans.New(deps.TracerProvider),
+		reg: reg, metrics: newMetrics(reg)}, nil
 }
 
 // Registry is the scheduler's Prometheus registry (served on /metrics).
 func (s *Scheduler) Registry() *prometheus.Registry { return s.reg }
 
-// Run runs the scheduler until ctx ends, then stops in order: planning and
-// firing first, then publishing (so acknowledged triggers are recorded),
-// then the API. It waits for PostgreSQL and NATS at start rather than
-// failing, so processes can start in any order.
+// Run runs the scheduler until ctx ends, then stops it stage by stage (see
+// stages), then the HTTP server. It waits for PostgreSQL and NATS at start
+// rather than failing, so processes can start in any order.
 func (s *Scheduler) Run(ctx context.Context) error {
 	var httpDone chan error
 	var srv *http.Server
-	if s.cfg.Listener != nil {
+	if s.deps.Listener != nil {
 		srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 		httpDone = make(chan error, 1)
-		go func() { httpDone <- srv.Serve(s.cfg.Listener) }()
+		go func() { httpDone <- srv.Serve(s.deps.Listener) }()
 	}
 	err := s.run(ctx)
 	if srv != nil {
@@ -187,202 +201,121 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	return err
 }
 
+// run waits for PostgreSQL and NATS, builds the components (wire) and runs
+// their stages until ctx ends.
 func (s *Scheduler) run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	st, err := retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
-		return store.Open(ctx, s.cfg.Pool, s.cfg.ShardCount)
-	})
+	st, js, err := s.connect(ctx)
+	if err != nil || st == nil {
+		return err // st nil: ctx ended while waiting
+	}
+	w, err := s.wire(ctx, st, js, cancel)
 	if err != nil {
-		return nil // ctx ended while waiting
+		return err
 	}
-	if s.cfg.ShardCount != 0 && s.cfg.ShardCount != st.ShardCount() {
-		s.log.Warn("shard count is fixed at cluster creation; ignoring the requested one",
-			zap.Int("cluster", st.ShardCount()), zap.Int("requested", s.cfg.ShardCount))
+	stages := w.stages()
+	for i := len(stages) - 1; i >= 0; i-- {
+		s.start(ctx, stages[i])
 	}
-	js, err := jetstream.New(s.cfg.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second),
-		jetstream.WithPublishAsyncMaxPending(8192))
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
+	s.ready.Store(true)
+	s.log.Info("scheduler running", zap.String("scheduler_id", w.leases.ID()), zap.Int("shards", st.ShardCount()))
+	<-ctx.Done()
+	s.ready.Store(false)
+	for _, sg := range stages {
+		s.stop(sg)
 	}
-	if _, err := retry(ctx, s.log, "provision streams", func() { errcount.NATS(errcount.Provision) }, func() (struct{}, error) {
-		return struct{}{}, stream.Provision(ctx, js, s.cfg.Streams)
-	}); err != nil {
-		return nil
-	}
+	s.log.Info("scheduler stopped", zap.Bool("crashed", s.crashed.Load()))
+	return nil
+}
 
-	// The parts, wired: leases decide which shards this instance plans;
-	// the planner feeds the wheel; the wheel feeds dispatch; dispatch
-	// publishes only under a valid lease.
-	//
-	// Stopping goes in stages, each with its own context: firing (planner,
-	// wheel and the rest) stops first; then publishing (dispatch), so what
-	// was handed over is published and recorded; then the leases, which
-	// fence those records and so are released last.
-	fireCtx, stopFiring := context.WithCancel(ctx)
-	defer stopFiring()
-	pubCtx, stopPublishing := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopPublishing()
-	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopLeases()
-	recoverq := make(chan lease.Lease, st.ShardCount())
-	lm, err := lease.New(s.cfg.Lease, s.cfg.Pool, lease.Handler{
-		Acquired: func(ls []lease.Lease) {
-			s.metrics.leaseChanges.WithLabelValues("acquired").Add(float64(len(ls)))
-			for _, l := range ls {
-				select {
-				case recoverq <- l:
-				case <-fireCtx.Done(): // stopping: released with the rest
-				}
-			}
+// stage is a step of the scheduler's stop order: components that run under
+// one context, cancelled once every stage listed before it has stopped.
+type stage struct {
+	name       string
+	components []component
+	// beforeStop, if set, runs when the stage is about to stop, with the
+	// stage's context still live.
+	beforeStop func(ctx context.Context)
+
+	ctx    context.Context // set by start
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// component is one goroutine of a stage: run returns when its context ends.
+type component struct {
+	name string
+	run  func(context.Context) error
+}
+
+// stages lists the components of one Run in the order they stop.
+//
+// Firing stops first: the planner, the wheel, recovery and everything
+// else that creates, finds or applies runs, so that nothing new reaches
+// dispatch (results stops here too, handing back the events it has not
+// applied; what it already told dispatch, Recorded, still reaches it).
+// Then publishing: dispatch gets up to 2 s to have every trigger the wheel
+// handed it acknowledged and recorded, so that a clean stop leaves no
+// published run SCHEDULED (after Crash it abandons them instead, as a dead
+// process would). The leases stop last: every write dispatch makes is
+// fenced by them, so they are released only once nothing more will be
+// written (after Crash they are left to expire).
+//
+// Start goes the other way round, so that whatever a component hands work
+// to is already running: leases, then dispatch, then firing.
+func (w *wiring) stages() []*stage {
+	return []*stage{{
+		name: "firing",
+		components: []component{
+			{"wheel", w.s.wheel.Run},
+			{"results", w.results.Run},
+			{"alarms", w.alarms.Run},
+			{"lost runs", w.lost.Run},
+			{"worker registry", w.registry.Run},
+			{"reroute", w.reroute.Run},
+			{"supersede", w.serveSupersede},
+			{"start checks", w.serveStarted},
+			{"recovery", w.recoverShards},
+			{"planner", w.planner.Run},
+			{"job changes", w.s.watchJobs},
+			{"retention", w.retention.Run},
+			{"backlog", w.backlog.Run},
+			{"backfill", w.backfill.Run},
 		},
-		Lost: func(shards []int, _ string) {
-			s.metrics.leaseChanges.WithLabelValues("lost").Add(float64(len(shards)))
-			lost := make(map[int]bool, len(shards))
-			for _, sh := range shards {
-				lost[sh] = true
-			}
-			s.wheel.Remove(func(r *store.PlannedRun) bool { return r.Epoch != 0 && lost[r.Shard] })
-		},
-	}, s.log)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.leases, s.cancel = lm, cancel
-	s.mu.Unlock()
-	reg := registry.New(js, s.cfg.Streams, s.log)
-	dcfg := s.cfg.Dispatch
-	dcfg.Owner, dcfg.Valid = lm.ID(), lm.Valid
-	dcfg.Route = route.New(reg.Live, s.cfg.NATS, s.log)
-	disp := dispatch.New(dcfg, js, s.cfg.Pool, s.log)
-	disp.Observe = s.metrics.observeFire
-	s.wheel = wheel.New(disp.Fire, disp.Connected)
-	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, lm.ID(), lm.Held, func(runs []store.PlannedRun) {
-		s.metrics.planned.Add(float64(len(runs)))
-		s.wheel.Add(runs...)
-	}, s.log)
-	if err != nil {
-		return err
-	}
-	pl.Planned = s.metrics.lag.planned
-	s.metrics.register(s.reg, s.wheel.Len, lm.Held)
-	rr := reroute.New(js, dcfg.Route.Live, reg.Synced, s.log)
-	rr.Moved = func(n int) { s.metrics.rerouted.Add(float64(n)) }
-	app := results.New(s.cfg.Results, js, s.cfg.Pool, s.log)
-	app.Applied = func(cs []results.Change) {
-		s.metrics.observeApplied(cs)
-		var ids []int64
-		for _, c := range cs {
-			if c.Triggered {
-				ids = append(ids, c.RunID)
-			}
-		}
-		disp.Recorded(ids)
-	}
-	app.Spawned = func(ids []int64) {
-		// Retries and child runs: this scheduler fires them at their time
-		// (if it dies first, the shard owner's sweep does).
-		runs, err := pl.Load(ctx, ids)
-		if err != nil {
-			s.log.Warn("loading new retry/child runs failed; the shard owners' sweep fires them", zap.Error(err))
-			return
-		}
-		s.metrics.planned.Add(float64(len(runs)))
-		s.wheel.Add(runs...)
-	}
+	}, {
+		name:       "publishing",
+		components: []component{{"dispatch", w.dispatch.Run}},
+		beforeStop: w.settlePublishes,
+	}, {
+		name:       "leases",
+		components: []component{{"leases", w.leases.Run}},
+	}}
+}
 
-	// Partitions, the daily rollup and retention: every scheduler runs
-	// the loop, one at a time does a round (see package retention).
-	maint, err := retention.New(s.cfg.Retention, s.cfg.Pool, s.log)
-	if err != nil {
-		return err
-	}
-	s.reg.MustRegister(maint.Collectors()...)
-	// Every scheduler samples the backlog: it only reads consumer state.
-	bl, err := backlog.New(s.cfg.Backlog, js, s.log)
-	if err != nil {
-		return err
-	}
-	s.reg.MustRegister(bl.Collector())
-	alarms, lostRuns := alarm.New(s.cfg.Alarm, s.cfg.Pool, s.log), lost.New(js, s.log)
-	s.reg.MustRegister(alarms.Collector(), lostRuns.Collector())
-
-	a, err := api.New(api.Config{
-		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
-		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: lm.ID(), Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
-		Workers: reg.Live, Backlog: bl.Latest,
-		Kill: func(ctx context.Context, runID int64, reason string) error {
-			kv, err := stream.Kills(ctx, js, s.cfg.Streams)
-			if err != nil {
-				return err
-			}
-			_, err = kv.Put(ctx, stream.KillKey(runID), []byte(reason))
-			return err
-		},
-	}, st, s.log)
-	if err != nil {
-		return err
-	}
-	s.reg.MustRegister(a.Collector())
-	con, err := console.New(console.Config{API: a, Log: s.log})
-	if err != nil {
-		return err
-	}
-	h := console.Split(a, con)
-	s.handler.Store(&h)
-
-	var wg, pubWG, leaseWG sync.WaitGroup
-	goRun := func(wg *sync.WaitGroup, name string, f func(context.Context) error, c context.Context) {
-		wg.Add(1)
+// start runs sg's components, each in its own goroutine, under a context
+// of sg's own: apart from parent's, so that a stage stops only when stop
+// says.
+func (s *Scheduler) start(parent context.Context, sg *stage) {
+	sg.ctx, sg.cancel = context.WithCancel(context.WithoutCancel(parent))
+	for _, c := range sg.components {
+		sg.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			if err := f(c); err != nil && c.Err() == nil {
-				s.log.Error("component stopped", zap.String("component", name), zap.Error(err))
+			defer sg.wg.Done()
+			if err := c.run(sg.ctx); err != nil && sg.ctx.Err() == nil {
+				s.log.Error("component stopped", zap.String("stage", sg.name), zap.String("component", c.name), zap.Error(err))
 			}
 		}()
 	}
-	goRun(&pubWG, "dispatch", disp.Run, pubCtx)
-	goRun(&wg, "wheel", s.wheel.Run, fireCtx)
-	goRun(&wg, "results", app.Run, fireCtx)
-	goRun(&wg, "alarms", alarms.Run, fireCtx)
-	goRun(&wg, "lost runs", lostRuns.Run, fireCtx)
-	goRun(&wg, "worker registry", reg.Run, fireCtx)
-	goRun(&wg, "reroute", rr.Run, fireCtx)
-	goRun(&wg, "supersede", func(c context.Context) error { return supersede.Serve(c, s.cfg.NATS, s.cfg.Pool, s.log) }, fireCtx)
-	goRun(&wg, "start checks", func(c context.Context) error {
-		return supersede.ServeStarted(c, s.cfg.NATS, js, s.cfg.Pool, s.log)
-	}, fireCtx)
-	goRun(&leaseWG, "leases", lm.Run, leaseCtx)
-	goRun(&wg, "recovery", func(c context.Context) error { return s.recoverShards(c, pl, recoverq) }, fireCtx)
-	goRun(&wg, "planner", pl.Run, fireCtx)
-	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
-	goRun(&wg, "retention", maint.Run, fireCtx)
-	goRun(&wg, "backlog", bl.Run, fireCtx)
-	bf := backfill.New(s.cfg.Backfill, st, func(runs []store.PlannedRun) { s.wheel.Add(runs...) }, s.log)
-	goRun(&wg, "backfill", bf.Run, fireCtx)
-	s.ready.Store(true)
+}
 
-	s.log.Info("scheduler running", zap.String("scheduler_id", lm.ID()), zap.Int("shards", st.ShardCount()))
-	<-ctx.Done()
-	s.ready.Store(false)
-	stopFiring()
-	wg.Wait()
-	if !s.crashed.Load() {
-		// Let in-flight publishes be acknowledged and recorded; what is
-		// not acknowledged in time stays SCHEDULED and is recovered.
-		drain, cancelDrain := context.WithTimeout(pubCtx, 2*time.Second)
-		disp.Drain(drain)
-		cancelDrain()
-	} else {
-		disp.Abandon() // as if the process died: nothing more is written
+// stop ends sg and waits until all its components returned.
+func (s *Scheduler) stop(sg *stage) {
+	if sg.beforeStop != nil {
+		sg.beforeStop(sg.ctx)
 	}
-	stopPublishing()
-	pubWG.Wait()
-	stopLeases()
-	leaseWG.Wait()
-	s.log.Info("scheduler stopped", zap.Bool("crashed", s.crashed.Load()))
-	return nil
+	sg.cancel()
+	sg.wg.Wait()
 }
 
 // recoverShards hands each newly acquired shard's planned, unpublished
@@ -444,12 +377,12 @@ func (s *Scheduler) dependencies(ctx context.Context) []apiv1.Dependency {
 	pg := apiv1.Dependency{Name: "postgresql", OK: true}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := s.cfg.Pool.Ping(pctx); err != nil {
+	if err := s.deps.Pool.Ping(pctx); err != nil {
 		pg.OK, pg.Error = false, fmt.Sprintf("PostgreSQL unreachable: %v", err)
 	}
-	nc := apiv1.Dependency{Name: "nats", OK: s.cfg.NATS.IsConnected()}
+	nc := apiv1.Dependency{Name: "nats", OK: s.deps.NATS.IsConnected()}
 	if !nc.OK {
-		nc.Error = fmt.Sprintf("NATS not connected (%s)", s.cfg.NATS.Status())
+		nc.Error = fmt.Sprintf("NATS not connected (%s)", s.deps.NATS.Status())
 	}
 	return []apiv1.Dependency{pg, nc}
 }

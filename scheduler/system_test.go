@@ -32,9 +32,16 @@ type system struct {
 	natsURL string
 }
 
+// systemConfig is what startSystem's options adjust: the scheduler's
+// settings and what it runs on (an option may tee the logger).
+type systemConfig struct {
+	scheduler.Config
+	scheduler.Deps
+}
+
 // startSystem starts everything; register adds handlers to the worker
 // before it runs. Everything stops when the test ends.
-func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*scheduler.Config)) *system {
+func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*systemConfig)) *system {
 	t.Helper()
 	log := zaptest.NewLogger(t)
 	pool := pgtest.Pool(t)
@@ -55,15 +62,15 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := scheduler.Config{
-		Pool: pool, NATS: connect(), Listener: ln, APIToken: testToken, ShardCount: 4,
-		Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second},
-		Logger:  log,
+	cfg := systemConfig{
+		Config: scheduler.Config{APIToken: testToken, ShardCount: 4,
+			Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second}},
+		Deps: scheduler.Deps{Pool: pool, NATS: connect(), Listener: ln, Logger: log},
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := scheduler.New(cfg)
+	s, err := scheduler.New(cfg.Config, cfg.Deps)
 	if err != nil {
 		t.Fatal(err)
 	}

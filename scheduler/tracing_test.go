@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -88,7 +87,7 @@ func TestTracingOneTracePerRun(t *testing.T) {
 			j.Logger.Info("working")
 			return nil
 		})
-	}, func(c *scheduler.Config) {
+	}, func(c *systemConfig) {
 		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
 	})
 	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
@@ -233,7 +232,7 @@ func TestTracingOffWritesNoHeader(t *testing.T) {
 	obs, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("plain", func(context.Context, *worker.Job) error { return nil })
-	}, func(c *scheduler.Config) {
+	}, func(c *systemConfig) {
 		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
 	})
 	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")

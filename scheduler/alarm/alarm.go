@@ -19,7 +19,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/mail"
+	"net/url"
 	"strings"
 	"time"
 
@@ -52,8 +55,6 @@ type Config struct {
 	Interval time.Duration
 	// Timeout bounds one delivery (default 10 s).
 	Timeout time.Duration
-	// HTTPClient sends webhooks (default a client with Timeout).
-	HTTPClient *http.Client
 }
 
 // SMTP is the mail server alarms go through. Host empty disables email.
@@ -64,6 +65,59 @@ type SMTP struct {
 	Password string
 	From     string // default jetjob@<host>
 	StartTLS bool
+}
+
+// Validate says which field is wrong: durations and counts must be
+// positive, or 0 for their default; what is set of the SMTP server, the
+// console URL and the webhook secret must be usable, so that a typo stops
+// the scheduler at start instead of failing every alarm later.
+func (c Config) Validate() error {
+	switch {
+	case c.Attempts < 0:
+		return fmt.Errorf("alarm: Attempts must be ≥ 0 (0: 3), got %d", c.Attempts)
+	case c.Backoff < 0:
+		return fmt.Errorf("alarm: Backoff must be ≥ 0 (0: 5s), got %s", c.Backoff)
+	case c.Interval < 0:
+		return fmt.Errorf("alarm: Interval must be ≥ 0 (0: 1s), got %s", c.Interval)
+	case c.Timeout < 0:
+		return fmt.Errorf("alarm: Timeout must be ≥ 0 (0: 10s), got %s", c.Timeout)
+	}
+	if err := c.SMTP.validate(); err != nil {
+		return err
+	}
+	if c.ConsoleURL != "" {
+		u, err := url.Parse(c.ConsoleURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("alarm: ConsoleURL %q: want an http or https URL such as https://jetjob.example.com", c.ConsoleURL)
+		}
+	}
+	if _, err := webhookKey(c.WebhookSecret); err != nil {
+		// The secret itself is never shown.
+		return fmt.Errorf("alarm: WebhookSecret (JETJOB_WEBHOOK_SECRET): %w", err)
+	}
+	return nil
+}
+
+// validate checks the server's settings when email is on (Host set).
+func (s SMTP) validate() error {
+	if s.Host == "" {
+		return nil
+	}
+	if strings.ContainsAny(s.Host, "/ \t\r\n") {
+		return fmt.Errorf("alarm: SMTP.Host %q: want a host name or IP address, without scheme or path", s.Host)
+	}
+	if _, _, err := net.SplitHostPort(s.Host); err == nil {
+		return fmt.Errorf("alarm: SMTP.Host %q: want the host alone; the port goes in SMTP.Port", s.Host)
+	}
+	if s.Port < 0 || s.Port > 65535 {
+		return fmt.Errorf("alarm: SMTP.Port must be 1 to 65535 (0: 587), got %d", s.Port)
+	}
+	if s.From != "" {
+		if _, err := mail.ParseAddress(s.From); err != nil {
+			return fmt.Errorf("alarm: SMTP.From %q: not an email address: %w", s.From, err)
+		}
+	}
+	return nil
 }
 
 func (c Config) withDefaults() Config {
@@ -79,9 +133,6 @@ func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Second
 	}
-	if c.HTTPClient == nil {
-		c.HTTPClient = &http.Client{Timeout: c.Timeout}
-	}
 	if c.SMTP.Port == 0 {
 		c.SMTP.Port = 587
 	}
@@ -91,11 +142,24 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Deps are what a Sender reads runs from and sends webhooks with: given to
+// New and fixed from then on, never set on a running component. Config holds
+// only what an operator tunes.
+type Deps struct {
+	// Pool holds the runs whose alarms are pending.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+	// HTTPClient sends webhooks (nil: a client with Config.Timeout).
+	HTTPClient *http.Client
+}
+
 // Sender delivers pending alarms.
 type Sender struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	log  *zap.Logger
+	http *http.Client
 	// rootCAs verifies the mail server's certificate (nil: the system's
 	// roots). Only tests set it, to trust a certificate they made.
 	rootCAs *x509.CertPool
@@ -106,13 +170,25 @@ type Sender struct {
 	now func() time.Time
 }
 
-// New returns a sender; Run drives it.
-func New(cfg Config, pool *pgxpool.Pool, log *zap.Logger) *Sender {
-	return &Sender{cfg: cfg.withDefaults(), pool: pool, log: log.Named("alarm"), now: time.Now,
+// New validates cfg and returns a sender; Run drives it.
+func New(cfg Config, deps Deps) (*Sender, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	hc := deps.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: cfg.Timeout}
+	}
+	return &Sender{cfg: cfg, pool: deps.Pool, log: log.Named("alarm"), http: hc, now: time.Now,
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_alarm_deliveries_total",
 			Help: "Alarm delivery attempts by channel (webhook, email) and result (sent, failed).",
-		}, []string{"channel", "result"})}
+		}, []string{"channel", "result"})}, nil
 }
 
 // Collector is the sender's metric, for the scheduler's registry.

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
 	"github.com/jetjob/jetjob/scheduler/internal/smtptest"
 )
 
@@ -41,8 +39,8 @@ func TestAlarmEmail(t *testing.T) {
 				implicitTLSPort = port
 				t.Cleanup(func() { implicitTLSPort = ImplicitTLSPort })
 			}
-			s := New(Config{Timeout: 10 * time.Second, SMTP: SMTP{Host: srv.IP.String(), Port: port,
-				User: c.user, Password: "pw", From: "jetjob@example.com", StartTLS: c.startTL}}, nil, zaptest.NewLogger(t))
+			s := newSender(t, Config{Timeout: 10 * time.Second, SMTP: SMTP{Host: srv.IP.String(), Port: port,
+				User: c.user, Password: "pw", From: "jetjob@example.com", StartTLS: c.startTL}})
 			s.rootCAs = srv.Roots
 			a := testAlarm()
 			a.JobName = jobName
@@ -96,7 +94,7 @@ func TestAlarmEmail(t *testing.T) {
 // mail, rather than the alarm going out over an unverified connection.
 func TestAlarmEmailRefusesUntrustedCertificate(t *testing.T) {
 	srv := smtptest.Start(t, smtptest.Options{STARTTLS: true})
-	s := New(Config{Timeout: 5 * time.Second, SMTP: SMTP{Host: srv.IP.String(), Port: srv.Port, StartTLS: true}}, nil, zaptest.NewLogger(t))
+	s := newSender(t, Config{Timeout: 5 * time.Second, SMTP: SMTP{Host: srv.IP.String(), Port: srv.Port, StartTLS: true}})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	if err := s.email(ctx, []string{"ops@example.com"}, testAlarm()); err == nil {

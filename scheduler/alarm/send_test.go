@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/fakeclock"
 )
@@ -43,8 +42,8 @@ func (h *hook) posts() [][]byte {
 	return slices.Clone(h.bodies)
 }
 
-func newSender(t *testing.T, cfg Config) (*Sender, *fakeclock.Clock) {
-	s := New(cfg, nil, zaptest.NewLogger(t))
+func newClockedSender(t *testing.T, cfg Config) (*Sender, *fakeclock.Clock) {
+	s := newSender(t, cfg)
 	clk := fakeclock.New(time.Date(2026, 11, 22, 2, 31, 0, 0, time.UTC))
 	s.now = clk.Now
 	return s, clk
@@ -55,7 +54,7 @@ func newSender(t *testing.T, cfg Config) (*Sender, *fakeclock.Clock) {
 // attempt (the default), with the receiver's answer as the error.
 func TestFailingAlarmRetriesWithBackoffThenFails(t *testing.T) {
 	h := startHook(t, http.StatusServiceUnavailable)
-	s, clk := newSender(t, Config{})
+	s, clk := newClockedSender(t, Config{})
 	p := &pending{alarm: *testAlarm(), webhook: h.srv.URL}
 
 	for i, wantWait := range []time.Duration{5 * time.Second, 10 * time.Second} {
@@ -80,7 +79,7 @@ func TestFailingAlarmRetriesWithBackoffThenFails(t *testing.T) {
 // The retry schedule follows Attempts and Backoff.
 func TestRetryScheduleFollowsTheConfig(t *testing.T) {
 	h := startHook(t, http.StatusInternalServerError)
-	s, clk := newSender(t, Config{Attempts: 5, Backoff: time.Second})
+	s, clk := newClockedSender(t, Config{Attempts: 5, Backoff: time.Second})
 	p := &pending{alarm: *testAlarm(), webhook: h.srv.URL}
 	var waits []time.Duration
 	for {
@@ -103,7 +102,7 @@ func TestRetryScheduleFollowsTheConfig(t *testing.T) {
 // naming the setting to fix.
 func TestDeliveredChannelIsNotSentAgain(t *testing.T) {
 	h := startHook(t, http.StatusNoContent)
-	s, _ := newSender(t, Config{})
+	s, _ := newClockedSender(t, Config{})
 	p := &pending{alarm: *testAlarm(), webhook: h.srv.URL, emails: []string{"oncall@example.com"}}
 
 	status, next, msg := s.send(t.Context(), p)
@@ -126,7 +125,7 @@ func TestDeliveredChannelIsNotSentAgain(t *testing.T) {
 // is sent or retried.
 func TestAlarmContentAndNoTarget(t *testing.T) {
 	h := startHook(t, http.StatusOK)
-	s, _ := newSender(t, Config{ConsoleURL: "https://jetjob.example.com/"})
+	s, _ := newClockedSender(t, Config{ConsoleURL: "https://jetjob.example.com/"})
 	p := &pending{alarm: *testAlarm(), webhook: h.srv.URL}
 	if status, next, msg := s.send(t.Context(), p); status != "sent" || next != nil || msg != "" {
 		t.Errorf("send = %s, %v, %q; want sent", status, next, msg)

@@ -142,7 +142,7 @@ func (s *Sender) webhook(ctx context.Context, url string, a *Alarm) error {
 		req.Header.Set(SignatureHeader, sig)
 		req.Header.Set(LegacySignatureHeader, Sign(s.cfg.WebhookSecret, body))
 	}
-	resp, err := s.cfg.HTTPClient.Do(req)
+	resp, err := s.http.Do(req)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/zap/zaptest"
 )
 
 // receiver is a webhook endpoint written the way the README tells users to:
@@ -88,7 +86,7 @@ func TestWebhookSignatureRefusesReplayAndTampering(t *testing.T) {
 	for _, secret := range []string{"s3cret", "whsec_" + base64.StdEncoding.EncodeToString([]byte("a 24-byte key of random!"))} {
 		t.Run(secret, func(t *testing.T) {
 			rc := startReceiver(t, secret, tolerance)
-			s := New(Config{WebhookSecret: secret}, nil, zaptest.NewLogger(t))
+			s := newSender(t, Config{WebhookSecret: secret})
 			a := testAlarm()
 			if err := s.webhook(t.Context(), rc.srv.URL, a); err != nil {
 				t.Fatalf("delivery to a verifying receiver: %v", err)
@@ -143,7 +141,10 @@ func TestWebhookSignatureRefusesReplayAndTampering(t *testing.T) {
 // does not have.
 func TestWebhookBadSecret(t *testing.T) {
 	rc := startReceiver(t, "whsec_!!", time.Minute)
-	s := New(Config{WebhookSecret: "whsec_!!"}, nil, zaptest.NewLogger(t))
+	// New refuses such a secret (TestConfigValidate); the delivery checks
+	// it again, as SignWebhook does for anyone calling it.
+	s := newSender(t, Config{})
+	s.cfg.WebhookSecret = "whsec_!!"
 	err := s.webhook(t.Context(), rc.srv.URL, testAlarm())
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("JETJOB_WEBHOOK_SECRET")) {
 		t.Errorf("delivery with a broken whsec_ secret: %v, want an error naming JETJOB_WEBHOOK_SECRET", err)

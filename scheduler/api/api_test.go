@@ -114,7 +114,7 @@ func TestStatsKeepRollupAfterRetention(t *testing.T) {
 		FROM generate_series(1, 5) AS i`, old, today); err != nil {
 		t.Fatal(err)
 	}
-	m, err := retention.New(retention.Config{}, pool, zaptest.NewLogger(t))
+	m, err := retention.New(retention.Config{}, retention.Deps{Pool: pool, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

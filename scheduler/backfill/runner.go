@@ -24,6 +24,22 @@ type Config struct {
 	Batch int
 }
 
+// Validate says which field is wrong: each value must be positive, or 0
+// for its default.
+func (c Config) Validate() error {
+	switch {
+	case c.Interval < 0:
+		return fmt.Errorf("backfill: Interval must be ≥ 0 (0: 1s), got %s", c.Interval)
+	case c.PerSecond < 0:
+		return fmt.Errorf("backfill: PerSecond must be ≥ 0 (0: 10), got %d", c.PerSecond)
+	case c.InFlight < 0:
+		return fmt.Errorf("backfill: InFlight must be ≥ 0 (0: 10), got %d", c.InFlight)
+	case c.Batch < 0:
+		return fmt.Errorf("backfill: Batch must be ≥ 0 (0: 50), got %d", c.Batch)
+	}
+	return nil
+}
+
 func (c Config) withDefaults() Config {
 	if c.Interval <= 0 {
 		c.Interval = time.Second
@@ -50,10 +66,28 @@ type Runner struct {
 	log   *zap.Logger
 }
 
-// New returns a Runner that hands the runs it writes to fire (the
-// scheduler's wheel).
-func New(cfg Config, st *store.Store, fire func([]store.PlannedRun), log *zap.Logger) *Runner {
-	return &Runner{cfg: cfg.withDefaults(), store: st, fire: fire, log: log.Named("backfill")}
+// Deps are what a Runner writes through and whom it hands its runs: given to
+// New and fixed from then on, never set on a running component. Config holds
+// only what an operator tunes.
+type Deps struct {
+	// Store claims and advances the operations.
+	Store *store.Store
+	// Fire receives the runs each step wrote (the scheduler's wheel).
+	Fire func([]store.PlannedRun)
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+}
+
+// New validates cfg and returns a Runner; Run drives it.
+func New(cfg Config, deps Deps) (*Runner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Runner{cfg: cfg.withDefaults(), store: deps.Store, fire: deps.Fire, log: log.Named("backfill")}, nil
 }
 
 // Run steps until ctx ends. A failed step (PostgreSQL away) is logged

@@ -146,15 +146,26 @@ func (s Snapshot) Group(name string) (Group, bool) {
 	return Group{}, false
 }
 
+// Deps are what a Sampler reads and whom it tells: given to New and fixed
+// from then on, never set on a running component. Config holds only what an
+// operator tunes.
+type Deps struct {
+	// JS reads the streams' and consumers' state.
+	JS jetstream.JetStream
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+	// Sampled, when set, is called after each successful sample with its
+	// snapshot (a test signal).
+	Sampled func(Snapshot)
+}
+
 // Sampler samples the backlog every Interval; it is safe for concurrent
 // use.
 type Sampler struct {
-	cfg Config
-	js  jetstream.JetStream
-	log *zap.Logger
-	// Sampled, when set before Run, is called after each successful
-	// sample with its snapshot (a test signal).
-	Sampled func(Snapshot)
+	cfg     Config
+	js      jetstream.JetStream
+	log     *zap.Logger
+	sampled func(Snapshot)
 
 	mu      sync.Mutex
 	latest  Snapshot
@@ -162,13 +173,18 @@ type Sampler struct {
 	failing bool
 }
 
-// New returns a sampler; Run samples.
-func New(cfg Config, js jetstream.JetStream, log *zap.Logger) (*Sampler, error) {
+// New validates cfg and returns a sampler; Run samples.
+func New(cfg Config, deps Deps) (*Sampler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Sampler{cfg: cfg, js: js, log: log.Named("backlog"), watch: watch{after: cfg.WarnAfter, since: map[string]time.Time{}}}, nil
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Sampler{cfg: cfg, js: deps.JS, log: log.Named("backlog"), sampled: deps.Sampled,
+		watch: watch{after: cfg.WarnAfter, since: map[string]time.Time{}}}, nil
 }
 
 // Latest returns the last successful sample (zero before the first).
@@ -223,8 +239,8 @@ func (s *Sampler) tick(ctx context.Context) {
 	for _, c := range changes {
 		s.logChange(c)
 	}
-	if s.Sampled != nil {
-		s.Sampled(snap)
+	if s.sampled != nil {
+		s.sampled(snap)
 	}
 }
 

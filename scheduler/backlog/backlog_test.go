@@ -224,7 +224,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v: no error", c)
 		}
 	}
-	if _, err := New(Config{Interval: -time.Second}, nil, nil); err == nil {
+	if _, err := New(Config{Interval: -time.Second}, Deps{}); err == nil {
 		t.Errorf("New with a negative interval: %v", err)
 	}
 }

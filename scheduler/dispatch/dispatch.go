@@ -58,6 +58,37 @@ type Config struct {
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
 	// blocks beyond it.
 	InFlight int
+}
+
+// Validate says which field is wrong. TriggeredDelay may be negative (no
+// delay); every other duration and size must be positive, or 0 for its
+// default.
+func (c Config) Validate() error {
+	switch {
+	case c.MisfireThreshold < 0:
+		return fmt.Errorf("dispatch: MisfireThreshold must be ≥ 0, got %s", c.MisfireThreshold)
+	case c.FlushInterval < 0:
+		return fmt.Errorf("dispatch: FlushInterval must be ≥ 0 (0: 20ms), got %s", c.FlushInterval)
+	case c.FlushSize < 0:
+		return fmt.Errorf("dispatch: FlushSize must be ≥ 0 (0: 2000), got %d", c.FlushSize)
+	case c.InFlight < 0:
+		return fmt.Errorf("dispatch: InFlight must be ≥ 0 (0: 4096), got %d", c.InFlight)
+	}
+	return nil
+}
+
+// Deps are what a Dispatcher publishes and writes through, and whom it
+// tells: given to New and fixed from then on, never set on a running
+// component. Config holds only what an operator tunes.
+type Deps struct {
+	// JS publishes the triggers. Create it with an async publish timeout
+	// (jetstream.WithPublishAsyncTimeout) so that a lost ack surfaces as
+	// an error and is retried.
+	JS jetstream.JetStream
+	// Pool is where TRIGGERED, SKIPPED and FAILED are written.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
 	// Route picks the worker of each run whose job routes to one (nil:
 	// every trigger goes to its group's shared queue).
 	Route *route.Picker
@@ -71,6 +102,16 @@ type Config struct {
 	// Trace records each publish as the root span of its run's trace and
 	// sends its context in the trigger's header; nil: tracing off.
 	Trace *spans.Tracer
+	// Observe, when set, is called with each run's fire lag (publish
+	// acknowledged − scheduled time).
+	Observe func(store.PlannedRun, time.Duration)
+}
+
+// settings is what New was given, the tuning with its defaults and the
+// wiring, so that the code reads both through d.cfg.
+type settings struct {
+	Config
+	Deps
 }
 
 func (c Config) withDefaults() Config {
@@ -91,7 +132,7 @@ func (c Config) withDefaults() Config {
 
 // Dispatcher publishes triggers. Create with New, start Run, then Fire.
 type Dispatcher struct {
-	cfg  Config
+	cfg  settings
 	js   jetstream.JetStream
 	pool *pgxpool.Pool
 	log  *zap.Logger
@@ -108,9 +149,6 @@ type Dispatcher struct {
 	// pending counts runs handed to Fire whose outcome is not yet queued
 	// for recording: Drain waits for it to reach zero.
 	pending atomic.Int64
-	// Observe, when set, is called with each run's fire lag (publish
-	// acknowledged − scheduled time). Set before Run.
-	Observe func(store.PlannedRun, time.Duration)
 	// now times the holding back of TRIGGERED marks (tests set a fake
 	// clock).
 	now func() time.Time
@@ -139,17 +177,22 @@ type mark struct {
 	scheduledAt time.Time
 }
 
-// New returns a dispatcher. js should be created with an async publish
-// timeout (jetstream.WithPublishAsyncTimeout) so a lost ack surfaces as an
-// error and is retried.
-func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger) *Dispatcher {
+// New validates cfg and returns a dispatcher; start Run before Fire.
+func New(cfg Config, deps Deps) (*Dispatcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
 	return &Dispatcher{
-		cfg: cfg, js: js, pool: pool, log: log.Named("dispatch"),
+		cfg: settings{Config: cfg, Deps: deps}, js: deps.JS, pool: deps.Pool, log: log.Named("dispatch"),
 		inflight: make(chan inflight, cfg.InFlight),
 		marks:    make(chan mark, cfg.FlushSize*4),
 		now:      time.Now,
-	}
+	}, nil
 }
 
 var errLeaseLost = errors.New("lease lost")
@@ -447,8 +490,8 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 }
 
 func (d *Dispatcher) observe(r store.PlannedRun, at time.Time) {
-	if d.Observe != nil {
-		d.Observe(r, at.Sub(r.ScheduledAt))
+	if d.cfg.Observe != nil {
+		d.cfg.Observe(r, at.Sub(r.ScheduledAt))
 	}
 }
 

@@ -24,7 +24,12 @@ func scheduled(id, job int64, at time.Time, mp policy.Misfire) planned {
 }
 
 func newDispatcher(t *testing.T, cfg Config) *Dispatcher {
-	return New(cfg, nil, nil, zaptest.NewLogger(t))
+	t.Helper()
+	d, err := New(cfg, Deps{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // Runs dispatch publishes more than the threshold after their time (NATS

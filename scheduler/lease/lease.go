@@ -98,11 +98,18 @@ type Lease struct {
 // Valid reports whether the lease may still be acted on at now.
 func (l Lease) Valid(now time.Time) bool { return now.Before(l.Deadline) }
 
-// Handler is told about changes of ownership. Acquired is called after the
-// shards are reported by Held and Valid (so that runs it recovers can be
-// published at once), Lost after they were removed; both are called from
-// the Manager's goroutine and must not block long.
-type Handler struct {
+// Deps are what a Manager works through and whom it tells about changes of
+// ownership: given to New and fixed from then on, never set on a running
+// component. Config holds only what an operator tunes.
+type Deps struct {
+	// Pool is the PostgreSQL pool holding schedulers and scheduler_shards.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+	// Acquired is called after newly taken shards are reported by Held
+	// and Valid (so that runs it recovers can be published at once), Lost
+	// after lost ones were removed. Both are called from Run's goroutine
+	// and must not block long; nil ignores the change.
 	Acquired func([]Lease)
 	Lost     func(shards []int, reason string)
 }
@@ -112,7 +119,9 @@ type Manager struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	h    Handler
+	// acquired and lost are Deps.Acquired and Deps.Lost.
+	acquired func([]Lease)
+	lost     func(shards []int, reason string)
 
 	mu   sync.Mutex
 	held map[int]Lease
@@ -127,14 +136,18 @@ type Manager struct {
 // had died: they expire after the TTL. For failover tests.
 func (m *Manager) Abandon() { m.abandoned.Store(true) }
 
-// New returns a manager; Run drives it.
-func New(cfg Config, pool *pgxpool.Pool, h Handler, log *zap.Logger) (*Manager, error) {
+// New validates cfg and returns a manager; Run drives it.
+func New(cfg Config, deps Deps) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	return &Manager{cfg: cfg, pool: pool, log: log.Named("lease").With(zap.String("scheduler_id", cfg.ID)),
-		h: h, held: map[int]Lease{}, now: time.Now}, nil
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Manager{cfg: cfg, pool: deps.Pool, log: log.Named("lease").With(zap.String("scheduler_id", cfg.ID)),
+		acquired: deps.Acquired, lost: deps.Lost, held: map[int]Lease{}, now: time.Now}, nil
 }
 
 // ID is this instance's id (the owner written in scheduler_shards).
@@ -262,8 +275,8 @@ func (m *Manager) tick(ctx context.Context) error {
 			sort.Slice(acquired, func(i, j int) bool { return acquired[i].Shard < acquired[j].Shard })
 			m.update(got, deadline, nil, "")
 			m.log.Info("acquired shards", zap.Ints("shards", sortedKeys(got)), zap.Int("fair_share", fair), zap.Int("live", len(live)))
-			if m.h.Acquired != nil {
-				m.h.Acquired(acquired)
+			if m.acquired != nil {
+				m.acquired(acquired)
 			}
 		}
 	}
@@ -287,8 +300,8 @@ func (m *Manager) update(ok map[int]int64, deadline time.Time, lost []int, reaso
 	m.mu.Unlock()
 	if len(lost) > 0 {
 		m.log.Info("lost shards", zap.Ints("shards", lost), zap.String("reason", reason))
-		if m.h.Lost != nil {
-			m.h.Lost(lost, reason)
+		if m.lost != nil {
+			m.lost(lost, reason)
 		}
 	}
 }

@@ -77,9 +77,10 @@ func TestAboveReleasesTheHighestShards(t *testing.T) {
 	}
 }
 
-func newManager(t *testing.T, cfg Config, h Handler) (*Manager, *fakeclock.Clock) {
+func newManager(t *testing.T, cfg Config, d Deps) (*Manager, *fakeclock.Clock) {
 	t.Helper()
-	m, err := New(cfg, nil, h, zaptest.NewLogger(t))
+	d.Log = zaptest.NewLogger(t)
+	m, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func newManager(t *testing.T, cfg Config, h Handler) (*Manager, *fakeclock.Clock
 // statement was sent, a margin before the database lets it go; after
 // that, and at any other epoch, nothing may be published for the shard.
 func TestLeaseTrustedUntilTheLocalDeadline(t *testing.T) {
-	m, clk := newManager(t, Config{ID: "a", TTL: 10 * time.Second}, Handler{})
+	m, clk := newManager(t, Config{ID: "a", TTL: 10 * time.Second}, Deps{})
 	sent := clk.Now()
 	deadline := m.cfg.deadline(sent)
 	if want := sent.Add(8 * time.Second); !deadline.Equal(want) {
@@ -131,7 +132,7 @@ func TestDropExpiredGivesUpLeasesPastTheirDeadline(t *testing.T) {
 		reason string
 	}
 	var lost []loss
-	m, clk := newManager(t, Config{ID: "a", TTL: 10 * time.Second}, Handler{
+	m, clk := newManager(t, Config{ID: "a", TTL: 10 * time.Second}, Deps{
 		Lost: func(shards []int, reason string) { lost = append(lost, loss{slices.Clone(shards), reason}) },
 	})
 	m.update(map[int]int64{7: 1, 2: 1, 4: 1}, m.cfg.deadline(clk.Now()), nil, "")

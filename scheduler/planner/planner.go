@@ -51,8 +51,6 @@ type Config struct {
 	// IdleTxTimeout ends a planning transaction left idle this long (its
 	// process paused or stuck), releasing the shard (default 5 s).
 	IdleTxTimeout time.Duration
-	// Trace records a span per batch that planned runs; nil: tracing off.
-	Trace *spans.Tracer
 }
 
 const (
@@ -99,8 +97,33 @@ func (c Config) Validate() error {
 		return fmt.Errorf("max catch-up %d: want at least 1", c.MaxCatchup)
 	case c.BatchSize < 1:
 		return fmt.Errorf("planner batch size %d: want at least 1", c.BatchSize)
+	case c.IdleTxTimeout < 0:
+		return fmt.Errorf("planner idle transaction timeout %s: must not be negative", c.IdleTxTimeout)
 	}
 	return nil
+}
+
+// Deps are what a Planner works through and whom it hands its runs: given to
+// New and fixed from then on, never set on a running component. Config holds
+// only what an operator tunes.
+type Deps struct {
+	// Pool is the PostgreSQL pool runs are planned in.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+	// Owner is this scheduler's id in scheduler_shards
+	// (lease.Manager.ID): a shard is planned only while Owner holds it.
+	Owner string
+	// Leases reports the shards this scheduler holds right now
+	// (lease.Manager.Held).
+	Leases func() []lease.Lease
+	// Out receives every planned run; it must not block for long.
+	Out func([]store.PlannedRun)
+	// Planned, when set, is called after each shard pass that succeeded
+	// (the planning-lag metric).
+	Planned func(shard int, at time.Time)
+	// Trace records a span per batch that planned runs; nil: tracing off.
+	Trace *spans.Tracer
 }
 
 // Planner plans the fires of the shards this scheduler holds.
@@ -113,24 +136,27 @@ type Planner struct {
 	leases func() []lease.Lease
 	out    func([]store.PlannedRun)
 	now    func() time.Time
-	// Planned, when set, is called after each shard pass that succeeded
-	// (for the planning-lag metric).
-	Planned func(shard int, at time.Time)
+	// planned and trace are Deps.Planned and Deps.Trace.
+	planned func(shard int, at time.Time)
+	trace   *spans.Tracer
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
 var ErrLeaseLost = errors.New("lease lost")
 
-// New returns a planner. owner is this scheduler's id in
-// scheduler_shards; leases reports the shards it holds right now; out
-// receives every planned run (it must not block for long).
-func New(cfg Config, pool *pgxpool.Pool, owner string, leases func() []lease.Lease, out func([]store.PlannedRun), log *zap.Logger) (*Planner, error) {
+// New validates cfg and returns a planner; Run drives it.
+func New(cfg Config, deps Deps) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
 	return &Planner{
-		cfg: cfg.withDefaults(), pool: pool, log: log.Named("planner"), cache: newScheduleCache(),
-		owner: owner, leases: leases, out: out, now: time.Now,
+		cfg: cfg.withDefaults(), pool: deps.Pool, log: log.Named("planner"), cache: newScheduleCache(),
+		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
+		planned: deps.Planned, trace: deps.Trace,
 	}, nil
 }
 
@@ -209,13 +235,13 @@ func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
 		total += len(runs)
-		p.cfg.Trace.Planned(ctx, l.Shard, now, runs)
+		p.trace.Planned(ctx, l.Shard, now, runs)
 		if len(runs) > 0 {
 			p.out(runs)
 		}
 		if !more {
-			if p.Planned != nil {
-				p.Planned(l.Shard, now)
+			if p.planned != nil {
+				p.planned(l.Shard, now)
 			}
 			return total, nil
 		}

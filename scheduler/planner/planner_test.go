@@ -46,7 +46,8 @@ func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) 
 		t.Fatal(err)
 	}
 	out := &sink{}
-	p, err := planner.New(planner.Config{Window: 5 * time.Second}, pool, "me", func() []lease.Lease { return []lease.Lease{held} }, out.add, zaptest.NewLogger(t))
+	p, err := planner.New(planner.Config{Window: 5 * time.Second}, planner.Deps{Pool: pool, Owner: "me",
+		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

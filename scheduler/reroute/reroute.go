@@ -38,22 +38,39 @@ const Interval = 2 * time.Second
 // batchSize is how many triggers one pull moves.
 const batchSize = 256
 
-// Rerouter is run by every scheduler.
-type Rerouter struct {
-	js jetstream.JetStream
-	// live reports whether worker id of group is live; synced whether the
-	// registry knows enough to say (see registry.Registry.Synced).
-	live   func(group, id string) bool
-	synced func() bool
-	log    *zap.Logger
+// Deps are what a Rerouter reads and moves through, and whom it tells: given
+// to New and fixed from then on, never set on a running Rerouter.
+type Deps struct {
+	// JS reads and moves the triggers.
+	JS jetstream.JetStream
+	// Live reports whether worker id of group is live; Synced whether the
+	// registry knows enough to say (see registry.Registry.Synced). Both
+	// are required.
+	Live   func(group, id string) bool
+	Synced func() bool
 	// Moved, when set, is called with the number of triggers each drain
-	// moved. Set before Run.
+	// moved.
 	Moved func(n int)
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
 }
 
-// New returns a rerouter.
-func New(js jetstream.JetStream, live func(group, id string) bool, synced func() bool, log *zap.Logger) *Rerouter {
-	return &Rerouter{js: js, live: live, synced: synced, log: log.Named("reroute")}
+// Rerouter is run by every scheduler.
+type Rerouter struct {
+	js      jetstream.JetStream
+	live    func(group, id string) bool
+	synced  func() bool
+	onMoved func(n int)
+	log     *zap.Logger
+}
+
+// New returns a rerouter; Run drives it.
+func New(deps Deps) *Rerouter {
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Rerouter{js: deps.JS, live: deps.Live, synced: deps.Synced, onMoved: deps.Moved, log: log.Named("reroute")}
 }
 
 // Run checks every Interval until ctx ends.
@@ -141,8 +158,8 @@ func (r *Rerouter) drain(ctx context.Context, cons jetstream.Consumer, group, wo
 	defer func() {
 		if moved > 0 {
 			log.Info("moved the triggers of a dead worker to the shared queue", zap.Int("triggers", moved))
-			if r.Moved != nil {
-				r.Moved(moved)
+			if r.onMoved != nil {
+				r.onMoved(moved)
 			}
 		}
 	}()

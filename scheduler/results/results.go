@@ -48,9 +48,42 @@ type Config struct {
 	// flush, per message; waiting a few milliseconds turns that into one
 	// per batch. It delays only the recording of results, never a run.
 	Linger time.Duration
+}
+
+// Validate says which field is wrong: each value must be positive, or 0
+// for its default.
+func (c Config) Validate() error {
+	switch {
+	case c.BatchSize < 0:
+		return fmt.Errorf("results: BatchSize must be ≥ 0 (0: 1000), got %d", c.BatchSize)
+	case c.AckWait < 0:
+		return fmt.Errorf("results: AckWait must be ≥ 0 (0: 30s), got %s", c.AckWait)
+	case c.Linger < 0:
+		return fmt.Errorf("results: Linger must be ≥ 0 (0: %s), got %s", DefaultLinger, c.Linger)
+	}
+	return nil
+}
+
+// Deps are what an Applier consumes and writes through, and whom it tells
+// about what it applied: given to New and fixed from then on, never set on a
+// running component. Config holds only what an operator tunes.
+type Deps struct {
+	// JS consumes JETJOB_EVENTS.
+	JS jetstream.JetStream
+	// Pool is where events are applied.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
 	// Trace records a span per status change applied, in the run's
 	// trace; nil: tracing off.
 	Trace *spans.Tracer
+	// Applied, when set, is called after each committed batch with the
+	// runs whose status changed.
+	Applied func([]Change)
+	// Spawned, when set, is called after each committed batch with the
+	// ids of the runs it created (retries, child runs), SCHEDULED for a
+	// later time, and Run's context: the scheduler hands them to its wheel.
+	Spawned func(ctx context.Context, ids []int64)
 }
 
 // DefaultLinger is Config.Linger's default.
@@ -75,18 +108,24 @@ type Applier struct {
 	js   jetstream.JetStream
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	// Applied, when set, is called after each committed batch with the
-	// runs whose status changed. Set before Run.
-	Applied func([]Change)
-	// Spawned, when set, is called after each committed batch with the
-	// ids of the runs it created (retries, child runs), SCHEDULED for a
-	// later time: the scheduler hands them to its wheel. Set before Run.
-	Spawned func([]int64)
+	// trace, applied and spawned are Deps.Trace, Deps.Applied and
+	// Deps.Spawned.
+	trace   *spans.Tracer
+	applied func([]Change)
+	spawned func(context.Context, []int64)
 }
 
-// New returns an applier.
-func New(cfg Config, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger) *Applier {
-	return &Applier{cfg: cfg.withDefaults(), js: js, pool: pool, log: log.Named("results")}
+// New validates cfg and returns an applier; Run drives it.
+func New(cfg Config, deps Deps) (*Applier, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: log.Named("results"),
+		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned}, nil
 }
 
 // Run consumes until ctx ends. It returns an error only if the consumer
@@ -220,7 +259,7 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 // neither redelivered forever nor able to hold up the events behind it.
 func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	var events []sourcedEvent
-	tb := a.cfg.Trace.Batch()
+	tb := a.trace.Batch()
 	for _, m := range msgs {
 		tb.Message(m.Headers())
 		from := source{subject: m.Subject()}
@@ -251,11 +290,11 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 				tb.Applied(c.RunID, c.JobID, c.Status)
 			}
 			a.logIgnored(ignored)
-			if a.Applied != nil && len(changes) > 0 {
-				a.Applied(changes)
+			if a.applied != nil && len(changes) > 0 {
+				a.applied(changes)
 			}
-			if a.Spawned != nil && len(spawned) > 0 {
-				a.Spawned(spawned)
+			if a.spawned != nil && len(spawned) > 0 {
+				a.spawned(ctx, spawned)
 			}
 			break
 		}

@@ -69,7 +69,17 @@ type Config struct {
 	// LockTimeout bounds how long a step waits for its lock on job_runs
 	// (default 2 s).
 	LockTimeout time.Duration
-	// Now is the clock that decides what "today" is (default time.Now);
+}
+
+// Deps are what a Maintainer works on and by: given to New and fixed from
+// then on, never set on a running component. Config holds only what an
+// operator tunes.
+type Deps struct {
+	// Pool holds job_runs and run_stats_daily.
+	Pool *pgxpool.Pool
+	// Log is the parent logger; nil logs nothing.
+	Log *zap.Logger
+	// Now is the clock that decides what "today" is (nil: time.Now);
 	// tests move it.
 	Now func() time.Time
 }
@@ -102,9 +112,6 @@ func (c Config) withDefaults() Config {
 	if c.LockTimeout == 0 {
 		c.LockTimeout = DefaultLockTimeout
 	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
 	return c
 }
 
@@ -113,18 +120,26 @@ type Maintainer struct {
 	cfg     Config
 	pool    *pgxpool.Pool
 	log     *zap.Logger
+	now     func() time.Time
 	metrics metrics
 	// rollUp is store.RollUpDay; tests make it fail.
 	rollUp func(ctx context.Context, tx pgx.Tx, day time.Time) (runs, open int64, err error)
 }
 
 // New validates cfg and returns a maintainer.
-func New(cfg Config, pool *pgxpool.Pool, log *zap.Logger) (*Maintainer, error) {
+func New(cfg Config, deps Deps) (*Maintainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Maintainer{cfg: cfg.withDefaults(), pool: pool, log: log.Named("retention"), metrics: newMetrics(),
-		rollUp: store.RollUpDay}, nil
+	log, now := deps.Log, deps.Now
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Maintainer{cfg: cfg.withDefaults(), pool: deps.Pool, log: log.Named("retention"), now: now,
+		metrics: newMetrics(), rollUp: store.RollUpDay}, nil
 }
 
 // Collectors are the maintainer's Prometheus metrics, for the scheduler's
@@ -185,7 +200,7 @@ var errNotHolder = errors.New("maintenance lock held by another scheduler")
 // Round does one round: create partitions, roll up, drop.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
-	now := m.cfg.Now()
+	now := m.now()
 	today := store.DayStart(now)
 	// A day is dropped once all of it is older than the retention.
 	cutoff := store.DayStart(now.Add(-m.cfg.Retention))

@@ -68,7 +68,7 @@ func TestRetentionDropsOnlyRolledUpDays(t *testing.T) {
 		fill(t, pool, d, 40)
 	}
 
-	m, err := New(Config{Now: func() time.Time { return now }}, pool, zaptest.NewLogger(t))
+	m, err := New(Config{}, Deps{Pool: pool, Log: zaptest.NewLogger(t), Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestRetentionMovesDefaultRowsIntoNewPartition(t *testing.T) {
 		t.Fatalf("run of %s in %s, want job_runs_default", day.Format(time.DateOnly), got)
 	}
 	later := now.AddDate(0, 0, 5) // its day is now within the days ahead
-	m, err := New(Config{Now: func() time.Time { return later }}, pool, zaptest.NewLogger(t))
+	m, err := New(Config{}, Deps{Pool: pool, Log: zaptest.NewLogger(t), Now: func() time.Time { return later }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestRetentionOneSchedulerAtATime(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(lockKey)); err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Config{}, pool, zaptest.NewLogger(t))
+	m, err := New(Config{}, Deps{Pool: pool, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestRetentionOneSchedulerAtATime(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	if _, err := New(Config{Retention: -time.Hour}, nil, zaptest.NewLogger(t)); err == nil {
+	if _, err := New(Config{Retention: -time.Hour}, Deps{Log: zaptest.NewLogger(t)}); err == nil {
 		t.Error("negative retention accepted")
 	}
 }

@@ -19,6 +19,9 @@ import (
 // DefaultShardCount is the number of shards of a new cluster.
 const DefaultShardCount = 64
 
+// MaxShardCount is the most shards a cluster may have.
+const MaxShardCount = 4096
+
 var (
 	// ErrNotFound is returned when a group, job or run does not exist.
 	ErrNotFound = errors.New("not found")
@@ -40,8 +43,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int) (*Store, erro
 	if shardCount == 0 {
 		shardCount = DefaultShardCount
 	}
-	if shardCount < 1 || shardCount > 4096 {
-		return nil, fmt.Errorf("shard count %d: want 1 to 4096", shardCount)
+	if shardCount < 1 || shardCount > MaxShardCount {
+		return nil, fmt.Errorf("shard count %d: want 1 to %d", shardCount, MaxShardCount)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO cluster (shard_count) VALUES ($1) ON CONFLICT (id) DO NOTHING`, shardCount); err != nil {
 		return nil, fmt.Errorf("init cluster: %w", err)

@@ -212,10 +212,10 @@ func runScheduler(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := scheduler.Config{Pool: pool, NATS: nc, Listener: ln, InsecureNoAuth: true, Logger: log}
+	cfg := scheduler.Config{InsecureNoAuth: true}
 	cfg.Lease.ID = *id
 	cfg.Backlog.Interval = *backlogInterval
-	s, err := scheduler.New(cfg)
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
@@ -122,12 +120,10 @@ func (o *options) validate() error {
 	return nil
 }
 
-// schedulerConfig builds the scheduler's config from the flags.
-func (o *options) schedulerConfig(pool *pgxpool.Pool, nc *nats.Conn, ln net.Listener, token string, log *zap.Logger) scheduler.Config {
-	c := scheduler.Config{
-		Pool: pool, NATS: nc, Listener: ln, APIToken: token, InsecureNoAuth: o.insecureNoAuth,
-		ShardCount: o.shardCount, Logger: log,
-	}
+// schedulerConfig builds the scheduler's config from the flags and the
+// bootstrap API token.
+func (o *options) schedulerConfig(token string) scheduler.Config {
+	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount}
 	c.Lease.ID = o.schedulerID
 	c.Lease.TTL = o.leaseTTL
 	c.Planner.Interval = o.interval

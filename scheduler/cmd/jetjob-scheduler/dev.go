@@ -134,9 +134,9 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
 	o.insecureNoAuth = false
-	cfg := o.schedulerConfig(pool, nc, ln, token, log)
+	cfg := o.schedulerConfig(token)
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
-	s, err := scheduler.New(cfg)
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

@@ -105,7 +105,7 @@ func TestBooleansFromEnvironment(t *testing.T) {
 		if err := s.Load(os.LookupEnv); err != nil {
 			t.Fatal(err)
 		}
-		if got := o.schedulerConfig(nil, nil, nil, "", nil).Alarm.SMTP.StartTLS; got != want {
+		if got := o.schedulerConfig("").Alarm.SMTP.StartTLS; got != want {
 			t.Errorf("JETJOB_SMTP_STARTTLS=%s: StartTLS %v, want %v", v, got, want)
 		}
 	}

@@ -95,7 +95,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
-	s, err := scheduler.New(o.schedulerConfig(pool, nc, ln, token, log))
+	s, err := scheduler.New(o.schedulerConfig(token), scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err

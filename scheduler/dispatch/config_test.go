@@ -1,0 +1,39 @@
+package dispatch
+
+import (
+	"testing"
+	"time"
+)
+
+// Validate refuses negative sizes and durations, naming the field; zero
+// values are the defaults, and a negative TriggeredDelay means no delay.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string // "" for valid
+	}{
+		{"zero", Config{}, ""},
+		{"set", Config{MisfireThreshold: time.Second, FlushInterval: time.Millisecond, FlushSize: 10,
+			TriggeredDelay: time.Minute, InFlight: 1}, ""},
+		{"no triggered delay", Config{TriggeredDelay: -1}, ""},
+		{"negative misfire threshold", Config{MisfireThreshold: -time.Second}, "dispatch: MisfireThreshold must be ≥ 0, got -1s"},
+		{"negative flush interval", Config{FlushInterval: -time.Millisecond}, "dispatch: FlushInterval must be ≥ 0 (0: 20ms), got -1ms"},
+		{"negative flush size", Config{FlushSize: -1}, "dispatch: FlushSize must be ≥ 0 (0: 2000), got -1"},
+		{"negative in-flight cap", Config{InFlight: -5}, "dispatch: InFlight must be ≥ 0 (0: 4096), got -5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("Validate() = %q, want %q", got, c.want)
+			}
+			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
+				t.Errorf("New refused with %v where Validate said %v", nerr, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,39 @@
+package lease
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Validate keeps the renewal inside the TTL with room for the margin, so
+// that a lease is always renewed before its local deadline.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string // "" for valid
+	}{
+		{"zero", Config{}, ""},
+		{"short TTL", Config{TTL: 2 * time.Second}, ""},
+		{"TTL too short", Config{TTL: 100 * time.Millisecond}, "lease TTL 100ms: want at least 500ms"},
+		{"negative renew", Config{Renew: -time.Second}, "lease renew interval -1s: want more than 0 and at most half the TTL (5s)"},
+		{"renew over half the TTL", Config{Renew: 6 * time.Second}, "lease renew interval 6s: want more than 0 and at most half the TTL (5s)"},
+		{"negative margin", Config{Margin: -time.Second}, "lease margin -1s: want at least 0"},
+		{"margin past the renewal", Config{Renew: 5 * time.Second, Margin: 5 * time.Second}, "lease margin 5s: want at least 0 and less than TTL minus the renew interval"},
+		{"long id", Config{ID: strings.Repeat("x", 201)}, "scheduler id longer than 200 characters"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("Validate() = %v, want an error starting %q", err, c.want)
+			}
+			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
+				t.Errorf("New refused with %v where Validate said %v", nerr, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,40 @@
+package planner
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Validate keeps planning within its window and refuses negative
+// thresholds and timeouts; zero values are the defaults.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string // "" for valid
+	}{
+		{"zero", Config{}, ""},
+		{"set", Config{Window: time.Second, Interval: 100 * time.Millisecond, MisfireThreshold: time.Second,
+			MaxCatchup: 1, BatchSize: 1, IdleTxTimeout: time.Second}, ""},
+		{"window too short", Config{Window: time.Millisecond}, "planning window 1ms: want at least 100ms"},
+		{"interval past the window", Config{Window: time.Second, Interval: 2 * time.Second}, "planning interval 2s: want between 10ms and the window (1s)"},
+		{"negative misfire threshold", Config{MisfireThreshold: -time.Second}, "misfire threshold -1s: must not be negative"},
+		{"negative catch-up", Config{MaxCatchup: -1}, "max catch-up -1: want at least 1"},
+		{"negative batch size", Config{BatchSize: -1}, "planner batch size -1: want at least 1"},
+		{"negative idle timeout", Config{IdleTxTimeout: -time.Second}, "planner idle transaction timeout -1s: must not be negative"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+				t.Errorf("Validate() = %v, want an error starting %q", err, c.want)
+			}
+			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
+				t.Errorf("New refused with %v where Validate said %v", nerr, err)
+			}
+		})
+	}
+}

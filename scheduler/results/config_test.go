@@ -1,0 +1,36 @@
+package results
+
+import (
+	"testing"
+	"time"
+)
+
+// Validate refuses negative sizes and durations, naming the field; zero
+// values are the defaults.
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string // "" for valid
+	}{
+		{"zero", Config{}, ""},
+		{"set", Config{BatchSize: 10, AckWait: time.Minute, Linger: time.Millisecond}, ""},
+		{"negative batch size", Config{BatchSize: -1}, "results: BatchSize must be ≥ 0 (0: 1000), got -1"},
+		{"negative ack wait", Config{AckWait: -time.Second}, "results: AckWait must be ≥ 0 (0: 30s), got -1s"},
+		{"negative linger", Config{Linger: -time.Millisecond}, "results: Linger must be ≥ 0 (0: 5ms), got -1ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.cfg.Validate()
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("Validate() = %q, want %q", got, c.want)
+			}
+			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
+				t.Errorf("New refused with %v where Validate said %v", nerr, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package scheduler
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/scheduler/backfill"
+	"github.com/jetjob/jetjob/scheduler/backlog"
+	"github.com/jetjob/jetjob/scheduler/console"
+	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/lease"
+	"github.com/jetjob/jetjob/scheduler/lost"
+	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/registry"
+	"github.com/jetjob/jetjob/scheduler/reroute"
+	"github.com/jetjob/jetjob/scheduler/results"
+	"github.com/jetjob/jetjob/scheduler/retention"
+	"github.com/jetjob/jetjob/scheduler/route"
+	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/supersede"
+	"github.com/jetjob/jetjob/scheduler/wheel"
+	"github.com/jetjob/jetjob/shared/stream"
+)
+
+// wiring is one Run's components, built by wire. Its methods are the
+// callbacks between them: each component gets, at construction, the
+// functions it calls, and nothing is set on a component afterwards.
+type wiring struct {
+	s         *Scheduler
+	js        jetstream.JetStream
+	leases    *lease.Manager
+	registry  *registry.Registry
+	dispatch  *dispatch.Dispatcher
+	planner   *planner.Planner
+	reroute   *reroute.Rerouter
+	results   *results.Applier
+	retention *retention.Maintainer
+	backlog   *backlog.Sampler
+	alarms    *alarm.Sender
+	lost      *lost.Monitor
+	backfill  *backfill.Runner
+
+	// acquired carries newly acquired shards from the lease loop to
+	// recovery, which runs apart so that it never delays renewals.
+	acquired chan lease.Lease
+	// stopping is closed when Run's context ends: the lease loop then no
+	// longer waits for recovery to take a shard (it stops before the
+	// leases, which release the shard anyway).
+	stopping <-chan struct{}
+}
+
+// connect waits for PostgreSQL and NATS: it opens the store (creating the
+// cluster's shards) and provisions the streams, retrying until they answer.
+// st is nil if ctx ended first.
+func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
+	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
+		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount)
+	})
+	if err != nil {
+		return nil, nil, nil
+	}
+	if s.cfg.ShardCount != 0 && s.cfg.ShardCount != st.ShardCount() {
+		s.log.Warn("shard count is fixed at cluster creation; ignoring the requested one",
+			zap.Int("cluster", st.ShardCount()), zap.Int("requested", s.cfg.ShardCount))
+	}
+	js, err = jetstream.New(s.deps.NATS, jetstream.WithPublishAsyncTimeout(5*time.Second),
+		jetstream.WithPublishAsyncMaxPending(8192))
+	if err != nil {
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if _, err := retry(ctx, s.log, "provision streams", func() { errcount.NATS(errcount.Provision) }, func() (struct{}, error) {
+		return struct{}{}, stream.Provision(ctx, js, s.cfg.Streams)
+	}); err != nil {
+		return nil, nil, nil
+	}
+	return st, js, nil
+}
+
+// wire builds the components of one Run, each from its Config section and
+// its Deps: leases decide which shards this instance plans; the planner
+// feeds the wheel; the wheel feeds dispatch; dispatch publishes only under
+// a valid lease; results applies what workers report and feeds the wheel
+// the runs it spawns. It also registers their metrics and installs the
+// HTTP handler. cancel ends the Run (Crash).
+func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetStream, cancel context.CancelFunc) (*wiring, error) {
+	w := &wiring{s: s, js: js, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done()}
+	var err error
+	if w.leases, err = lease.New(s.cfg.Lease, lease.Deps{Pool: s.deps.Pool, Log: s.log,
+		Acquired: w.leasesAcquired, Lost: w.leasesLost}); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.leases, s.cancel = w.leases, cancel
+	s.mu.Unlock()
+	w.registry = registry.New(js, s.cfg.Streams, s.log)
+	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
+	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
+		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire}); err != nil {
+		return nil, err
+	}
+	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
+	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
+		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer}); err != nil {
+		return nil, err
+	}
+	s.metrics.register(s.reg, s.wheel.Len, w.leases.Held)
+	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
+		Moved: s.metrics.observeRerouted})
+	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
+		Applied: w.applied, Spawned: w.spawned}); err != nil {
+		return nil, err
+	}
+	// Partitions, the daily rollup and retention: every scheduler runs
+	// the loop, one at a time does a round (see package retention).
+	if w.retention, err = retention.New(s.cfg.Retention, retention.Deps{Pool: s.deps.Pool, Log: s.log}); err != nil {
+		return nil, err
+	}
+	s.reg.MustRegister(w.retention.Collectors()...)
+	// Every scheduler samples the backlog: it only reads consumer state.
+	if w.backlog, err = backlog.New(s.cfg.Backlog, backlog.Deps{JS: js, Log: s.log}); err != nil {
+		return nil, err
+	}
+	s.reg.MustRegister(w.backlog.Collector())
+	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log}); err != nil {
+		return nil, err
+	}
+	w.lost = lost.New(js, s.log)
+	s.reg.MustRegister(w.alarms.Collector(), w.lost.Collector())
+	if w.backfill, err = backfill.New(s.cfg.Backfill, backfill.Deps{Store: st, Fire: w.fire, Log: s.log}); err != nil {
+		return nil, err
+	}
+
+	a, err := api.New(api.Config{
+		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
+		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
+		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill,
+	}, st, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.reg.MustRegister(a.Collector())
+	con, err := console.New(console.Config{API: a, Log: s.log})
+	if err != nil {
+		return nil, err
+	}
+	h := console.Split(a, con)
+	s.handler.Store(&h)
+	return w, nil
+}
+
+// leasesAcquired queues newly acquired shards for recovery.
+func (w *wiring) leasesAcquired(ls []lease.Lease) {
+	w.s.metrics.leaseChanges.WithLabelValues("acquired").Add(float64(len(ls)))
+	for _, l := range ls {
+		select {
+		case w.acquired <- l:
+		case <-w.stopping: // released with the rest
+		}
+	}
+}
+
+// leasesLost drops from the wheel the planned runs of lost shards: their
+// new owner recovers them. Runs without an epoch (manual, retries,
+// children) belong to no lease and stay.
+func (w *wiring) leasesLost(shards []int, _ string) {
+	w.s.metrics.leaseChanges.WithLabelValues("lost").Add(float64(len(shards)))
+	lost := make(map[int]bool, len(shards))
+	for _, sh := range shards {
+		lost[sh] = true
+	}
+	w.s.wheel.Remove(func(r *store.PlannedRun) bool { return r.Epoch != 0 && lost[r.Shard] })
+}
+
+// planned hands the planner's runs to the wheel.
+func (w *wiring) planned(runs []store.PlannedRun) {
+	w.s.metrics.planned.Add(float64(len(runs)))
+	w.s.wheel.Add(runs...)
+}
+
+// applied records a committed batch of results in the metrics, and tells
+// dispatch which of its held TRIGGERED writes the batch made redundant.
+func (w *wiring) applied(cs []results.Change) {
+	w.s.metrics.observeApplied(cs)
+	var ids []int64
+	for _, c := range cs {
+		if c.Triggered {
+			ids = append(ids, c.RunID)
+		}
+	}
+	w.dispatch.Recorded(ids)
+}
+
+// spawned hands retries and child runs to the wheel: this scheduler fires
+// them at their time (if it dies first, the shard owner's sweep does).
+func (w *wiring) spawned(ctx context.Context, ids []int64) {
+	runs, err := w.planner.Load(ctx, ids)
+	if err != nil {
+		w.s.log.Warn("loading new retry/child runs failed; the shard owners' sweep fires them", zap.Error(err))
+		return
+	}
+	w.s.metrics.planned.Add(float64(len(runs)))
+	w.s.wheel.Add(runs...)
+}
+
+// fire hands backfilled runs to the wheel.
+func (w *wiring) fire(runs []store.PlannedRun) { w.s.wheel.Add(runs...) }
+
+// fireOne hands a manual run (the API's trigger) to the wheel.
+func (w *wiring) fireOne(r store.PlannedRun) { w.s.wheel.Add(r) }
+
+// kill asks the workers to stop a run, through the kills bucket.
+func (w *wiring) kill(ctx context.Context, runID int64, reason string) error {
+	kv, err := stream.Kills(ctx, w.js, w.s.cfg.Streams)
+	if err != nil {
+		return err
+	}
+	_, err = kv.Put(ctx, stream.KillKey(runID), []byte(reason))
+	return err
+}
+
+// recoverShards recovers the shards leasesAcquired queues.
+func (w *wiring) recoverShards(ctx context.Context) error {
+	return w.s.recoverShards(ctx, w.planner, w.acquired)
+}
+
+// serveSupersede answers workers' fire_once questions.
+func (w *wiring) serveSupersede(ctx context.Context) error {
+	return supersede.Serve(ctx, w.s.deps.NATS, w.s.deps.Pool, w.s.log)
+}
+
+// serveStarted answers workers' start checks of redelivered triggers.
+func (w *wiring) serveStarted(ctx context.Context) error {
+	return supersede.ServeStarted(ctx, w.s.deps.NATS, w.js, w.s.deps.Pool, w.s.log)
+}
+
+// settlePublishes ends publishing: on a clean stop it lets in-flight
+// publishes be acknowledged and recorded for up to 2 s (what is not
+// acknowledged in time stays SCHEDULED and is recovered); after Crash it
+// drops them, as a dead process would.
+func (w *wiring) settlePublishes(ctx context.Context) {
+	if w.s.crashed.Load() {
+		w.dispatch.Abandon()
+		return
+	}
+	drain, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	w.dispatch.Drain(drain)
+}
