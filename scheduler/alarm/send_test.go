@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/jetjob/jetjob/internal/fakeclock"
 )
 
