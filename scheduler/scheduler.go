@@ -39,6 +39,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/supersede"
@@ -242,7 +243,7 @@ func (s *Scheduler) run(parent context.Context) error {
 			for _, sh := range shards {
 				lost[sh] = true
 			}
-			s.wheel.Remove(func(r *store.PlannedRun) bool { return r.Epoch != 0 && lost[r.Shard] })
+			s.wheel.Remove(func(r *runs.Planned) bool { return r.Epoch != 0 && lost[r.Shard] })
 		},
 	}, s.log)
 	if err != nil {
@@ -258,7 +259,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	disp := dispatch.New(dcfg, js, s.cfg.Pool, s.log)
 	disp.Observe = s.metrics.observeFire
 	s.wheel = wheel.New(disp.Fire, disp.Connected)
-	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, lm.ID(), lm.Held, func(runs []store.PlannedRun) {
+	pl, err := planner.New(s.cfg.Planner, s.cfg.Pool, lm.ID(), lm.Held, func(runs []runs.Planned) {
 		s.metrics.planned.Add(float64(len(runs)))
 		s.wheel.Add(runs...)
 	}, s.log)
@@ -310,7 +311,7 @@ func (s *Scheduler) run(parent context.Context) error {
 
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
-		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: lm.ID(), Fire: func(r store.PlannedRun) { s.wheel.Add(r) }, Logs: runlog.New(js),
+		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: lm.ID(), Fire: func(r runs.Planned) { s.wheel.Add(r) }, Logs: runlog.New(js),
 		Workers: reg.Live, Backlog: bl.Latest,
 		Kill: func(ctx context.Context, runID int64, reason string) error {
 			kv, err := stream.Kills(ctx, js, s.cfg.Streams)
@@ -359,7 +360,7 @@ func (s *Scheduler) run(parent context.Context) error {
 	goRun(&wg, "job changes", func(c context.Context) error { return s.watchJobs(c) }, fireCtx)
 	goRun(&wg, "retention", maint.Run, fireCtx)
 	goRun(&wg, "backlog", bl.Run, fireCtx)
-	bf := backfill.New(s.cfg.Backfill, st, func(runs []store.PlannedRun) { s.wheel.Add(runs...) }, s.log)
+	bf := backfill.New(s.cfg.Backfill, st, func(runs []runs.Planned) { s.wheel.Add(runs...) }, s.log)
 	goRun(&wg, "backfill", bf.Run, fireCtx)
 	s.ready.Store(true)
 
@@ -394,7 +395,7 @@ func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-
 		case <-ctx.Done():
 			return nil
 		case l := <-q:
-			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]store.PlannedRun, error) {
+			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]runs.Planned, error) {
 				if !l.Valid(time.Now()) {
 					return nil, nil
 				}

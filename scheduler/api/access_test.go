@@ -20,6 +20,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -60,7 +61,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	workers := []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
-	a, err := api.New(api.Config{Token: bootstrapToken, Fire: func(store.PlannedRun) {}, Logs: runlog.New(js),
+	a, err := api.New(api.Config{Token: bootstrapToken, Fire: func(runs.Planned) {}, Logs: runlog.New(js),
 		Workers: func(g string) []wire.WorkerInfo {
 			var out []wire.WorkerInfo
 			for _, w := range workers {

@@ -21,6 +21,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -41,7 +42,7 @@ func serverWith(t *testing.T, set func(*api.Config)) (*httptest.Server, *pgxpool
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{InsecureNoAuth: true, Fire: func(store.PlannedRun) {}, Logs: runlog.New(nil),
+	cfg := api.Config{InsecureNoAuth: true, Fire: func(runs.Planned) {}, Logs: runlog.New(nil),
 		Workers: func(string) []wire.WorkerInfo { return nil },
 		Kill:    func(context.Context, int64, string) error { return nil }}
 	if set != nil {

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
@@ -46,13 +47,13 @@ func (c Config) withDefaults() Config {
 type Runner struct {
 	cfg   Config
 	store *store.Store
-	fire  func([]store.PlannedRun)
+	fire  func([]runs.Planned)
 	log   *zap.Logger
 }
 
 // New returns a Runner that hands the runs it writes to fire (the
 // scheduler's wheel).
-func New(cfg Config, st *store.Store, fire func([]store.PlannedRun), log *zap.Logger) *Runner {
+func New(cfg Config, st *store.Store, fire func([]runs.Planned), log *zap.Logger) *Runner {
 	return &Runner{cfg: cfg.withDefaults(), store: st, fire: fire, log: log.Named("backfill")}
 }
 

@@ -40,8 +40,8 @@ import (
 // policy.Late calls a fire at the cutoff on time) and not SKIPPED. The
 // decision itself is the worker's (policy.Decide, stage AtPickUp). Scheduled or
 // catch-up fires only (manual, retry and child runs supersede nothing).
-// A missed run still SCHEDULED counts: it may be published already (its
-// TRIGGERED write is held back, see dispatch.Config.TriggeredDelay), and
+// A missed run still SCHEDULED counts: it may be published already (the
+// deferred TRIGGERED write, see package runs), and
 // if not, its scheduler publishes it or, by the same fire_once policy, an
 // even newer one; either way a newer fire runs. The job's (job_id, scheduled_at) index and the partitions by
 // scheduled_at bound each probe to the runs between the two times.

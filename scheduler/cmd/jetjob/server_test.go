@@ -14,6 +14,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -47,7 +48,7 @@ func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
 	cfg := api.Config{
 		Token:           bootstrapToken,
 		InsecureCookies: true, // the test server speaks plain HTTP, like dev
-		Fire:            func(store.PlannedRun) {},
+		Fire:            func(runs.Planned) {},
 		Logs:            runlog.New(nil),
 		Workers:         func(string) []wire.WorkerInfo { return nil },
 		Kill:            func(context.Context, int64, string) error { return nil },
