@@ -26,7 +26,8 @@
 //     event's own status.
 //   - RUNNING and every terminal status a worker reports: ApplyEvents.
 //
-// (CANCELLED from SCHEDULED by a kill is store.CancelRun's.) The
+// (CANCELLED from SCHEDULED is the API's: store.CancelRun for a kill,
+// store.CancelBackfill for a cancelled backfill's unpublished runs.) The
 // statements compare ranks in SQL with jetjob_status_rank, a function of
 // migration 0001 that mirrors wire.Status.Rank; migrations are history and
 // are not edited, so rank_test.go checks, against PostgreSQL, that the two
