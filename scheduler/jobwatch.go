@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 )
@@ -58,7 +59,7 @@ func (s *Scheduler) listenJobs(ctx context.Context) error {
 			s.log.Warn("ignoring malformed job notification", zap.Error(err))
 			continue
 		}
-		if k := s.wheel.Remove(func(r *store.PlannedRun) bool {
+		if k := s.wheel.Remove(func(r *runs.Planned) bool {
 			return r.JobID == id && r.ScheduledAt.After(cutoff)
 		}); k > 0 {
 			s.log.Info("job changed; dropped its planned runs from memory", logging.Job(id), zap.Int("runs", k))
@@ -72,8 +73,7 @@ func (s *Scheduler) revalidateWheel(ctx context.Context, conn *pgx.Conn) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, _ := conn.Query(ctx, `SELECT id FROM job_runs WHERE id = ANY($1) AND status = 'SCHEDULED'`, ids)
-	still, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	still, err := runs.StillScheduled(ctx, conn, ids)
 	if err != nil {
 		return fmt.Errorf("revalidate wheel: %w", err)
 	}
@@ -87,6 +87,6 @@ func (s *Scheduler) revalidateWheel(ctx context.Context, conn *pgx.Conn) error {
 	}
 	// Only drop runs that were held when the check was made; runs added
 	// since are newer than the query and stay.
-	s.wheel.Remove(func(r *store.PlannedRun) bool { return held[r.RunID] && !keep[r.RunID] })
+	s.wheel.Remove(func(r *runs.Planned) bool { return held[r.RunID] && !keep[r.RunID] })
 	return nil
 }

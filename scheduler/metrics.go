@@ -9,7 +9,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/results"
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 )
 
 // metrics are what an operator pages on: fire lag (are we late?), planning
@@ -86,7 +86,7 @@ func (m *metrics) register(reg prometheus.Registerer, wheelLen func() int, held 
 	)
 }
 
-func (m *metrics) observeFire(_ store.PlannedRun, lag time.Duration) {
+func (m *metrics) observeFire(_ runs.Planned, lag time.Duration) {
 	m.published.Inc()
 	m.fireLag.Observe(lag.Seconds())
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/retention"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/wheel"
@@ -327,7 +328,7 @@ func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-
 		case <-ctx.Done():
 			return nil
 		case l := <-q:
-			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]store.PlannedRun, error) {
+			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]runs.Planned, error) {
 				if !l.Valid(time.Now()) {
 					return nil, nil
 				}

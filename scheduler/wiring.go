@@ -24,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/supersede"
 	"github.com/jetjob/jetjob/scheduler/wheel"
@@ -176,11 +177,11 @@ func (w *wiring) leasesLost(shards []int, _ string) {
 	for _, sh := range shards {
 		lost[sh] = true
 	}
-	w.s.wheel.Remove(func(r *store.PlannedRun) bool { return r.Epoch != 0 && lost[r.Shard] })
+	w.s.wheel.Remove(func(r *runs.Planned) bool { return r.Epoch != 0 && lost[r.Shard] })
 }
 
 // planned hands the planner's runs to the wheel.
-func (w *wiring) planned(runs []store.PlannedRun) {
+func (w *wiring) planned(runs []runs.Planned) {
 	w.s.metrics.planned.Add(float64(len(runs)))
 	w.s.wheel.Add(runs...)
 }
@@ -211,10 +212,10 @@ func (w *wiring) spawned(ctx context.Context, ids []int64) {
 }
 
 // fire hands backfilled runs to the wheel.
-func (w *wiring) fire(runs []store.PlannedRun) { w.s.wheel.Add(runs...) }
+func (w *wiring) fire(runs []runs.Planned) { w.s.wheel.Add(runs...) }
 
 // fireOne hands a manual run (the API's trigger) to the wheel.
-func (w *wiring) fireOne(r store.PlannedRun) { w.s.wheel.Add(r) }
+func (w *wiring) fireOne(r runs.Planned) { w.s.wheel.Add(r) }
 
 // kill asks the workers to stop a run, through the kills bucket.
 func (w *wiring) kill(ctx context.Context, runID int64, reason string) error {

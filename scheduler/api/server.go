@@ -25,6 +25,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/version"
@@ -57,7 +58,7 @@ type Config struct {
 	// answered_by).
 	SchedulerID string
 	// Fire hands a manual run to the scheduler's firing path.
-	Fire func(store.PlannedRun)
+	Fire func(runs.Planned)
 	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).
 	Gatherer prometheus.Gatherer
 	// Logs reads run logs (required).

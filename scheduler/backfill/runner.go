@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
@@ -62,7 +63,7 @@ func (c Config) withDefaults() Config {
 type Runner struct {
 	cfg   Config
 	store *store.Store
-	fire  func([]store.PlannedRun)
+	fire  func([]runs.Planned)
 	log   *zap.Logger
 }
 
@@ -73,7 +74,7 @@ type Deps struct {
 	// Store claims and advances the operations.
 	Store *store.Store
 	// Fire receives the runs each step wrote (the scheduler's wheel).
-	Fire func([]store.PlannedRun)
+	Fire func([]runs.Planned)
 	// Log is the parent logger; nil logs nothing.
 	Log *zap.Logger
 }

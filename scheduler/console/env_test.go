@@ -25,6 +25,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -47,7 +48,7 @@ type env struct {
 	// workers is what the API's worker registry reports.
 	workers []wire.WorkerInfo
 	// fired are the runs the API handed to the scheduler's firing path.
-	fired chan store.PlannedRun
+	fired chan runs.Planned
 	// js is the test's JetStream (run logs are written to it).
 	js jetstream.JetStream
 	// kills are the run ids the API asked the scheduler to kill.
@@ -62,11 +63,11 @@ func newEnv(t *testing.T) *env {
 	ctx := context.Background()
 	st, pool := apitest.Store(t)
 	js := apitest.JetStream(t)
-	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan store.PlannedRun, 100)}
+	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan runs.Planned, 100)}
 	log := zaptest.NewLogger(t)
 	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js), SchedulerID: "sched-test",
 		Dependencies: func(context.Context) []apiv1.Dependency { return e.deps },
-		Fire: func(r store.PlannedRun) {
+		Fire: func(r runs.Planned) {
 			select {
 			case e.fired <- r:
 			default:

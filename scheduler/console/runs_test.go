@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
@@ -367,7 +368,7 @@ func TestRunRerun(t *testing.T) {
 	if p.Code != http.StatusSeeOther {
 		t.Fatalf("re-run: %d\n%s", p.Code, p.Body)
 	}
-	var fired store.PlannedRun
+	var fired runs.Planned
 	select {
 	case fired = <-e.fired: // the API fires before it answers
 	default:

@@ -4,7 +4,8 @@
 // Publishing is asynchronous and pipelined: Fire sends every trigger of a
 // batch without waiting, a collector goroutine takes the acknowledgements in
 // order, and a flusher writes TRIGGERED with the stream sequence for many
-// runs in one statement. Each trigger carries Nats-Msg-Id = wire.MsgID(run),
+// runs in one statement (runs.Record), a little later: the deferred
+// TRIGGERED write of package runs. Each trigger carries Nats-Msg-Id = wire.MsgID(run),
 // so a re-publish of the same run (a retry after a failed ack, or a shard's
 // next owner firing what this process published but never recorded) is
 // dropped by the stream's duplicate window: the run reaches one worker once.
@@ -26,8 +27,8 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/route"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
-	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/runtrace"
@@ -46,14 +47,8 @@ type Config struct {
 	// FlushSize flushes earlier when this many runs wait (default 2000).
 	FlushSize int
 	// TriggeredDelay holds a published run's TRIGGERED write back for this
-	// long after its ack (default 2 s; negative: no delay). Most runs end
-	// sooner: the worker's events carry the trigger's stream sequence and
-	// time, so the results applier records the run triggered and ended in
-	// one row update, and the delayed write then finds nothing to do (it
-	// only touches runs still SCHEDULED). That saves a third of a run's
-	// row versions. Meanwhile the run reads SCHEDULED; a shard's next owner
-	// may re-publish it, which the stream's duplicate window (2 min)
-	// drops. A stopping dispatcher writes what it holds at once.
+	// long after its ack (default 2 s; negative: no delay): the deferred
+	// TRIGGERED write, explained in package runs.
 	TriggeredDelay time.Duration
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
 	// blocks beyond it.
@@ -104,7 +99,7 @@ type Deps struct {
 	Trace *spans.Tracer
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
-	Observe func(store.PlannedRun, time.Duration)
+	Observe func(runs.Planned, time.Duration)
 }
 
 // settings is what New was given, the tuning with its defaults and the
@@ -138,7 +133,7 @@ type Dispatcher struct {
 	log  *zap.Logger
 
 	inflight chan inflight
-	marks    chan mark
+	marks    chan runs.Mark
 	// abandoned drops what is not yet written when Run ends (Abandon).
 	abandoned atomic.Bool
 	// recorded holds runs the results applier recorded with their
@@ -155,26 +150,11 @@ type Dispatcher struct {
 }
 
 type inflight struct {
-	run  store.PlannedRun
+	run  runs.Planned
 	msg  *nats.Msg
 	fut  jetstream.PubAckFuture
 	err  error      // PublishAsync itself failed: go straight to retry
 	span trace.Span // the publish span; nil with tracing off
-}
-
-// mark is an outcome to record: TRIGGERED with its stream sequence,
-// SKIPPED by the misfire policy, or FAILED when the run could not even be
-// encoded.
-type mark struct {
-	runID   int64
-	epoch   int64
-	status  wire.Status
-	seq     uint64
-	at      time.Time
-	message string
-	// scheduledAt is the run's partition key: the write goes to its one
-	// partition of job_runs.
-	scheduledAt time.Time
 }
 
 // New validates cfg and returns a dispatcher; start Run before Fire.
@@ -190,7 +170,7 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	return &Dispatcher{
 		cfg: settings{Config: cfg, Deps: deps}, js: deps.JS, pool: deps.Pool, log: log.Named("dispatch"),
 		inflight: make(chan inflight, cfg.InFlight),
-		marks:    make(chan mark, cfg.FlushSize*4),
+		marks:    make(chan runs.Mark, cfg.FlushSize*4),
 		now:      time.Now,
 	}, nil
 }
@@ -203,7 +183,7 @@ var errLeaseLost = errors.New("lease lost")
 const HeaderScheduler = "Jetjob-Scheduler"
 
 // message is the NATS message of a run's trigger.
-func (d *Dispatcher) message(r *store.PlannedRun, data []byte) *nats.Msg {
+func (d *Dispatcher) message(r *runs.Planned, data []byte) *nats.Msg {
 	m := nats.NewMsg(Subject(r))
 	m.Data = data
 	if d.cfg.Owner != "" {
@@ -214,7 +194,7 @@ func (d *Dispatcher) message(r *store.PlannedRun, data []byte) *nats.Msg {
 
 // Subject is where a run's trigger goes: its target worker's directed
 // subject once routing picked one, else the group's shared queue.
-func Subject(r *store.PlannedRun) string {
+func Subject(r *runs.Planned) string {
 	if r.Target != "" {
 		return stream.TriggerWorker(r.Group, r.Target)
 	}
@@ -225,23 +205,23 @@ func Subject(r *store.PlannedRun) string {
 // is disconnected, when InFlight publishes are outstanding, or until ctx
 // ends. Runs whose shard lease is no longer held are dropped (they stay
 // SCHEDULED for the new owner); runs found late apply their misfire policy.
-func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
+func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 	if !d.Connected(ctx) {
 		return
 	}
 	now := time.Now()
-	skip := d.misfired(runs, now)
-	for i := range runs {
-		r := &runs[i]
+	skip := d.misfired(due, now)
+	for i := range due {
+		r := &due[i]
 		if r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
 			d.log.Debug("lease lost; not publishing", logging.Run(r.RunID), logging.Shard(r.Shard))
 			continue
 		}
 		if msg, ok := skip[r.RunID]; ok {
-			d.record(ctx, mark{runID: r.RunID, scheduledAt: r.ScheduledAt, epoch: r.Epoch, status: wire.StatusSkipped, at: now, message: msg})
+			d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusSkipped, At: now, Message: msg})
 			continue
 		}
-		for _, part := range d.route(ctx, runs, i) {
+		for _, part := range d.route(ctx, due, i) {
 			if !d.publish(ctx, &part, now) {
 				return
 			}
@@ -251,11 +231,11 @@ func (d *Dispatcher) Fire(ctx context.Context, runs []store.PlannedRun) {
 
 // publish sends one run's trigger without waiting for its ack. It returns
 // false when ctx ended first.
-func (d *Dispatcher) publish(ctx context.Context, r *store.PlannedRun, now time.Time) bool {
+func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time) bool {
 	data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
 	if err != nil {
 		d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
-		d.record(ctx, mark{runID: r.RunID, scheduledAt: r.ScheduledAt, epoch: r.Epoch, status: wire.StatusFailed, at: now, message: wire.TruncateMessage(err.Error())})
+		d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusFailed, At: now, Message: wire.TruncateMessage(err.Error())})
 		return true
 	}
 	d.pending.Add(1)
@@ -279,8 +259,8 @@ func (d *Dispatcher) publish(ctx context.Context, r *store.PlannedRun, now time.
 // have published them, so they are re-published (the Msg-Id de-duplicates)
 // and a late one is judged by the worker that receives it. It returns the
 // runs to skip with their messages.
-func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]string {
-	late := func(r *store.PlannedRun) bool {
+func (d *Dispatcher) misfired(due []runs.Planned, now time.Time) map[int64]string {
+	late := func(r *runs.Planned) bool {
 		threshold := d.cfg.MisfireThreshold
 		if r.MisfireThreshold > 0 {
 			threshold = r.MisfireThreshold // the job's own
@@ -288,14 +268,14 @@ func (d *Dispatcher) misfired(runs []store.PlannedRun, now time.Time) map[int64]
 		return !r.Recovered && r.TriggerType == wire.TriggerSchedule && policy.Late(r.ScheduledAt, now, threshold)
 	}
 	newest := map[int64]time.Time{} // job → its newest late fire in the batch
-	for i := range runs {
-		if r := &runs[i]; late(r) && r.ScheduledAt.After(newest[r.JobID]) {
+	for i := range due {
+		if r := &due[i]; late(r) && r.ScheduledAt.After(newest[r.JobID]) {
 			newest[r.JobID] = r.ScheduledAt
 		}
 	}
 	var skip map[int64]string
-	for i := range runs {
-		r := &runs[i]
+	for i := range due {
+		r := &due[i]
 		if !late(r) {
 			continue
 		}
@@ -375,7 +355,7 @@ func (d *Dispatcher) Recorded(ids []int64) {
 
 // dropRecorded removes from marks those Recorded covers, and forgets
 // entries older than forget.
-func (d *Dispatcher) dropRecorded(marks []mark, forget time.Duration) []mark {
+func (d *Dispatcher) dropRecorded(marks []runs.Mark, forget time.Duration) []runs.Mark {
 	d.recordedMu.Lock()
 	defer d.recordedMu.Unlock()
 	if len(d.recorded) == 0 {
@@ -383,8 +363,8 @@ func (d *Dispatcher) dropRecorded(marks []mark, forget time.Duration) []mark {
 	}
 	kept := marks[:0]
 	for _, m := range marks {
-		if _, ok := d.recorded[m.runID]; ok {
-			delete(d.recorded, m.runID)
+		if _, ok := d.recorded[m.RunID]; ok {
+			delete(d.recorded, m.RunID)
 			continue
 		}
 		kept = append(kept, m)
@@ -455,7 +435,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		now := time.Now()
 		d.cfg.Trace.Published(f.span, ack.Sequence, nil)
 		d.observe(f.run, now)
-		d.record(ctx, mark{runID: f.run.RunID, scheduledAt: f.run.ScheduledAt, epoch: f.run.Epoch, status: wire.StatusTriggered, seq: ack.Sequence, at: now})
+		d.record(ctx, runs.Mark{RunID: f.run.RunID, ScheduledAt: f.run.ScheduledAt, Epoch: f.run.Epoch, Status: wire.StatusTriggered, Seq: ack.Sequence, At: now})
 		d.pending.Add(-1)
 	}
 }
@@ -489,13 +469,13 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 	}
 }
 
-func (d *Dispatcher) observe(r store.PlannedRun, at time.Time) {
+func (d *Dispatcher) observe(r runs.Planned, at time.Time) {
 	if d.cfg.Observe != nil {
 		d.cfg.Observe(r, at.Sub(r.ScheduledAt))
 	}
 }
 
-func (d *Dispatcher) record(ctx context.Context, m mark) {
+func (d *Dispatcher) record(ctx context.Context, m runs.Mark) {
 	select {
 	case d.marks <- m:
 	case <-ctx.Done():
@@ -509,9 +489,9 @@ const maxHeld = 200_000
 // releasable is how many of the held TRIGGERED marks (in ack order) are
 // written now: all of them when all is set (stopping), else those held
 // for delay, and the oldest beyond limit whatever their age.
-func releasable(held []mark, now time.Time, delay time.Duration, limit int, all bool) int {
+func releasable(held []runs.Mark, now time.Time, delay time.Duration, limit int, all bool) int {
 	i := 0
-	for i < len(held) && (all || len(held)-i > limit || now.Sub(held[i].at) >= delay) {
+	for i < len(held) && (all || len(held)-i > limit || now.Sub(held[i].At) >= delay) {
 		i++
 	}
 	return i
@@ -522,7 +502,7 @@ func releasable(held []mark, now time.Time, delay time.Duration, limit int, all 
 func (d *Dispatcher) flush(ctx context.Context) {
 	t := time.NewTicker(d.cfg.FlushInterval)
 	defer t.Stop()
-	var batch, held []mark
+	var batch, held []runs.Mark
 	var pruned time.Time
 	release := func(all bool) {
 		now := d.now()
@@ -539,7 +519,7 @@ func (d *Dispatcher) flush(ctx context.Context) {
 	write := func(c context.Context) {
 		backoff := 50 * time.Millisecond
 		for len(batch) > 0 {
-			err := record(c, d.pool, d.cfg.Owner, batch)
+			err := runs.Record(c, d.pool, d.cfg.Owner, batch)
 			if err == nil {
 				batch = batch[:0]
 				return
@@ -571,7 +551,7 @@ func (d *Dispatcher) flush(ctx context.Context) {
 				cancel()
 				return
 			}
-			if m.status == wire.StatusTriggered && d.cfg.TriggeredDelay > 0 {
+			if m.Status == wire.StatusTriggered && d.cfg.TriggeredDelay > 0 {
 				held = append(held, m)
 				continue
 			}

@@ -7,14 +7,14 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // planned is the run dispatch is handed (the only mention of its type in
 // these tests).
-type planned = store.PlannedRun
+type planned = runs.Planned
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 

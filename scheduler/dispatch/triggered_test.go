@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/fakeclock"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-func triggered(id int64, ackedAt time.Time) mark {
-	return mark{runID: id, status: wire.StatusTriggered, seq: uint64(id), at: ackedAt, scheduledAt: ackedAt}
+func triggered(id int64, ackedAt time.Time) runs.Mark {
+	return runs.Mark{RunID: id, Status: wire.StatusTriggered, Seq: uint64(id), At: ackedAt, ScheduledAt: ackedAt}
 }
 
 // A published run's TRIGGERED write waits TriggeredDelay after its ack, so
@@ -18,7 +19,7 @@ func triggered(id int64, ackedAt time.Time) mark {
 // beyond the cap the oldest go at once, and a stopping dispatcher writes
 // everything it holds.
 func TestReleasableHoldsTriggeredMarksForTheDelay(t *testing.T) {
-	held := []mark{triggered(1, t0), triggered(2, t0.Add(time.Second)), triggered(3, t0.Add(2*time.Second)), triggered(4, t0.Add(3*time.Second))}
+	held := []runs.Mark{triggered(1, t0), triggered(2, t0.Add(time.Second)), triggered(3, t0.Add(2*time.Second)), triggered(4, t0.Add(3*time.Second))}
 	const delay = 2 * time.Second
 	for _, c := range []struct {
 		now   time.Time
@@ -55,7 +56,7 @@ func TestRecordedRunsAreNotWrittenAgain(t *testing.T) {
 	d.Recorded([]int64{1, 2})
 	clk.Advance(2 * time.Second)
 	d.Recorded([]int64{5})
-	kept := d.dropRecorded([]mark{triggered(1, t0), triggered(3, t0)}, 0)
+	kept := d.dropRecorded([]runs.Mark{triggered(1, t0), triggered(3, t0)}, 0)
 	if got := markIDs(kept); !slices.Equal(got, []int64{3}) {
 		t.Errorf("kept %v, want [3]: run 1 was recorded by its events", got)
 	}
@@ -63,21 +64,21 @@ func TestRecordedRunsAreNotWrittenAgain(t *testing.T) {
 	const forget = 5 * time.Second
 	clk.Advance(3 * time.Second) // run 2 recorded 5s ago, run 5 3s ago
 	d.dropRecorded(nil, forget)
-	if got := markIDs(d.dropRecorded([]mark{triggered(2, t0)}, 0)); len(got) != 0 {
+	if got := markIDs(d.dropRecorded([]runs.Mark{triggered(2, t0)}, 0)); len(got) != 0 {
 		t.Errorf("run 2 written (%v) though recorded exactly the forget age ago", got)
 	}
 	d.Recorded([]int64{2})
 	clk.Advance(2*time.Second + time.Nanosecond) // run 5 recorded 5s+1ns ago
 	d.dropRecorded(nil, forget)
-	if got := markIDs(d.dropRecorded([]mark{triggered(5, t0), triggered(2, t0)}, 0)); !slices.Equal(got, []int64{5}) {
+	if got := markIDs(d.dropRecorded([]runs.Mark{triggered(5, t0), triggered(2, t0)}, 0)); !slices.Equal(got, []int64{5}) {
 		t.Errorf("kept %v, want [5]: its record was forgotten, run 2's (2s old) was not", got)
 	}
 }
 
-func markIDs(ms []mark) []int64 {
+func markIDs(ms []runs.Mark) []int64 {
 	out := make([]int64, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, m.runID)
+		out = append(out, m.RunID)
 	}
 	return out
 }

@@ -7,8 +7,9 @@
 // id order, see fairShare) and acquires free or expired ones up to it. Expiry is judged on the database clock (now()); acquiring takes only
 // the rows of the shards taken, with SKIP LOCKED, so instances never wait on
 // each other. Each acquisition increments the shard's epoch: the fencing
-// token every write for the shard is conditional on (see Fence), so an
-// instance that was paused past its lease writes nothing when it wakes.
+// token every write for the shard is conditional on (the fence, defined
+// once in package runs: fence.go), so an instance that was paused past its
+// lease writes nothing when it wakes.
 //
 // Locally, a lease is trusted only until its deadline: the time the
 // renewing statement was sent plus the TTL, minus a safety margin. That

@@ -26,8 +26,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
-	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
@@ -118,7 +118,7 @@ type Deps struct {
 	// (lease.Manager.Held).
 	Leases func() []lease.Lease
 	// Out receives every planned run; it must not block for long.
-	Out func([]store.PlannedRun)
+	Out func([]runs.Planned)
 	// Planned, when set, is called after each shard pass that succeeded
 	// (the planning-lag metric).
 	Planned func(shard int, at time.Time)
@@ -134,7 +134,7 @@ type Planner struct {
 	cache  *scheduleCache
 	owner  string
 	leases func() []lease.Lease
-	out    func([]store.PlannedRun)
+	out    func([]runs.Planned)
 	now    func() time.Time
 	// planned and trace are Deps.Planned and Deps.Trace.
 	planned func(shard int, at time.Time)
@@ -189,14 +189,14 @@ func (p *Planner) Run(ctx context.Context) error {
 				continue
 			}
 			if sweep {
-				runs, err := p.Sweep(ctx, l)
+				swept, err := p.Sweep(ctx, l)
 				if err != nil && ctx.Err() == nil {
 					errcount.Postgres(errcount.Plan)
 					p.log.Warn("sweep failed; retrying next time", logging.Shard(l.Shard), zap.Error(err))
 				}
-				if len(runs) > 0 {
-					p.log.Info("swept orphaned planned runs", logging.Shard(l.Shard), zap.Int("runs", len(runs)))
-					p.out(runs)
+				if len(swept) > 0 {
+					p.log.Info("swept orphaned planned runs", logging.Shard(l.Shard), zap.Int("runs", len(swept)))
+					p.out(swept)
 				}
 			}
 		}
@@ -230,14 +230,14 @@ func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 		if !l.Valid(now) {
 			return total, fmt.Errorf("plan shard %d: %w (local deadline passed)", l.Shard, ErrLeaseLost)
 		}
-		runs, more, err := p.planBatch(ctx, l, now)
+		planned, more, err := p.planBatch(ctx, l, now)
 		if err != nil {
 			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
-		total += len(runs)
-		p.trace.Planned(ctx, l.Shard, now, runs)
-		if len(runs) > 0 {
-			p.out(runs)
+		total += len(planned)
+		p.trace.Planned(ctx, l.Shard, now, planned)
+		if len(planned) > 0 {
+			p.out(planned)
 		}
 		if !more {
 			if p.planned != nil {

@@ -13,15 +13,16 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
 type sink struct {
 	mu   sync.Mutex
-	runs []store.PlannedRun
+	runs []runs.Planned
 }
 
-func (s *sink) add(rs []store.PlannedRun) {
+func (s *sink) add(rs []runs.Planned) {
 	s.mu.Lock()
 	s.runs = append(s.runs, rs...)
 	s.mu.Unlock()

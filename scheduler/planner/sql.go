@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/lease"
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/timing"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/policy"
@@ -29,15 +28,6 @@ const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedu
 	ORDER BY next_fire_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED`
-
-// insertPlanned writes every fire of the batch in one statement.
-const insertPlanned = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message)
-	SELECT u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
-		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
-	FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-		AS u(job_id, group_name, trigger_type, status, scheduled_at, message)
-	ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
-	RETURNING id, job_id, scheduled_at`
 
 // advanceNextFire moves every planned job past the window in one statement.
 const advanceNextFire = `UPDATE jobs SET next_fire_at = u.next_fire_at,
@@ -63,25 +53,9 @@ type dueJob struct {
 	maxConcurrency int
 }
 
-// fenceSQL is the first statement of every planning transaction: it checks
-// that this scheduler still holds the shard at the epoch it acquired, and
-// holds a share lock on the shard's row until commit. A takeover (which
-// increments the epoch) skips a locked row and takes it on its next round,
-// after this transaction ended, so it sees every run the transaction wrote
-// and recovers them.
-//
-// It also bounds how long the transaction may sit idle: if this process is
-// paused mid-transaction, PostgreSQL ends the session after $4 ms and the
-// lock goes with it, so a stalled scheduler cannot hold a shard hostage
-// (xxl-job's one lock, held by a stuck transaction, froze all scheduling).
-const fenceSQL = `SELECT set_config('idle_in_transaction_session_timeout', $4, true) <> ''
-	FROM scheduler_shards
-	WHERE shard = $1 AND owner = $2 AND epoch = $3 AND expires_at > now()
-	FOR SHARE`
-
 // planBatch plans up to BatchSize due jobs of a shard in one transaction.
 // more reports that the batch was full and another may be due.
-func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (runs []store.PlannedRun, more bool, err error) {
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (planned []runs.Planned, more bool, err error) {
 	shard := l.Shard
 	horizon := now.Add(p.cfg.Window)
 	// A job is read once its next fire is within the low-water mark and
@@ -90,11 +64,12 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 	// at every one, and each statement carries more runs.
 	lowWater := now.Add(min(p.cfg.Window, max(p.cfg.Window/2, 2*p.cfg.Interval)))
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var held bool
-		if err := tx.QueryRow(ctx, fenceSQL, shard, p.owner, l.Epoch, strconv.FormatInt(p.cfg.IdleTxTimeout.Milliseconds(), 10)).Scan(&held); errors.Is(err, pgx.ErrNoRows) {
+		// First, the fence: it also share-locks the shard's row until commit
+		// and bounds the transaction's idle time (runs.Fence).
+		if err := runs.Fence(ctx, tx, shard, p.owner, l.Epoch, p.cfg.IdleTxTimeout); errors.Is(err, runs.ErrNotHeld) {
 			return ErrLeaseLost
 		} else if err != nil {
-			return fmt.Errorf("check lease: %w", err)
+			return err
 		}
 		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
@@ -113,9 +88,9 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		more = len(jobs) == p.cfg.BatchSize
 
 		var (
-			ins    insertArgs
+			fires  []runs.Fire
 			adv    advanceArgs
-			byFire = make(map[fireKey]planned, len(jobs))
+			byFire = make(map[fireKey]plannedFire, len(jobs))
 		)
 		for i := range jobs {
 			j := &jobs[i]
@@ -132,36 +107,32 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 				// Runs are written at their actual (jittered) time, to the
 				// microsecond PostgreSQL keeps: key fires the way they come back.
 				f.at = tp.At(f.at)
-				ins.add(j, f)
-				byFire[fireKey{j.id, f.at.UnixMicro()}] = planned{j, f}
+				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
+					Status: f.status, ScheduledAt: f.at, Message: f.message})
+				byFire[fireKey{j.id, f.at.UnixMicro()}] = plannedFire{j, f}
 				at := f.at
 				last = &at
 			}
 			adv.add(j.id, pl.next, last)
 		}
-		if len(ins.jobIDs) > 0 {
-			rows, _ := tx.Query(ctx, insertPlanned, shard, ins.jobIDs, ins.groups, ins.types, ins.statuses, ins.times, ins.messages)
-			written, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.PlannedRun, error) {
-				var pr store.PlannedRun
-				err := r.Scan(&pr.RunID, &pr.JobID, &pr.ScheduledAt)
-				return pr, err
-			})
+		if len(fires) > 0 {
+			written, err := runs.InsertPlanned(ctx, tx, shard, fires)
 			if err != nil {
-				return fmt.Errorf("insert planned runs: %w", err)
+				return err
 			}
-			runs = written[:0]
-			for _, pr := range written {
-				pf, ok := byFire[fireKey{pr.JobID, pr.ScheduledAt.UnixMicro()}]
+			planned = make([]runs.Planned, 0, len(written))
+			for _, w := range written {
+				pf, ok := byFire[fireKey{w.JobID, w.ScheduledAt.UnixMicro()}]
 				if !ok {
-					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", pr.RunID, pr.JobID, pr.ScheduledAt)
+					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", w.RunID, w.JobID, w.ScheduledAt)
 				}
 				if pf.f.status == wire.StatusSkipped {
 					continue
 				}
 				j := pf.j
-				runs = append(runs, store.PlannedRun{
-					RunID: pr.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
-					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: pr.ScheduledAt,
+				planned = append(planned, runs.Planned{
+					RunID: w.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
+					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
 					MaxConcurrency: j.maxConcurrency,
@@ -176,7 +147,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 	if err != nil {
 		return nil, false, err
 	}
-	return runs, more, nil
+	return planned, more, nil
 }
 
 func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan, error) {
@@ -216,8 +187,9 @@ func (p *Planner) threshold(j *dueJob) time.Duration {
 	return p.cfg.MisfireThreshold
 }
 
-// planned ties a fire to its job, to match the rows insertPlanned returns.
-type planned struct {
+// plannedFire ties a fire to its job, to match the rows runs.InsertPlanned
+// returns.
+type plannedFire struct {
 	j *dueJob
 	f fire
 }
@@ -225,25 +197,6 @@ type planned struct {
 type fireKey struct {
 	job int64
 	at  int64 // µs: PostgreSQL's timestamp resolution
-}
-
-// insertArgs are the column arrays of insertPlanned.
-type insertArgs struct {
-	jobIDs   []int64
-	groups   []string
-	types    []string
-	statuses []string
-	times    []time.Time
-	messages []string
-}
-
-func (a *insertArgs) add(j *dueJob, f fire) {
-	a.jobIDs = append(a.jobIDs, j.id)
-	a.groups = append(a.groups, j.group)
-	a.types = append(a.types, string(f.typ))
-	a.statuses = append(a.statuses, string(f.status))
-	a.times = append(a.times, f.at)
-	a.messages = append(a.messages, f.message)
 }
 
 // advanceArgs are the column arrays of advanceNextFire.

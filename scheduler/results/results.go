@@ -361,8 +361,8 @@ type Change struct {
 	JobID  int64
 	Status wire.Status
 	// Triggered says the change recorded the run's trigger sequence and
-	// time too (from its worker's events): dispatch's own TRIGGERED write
-	// for it has nothing left to do.
+	// time too (from its worker's events): dispatch's own, deferred
+	// TRIGGERED write for it has nothing left to do (see package runs).
 	Triggered bool
 	// Group, ScheduledAt, StartedAt and FinishedAt are the run's after the
 	// change (StartedAt and FinishedAt zero while unknown), for metrics.

@@ -26,7 +26,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/runtrace"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -55,23 +55,23 @@ func New(tp trace.TracerProvider) *Tracer {
 }
 
 // Planned records a planning batch of shard that started at start and
-// committed runs now, and remembers its span for the runs' publish spans.
-func (t *Tracer) Planned(ctx context.Context, shard int, start time.Time, runs []store.PlannedRun) {
-	if t == nil || len(runs) == 0 {
+// committed its runs now, and remembers its span for the runs' publish spans.
+func (t *Tracer) Planned(ctx context.Context, shard int, start time.Time, batch []runs.Planned) {
+	if t == nil || len(batch) == 0 {
 		return
 	}
 	_, span := t.tr.Start(ctx, NamePlan, trace.WithTimestamp(start), trace.WithNewRoot(),
-		trace.WithAttributes(runtrace.AttrShard.Int(shard), runtrace.AttrRuns.Int(len(runs))))
+		trace.WithAttributes(runtrace.AttrShard.Int(shard), runtrace.AttrRuns.Int(len(batch))))
 	span.End()
 	if sc := span.SpanContext(); sc.IsValid() {
-		t.plans.add(runs, sc, time.Now())
+		t.plans.add(batch, sc, time.Now())
 	}
 }
 
 // Publish starts run r's publish span, a new root in the run's trace,
 // and writes its context into the trigger's header h. End it with
 // Published.
-func (t *Tracer) Publish(r *store.PlannedRun, subject string, h runtrace.Header) trace.Span {
+func (t *Tracer) Publish(r *runs.Planned, subject string, h runtrace.Header) trace.Span {
 	if t == nil {
 		return nil
 	}
@@ -187,14 +187,14 @@ type planLinks struct {
 // finds it.
 const planLinkRotation = time.Minute
 
-func (p *planLinks) add(runs []store.PlannedRun, sc trace.SpanContext, now time.Time) {
+func (p *planLinks) add(batch []runs.Planned, sc trace.SpanContext, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cur == nil || now.Sub(p.rotated) > planLinkRotation {
-		p.old, p.cur, p.rotated = p.cur, make(map[int64]trace.SpanContext, len(runs)), now
+		p.old, p.cur, p.rotated = p.cur, make(map[int64]trace.SpanContext, len(batch)), now
 	}
-	for i := range runs {
-		p.cur[runs[i].RunID] = sc
+	for i := range batch {
+		p.cur[batch[i].RunID] = sc
 	}
 }
 

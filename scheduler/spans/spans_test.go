@@ -5,7 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/runtrace"
 )
 
@@ -16,7 +16,7 @@ func TestOffCostsNothing(t *testing.T) {
 		if tr != nil {
 			t.Fatal("tracer built without a recording provider")
 		}
-		r := &store.PlannedRun{RunID: 7, JobID: 1, Group: "g"}
+		r := &runs.Planned{RunID: 7, JobID: 1, Group: "g"}
 		h := runtrace.Header{}
 		allocs := testing.AllocsPerRun(100, func() {
 			tr.Published(tr.Publish(r, "jetjob.trigger.g.any", h), 1, nil)

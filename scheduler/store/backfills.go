@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -159,8 +160,8 @@ type BackfillStep func(b Backfill, j Job) (nominal, at []time.Time, exhausted bo
 // on each other: it writes the runs step chooses, moves the cursor,
 // completes an exhausted operation once its runs have ended, and returns
 // the runs written, for the caller to fire.
-func (s *Store) StepBackfills(ctx context.Context, limit int, step BackfillStep) ([]PlannedRun, error) {
-	var out []PlannedRun
+func (s *Store) StepBackfills(ctx context.Context, limit int, step BackfillStep) ([]runs.Planned, error) {
+	var out []runs.Planned
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		rows, _ := tx.Query(ctx, `SELECT `+backfillColumns+` FROM backfills b WHERE b.state = 'running'
 			ORDER BY b.id LIMIT $1 FOR UPDATE OF b SKIP LOCKED`, limit)
@@ -177,22 +178,22 @@ func (s *Store) StepBackfills(ctx context.Context, limit int, step BackfillStep)
 			if err != nil {
 				return fmt.Errorf("backfill %d: %w", b.ID, err)
 			}
-			runs, err := insertBackfillRuns(ctx, tx, b, j, at)
+			written, err := insertBackfillRuns(ctx, tx, b, j, at)
 			if err != nil {
 				return err
 			}
-			out = append(out, runs...)
+			out = append(out, written...)
 			cursor := b.Cursor
 			if len(nominal) > 0 {
 				cursor = &nominal[len(nominal)-1]
 			}
 			state := "running"
-			if exhausted && b.InFlight == 0 && len(runs) == 0 {
+			if exhausted && b.InFlight == 0 && len(written) == 0 {
 				state = "completed"
 			}
 			if _, err := tx.Exec(ctx, `UPDATE backfills SET cursor_at = $2, triggered = triggered + $3,
 				existing = existing + $4, state = $5, finished_at = CASE WHEN $5 = 'completed' THEN now() END
-				WHERE id = $1`, b.ID, cursor, len(runs), len(at)-len(runs), state); err != nil {
+				WHERE id = $1`, b.ID, cursor, len(written), len(at)-len(written), state); err != nil {
 				return fmt.Errorf("backfill %d: advance: %w", b.ID, err)
 			}
 		}
@@ -206,24 +207,8 @@ func (s *Store) StepBackfills(ctx context.Context, limit int, step BackfillStep)
 
 // insertBackfillRuns writes the runs of an operation at the given times;
 // a fire that already has a run is left alone.
-func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []time.Time) ([]PlannedRun, error) {
-	if len(at) == 0 {
-		return nil, nil
-	}
-	rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, backfill_id, message)
-		SELECT $1, $2, $3, $4, 'SCHEDULED', t, $5, $6 FROM unnest($7::timestamptz[]) AS t
-		ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
-		RETURNING id, scheduled_at`, j.ID, j.Group, j.Shard, string(wire.TriggerBackfill), b.ID,
-		fmt.Sprintf("backfill %d", b.ID), at)
-	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (PlannedRun, error) {
-		p := PlannedRun{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
-			TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
-			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold}
-		err := r.Scan(&p.RunID, &p.ScheduledAt)
-		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("backfill %d: write runs: %w", b.ID, err)
-	}
-	return runs, nil
+func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []time.Time) ([]runs.Planned, error) {
+	return runs.InsertBackfill(ctx, tx, b.ID, runs.Planned{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
+		TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
+		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold}, at)
 }

@@ -300,9 +300,8 @@ const JobsChannel = "jetjob_jobs"
 //
 // Runs already due are left to go ahead: they were due under the job as it
 // was, and one may be published already while it still reads SCHEDULED
-// (dispatch records TRIGGERED a moment after the publish, see
-// dispatch.Config.TriggeredDelay). Deleting such a run would leave its
-// trigger running with no row to record it.
+// (the deferred TRIGGERED write, see package runs). Deleting such a run
+// would leave its trigger running with no row to record it.
 func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (*time.Time, error) {
 	var (
 		cutoff time.Time

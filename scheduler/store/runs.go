@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -240,81 +241,15 @@ func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
 	return k, nil
 }
 
-// PlannedRun is a run written as SCHEDULED together with what a trigger
-// needs from its job: what the planner hands the wheel and the wheel hands
-// dispatch.
-type PlannedRun struct {
-	RunID int64
-	JobID int64
-	Group string
-	Shard int
-	// Epoch is the lease epoch of Shard under which the run was planned
-	// or recovered: it may be published, and recorded, only while this
-	// scheduler still holds the shard at that epoch. 0 for a manual run,
-	// which its API call publishes directly (its Msg-Id de-duplicates a
-	// later recovery).
-	Epoch int64
-	// Recovered marks a run found SCHEDULED in the table rather than
-	// planned by this process: it may already have been published.
-	Recovered     bool
-	Handler       string
-	Params        string
-	TriggerType   wire.TriggerType
-	ScheduledAt   time.Time
-	Attempt       int
-	ShardIndex    int
-	ShardTotal    int
-	Timeout       time.Duration
-	MisfirePolicy policy.Misfire
-	RouteStrategy policy.Route
-	BlockStrategy policy.Block
-	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
-	MaxConcurrency int
-	// Target is the worker a directed trigger goes to, "" for the group's
-	// shared queue. Dispatch sets it when it routes the run; a part of a
-	// sharding broadcast keeps it in job_runs.worker_id, so that a
-	// recovered part goes back to its worker (or to the shared queue if
-	// that worker is gone).
-	Target string
-	// MisfireThreshold is the job's own threshold, 0 for the scheduler's.
-	MisfireThreshold time.Duration
-}
-
-// Trigger is the wire message of a planned run; misfireThreshold is the
-// scheduler's, used when the job has none of its own.
-func (p *PlannedRun) Trigger(misfireThreshold time.Duration) *wire.Trigger {
-	if p.MisfireThreshold > 0 {
-		misfireThreshold = p.MisfireThreshold
-	}
-	return &wire.Trigger{
-		V:                  wire.Version,
-		RunID:              p.RunID,
-		JobID:              p.JobID,
-		Group:              p.Group,
-		Handler:            p.Handler,
-		Params:             p.Params,
-		TriggerType:        p.TriggerType,
-		ScheduledAt:        p.ScheduledAt,
-		Attempt:            p.Attempt,
-		ShardIndex:         p.ShardIndex,
-		ShardTotal:         p.ShardTotal,
-		TimeoutMS:          p.Timeout.Milliseconds(),
-		MisfirePolicy:      p.MisfirePolicy,
-		MisfireThresholdMS: misfireThreshold.Milliseconds(),
-		BlockStrategy:      p.BlockStrategy,
-		MaxConcurrency:     p.MaxConcurrency,
-	}
-}
-
 // InsertManualRun writes a manual ("trigger now") run of a job as SCHEDULED
 // at now, recording a job.trigger by a. params, when non-nil, replace the
 // job's params for this run.
-func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (PlannedRun, error) {
+func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (runs.Planned, error) {
 	j, err := s.GetJob(ctx, jobID)
 	if err != nil {
-		return PlannedRun{}, err
+		return runs.Planned{}, err
 	}
-	p := PlannedRun{
+	p := runs.Planned{
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
@@ -323,10 +258,7 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 		p.Params = *params
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params)
-			VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5) RETURNING id, scheduled_at`,
-			j.ID, j.Group, j.Shard, string(wire.TriggerManual), params).Scan(&p.RunID, &p.ScheduledAt)
-		if err != nil {
+		if err := runs.InsertManual(ctx, tx, &p, params); err != nil {
 			return err
 		}
 		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil,

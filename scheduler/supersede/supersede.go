@@ -55,7 +55,8 @@ import (
 //   - else the oldest newer missed fire that ran, is running, or was chosen
 //     supersedes it;
 //   - else the job's newest missed fire still waiting (SCHEDULED, which may
-//     already be published since its TRIGGERED write is held back, or
+//     already be published since its TRIGGERED write is held back: see
+//     package runs, or
 //     TRIGGERED) is chosen now, its trigger type set to misfire, and
 //     supersedes it.
 //

@@ -15,12 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 )
 
 // Wheel is safe for concurrent use: the planner adds, Run fires.
 type Wheel struct {
-	fire  func(context.Context, []store.PlannedRun)
+	fire  func(context.Context, []runs.Planned)
 	ready func(context.Context) bool
 	now   func() time.Time
 
@@ -38,7 +38,7 @@ type Wheel struct {
 // runs can be published (NATS connected): runs that fell due meanwhile then
 // come out together, so that a misfire policy sees all of a job's missed
 // fires at once.
-func New(fire func(context.Context, []store.PlannedRun), ready func(context.Context) bool) *Wheel {
+func New(fire func(context.Context, []runs.Planned), ready func(context.Context) bool) *Wheel {
 	return &Wheel{
 		fire:  fire,
 		ready: ready,
@@ -50,14 +50,14 @@ func New(fire func(context.Context, []store.PlannedRun), ready func(context.Cont
 }
 
 // Add plants runs. A run already held is ignored.
-func (w *Wheel) Add(runs ...store.PlannedRun) {
+func (w *Wheel) Add(rs ...runs.Planned) {
 	w.mu.Lock()
 	earliest := time.Time{}
 	if len(w.h) > 0 {
 		earliest = w.h[0].ScheduledAt
 	}
 	added := false
-	for _, r := range runs {
+	for _, r := range rs {
 		if _, ok := w.held[r.RunID]; ok {
 			continue
 		}
@@ -75,7 +75,7 @@ func (w *Wheel) Add(runs ...store.PlannedRun) {
 // Remove drops every held run for which drop returns true (e.g. the runs of
 // a shard whose lease was lost, or of a job that was edited) and returns how
 // many it dropped.
-func (w *Wheel) Remove(drop func(*store.PlannedRun) bool) int {
+func (w *Wheel) Remove(drop func(*runs.Planned) bool) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	kept := w.h[:0]
@@ -146,13 +146,13 @@ func (w *Wheel) Run(ctx context.Context) error {
 }
 
 // due pops up to limit runs whose time has come, or says how long to wait.
-func (w *Wheel) due() ([]store.PlannedRun, time.Duration) {
+func (w *Wheel) due() ([]runs.Planned, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
-	var out []store.PlannedRun
+	var out []runs.Planned
 	for len(w.h) > 0 && !w.h[0].ScheduledAt.After(now) && len(out) < w.limit {
-		out = append(out, heap.Pop(&w.h).(store.PlannedRun))
+		out = append(out, heap.Pop(&w.h).(runs.Planned))
 	}
 	if len(out) > 0 || len(w.h) == 0 {
 		return out, time.Hour
@@ -162,25 +162,25 @@ func (w *Wheel) due() ([]store.PlannedRun, time.Duration) {
 
 // release forgets fired runs, after they were handed over, so that an Add of
 // the same run racing with its firing is still ignored.
-func (w *Wheel) release(runs []store.PlannedRun) {
+func (w *Wheel) release(fired []runs.Planned) {
 	w.mu.Lock()
-	for _, r := range runs {
+	for _, r := range fired {
 		delete(w.held, r.RunID)
 	}
 	w.mu.Unlock()
 }
 
-type runHeap []store.PlannedRun
+type runHeap []runs.Planned
 
 func (h runHeap) Len() int           { return len(h) }
 func (h runHeap) Less(i, j int) bool { return h[i].ScheduledAt.Before(h[j].ScheduledAt) }
 func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(store.PlannedRun)) }
+func (h *runHeap) Push(x any)        { *h = append(*h, x.(runs.Planned)) }
 func (h *runHeap) Pop() any {
 	old := *h
 	n := len(old)
 	x := old[n-1]
-	old[n-1] = store.PlannedRun{}
+	old[n-1] = runs.Planned{}
 	*h = old[:n-1]
 	return x
 }

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/fakeclock"
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/runs"
 )
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // plannedRun is what the wheel holds (the only mention of its type in
 // these tests).
-type plannedRun = store.PlannedRun
+type plannedRun = runs.Planned
 
 func planned(id, job int64, at time.Time) plannedRun {
 	return plannedRun{RunID: id, JobID: job, ScheduledAt: at}

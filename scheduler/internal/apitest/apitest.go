@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/runlog"
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -50,7 +51,7 @@ func JetStream(t testing.TB) jetstream.JetStream {
 // Tests set what they look at.
 func Config() api.Config {
 	return api.Config{
-		Fire:    func(store.PlannedRun) {},
+		Fire:    func(runs.Planned) {},
 		Logs:    runlog.New(nil),
 		Workers: func(string) []wire.WorkerInfo { return nil },
 		Kill:    func(context.Context, int64, string) error { return nil },

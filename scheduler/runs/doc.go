@@ -1,0 +1,83 @@
+// Package runs owns run storage: the in-memory planned run (Planned) that
+// the planner, the wheel and dispatch pass along, and every statement that
+// creates a run or moves its status — insert planned (InsertPlanned,
+// InsertManual, InsertBackfill), read what is still to publish (LoadShard,
+// LoadOrphans, LoadScheduled), expand a broadcast (Expand), mark triggered
+// or ended (Record), and apply workers' events (ApplyEvents). The callers
+// keep their decisions, batching and timers; the SQL on job_runs that the
+// path of a fire writes lives here, next to the rules it keeps.
+//
+// # The run state machine
+//
+// A run's status is a wire.Status, ranked by wire.Status.Rank: 0
+// SCHEDULED, 1 TRIGGERED, 2 RUNNING, 3 terminal (SUCCEEDED, FAILED,
+// TIMED_OUT, CANCELLED, SKIPPED, DISCARDED, EXPIRED, LOST). A run only
+// moves to a status of higher rank, so a repeated, late or reordered event
+// changes nothing and a terminal run never changes. Who moves it:
+//
+//   - SCHEDULED (a new row): InsertPlanned (planner), InsertManual (API),
+//     InsertBackfill (backfill), Expand (the parts of a broadcast), and
+//     ApplyEvents (retries and child runs, in the statement that ends their
+//     cause).
+//   - SKIPPED or FAILED from SCHEDULED, never published: Record (dispatch's
+//     misfire policy, or a run that cannot be encoded); SKIPPED also by
+//     InsertPlanned for fires the planner's misfire policy skipped.
+//   - TRIGGERED: Record, deferred (below), or ApplyEvents along with the
+//     event's own status.
+//   - RUNNING and every terminal status a worker reports: ApplyEvents.
+//
+// (CANCELLED from SCHEDULED is the API's: store.CancelRun for a kill,
+// store.CancelBackfill for a cancelled backfill's unpublished runs.) The
+// statements compare ranks in SQL with jetjob_status_rank, a function of
+// migration 0001 that mirrors wire.Status.Rank; migrations are history and
+// are not edited, so rank_test.go checks, against PostgreSQL, that the two
+// agree for every status in wire.Statuses.
+//
+// Every write names a run by (id, scheduled_at): job_runs is partitioned by
+// scheduled_at, and the pair takes each row straight to its one partition
+// instead of probing every day's. Batches lock rows in id order (Record
+// sorts, the results applier sorts), so dispatch's writes and concurrent
+// appliers never deadlock.
+//
+// # Fencing
+//
+// A run planned under a shard's lease carries that lease's epoch
+// (Planned.Epoch); every write this package makes for such a run is
+// conditional on the writer still holding the shard at that epoch on the
+// database's clock — one predicate, holds in fence.go, used by Fence (the
+// first statement of a planning transaction), Record and Expand. Epoch 0
+// marks a run created outside planning (manual, retry, child): unfenced,
+// its Nats-Msg-Id de-duplicates a later recovery instead.
+//
+// # The deferred TRIGGERED write
+//
+// This is the one full account; other comments point here. Dispatch does
+// not record a run TRIGGERED when JetStream acks its trigger: it holds the
+// mark for dispatch.Config.TriggeredDelay (2 s) and then Record writes it
+// only to a run still SCHEDULED (or moved by events that lacked the
+// trigger's sequence, from an older worker, which gets the sequence
+// added). The reason is row versions: most runs end within those seconds,
+// and their worker's events carry the trigger's stream sequence and stored
+// time, so ApplyEvents records the run triggered and ended in one row
+// update (it coalesces stream_seq and triggered_at), and the held write
+// finds nothing to do — a third of a run's row versions saved. When the
+// same process applied the events it tells dispatch
+// (dispatch.Dispatcher.Recorded), which then drops the mark unsent.
+//
+// Meanwhile a published run reads SCHEDULED. That is safe because
+// everything acting on SCHEDULED runs allows for a published one:
+//
+//   - recovery and the sweep (LoadShard, LoadOrphans) re-publish it under
+//     the same Nats-Msg-Id, which the trigger stream's duplicate window
+//     (2 min) drops;
+//   - editing or disabling a job deletes only its runs not yet due
+//     (store's deletePlanned), never one that may be out already;
+//   - a fire_once question (package supersede) counts a missed SCHEDULED
+//     run as newer: it was published, or will be.
+//
+// A stopping dispatcher writes every mark it holds before the scheduler
+// releases its leases, which fence those writes; a crashed one writes
+// nothing, and the run's next shard owner re-publishes it (dropped as a
+// duplicate). scheduler/pause_test.go proves the fencing by SIGSTOP-ing a
+// real scheduler past its lease and auditing every row and publish.
+package runs

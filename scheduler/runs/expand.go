@@ -1,0 +1,56 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// expandSQL turns a planned run into part 0 of n and inserts parts 1..n-1
+// as runs of their own (same job, fire, attempt and links), each naming its
+// worker in worker_id. It is written once: part 0 moves only while
+// shard_total is 0, so a recovery reads the parts and never expands again,
+// and UNIQUE (job_id, scheduled_at, shard_index, attempt) holds the rest.
+// Like every write for a shard it is fenced by the lease the run was
+// planned under ($5 = 0: a manual run, unfenced).
+var expandSQL = `WITH base AS (
+	UPDATE job_runs r SET shard_index = 0, shard_total = $3, worker_id = ($4::text[])[1]
+	WHERE r.id = $2 AND r.scheduled_at = $6::timestamptz AND r.status = 'SCHEDULED' AND r.shard_total = 0
+	  AND ` + fenced("r.shard", "$1", "$5::bigint") + `
+	RETURNING r.*
+), parts AS (
+	INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, attempt,
+		retry_of, parent_run, params, shard_index, shard_total, worker_id)
+	SELECT b.job_id, b.group_name, b.shard, b.trigger_type, 'SCHEDULED', b.scheduled_at, b.attempt,
+		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1]
+	FROM base b, generate_series(1, $3 - 1) AS i
+	ON CONFLICT DO NOTHING
+	RETURNING id, shard_index
+)
+SELECT id, 0 FROM base
+UNION ALL SELECT id, shard_index FROM parts`
+
+// Part is one run of an expanded sharding broadcast: part Index of n.
+type Part struct {
+	RunID int64 // part 0 is the expanded run itself
+	Index int
+}
+
+// Expand turns the sharding-broadcast run r into one part per target
+// (worker ids in order; "" sends a part to the group's shared queue) and
+// returns the parts written. It returns none when the run is
+// no longer SCHEDULED and unexpanded, or when owner no longer holds r's
+// shard at r.Epoch: the run was expanded (or ended) already, or belongs to
+// another scheduler now, and there is nothing to publish here.
+func Expand(ctx context.Context, db DB, owner string, r *Planned, targets []string) ([]Part, error) {
+	rows, _ := db.Query(ctx, expandSQL, owner, r.RunID, len(targets), targets, r.Epoch, r.ScheduledAt)
+	parts, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Part, error) {
+		var p Part
+		return p, row.Scan(&p.RunID, &p.Index)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("expand run %d into %d parts: %w", r.RunID, len(targets), err)
+	}
+	return parts, nil
+}

@@ -1,0 +1,107 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Fire is a row the planner writes for one fire of a job: SCHEDULED, to be
+// published, or SKIPPED at once by the job's misfire policy (with
+// Message saying why).
+type Fire struct {
+	JobID       int64
+	Group       string
+	TriggerType wire.TriggerType
+	Status      wire.Status
+	ScheduledAt time.Time
+	Message     string
+}
+
+// Inserted is a row InsertPlanned wrote.
+type Inserted struct {
+	RunID       int64
+	JobID       int64
+	ScheduledAt time.Time
+}
+
+// insertPlannedSQL writes every fire of a planning batch in one statement.
+// The unique key (job_id, scheduled_at, shard_index, attempt) makes it
+// idempotent: a fire planned twice (a pass that failed after its insert
+// was retried, a takeover re-planning) is one run.
+const insertPlannedSQL = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message)
+	SELECT u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
+		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
+	FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+		AS u(job_id, group_name, trigger_type, status, scheduled_at, message)
+	ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
+	RETURNING id, job_id, scheduled_at`
+
+// InsertPlanned writes the fires of shard in tx, which must have passed
+// Fence first, and returns the rows it wrote; a fire that already has a
+// run is left out. Scheduled times come back at PostgreSQL's resolution
+// (microseconds).
+func InsertPlanned(ctx context.Context, tx pgx.Tx, shard int, fires []Fire) ([]Inserted, error) {
+	if len(fires) == 0 {
+		return nil, nil
+	}
+	jobIDs := make([]int64, len(fires))
+	groups, types, statuses, messages := make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires))
+	times := make([]time.Time, len(fires))
+	for i, f := range fires {
+		jobIDs[i], groups[i], types[i], statuses[i] = f.JobID, f.Group, string(f.TriggerType), string(f.Status)
+		times[i], messages[i] = f.ScheduledAt, f.Message
+	}
+	rows, _ := tx.Query(ctx, insertPlannedSQL, shard, jobIDs, groups, types, statuses, times, messages)
+	written, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Inserted, error) {
+		var in Inserted
+		return in, r.Scan(&in.RunID, &in.JobID, &in.ScheduledAt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert %d planned runs of shard %d: %w", len(fires), shard, err)
+	}
+	return written, nil
+}
+
+// InsertManual writes a manual ("trigger now") run of p's job in tx as
+// SCHEDULED at the database's clock, and sets p.RunID and p.ScheduledAt.
+// p carries the job's fields (JobID, Group, Shard, and what the trigger
+// needs); params, when non-nil, are stored as the run's own, replacing the
+// job's for this run and for a recovery of it.
+func InsertManual(ctx context.Context, tx pgx.Tx, p *Planned, params *string) error {
+	err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params)
+		VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5) RETURNING id, scheduled_at`,
+		p.JobID, p.Group, p.Shard, string(wire.TriggerManual), params).Scan(&p.RunID, &p.ScheduledAt)
+	if err != nil {
+		return fmt.Errorf("write the run: %w", err)
+	}
+	return nil
+}
+
+// InsertBackfill writes the runs of backfill operation id at the given
+// times in tx and returns them as copies of job (the job's fields of a
+// Planned) with RunID and ScheduledAt set. A fire that already has a run
+// is left alone (the unique key), so the result may be shorter than at.
+func InsertBackfill(ctx context.Context, tx pgx.Tx, id int64, job Planned, at []time.Time) ([]Planned, error) {
+	if len(at) == 0 {
+		return nil, nil
+	}
+	rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, backfill_id, message)
+		SELECT $1, $2, $3, $4, 'SCHEDULED', t, $5, $6 FROM unnest($7::timestamptz[]) AS t
+		ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
+		RETURNING id, scheduled_at`, job.JobID, job.Group, job.Shard, string(wire.TriggerBackfill), id,
+		fmt.Sprintf("backfill %d", id), at)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Planned, error) {
+		p := job
+		p.TriggerType = wire.TriggerBackfill
+		return p, r.Scan(&p.RunID, &p.ScheduledAt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("backfill %d: write runs: %w", id, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// plannedColumns are what a trigger needs of a planned run and its job. A
+// manual run's own params override its job's.
+const plannedColumns = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
+		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, j.timeout_ms,
+		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency
+	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
+
+// selectShard reads all of a shard's planned, not yet published runs.
+const selectShard = plannedColumns + `
+	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
+	ORDER BY r.scheduled_at`
+
+// selectOrphans reads the runs a sweep hands to the wheel: runs written by
+// something other than the planner (manual triggers whose API process died
+// before publishing) due within the window, and any planned run long past
+// its time (its publish was lost with a process). Each half uses its own
+// partial index.
+const selectOrphans = plannedColumns + `
+	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
+	  AND r.trigger_type NOT IN ('schedule', 'misfire') AND r.scheduled_at <= $2
+	UNION ALL ` + plannedColumns + `
+	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
+	  AND r.trigger_type IN ('schedule', 'misfire') AND r.scheduled_at < $3`
+
+// selectByID reads given runs that are still SCHEDULED.
+const selectByID = plannedColumns + `
+	WHERE r.id = ANY($1) AND r.status = 'SCHEDULED'`
+
+// LoadShard returns every SCHEDULED run of shard, oldest first: what a
+// shard's new owner recovers. Some may have been published already (see
+// the package doc); the caller sets Epoch and Recovered.
+func LoadShard(ctx context.Context, db DB, shard int) ([]Planned, error) {
+	return load(ctx, db, selectShard, shard)
+}
+
+// LoadOrphans returns the SCHEDULED runs of shard that no wheel may hold:
+// those created outside planning due by dueBy, and planned ones scheduled
+// before plannedBefore (see selectOrphans).
+func LoadOrphans(ctx context.Context, db DB, shard int, dueBy, plannedBefore time.Time) ([]Planned, error) {
+	return load(ctx, db, selectOrphans, shard, dueBy, plannedBefore)
+}
+
+// LoadScheduled returns those of the given runs that are still SCHEDULED.
+func LoadScheduled(ctx context.Context, db DB, ids []int64) ([]Planned, error) {
+	return load(ctx, db, selectByID, ids)
+}
+
+func load(ctx context.Context, db DB, query string, args ...any) ([]Planned, error) {
+	rows, _ := db.Query(ctx, query, args...)
+	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Planned, error) {
+		var pr Planned
+		var typ string
+		var timeoutMS, thresholdMS int64
+		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
+			&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
+			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency)
+		pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
+		pr.TriggerType = wire.TriggerType(typ)
+		pr.Timeout = time.Duration(timeoutMS) * time.Millisecond
+		return pr, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read planned runs: %w", err)
+	}
+	return runs, nil
+}
+
+// StillScheduled returns those of ids whose runs are still SCHEDULED: a
+// wheel checks what it holds against the table with it.
+func StillScheduled(ctx context.Context, db DB, ids []int64) ([]int64, error) {
+	rows, _ := db.Query(ctx, `SELECT id FROM job_runs WHERE id = ANY($1) AND status = 'SCHEDULED'`, ids)
+	still, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("read which of %d runs are still scheduled: %w", len(ids), err)
+	}
+	return still, nil
+}
