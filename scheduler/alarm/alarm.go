@@ -176,15 +176,11 @@ func New(cfg Config, deps Deps) (*Sender, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
 	hc := deps.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: cfg.Timeout}
 	}
-	return &Sender{cfg: cfg, pool: deps.Pool, log: log.Named("alarm"), http: hc, now: time.Now,
+	return &Sender{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "alarm"), http: hc, now: time.Now,
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_alarm_deliveries_total",
 			Help: "Alarm delivery attempts by channel (webhook, email) and result (sent, failed).",

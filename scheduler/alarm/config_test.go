@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"github.com/jetjob/jetjob/internal/configtest"
 )
 
 // newSender is New for tests that send without PostgreSQL.
@@ -48,17 +50,9 @@ func TestConfigValidate(t *testing.T) {
 		{"whsec secret not base64", Config{WebhookSecret: "whsec_!!"}, "alarm: WebhookSecret (JETJOB_WEBHOOK_SECRET): webhook secret starts with whsec_ but the rest is not base64"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			switch {
-			case c.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
-				t.Errorf("Validate() = %v, want an error starting %q", err, c.want)
-			case c.want != "" && strings.Contains(err.Error(), "!!"):
+			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
+			if err := c.cfg.Validate(); err != nil && strings.Contains(err.Error(), "!!") {
 				t.Errorf("Validate() = %v: shows the secret", err)
-			}
-			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
-				t.Errorf("New refused %v where Validate said %v", nerr, err)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
 )
 
 // Config bounds how fast backfills run. Zero values mean the defaults.
@@ -84,11 +85,7 @@ func New(cfg Config, deps Deps) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Runner{cfg: cfg.withDefaults(), store: deps.Store, fire: deps.Fire, log: log.Named("backfill")}, nil
+	return &Runner{cfg: cfg.withDefaults(), store: deps.Store, fire: deps.Fire, log: logging.Named(deps.Log, "backfill")}, nil
 }
 
 // Run steps until ctx ends. A failed step (PostgreSQL away) is logged

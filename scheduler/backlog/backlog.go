@@ -179,11 +179,7 @@ func New(cfg Config, deps Deps) (*Sampler, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Sampler{cfg: cfg, js: deps.JS, log: log.Named("backlog"), sampled: deps.Sampled,
+	return &Sampler{cfg: cfg, js: deps.JS, log: logging.Named(deps.Log, "backlog"), sampled: deps.Sampled,
 		watch: watch{after: cfg.WarnAfter, since: map[string]time.Time{}}}, nil
 }
 

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/configtest"
 )
 
 // Validate refuses negative sizes and durations, naming the field; zero
@@ -23,17 +25,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative in-flight cap", Config{InFlight: -5}, "dispatch: InFlight must be ≥ 0 (0: 4096), got -5"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			got := ""
-			if err != nil {
-				got = err.Error()
-			}
-			if got != c.want {
-				t.Errorf("Validate() = %q, want %q", got, c.want)
-			}
-			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
-				t.Errorf("New refused with %v where Validate said %v", nerr, err)
-			}
+			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
 		})
 	}
 }

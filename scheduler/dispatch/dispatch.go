@@ -163,12 +163,8 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
 	return &Dispatcher{
-		cfg: settings{Config: cfg, Deps: deps}, js: deps.JS, pool: deps.Pool, log: log.Named("dispatch"),
+		cfg: settings{Config: cfg, Deps: deps}, js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "dispatch"),
 		inflight: make(chan inflight, cfg.InFlight),
 		marks:    make(chan runs.Mark, cfg.FlushSize*4),
 		now:      time.Now,

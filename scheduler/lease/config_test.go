@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/configtest"
 )
 
 // Validate keeps the renewal inside the TTL with room for the margin, so
@@ -24,16 +26,7 @@ func TestConfigValidate(t *testing.T) {
 		{"long id", Config{ID: strings.Repeat("x", 201)}, "scheduler id longer than 200 characters"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			switch {
-			case c.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
-				t.Errorf("Validate() = %v, want an error starting %q", err, c.want)
-			}
-			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
-				t.Errorf("New refused with %v where Validate said %v", nerr, err)
-			}
+			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
 		})
 	}
 }

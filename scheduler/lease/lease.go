@@ -31,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/shared/logging"
 )
 
 // Config tunes leasing. Zero values mean the defaults.
@@ -143,11 +144,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Manager{cfg: cfg, pool: deps.Pool, log: log.Named("lease").With(zap.String("scheduler_id", cfg.ID)),
+	return &Manager{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "lease").With(zap.String("scheduler_id", cfg.ID)),
 		acquired: deps.Acquired, lost: deps.Lost, held: map[int]Lease{}, now: time.Now}, nil
 }
 

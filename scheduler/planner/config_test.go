@@ -1,9 +1,10 @@
 package planner
 
 import (
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/configtest"
 )
 
 // Validate keeps planning within its window and refuses negative
@@ -25,16 +26,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative idle timeout", Config{IdleTxTimeout: -time.Second}, "planner idle transaction timeout -1s: must not be negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			switch {
-			case c.want == "" && err != nil:
-				t.Errorf("Validate() = %v, want nil", err)
-			case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
-				t.Errorf("Validate() = %v, want an error starting %q", err, c.want)
-			}
-			if _, nerr := New(c.cfg, Deps{}); (nerr == nil) != (err == nil) {
-				t.Errorf("New refused with %v where Validate said %v", nerr, err)
-			}
+			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
 		})
 	}
 }

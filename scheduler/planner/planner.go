@@ -149,12 +149,8 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
 	return &Planner{
-		cfg: cfg.withDefaults(), pool: deps.Pool, log: log.Named("planner"), cache: newScheduleCache(),
+		cfg: cfg.withDefaults(), pool: deps.Pool, log: logging.Named(deps.Log, "planner"), cache: newScheduleCache(),
 		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
 		planned: deps.Planned, trace: deps.Trace,
 	}, nil

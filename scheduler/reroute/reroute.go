@@ -66,11 +66,7 @@ type Rerouter struct {
 
 // New returns a rerouter; Run drives it.
 func New(deps Deps) *Rerouter {
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Rerouter{js: deps.JS, live: deps.Live, synced: deps.Synced, onMoved: deps.Moved, log: log.Named("reroute")}
+	return &Rerouter{js: deps.JS, live: deps.Live, synced: deps.Synced, onMoved: deps.Moved, log: logging.Named(deps.Log, "reroute")}
 }
 
 // Run checks every Interval until ctx ends.

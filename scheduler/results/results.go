@@ -120,11 +120,7 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log := deps.Log
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: log.Named("results"),
+	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "results"),
 		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned}, nil
 }
 

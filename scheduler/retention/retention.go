@@ -35,6 +35,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/logging"
 )
 
 // Defaults of Config.
@@ -131,14 +132,11 @@ func New(cfg Config, deps Deps) (*Maintainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	log, now := deps.Log, deps.Now
-	if log == nil {
-		log = zap.NewNop()
-	}
+	now := deps.Now
 	if now == nil {
 		now = time.Now
 	}
-	return &Maintainer{cfg: cfg.withDefaults(), pool: deps.Pool, log: log.Named("retention"), now: now,
+	return &Maintainer{cfg: cfg.withDefaults(), pool: deps.Pool, log: logging.Named(deps.Log, "retention"), now: now,
 		metrics: newMetrics(), rollUp: store.RollUpDay}, nil
 }
 

@@ -55,3 +55,13 @@ func New(format, level string) (*zap.Logger, error) {
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	return cfg.Build()
 }
+
+// Named returns parent's child logger called name, or a logger that
+// writes nothing when parent is nil: components take an optional logger
+// among their dependencies, and a nil one means silence, not a panic.
+func Named(parent *zap.Logger, name string) *zap.Logger {
+	if parent == nil {
+		return zap.NewNop()
+	}
+	return parent.Named(name)
+}
