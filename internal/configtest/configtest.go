@@ -8,19 +8,31 @@ import (
 	"testing"
 )
 
-// Check runs one case of a Validate table. want is "" for a valid config,
-// else the start of Validate's message; construct builds the component
-// from the same config and must fail exactly when Validate does.
-func Check(t *testing.T, want string, validate, construct func() error) {
+// Validator is a component's tuning configuration.
+type Validator interface{ Validate() error }
+
+// Run checks every case as a subtest: Validate's message starts with Want
+// (nil when Want is ""), and construct, which builds the component from the
+// same configuration, fails exactly when Validate does. A case is a name, a
+// configuration and the start of the message Validate must give for it.
+func Run[C Validator](t *testing.T, cases []struct {
+	Name   string
+	Config C
+	Want   string
+}, construct func(C) error) {
 	t.Helper()
-	err := validate()
-	switch {
-	case want == "" && err != nil:
-		t.Errorf("Validate() = %v, want nil", err)
-	case want != "" && (err == nil || !strings.HasPrefix(err.Error(), want)):
-		t.Errorf("Validate() = %v, want an error starting %q", err, want)
-	}
-	if nerr := construct(); (nerr == nil) != (err == nil) {
-		t.Errorf("New refused with %v where Validate said %v", nerr, err)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			err := c.Config.Validate()
+			switch {
+			case c.Want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case c.Want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.Want)):
+				t.Errorf("Validate() = %v, want an error starting %q", err, c.Want)
+			}
+			if nerr := construct(c.Config); (nerr == nil) != (err == nil) {
+				t.Errorf("New refused with %v where Validate said %v", nerr, err)
+			}
+		})
 	}
 }

@@ -10,10 +10,10 @@ import (
 // Validate refuses negative rates and sizes, naming the field; zero values
 // are the defaults.
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string // "" for valid
+	cases := []struct {
+		Name   string
+		Config Config
+		Want   string // "" for valid
 	}{
 		{"zero", Config{}, ""},
 		{"set", Config{Interval: time.Second, PerSecond: 1, InFlight: 1, Batch: 1}, ""},
@@ -21,9 +21,6 @@ func TestConfigValidate(t *testing.T) {
 		{"negative rate", Config{PerSecond: -1}, "backfill: PerSecond must be ≥ 0 (0: 10), got -1"},
 		{"negative in-flight cap", Config{InFlight: -1}, "backfill: InFlight must be ≥ 0 (0: 10), got -1"},
 		{"negative batch", Config{Batch: -1}, "backfill: Batch must be ≥ 0 (0: 50), got -1"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
-		})
 	}
+	configtest.Run(t, cases, func(c Config) error { _, err := New(c, Deps{}); return err })
 }

@@ -10,10 +10,10 @@ import (
 // Validate refuses negative sizes and durations, naming the field; zero
 // values are the defaults, and a negative TriggeredDelay means no delay.
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string // "" for valid
+	cases := []struct {
+		Name   string
+		Config Config
+		Want   string // "" for valid
 	}{
 		{"zero", Config{}, ""},
 		{"set", Config{MisfireThreshold: time.Second, FlushInterval: time.Millisecond, FlushSize: 10,
@@ -23,9 +23,6 @@ func TestConfigValidate(t *testing.T) {
 		{"negative flush interval", Config{FlushInterval: -time.Millisecond}, "dispatch: FlushInterval must be ≥ 0 (0: 20ms), got -1ms"},
 		{"negative flush size", Config{FlushSize: -1}, "dispatch: FlushSize must be ≥ 0 (0: 2000), got -1"},
 		{"negative in-flight cap", Config{InFlight: -5}, "dispatch: InFlight must be ≥ 0 (0: 4096), got -5"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
-		})
 	}
+	configtest.Run(t, cases, func(c Config) error { _, err := New(c, Deps{}); return err })
 }

@@ -11,10 +11,10 @@ import (
 // Validate keeps the renewal inside the TTL with room for the margin, so
 // that a lease is always renewed before its local deadline.
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string // "" for valid
+	cases := []struct {
+		Name   string
+		Config Config
+		Want   string // "" for valid
 	}{
 		{"zero", Config{}, ""},
 		{"short TTL", Config{TTL: 2 * time.Second}, ""},
@@ -24,9 +24,6 @@ func TestConfigValidate(t *testing.T) {
 		{"negative margin", Config{Margin: -time.Second}, "lease margin -1s: want at least 0"},
 		{"margin past the renewal", Config{Renew: 5 * time.Second, Margin: 5 * time.Second}, "lease margin 5s: want at least 0 and less than TTL minus the renew interval"},
 		{"long id", Config{ID: strings.Repeat("x", 201)}, "scheduler id longer than 200 characters"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
-		})
 	}
+	configtest.Run(t, cases, func(c Config) error { _, err := New(c, Deps{}); return err })
 }

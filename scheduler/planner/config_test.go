@@ -10,10 +10,10 @@ import (
 // Validate keeps planning within its window and refuses negative
 // thresholds and timeouts; zero values are the defaults.
 func TestConfigValidate(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string // "" for valid
+	cases := []struct {
+		Name   string
+		Config Config
+		Want   string // "" for valid
 	}{
 		{"zero", Config{}, ""},
 		{"set", Config{Window: time.Second, Interval: 100 * time.Millisecond, MisfireThreshold: time.Second,
@@ -24,9 +24,6 @@ func TestConfigValidate(t *testing.T) {
 		{"negative catch-up", Config{MaxCatchup: -1}, "max catch-up -1: want at least 1"},
 		{"negative batch size", Config{BatchSize: -1}, "planner batch size -1: want at least 1"},
 		{"negative idle timeout", Config{IdleTxTimeout: -time.Second}, "planner idle transaction timeout -1s: must not be negative"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			configtest.Check(t, c.want, c.cfg.Validate, func() error { _, err := New(c.cfg, Deps{}); return err })
-		})
 	}
+	configtest.Run(t, cases, func(c Config) error { _, err := New(c, Deps{}); return err })
 }
