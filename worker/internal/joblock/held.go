@@ -155,6 +155,32 @@ func (h *heldLocks) contend(key string) {
 	}
 }
 
+// takenAway reports whether another worker's run may hold the lock key
+// now: one asked about it, or waited for it, less than stream.LockTTL ago
+// (the key outlives its last write by that long). The job's next run here
+// then reads the key at once rather than first trying to create it.
+func (h *heldLocks) takenAway(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if at, ok := h.contended[key]; ok && now.Sub(at) < stream.LockTTL {
+		return true
+	}
+	at, ok := h.askedAt[key]
+	return ok && now.Sub(at) < stream.LockTTL
+}
+
+// running is the run here that holds the lock key under holder's name
+// (itself, or a run that reuses the lock holder left), else holder.
+func (h *heldLocks) running(key string, holder int64) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l := h.held[key]; l != nil && l.as == holder {
+		return l.run
+	}
+	return holder
+}
+
 // holds reports whether a run here holds the lock key under holder's name.
 func (h *heldLocks) holds(key string, holder int64) bool {
 	h.mu.Lock()
