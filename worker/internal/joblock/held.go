@@ -11,10 +11,15 @@ import (
 // the ones they left when they ended, by lock key (a job's own lock, or a
 // sharding-broadcast part's: Key) (the key then still names the ended
 // run, see Lock.Release). It lets a job's next run here skip the lock
-// write altogether: a run of a serial job whose last run here left the
-// lock less than reuseFor ago holds it under that run's name, writing
-// nothing, so a job that fires every second writes its lock about once in
-// three runs instead of every run.
+// write altogether: a run of a serial or discard_later job whose last run
+// here left the lock less than reuseFor ago holds it under that run's
+// name, writing nothing, so a job that fires every second writes its lock
+// about once in three runs instead of every run. (A discard_later run
+// elsewhere asks this worker about the run the key names, hears that it
+// holds the lock, and is discarded; one here is discarded naming the run
+// that reuses the lock, running. Not cover_early: a run elsewhere covering
+// this one would ask for the kill of the run the key names, which has
+// ended, and the one reusing the lock would run on.)
 //
 // That is safe because a run elsewhere takes a lock a run of this worker
 // left only after asking this worker whether that run is still active

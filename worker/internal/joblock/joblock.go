@@ -20,8 +20,8 @@
 // Every change is a compare-and-set on the key's revision. When a holder
 // ends it writes nothing: the key keeps naming it, and the job's next run
 // takes the lock over — on the same worker without writing while the lock
-// is young (heldLocks), or with one conditional write from the revision it
-// remembers; elsewhere with one conditional write after asking the
+// is young (heldLocks; serial and discard_later), or with one conditional
+// write from the revision it remembers; elsewhere with one conditional write after asking the
 // holder's worker whether that run has ended (control op run_active). So
 // runs that do not overlap cost at most one lock write each, and none
 // while a job's runs keep landing on the same worker. Waiting runs queue
