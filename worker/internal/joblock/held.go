@@ -11,10 +11,15 @@ import (
 // the ones they left when they ended, by lock key (a job's own lock, or a
 // sharding-broadcast part's: Key) (the key then still names the ended
 // run, see Lock.Release). It lets a job's next run here skip the lock
-// write altogether: a run of a serial job whose last run here left the
-// lock less than reuseFor ago holds it under that run's name, writing
-// nothing, so a job that fires every second writes its lock about once in
-// three runs instead of every run.
+// write altogether: a run of a serial or discard_later job whose last run
+// here left the lock less than reuseFor ago holds it under that run's
+// name, writing nothing, so a job that fires every second writes its lock
+// about once in three runs instead of every run. (A discard_later run
+// elsewhere asks this worker about the run the key names, hears that it
+// holds the lock, and is discarded; one here is discarded naming the run
+// that reuses the lock, running. Not cover_early: a run elsewhere covering
+// this one would ask for the kill of the run the key names, which has
+// ended, and the one reusing the lock would run on.)
 //
 // That is safe because a run elsewhere takes a lock a run of this worker
 // left only after asking this worker whether that run is still active
@@ -153,6 +158,32 @@ func (h *heldLocks) contend(key string) {
 	if l := h.held[key]; l != nil {
 		l.contended = true
 	}
+}
+
+// takenAway reports whether another worker's run may hold the lock key
+// now: one asked about it, or waited for it, less than stream.LockTTL ago
+// (the key outlives its last write by that long). The job's next run here
+// then reads the key at once rather than first trying to create it.
+func (h *heldLocks) takenAway(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if at, ok := h.contended[key]; ok && now.Sub(at) < stream.LockTTL {
+		return true
+	}
+	at, ok := h.askedAt[key]
+	return ok && now.Sub(at) < stream.LockTTL
+}
+
+// running is the run here that holds the lock key under holder's name
+// (itself, or a run that reuses the lock holder left), else holder.
+func (h *heldLocks) running(key string, holder int64) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l := h.held[key]; l != nil && l.as == holder {
+		return l.run
+	}
+	return holder
 }
 
 // holds reports whether a run here holds the lock key under holder's name.

@@ -21,14 +21,15 @@ import (
 // acquireHolder takes a single-holder lock (serial, discard_later,
 // cover_early): see the package doc.
 func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (*Lock, bool, error) {
-	kv := ls.cfg.KV
 	me := waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID}
 	askedKill := false
 	var seen holderSeen
 	// The common cases first: the job's last run ended here and left the
 	// lock (see heldLocks): no write while it is young, else one; or nobody
-	// holds it: one write.
-	if strategy == policy.BlockSerial {
+	// holds it: one write. Not under cover_early: a run elsewhere that
+	// covers this one would ask for the kill of the run the key names, the
+	// ended one.
+	if strategy != policy.BlockCoverEarly {
 		l := ls.newLock(req, key)
 		if ls.held.reuse(key, l) {
 			return l.start(), false, nil
@@ -37,18 +38,25 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 	body, _ := json.Marshal(value{Holder: me.Run, Worker: me.Worker})
 	if rev, ok := ls.held.take(key); ok {
 		at := time.Now()
-		if rev, err := kv.Update(ctx, key, body, rev); err == nil {
+		if rev, err := ls.write(ctx, key, body, rev); err == nil {
 			return ls.hold(req, key, rev, at), false, nil
 		}
 	}
-	at := time.Now()
-	if rev, err := kv.Create(ctx, key, body); err == nil {
-		return ls.hold(req, key, rev, at), false, nil
+	// A create is the one write a free lock costs; a lock that another
+	// worker took from this one lately (it asked) most likely still names
+	// that worker's run, so it is read at once instead of after a create
+	// bound to fail.
+	readFirst := ls.held.takenAway(key)
+	if !readFirst {
+		at := time.Now()
+		if rev, err := ls.write(ctx, key, body, 0); err == nil {
+			return ls.hold(req, key, rev, at), false, nil
+		}
 	}
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	ls.held.contend(key)
-	for {
+	for first := true; ; first = false {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveQueue(ctx, key, me.Run)
 			return nil, true, err
@@ -56,9 +64,10 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 		val, rev, err := ls.read(ctx, key)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
+			// Absent, or deleted (rev is then the delete marker's).
 			at := time.Now()
-			if rev, err := kv.Create(ctx, key, body); err == nil {
-				return ls.hold(req, key, rev, at), true, nil
+			if rev, err := ls.write(ctx, key, body, rev); err == nil {
+				return ls.hold(req, key, rev, at), !(first && readFirst), nil
 			}
 			continue // someone took it first: look again
 		case err != nil:
@@ -85,13 +94,19 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 				v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == me.Run })
 				body, _ := json.Marshal(v)
 				at := time.Now()
-				if rev, err := kv.Update(ctx, key, body, rev); err == nil {
+				if rev, err := ls.write(ctx, key, body, rev); err == nil {
 					return ls.hold(req, key, rev, at), true, nil
 				}
 				continue // changed meanwhile: look again at once
 			}
 			if strategy == policy.BlockDiscardLater {
-				return nil, true, &DiscardedError{Holder: v.Holder}
+				holder := v.Holder
+				if v.Worker == ls.cfg.WorkerID {
+					// A run here may hold the lock under the name of the
+					// ended run the key names (heldLocks.reuse): name it.
+					holder = ls.held.running(key, holder)
+				}
+				return nil, true, &DiscardedError{Holder: holder}
 			}
 			if strategy == policy.BlockCoverEarly && !askedKill {
 				askedKill = true
@@ -104,7 +119,7 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 				v.Queue = append(v.Queue, me)
 				slices.SortFunc(v.Queue, byFire)
 				body, _ := json.Marshal(v)
-				if _, err := kv.Update(ctx, key, body, rev); err != nil {
+				if _, err := ls.write(ctx, key, body, rev); err != nil {
 					continue // changed meanwhile: look again at once
 				}
 			}

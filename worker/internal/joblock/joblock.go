@@ -20,8 +20,8 @@
 // Every change is a compare-and-set on the key's revision. When a holder
 // ends it writes nothing: the key keeps naming it, and the job's next run
 // takes the lock over — on the same worker without writing while the lock
-// is young (heldLocks), or with one conditional write from the revision it
-// remembers; elsewhere with one conditional write after asking the
+// is young (heldLocks; serial and discard_later), or with one conditional
+// write from the revision it remembers; elsewhere with one conditional write after asking the
 // holder's worker whether that run has ended (control op run_active). So
 // runs that do not overlap cost at most one lock write each, and none
 // while a job's runs keep landing on the same worker. Waiting runs queue
@@ -56,7 +56,6 @@ package joblock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -217,6 +216,7 @@ type Lock struct {
 	ls  *Locks
 	log *zap.Logger
 	key string // in JETJOB_LOCKS
+	run int64  // the run holding it
 	// slots: a slot of a capped concurrent job's lock (slots.go), given
 	// back when released; otherwise the key names one holder.
 	slots bool
@@ -239,7 +239,7 @@ type Lock struct {
 
 // newLock is lock key for req's run, not yet held.
 func (ls *Locks) newLock(req Request, key string) *Lock {
-	return &Lock{ls: ls, log: req.Log, key: key, as: req.Run}
+	return &Lock{ls: ls, log: req.Log, key: key, run: req.Run, as: req.Run}
 }
 
 // hold registers the lock key req's run has just written (revision rev,
@@ -359,13 +359,11 @@ func (ls *Locks) Asked(job int64, lock string, run int64) bool {
 func (ls *Locks) Stop(ctx context.Context) {
 	left, contended := ls.held.drain()
 	for key, rev := range left {
-		if err := ls.cfg.KV.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
+		if err := ls.del(ctx, key, rev); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			if !errors.Is(err, jetstream.ErrKeyNotFound) {
-				ls.cfg.Logger.Debug("left job lock not deleted (taken over since?)", zap.String("lock", key), zap.Error(err))
-			}
+			ls.cfg.Logger.Debug("left job lock not deleted (taken over or expired since?)", zap.String("lock", key), zap.Error(err))
 		}
 	}
 	for key := range contended {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/shared/stream"
@@ -69,13 +72,13 @@ func (ls *Locks) update(ctx context.Context, key string, change func(*value) boo
 			return 0
 		}
 		if v.empty() {
-			if ls.cfg.KV.Delete(ctx, key, jetstream.LastRevision(rev)) == nil {
+			if ls.del(ctx, key, rev) == nil {
 				return 0
 			}
 			continue
 		}
 		body, _ := json.Marshal(v)
-		if rev, err := ls.cfg.KV.Update(ctx, key, body, rev); err == nil {
+		if rev, err := ls.write(ctx, key, body, rev); err == nil {
 			return rev
 		}
 	}
@@ -86,15 +89,105 @@ func (ls *Locks) update(ctx context.Context, key string, change func(*value) boo
 // create it) and returns the new revision.
 func (ls *Locks) put(ctx context.Context, key string, v *value, rev uint64) (uint64, error) {
 	body, _ := json.Marshal(v)
-	if rev == 0 {
-		return ls.cfg.KV.Create(ctx, key, body)
+	return ls.write(ctx, key, body, rev)
+}
+
+// errChanged is a compare-and-set that lost: the key's last revision is
+// not the one the write expected (someone wrote it meanwhile, or, for a
+// create, the key holds a value or a delete marker).
+var errChanged = errors.New("job lock changed meanwhile")
+
+// write stores body as the lock key's value if the key's last revision is
+// rev (0: no message at all for the key), and returns the new revision;
+// errChanged if it is not.
+//
+// This is what KeyValue.Create and Update send — a publish to the key's
+// subject with the header Nats-Expected-Last-Subject-Sequence, acknowledged
+// by the stream — without their client-side work: the key's validation by
+// regular expression (keys here are built by Key and SlotsKey from
+// integers: always valid, one token under the subject permission
+// $KV.JETJOB_LOCKS.job.*), and Create's follow-up get after every failed
+// create, which looks for a delete marker to create over. Here a failed
+// create reads the key only when the caller needs its value anyway (read
+// returns a delete marker's revision with ErrKeyNotFound, and the caller
+// creates over it). The bucket's TTL is the stream's MaxAge (no
+// per-message TTL, stream.Locks), so a raw publish ages out exactly as a
+// KeyValue write does. Like the client's publish, a write that finds no
+// stream to answer (a leader election) is retried twice, 250 ms apart:
+// nothing was stored.
+func (ls *Locks) write(ctx context.Context, key string, body []byte, rev uint64) (uint64, error) {
+	m := nats.Msg{Subject: lockSubject(key), Data: body, Header: nats.Header{}}
+	m.Header[expectedLastSubjSeq] = []string{strconv.FormatUint(rev, 10)}
+	return ls.publish(ctx, key, &m)
+}
+
+// del deletes the lock key if its last revision is rev: a delete marker,
+// as KeyValue.Delete with LastRevision writes it.
+func (ls *Locks) del(ctx context.Context, key string, rev uint64) error {
+	m := nats.Msg{Subject: lockSubject(key), Header: nats.Header{}}
+	m.Header[kvOperation] = []string{"DEL"}
+	m.Header[expectedLastSubjSeq] = []string{strconv.FormatUint(rev, 10)}
+	_, err := ls.publish(ctx, key, &m)
+	return err
+}
+
+const (
+	expectedLastSubjSeq = "Nats-Expected-Last-Subject-Sequence"
+	kvOperation         = "KV-Operation"
+	// The stream's error codes for a wrong last sequence: on a stream of
+	// one replica, and on a replicated one.
+	errCodeWrongLastSeq         = 10071
+	errCodeWrongLastSeqReplicas = 10164
+)
+
+// lockSubject is the subject of the lock key's messages.
+func lockSubject(key string) string { return "$KV." + stream.LocksBucket + "." + key }
+
+// publish sends m to the locks stream and returns the revision it was
+// stored at.
+func (ls *Locks) publish(ctx context.Context, key string, m *nats.Msg) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var msg *nats.Msg
+	var err error
+	for try := 0; ; try++ {
+		msg, err = ls.cfg.NATS.RequestMsgWithContext(ctx, m)
+		if !errors.Is(err, nats.ErrNoResponders) || try == 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return ls.cfg.KV.Update(ctx, key, body, rev)
+	if err != nil {
+		return 0, fmt.Errorf("write job lock %s: %w", key, err)
+	}
+	var ack struct {
+		Seq   uint64 `json:"seq"`
+		Error *struct {
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg.Data, &ack); err != nil {
+		return 0, fmt.Errorf("write job lock %s: %w", key, err)
+	}
+	switch {
+	case ack.Error != nil && (ack.Error.ErrCode == errCodeWrongLastSeq || ack.Error.ErrCode == errCodeWrongLastSeqReplicas):
+		return 0, errChanged
+	case ack.Error != nil:
+		return 0, fmt.Errorf("write job lock %s: %s", key, ack.Error.Description)
+	case ack.Seq == 0:
+		return 0, fmt.Errorf("write job lock %s: no revision in the answer %q", key, msg.Data)
+	}
+	return ack.Seq, nil
 }
 
 // read reads a job lock from the bucket's stream leader and returns its
 // value and revision, or jetstream.ErrKeyNotFound when it is absent or
-// deleted. Not KeyValue.Get: that is a direct get, which any replica may
+// deleted — with, for a deleted key, the delete marker's revision, over
+// which a write creates the key (0 when absent). Not KeyValue.Get: that is a direct get, which any replica may
 // answer, including one still catching up after a NATS node's outage,
 // while a waiting run must see the revision its compare-and-set is checked
 // against, which the leader holds. Only contended locks are read this way,
@@ -102,7 +195,7 @@ func (ls *Locks) put(ctx context.Context, key string, v *value, rev uint64) (uin
 func (ls *Locks) read(ctx context.Context, key string) ([]byte, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + stream.LocksBucket + "." + key})
+	req, _ := json.Marshal(map[string]string{"last_by_subj": lockSubject(key)})
 	msg, err := ls.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+stream.LocksBucket, req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read job lock %s: %w", key, err)
@@ -131,8 +224,8 @@ func (ls *Locks) read(ctx context.Context, key string) ([]byte, uint64, error) {
 		return nil, 0, fmt.Errorf("read job lock %s: empty answer", key)
 	}
 	// A delete or purge marker: the KV-Operation header says so.
-	if bytes.Contains(resp.Message.Hdrs, []byte("KV-Operation")) {
-		return nil, 0, jetstream.ErrKeyNotFound
+	if bytes.Contains(resp.Message.Hdrs, []byte(kvOperation)) {
+		return nil, resp.Message.Seq, jetstream.ErrKeyNotFound
 	}
 	return resp.Message.Data, resp.Message.Seq, nil
 }

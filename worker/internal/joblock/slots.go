@@ -80,7 +80,7 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 	var v value
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		rev = 0
+		// rev: 0, or the delete marker's, over which put creates the key.
 	case err != nil:
 		req.Log.Warn("job slots unreadable; retrying", zap.Error(err))
 		return nil, false
