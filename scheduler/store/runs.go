@@ -124,7 +124,8 @@ func (s *Store) SearchRuns(ctx context.Context, f RunFilter) ([]Run, bool, error
 }
 
 // unfilteredMarker is job_runs_time's index predicate: stating it lets a
-// search use that index, and only unfiltered searches state it.
+// search use that index, and only searches without a filter of their own
+// index state it (see searchSQL).
 const unfilteredMarker = `scheduled_at > '-infinity'`
 
 // searchSQL builds SearchRuns' statement; it reads Limit+1 rows, the extra
@@ -196,11 +197,20 @@ func searchSQL(f RunFilter) (string, []any) {
 		anyOf("status", statuses)
 		anyOf("trigger_type", types)
 	}
-	if f.JobID == 0 && f.Group == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
-		// Unfiltered, or by worker only: the searches allowed the
-		// time-only index (its partial predicate, see migration 0004); a
-		// worker's runs are recent, found reading it newest first.
-		conds = append(conds, unfilteredMarker)
+	// timeOrdered tells whether a statement (or branch) with these status
+	// and trigger type values is read off the time index (see
+	// unfilteredMarker): when no filter of it has an index of its own.
+	// Those that do: job (the fire key), group, a status other than
+	// SUCCEEDED (job_runs_status, migration 0009; SCHEDULED: the few
+	// planned runs) and a trigger type other than schedule (job_runs_trigger).
+	// Unfiltered, by worker, by SUCCEEDED or by schedule: those runs are
+	// most runs (a worker's are recent), found reading the index newest
+	// first.
+	byOwnIndex := f.JobID != 0 || f.Group != "" || f.Groups != nil
+	timeOrdered := func(sts, tts []string) bool {
+		return !byOwnIndex &&
+			(len(sts) == 0 || slices.Contains(sts, string(wire.StatusSucceeded))) &&
+			(len(tts) == 0 || slices.Contains(tts, string(wire.TriggerSchedule)))
 	}
 	limit := arg(f.Limit + 1)
 	const order = " ORDER BY scheduled_at DESC, id DESC LIMIT "
@@ -212,11 +222,24 @@ func searchSQL(f RunFilter) (string, []any) {
 		return " WHERE " + strings.Join(all, " AND ")
 	}
 	if branchCol == "" {
+		if timeOrdered(statuses, types) {
+			conds = append(conds, unfilteredMarker)
+		}
 		return `SELECT ` + runColumns + ` FROM job_runs` + where() + order + limit, args
 	}
 	branches := make([]string, len(branchVals))
 	for i, v := range branchVals {
-		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(branchCol+" = "+arg(v)) + order + limit + `)`
+		extra := []string{branchCol + " = " + arg(v)}
+		sts, tts := statuses, types
+		if branchCol == "status" {
+			sts = []string{v}
+		} else {
+			tts = []string{v}
+		}
+		if timeOrdered(sts, tts) {
+			extra = append(extra, unfilteredMarker)
+		}
+		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(extra...) + order + limit + `)`
 	}
 	return `SELECT ` + runColumns + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) r` + order + limit, args
 }
