@@ -97,9 +97,13 @@ type RunFilter struct {
 // SearchRuns returns up to f.Limit runs matching f, newest first by
 // (scheduled_at, id), and whether more follow.
 //
-// Each filter has an index ending in (scheduled_at DESC, id DESC), so a page
+// Each filter has an index in (scheduled_at DESC, id DESC) order, so a page
 // is read straight off one index per partition instead of sorting the
-// matches (see migration 0004). A filter on several statuses (or trigger
+// matches (see migrations 0004 and 0009): group, status (other than
+// SCHEDULED and SUCCEEDED) and rare trigger types their own; a job the fire
+// key, whose few runs per scheduled_at are put in id order by an
+// incremental sort; the others (no filter, worker, SUCCEEDED, schedule) the
+// time index, read newest first. A filter on several statuses (or trigger
 // types) is one branch per value, each reading at most a page in order,
 // merged: PostgreSQL 15 cannot read "status IN (…)" off such an index in
 // scheduled order, and would otherwise sort every match. The statement is
