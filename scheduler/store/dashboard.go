@@ -100,7 +100,8 @@ func unfiltered(group string, groups []string) string {
 }
 
 // CountRuns counts the runs of the filter's groups in one status scheduled
-// in [from, to): read off job_runs_status.
+// in [from, to): read off job_runs_status (partial since migration 0009:
+// a status other than SCHEDULED and SUCCEEDED, such as RUNNING).
 func (s *Store) CountRuns(ctx context.Context, status wire.Status, from, to time.Time, group string, groups []string) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM job_runs`+statsFilter+
@@ -155,7 +156,8 @@ func (s *Store) RunFailures(ctx context.Context, from, to time.Time, group strin
 	if err != nil {
 		return out, fmt.Errorf("failed runs: %w", err)
 	}
-	// A job's total is read off job_runs_job, for the top jobs only.
+	// A job's total is read off the fire key (job_id, scheduled_at, …),
+	// for the top jobs only.
 	rows, _ := s.pool.Query(ctx, `WITH f AS MATERIALIZED (`+failed+`),
 		top AS (SELECT job_id, count(*) AS failed FROM f GROUP BY job_id ORDER BY failed DESC, job_id LIMIT $7)
 		SELECT t.job_id, coalesce(j.name, ''), last.group_name, t.failed,

@@ -97,9 +97,13 @@ type RunFilter struct {
 // SearchRuns returns up to f.Limit runs matching f, newest first by
 // (scheduled_at, id), and whether more follow.
 //
-// Each filter has an index ending in (scheduled_at DESC, id DESC), so a page
+// Each filter has an index in (scheduled_at DESC, id DESC) order, so a page
 // is read straight off one index per partition instead of sorting the
-// matches (see migration 0004). A filter on several statuses (or trigger
+// matches (see migrations 0004 and 0009): group, status (other than
+// SCHEDULED and SUCCEEDED) and rare trigger types their own; a job the fire
+// key, whose few runs per scheduled_at are put in id order by an
+// incremental sort; the others (no filter, worker, SUCCEEDED, schedule) the
+// time index, read newest first. A filter on several statuses (or trigger
 // types) is one branch per value, each reading at most a page in order,
 // merged: PostgreSQL 15 cannot read "status IN (…)" off such an index in
 // scheduled order, and would otherwise sort every match. The statement is
@@ -124,7 +128,8 @@ func (s *Store) SearchRuns(ctx context.Context, f RunFilter) ([]Run, bool, error
 }
 
 // unfilteredMarker is job_runs_time's index predicate: stating it lets a
-// search use that index, and only unfiltered searches state it.
+// search use that index, and only searches without a filter of their own
+// index state it (see searchSQL).
 const unfilteredMarker = `scheduled_at > '-infinity'`
 
 // searchSQL builds SearchRuns' statement; it reads Limit+1 rows, the extra
@@ -139,8 +144,20 @@ func searchSQL(f RunFilter) (string, []any) {
 	if f.JobID != 0 {
 		conds = append(conds, "job_id = "+arg(f.JobID))
 	}
+	// With a job, the job drives: its runs are read off the fire key in
+	// scheduled order (migration 0009), and the group only filters them.
+	// The group test is written so that it is no index condition (else the
+	// planner may read the group's index in exact order, filtering out the
+	// group's other jobs) and is estimated to keep half the rows (a
+	// boolean compared with a constant) instead of the group's share: a
+	// job's runs are all of its group, and on the share the planner would
+	// expect a handful of rows and sort every run of the job.
+	group := func(cmp string) string { return "group_name " + cmp }
+	if f.JobID != 0 {
+		group = func(cmp string) string { return "(group_name " + cmp + ") IS DISTINCT FROM false" }
+	}
 	if f.Group != "" {
-		conds = append(conds, "group_name = "+arg(f.Group))
+		conds = append(conds, group("= "+arg(f.Group)))
 	}
 	if f.Worker != "" {
 		conds = append(conds, "worker_id = "+arg(f.Worker))
@@ -149,9 +166,9 @@ func searchSQL(f RunFilter) (string, []any) {
 		// A viewer of one group reads that group's index as any group
 		// filter; several read it once per group and merge (no order).
 		if len(f.Groups) == 1 {
-			conds = append(conds, "group_name = "+arg(f.Groups[0]))
+			conds = append(conds, group("= "+arg(f.Groups[0])))
 		} else {
-			conds = append(conds, "group_name = ANY("+arg(f.Groups)+")")
+			conds = append(conds, group("= ANY("+arg(f.Groups)+")"))
 		}
 	}
 	if !f.From.IsZero() {
@@ -196,11 +213,20 @@ func searchSQL(f RunFilter) (string, []any) {
 		anyOf("status", statuses)
 		anyOf("trigger_type", types)
 	}
-	if f.JobID == 0 && f.Group == "" && f.Groups == nil && len(statuses) == 0 && len(types) == 0 {
-		// Unfiltered, or by worker only: the searches allowed the
-		// time-only index (its partial predicate, see migration 0004); a
-		// worker's runs are recent, found reading it newest first.
-		conds = append(conds, unfilteredMarker)
+	// timeOrdered tells whether a statement (or branch) with these status
+	// and trigger type values is read off the time index (see
+	// unfilteredMarker): when no filter of it has an index of its own.
+	// Those that do: job (the fire key), group, a status other than
+	// SUCCEEDED (job_runs_status, migration 0009; SCHEDULED: the few
+	// planned runs) and a trigger type other than schedule (job_runs_trigger).
+	// Unfiltered, by worker, by SUCCEEDED or by schedule: those runs are
+	// most runs (a worker's are recent), found reading the index newest
+	// first.
+	byOwnIndex := f.JobID != 0 || f.Group != "" || f.Groups != nil
+	timeOrdered := func(sts, tts []string) bool {
+		return !byOwnIndex &&
+			(len(sts) == 0 || slices.Contains(sts, string(wire.StatusSucceeded))) &&
+			(len(tts) == 0 || slices.Contains(tts, string(wire.TriggerSchedule)))
 	}
 	limit := arg(f.Limit + 1)
 	const order = " ORDER BY scheduled_at DESC, id DESC LIMIT "
@@ -212,11 +238,24 @@ func searchSQL(f RunFilter) (string, []any) {
 		return " WHERE " + strings.Join(all, " AND ")
 	}
 	if branchCol == "" {
+		if timeOrdered(statuses, types) {
+			conds = append(conds, unfilteredMarker)
+		}
 		return `SELECT ` + runColumns + ` FROM job_runs` + where() + order + limit, args
 	}
 	branches := make([]string, len(branchVals))
 	for i, v := range branchVals {
-		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(branchCol+" = "+arg(v)) + order + limit + `)`
+		extra := []string{branchCol + " = " + arg(v)}
+		sts, tts := statuses, types
+		if branchCol == "status" {
+			sts = []string{v}
+		} else {
+			tts = []string{v}
+		}
+		if timeOrdered(sts, tts) {
+			extra = append(extra, unfilteredMarker)
+		}
+		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(extra...) + order + limit + `)`
 	}
 	return `SELECT ` + runColumns + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) r` + order + limit, args
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"testing"
 	"time"
 
@@ -47,6 +48,31 @@ func (n *planNode) read() (rows float64, seq []string) {
 	return rows, seq
 }
 
+// The day partitions' indexes of run search, by the suffix of their names.
+const (
+	timeIndex    = "_scheduled_at_id_idx" // job_runs_time
+	fireKey      = "_job_id_scheduled_at_shard_index_attempt_key"
+	groupIndex   = "_group_name_scheduled_at_id_idx"
+	statusIndex  = "_status_scheduled_at_id_idx"
+	triggerIndex = "_trigger_type_scheduled_at_id_idx"
+	plannedIndex = "_shard_scheduled_at_idx" // job_runs_planned
+)
+
+// partitionName is the partition's part of its indexes' names.
+var partitionName = regexp.MustCompile(`^job_runs_(p[0-9]{8}|default)`)
+
+// indexes lists the indexes of the scans of a plan that read rows.
+func (n *planNode) indexes() []string {
+	var out []string
+	if n.Index != "" && n.ActualRows*n.ActualLoops+n.RemovedFilter+n.RemovedRecheck > 0 {
+		out = append(out, n.Index)
+	}
+	for i := range n.Plans {
+		out = append(out, n.Plans[i].indexes()...)
+	}
+	return out
+}
+
 // TestSearchMillionRuns fills job_runs with 1 M runs over 30 day
 // partitions and checks that the first page of every filter combination
 // is read off an index: no partition is scanned sequentially, and the rows
@@ -65,13 +91,14 @@ func TestSearchMillionRuns(t *testing.T) {
 	// and 2 % TIMED_OUT, 2 % retries and 2 % manual runs, independent of
 	// the job.
 	if _, err := pool.Exec(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
-			started_at, finished_at)
+			started_at, finished_at, worker_id)
 		SELECT i % 1000 + 1, 'g' || (i % 1000 + 1) % 20, i % 64,
 			CASE (i / 1000) % 50 WHEN 7 THEN 'retry' WHEN 13 THEN 'manual' ELSE 'schedule' END,
 			CASE WHEN (i / 1000) % 20 = 0 THEN 'FAILED' WHEN (i / 1000) % 50 = 1 THEN 'TIMED_OUT' ELSE 'SUCCEEDED' END,
 			$1::timestamptz - interval '30 days' + i * interval '2.592 seconds',
 			$1::timestamptz - interval '30 days' + i * interval '2.592 seconds',
-			$1::timestamptz - interval '30 days' + i * interval '2.592 seconds' + (i % 997) * interval '1 millisecond'
+			$1::timestamptz - interval '30 days' + i * interval '2.592 seconds' + (i % 997) * interval '1 millisecond',
+			'w' || i % 4
 		FROM generate_series(0, 999999) AS i`, today); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +123,9 @@ func TestSearchMillionRuns(t *testing.T) {
 		// drivenBy: another filter is as selective and cannot drive too;
 		// the rows read are then bounded by the driving filter's runs.
 		boundedBy int
+		// index, when set: every scan that reads rows reads this index
+		// (migration 0009: which index serves which filter).
+		index string
 	}{
 		{name: "none"},
 		{name: "job", f: store.RunFilter{JobID: 7}},
@@ -113,6 +143,24 @@ func TestSearchMillionRuns(t *testing.T) {
 		{name: "everything", f: store.RunFilter{JobID: 7, Group: "g7", Statuses: []wire.Status{wire.StatusSucceeded, wire.StatusFailed},
 			TriggerTypes: []wire.TriggerType{wire.TriggerSchedule}, From: mid, To: mid.AddDate(0, 0, 5)}},
 		{name: "second page", f: store.RunFilter{Group: "g3", After: &store.RunKey{ScheduledAt: mid, ID: 500000}}},
+		// Migration 0009: which index each filter reads.
+		{name: "none, index", index: timeIndex},
+		{name: "job, index", f: store.RunFilter{JobID: 7}, index: fireKey},
+		{name: "job, second page", f: store.RunFilter{JobID: 7, After: &store.RunKey{ScheduledAt: mid, ID: 500000}}, index: fireKey},
+		{name: "job, viewer's group", f: store.RunFilter{JobID: 7, Groups: []string{"g7"}}, index: fireKey},
+		{name: "group, index", f: store.RunFilter{Group: "g3"}, index: groupIndex},
+		{name: "status failed", f: store.RunFilter{Statuses: []wire.Status{wire.StatusFailed}}, index: statusIndex},
+		{name: "status running", f: store.RunFilter{Statuses: []wire.Status{wire.StatusRunning}}, index: statusIndex},
+		{name: "status succeeded", f: store.RunFilter{Statuses: []wire.Status{wire.StatusSucceeded}}, index: timeIndex},
+		{name: "status scheduled", f: store.RunFilter{Statuses: []wire.Status{wire.StatusScheduled}}, index: plannedIndex},
+		{name: "statuses with succeeded", f: store.RunFilter{Statuses: []wire.Status{wire.StatusSucceeded, wire.StatusFailed}}},
+		// A worker ran one run in 4: its page is read through the time
+		// index, about 4 rows a run.
+		{name: "worker", f: store.RunFilter{Worker: "w2"}, index: timeIndex, boundedBy: 4 * (3*(limit+1) + 30)},
+		{name: "trigger type, index", f: store.RunFilter{TriggerTypes: []wire.TriggerType{wire.TriggerManual}}, index: triggerIndex},
+		{name: "trigger type schedule", f: store.RunFilter{TriggerTypes: []wire.TriggerType{wire.TriggerSchedule}}, index: timeIndex},
+		{name: "succeeded, schedule", f: store.RunFilter{Statuses: []wire.Status{wire.StatusSucceeded},
+			TriggerTypes: []wire.TriggerType{wire.TriggerSchedule}}, index: timeIndex},
 	}
 	for _, c := range cases {
 		c.f.Limit = limit
@@ -128,6 +176,13 @@ func TestSearchMillionRuns(t *testing.T) {
 			t.Fatalf("%s: explain output: %v", c.name, err)
 		}
 		rows, seq := doc[0].Plan.read()
+		if c.index != "" {
+			for _, ix := range doc[0].Plan.indexes() {
+				if partitionName.ReplaceAllString(ix, "") != c.index {
+					t.Errorf("%s: reads index %s, want *%s", c.name, ix, c.index)
+				}
+			}
+		}
 		branches := max(1, len(c.f.Statuses), len(c.f.TriggerTypes))
 		bound := float64(branches * (3*(limit+1) + parts))
 		if c.boundedBy > 0 {
