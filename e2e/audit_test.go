@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/shared/stream"
 )
@@ -172,17 +173,12 @@ func (c *cluster) runs(jobs []int64) []runRow {
 func (c *cluster) waitSettled(to time.Time, within time.Duration) {
 	c.t.Helper()
 	var last int
-	deadline := time.Now().Add(within)
-	for {
+	if testwait.Poll(within, func() bool {
 		last = c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at <= $1
 			AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, to)
-		if last == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
+		return last == 0
+	}) {
+		return
 	}
 	rows, err := c.pool().Query(c.ctx(), `SELECT id, job_id, scheduled_at, status, worker_id FROM job_runs
 		WHERE scheduled_at <= $1 AND status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING') ORDER BY id LIMIT 5`, to)

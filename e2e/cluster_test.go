@@ -599,7 +599,7 @@ func (c *cluster) waitNATSClusterHealthy(within time.Duration) {
 
 // at waits until the clock reaches t: the scenarios are about time passing
 // (outages of a given length while jobs fire), not synchronisation.
-func at(t time.Time) { time.Sleep(time.Until(t)) }
+func at(t time.Time) { testwait.SleepUntil(t) }
 
 // halfSecond is the next x.500 instant at least d from now: faults are
 // injected half-way between two fires.

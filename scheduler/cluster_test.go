@@ -41,6 +41,9 @@ type cluster struct {
 	fires  *invocations
 	api    *client.Client
 	direct *pgxpool.Pool // the test's own view of the database
+	// signals are every scheduler's test signals, shared: the test waits
+	// on the cluster's key moments whichever scheduler had them.
+	signals scheduler.TestSignals
 }
 
 // node is one scheduler.
@@ -91,6 +94,7 @@ func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{t: t, log: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), dbURL: pgtest.URL(t),
 		natsDir: t.TempDir(), fires: &invocations{n: map[fireKey]int{}}}
+	c.signals.Init(t)
 	c.startNATS()
 	t.Cleanup(func() { c.ns.Shutdown() })
 	pool, err := pgxpool.New(context.Background(), c.dbURL)
@@ -145,6 +149,7 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.SetTestSignals(&c.signals)
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{s: s, cancel: cancel, done: make(chan error, 1), url: "http://" + ln.Addr().String()}
 	go func() { n.done <- s.Run(ctx); pool.Close() }()
@@ -230,6 +235,14 @@ func (c *cluster) createJobs(n int, spec apiv1.JobSpec) []int64 {
 		ids = append(ids, j.ID)
 	}
 	return ids
+}
+
+// waitLeases waits until cond, a condition on the shards the schedulers
+// hold, holds: it checks cond again at each change of any scheduler's
+// leases (their test signal), instead of polling.
+func (c *cluster) waitLeases(timeout time.Duration, what string, cond func() bool) {
+	c.t.Helper()
+	c.signals.Lease.Changed.WaitUntil(c.t, timeout, what, cond)
 }
 
 // owned returns how many shards each running scheduler holds.

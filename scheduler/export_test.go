@@ -1,5 +1,7 @@
 package scheduler
 
+import "testing"
+
 // Crash stops the scheduler as if its process had died: its leases are not
 // released (they expire after the TTL), in-flight publishes are not
 // drained. Run returns once everything stopped.
@@ -26,3 +28,21 @@ func (s *Scheduler) OwnedShards() int {
 	}
 	return len(lm.Held())
 }
+
+// TestSignals are a scheduler's components' test signals (package
+// internal/testsignal): leases changed, a shard planned, a dispatch batch
+// written, a results batch applied.
+type TestSignals = testSignals
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testing.TB) {
+	ts.Lease.Init(tb)
+	ts.Planner.Init(tb)
+	ts.Dispatch.Init(tb)
+	ts.Results.Init(tb)
+}
+
+// SetTestSignals makes s's components signal into ts (initialised with
+// Init). Call it before Run. Several schedulers may share one TestSignals:
+// a test then watches the cluster as one (lease.Change names its owner).
+func (s *Scheduler) SetTestSignals(ts *TestSignals) { s.testSignals = *ts }

@@ -14,7 +14,7 @@ import (
 
 // at waits until the scenario's clock reaches t: the scenarios below are
 // about time passing (outages of given lengths), not synchronisation.
-func at(t time.Time) { <-time.After(time.Until(t)) }
+func at(t time.Time) { testwait.SleepUntil(t) }
 
 // secondsBetween lists the whole seconds in [from, to].
 func secondsBetween(from, to time.Time) []time.Time {
@@ -82,7 +82,7 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	}
 	c.startWorker("w1")
 	c.startWorker("w2")
-	testwait.Eventually(t, 10*time.Second, "16 shards spread over 3 schedulers", func() bool {
+	c.waitLeases(10*time.Second, "16 shards spread over 3 schedulers", func() bool {
 		o := c.owned(0, 1, 2)
 		return o[0]+o[1]+o[2] == 16 && o[0] > 0 && o[1] > 0 && o[2] > 0
 	})
@@ -93,7 +93,7 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	at(start.Add(8 * time.Second))
 	c.crash(1)
 	crashed := time.Now()
-	testwait.Eventually(t, testLease.TTL+3*time.Second, "the crashed scheduler's shards to move", func() bool {
+	c.waitLeases(testLease.TTL+3*time.Second, "the crashed scheduler's shards to move", func() bool {
 		o := c.owned(0, 2)
 		return o[0]+o[1] == 16
 	})
@@ -140,16 +140,16 @@ func TestShardBalance(t *testing.T) {
 	}
 	within := 2*testLease.TTL + time.Second
 	c.startScheduler(16)
-	testwait.Eventually(t, within, "one scheduler holding all 16 shards", balanced(0))
+	c.waitLeases(within, "one scheduler holding all 16 shards", balanced(0))
 	c.startScheduler(16)
-	testwait.Eventually(t, within, "two schedulers balanced", balanced(0, 1))
+	c.waitLeases(within, "two schedulers balanced", balanced(0, 1))
 	c.startScheduler(16)
-	testwait.Eventually(t, within, "three schedulers balanced", balanced(0, 1, 2))
+	c.waitLeases(within, "three schedulers balanced", balanced(0, 1, 2))
 	t.Logf("owned %v", c.owned(0, 1, 2))
 	c.crash(2)
-	testwait.Eventually(t, testLease.TTL+testLease.Renew+time.Second, "a dead scheduler's shards taken over", balanced(0, 1))
+	c.waitLeases(testLease.TTL+testLease.Renew+time.Second, "a dead scheduler's shards taken over", balanced(0, 1))
 	c.stop(c.nodes[1])
-	testwait.Eventually(t, 2*testLease.Renew+time.Second, "a stopped scheduler's released shards taken over", balanced(0))
+	c.waitLeases(2*testLease.Renew+time.Second, "a stopped scheduler's released shards taken over", balanced(0))
 }
 
 var _ = context.Background

@@ -61,7 +61,8 @@ func TestStoppingSchedulerHandsBackEvents(t *testing.T) {
 	}
 	started := time.Now()
 	var got *apiv1.Run
-	testwait.Eventually(t, ackWait+30*time.Second, "the run's result to be applied", func() bool {
+	// The run's row changes only when a results applier applies its events.
+	c.signals.Results.Applied.WaitUntil(t, ackWait+30*time.Second, "the run's result to be applied", func() bool {
 		got, err = api.GetRun(ctx, run.ID)
 		return err == nil && got.Status == "SUCCEEDED" && got.StartedAt != nil
 	})

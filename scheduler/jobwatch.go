@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -19,18 +20,14 @@ import (
 // (re)connection the wheel is checked against the table, since
 // notifications sent while disconnected are lost.
 func (s *Scheduler) watchJobs(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
+	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	for ctx.Err() == nil {
 		err := s.listenJobs(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		s.log.Warn("job change listener failed; reconnecting", zap.Error(err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
+		_ = wait.Wait(ctx) // a cancelled ctx ends the loop
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -35,7 +34,11 @@ func TestKillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 10*time.Second, "the run to be RUNNING", func() bool {
+	// The run becomes RUNNING, then CANCELLED, only when the results
+	// applier applies its worker's events (a kill of a published run is
+	// the worker's to report): each applied batch is the moment to look.
+	applied := &sys.signals.Results.Applied
+	applied.WaitUntil(t, 10*time.Second, "the run to be RUNNING", func() bool {
 		r, err := sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "RUNNING"
 	})
@@ -43,7 +46,7 @@ func TestKillRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r *apiv1.Run
-	testwait.Eventually(t, 10*time.Second, "the killed run to end CANCELLED", func() bool {
+	applied.WaitUntil(t, 10*time.Second, "the killed run to end CANCELLED", func() bool {
 		r, err = sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "CANCELLED"
 	})
@@ -67,7 +70,8 @@ func TestKillRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 10*time.Second, "the run to be TRIGGERED", func() bool {
+	// With no worker of its group, only dispatch's write records it.
+	sys.signals.Dispatch.Flushed.WaitUntil(t, 10*time.Second, "the run to be TRIGGERED", func() bool {
 		r, err := sys.api.GetRun(ctx, waiting.ID)
 		return err == nil && r.Status == "TRIGGERED"
 	})
@@ -89,7 +93,7 @@ func TestKillRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
 	defer func() { stop(); <-done }()
-	testwait.Eventually(t, 15*time.Second, "the waiting run to end CANCELLED", func() bool {
+	applied.WaitUntil(t, 15*time.Second, "the waiting run to end CANCELLED", func() bool {
 		r, err = sys.api.GetRun(ctx, waiting.ID)
 		return err == nil && r.Status == "CANCELLED"
 	})

@@ -168,7 +168,7 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.startScheduler(4) // the in-process scheduler that takes over
-	testwait.Eventually(t, 20*time.Second, "the other scheduler to take all 4 shards", func() bool {
+	c.waitLeases(20*time.Second, "the other scheduler to take all 4 shards", func() bool {
 		return c.count(`SELECT count(*) FROM scheduler_shards WHERE owner = 'sched-0' AND expires_at > now()`) == 4
 	})
 	at(time.Now().Add(2 * time.Second))

@@ -275,7 +275,8 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
+	// No worker reports on it: dispatch's write is what records it TRIGGERED.
+	c.signals.Dispatch.Flushed.WaitUntil(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
 	})
 	// It waits on w0's subject, which nobody reads while w0 counts as live.

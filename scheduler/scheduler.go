@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
@@ -139,6 +140,21 @@ type Scheduler struct {
 	mu      sync.Mutex
 	leases  *lease.Manager
 	cancel  context.CancelFunc
+
+	// testSignals are the components' test signals: see export_test.go.
+	testSignals testSignals
+}
+
+// testSignals gathers the test signals (package internal/testsignal) of
+// the components wire builds. Zero, as in production, they do nothing. A
+// test initialises them before Run (export_test.go) and wire gives each
+// component its part in its Deps: a copy of an initialised signal shares
+// its queue, so the test waits on what the components signal.
+type testSignals struct {
+	Lease    lease.TestSignals
+	Planner  planner.TestSignals
+	Dispatch dispatch.TestSignals
+	Results  results.TestSignals
 }
 
 // New validates cfg and deps and returns a scheduler; Run starts it.
@@ -391,7 +407,7 @@ func (s *Scheduler) dependencies(ctx context.Context) []apiv1.Dependency {
 // retry calls f until it succeeds or ctx ends, backing off from 100 ms to
 // 5 s and logging and counting (failed) each failure.
 func retry[T any](ctx context.Context, log *zap.Logger, what string, failed func(), f func() (T, error)) (T, error) {
-	backoff := 100 * time.Millisecond
+	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		v, err := f()
 		if err == nil {
@@ -401,12 +417,10 @@ func retry[T any](ctx context.Context, log *zap.Logger, what string, failed func
 			return v, ctx.Err()
 		}
 		failed()
-		log.Warn(what+" failed; retrying", zap.Duration("backoff", backoff), zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return v, ctx.Err()
-		case <-time.After(backoff):
+		d := wait.Next()
+		log.Warn(what+" failed; retrying", zap.Duration("backoff", d), zap.Error(err))
+		if err := backoff.Sleep(ctx, d); err != nil {
+			return v, err
 		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
 }

@@ -30,6 +30,8 @@ type system struct {
 	pool    *pgxpool.Pool
 	url     string // API base URL
 	natsURL string
+	// signals are the scheduler's test signals, initialised.
+	signals *scheduler.TestSignals
 }
 
 // systemConfig is what startSystem's options adjust: the scheduler's
@@ -74,6 +76,9 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
+	signals := new(scheduler.TestSignals)
+	signals.Init(t)
+	s.SetTestSignals(signals)
 	// The worker logs through cfg.Logger too, so an option that observes
 	// the logs sees both sides.
 	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
@@ -105,7 +110,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{api: api, pool: pool, url: url, natsURL: ns.ClientURL()}
+	sys := &system{api: api, pool: pool, url: url, natsURL: ns.ClientURL(), signals: signals}
 	testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil

@@ -95,7 +95,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w := &wiring{s: s, js: js, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done()}
 	var err error
 	if w.leases, err = lease.New(s.cfg.Lease, lease.Deps{Pool: s.deps.Pool, Log: s.log,
-		Acquired: w.leasesAcquired, Lost: w.leasesLost}); err != nil {
+		Acquired: w.leasesAcquired, Lost: w.leasesLost, TestSignals: s.testSignals.Lease}); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -104,19 +104,21 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.registry = registry.New(js, s.cfg.Streams, s.log)
 	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
 	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
-		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire}); err != nil {
+		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire,
+		TestSignals: s.testSignals.Dispatch}); err != nil {
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
-		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer}); err != nil {
+		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer,
+		TestSignals: s.testSignals.Planner}); err != nil {
 		return nil, err
 	}
 	s.metrics.register(s.reg, s.wheel.Len, w.leases.Held)
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, Spawned: w.spawned}); err != nil {
+		Applied: w.applied, Spawned: w.spawned, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/shared/natsembed"
 )
@@ -171,26 +172,34 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 
 // waitFor polls url until it answers want, the process exits or timeout.
 func waitFor(ctx context.Context, exited <-chan error, url string, want int, timeout time.Duration) (int, error) {
-	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: 2 * time.Second}
 	last := 0
-	for {
+	var exitErr error
+	gone := false
+	testwait.Poll(timeout, func() bool {
 		select {
-		case err := <-exited:
-			return last, fmt.Errorf("the process exited: %v", err)
+		case exitErr = <-exited:
+			gone = true
+			return true
 		default:
 		}
-		if resp, err := client.Get(url); err == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false
+		}
+		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			last = resp.StatusCode
-			if last == want {
-				return last, nil
-			}
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return last, fmt.Errorf("no %d within %v", want, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return last == want || ctx.Err() != nil
+	})
+	switch {
+	case gone:
+		return last, fmt.Errorf("the process exited: %v", exitErr)
+	case last == want:
+		return last, nil
+	default:
+		return last, fmt.Errorf("no %d within %v", want, timeout)
 	}
 }
 

@@ -1,13 +1,21 @@
-// Package testwait holds the polling helper the tests of every package
+// Package testwait holds the waiting helpers the tests of every package
 // share. It is for tests only: no non-test file imports it.
+//
+// Prefer, in this order: a test signal (package internal/testsignal) when a
+// component reports the moment the test waits for; Eventually when the
+// test can only observe a state from outside (a row, an HTTP answer);
+// SleepUntil only when the scenario is about the wall clock itself. A test
+// never sleeps to let something happen.
 package testwait
 
 import (
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/backoff"
 )
 
-// First and most are the bounds of Eventually's polling interval: it polls
+// first and most are the bounds of Eventually's polling interval: it polls
 // every first at the start, so a condition that holds soon is seen soon,
 // and backs off to every most, so a long wait does not load a shared
 // machine with checks (which often query PostgreSQL or NATS).
@@ -21,11 +29,29 @@ const (
 // has passed.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for every := first; !cond(); every = min(2*every, most) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(every)
+	if !Poll(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 }
+
+// Poll polls cond as Eventually does and reports whether it held before
+// timeout passed: for helpers that explain a timeout themselves (with the
+// rows still wrong, say) or return an error instead of failing a test.
+func Poll(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	every := backoff.Backoff{Initial: first, Max: most}
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(every.Next())
+	}
+	return true
+}
+
+// SleepUntil blocks until the wall clock reaches instant. It is not a way
+// to wait for something to happen (use a test signal or Eventually): it is
+// for scenarios that are about time passing — an outage of a given length
+// while jobs fire every second, a fault injected between two fires — where
+// the instant itself is what the test sets up.
+func SleepUntil(instant time.Time) { time.Sleep(time.Until(instant)) }

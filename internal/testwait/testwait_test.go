@@ -45,3 +45,25 @@ func TestEventuallyTimesOut(t *testing.T) {
 		t.Fatalf("gave up after %s, want just over 100ms", d)
 	}
 }
+
+func TestPollReportsTimeout(t *testing.T) {
+	if Poll(20*time.Millisecond, func() bool { return false }) {
+		t.Fatal("Poll of a condition that never holds reported true")
+	}
+	if !Poll(time.Second, func() bool { return true }) {
+		t.Fatal("Poll of a condition that holds at once reported false")
+	}
+}
+
+func TestSleepUntil(t *testing.T) {
+	instant := time.Now().Add(20 * time.Millisecond)
+	SleepUntil(instant)
+	if now := time.Now(); now.Before(instant) {
+		t.Fatalf("woke at %s, before %s", now, instant)
+	}
+	start := time.Now()
+	SleepUntil(start.Add(-time.Hour)) // past: returns at once
+	if d := time.Since(start); d > 100*time.Millisecond {
+		t.Fatalf("SleepUntil of a past instant took %s", d)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 )
@@ -323,7 +324,7 @@ func (s *Sender) send(ctx context.Context, p *pending) (status string, next *tim
 			status = "failed"
 		} else {
 			status = "pending"
-			t := s.now().Add(s.cfg.Backoff << (p.attempts - 1))
+			t := s.now().Add(backoff.Backoff{Initial: s.cfg.Backoff}.Delay(p.attempts))
 			next = &t
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 )
@@ -153,16 +154,12 @@ func TestSampleAgeGrows(t *testing.T) {
 	js := startJetStream(t)
 	publish(t, js, stream.TriggerAny("a"), 1)
 	first := sample(t, js, "a")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		g := sample(t, js, "a")
-		if g.OldestPending > first.OldestPending+100*time.Millisecond {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("oldest pending age stayed at %s (first %s)", g.OldestPending, first.OldestPending)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var g Group
+	if !testwait.Poll(10*time.Second, func() bool {
+		g = sample(t, js, "a")
+		return g.OldestPending > first.OldestPending+100*time.Millisecond
+	}) {
+		t.Fatalf("oldest pending age stayed at %s (first %s)", g.OldestPending, first.OldestPending)
 	}
 }
 

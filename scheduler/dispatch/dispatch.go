@@ -25,6 +25,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runs"
@@ -100,6 +102,9 @@ type Deps struct {
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
 	Observe func(runs.Planned, time.Duration)
+	// TestSignals report written batches to tests; zero, as in
+	// production, they do nothing.
+	TestSignals TestSignals
 }
 
 // settings is what New was given, the tuning with its defaults and the
@@ -148,6 +153,19 @@ type Dispatcher struct {
 	// clock).
 	now func() time.Time
 }
+
+// TestSignals are the dispatcher's key moments, for tests (package
+// internal/testsignal): zero, as in production, they do nothing.
+type TestSignals struct {
+	// Flushed fires after a batch of outcomes (TRIGGERED, SKIPPED,
+	// FAILED) was written, with the batch's run ids. A TRIGGERED write
+	// changes only runs still SCHEDULED: one whose events were applied
+	// first is in the batch but unchanged.
+	Flushed testsignal.Signal[[]int64]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) { ts.Flushed.Init(tb) }
 
 type inflight struct {
 	run  runs.Planned
@@ -437,7 +455,7 @@ func (d *Dispatcher) collect(ctx context.Context) {
 }
 
 func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetstream.PubAck, error) {
-	backoff := 50 * time.Millisecond
+	wait := backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
 	for attempt := 1; ; attempt++ {
 		if f.run.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(f.run.Shard, f.run.Epoch) {
 			// The shard moved on while the publish failed: its new owner
@@ -447,10 +465,8 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 		errcount.NATS(errcount.PublishTrigger)
 		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID), runtrace.LogField(f.span),
 			zap.Int("attempt", attempt), zap.Error(cause))
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(backoff):
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		m := d.message(&f.run, f.msg.Data)
@@ -461,7 +477,6 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 			return ack, nil
 		}
 		cause = err
-		backoff = min(backoff*2, 2*time.Second)
 	}
 }
 
@@ -513,10 +528,17 @@ func (d *Dispatcher) flush(ctx context.Context) {
 		held = held[i:] // no copy of what stays: append reallocates as it grows
 	}
 	write := func(c context.Context) {
-		backoff := 50 * time.Millisecond
+		wait := backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
 		for len(batch) > 0 {
 			err := runs.Record(c, d.pool, d.cfg.Owner, batch)
 			if err == nil {
+				if d.cfg.TestSignals.Flushed.On() {
+					ids := make([]int64, len(batch))
+					for i, m := range batch {
+						ids[i] = m.RunID
+					}
+					d.cfg.TestSignals.Flushed.Signal(ids)
+				}
 				batch = batch[:0]
 				return
 			}
@@ -527,11 +549,9 @@ func (d *Dispatcher) flush(ctx context.Context) {
 			}
 			errcount.Postgres(errcount.RecordTriggered)
 			d.log.Warn("recording TRIGGERED failed; retrying", zap.Int("runs", len(batch)), zap.Error(err))
-			select {
-			case <-c.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, 2*time.Second)
+			// A cancelled c ends the loop on the next attempt, which fails
+			// and logs what is left unrecorded.
+			_ = wait.Wait(c)
 		}
 	}
 	for {

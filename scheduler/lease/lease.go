@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/shared/logging"
 )
@@ -114,6 +115,35 @@ type Deps struct {
 	// and must not block long; nil ignores the change.
 	Acquired func([]Lease)
 	Lost     func(shards []int, reason string)
+	// TestSignals report changes of the held shards to tests; zero, as in
+	// production, they do nothing.
+	TestSignals TestSignals
+}
+
+// TestSignals are the manager's key moments, for tests (package
+// internal/testsignal).
+type TestSignals struct {
+	// Changed fires after every change of the shards Held reports that a
+	// round makes — shards acquired, lost or released, or trusted again
+	// after a renewal that came too late — once Held and Valid report it.
+	// A lease that merely runs out between rounds (the process stalled)
+	// leaves Held with no signal until a round notices.
+	Changed testsignal.Signal[Change]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) { ts.Changed.Init(tb) }
+
+// Change is one change of the shards an instance holds, as
+// TestSignals.Changed reports it.
+type Change struct {
+	Owner string // the instance's id
+	// Gained are the shards acquired, or trusted again, in order.
+	Gained []int
+	// Lost are the shards lost, released or given up, in order.
+	Lost []int
+	// Held is how many shards the instance holds after the change.
+	Held int
 }
 
 // Manager holds this instance's leases.
@@ -121,9 +151,11 @@ type Manager struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	// acquired and lost are Deps.Acquired and Deps.Lost.
+	// acquired, lost and signals are Deps.Acquired, Deps.Lost and
+	// Deps.TestSignals.
 	acquired func([]Lease)
 	lost     func(shards []int, reason string)
+	signals  TestSignals
 
 	mu   sync.Mutex
 	held map[int]Lease
@@ -145,7 +177,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Manager{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "lease").With(zap.String("scheduler_id", cfg.ID)),
-		acquired: deps.Acquired, lost: deps.Lost, held: map[int]Lease{}, now: time.Now}, nil
+		acquired: deps.Acquired, lost: deps.Lost, signals: deps.TestSignals, held: map[int]Lease{}, now: time.Now}, nil
 }
 
 // ID is this instance's id (the owner written in scheduler_shards).
@@ -288,19 +320,35 @@ func (m *Manager) tick(ctx context.Context) error {
 
 // update records renewed or acquired leases and drops lost ones.
 func (m *Manager) update(ok map[int]int64, deadline time.Time, lost []int, reason string) {
+	// gained (only for the test signal) are the shards Held did not
+	// report before: acquired, or renewed after their deadline passed.
+	var gained []int
+	var now time.Time
+	signal := m.signals.Changed.On()
+	if signal {
+		now = m.now()
+	}
 	m.mu.Lock()
 	for sh, ep := range ok {
+		if old, had := m.held[sh]; signal && (!had || !old.Valid(now)) {
+			gained = append(gained, sh)
+		}
 		m.held[sh] = Lease{Shard: sh, Epoch: ep, Deadline: deadline}
 	}
 	for _, sh := range lost {
 		delete(m.held, sh)
 	}
+	held := len(m.held)
 	m.mu.Unlock()
 	if len(lost) > 0 {
 		m.log.Info("lost shards", zap.Ints("shards", lost), zap.String("reason", reason))
 		if m.lost != nil {
 			m.lost(lost, reason)
 		}
+	}
+	if len(gained) > 0 || (signal && len(lost) > 0) {
+		sort.Ints(gained)
+		m.signals.Changed.Signal(Change{Owner: m.cfg.ID, Gained: gained, Lost: lost, Held: held})
 	}
 }
 

@@ -33,6 +33,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/internal/backoff"
 )
 
 // Options configures Start. The zero value is a fresh server in a temporary
@@ -219,21 +221,16 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 		// instead of 170 ms per small database, and tests make many.
 		sql += " STRATEGY FILE_COPY"
 	}
-	backoff := 10 * time.Millisecond
+	wait := backoff.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond}
 	for {
 		_, err = conn.Exec(ctx, sql)
 		var pgErr *pgconn.PgError
 		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" { // object_in_use
 			break
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("localpg: create database %q: %w (gave up: %w)", name, err, ctx.Err())
-		case <-t.C:
+		if cerr := wait.Wait(ctx); cerr != nil {
+			return fmt.Errorf("localpg: create database %q: %w (gave up: %w)", name, err, cerr)
 		}
-		backoff = min(2*backoff, 200*time.Millisecond)
 	}
 	if err != nil {
 		return fmt.Errorf("localpg: create database %q: %w", name, err)
@@ -422,12 +419,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 				return nil
 			}
 		}
-		t := time.NewTimer(20 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, 20*time.Millisecond) != nil {
 			return err
-		case <-t.C:
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/runs"
@@ -124,6 +125,31 @@ type Deps struct {
 	Planned func(shard int, at time.Time)
 	// Trace records a span per batch that planned runs; nil: tracing off.
 	Trace *spans.Tracer
+	// TestSignals report planning passes to tests; zero, as in
+	// production, they do nothing.
+	TestSignals TestSignals
+}
+
+// TestSignals are the planner's key moments, for tests (package
+// internal/testsignal).
+type TestSignals struct {
+	// ShardPlanned fires after a shard pass wrote every fire due within
+	// the window (PlanShard succeeded), its runs already handed on.
+	ShardPlanned testsignal.Signal[Pass]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) { ts.ShardPlanned.Init(tb) }
+
+// Pass is one successful planning pass over a shard, as
+// TestSignals.ShardPlanned reports it.
+type Pass struct {
+	Shard int
+	Epoch int64
+	// Runs is how many runs the pass planned; At is the time it planned
+	// for (its window runs from At).
+	Runs int
+	At   time.Time
 }
 
 // Planner plans the fires of the shards this scheduler holds.
@@ -136,9 +162,11 @@ type Planner struct {
 	leases func() []lease.Lease
 	out    func([]runs.Planned)
 	now    func() time.Time
-	// planned and trace are Deps.Planned and Deps.Trace.
+	// planned, trace and signals are Deps.Planned, Deps.Trace and
+	// Deps.TestSignals.
 	planned func(shard int, at time.Time)
 	trace   *spans.Tracer
+	signals TestSignals
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
@@ -152,7 +180,7 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 	return &Planner{
 		cfg: cfg.withDefaults(), pool: deps.Pool, log: logging.Named(deps.Log, "planner"), cache: newScheduleCache(),
 		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
-		planned: deps.Planned, trace: deps.Trace,
+		planned: deps.Planned, trace: deps.Trace, signals: deps.TestSignals,
 	}, nil
 }
 
@@ -239,6 +267,7 @@ func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 			if p.planned != nil {
 				p.planned(l.Shard, now)
 			}
+			p.signals.ShardPlanned.Signal(Pass{Shard: l.Shard, Epoch: l.Epoch, Runs: total, At: now})
 			return total, nil
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -59,10 +60,7 @@ func (r *Registry) Run(ctx context.Context) error {
 			return nil
 		}
 		r.log.Warn("worker registry watch ended; restarting", zap.Error(err))
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
+		_ = backoff.Sleep(ctx, time.Second) // a cancelled ctx ends the loop
 	}
 	return nil
 }

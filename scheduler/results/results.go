@@ -27,6 +27,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -84,7 +86,23 @@ type Deps struct {
 	// ids of the runs it created (retries, child runs), SCHEDULED for a
 	// later time, and Run's context: the scheduler hands them to its wheel.
 	Spawned func(ctx context.Context, ids []int64)
+	// TestSignals report applied batches to tests; zero, as in
+	// production, they do nothing.
+	TestSignals TestSignals
 }
+
+// TestSignals are the applier's key moments, for tests (package
+// internal/testsignal).
+type TestSignals struct {
+	// Applied fires once a batch of events is done — committed (after
+	// Deps.Applied and Deps.Spawned returned) and its messages acked —
+	// with the runs whose status changed: none when no event changed
+	// anything.
+	Applied testsignal.Signal[[]Change]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) { ts.Applied.Init(tb) }
 
 // DefaultLinger is Config.Linger's default.
 const DefaultLinger = 5 * time.Millisecond
@@ -108,11 +126,12 @@ type Applier struct {
 	js   jetstream.JetStream
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	// trace, applied and spawned are Deps.Trace, Deps.Applied and
-	// Deps.Spawned.
+	// trace, applied, spawned and signals are Deps.Trace, Deps.Applied,
+	// Deps.Spawned and Deps.TestSignals.
 	trace   *spans.Tracer
 	applied func([]Change)
 	spawned func(context.Context, []int64)
+	signals TestSignals
 }
 
 // New validates cfg and returns an applier; Run drives it.
@@ -121,7 +140,7 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 		return nil, err
 	}
 	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "results"),
-		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned}, nil
+		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, signals: deps.TestSignals}, nil
 }
 
 // Run consumes until ctx ends. It returns an error only if the consumer
@@ -221,7 +240,7 @@ func nakAll(msgs []jetstream.Msg) {
 }
 
 func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
-	backoff := 100 * time.Millisecond
+	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		cons, err := a.js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
 			Durable:       stream.EventsConsumer,
@@ -238,12 +257,9 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 			return nil, ctx.Err()
 		}
 		a.log.Warn("events consumer not available yet; retrying", zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(backoff):
+		if err := wait.Wait(ctx); err != nil {
+			return nil, err
 		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
 }
 
@@ -276,12 +292,14 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			events = append(events, sourcedEvent{Event: e, from: from})
 		}
 	}
-	backoff := 100 * time.Millisecond
+	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	lastProgress := time.Now()
+	var changed []Change
 	for len(events) > 0 {
 		tb.Writing()
 		changes, spawned, ignored, err := apply(ctx, a.pool, events)
 		if err == nil {
+			changed = changes
 			for _, c := range changes {
 				tb.Applied(c.RunID, c.JobID, c.Status)
 			}
@@ -305,12 +323,9 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			}
 			lastProgress = time.Now()
 		}
-		select {
-		case <-ctx.Done():
+		if wait.Wait(ctx) != nil {
 			return false
-		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
 	for _, m := range msgs {
 		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
@@ -318,6 +333,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			a.log.Debug("ack of applied events failed", zap.Error(err))
 		}
 	}
+	a.signals.Applied.Signal(changed)
 	return true
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
@@ -258,7 +259,7 @@ func (e *env) waitShards(ctx context.Context, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("schedulers hold %d of %d shards (share %d..%d) after %s", total, e.o.shards, lo, hi, timeout)
 		}
-		if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 200*time.Millisecond); err != nil {
 			return err
 		}
 	}
@@ -520,18 +521,7 @@ func (e *env) machine(ctx context.Context) Machine {
 	return m
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) error { return sleepCtx(ctx, time.Until(t)) }
+func sleepUntil(ctx context.Context, t time.Time) error { return backoff.Sleep(ctx, time.Until(t)) }
 
 // fetchMetrics GETs a /metrics page (5 s bound) and returns its body.
 func fetchMetrics(ctx context.Context, url string) ([]byte, error) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jetjob/jetjob/internal/backoff"
 )
 
 // windowSQL measures the runs scheduled in [$1, $2) of jobs $3..$4 (with
@@ -131,7 +133,7 @@ func waitFinished(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, i
 		if open == 0 || time.Now().After(deadline) {
 			return open, nil
 		}
-		if err := sleepCtx(ctx, time.Second); err != nil {
+		if err := backoff.Sleep(ctx, time.Second); err != nil {
 			return open, err
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/backoff"
 )
 
 // everySet is n jobs "@every <period>" whose first fires are spread by
@@ -301,7 +303,7 @@ func runBurst(ctx context.Context, e *env, res *Result) error {
 				break
 			}
 		}
-		if err := sleepCtx(ctx, 100*time.Millisecond); err != nil {
+		if err := backoff.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}

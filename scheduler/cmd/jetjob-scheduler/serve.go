@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/config"
@@ -106,7 +107,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 
 // migrateWithRetry waits for PostgreSQL, then applies the migrations.
 func migrateWithRetry(ctx context.Context, pool *pgxpool.Pool, log *zap.Logger) error {
-	backoff := 200 * time.Millisecond
+	wait := backoff.Backoff{Initial: 200 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		err := pool.Ping(ctx)
 		if err == nil {
@@ -116,12 +117,9 @@ func migrateWithRetry(ctx context.Context, pool *pgxpool.Pool, log *zap.Logger) 
 			return ctx.Err()
 		}
 		log.Warn("waiting for PostgreSQL", zap.Error(err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff):
+		if err := wait.Wait(ctx); err != nil {
+			return err
 		}
-		backoff = min(backoff*2, 5*time.Second)
 	}
 	applied, err := store.Migrate(ctx, pool)
 	if err != nil {
