@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/worker/internal/backoff"
+	"github.com/jetjob/jetjob/internal/backoff"
 )
 
 // How triggers are fetched.
@@ -85,7 +85,7 @@ func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
 // when Run's context is cancelled, and an error (after calling stop with
 // it) when fetching can never succeed again.
 func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
-	var bo backoff.Backoff
+	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
 	for {
 		n, ok := l.acquire(w.stopCtx)
 		if !ok {
@@ -115,7 +115,7 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 				return err
 			}
 			w.log.Warn("fetching triggers failed", zap.String("lane", l.name), zap.Error(err))
-			if !backoff.Sleep(w.stopCtx, bo.Next()) {
+			if backoff.Sleep(w.stopCtx, bo.Next()) != nil {
 				return nil
 			}
 			continue
@@ -144,7 +144,7 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 		// e.g. missing heartbeats or a deleted consumer: slow the next
 		// request down instead of spinning.
 		w.log.Warn("pull request failed", zap.String("lane", l.name), zap.Error(err))
-		backoff.Sleep(w.stopCtx, time.Second)
+		_ = backoff.Sleep(w.stopCtx, time.Second)
 	}
 	l.release(n - used)
 	<-l.tokens

@@ -11,10 +11,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
-	"github.com/jetjob/jetjob/worker/internal/backoff"
 )
 
 // Receiving triggers: what happens to each delivered trigger, from its
@@ -184,7 +184,7 @@ const ackAttemptTimeout = 5 * time.Second
 
 // ackMsg acknowledges msg and waits for the server to confirm it.
 func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
-	var bo backoff.Backoff
+	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
 	var err error
 	for range ackAttempts {
 		actx, cancel := context.WithTimeout(ctx, ackAttemptTimeout)
@@ -193,7 +193,7 @@ func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
 		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 			return nil
 		}
-		if !backoff.Sleep(ctx, bo.Next()) {
+		if backoff.Sleep(ctx, bo.Next()) != nil {
 			break
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
-	"github.com/jetjob/jetjob/worker/internal/backoff"
 	"github.com/jetjob/jetjob/worker/internal/control"
 )
 
@@ -90,7 +90,7 @@ func (r *run) priorStart() *outcome {
 				"its worker %s died while it ran (started %s); not run again under attempt %d: worker %s got its trigger again (delivery %d)",
 				by, prior.StartedAt.Format(time.RFC3339Nano), r.trig.Attempt, r.w.cfg.ID, r.delivery)}
 		}
-		if !backoff.Sleep(r.w.stopCtx, retryStartCheck) {
+		if backoff.Sleep(r.w.stopCtx, retryStartCheck) != nil {
 			return &outcome{handBack: "worker stopping before it learnt whether the run had started elsewhere"}
 		}
 	}

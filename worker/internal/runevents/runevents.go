@@ -25,10 +25,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/runtrace"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
-	"github.com/jetjob/jetjob/worker/internal/backoff"
 	"github.com/jetjob/jetjob/worker/internal/groupcommit"
 )
 
@@ -115,7 +115,7 @@ func (p *Publisher) publish(ctx context.Context, batch []*pending, id string) er
 		return fmt.Errorf("encode %d run events: %w", len(batch), err)
 	}
 	header := header(batch)
-	var bo backoff.Backoff
+	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		_, err := p.js.PublishMsg(actx, &nats.Msg{Subject: stream.Event(p.group), Data: data, Header: header}, jetstream.WithMsgID(id))
@@ -125,7 +125,7 @@ func (p *Publisher) publish(ctx context.Context, batch []*pending, id string) er
 		}
 		p.log.Warn("publishing run events failed; retrying",
 			zap.Int("events", len(batch)), zap.Int("attempt", attempt), zap.Error(err))
-		if !backoff.Sleep(ctx, bo.Next()) {
+		if backoff.Sleep(ctx, bo.Next()) != nil {
 			return fmt.Errorf("publish %d run events: %w (last error: %v)", len(batch), ctx.Err(), err)
 		}
 	}
