@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -109,7 +110,7 @@ func waitForJetStream(ctx context.Context, nc *nats.Conn, streams stream.Config,
 	if err != nil {
 		return err
 	}
-	wait := 250 * time.Millisecond
+	bo := backoff.Backoff{Initial: 250 * time.Millisecond, Max: 5 * time.Second}
 	for {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
 		// Like worker.Run: existing streams are the schedulers' to set up;
@@ -124,13 +125,8 @@ func waitForJetStream(ctx context.Context, nc *nats.Conn, streams stream.Config,
 			return ctx.Err()
 		}
 		log.Warn("waiting for NATS JetStream", zap.String("nats_url", urls), zap.Error(err))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := bo.Wait(ctx); err != nil {
+			return err
 		}
-		wait = min(2*wait, 5*time.Second)
 	}
 }

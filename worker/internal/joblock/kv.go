@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/shared/stream"
 )
 
@@ -155,10 +156,7 @@ func (ls *Locks) publish(ctx context.Context, key string, m *nats.Msg) (uint64, 
 		if !errors.Is(err, nats.ErrNoResponders) || try == 2 {
 			break
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
+		_ = backoff.Sleep(ctx, 250*time.Millisecond) // ctx's end shows in the next request
 	}
 	if err != nil {
 		return 0, fmt.Errorf("write job lock %s: %w", key, err)
