@@ -196,17 +196,32 @@ func (s *Store) NextFires(ctx context.Context, j Job, now time.Time, n int) ([]t
 	if !j.Enabled || j.NextFireAt == nil {
 		return tp.NextN(time.Time{}, now, n), nil
 	}
-	rows, _ := s.pool.Query(ctx, `SELECT scheduled_at FROM job_runs
-		WHERE job_id = $1 AND status = 'SCHEDULED' AND trigger_type IN ('schedule', 'misfire')
-		  AND scheduled_at > $2 ORDER BY scheduled_at LIMIT $3`, j.ID, now, n)
-	out, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
+	// The planned runs and the anchor come from one statement, so from one
+	// snapshot: read apart, a planning pass in between moves next_fire_at
+	// past fires it just planned, and those fires would be listed twice.
+	rows, _ := s.pool.Query(ctx, `SELECT j.next_fire_at, r.scheduled_at FROM jobs j
+		LEFT JOIN LATERAL (SELECT scheduled_at FROM job_runs
+			WHERE job_id = j.id AND status = 'SCHEDULED' AND trigger_type IN ('schedule', 'misfire')
+			  AND scheduled_at > $2 ORDER BY scheduled_at LIMIT $3) r ON true
+		WHERE j.id = $1 ORDER BY r.scheduled_at`, j.ID, now, n)
+	var (
+		anchor   = *j.NextFireAt
+		next, at *time.Time
+		out      []time.Time
+	)
+	_, err = pgx.ForEachRow(rows, []any{&next, &at}, func() error {
+		if next != nil {
+			anchor = *next
+		}
+		if at != nil {
+			out = append(out, at.UTC())
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read planned fires of job %d: %w", j.ID, err)
 	}
-	for i := range out {
-		out[i] = out[i].UTC()
-	}
-	for _, t := range tp.NextN(*j.NextFireAt, time.Time{}, n) {
+	for _, t := range tp.NextN(anchor, time.Time{}, n) {
 		if len(out) == n {
 			break
 		}
