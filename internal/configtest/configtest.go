@@ -8,6 +8,14 @@ import (
 	"testing"
 )
 
+// Cases is a Validate table: each case a name, a configuration and the
+// start of the message Validate must give for it ("" for a valid one).
+type Cases[C any] = []struct {
+	Name   string
+	Config C
+	Want   string
+}
+
 // Validator is a component's tuning configuration.
 type Validator interface{ Validate() error }
 
@@ -15,11 +23,7 @@ type Validator interface{ Validate() error }
 // (nil when Want is ""), and construct, which builds the component from the
 // same configuration, fails exactly when Validate does. A case is a name, a
 // configuration and the start of the message Validate must give for it.
-func Run[C Validator](t *testing.T, cases []struct {
-	Name   string
-	Config C
-	Want   string
-}, construct func(C) error) {
+func Run[C Validator](t *testing.T, cases Cases[C], construct func(C) error) {
 	t.Helper()
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {

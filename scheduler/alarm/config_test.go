@@ -23,11 +23,7 @@ func newSender(t *testing.T, cfg Config) *Sender {
 // Validate refuses what could never deliver, naming the field, and lets
 // zero values (the defaults) and working settings through.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"everything set", Config{Attempts: 5, Backoff: time.Second, Interval: time.Second, Timeout: time.Second,
 			ConsoleURL: "https://jetjob.example.com/", WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",

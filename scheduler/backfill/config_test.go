@@ -10,11 +10,7 @@ import (
 // Validate refuses negative rates and sizes, naming the field; zero values
 // are the defaults.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"set", Config{Interval: time.Second, PerSecond: 1, InFlight: 1, Batch: 1}, ""},
 		{"negative interval", Config{Interval: -time.Second}, "backfill: Interval must be ≥ 0 (0: 1s), got -1s"},

@@ -10,11 +10,7 @@ import (
 // Validate refuses negative sizes and durations, naming the field; zero
 // values are the defaults, and a negative TriggeredDelay means no delay.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"set", Config{MisfireThreshold: time.Second, FlushInterval: time.Millisecond, FlushSize: 10,
 			TriggeredDelay: time.Minute, InFlight: 1}, ""},

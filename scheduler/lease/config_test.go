@@ -11,11 +11,7 @@ import (
 // Validate keeps the renewal inside the TTL with room for the margin, so
 // that a lease is always renewed before its local deadline.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"short TTL", Config{TTL: 2 * time.Second}, ""},
 		{"TTL too short", Config{TTL: 100 * time.Millisecond}, "lease TTL 100ms: want at least 500ms"},

@@ -10,11 +10,7 @@ import (
 // Validate keeps planning within its window and refuses negative
 // thresholds and timeouts; zero values are the defaults.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"set", Config{Window: time.Second, Interval: 100 * time.Millisecond, MisfireThreshold: time.Second,
 			MaxCatchup: 1, BatchSize: 1, IdleTxTimeout: time.Second}, ""},

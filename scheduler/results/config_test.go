@@ -10,11 +10,7 @@ import (
 // Validate refuses negative sizes and durations, naming the field; zero
 // values are the defaults.
 func TestConfigValidate(t *testing.T) {
-	cases := []struct {
-		Name   string
-		Config Config
-		Want   string // "" for valid
-	}{
+	cases := configtest.Cases[Config]{
 		{"zero", Config{}, ""},
 		{"set", Config{BatchSize: 10, AckWait: time.Minute, Linger: time.Millisecond}, ""},
 		{"negative batch size", Config{BatchSize: -1}, "results: BatchSize must be ≥ 0 (0: 1000), got -1"},
