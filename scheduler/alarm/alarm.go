@@ -33,6 +33,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
@@ -73,15 +74,13 @@ type SMTP struct {
 // console URL and the webhook secret must be usable, so that a typo stops
 // the scheduler at start instead of failing every alarm later.
 func (c Config) Validate() error {
-	switch {
-	case c.Attempts < 0:
-		return fmt.Errorf("alarm: Attempts must be ≥ 0 (0: 3), got %d", c.Attempts)
-	case c.Backoff < 0:
-		return fmt.Errorf("alarm: Backoff must be ≥ 0 (0: 5s), got %s", c.Backoff)
-	case c.Interval < 0:
-		return fmt.Errorf("alarm: Interval must be ≥ 0 (0: 1s), got %s", c.Interval)
-	case c.Timeout < 0:
-		return fmt.Errorf("alarm: Timeout must be ≥ 0 (0: 10s), got %s", c.Timeout)
+	if err := errors.Join(
+		tuning.NotNegative("alarm", "Attempts", c.Attempts, "3"),
+		tuning.NotNegative("alarm", "Backoff", c.Backoff, "5s"),
+		tuning.NotNegative("alarm", "Interval", c.Interval, "1s"),
+		tuning.NotNegative("alarm", "Timeout", c.Timeout, "10s"),
+	); err != nil {
+		return err
 	}
 	if err := c.SMTP.validate(); err != nil {
 		return err

@@ -2,11 +2,13 @@ package backfill
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -29,17 +31,12 @@ type Config struct {
 // Validate says which field is wrong: each value must be positive, or 0
 // for its default.
 func (c Config) Validate() error {
-	switch {
-	case c.Interval < 0:
-		return fmt.Errorf("backfill: Interval must be ≥ 0 (0: 1s), got %s", c.Interval)
-	case c.PerSecond < 0:
-		return fmt.Errorf("backfill: PerSecond must be ≥ 0 (0: 10), got %d", c.PerSecond)
-	case c.InFlight < 0:
-		return fmt.Errorf("backfill: InFlight must be ≥ 0 (0: 10), got %d", c.InFlight)
-	case c.Batch < 0:
-		return fmt.Errorf("backfill: Batch must be ≥ 0 (0: 50), got %d", c.Batch)
-	}
-	return nil
+	return errors.Join(
+		tuning.NotNegative("backfill", "Interval", c.Interval, "1s"),
+		tuning.NotNegative("backfill", "PerSecond", c.PerSecond, "10"),
+		tuning.NotNegative("backfill", "InFlight", c.InFlight, "10"),
+		tuning.NotNegative("backfill", "Batch", c.Batch, "50"),
+	)
 }
 
 func (c Config) withDefaults() Config {

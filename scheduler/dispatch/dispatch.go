@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
@@ -61,17 +62,12 @@ type Config struct {
 // delay); every other duration and size must be positive, or 0 for its
 // default.
 func (c Config) Validate() error {
-	switch {
-	case c.MisfireThreshold < 0:
-		return fmt.Errorf("dispatch: MisfireThreshold must be ≥ 0, got %s", c.MisfireThreshold)
-	case c.FlushInterval < 0:
-		return fmt.Errorf("dispatch: FlushInterval must be ≥ 0 (0: 20ms), got %s", c.FlushInterval)
-	case c.FlushSize < 0:
-		return fmt.Errorf("dispatch: FlushSize must be ≥ 0 (0: 2000), got %d", c.FlushSize)
-	case c.InFlight < 0:
-		return fmt.Errorf("dispatch: InFlight must be ≥ 0 (0: 4096), got %d", c.InFlight)
-	}
-	return nil
+	return errors.Join(
+		tuning.NotNegative("dispatch", "MisfireThreshold", c.MisfireThreshold, ""),
+		tuning.NotNegative("dispatch", "FlushInterval", c.FlushInterval, "20ms"),
+		tuning.NotNegative("dispatch", "FlushSize", c.FlushSize, "2000"),
+		tuning.NotNegative("dispatch", "InFlight", c.InFlight, "4096"),
+	)
 }
 
 // Deps are what a Dispatcher publishes and writes through, and whom it

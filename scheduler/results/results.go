@@ -30,6 +30,7 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -55,15 +56,11 @@ type Config struct {
 // Validate says which field is wrong: each value must be positive, or 0
 // for its default.
 func (c Config) Validate() error {
-	switch {
-	case c.BatchSize < 0:
-		return fmt.Errorf("results: BatchSize must be ≥ 0 (0: 1000), got %d", c.BatchSize)
-	case c.AckWait < 0:
-		return fmt.Errorf("results: AckWait must be ≥ 0 (0: 30s), got %s", c.AckWait)
-	case c.Linger < 0:
-		return fmt.Errorf("results: Linger must be ≥ 0 (0: %s), got %s", DefaultLinger, c.Linger)
-	}
-	return nil
+	return errors.Join(
+		tuning.NotNegative("results", "BatchSize", c.BatchSize, "1000"),
+		tuning.NotNegative("results", "AckWait", c.AckWait, "30s"),
+		tuning.NotNegative("results", "Linger", c.Linger, DefaultLinger.String()),
+	)
 }
 
 // Deps are what an Applier consumes and writes through, and whom it tells
