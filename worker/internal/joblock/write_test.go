@@ -152,9 +152,6 @@ func TestDiscardLaterReusesLock(t *testing.T) {
 // picked at random: consecutive runs land on different workers half the
 // time). It logs the counts (docs/performance.md) and checks bounds.
 func TestLockMessages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measurement")
-	}
 	const runs = 24
 	const every = 250 * time.Millisecond
 	for _, c := range []struct {
