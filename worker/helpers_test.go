@@ -16,6 +16,8 @@ import (
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 // waitLimit bounds every wait of the tests: generous for slow CI machines,
@@ -307,13 +309,7 @@ func (ev *events) expectNone(wait time.Duration) {
 // recv waits for a value on ch, failing the test after waitLimit.
 func recv[T any](t *testing.T, what string, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
-		panic("unreachable")
-	}
+	return testwait.Recv(t, waitLimit, what, ch)
 }
 
 // workerGoroutines lists goroutines executing this package's worker code,

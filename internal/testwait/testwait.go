@@ -55,3 +55,16 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 // while jobs fire every second, a fault injected between two fires — where
 // the instant itself is what the test sets up.
 func SleepUntil(instant time.Time) { time.Sleep(time.Until(instant)) }
+
+// Recv waits up to limit for a value on ch and returns it; it fails the
+// test, naming what it waited for, when none comes.
+func Recv[T any](t testing.TB, limit time.Duration, what string, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("timed out after %s waiting for %s", limit, what)
+		panic("unreachable")
+	}
+}

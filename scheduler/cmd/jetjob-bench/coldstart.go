@@ -93,20 +93,9 @@ func runColdStart(ctx context.Context, e *env, res *Result, set *jobSet) error {
 		return err
 	}
 
-	open, err := waitFinished(ctx, e.pool, t0, wB1, set.firstID, set.lastID(), o.drain)
+	u2, u, err := e.settle(ctx, t0, wB1, set.firstID, set.lastID(), o.drain, "the run")
 	if err != nil {
 		return err
-	}
-	if open > 0 {
-		e.note("%d runs of the run had no final status %s after window B", open, o.drain)
-	}
-	u2 := e.sample()
-	u, err := e.stopWorkers()
-	if err != nil {
-		e.note("stopping workers: %v", err)
-	}
-	if err := e.stopSchedulers(); err != nil {
-		e.note("stopping schedulers: %v", err)
 	}
 
 	if cs.WindowA, err = e.phaseFigures(ctx, sets, a, u, a.u1); err != nil {

@@ -603,3 +603,26 @@ func (e *env) restartAll(ctx context.Context, pg bool) (stopped, down, ready tim
 		e.o.shards, ready.Sub(stopped).Round(time.Millisecond))
 	return stopped, down, ready, nil
 }
+
+// settle ends a measurement: it waits up to drain for the runs with ids
+// first..last fired in [from, to] to reach a final status (noting how many
+// did not, as what), samples every process for its peak RSS, then stops
+// the workers (returning their invocation counts) and the schedulers.
+func (e *env) settle(ctx context.Context, from, to time.Time, first, last int64, drain time.Duration, what string) (peak usage, u *union, err error) {
+	open, err := waitFinished(ctx, e.pool, from, to, first, last, drain)
+	if err != nil {
+		return usage{}, nil, err
+	}
+	if open > 0 {
+		e.note("%d runs of %s had no final status %s after it", open, what, drain)
+	}
+	peak = e.sample()
+	u, err = e.stopWorkers()
+	if err != nil {
+		e.note("stopping workers: %v", err)
+	}
+	if err := e.stopSchedulers(); err != nil {
+		e.note("stopping schedulers: %v", err)
+	}
+	return peak, u, nil
+}

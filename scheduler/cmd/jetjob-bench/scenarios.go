@@ -138,20 +138,9 @@ func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error
 	u1, c1 := e.windowEnd(ctx, res)
 
 	first, last := sets[0].firstID, sets[len(sets)-1].lastID()
-	open, err := waitFinished(ctx, e.pool, w0, w1, first, last, o.drain)
+	u2, u, err := e.settle(ctx, w0, w1, first, last, o.drain, "the window")
 	if err != nil {
 		return err
-	}
-	if open > 0 {
-		e.note("%d runs of the window had no final status %s after the window", open, o.drain)
-	}
-	u2 := e.sample()
-	u, err := e.stopWorkers()
-	if err != nil {
-		e.note("stopping workers: %v", err)
-	}
-	if err := e.stopSchedulers(); err != nil {
-		e.note("stopping schedulers: %v", err)
 	}
 
 	rates, err := measureRates(ctx, e.pool, w0, w1)

@@ -5,19 +5,16 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 const waitLimit = 30 * time.Second
 
+// recv waits for a value on ch, failing the test after waitLimit.
 func recv[T any](t *testing.T, what string, ch <-chan T) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitLimit):
-		t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
-		panic("unreachable")
-	}
+	return testwait.Recv(t, waitLimit, what, ch)
 }
 
 type item struct {
