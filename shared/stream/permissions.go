@@ -100,6 +100,10 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 		api+"CONSUMER.CREATE."+Triggers+"."+AnyConsumer(group)+"."+TriggerAny(group),
 		api+"CONSUMER.MSG.NEXT."+Triggers+"."+AnyConsumer(group),
 		"$JS.ACK."+Triggers+"."+AnyConsumer(group)+".>",
+		// The group's batch consumer, the same three rights.
+		api+"CONSUMER.CREATE."+Triggers+"."+BatchConsumer(group)+"."+TriggerBatch(group),
+		api+"CONSUMER.MSG.NEXT."+Triggers+"."+BatchConsumer(group),
+		"$JS.ACK."+Triggers+"."+BatchConsumer(group)+".>",
 	)
 	for _, id := range ids {
 		pub = append(pub,

@@ -4,6 +4,7 @@
 // Subjects (the contract in docs/protocol.md):
 //
 //	jetjob.trigger.<group>.any           shared queue of a group   (JETJOB_TRIGGERS, work queue)
+//	jetjob.trigger.<group>.batch         trigger batches of a group, several runs a message (JETJOB_TRIGGERS, work queue)
 //	jetjob.trigger.<group>.w.<workerID>  directed to one worker     (JETJOB_TRIGGERS, work queue)
 //	jetjob.event.<group>                 worker → scheduler events  (JETJOB_EVENTS, work queue)
 //	jetjob.log.<group>.<runID>           run log lines              (JETJOB_LOGS, limits)
@@ -54,6 +55,11 @@ const MaxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + Tri
 // TriggerAny is the subject of a group's shared queue.
 func TriggerAny(group string) string { return "jetjob.trigger." + group + ".any" }
 
+// TriggerBatch is the subject of a group's trigger batches (wire.EncodeTriggerBatch):
+// apart from TriggerAny so that a worker too old to read a batch never
+// receives one (it does not consume this subject) rather than reject it.
+func TriggerBatch(group string) string { return "jetjob.trigger." + group + ".batch" }
+
 // TriggerWorker is the subject of triggers directed to one worker.
 func TriggerWorker(group, workerID string) string {
 	return "jetjob.trigger." + group + ".w." + workerID
@@ -99,6 +105,12 @@ func WorkerKey(group, workerID string) string { return group + "." + workerID }
 
 // AnyConsumer is the durable consumer all workers of group share.
 func AnyConsumer(group string) string { return "workers-" + group }
+
+// BatchConsumer is the durable consumer all workers of group share for its
+// trigger batches. Its prefix differs from AnyConsumer's so that no group
+// name can make the two collide ("workers-a-batch" would be group
+// a-batch's shared consumer).
+func BatchConsumer(group string) string { return "batches-" + group }
 
 // WorkerConsumer is the durable consumer of one worker's directed triggers.
 func WorkerConsumer(group, workerID string) string {
