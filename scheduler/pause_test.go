@@ -104,10 +104,15 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 	watch := c.connect("watch")
 	sub, err := watch.Subscribe("jetjob.trigger.>", func(m *nats.Msg) {
 		mu.Lock()
-		var trig wire.Trigger
-		_ = json.Unmarshal(m.Data, &trig)
-		pubs = append(pubs, pub{m.Header.Get(dispatch.HeaderScheduler), trig.RunID, time.Now()})
-		mu.Unlock()
+		defer mu.Unlock()
+		// A trigger batch carries several runs, one per line; a lone
+		// trigger is a batch of one line.
+		lines, _ := wire.SplitTriggerBatch(m.Data)
+		for _, line := range lines {
+			var trig wire.Trigger
+			_ = json.Unmarshal(line, &trig)
+			pubs = append(pubs, pub{m.Header.Get(dispatch.HeaderScheduler), trig.RunID, time.Now()})
+		}
 	})
 	if err != nil {
 		t.Fatal(err)
