@@ -8,12 +8,16 @@
 //	})
 //	err = w.Run(ctx) // until ctx is cancelled, then a graceful stop
 //
-// A worker needs NATS only. It pulls triggers from two durable consumers on
-// JETJOB_TRIGGERS: its group's shared queue, workers-<group>, which every
+// A worker needs NATS only. It pulls triggers from three durable consumers
+// on JETJOB_TRIGGERS: its group's shared queue, workers-<group>, which every
 // worker of the group shares so that each trigger reaches exactly one of
-// them, and its own, worker-<group>-<id>, for the triggers a routing
-// strategy sends to it by name; each has Concurrency run slots, and a
-// worker asks for no more triggers than it has free slots. It reports what
+// them; its own, worker-<group>-<id>, for the triggers a routing strategy
+// sends to it by name; and its group's trigger batches, batches-<group>,
+// messages that each carry several runs due at the same instant (one
+// message costs the broker less than many), each run executed as if it had
+// come alone. Each has Concurrency run slots, counted in runs, and a worker
+// asks for no more triggers than it has free slots (a batch's runs beyond
+// them wait for a slot here). It reports what
 // happened on JETJOB_EVENTS, puts its heartbeat into JETJOB_WORKERS, holds
 // job locks in JETJOB_LOCKS and watches JETJOB_KILLS (docs/protocol.md,
 // "The worker's side, step by step"; docs/architecture.md, "The path of a
@@ -93,10 +97,13 @@
 // interrupted by us, not failed by itself: its run ends LOST ("its worker
 // stopped while it ran"), since its attempt started and must not start
 // again, and the job's retry policy decides what follows. Triggers that had
-// not started (waiting for their job's lock, or arriving on a pull request
-// still open) are handed back (NAKed) for another worker, delayed only
-// until this worker's open pull requests have expired. Until its runs have
-// ended and the job locks they left are freed (handed to the next waiter,
-// or deleted), a stopping worker still answers other workers' questions
-// about its runs, but no routing question: no trigger is sent its way.
+// not started (waiting for their job's lock or, in a trigger batch, for a
+// slot, or arriving on a pull request still open) are handed back (NAKed)
+// for another worker, delayed only until this worker's open pull requests
+// have expired; a batch goes back once its runs here have ended, and the
+// worker that gets it runs only those that had not (the start check).
+// Until its runs have ended and the job locks they left are freed (handed
+// to the next waiter, or deleted), a stopping worker still answers other
+// workers' questions about its runs, but no routing question: no trigger
+// is sent its way.
 package worker

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,11 @@ import (
 // maxFetches), so the capacity announced to the server is always the
 // capacity free here. Under a backlog every request fills immediately.
 //
+// Trigger batches (batch.go) are the exception a worker cannot avoid: it
+// learns how many runs a message carries only once it holds it. Its batch
+// lane asks for free slots / batchRunsGuess messages, and a run of a batch
+// that finds no slot waits here for one, ahead of any new request.
+//
 // When the worker stops, open requests are not abandoned (a trigger the
 // server sent to a vanished inbox would be stuck until AckWait): they are
 // drained until they expire. A trigger handed back meanwhile (one that
@@ -50,20 +56,36 @@ const (
 )
 
 // A lane is one consumer a worker fetches from, with its own run slots and
-// pull-request tokens: the group's shared queue, and this worker's directed
-// consumer (triggers a routing strategy sent to it by name). The lanes do
-// not share slots: a lane announces its free slots in open pull requests
-// for up to fetchWait, and a directed trigger must not wait that long
-// behind the shared queue's requests on an idle worker. So a worker runs
-// at most Concurrency triggers from each lane.
+// pull-request tokens: the group's shared queue, this worker's directed
+// consumer (triggers a routing strategy sent to it by name), and the
+// group's trigger batches (batch.go: one message carries several runs).
+// The lanes do not share slots: a lane announces its free slots in open
+// pull requests for up to fetchWait, and a directed trigger must not wait
+// that long behind the shared queue's requests on an idle worker. So a
+// worker runs at most Concurrency runs from each lane; on the batch lane a
+// slot is one run, not one message.
 type lane struct {
-	name   string
-	cons   jetstream.Consumer
-	size   int
-	slots  chan struct{} // semaphore of size run slots
-	tokens chan struct{} // semaphore of outstanding fetch requests
+	name string
+	cons jetstream.Consumer
+	size int
+	// runsPerMsg is how many runs one message is expected to carry: a
+	// request for n free slots asks for n/runsPerMsg messages (at least
+	// one). 1, or batchRunsGuess on the batch lane.
+	runsPerMsg int
+	slots      chan struct{} // semaphore of size run slots
+	tokens     chan struct{} // semaphore of outstanding fetch requests
 	// openUntil is when the last pull request sent expires (Unix ns).
 	openUntil atomic.Int64
+
+	// Batch members that arrived beyond the slots their request held wait
+	// here for one, in arrival order (batch.go). A released slot goes to
+	// the first of them before anything else, so while one waits every
+	// slot is taken and the lane sends no new pull request. Empty on the
+	// other lanes.
+	mu      sync.Mutex
+	waiting []*batchMember
+	closed  bool               // the worker stops: no member may wait any more
+	start   func(*batchMember) // starts a waiting member's run on the slot handed to it
 }
 
 // openFor is how long this lane's pull requests may still be open at the
@@ -77,15 +99,25 @@ func (l *lane) openFor(now time.Time) time.Duration {
 }
 
 func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
-	return &lane{name: name, cons: cons, size: size,
+	return &lane{name: name, cons: cons, size: size, runsPerMsg: 1,
 		slots: make(chan struct{}, size), tokens: make(chan struct{}, maxFetches)}
 }
+
+// messagesFor is how many messages a pull request holding n slots asks for.
+func (l *lane) messagesFor(n int) int { return max(1, n/l.runsPerMsg) }
 
 // fetchLoop sends pull requests on l until the worker stops. It returns nil
 // when Run's context is cancelled, and an error (after calling stop with
 // it) when fetching can never succeed again.
 func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
+	// Batch members still waiting for a slot when fetching ends will not
+	// get one in time: another worker runs them.
+	defer func() {
+		for _, m := range l.close() {
+			w.handBack(m, m.b.log, "worker stopping before the run started")
+		}
+	}()
 	for {
 		n, ok := l.acquire(w.stopCtx)
 		if !ok {
@@ -104,7 +136,7 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 		}
 		n += l.tryAcquire(l.size - n) // freed while we waited for a token
 		l.openUntil.Store(time.Now().Add(w.fetchWait).UnixNano())
-		batch, err := l.cons.Fetch(n, jetstream.FetchMaxWait(w.fetchWait))
+		batch, err := l.cons.Fetch(l.messagesFor(n), jetstream.FetchMaxWait(w.fetchWait))
 		if err != nil {
 			l.release(n)
 			<-l.tokens
@@ -127,7 +159,8 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 }
 
 // drain starts a run for each trigger of batch, each on one of the n slots
-// acquired for it, and releases the rest when the request ends.
+// acquired for it, and releases the rest when the request ends. A trigger
+// batch's runs take a slot each; those beyond the n wait for one (batch.go).
 func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 	defer w.fetchers.Done()
 	used := 0
@@ -136,9 +169,12 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 			w.handBack(msg, w.log, "worker stopping before the run started")
 			continue
 		}
+		if l.runsPerMsg > 1 {
+			used += w.splitBatch(l, msg, n-used)
+			continue
+		}
 		used++
-		w.procs.Add(1)
-		go w.process(l, msg)
+		w.startRun(l, msg)
 	}
 	if err := batch.Error(); err != nil {
 		// e.g. missing heartbeats or a deleted consumer: slow the next
@@ -175,8 +211,56 @@ func (l *lane) tryAcquire(max int) int {
 	return n
 }
 
+// release gives up n slots: each goes to the batch member waiting longest,
+// if one waits, else it is freed.
 func (l *lane) release(n int) {
 	for range n {
-		<-l.slots
+		l.mu.Lock()
+		if len(l.waiting) == 0 {
+			<-l.slots
+			l.mu.Unlock()
+			continue
+		}
+		m := l.waiting[0]
+		l.waiting[0] = nil
+		l.waiting = l.waiting[1:]
+		l.mu.Unlock()
+		l.start(m)
 	}
+}
+
+// enqueue starts m's run on a free slot, or makes it wait for the next slot
+// released. It returns false, doing neither, once the lane is closed.
+func (l *lane) enqueue(m *batchMember) bool {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false
+	}
+	select {
+	case l.slots <- struct{}{}:
+		l.mu.Unlock()
+		l.start(m)
+		return true
+	default:
+	}
+	l.waiting = append(l.waiting, m)
+	l.mu.Unlock()
+	return true
+}
+
+// close ends waiting on l and returns the members that were waiting.
+func (l *lane) close() []*batchMember {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	waiting := l.waiting
+	l.waiting = nil
+	return waiting
+}
+
+// startRun runs msg, which owns one slot of l, in a goroutine of its own.
+func (w *Worker) startRun(l *lane, msg jetstream.Msg) {
+	w.procs.Add(1)
+	go w.process(l, msg)
 }

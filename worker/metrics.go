@@ -34,6 +34,7 @@ const (
 const (
 	laneShared   = "shared"
 	laneDirected = "directed"
+	laneBatch    = "batch"
 )
 
 type metrics struct {
@@ -66,7 +67,7 @@ func newMetrics(w *Worker) *metrics {
 		}, []string{"handler"}),
 		slots: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "jetjob_worker_slots", ConstLabels: group,
-			Help: "Run slots per lane (the group's shared queue, this worker's directed consumer).",
+			Help: "Run slots per lane (the group's shared queue, this worker's directed consumer, the group's trigger batches).",
 		}, []string{"lane"}),
 		busy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "jetjob_worker_slots_busy", ConstLabels: group,
@@ -87,7 +88,7 @@ func newMetrics(w *Worker) *metrics {
 			Help: "Run events handed to the publisher and not yet acknowledged by JetStream.",
 		}),
 	}
-	for _, l := range []string{laneShared, laneDirected} {
+	for _, l := range []string{laneShared, laneDirected, laneBatch} {
 		m.slots.WithLabelValues(l).Set(float64(w.cfg.Concurrency))
 		m.busy.WithLabelValues(l)
 	}

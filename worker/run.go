@@ -146,8 +146,9 @@ func (w *Worker) cancelKilled(run int64, reason string) {
 }
 
 // setup creates the JetStream context, provisions the streams, opens the
-// job locks and kill requests, and creates or updates the worker's two
-// consumers: the group's shared queue and its own directed consumer.
+// job locks and kill requests, and creates or updates the worker's three
+// consumers: the group's shared queue and trigger batches, and its own
+// directed consumer.
 func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	js, err := jetstream.New(w.cfg.NATS,
 		// Job log lines are published asynchronously; without a timeout a
@@ -175,28 +176,45 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 		NATS: w.cfg.NATS, KV: locks, WorkerID: w.cfg.ID, TTL: w.cfg.LockTTL,
 		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log,
 	})
-	shared, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
-		Durable:       stream.AnyConsumer(w.cfg.Group),
-		Description:   "jetjob workers of group " + w.cfg.Group + " (shared queue)",
-		FilterSubject: stream.TriggerAny(w.cfg.Group),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.cfg.AckWait,
-		MaxDeliver:    w.cfg.MaxDeliver,
-		MaxAckPending: groupMaxAckPending,
-	})
+	shared, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers,
+		w.groupConsumer(stream.AnyConsumer(w.cfg.Group), stream.TriggerAny(w.cfg.Group), "shared queue"))
 	if err != nil {
 		return nil, fmt.Errorf("worker: consumer %s: %w", stream.AnyConsumer(w.cfg.Group), err)
+	}
+	batches, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers,
+		w.groupConsumer(stream.BatchConsumer(w.cfg.Group), stream.TriggerBatch(w.cfg.Group), "trigger batches"))
+	if err != nil {
+		return nil, fmt.Errorf("worker: consumer %s: %w", stream.BatchConsumer(w.cfg.Group), err)
 	}
 	directed, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, stream.DirectedConsumerConfig(
 		w.cfg.Group, w.cfg.ID, w.cfg.AckWait, w.cfg.MaxDeliver))
 	if err != nil {
 		return nil, fmt.Errorf("worker: consumer %s: %w", stream.WorkerConsumer(w.cfg.Group, w.cfg.ID), err)
 	}
+	batch := newLane(laneBatch, batches, w.cfg.Concurrency, w.maxFetches)
+	batch.runsPerMsg = batchRunsGuess
+	batch.start = func(m *batchMember) { w.startMember(batch, m) }
 	return []*lane{
 		newLane(laneShared, shared, w.cfg.Concurrency, w.maxFetches),
 		newLane(laneDirected, directed, w.cfg.Concurrency, w.maxFetches),
+		batch,
 	}, nil
+}
+
+// groupConsumer is the config of a consumer all workers of the group share
+// (its shared queue, its trigger batches): every worker writes it at start,
+// so it holds only what every worker of the group agrees on.
+func (w *Worker) groupConsumer(durable, subject, what string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       durable,
+		Description:   "jetjob workers of group " + w.cfg.Group + " (" + what + ")",
+		FilterSubject: subject,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.cfg.AckWait,
+		MaxDeliver:    w.cfg.MaxDeliver,
+		MaxAckPending: groupMaxAckPending,
+	}
 }
 
 // inboxHint explains the usual reason why a worker with a least-privilege
