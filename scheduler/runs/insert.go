@@ -20,6 +20,13 @@ type Fire struct {
 	Status      wire.Status
 	ScheduledAt time.Time
 	Message     string
+	// Batch numbers the trigger batch the fire joins within one
+	// InsertPlanned call: the fires with the same non-zero Batch become
+	// one batch (one trigger message, see Planned.Batch), and must share
+	// Group and ScheduledAt (the call's shard is theirs). 0: the run is
+	// published alone. The caller decides which fires may share a message
+	// (package planner); the numbers mean nothing beyond the call.
+	Batch int
 }
 
 // Inserted is a row InsertPlanned wrote.
@@ -27,19 +34,39 @@ type Inserted struct {
 	RunID       int64
 	JobID       int64
 	ScheduledAt time.Time
+	// Batch is the run's batch id (Planned.Batch), 0 for a run published
+	// alone.
+	Batch int64
 }
 
 // insertPlannedSQL writes every fire of a planning batch in one statement.
 // The unique key (job_id, scheduled_at, shard_index, attempt) makes it
 // idempotent: a fire planned twice (a pass that failed after its insert
-// was retried, a takeover re-planning) is one run.
-const insertPlannedSQL = `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message)
-	SELECT u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
-		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message
-	FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
-		AS u(job_id, group_name, trigger_type, status, scheduled_at, message)
+// was retried, a takeover re-planning) is one run, which keeps its own
+// batch.
+//
+// Trigger batches are fixed here, in the statement that writes their
+// runs, so that no later reader can see part of one: ids come from
+// job_runs' identity sequence in the CTE (one nextval per fire, taken
+// whether or not its row is written, as the column default would), and
+// each numbered chunk's batch is the smallest id taken for it — its first
+// run's id, unless that fire was planned already and left out. The id is
+// unique like every id of the sequence, so it names the batch alone. Rows
+// are written, and returned, in the order of fires.
+const insertPlannedSQL = `WITH u AS (
+		SELECT u.*, nextval(pg_get_serial_sequence('job_runs', 'id')) AS id
+		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::int[])
+			WITH ORDINALITY AS u(job_id, group_name, trigger_type, status, scheduled_at, message, chunk, ord)
+	)
+	INSERT INTO job_runs (id, job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message, batch)
+	OVERRIDING SYSTEM VALUE
+	SELECT u.id, u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
+		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message,
+		CASE WHEN u.chunk <> 0 THEN min(u.id) OVER (PARTITION BY u.chunk) END
+	FROM u
+	ORDER BY u.ord
 	ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
-	RETURNING id, job_id, scheduled_at`
+	RETURNING id, job_id, scheduled_at, COALESCE(batch, 0)`
 
 // InsertPlanned writes the fires of shard in tx, which must have passed
 // Fence first, and returns the rows it wrote; a fire that already has a
@@ -49,22 +76,54 @@ func InsertPlanned(ctx context.Context, tx pgx.Tx, shard int, fires []Fire) ([]I
 	if len(fires) == 0 {
 		return nil, nil
 	}
+	if err := checkBatches(fires); err != nil {
+		return nil, fmt.Errorf("insert %d planned runs of shard %d: %w", len(fires), shard, err)
+	}
 	jobIDs := make([]int64, len(fires))
 	groups, types, statuses, messages := make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires))
 	times := make([]time.Time, len(fires))
+	chunks := make([]int32, len(fires))
 	for i, f := range fires {
 		jobIDs[i], groups[i], types[i], statuses[i] = f.JobID, f.Group, string(f.TriggerType), string(f.Status)
-		times[i], messages[i] = f.ScheduledAt, f.Message
+		times[i], messages[i], chunks[i] = f.ScheduledAt, f.Message, int32(f.Batch)
 	}
-	rows, _ := tx.Query(ctx, insertPlannedSQL, shard, jobIDs, groups, types, statuses, times, messages)
+	rows, _ := tx.Query(ctx, insertPlannedSQL, shard, jobIDs, groups, types, statuses, times, messages, chunks)
 	written, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Inserted, error) {
 		var in Inserted
-		return in, r.Scan(&in.RunID, &in.JobID, &in.ScheduledAt)
+		return in, r.Scan(&in.RunID, &in.JobID, &in.ScheduledAt, &in.Batch)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("insert %d planned runs of shard %d: %w", len(fires), shard, err)
 	}
 	return written, nil
+}
+
+// checkBatches refuses fires whose batch numbers would put runs of two
+// groups or two instants into one message, or a SKIPPED run into one: a
+// batch is published as one message on its group's subject when its
+// (shared) time comes, so a mixed one would publish some runs late, or to
+// the wrong group's workers.
+func checkBatches(fires []Fire) error {
+	first := map[int]*Fire{}
+	for i := range fires {
+		f := &fires[i]
+		if f.Batch == 0 {
+			continue
+		}
+		if f.Batch < 0 || f.Status != wire.StatusScheduled {
+			return fmt.Errorf("fire of job %d at %s: batch %d for a %s run", f.JobID, f.ScheduledAt, f.Batch, f.Status)
+		}
+		b, ok := first[f.Batch]
+		if !ok {
+			first[f.Batch] = f
+			continue
+		}
+		if b.Group != f.Group || !b.ScheduledAt.Equal(f.ScheduledAt) {
+			return fmt.Errorf("batch %d mixes job %d (group %s at %s) and job %d (group %s at %s)",
+				f.Batch, b.JobID, b.Group, b.ScheduledAt, f.JobID, f.Group, f.ScheduledAt)
+		}
+	}
+	return nil
 }
 
 // InsertManual writes a manual ("trigger now") run of p's job in tx as

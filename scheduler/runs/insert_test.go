@@ -75,3 +75,112 @@ func TestInsertBackfillIdempotent(t *testing.T) {
 		t.Fatalf("%d runs, want 2", n)
 	}
 }
+
+// Trigger batches are fixed by the statement that plans their runs: each
+// numbered chunk gets one batch id, the id of one of its runs (its first
+// one); a fire planned alone has none (NULL), and recovery reads every
+// run's batch back. Planning the same fires again, in other chunks,
+// writes nothing and leaves every run in the batch it was planned in; a
+// new fire planned beside existing ones gets a batch of its own, not
+// theirs.
+func TestInsertPlannedBatches(t *testing.T) {
+	f := setup(t)
+	a, b, c, d, e := f.jobID, f.job("b"), f.job("c"), f.job("d"), f.job("e")
+	at := f.fire(0).ScheduledAt
+	fire := func(job int64, batch int) runs.Fire {
+		fr := f.fire(0)
+		fr.JobID, fr.Batch = job, batch
+		return fr
+	}
+	lone := f.fire(1) // job a, a second later, alone
+	first := f.plan(fire(a, 1), fire(b, 1), fire(c, 1), fire(d, 2), fire(e, 0), lone)
+	if len(first) != 6 || !first[5].ScheduledAt.Equal(lone.ScheduledAt) {
+		t.Fatalf("wrote %+v, want 6 runs in the order of fires", first)
+	}
+	byJob := map[int64]runs.Inserted{}
+	for _, in := range first {
+		if in.ScheduledAt.Equal(at) {
+			byJob[in.JobID] = in
+		}
+	}
+	chunk1 := []runs.Inserted{byJob[a], byJob[b], byJob[c]}
+	batch1 := min(chunk1[0].RunID, chunk1[1].RunID, chunk1[2].RunID)
+	for _, in := range chunk1 {
+		if in.Batch != batch1 {
+			t.Errorf("run %d of chunk 1: batch %d, want %d (the chunk's first run id)", in.RunID, in.Batch, batch1)
+		}
+		if r := f.row(in.RunID); r.batch == nil || *r.batch != batch1 {
+			t.Errorf("run %d of chunk 1: job_runs.batch %v, want %d", in.RunID, r.batch, batch1)
+		}
+	}
+	if got := byJob[d]; got.Batch != got.RunID {
+		t.Errorf("chunk 2 (one run %d): batch %d, want its own id", got.RunID, got.Batch)
+	}
+	for _, in := range []runs.Inserted{byJob[e], first[5]} { // first[5]: lone, in the order of fires
+		if in.Batch != 0 || f.row(in.RunID).batch != nil {
+			t.Errorf("run %d planned alone: batch %d, job_runs.batch %v; want 0 and NULL", in.RunID, in.Batch, f.row(in.RunID).batch)
+		}
+	}
+
+	loaded, err := runs.LoadShard(f.ctx, f.pool, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]int64{}
+	for _, p := range loaded {
+		got[p.RunID] = p.Batch
+	}
+	for _, in := range first {
+		if b, ok := got[in.RunID]; !ok || b != in.Batch {
+			t.Errorf("recovery read run %d with batch %d (found %v), want %d", in.RunID, b, ok, in.Batch)
+		}
+	}
+
+	// The same fires again, chunked otherwise: nothing is written, and
+	// nothing moves to another batch.
+	if again := f.plan(fire(a, 1), fire(d, 1), fire(e, 1), fire(b, 2), fire(c, 0)); len(again) != 0 {
+		t.Fatalf("planning the same fires again wrote %+v", again)
+	}
+	for _, in := range first {
+		r := f.row(in.RunID)
+		if (in.Batch == 0) != (r.batch == nil) || (r.batch != nil && *r.batch != in.Batch) {
+			t.Errorf("run %d: batch %v after re-planning, want %d", in.RunID, r.batch, in.Batch)
+		}
+	}
+
+	// A new fire chunked with planned ones: only it is written, in a
+	// batch none of the planned runs is in.
+	g := f.job("g")
+	mixed := f.plan(fire(a, 1), fire(g, 1), fire(b, 1))
+	if len(mixed) != 1 || mixed[0].JobID != g || mixed[0].Batch == 0 || mixed[0].Batch == batch1 || mixed[0].Batch == byJob[d].Batch {
+		t.Fatalf("planning a new fire beside planned ones wrote %+v; want only job %d's run, in a batch of its own", mixed, g)
+	}
+}
+
+// A chunk that would put runs of two instants, or a SKIPPED run, into one
+// message is refused and nothing is written.
+func TestInsertPlannedRefusesMixedBatches(t *testing.T) {
+	f := setup(t)
+	b := f.job("b")
+	later := f.fire(1)
+	later.JobID, later.Batch = b, 1
+	now := f.fire(0)
+	now.Batch = 1
+	skipped := f.fire(2)
+	skipped.Status, skipped.Batch = wire.StatusSkipped, 2
+	for _, fires := range [][]runs.Fire{{now, later}, {skipped}} {
+		err := pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
+			if err := runs.Fence(f.ctx, tx, 0, me, epoch, time.Minute); err != nil {
+				return err
+			}
+			_, err := runs.InsertPlanned(f.ctx, tx, 0, fires)
+			return err
+		})
+		if err == nil {
+			t.Errorf("InsertPlanned(%+v) succeeded, want it refused", fires)
+		}
+	}
+	if n := f.count(); n != 0 {
+		t.Fatalf("%d runs written, want none", n)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // manual run's own params override its job's.
 const plannedColumns = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, j.timeout_ms,
-		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency
+		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
+		COALESCE(r.batch, 0)
 	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
 
 // selectShard reads all of a shard's planned, not yet published runs.
@@ -39,7 +40,8 @@ const selectByID = plannedColumns + `
 	WHERE r.id = ANY($1) AND r.status = 'SCHEDULED'`
 
 // LoadShard returns every SCHEDULED run of shard, oldest first: what a
-// shard's new owner recovers. Some may have been published already (see
+// shard's new owner recovers, each with its batch (so a batch's runs still
+// SCHEDULED come back together and are published again as that batch). Some may have been published already (see
 // the package doc); the caller sets Epoch and Recovered.
 func LoadShard(ctx context.Context, db DB, shard int) ([]Planned, error) {
 	return load(ctx, db, selectShard, shard)
@@ -65,7 +67,7 @@ func load(ctx context.Context, db DB, query string, args ...any) ([]Planned, err
 		var timeoutMS, thresholdMS int64
 		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 			&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
-			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency)
+			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch)
 		pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
 		pr.TriggerType = wire.TriggerType(typ)
 		pr.Timeout = time.Duration(timeoutMS) * time.Millisecond

@@ -29,6 +29,7 @@ type fixture struct {
 	t     *testing.T
 	ctx   context.Context
 	pool  *pgxpool.Pool
+	st    *store.Store
 	jobID int64
 }
 
@@ -53,7 +54,18 @@ func setup(t *testing.T) *fixture {
 		me, epoch); err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, ctx: ctx, pool: pool, jobID: j.ID}
+	return &fixture{t: t, ctx: ctx, pool: pool, st: st, jobID: j.ID}
+}
+
+// job creates another disabled job in group "g" and returns its id.
+func (f *fixture) job(name string) int64 {
+	f.t.Helper()
+	j, err := f.st.CreateJob(f.ctx, store.System, store.Job{Group: "g", Name: name, Handler: "h", ScheduleType: "cron",
+		ScheduleExpr: "@every 1s", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any", BlockStrategy: "serial"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return j.ID
 }
 
 // fire is a SCHEDULED fire of the job, i seconds from a fixed base time.
@@ -94,13 +106,14 @@ type row struct {
 	shardTotal int
 	workerID   string
 	finished   *time.Time
+	batch      *int64
 }
 
 func (f *fixture) row(id int64) row {
 	f.t.Helper()
 	var r row
-	if err := f.pool.QueryRow(f.ctx, `SELECT status, stream_seq, shard_index, shard_total, worker_id, finished_at
-		FROM job_runs WHERE id = $1`, id).Scan(&r.status, &r.seq, &r.shardIndex, &r.shardTotal, &r.workerID, &r.finished); err != nil {
+	if err := f.pool.QueryRow(f.ctx, `SELECT status, stream_seq, shard_index, shard_total, worker_id, finished_at, batch
+		FROM job_runs WHERE id = $1`, id).Scan(&r.status, &r.seq, &r.shardIndex, &r.shardTotal, &r.workerID, &r.finished, &r.batch); err != nil {
 		f.t.Fatalf("read run %d: %v", id, err)
 	}
 	return r

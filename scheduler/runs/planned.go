@@ -25,7 +25,17 @@ type Planned struct {
 	Epoch int64
 	// Recovered marks a run found SCHEDULED in the table rather than
 	// planned by this process: it may already have been published.
-	Recovered     bool
+	Recovered bool
+	// Batch is the trigger batch the run was planned into (job_runs.batch,
+	// the id of the batch's first run), 0 for a run published alone. A
+	// run of a batch is only ever published inside its batch's message
+	// (one message, Nats-Msg-Id wire.BatchMsgID(Batch), on its group's
+	// batch subject), never alone and never routed to one worker: which
+	// runs share a batch is fixed in PostgreSQL when they are planned, so
+	// every publish of it carries the same runs under the same id and the
+	// stream's duplicate window drops the copies. Its runs share Group,
+	// Shard and ScheduledAt.
+	Batch         int64
 	Handler       string
 	Params        string
 	TriggerType   wire.TriggerType

@@ -1,0 +1,22 @@
+-- jetjob schema, version 10: trigger batches (issue #16).
+--
+-- Runs of one group due at the same instant share one trigger message
+-- (wire.EncodeTriggerBatch): every message costs NATS and both processes a
+-- store, a delivery, an ack and a removal whatever it carries. Which runs
+-- share a message is decided when they are planned and kept here, so that
+-- every publish of a batch — a retry, a shard's next owner recovering runs
+-- the previous owner published but had not yet recorded TRIGGERED —
+-- carries the same runs under the same Nats-Msg-Id ("batch-<batch>") and
+-- the stream's duplicate window drops the copy.
+--
+-- batch is the id of the batch's first run; NULL: the run is published
+-- alone (every run planned before this migration, manual, retry, child and
+-- backfill runs, broadcasts, jobs routed to one worker). All of a batch's
+-- runs are written by one INSERT (runs.InsertPlanned) and share group,
+-- shard and scheduled_at.
+--
+-- No index: a batch is only read back with the runs of its shard that are
+-- still SCHEDULED (runs.LoadShard, runs.LoadOrphans), which
+-- job_runs_planned and job_runs_unplanned already serve. A nullable column
+-- without a default is a catalog change only: no partition is rewritten.
+ALTER TABLE job_runs ADD COLUMN batch bigint;
