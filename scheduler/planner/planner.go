@@ -13,6 +13,9 @@
 // misfire policy: skip records them SKIPPED, fire_once runs the newest one
 // now and records the rest SKIPPED, fire_all runs them all now, up to
 // MaxCatchup.
+//
+// Runs of one group due at the same instant are planned into trigger
+// batches (Config.TriggerBatch, batches.go): one message for several runs.
 package planner
 
 import (
@@ -26,10 +29,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Config tunes planning. Zero values mean the defaults.
@@ -52,6 +57,14 @@ type Config struct {
 	// IdleTxTimeout ends a planning transaction left idle this long (its
 	// process paused or stuck), releasing the shard (default 5 s).
 	IdleTxTimeout time.Duration
+	// TriggerBatch caps the runs that share one trigger message (default
+	// 16, at most wire.MaxBatchRuns; 1: every run is published alone).
+	// Every message costs NATS and both processes a store, a delivery, an
+	// ack and a removal whatever it carries, so the runs of one group due
+	// at the same instant are planned into batches (see batches.go).
+	// Forced to 1 while tracing is on (Deps.Trace): a trace follows one
+	// run from its publish span, in one message of its own.
+	TriggerBatch int
 }
 
 const (
@@ -60,6 +73,7 @@ const (
 	DefaultMisfireThreshold = 5 * time.Second
 	DefaultMaxCatchup       = 100
 	DefaultBatchSize        = 5000
+	DefaultTriggerBatch     = 16
 )
 
 func (c Config) withDefaults() Config {
@@ -81,11 +95,25 @@ func (c Config) withDefaults() Config {
 	if c.IdleTxTimeout == 0 {
 		c.IdleTxTimeout = 5 * time.Second
 	}
+	if c.TriggerBatch == 0 {
+		c.TriggerBatch = DefaultTriggerBatch
+	}
 	return c
 }
 
-// Validate says which field is wrong.
+// Validate says which fields are wrong.
 func (c Config) Validate() error {
+	var batch error
+	if c.TriggerBatch > wire.MaxBatchRuns {
+		batch = fmt.Errorf("planner: TriggerBatch must be at most %d (what a worker accepts in one message), got %d",
+			wire.MaxBatchRuns, c.TriggerBatch)
+	}
+	return errors.Join(c.validateTiming(),
+		tuning.NotNegative("planner", "TriggerBatch", c.TriggerBatch, fmt.Sprint(DefaultTriggerBatch)), batch)
+}
+
+// validateTiming says which of the planning pass's settings is wrong.
+func (c Config) validateTiming() error {
 	c = c.withDefaults()
 	switch {
 	case c.Window < 100*time.Millisecond:
@@ -177,8 +205,17 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
+	log := logging.Named(deps.Log, "planner")
+	if deps.Trace != nil && cfg.TriggerBatch > 1 {
+		// A trace follows one run from its publish span to the worker
+		// through its trigger's header: with tracing on, every run is
+		// published alone.
+		log.Info("tracing is on: no trigger batches, every run is published alone", zap.Int("trigger_batch", cfg.TriggerBatch))
+		cfg.TriggerBatch = 1
+	}
 	return &Planner{
-		cfg: cfg.withDefaults(), pool: deps.Pool, log: logging.Named(deps.Log, "planner"), cache: newScheduleCache(),
+		cfg: cfg, pool: deps.Pool, log: log, cache: newScheduleCache(),
 		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
 		planned: deps.Planned, trace: deps.Trace, signals: deps.TestSignals,
 	}, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/runs"
+	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
@@ -34,6 +35,12 @@ var held = lease.Lease{Shard: 0, Epoch: 1, Deadline: time.Now().Add(time.Hour)}
 
 func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
 	t.Helper()
+	return setupWith(t, planner.Config{Window: 5 * time.Second}, nil)
+}
+
+// setupWith is setup with cfg, and a tracer when tr is not nil.
+func setupWith(t *testing.T, cfg planner.Config, tr *spans.Tracer) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
+	t.Helper()
 	pool := pgtest.Pool(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, pool, 1)
@@ -47,7 +54,7 @@ func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) 
 		t.Fatal(err)
 	}
 	out := &sink{}
-	p, err := planner.New(planner.Config{Window: 5 * time.Second}, planner.Deps{Pool: pool, Owner: "me",
+	p, err := planner.New(cfg, planner.Deps{Pool: pool, Owner: "me", Trace: tr,
 		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)

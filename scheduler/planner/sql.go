@@ -89,6 +89,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 
 		var (
 			fires  []runs.Fire
+			sizes  []int // per fire: its trigger's bound if it may join a batch, else 0
 			adv    advanceArgs
 			byFire = make(map[fireKey]plannedFire, len(jobs))
 		)
@@ -109,6 +110,11 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 				f.at = tp.At(f.at)
 				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
 					Status: f.status, ScheduledAt: f.at, Message: f.message})
+				size := 0
+				if batchable(j, f) {
+					size = triggerBytes(j)
+				}
+				sizes = append(sizes, size)
 				byFire[fireKey{j.id, f.at.UnixMicro()}] = plannedFire{j, f}
 				at := f.at
 				last = &at
@@ -116,6 +122,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 			adv.add(j.id, pl.next, last)
 		}
 		if len(fires) > 0 {
+			chunkBatches(fires, sizes, p.cfg.TriggerBatch)
 			written, err := runs.InsertPlanned(ctx, tx, shard, fires)
 			if err != nil {
 				return err
@@ -135,7 +142,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
-					MaxConcurrency: j.maxConcurrency,
+					MaxConcurrency: j.maxConcurrency, Batch: w.Batch,
 				})
 			}
 		}

@@ -49,6 +49,20 @@
 // marks a run created outside planning (manual, retry, child): unfenced,
 // its Nats-Msg-Id de-duplicates a later recovery instead.
 //
+// # Trigger batches
+//
+// Runs of one group due at the same instant may share one trigger message
+// (Planned.Batch, job_runs.batch). Which runs share it is fixed when they
+// are planned, by the one statement that writes them (InsertPlanned), and
+// never changed: every later publish of a batch — dispatch's retry, a
+// recovery or sweep (LoadShard, LoadOrphans read the batch back) — carries
+// the batch's runs that are still SCHEDULED under the batch's Nats-Msg-Id,
+// so the stream's duplicate window drops it like a re-published lone
+// trigger. That is why a run of a batch is only ever published inside its
+// batch's message, and why the first publish of a batch must carry every
+// run of it (a later copy that holds a run the first lacked would be
+// dropped, and that run lost).
+//
 // # The deferred TRIGGERED write
 //
 // This is the one full account; other comments point here. Dispatch does

@@ -118,7 +118,7 @@ func checkBatches(fires []Fire) error {
 			first[f.Batch] = f
 			continue
 		}
-		if b.Group != f.Group || !b.ScheduledAt.Equal(f.ScheduledAt) {
+		if b.Group != f.Group || b.ScheduledAt.UnixMicro() != f.ScheduledAt.UnixMicro() {
 			return fmt.Errorf("batch %d mixes job %d (group %s at %s) and job %d (group %s at %s)",
 				f.Batch, b.JobID, b.Group, b.ScheduledAt, f.JobID, f.Group, f.ScheduledAt)
 		}

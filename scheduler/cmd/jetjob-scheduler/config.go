@@ -14,9 +14,11 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // options are the settings shared by serve and dev. Each flag has a JETJOB_*
@@ -32,6 +34,7 @@ type options struct {
 	window           time.Duration
 	misfireThreshold time.Duration
 	maxCatchup       int
+	triggerBatch     int
 	replicas         int
 	dupWindow        time.Duration
 	logRetention     time.Duration
@@ -65,6 +68,7 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.Duration(&o.window, "planning-window", "JETJOB_PLANNING_WINDOW", 0, "how far ahead fires are planned, default 5s")
 	s.Duration(&o.misfireThreshold, "misfire-threshold", "JETJOB_MISFIRE_THRESHOLD", 0, "how late a fire may be before its misfire policy applies, default 5s")
 	s.Int(&o.maxCatchup, "max-catchup", "JETJOB_MAX_CATCHUP", 0, "missed fires handled per job and pass, default 100")
+	s.Int(&o.triggerBatch, "trigger-batch", "JETJOB_TRIGGER_BATCH", 0, fmt.Sprintf("runs of a group due at the same instant that share one trigger message, 1 to %d, default %d; 1: every run alone (always while tracing is on)", wire.MaxBatchRuns, planner.DefaultTriggerBatch))
 	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 0, "JetStream replicas, 1 or 3, default 1")
 	s.Duration(&o.dupWindow, "duplicate-window", "JETJOB_DUPLICATE_WINDOW", 0, "JetStream duplicate window for triggers, default 2m")
 	s.String(&o.smtpHost, "smtp-host", "JETJOB_SMTP_HOST", "", "SMTP server for alarm emails; empty disables email")
@@ -112,12 +116,18 @@ func (o *options) logger() (*zap.Logger, error) { return logging.New(o.logFormat
 
 // validate checks the flags that have no safe reading when wrong.
 func (o *options) validate() error {
+	var errs []error
 	if o.runRetention <= 0 {
 		// 0 would not mean "keep forever" but "drop every finished day":
 		// refused rather than guessed.
-		return o.set.Errorf("run-retention", "%s: want a positive duration such as 720h (30 days)", o.runRetention)
+		errs = append(errs, o.set.Errorf("run-retention", "%s: want a positive duration such as 720h (30 days)", o.runRetention))
 	}
-	return nil
+	if o.triggerBatch < 0 || o.triggerBatch > wire.MaxBatchRuns {
+		// Workers refuse a message of more runs than wire.MaxBatchRuns.
+		errs = append(errs, o.set.Errorf("trigger-batch", "%d: want 1 to %d (1: every run alone; 0: the default, %d)",
+			o.triggerBatch, wire.MaxBatchRuns, planner.DefaultTriggerBatch))
+	}
+	return errors.Join(errs...)
 }
 
 // schedulerConfig builds the scheduler's config from the flags and the
@@ -130,6 +140,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 	c.Planner.Window = o.window
 	c.Planner.MisfireThreshold = o.misfireThreshold
 	c.Planner.MaxCatchup = o.maxCatchup
+	c.Planner.TriggerBatch = o.triggerBatch
 	c.Alarm.SMTP = alarm.SMTP{Host: o.smtpHost, Port: o.smtpPort, User: o.smtpUser,
 		Password: o.smtpPassword, From: o.smtpFrom, StartTLS: o.smtpStartTLS}
 	c.Alarm.WebhookSecret = o.webhookSecret

@@ -111,6 +111,31 @@ func TestBooleansFromEnvironment(t *testing.T) {
 	}
 }
 
+// --trigger-batch reaches the planner; a value no worker accepts is
+// refused by name before anything starts.
+func TestTriggerBatchSetting(t *testing.T) {
+	t.Setenv("JETJOB_TRIGGER_BATCH", "8")
+	var o options
+	s := config.New(pflag.NewFlagSet("serve", pflag.ContinueOnError))
+	o.register(s, ":8080", "json")
+	if err := s.Load(os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.schedulerConfig("").Planner.TriggerBatch; got != 8 {
+		t.Errorf("JETJOB_TRIGGER_BATCH=8: Planner.TriggerBatch %d", got)
+	}
+
+	t.Setenv("JETJOB_DATABASE_URL", "postgres://u@127.0.0.1:1/none")
+	for _, bad := range []string{"-1", "257"} {
+		t.Setenv("JETJOB_TRIGGER_BATCH", bad)
+		_, err := execute(context.Background(), "serve")
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "JETJOB_TRIGGER_BATCH") || !strings.Contains(err.Error(), "want 1 to 256") {
+			t.Errorf("JETJOB_TRIGGER_BATCH=%s: error %v, want a usage error naming it", bad, err)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	out, err := execute(context.Background(), "--version")
 	if err != nil {
