@@ -6,7 +6,8 @@
 // fires each run at its own millisecond, never skips a slot when the loop
 // runs late (everything due is drained at once), and deduplicates by run id
 // so that re-planting the same run (recovery after a lease change) cannot
-// fire it twice from one process.
+// fire it twice from one process. The runs of a trigger batch
+// (runs.Planned.Batch) are handed over together, in one call.
 package wheel
 
 import (
@@ -146,12 +147,20 @@ func (w *Wheel) Run(ctx context.Context) error {
 }
 
 // due pops up to limit runs whose time has come, or says how long to wait.
+// A trigger batch is never split across two calls of fire (its runs are
+// adjacent in the heap's order): past the limit it keeps popping the runs
+// of the batch it is in. Dispatch publishes a batch as one message when it
+// gets it, and a message that lacked some of the batch's runs would make
+// every later publish of them a duplicate the stream drops.
 func (w *Wheel) due() ([]runs.Planned, time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.now()
 	var out []runs.Planned
-	for len(w.h) > 0 && !w.h[0].ScheduledAt.After(now) && len(out) < w.limit {
+	for len(w.h) > 0 && !w.h[0].ScheduledAt.After(now) {
+		if len(out) >= w.limit && (out[len(out)-1].Batch == 0 || w.h[0].Batch != out[len(out)-1].Batch) {
+			break
+		}
 		out = append(out, heap.Pop(&w.h).(runs.Planned))
 	}
 	if len(out) > 0 || len(w.h) == 0 {
@@ -172,10 +181,23 @@ func (w *Wheel) release(fired []runs.Planned) {
 
 type runHeap []runs.Planned
 
-func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return h[i].ScheduledAt.Before(h[j].ScheduledAt) }
-func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *runHeap) Push(x any)        { *h = append(*h, x.(runs.Planned)) }
+func (h runHeap) Len() int      { return len(h) }
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(runs.Planned)) }
+
+// Less orders runs by (ScheduledAt, Batch, RunID): the runs of a trigger
+// batch, which share ScheduledAt, come out one after the other.
+func (h runHeap) Less(i, j int) bool {
+	a, b := &h[i], &h[j]
+	if !a.ScheduledAt.Equal(b.ScheduledAt) {
+		return a.ScheduledAt.Before(b.ScheduledAt)
+	}
+	if a.Batch != b.Batch {
+		return a.Batch < b.Batch
+	}
+	return a.RunID < b.RunID
+}
+
 func (h *runHeap) Pop() any {
 	old := *h
 	n := len(old)

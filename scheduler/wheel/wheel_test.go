@@ -128,6 +128,40 @@ func TestDueBatchesAtMostLimit(t *testing.T) {
 	}
 }
 
+// The runs of a trigger batch come out one after the other, after the
+// lone runs due at the same instant, and a batch is never split between two
+// calls of fire: the call that reaches the limit inside a batch takes the
+// rest of it (dispatch publishes a batch as one message when it gets it).
+func TestDueKeepsBatchesWhole(t *testing.T) {
+	w, clk, _ := newWheel(nil, nil)
+	w.limit = 2
+	inBatch := func(id, batch int64, at time.Time) plannedRun {
+		r := planned(id, id, at)
+		r.Batch = batch
+		return r
+	}
+	early, late := t0.Add(-time.Second), t0
+	w.Add(inBatch(23, 20, early), inBatch(41, 40, late), planned(30, 30, early), inBatch(21, 20, early),
+		inBatch(40, 40, late), planned(50, 50, late), inBatch(20, 20, early), planned(10, 10, early), inBatch(22, 20, early))
+	w.Add(inBatch(60, 60, t0.Add(time.Second)), inBatch(61, 60, t0.Add(time.Second))) // not yet due
+	var got [][]int64
+	for {
+		due, _ := w.due()
+		if len(due) == 0 {
+			break
+		}
+		got = append(got, ids(due))
+	}
+	want := [][]int64{{10, 30}, {20, 21, 22, 23}, {50, 40, 41}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("calls of fire %v, want %v", got, want)
+	}
+	clk.Advance(time.Second)
+	if due, _ := w.due(); !slices.Equal(ids(due), []int64{60, 61}) {
+		t.Errorf("a second later: due %v, want the batch [60 61] whole", ids(due))
+	}
+}
+
 // A run planted again while it is held (a recovery after a lease change,
 // or a planner re-reading its window) stays one run: it fires once. So
 // does one planted again while its batch is being handed over.
