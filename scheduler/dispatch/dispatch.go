@@ -9,6 +9,35 @@
 // so a re-publish of the same run (a retry after a failed ack, or a shard's
 // next owner firing what this process published but never recorded) is
 // dropped by the stream's duplicate window: the run reaches one worker once.
+//
+// # Trigger batches
+//
+// The runs of a trigger batch (runs.Planned.Batch, fixed when they were
+// planned) are published as one message: wire.EncodeTriggerBatch of their
+// triggers, in the order Fire got them, on their group's batch subject
+// (stream.TriggerBatch) with Nats-Msg-Id wire.BatchMsgID(batch), never
+// alone and never routed to one worker. Every publish of a batch (a retry,
+// a recovery) so carries the batch's runs still SCHEDULED under one id,
+// and the duplicate window drops the copies. For that the first publish
+// must hold every run of the batch:
+//
+//   - the lease check is the batch's: if any of its runs may not be
+//     published, none is (they share a shard: all or none anyway);
+//   - the misfire check (misfired) skips a late batch only whole, when it
+//     would skip every run of it; otherwise the batch is published whole
+//     and each worker applies the misfire policy to the late runs it
+//     receives (they end EXPIRED rather than SKIPPED). A run skipped here
+//     is recorded SKIPPED a moment later: had the message gone out
+//     without it and this process died before that write, the run's
+//     recovered copy would go out inside a duplicate the stream drops,
+//     and the run would be lost;
+//   - a run that cannot be encoded at all is left out and FAILED, as
+//     alone; it cannot be encoded in a later copy either.
+//
+// Each run of the message is recorded TRIGGERED with the message's stream
+// sequence. With tracing on the planner plans no batches (a trace follows
+// one run per message); a batch planned before tracing was switched on gets
+// one publish span, its first run's, whose context the message carries.
 package dispatch
 
 import (
@@ -22,6 +51,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
@@ -163,12 +193,17 @@ type TestSignals struct {
 // Init initialises every signal for tb's test.
 func (ts *TestSignals) Init(tb testsignal.TB) { ts.Flushed.Init(tb) }
 
+// inflight is one published message awaiting its ack: one run's trigger,
+// or a trigger batch.
 type inflight struct {
-	run  runs.Planned
-	msg  *nats.Msg
-	fut  jetstream.PubAckFuture
-	err  error      // PublishAsync itself failed: go straight to retry
-	span trace.Span // the publish span; nil with tracing off
+	// runs are the message's runs: one, or a batch's, which share shard
+	// and epoch.
+	runs  []runs.Planned
+	msg   *nats.Msg
+	msgID string
+	fut   jetstream.PubAckFuture
+	err   error      // PublishAsync itself failed: go straight to retry
+	span  trace.Span // the publish span; nil with tracing off
 }
 
 // New validates cfg and returns a dispatcher; start Run before Fire.
@@ -192,9 +227,9 @@ var errLeaseLost = errors.New("lease lost")
 // published nothing.
 const HeaderScheduler = "Jetjob-Scheduler"
 
-// message is the NATS message of a run's trigger.
-func (d *Dispatcher) message(r *runs.Planned, data []byte) *nats.Msg {
-	m := nats.NewMsg(Subject(r))
+// message is a trigger message on subject.
+func (d *Dispatcher) message(subject string, data []byte) *nats.Msg {
+	m := nats.NewMsg(subject)
 	m.Data = data
 	if d.cfg.Owner != "" {
 		m.Header.Set(HeaderScheduler, d.cfg.Owner)
@@ -202,9 +237,13 @@ func (d *Dispatcher) message(r *runs.Planned, data []byte) *nats.Msg {
 	return m
 }
 
-// Subject is where a run's trigger goes: its target worker's directed
+// Subject is where a run's trigger goes: its group's batch subject for a
+// run of a trigger batch (never routed); else its target worker's directed
 // subject once routing picked one, else the group's shared queue.
 func Subject(r *runs.Planned) string {
+	if r.Batch != 0 {
+		return stream.TriggerBatch(r.Group)
+	}
 	if r.Target != "" {
 		return stream.TriggerWorker(r.Group, r.Target)
 	}
@@ -215,14 +254,29 @@ func Subject(r *runs.Planned) string {
 // is disconnected, when InFlight publishes are outstanding, or until ctx
 // ends. Runs whose shard lease is no longer held are dropped (they stay
 // SCHEDULED for the new owner); runs found late apply their misfire policy.
+// The runs of a trigger batch go out as one message (see the package doc):
+// all of them must be in due (the wheel hands a batch over whole), in the
+// order they are to be in the message.
 func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 	if !d.Connected(ctx) {
 		return
 	}
 	now := time.Now()
 	skip := d.misfired(due, now)
+	batches := batchesOf(due)
 	for i := range due {
 		r := &due[i]
+		if r.Batch != 0 {
+			members, first := batches[r.Batch]
+			if !first {
+				continue // published with the batch's first run
+			}
+			delete(batches, r.Batch)
+			if !d.fireBatch(ctx, members, skip, now) {
+				return
+			}
+			continue
+		}
 		if r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
 			d.log.Debug("lease lost; not publishing", logging.Run(r.RunID), logging.Shard(r.Shard))
 			continue
@@ -244,21 +298,136 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time) bool {
 	data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
 	if err != nil {
-		d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
-		d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusFailed, At: now, Message: wire.TruncateMessage(err.Error())})
+		d.fail(ctx, r, now, err)
 		return true
 	}
-	d.pending.Add(1)
-	f := inflight{run: *r, msg: d.message(r, data)}
-	f.span = d.cfg.Trace.Publish(r, f.msg.Subject, f.msg.Header)
-	f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(wire.MsgID(r.RunID)), jetstream.WithExpectStream(stream.Triggers))
+	return d.send(ctx, []runs.Planned{*r}, Subject(r), wire.MsgID(r.RunID), data)
+}
+
+// fail records a run that cannot be published FAILED, with why.
+func (d *Dispatcher) fail(ctx context.Context, r *runs.Planned, now time.Time, err error) {
+	d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
+	d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusFailed, At: now, Message: wire.TruncateMessage(err.Error())})
+}
+
+// send publishes one message of rs (one run, or a trigger batch's runs)
+// without waiting for its ack. It returns false when ctx ended first.
+func (d *Dispatcher) send(ctx context.Context, rs []runs.Planned, subject, msgID string, data []byte) bool {
+	d.pending.Add(int64(len(rs)))
+	f := inflight{runs: rs, msg: d.message(subject, data), msgID: msgID}
+	f.span = d.cfg.Trace.Publish(&rs[0], subject, f.msg.Header)
+	if f.span != nil && rs[0].Batch != 0 {
+		// The batch's one span, recorded as its first run's (package doc).
+		f.span.SetAttributes(attribute.Int64("jetjob.batch", rs[0].Batch), runtrace.AttrRuns.Int(len(rs)))
+	}
+	f.fut, f.err = d.js.PublishMsgAsync(f.msg, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(stream.Triggers))
 	select {
 	case d.inflight <- f:
 		return true
 	case <-ctx.Done():
-		d.pending.Add(-1)
+		d.pending.Add(-int64(len(rs)))
 		return false
 	}
+}
+
+// batchesOf gathers the runs of each trigger batch in due, in due's order
+// (the wheel hands them over adjacent; a batch's runs are gathered
+// wherever they are, so that a batch is never published in two messages,
+// the second of which the duplicate window would drop). nil when due
+// holds no batch.
+func batchesOf(due []runs.Planned) map[int64][]runs.Planned {
+	var out map[int64][]runs.Planned
+	for i := range due {
+		if b := due[i].Batch; b != 0 {
+			if out == nil {
+				out = map[int64][]runs.Planned{}
+			}
+			out[b] = append(out[b], due[i])
+		}
+	}
+	return out
+}
+
+// maxPayloadSlack is room left under NATS's max payload for a message's
+// headers (Nats-Msg-Id, the scheduler's id, trace context).
+const maxPayloadSlack = 4 << 10
+
+// fireBatch publishes the runs of one trigger batch as one message (see
+// the package doc for why all or none, and whole). It returns false when
+// ctx ended first.
+func (d *Dispatcher) fireBatch(ctx context.Context, members []runs.Planned, skip map[int64]string, now time.Time) bool {
+	first := &members[0]
+	batchLog := []zap.Field{zap.Int64("batch", first.Batch), logging.Group(first.Group), logging.Shard(first.Shard), zap.Int("runs", len(members))}
+	for i := range members {
+		if r := &members[i]; r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
+			d.log.Debug("lease lost; not publishing the trigger batch", batchLog...)
+			return true
+		}
+	}
+	late := 0
+	for i := range members {
+		if _, ok := skip[members[i].RunID]; ok {
+			late++
+		}
+	}
+	if late == len(members) {
+		for i := range members {
+			r := &members[i]
+			d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusSkipped, At: now, Message: skip[r.RunID]})
+		}
+		return true
+	}
+	if late > 0 {
+		d.log.Debug("late trigger batch published whole; its workers apply the misfire policy to its late runs",
+			append(batchLog, zap.Int("late", late))...)
+	}
+	data, err := d.encodeBatch(members)
+	if err != nil {
+		// Some run cannot be encoded: fail it alone, as a lone run would
+		// be, and publish the others (no copy of the batch can hold it).
+		kept := members[:0:0]
+		for i := range members {
+			r := &members[i]
+			if _, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold)); err != nil {
+				d.fail(ctx, r, now, err)
+				continue
+			}
+			kept = append(kept, *r)
+		}
+		if len(kept) == 0 {
+			return true
+		}
+		members = kept
+		if data, err = d.encodeBatch(members); err != nil {
+			d.log.Error("trigger batch cannot be encoded; failing its runs", append(batchLog, zap.Error(err))...)
+			for i := range members {
+				d.fail(ctx, &members[i], now, err)
+			}
+			return true
+		}
+	}
+	if limit := d.js.Conn().MaxPayload(); limit > 0 && int64(len(data))+maxPayloadSlack > limit {
+		// NATS would refuse it on every attempt. The planner keeps batches
+		// far smaller; a job's params edited after planning could still
+		// make one too big. Its runs may not go out alone.
+		err := fmt.Errorf("trigger batch %d of %d runs is %d bytes, more than NATS's max payload (%d bytes) allows",
+			first.Batch, len(members), len(data), limit)
+		d.log.Error("trigger batch too big to publish; failing its runs", append(batchLog, zap.Error(err))...)
+		for i := range members {
+			d.fail(ctx, &members[i], now, err)
+		}
+		return true
+	}
+	return d.send(ctx, members, stream.TriggerBatch(first.Group), wire.BatchMsgID(first.Batch), data)
+}
+
+// encodeBatch encodes the triggers of members as one batch message.
+func (d *Dispatcher) encodeBatch(members []runs.Planned) ([]byte, error) {
+	ts := make([]*wire.Trigger, len(members))
+	for i := range members {
+		ts[i] = members[i].Trigger(d.cfg.MisfireThreshold)
+	}
+	return wire.EncodeTriggerBatch(ts)
 }
 
 // misfired applies the misfire policy to runs this process is about to
@@ -268,7 +437,8 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 // publishes all. Recovered runs are exempt: a previous owner may already
 // have published them, so they are re-published (the Msg-Id de-duplicates)
 // and a late one is judged by the worker that receives it. It returns the
-// runs to skip with their messages.
+// runs to skip with their messages; a trigger batch is skipped only if
+// every run of it is (fireBatch).
 func (d *Dispatcher) misfired(due []runs.Planned, now time.Time) map[int64]string {
 	late := func(r *runs.Planned) bool {
 		threshold := d.cfg.MisfireThreshold
@@ -435,39 +605,48 @@ func (d *Dispatcher) collect(ctx context.Context) {
 		if err != nil {
 			if ack, err = d.retry(ctx, f, err); err != nil {
 				d.cfg.Trace.Published(f.span, 0, err)
-				d.pending.Add(-1)
+				d.pending.Add(-int64(len(f.runs)))
 				if errors.Is(err, errLeaseLost) {
 					continue
 				}
-				return // ctx ended; the run stays SCHEDULED
+				return // ctx ended; the runs stay SCHEDULED
 			}
 		}
 		now := time.Now()
 		d.cfg.Trace.Published(f.span, ack.Sequence, nil)
-		d.observe(f.run, now)
-		d.record(ctx, runs.Mark{RunID: f.run.RunID, ScheduledAt: f.run.ScheduledAt, Epoch: f.run.Epoch, Status: wire.StatusTriggered, Seq: ack.Sequence, At: now})
-		d.pending.Add(-1)
+		for _, r := range f.runs {
+			d.observe(r, now)
+			d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusTriggered, Seq: ack.Sequence, At: now})
+		}
+		d.pending.Add(-int64(len(f.runs)))
 	}
 }
 
+// retry publishes f's message again, the same data under the same Msg-Id
+// (a trigger batch: the same runs), until it is acknowledged, the lease of
+// its runs is lost or ctx ends.
 func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetstream.PubAck, error) {
 	wait := backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
+	r := &f.runs[0] // a batch's runs share shard and epoch
+	fields := []zap.Field{logging.Run(r.RunID), logging.Job(r.JobID), runtrace.LogField(f.span)}
+	if r.Batch != 0 {
+		fields = append(fields, zap.Int64("batch", r.Batch), zap.Int("runs", len(f.runs)))
+	}
 	for attempt := 1; ; attempt++ {
-		if f.run.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(f.run.Shard, f.run.Epoch) {
+		if r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
 			// The shard moved on while the publish failed: its new owner
-			// recovers the run.
-			return nil, fmt.Errorf("run %d: %w", f.run.RunID, errLeaseLost)
+			// recovers the runs.
+			return nil, fmt.Errorf("run %d: %w", r.RunID, errLeaseLost)
 		}
 		errcount.NATS(errcount.PublishTrigger)
-		d.log.Warn("publish failed; retrying", logging.Run(f.run.RunID), logging.Job(f.run.JobID), runtrace.LogField(f.span),
-			zap.Int("attempt", attempt), zap.Error(cause))
+		d.log.Warn("publish failed; retrying", append(fields, zap.Int("attempt", attempt), zap.Error(cause))...)
 		if err := wait.Wait(ctx); err != nil {
 			return nil, err
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m := d.message(&f.run, f.msg.Data)
+		m := d.message(f.msg.Subject, f.msg.Data)
 		spans.CopyHeader(m.Header, f.msg.Header)
-		ack, err := d.js.PublishMsg(pctx, m, jetstream.WithMsgID(wire.MsgID(f.run.RunID)), jetstream.WithExpectStream(stream.Triggers))
+		ack, err := d.js.PublishMsg(pctx, m, jetstream.WithMsgID(f.msgID), jetstream.WithExpectStream(stream.Triggers))
 		cancel()
 		if err == nil {
 			return ack, nil
