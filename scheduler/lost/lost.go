@@ -9,6 +9,13 @@
 //
 // The bound is the workers' ack wait × max deliveries (plus the advisory's
 // way here): seconds, not xxl-job's ten minutes.
+//
+// A spent trigger batch (stream.TriggerBatch) names several runs: the
+// monitor publishes the LOST event of every one of them, each under its
+// own Msg-Id, before it deletes the message. A worker acknowledges a batch
+// only once all its runs have settled, so some of them may have ended
+// already: the applier moves a run only to a status of higher rank, so an
+// ended run keeps its status.
 package lost
 
 import (
@@ -47,7 +54,7 @@ type Monitor struct {
 func New(js jetstream.JetStream, log *zap.Logger) *Monitor {
 	return &Monitor{js: js, log: log.Named("lost"), lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jetjob_lost_runs_total",
-		Help: "Runs ended LOST because their trigger ran out of deliveries (their workers died or hung), by group.",
+		Help: "Runs ended LOST because their trigger ran out of deliveries (their workers died or hung), by group; for a trigger batch every run of it, including any that had ended already.",
 	}, []string{"group"})}
 }
 
@@ -89,9 +96,11 @@ func (m *Monitor) Run(ctx context.Context) error {
 	return nil
 }
 
-// handle ends one spent trigger's run LOST. Publishing the event is
-// idempotent (a fixed Msg-Id; and a run already ended does not move), so a
-// redelivered advisory is harmless.
+// handle ends one spent trigger's runs LOST: the one run of a trigger, or
+// every run of a trigger batch. Publishing the events is idempotent (a
+// fixed Msg-Id per run; and a run already ended does not move), so a
+// redelivered advisory, or one handled again after a failure half-way, is
+// harmless. The message is deleted only after every event was stored.
 func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []byte) error {
 	adv, ok := parseAdvisory(data)
 	if !ok {
@@ -105,27 +114,58 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 	if err != nil {
 		return fmt.Errorf("read trigger %d: %w", adv.StreamSeq, err)
 	}
-	trig, err := wire.DecodeTrigger(raw.Data)
-	if err != nil {
+	trigs := spentRuns(raw.Subject, raw.Data, func(msg string, err error) {
 		// Not a run: malformed triggers are terminated by workers, but be
-		// safe and drop the spent message.
-		m.log.Error("spent trigger is not a valid trigger; deleting it", zap.Uint64("stream_seq", adv.StreamSeq), zap.Error(err))
-		return triggers.DeleteMsg(ctx, adv.StreamSeq)
+		// safe and drop what names no run.
+		m.log.Error(msg, zap.String("subject", raw.Subject), zap.Uint64("stream_seq", adv.StreamSeq), zap.Error(err))
+	})
+	at := time.Now()
+	for _, trig := range trigs {
+		ev, subject, msgID := lostEvent(trig, adv.Deliveries, at)
+		body, err := wire.EncodeEvents(ev)
+		if err != nil {
+			return fmt.Errorf("encode LOST of run %d: %w", trig.RunID, err)
+		}
+		if _, err := m.js.Publish(ctx, subject, body, jetstream.WithMsgID(msgID)); err != nil {
+			return fmt.Errorf("publish LOST of run %d: %w", trig.RunID, err)
+		}
+		m.lost.WithLabelValues(trig.Group).Inc()
+		m.log.Warn("run lost", logging.Run(trig.RunID), logging.Job(trig.JobID), logging.Group(trig.Group),
+			zap.Uint64("deliveries", adv.Deliveries), zap.Int("runs_in_message", len(trigs)))
 	}
-	ev, subject, msgID := lostEvent(trig, adv.Deliveries, time.Now())
-	body, err := wire.EncodeEvents(ev)
-	if err != nil {
-		return err
-	}
-	if _, err := m.js.Publish(ctx, subject, body, jetstream.WithMsgID(msgID)); err != nil {
-		return fmt.Errorf("publish LOST of run %d: %w", trig.RunID, err)
-	}
-	m.lost.WithLabelValues(trig.Group).Inc()
-	m.log.Warn("run lost", logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("deliveries", adv.Deliveries))
 	if err := triggers.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete spent trigger %d: %w", adv.StreamSeq, err)
 	}
 	return nil
+}
+
+// spentRuns returns the triggers of a spent message on subject: its one
+// trigger, or every valid line of a trigger batch. What names no run is
+// reported to bad and left out.
+func spentRuns(subject string, data []byte, bad func(msg string, err error)) []*wire.Trigger {
+	if _, ok := stream.ParseTriggerBatch(subject); !ok {
+		trig, err := wire.DecodeTrigger(data)
+		if err != nil {
+			bad("spent trigger is not a valid trigger; deleting it", err)
+			return nil
+		}
+		return []*wire.Trigger{trig}
+	}
+	lines, err := wire.SplitTriggerBatch(data)
+	if err != nil {
+		bad("spent trigger batch cannot be read; deleting it", err)
+		return nil
+	}
+	out := make([]*wire.Trigger, 0, len(lines))
+	for i, line := range lines {
+		trig, err := wire.DecodeTrigger(line)
+		if err != nil {
+			bad(fmt.Sprintf("line %d of a spent trigger batch is not a valid trigger; its run (if any) was failed by the worker", i+1), err)
+			continue
+		}
+		out = append(out, trig)
+	}
+	return out
 }
 
 // parseAdvisory reads a max-deliveries advisory; false when it is

@@ -1,13 +1,21 @@
 package lost
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
+	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -74,5 +82,91 @@ func TestLostEvent(t *testing.T) {
 	other.RunID = 78
 	if _, _, id := lostEvent(&other, 5, at); id == msgID {
 		t.Errorf("runs 77 and 78 share the Msg-Id %q: the second LOST event would be dropped", id)
+	}
+}
+
+// A spent trigger batch names several runs: the monitor publishes the LOST
+// event of every valid one, each under its own Msg-Id (so a run's event is
+// stored once however often the advisory comes, and an ended run is left
+// as it is by the applier), and deletes the message only then. A line
+// that names no run is left out.
+func TestSpentBatchEndsEveryRunLost(t *testing.T) {
+	_, _, js := natsembed.StartTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var ts []*wire.Trigger
+	for id := int64(101); id <= 103; id++ {
+		ts = append(ts, &wire.Trigger{V: wire.Version, RunID: id, JobID: id, Group: "g", Handler: "h",
+			TriggerType: wire.TriggerSchedule, ScheduledAt: at})
+	}
+	data, err := wire.EncodeTriggerBatch(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(data, []byte("\nnot a trigger")...)
+	ack, err := js.Publish(ctx, stream.TriggerBatch("g"), data, jetstream.WithMsgID(wire.BatchMsgID(101)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	triggers, err := js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
+		Durable: "test", FilterSubject: stream.Event("g"), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(js, zaptest.NewLogger(t))
+	adv := fmt.Appendf(nil, `{"stream":%q,"consumer":%q,"stream_seq":%d,"deliveries":5}`, stream.Triggers, stream.BatchConsumer("g"), ack.Sequence)
+	if err := m.handle(ctx, triggers, adv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := triggers.GetMsg(ctx, ack.Sequence); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("the spent batch is still stored (%v), want it deleted", err)
+	}
+	// Each run's event once: handling the message's events again (the
+	// advisory redelivered after a failure half-way) stores nothing new.
+	for _, trig := range ts {
+		ev, subject, msgID := lostEvent(trig, 5, time.Now())
+		body, err := wire.EncodeEvents(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa, err := js.Publish(ctx, subject, body, jetstream.WithMsgID(msgID)); err != nil || !pa.Duplicate {
+			t.Errorf("run %d's LOST event published again: %+v, %v; want a duplicate of the monitor's", trig.RunID, pa, err)
+		}
+	}
+	batch, err := events.Fetch(10, jetstream.FetchMaxWait(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost []int64
+	for msg := range batch.Messages() {
+		evs, err := wire.DecodeEvents(msg.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ev.Status != wire.StatusLost || ev.Kind != wire.EventFinished {
+				t.Errorf("event %+v, want finished LOST", ev)
+			}
+			lost = append(lost, ev.RunID)
+		}
+	}
+	slices.Sort(lost)
+	if !slices.Equal(lost, []int64{101, 102, 103}) {
+		t.Errorf("LOST events for runs %v, want one for each of 101, 102, 103", lost)
+	}
+	var counted dto.Metric
+	if err := m.lost.WithLabelValues("g").Write(&counted); err != nil {
+		t.Fatal(err)
+	}
+	if got := counted.GetCounter().GetValue(); got != 3 {
+		t.Errorf("jetjob_lost_runs_total{group=g} = %v, want 3", got)
 	}
 }

@@ -159,6 +159,16 @@ func ParseTriggerAny(subject string) (group string, ok bool) {
 	return t[2], true
 }
 
+// ParseTriggerBatch returns the group of a trigger-batch subject (or
+// consumer filter), ok false for any other subject.
+func ParseTriggerBatch(subject string) (group string, ok bool) {
+	t := strings.Split(subject, ".")
+	if len(t) != 4 || t[0] != "jetjob" || t[1] != "trigger" || t[3] != "batch" {
+		return "", false
+	}
+	return t[2], true
+}
+
 // ParseTriggerWorker returns the group and worker of a directed trigger
 // subject (or consumer filter), ok false for any other subject.
 func ParseTriggerWorker(subject string) (group, workerID string, ok bool) {
