@@ -283,7 +283,9 @@ type GroupBacklog struct {
 	Slots       int `json:"slots"`
 	Running     int `json:"running"`
 	// Pending is the triggers stored that no worker has taken yet, on the
-	// group's shared queue and its workers' directed subjects.
+	// group's shared queue, its trigger batches and its workers' directed
+	// subjects, one per run (a trigger batch counts as the runs it
+	// carries; InFlight and Redelivered too).
 	Pending int64 `json:"pending"`
 	// OldestPendingSeconds is how long the oldest of them has waited (0
 	// when none waits); OldestPendingAt when it was stored.

@@ -6,9 +6,11 @@
 // in the stream or runs; only JetStream knows which triggers no worker has
 // taken yet. Its consumers' state says so without reading the triggers.
 //
-// Each group has a shared durable consumer on jetjob.trigger.<group>.any and
-// one directed consumer per worker on jetjob.trigger.<group>.w.<id>. Summed
-// over the group's consumers:
+// Each group has a shared durable consumer on jetjob.trigger.<group>.any,
+// one on its trigger batches, jetjob.trigger.<group>.batch, and one directed
+// consumer per worker on jetjob.trigger.<group>.w.<id>. Summed over the
+// group's consumers, and counting runs, not messages (a trigger batch
+// counts as the runs it carries, see below):
 //
 //   - Pending is NumPending: triggers stored and never delivered. No worker
 //     holds them and none has a slot for them: this is the backlog. A work
@@ -47,12 +49,22 @@
 // per consumer or subject with pending triggers: nothing per trigger, so a
 // backlog of a million costs what a backlog of one does. Every scheduler
 // samples (it only reads), every 5 s by default.
+//
+// Trigger batches: a consumer's figures count messages, and a batch message
+// carries several runs (one per line). So the stored messages of a group's
+// batch subject are read, up to maxBatchReads a sample, first those
+// delivered and not acknowledged (in flight), then the pending ones, and
+// their lines counted; past that bound the rest are estimated at the mean
+// runs per message of those read. Redelivered batch messages are counted
+// at that mean too (JetStream does not say which messages they are).
 package backlog
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -100,7 +112,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Group is one group's backlog at a sample (see the package doc).
+// Group is one group's backlog at a sample (see the package doc), in runs:
+// a trigger batch counts as the runs it carries.
 type Group struct {
 	Group       string
 	Pending     int64
@@ -310,6 +323,12 @@ type reader struct {
 	// of subject; at is the server's time of the figures.
 	from uint64
 	at   time.Time
+	// batch marks a trigger-batch subject, whose figures above count
+	// messages until countBatches turns them into runs; ackFloor is the
+	// last sequence its consumer has seen acknowledged (every message
+	// after it was delivered or is pending).
+	batch    bool
+	ackFloor uint64
 }
 
 // Sample reads the backlog of every group from JETJOB_TRIGGERS once.
@@ -341,15 +360,22 @@ func Sample(ctx context.Context, js jetstream.JetStream) (Snapshot, error) {
 		if _, ok := readers[subject]; ok || n == 0 {
 			continue
 		}
-		group, ok := triggerGroup(subject)
+		group, batch, ok := triggerGroup(subject)
 		if !ok {
 			continue
 		}
-		readers[subject] = &reader{group: group, subject: subject, pending: int64(n), from: info.State.FirstSeq, at: info.TimeStamp}
+		// Every stored message is pending: none was delivered.
+		readers[subject] = &reader{group: group, subject: subject, pending: int64(n), from: info.State.FirstSeq, at: info.TimeStamp,
+			batch: batch, ackFloor: max(info.State.FirstSeq, 1) - 1}
 	}
 
 	groups := map[string]*Group{}
 	for _, r := range readers {
+		if r.batch {
+			if err := countBatches(ctx, st, r); err != nil {
+				return Snapshot{}, err
+			}
+		}
 		g := groups[r.group]
 		if g == nil {
 			g = &Group{Group: r.group}
@@ -408,8 +434,11 @@ func consumerReader(ci *jetstream.ConsumerInfo) (*reader, bool) {
 	}
 	subject := ci.Config.FilterSubject
 	var group, want string
+	batch := false
 	if g, ok := stream.ParseTriggerAny(subject); ok {
 		group, want = g, stream.AnyConsumer(g)
+	} else if g, ok := stream.ParseTriggerBatch(subject); ok {
+		group, want, batch = g, stream.BatchConsumer(g), true
 	} else if g, id, ok := stream.ParseTriggerWorker(subject); ok {
 		group, want = g, stream.WorkerConsumer(g, id)
 	} else {
@@ -419,15 +448,75 @@ func consumerReader(ci *jetstream.ConsumerInfo) (*reader, bool) {
 		return nil, false
 	}
 	return &reader{group: group, subject: subject, pending: int64(ci.NumPending), inFlight: int64(ci.NumAckPending),
-		redelivered: int64(ci.NumRedelivered), from: ci.Delivered.Stream + 1, at: ci.TimeStamp}, true
+		redelivered: int64(ci.NumRedelivered), from: ci.Delivered.Stream + 1, at: ci.TimeStamp,
+		batch: batch, ackFloor: ci.AckFloor.Stream}, true
 }
 
-func triggerGroup(subject string) (string, bool) {
+// triggerGroup returns the group of a trigger subject, and whether it is
+// the group's trigger-batch subject.
+func triggerGroup(subject string) (group string, batch, ok bool) {
 	if g, ok := stream.ParseTriggerAny(subject); ok {
-		return g, true
+		return g, false, true
+	}
+	if g, ok := stream.ParseTriggerBatch(subject); ok {
+		return g, true, true
 	}
 	g, _, ok := stream.ParseTriggerWorker(subject)
-	return g, ok
+	return g, false, ok
+}
+
+// maxBatchReads bounds the batch messages read per subject and sample to
+// count their runs (see the package doc).
+const maxBatchReads = 64
+
+// countBatches turns r's figures, which count messages, into runs: it
+// reads r's stored messages after its ack floor (in a work queue only the
+// unacknowledged are stored: before r.from in flight, from it pending),
+// counts the lines of up to maxBatchReads of them, and estimates the rest
+// at the mean of those read.
+func countBatches(ctx context.Context, st jetstream.Stream, r *reader) error {
+	if r.pending+r.inFlight == 0 {
+		return nil
+	}
+	var read, runs, pendingRead, pendingRuns, inFlightRead, inFlightRuns int64
+	seq := r.ackFloor + 1
+	for read < maxBatchReads {
+		msg, err := st.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(r.subject))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("backlog: count the runs of %s: %w", r.subject, err)
+		}
+		n := int64(bytes.Count(msg.Data, []byte{'\n'}) + 1)
+		read, runs = read+1, runs+n
+		if msg.Sequence < r.from {
+			inFlightRead, inFlightRuns = inFlightRead+1, inFlightRuns+n
+		} else {
+			pendingRead, pendingRuns = pendingRead+1, pendingRuns+n
+		}
+		seq = msg.Sequence + 1
+	}
+	if read == 0 {
+		r.pending, r.inFlight, r.redelivered = 0, 0, 0 // taken meanwhile
+		return nil
+	}
+	estimate := func(msgs, readMsgs, readRuns int64) int64 {
+		if msgs <= readMsgs || read < maxBatchReads {
+			return readRuns // all read: exact
+		}
+		return readRuns + (msgs-readMsgs)*runs/read
+	}
+	inFlight := estimate(r.inFlight, inFlightRead, inFlightRuns)
+	if r.redelivered > 0 {
+		perMsg := float64(runs) / float64(read)
+		if inFlightRead > 0 {
+			perMsg = float64(inFlightRuns) / float64(inFlightRead)
+		}
+		r.redelivered = int64(math.Round(float64(r.redelivered) * perMsg))
+	}
+	r.pending, r.inFlight = estimate(r.pending, pendingRead, pendingRuns), inFlight
+	return nil
 }
 
 // oldest returns when r's first pending trigger was stored and its age at

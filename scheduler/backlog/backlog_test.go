@@ -3,6 +3,7 @@ package backlog
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,4 +225,108 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{Interval: -time.Second}, Deps{}); err == nil {
 		t.Errorf("New with a negative interval: %v", err)
 	}
+}
+
+// publishBatches stores trigger batch messages of the given numbers of
+// runs (one line each) on group's batch subject and returns when each
+// was stored.
+func publishBatches(t *testing.T, js jetstream.JetStream, group string, sizes ...int) []time.Time {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Time
+	for i, n := range sizes {
+		lines := make([]string, n)
+		for l := range lines {
+			lines[l] = fmt.Sprintf(`{"n":%d,"line":%d}`, i, l)
+		}
+		ack, err := js.Publish(ctx, stream.TriggerBatch(group), []byte(strings.Join(lines, "\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.GetMsg(ctx, ack.Sequence)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Time)
+	}
+	return out
+}
+
+// A trigger batch counts as the runs it carries: pending with no worker
+// consuming batches yet, pending and in flight once one takes a batch,
+// redelivered when it hands it back (at the mean runs of the batches in
+// flight: here exact), added to the group's other triggers; the oldest
+// pending is the first batch not delivered.
+func TestSampleCountsTheRunsOfBatches(t *testing.T) {
+	js := startJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	stored := publishBatches(t, js, "a", 3, 3)
+	check(t, "no consumer", sample(t, js, "a"), 6, 0, 0, stored[0])
+
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
+		Durable: stream.BatchConsumer("a"), FilterSubject: stream.TriggerBatch("a"),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(t, "consumer created", sample(t, js, "a"), 6, 0, 0, stored[0])
+	first := fetch(t, cons)
+	check(t, "a batch taken", sample(t, js, "a"), 3, 3, 0, stored[1])
+
+	shared := publish(t, js, stream.TriggerAny("a"), 1)
+	check(t, "beside the shared queue", sample(t, js, "a"), 4, 3, 0, stored[1])
+
+	if err := first.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(2, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []jetstream.Msg
+	for m := range batch.Messages() {
+		held = append(held, m)
+	}
+	if len(held) != 2 {
+		t.Fatalf("fetched %d batches (%v), want 2", len(held), batch.Error())
+	}
+	check(t, "handed back and taken again", sample(t, js, "a"), 1, 6, 3, shared[0])
+
+	for _, m := range held {
+		if err := m.DoubleAck(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(t, "the batches done", sample(t, js, "a"), 1, 0, 0, shared[0])
+
+	// Batches of different sizes: each counted as its own runs.
+	storedB := publishBatches(t, js, "b", 3, 2)
+	consB, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
+		Durable: stream.BatchConsumer("b"), FilterSubject: stream.TriggerBatch("b"),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch(t, consB)
+	check(t, "group b, its batch of 3 taken", sample(t, js, "b"), 2, 3, 0, storedB[1])
+}
+
+// Past maxBatchReads stored batches the rest are estimated at the mean
+// of those read: with batches of one size, exactly.
+func TestSampleEstimatesManyBatches(t *testing.T) {
+	js := startJetStream(t)
+	sizes := make([]int, maxBatchReads+6)
+	for i := range sizes {
+		sizes[i] = 4
+	}
+	stored := publishBatches(t, js, "a", sizes...)
+	check(t, "many batches", sample(t, js, "a"), int64(4*len(sizes)), 0, 0, stored[0])
 }

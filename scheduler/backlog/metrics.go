@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 var (
 	pendingDesc = prometheus.NewDesc("jetjob_group_pending_triggers",
-		"Triggers stored in JETJOB_TRIGGERS that no worker has taken yet, per group (the backlog).", []string{"group"}, nil)
+		"Triggers stored in JETJOB_TRIGGERS that no worker has taken yet, per group (the backlog), one per run: a trigger batch counts as its runs.", []string{"group"}, nil)
 	oldestDesc = prometheus.NewDesc("jetjob_group_oldest_pending_seconds",
 		"How long the group's oldest pending trigger has waited in JETJOB_TRIGGERS (0 when none waits).", []string{"group"}, nil)
 	inFlightDesc = prometheus.NewDesc("jetjob_group_inflight_triggers",
