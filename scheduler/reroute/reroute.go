@@ -12,6 +12,12 @@
 // queue, and then acks it. The copy carries its own Nats-Msg-Id derived from the original's
 // stream sequence, so two schedulers moving the same trigger, or a
 // scheduler that dies between publish and ack, still produce one copy.
+//
+// Trigger batches (jetjob.trigger.<group>.batch) are never directed to one
+// worker: their consumer is the group's, shared, and a batch a dead worker
+// held is delivered to another after the ack wait. The subject filter
+// above never matches them, and a batch must not be moved anyway: it goes
+// out only as itself, under its own Msg-Id (package dispatch).
 package reroute
 
 import (

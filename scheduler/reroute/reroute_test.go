@@ -9,8 +9,8 @@ import (
 )
 
 // Only directed subjects that hold triggers of a worker the registry does
-// not list are drained: a live worker's queue, an empty one and the
-// group's shared queue are left alone, and liveness is asked of the
+// not list are drained: a live worker's queue, an empty one, the group's
+// shared queue and its trigger batches are left alone, and liveness is asked of the
 // worker in its own group (an id may be live in another group).
 func TestStrandedPicksTheDeadWorkersQueues(t *testing.T) {
 	live := map[string]bool{"g/alive": true, "other/w2": true}
@@ -20,6 +20,7 @@ func TestStrandedPicksTheDeadWorkersQueues(t *testing.T) {
 		stream.TriggerWorker("g", "idle"):  0, // dead, nothing waiting
 		stream.TriggerWorker("h", "w1"):    1,
 		stream.TriggerAny("g"):             9,
+		stream.TriggerBatch("g"):           7, // trigger batches are never moved (nor routed)
 		"jetjob.trigger.g.w":               4, // not a directed subject
 		"jetjob.trigger.g.x.w3":            4,
 	}
