@@ -1,0 +1,177 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// onceAt is a job spec firing once, at the whole second at.
+func onceAt(name, handler string, at time.Time) apiv1.JobSpec {
+	return apiv1.JobSpec{Group: "g", Name: name, Handler: handler, ScheduleType: "once",
+		ScheduleExpr: at.UTC().Format(time.RFC3339)}
+}
+
+// triggerWatch counts the trigger messages published on each subject of
+// group g, and the runs they carry.
+type triggerWatch struct {
+	mu   sync.Mutex
+	msgs map[string]int
+	runs map[string]int
+}
+
+func watchTriggers(t *testing.T, c *cluster) *triggerWatch {
+	t.Helper()
+	w := &triggerWatch{msgs: map[string]int{}, runs: map[string]int{}}
+	nc := c.connect("watch")
+	sub, err := nc.Subscribe("jetjob.trigger.g.>", func(m *nats.Msg) {
+		lines, _ := wire.SplitTriggerBatch(m.Data) // a lone trigger is one line
+		w.mu.Lock()
+		w.msgs[m.Subject]++
+		w.runs[m.Subject] += len(lines)
+		w.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Twenty jobs of one group due at the same instant are planned into two
+// trigger batches (16 + 4, the default size) and published as two
+// messages on the group's batch subject, none on its shared queue; a
+// worker runs every fire exactly once, and every run is recorded with the
+// sequence of the message that carried it.
+func TestTriggerBatchesCarryRunsDueTogether(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(1)
+	c.startWorker("w1")
+	watch := watchTriggers(t, c)
+	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	ids := make([]int64, 0, 20)
+	for i := range 20 {
+		j, err := c.api.CreateJob(context.Background(), onceAt(fmt.Sprint("tick-", i), "count", fireAt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	testwait.Eventually(t, 30*time.Second, "the 20 runs to end", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at = $1
+			AND status NOT IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, fireAt) == 20
+	})
+	c.checkExactlyOnce(ids, fireAt, fireAt)
+	if n := c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at = $1 AND status = 'SUCCEEDED' AND batch IS NOT NULL`, fireAt); n != 20 {
+		t.Errorf("%d of the 20 runs succeeded in a batch", n)
+	}
+	if n := c.count(`SELECT count(DISTINCT stream_seq) FROM job_runs WHERE scheduled_at = $1`, fireAt); n != 2 {
+		t.Errorf("the 20 runs were carried by %d messages (distinct stream sequences), want 2", n)
+	}
+	if n := c.count(`SELECT count(DISTINCT batch) FROM job_runs WHERE scheduled_at = $1`, fireAt); n != 2 {
+		t.Errorf("the 20 runs were planned into %d batches, want 2", n)
+	}
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	batch, shared := stream.TriggerBatch("g"), stream.TriggerAny("g")
+	if watch.msgs[batch] != 2 || watch.runs[batch] != 20 || watch.msgs[shared] != 0 {
+		t.Errorf("published %d messages of %d runs on %s and %d on %s; want 2 of 20 and none",
+			watch.msgs[batch], watch.runs[batch], batch, watch.msgs[shared], shared)
+	}
+}
+
+// A trigger batch whose worker dies runs out of deliveries: the lost-run
+// monitor ends LOST the run that had not ended, leaves the one that had
+// succeeded as it was, and deletes the spent message, so no later worker
+// runs either again.
+func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(1)
+	ctx := context.Background()
+	const ackWait = 2 * time.Second
+
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) })
+	hangStarted := make(chan int64, 1)
+	ncA := c.connect("worker-a")
+	a, err := worker.New(worker.Config{NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Handle("quick", func(context.Context, *worker.Job) error { return nil })
+	a.Handle("hang", func(ctx context.Context, j *worker.Job) error {
+		hangStarted <- j.RunID
+		<-hung // the process "dies" while this runs
+		return nil
+	})
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.Run(context.Background()) }()
+
+	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	quick, err := c.api.CreateJob(ctx, onceAt("quick", "quick", fireAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang, err := c.api.CreateJob(ctx, onceAt("hang", "hang", fireAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Recv(t, 20*time.Second, "the hanging run to start", hangStarted)
+	var quickRun apiv1.Run
+	testwait.Eventually(t, 20*time.Second, "the quick run to succeed", func() bool {
+		rs := runsOf(t, c.api, quick.ID)
+		if len(rs) == 1 && rs[0].Status == "SUCCEEDED" {
+			quickRun = rs[0]
+			return true
+		}
+		return false
+	})
+	if n := c.count(`SELECT count(DISTINCT batch) FROM job_runs WHERE job_id = ANY($1) AND batch IS NOT NULL`, []int64{quick.ID, hang.ID}); n != 1 {
+		t.Fatalf("the two runs are in %d batches, want one", n)
+	}
+	// Crash: the connection goes away with no ack, no nak, no final event.
+	ncA.Close()
+	<-aDone
+
+	var lost apiv1.Run
+	testwait.Eventually(t, 30*time.Second, "the hanging run to end LOST", func() bool {
+		rs := runsOf(t, c.api, hang.ID)
+		if len(rs) == 1 && rs[0].Status == "LOST" {
+			lost = rs[0]
+			return true
+		}
+		return false
+	})
+	if lost.Message == "" {
+		t.Errorf("LOST run %d says nothing of why", lost.ID)
+	}
+	if rs := runsOf(t, c.api, quick.ID); len(rs) != 1 || rs[0].Status != "SUCCEEDED" || !rs[0].FinishedAt.Equal(*quickRun.FinishedAt) {
+		t.Errorf("the quick run after the batch was lost: %+v, want it SUCCEEDED as before", rs)
+	}
+	js, err := jetstream.New(c.connect("check"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 10*time.Second, "the spent batch to be deleted", func() bool {
+		info, err := st.Info(ctx, jetstream.WithSubjectFilter(stream.TriggerBatch("g")))
+		return err == nil && info.State.Subjects[stream.TriggerBatch("g")] == 0
+	})
+}
