@@ -430,3 +430,68 @@ func TestABatchWithTracingOn(t *testing.T) {
 		t.Errorf("message traceparent %q, want the publish span's trace %s", tp, publish[0].SpanContext.TraceID())
 	}
 }
+
+// A batch too big for NATS (its jobs' params grew after it was planned)
+// can never be published, and its runs may not go out alone: they end
+// FAILED saying why, and the runs after it are published as usual.
+func TestABatchTooBigToPublishFails(t *testing.T) {
+	e := newBatchEnv(t)
+	limit := e.js.Conn().MaxPayload()
+	const params = 60_000
+	n := int(limit/params) + 1 // over the server's max payload together
+	if n > wire.MaxBatchRuns {
+		t.Skipf("max payload %d: no batch can be too big", limit)
+	}
+	at := time.Now().Truncate(time.Microsecond)
+	fires := make([]runs.Fire, 0, n+1)
+	for i := range n {
+		// Runs of jobs the test never creates (runs outlive their jobs):
+		// the dispatcher is handed them as planned, with their params.
+		fires = append(fires, runs.Fire{JobID: int64(1000 + i), Group: "g", TriggerType: wire.TriggerSchedule,
+			Status: wire.StatusScheduled, ScheduledAt: at, Batch: 1})
+	}
+	fires = append(fires, runs.Fire{JobID: 999, Group: "g", TriggerType: wire.TriggerSchedule,
+		Status: wire.StatusScheduled, ScheduledAt: at.Add(time.Millisecond)})
+	var written []runs.Inserted
+	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
+			return err
+		}
+		var err error
+		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `"` + strings.Repeat("x", params) + `"`
+	due := make([]runs.Planned, 0, len(written))
+	var members []int64
+	for _, w := range written {
+		p := runs.Planned{RunID: w.RunID, JobID: w.JobID, Group: "g", Epoch: 1, Handler: "h", Params: big,
+			TriggerType: wire.TriggerSchedule, ScheduledAt: w.ScheduledAt, Batch: w.Batch}
+		if w.Batch != 0 {
+			members = append(members, w.RunID)
+		}
+		due = append(due, p)
+	}
+	after := due[len(due)-1]
+	if len(members) != n || after.Batch != 0 {
+		t.Fatalf("planned %d runs in the batch and %+v after it", len(members), after)
+	}
+
+	d, _ := e.dispatcher(Config{TriggeredDelay: -1}, nil)
+	d.Fire(e.ctx, due)
+	e.waitWritten(d, wire.StatusFailed, members...)
+	e.waitWritten(d, wire.StatusTriggered, after.RunID)
+	var msg string
+	if err := e.pool.QueryRow(e.ctx, `SELECT message FROM job_runs WHERE id = $1`, members[0]).Scan(&msg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "max payload") {
+		t.Errorf("FAILED run says %q, want why (NATS's max payload)", msg)
+	}
+	if msgs := e.messages(); len(msgs) != 1 || !slices.Equal(msgs[0].runs, []int64{after.RunID}) {
+		t.Errorf("published %d messages, want only run %d's", len(msgs), after.RunID)
+	}
+}

@@ -298,6 +298,7 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time) bool {
 	data, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold))
 	if err != nil {
+		d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
 		d.fail(ctx, r, now, err)
 		return true
 	}
@@ -306,7 +307,6 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 
 // fail records a run that cannot be published FAILED, with why.
 func (d *Dispatcher) fail(ctx context.Context, r *runs.Planned, now time.Time, err error) {
-	d.log.Error("run cannot be encoded; failing it", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
 	d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusFailed, At: now, Message: wire.TruncateMessage(err.Error())})
 }
 
@@ -389,6 +389,8 @@ func (d *Dispatcher) fireBatch(ctx context.Context, members []runs.Planned, skip
 		for i := range members {
 			r := &members[i]
 			if _, err := wire.EncodeTrigger(r.Trigger(d.cfg.MisfireThreshold)); err != nil {
+				d.log.Error("run of a trigger batch cannot be encoded; failing it, publishing the others",
+					append(batchLog, logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))...)
 				d.fail(ctx, r, now, err)
 				continue
 			}
