@@ -399,9 +399,11 @@ func hosts(es []execution) []string {
 }
 
 // checkStreams checks what JetStream says once everything settled:
-//   - JETJOB_TRIGGERS stored exactly one message per published run (every
-//     run not SKIPPED and no longer SCHEDULED has been published), and no
-//     two runs share a stream sequence;
+//   - JETJOB_TRIGGERS stored exactly one message per published message
+//     unit: a run published alone, or a trigger batch (job_runs.batch),
+//     counting every run not SKIPPED and no longer SCHEDULED as published;
+//     no two units share a stream sequence, and every run of a batch has
+//     its batch's one sequence;
 //   - JETJOB_TRIGGERS and JETJOB_EVENTS are empty and their consumers have
 //     nothing pending or unacknowledged: every trigger was consumed, every
 //     result applied (invariant 3).
@@ -421,8 +423,8 @@ func (c *cluster) checkStreams(pendingOK bool) {
 	ctx, cancel := context.WithTimeout(c.ctx(), 90*time.Second)
 	defer cancel()
 	var (
-		why                                  string
-		stored, published, withSeq, distinct int
+		why                                         string
+		stored, published, withSeq, distinct, split int
 	)
 	deadline := time.Now().Add(45 * time.Second)
 	for {
@@ -439,32 +441,43 @@ func (c *cluster) checkStreams(pendingOK bool) {
 		// Sequences start at 1 and are never reused: the last one counts
 		// every message ever stored, consumed (deleted) ones included.
 		stored = int(info.State.LastSeq)
-		published = c.count(`SELECT count(*) FROM job_runs WHERE status NOT IN ('SKIPPED', 'SCHEDULED')`)
-		withSeq = c.count(`SELECT count(*) FROM job_runs WHERE stream_seq IS NOT NULL`)
+		// A unit is what one message carries: a run alone, or a batch.
+		published = c.count(`SELECT count(DISTINCT ` + unit + `) FROM job_runs WHERE status NOT IN ('SKIPPED', 'SCHEDULED')`)
+		withSeq = c.count(`SELECT count(DISTINCT ` + unit + `) FROM job_runs WHERE stream_seq IS NOT NULL`)
 		distinct = c.count(`SELECT count(DISTINCT stream_seq) FROM job_runs`)
-		if (why == "" && stored == published && withSeq == distinct) || time.Now().After(deadline) {
+		split = c.count(`SELECT count(*) FROM (SELECT batch FROM job_runs WHERE batch IS NOT NULL AND stream_seq IS NOT NULL
+			GROUP BY batch HAVING count(DISTINCT stream_seq) > 1) s`)
+		if (why == "" && stored == published && withSeq == distinct && split == 0) || time.Now().After(deadline) {
 			break
 		}
 	}
-	c.t.Logf("JetStream: %s stored %d triggers for %d published runs (%d with a recorded sequence, %d distinct)",
+	c.t.Logf("JetStream: %s stored %d trigger messages for %d published units (%d units with a recorded sequence, %d distinct sequences)",
 		stream.Triggers, stored, published, withSeq, distinct)
 	if why != "" {
 		c.t.Errorf("JetStream not drained: %s", why)
 	}
 	if stored != published {
-		c.t.Errorf("%s stored %d triggers for %d published runs: a trigger was stored twice (or a run was published without its run moving on)",
+		c.t.Errorf("%s stored %d trigger messages for %d published units (runs alone and batches): a trigger was stored twice (or a run was published without its run moving on)",
 			stream.Triggers, stored, published)
 	}
 	if withSeq != distinct {
-		c.t.Errorf("%d runs record a trigger sequence but only %d distinct sequences: two runs share a trigger", withSeq, distinct)
+		c.t.Errorf("%d units (runs alone and batches) record a trigger sequence but there are %d distinct sequences: two units share a trigger", withSeq, distinct)
+	}
+	if split != 0 {
+		c.t.Errorf("%d trigger batches were stored more than once: their runs record different sequences", split)
 	}
 }
+
+// unit names what one trigger message carries, as SQL over job_runs: a
+// batch's runs share one message, every other run has its own.
+const unit = `coalesce('batch ' || batch, 'run ' || id)`
 
 // streamsDrained says what is still waiting in the streams, "" if nothing.
 func (c *cluster) streamsDrained(ctx context.Context, js jetstream.JetStream, pendingOK bool) string {
 	var why []string
 	for _, check := range []struct{ stream, consumer string }{
 		{stream.Triggers, stream.AnyConsumer(group)},
+		{stream.Triggers, stream.BatchConsumer(group)},
 		{stream.Events, stream.EventsConsumer},
 	} {
 		s, err := js.Stream(ctx, check.stream)

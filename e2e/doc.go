@@ -44,9 +44,10 @@
 //     every SUCCEEDED run has its start, end and worker recorded (both
 //     come from the worker's events: a missing one is a lost result);
 //   - JetStream agrees: JETJOB_TRIGGERS stored exactly one message per
-//     published run (its last sequence equals the number of distinct
-//     stream sequences recorded on runs: no run's trigger was stored twice,
-//     which is what a lost de-duplication would look like), and at the end
+//     published run, or per trigger batch for runs planned into one (its
+//     last sequence equals the number of distinct stream sequences
+//     recorded on runs, and a batch's runs share one: no trigger was
+//     stored twice, which is what a lost de-duplication would look like), and at the end
 //     JETJOB_TRIGGERS and JETJOB_EVENTS are empty, with nothing pending on
 //     their consumers: every trigger was consumed and every result applied.
 //

@@ -175,3 +175,44 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 		return err == nil && info.State.Subjects[stream.TriggerBatch("g")] == 0
 	})
 }
+
+// Jobs of one group due at the same second travel in trigger batches
+// (docs/protocol.md, "Trigger batches"): every fire runs exactly once on
+// one of two workers, a batch's runs were carried by one message (one
+// trigger sequence each, at most 16 runs), most runs were batched, and a
+// job routed to a worker by name still travels alone.
+func TestBatchedFiresRunOnce(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(4)
+	c.startWorker("w1")
+	c.startWorker("w2")
+	ids := c.createJobs(120, apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: "fire_all"})
+	routed := c.createJobs(3, apiv1.JobSpec{Name: "routed", ScheduleType: "cron", ScheduleExpr: "@every 1s",
+		MisfirePolicy: "fire_all", RouteStrategy: "round"})
+	start := time.Now()
+	from := start.Truncate(time.Second).Add(3 * time.Second)
+	to := from.Add(4 * time.Second)
+	at(to.Add(time.Second))
+	c.waitSettled(to)
+	c.checkExactlyOnce(append(ids, routed...), from, to)
+
+	window := `scheduled_at BETWEEN $1 AND $2`
+	runs := c.count(`SELECT count(*) FROM job_runs WHERE `+window, from, to)
+	batched := c.count(`SELECT count(*) FROM job_runs WHERE batch IS NOT NULL AND `+window, from, to)
+	messages := c.count(`SELECT count(DISTINCT stream_seq) FROM job_runs WHERE `+window, from, to)
+	t.Logf("%d runs, %d of them batched, carried by %d trigger messages", runs, batched, messages)
+	if batched < runs/2 {
+		t.Errorf("only %d of %d runs were batched", batched, runs)
+	}
+	if messages > runs/4 {
+		t.Errorf("%d trigger messages carried %d runs: batches barely formed", messages, runs)
+	}
+	if n := c.count(`SELECT count(*) FROM (SELECT batch FROM job_runs WHERE batch IS NOT NULL AND `+window+`
+		GROUP BY batch HAVING count(DISTINCT stream_seq) > 1 OR count(*) > 16) b`, from, to); n != 0 {
+		t.Errorf("%d batches were carried by more than one message or hold more than 16 runs", n)
+	}
+	if n := c.count(`SELECT count(*) FROM job_runs WHERE job_id = ANY($3) AND batch IS NOT NULL AND `+window,
+		from, to, routed); n != 0 {
+		t.Errorf("%d runs of jobs routed to a worker by name were batched", n)
+	}
+}

@@ -175,6 +175,7 @@ func runScheduler(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "HTTP address for /metrics")
 	id := fs.String("id", "", "scheduler id")
 	logLevel := fs.String("log-level", "warn", "zap level")
+	triggerBatch := fs.Int("trigger-batch", 0, "runs per trigger message (0: the default)")
 	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
 	var pf profileFlags
 	pf.register(fs)
@@ -215,6 +216,7 @@ func runScheduler(args []string) error {
 	cfg := scheduler.Config{InsecureNoAuth: true}
 	cfg.Lease.ID = *id
 	cfg.Backlog.Interval = *backlogInterval
+	cfg.Planner.TriggerBatch = *triggerBatch
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()

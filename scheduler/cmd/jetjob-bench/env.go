@@ -197,7 +197,8 @@ func (e *env) startNATS() error {
 func (e *env) startSchedulers(n int) error {
 	for i := range n {
 		id := fmt.Sprintf("bench-s%d", i)
-		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel}
+		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel,
+			"--trigger-batch", strconv.Itoa(e.o.triggerBatch)}
 		sp := &schedProc{}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-scheduler-%d", e.name, i), ".pprof")

@@ -123,6 +123,7 @@ type options struct {
 	logLevel          string
 	misfirePolicy     string
 	capacity          float64
+	triggerBatch      int
 	recovery          time.Duration
 	recoveryLag       time.Duration
 	restartPostgres   bool
@@ -211,6 +212,7 @@ func orchestrate(args []string) error {
 	fs.DurationVar(&o.recovery, "recovery", 15*time.Second, "coldstart: from everything up again after the restart to the second window")
 	fs.DurationVar(&o.recoveryLag, "recovery-lag", time.Second, "coldstart: recovered once every fire time's start lag p99 stays at or below this")
 	fs.BoolVar(&o.restartPostgres, "restart-postgres", true, "coldstart: restart PostgreSQL too, with the other processes")
+	fs.IntVar(&o.triggerBatch, "trigger-batch", 0, "runs per trigger message, the schedulers' --trigger-batch (0: their default, 16; 1: one message per run)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -274,6 +276,8 @@ func orchestrate(args []string) error {
 		return errors.New("--jobs: want a positive number")
 	case o.warmup < 0:
 		return errors.New("--warmup: want 0s or more")
+	case o.triggerBatch < 0:
+		return errors.New("--trigger-batch: want 1 or more (0: the schedulers' default)")
 	case o.capacity < 0:
 		return errors.New("--capacity: want a positive rate (fires/s)")
 	case o.recovery < 0:
@@ -356,6 +360,7 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 		return err
 	}
 	logf("scenario %s (logs in %s)", scenario, e.logDir)
+	res.Config.TriggerBatch = o.triggerBatch
 	switch scenario {
 	case "steady", "overload":
 		set := o.secondSet(1, o.jobs)

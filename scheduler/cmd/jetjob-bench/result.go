@@ -269,9 +269,11 @@ type RunConfig struct {
 	Phases            string  `json:"phases,omitempty"`
 	MisfirePolicy     string  `json:"misfire_policy,omitempty"`
 	CapacityPerSec    float64 `json:"capacity_per_s,omitempty"`
-	RecoverySeconds   float64 `json:"recovery_s,omitempty"`
-	RestartPostgres   *bool   `json:"restart_postgres,omitempty"`
-	Profile           bool    `json:"profile"`
+	// TriggerBatch is --trigger-batch: 0 for the schedulers' default.
+	TriggerBatch    int     `json:"trigger_batch,omitempty"`
+	RecoverySeconds float64 `json:"recovery_s,omitempty"`
+	RestartPostgres *bool   `json:"restart_postgres,omitempty"`
+	Profile         bool    `json:"profile"`
 }
 
 // Window is the measured interval.
