@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,15 +46,7 @@ func (e *env) publishBatchRaw(data []byte, msgID string) uint64 {
 // batchConsumer returns the info of the group's batch consumer.
 func (e *env) batchConsumer() *jetstream.ConsumerInfo {
 	e.t.Helper()
-	c, err := e.js.Consumer(e.ctx(), stream.Triggers, stream.BatchConsumer(testGroup))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	info, err := c.Info(e.ctx())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return info
+	return e.consumer(stream.BatchConsumer(testGroup))
 }
 
 // execLog records the handler executions of a test: run id → Jobs seen,
@@ -151,15 +142,13 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	const limit, n = 2, 6
-	var cur, peak atomic.Int32
+	var g gauge
 	release := make(chan struct{})
 	e.start(Config{Concurrency: limit}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
-			c := cur.Add(1)
-			for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
-			}
+			g.enter()
+			defer g.leave()
 			<-release
-			cur.Add(-1)
 			return nil
 		})
 	})
@@ -173,8 +162,8 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	for done := 0; done < n; done++ {
 		want := int32(min(limit, n-done))
 		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
-			func() bool { return cur.Load() == want })
-		if p := peak.Load(); p > limit {
+			func() bool { return g.cur.Load() == want })
+		if p := g.peak.Load(); p > limit {
 			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
 		}
 		release <- struct{}{}
@@ -186,7 +175,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 		}
 	}
 	testwait.Eventually(t, waitLimit, "the batch to be acknowledged", func() bool { return e.triggersLeft() == 0 })
-	if p := peak.Load(); p != limit {
+	if p := g.peak.Load(); p != limit {
 		t.Errorf("peak concurrency %d, want %d", p, limit)
 	}
 }

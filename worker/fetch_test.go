@@ -92,15 +92,13 @@ func TestConcurrencyLimit(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	const limit, n = 3, 12
-	var cur, peak atomic.Int32
+	var g gauge
 	release := make(chan struct{})
 	e.start(Config{Concurrency: limit}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
-			c := cur.Add(1)
-			for p := peak.Load(); c > p && !peak.CompareAndSwap(p, c); p = peak.Load() {
-			}
+			g.enter()
+			defer g.leave()
 			<-release
-			cur.Add(-1)
 			return nil
 		})
 	})
@@ -111,19 +109,19 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	for done := 0; done < n; done++ {
 		want := int32(min(limit, n-done))
-		testwait.Eventually(t, waitLimit, "the worker to fill its slots", func() bool { return cur.Load() == want })
+		testwait.Eventually(t, waitLimit, "the worker to fill its slots", func() bool { return g.cur.Load() == want })
 		info := e.groupConsumer()
 		if info.NumAckPending > limit {
 			t.Fatalf("%d triggers delivered to a worker of concurrency %d: it holds triggers it cannot run",
 				info.NumAckPending, limit)
 		}
-		if p := peak.Load(); p > limit {
+		if p := g.peak.Load(); p > limit {
 			t.Fatalf("%d handlers ran at once, limit %d", p, limit)
 		}
 		release <- struct{}{}
 	}
 	ev.waitFinished(ids...)
-	if p := peak.Load(); p != limit {
+	if p := g.peak.Load(); p != limit {
 		t.Errorf("peak concurrency %d, want %d", p, limit)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,7 +127,13 @@ func (e *env) streamState(name string) jetstream.StreamState {
 // groupConsumer returns the info of the group's shared consumer.
 func (e *env) groupConsumer() *jetstream.ConsumerInfo {
 	e.t.Helper()
-	c, err := e.js.Consumer(e.ctx(), stream.Triggers, stream.AnyConsumer(testGroup))
+	return e.consumer(stream.AnyConsumer(testGroup))
+}
+
+// consumer returns the info of the trigger consumer named name.
+func (e *env) consumer(name string) *jetstream.ConsumerInfo {
+	e.t.Helper()
+	c, err := e.js.Consumer(e.ctx(), stream.Triggers, name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -359,3 +366,14 @@ func (e *env) answerStartChecks(truth func(wire.StartQuery) wire.RunStart) {
 	}
 	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
 }
+
+// gauge counts the handlers running at once, and the most seen at once.
+type gauge struct{ cur, peak atomic.Int32 }
+
+func (g *gauge) enter() {
+	c := g.cur.Add(1)
+	for p := g.peak.Load(); c > p && !g.peak.CompareAndSwap(p, c); p = g.peak.Load() {
+	}
+}
+
+func (g *gauge) leave() { g.cur.Add(-1) }

@@ -109,17 +109,7 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 	if err := first.Nak(); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := cons.Fetch(3, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []jetstream.Msg
-	for m := range batch.Messages() {
-		held = append(held, m)
-	}
-	if len(held) != 3 {
-		t.Fatalf("fetched %d triggers (%v), want the 3 of the shared queue", len(held), batch.Error())
-	}
+	held := fetchN(t, cons, 3)
 	check(t, "redelivered", sample(t, js, "a"), 3, 3, 1, directed[0])
 
 	// Other groups are apart.
@@ -138,15 +128,24 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 
 func fetch(t *testing.T, cons jetstream.Consumer) jetstream.Msg {
 	t.Helper()
-	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	return fetchN(t, cons, 1)[0]
+}
+
+// fetchN takes exactly n messages from cons, failing the test otherwise.
+func fetchN(t *testing.T, cons jetstream.Consumer, n int) []jetstream.Msg {
+	t.Helper()
+	batch, err := cons.Fetch(n, jetstream.FetchMaxWait(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var held []jetstream.Msg
 	for m := range batch.Messages() {
-		return m
+		held = append(held, m)
 	}
-	t.Fatalf("no trigger fetched: %v", batch.Error())
-	return nil
+	if len(held) != n {
+		t.Fatalf("fetched %d messages (%v), want %d", len(held), batch.Error(), n)
+	}
+	return held
 }
 
 // The age is measured on the server's clock and grows while the trigger
@@ -286,17 +285,7 @@ func TestSampleCountsTheRunsOfBatches(t *testing.T) {
 	if err := first.Nak(); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := cons.Fetch(2, jetstream.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []jetstream.Msg
-	for m := range batch.Messages() {
-		held = append(held, m)
-	}
-	if len(held) != 2 {
-		t.Fatalf("fetched %d batches (%v), want 2", len(held), batch.Error())
-	}
+	held := fetchN(t, cons, 2)
 	check(t, "handed back and taken again", sample(t, js, "a"), 1, 6, 3, shared[0])
 
 	for _, m := range held {
