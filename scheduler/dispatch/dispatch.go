@@ -23,14 +23,15 @@
 //
 //   - the lease check is the batch's: if any of its runs may not be
 //     published, none is (they share a shard: all or none anyway);
-//   - the misfire check (misfired) skips a late batch only whole, when it
-//     would skip every run of it; otherwise the batch is published whole
-//     and each worker applies the misfire policy to the late runs it
-//     receives (they end EXPIRED rather than SKIPPED). A run skipped here
-//     is recorded SKIPPED a moment later: had the message gone out
-//     without it and this process died before that write, the run's
-//     recovered copy would go out inside a duplicate the stream drops,
-//     and the run would be lost;
+//   - the misfire check (misfired) may skip some runs of a late batch:
+//     they are written SKIPPED, and committed, before the message that
+//     leaves them out is published (skipFirst). A SKIPPED mark queued for
+//     the flusher would not do: had the message gone out without a run
+//     and this process died before the write, the run's recovered copy
+//     would go out inside a duplicate the stream drops, and the run would
+//     be lost. If that write fails, the batch goes out whole and each
+//     worker applies the misfire policy to the late runs it receives
+//     (EXPIRED rather than SKIPPED);
 //   - a run that cannot be encoded at all is left out and FAILED, as
 //     alone; it cannot be encoded in a later copy either.
 //
@@ -348,6 +349,46 @@ func batchesOf(due []runs.Planned) map[int64][]runs.Planned {
 	return out
 }
 
+// skipTimeout bounds skipFirst's write.
+const skipTimeout = 5 * time.Second
+
+// skipFirst handles a batch some of whose runs (not all) the misfire policy
+// skips here: it writes them SKIPPED now, in a fenced statement, and
+// returns the others to publish. The write comes first because the
+// message that leaves them out is the batch's first: once it is out, a
+// recovered copy must not hold them, and they are no longer SCHEDULED
+// only if the write committed (a SKIPPED mark queued for the flusher could
+// die with this process). If the write fails the batch goes out whole and
+// its workers judge the late runs (they end EXPIRED instead); nil means
+// the lease was lost meanwhile, and nothing is to be published.
+func (d *Dispatcher) skipFirst(ctx context.Context, members []runs.Planned, skip map[int64]string, now time.Time, batchLog []zap.Field) []runs.Planned {
+	var marks []runs.Mark
+	kept := members[:0:0]
+	for i := range members {
+		r := &members[i]
+		if msg, ok := skip[r.RunID]; ok {
+			marks = append(marks, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusSkipped, At: now, Message: msg})
+			continue
+		}
+		kept = append(kept, *r)
+	}
+	wctx, cancel := context.WithTimeout(ctx, skipTimeout)
+	err := runs.Record(wctx, d.pool, d.cfg.Owner, marks)
+	cancel()
+	if err != nil {
+		errcount.Postgres(errcount.RecordTriggered)
+		d.log.Warn("late runs of a trigger batch not recorded SKIPPED; publishing it whole, its workers judge them",
+			append(batchLog, zap.Int("late", len(marks)), zap.Error(err))...)
+		return members
+	}
+	// A fenced write by a lost lease writes nothing: publishing without
+	// the late runs is right only while the lease still holds.
+	if r := &members[0]; r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
+		return nil
+	}
+	return kept
+}
+
 // maxPayloadSlack is room left under NATS's max payload for a message's
 // headers (Nats-Msg-Id, the scheduler's id, trace context).
 const maxPayloadSlack = 4 << 10
@@ -378,8 +419,10 @@ func (d *Dispatcher) fireBatch(ctx context.Context, members []runs.Planned, skip
 		return true
 	}
 	if late > 0 {
-		d.log.Debug("late trigger batch published whole; its workers apply the misfire policy to its late runs",
-			append(batchLog, zap.Int("late", late))...)
+		members = d.skipFirst(ctx, members, skip, now, batchLog)
+		if members == nil {
+			return true // the lease went meanwhile: the new owner has the batch
+		}
 	}
 	data, err := d.encodeBatch(members)
 	if err != nil {
@@ -439,8 +482,8 @@ func (d *Dispatcher) encodeBatch(members []runs.Planned) ([]byte, error) {
 // publishes all. Recovered runs are exempt: a previous owner may already
 // have published them, so they are re-published (the Msg-Id de-duplicates)
 // and a late one is judged by the worker that receives it. It returns the
-// runs to skip with their messages; a trigger batch is skipped only if
-// every run of it is (fireBatch).
+// runs to skip with their messages; the skipped runs of a trigger batch
+// are written before the rest of it is published (fireBatch, skipFirst).
 func (d *Dispatcher) misfired(due []runs.Planned, now time.Time) map[int64]string {
 	late := func(r *runs.Planned) bool {
 		threshold := d.cfg.MisfireThreshold
