@@ -54,9 +54,6 @@ type source struct {
 type sourcedEvent struct {
 	wire.Event
 	from source
-	// carrier is that message's ack state; nil in tests that apply
-	// events directly.
-	carrier *carrier
 }
 
 // Ignored is an update of a batch that changed no run: the run does not

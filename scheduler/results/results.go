@@ -51,17 +51,6 @@ type Config struct {
 	// flush, per message; waiting a few milliseconds turns that into one
 	// per batch. It delays only the recording of results, never a run.
 	Linger time.Duration
-	// HoldStarted is how long a run's started event, arriving without
-	// the run's end, is kept back for the end to catch up (default
-	// 500 ms; negative: never kept back). Most runs end within
-	// milliseconds, but their started and finished events come in two
-	// messages (a handler starts only once its start is stored), and
-	// when the two fall into different batches the run costs two
-	// non-HOT row updates instead of one. The messages stay
-	// unacknowledged meanwhile, so the start check still sees the start
-	// in JETJOB_EVENTS, and a crash loses nothing: another scheduler
-	// applies them. It delays only the RUNNING status in job_runs.
-	HoldStarted time.Duration
 }
 
 // Validate says which field is wrong: each value must be positive, or 0
@@ -115,9 +104,6 @@ func (ts *TestSignals) Init(tb testsignal.TB) { ts.Applied.Init(tb) }
 // DefaultLinger is Config.Linger's default.
 const DefaultLinger = 5 * time.Millisecond
 
-// DefaultHoldStarted is Config.HoldStarted's default.
-const DefaultHoldStarted = 500 * time.Millisecond
-
 func (c Config) withDefaults() Config {
 	if c.BatchSize == 0 {
 		c.BatchSize = 1000
@@ -128,14 +114,6 @@ func (c Config) withDefaults() Config {
 	if c.AckWait == 0 {
 		c.AckWait = 30 * time.Second
 	}
-	switch {
-	case c.HoldStarted == 0:
-		c.HoldStarted = DefaultHoldStarted
-	case c.HoldStarted < 0:
-		c.HoldStarted = 0
-	}
-	// A held message must be applied long before its ack wait ends.
-	c.HoldStarted = min(c.HoldStarted, c.AckWait/4)
 	return c
 }
 
@@ -151,9 +129,6 @@ type Applier struct {
 	applied func([]Change)
 	spawned func(context.Context, []int64)
 	signals TestSignals
-	// held are the started events kept back (Config.HoldStarted), owned
-	// by Run's goroutine.
-	held held
 }
 
 // New validates cfg and returns an applier; Run drives it.
@@ -188,28 +163,15 @@ func (a *Applier) Run(ctx context.Context) error {
 		return fmt.Errorf("consume %s: %w", stream.Events, err)
 	}
 	defer a.handBack(cc, in)
-	// Messages whose started events are held back go back too: another
-	// scheduler applies them whole (applying is idempotent).
-	defer func() { nakAll(a.held.msgs()) }()
 	batch := make([]jetstream.Msg, 0, a.cfg.BatchSize)
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
-	release := time.NewTimer(time.Hour)
-	defer release.Stop()
 	for {
-		release.Reset(a.held.next(time.Now()))
 		select {
 		case <-ctx.Done():
 			return nil
 		case m := <-in:
 			batch = append(batch[:0], m)
-		case <-release.C:
-			// Held starts whose runs did not end in time are applied
-			// alone.
-			if !a.applyBatch(ctx, nil) {
-				return nil
-			}
-			continue
 		}
 		var ok bool
 		if batch, ok = gather(ctx, in, batch, a.cfg.BatchSize, linger, a.cfg.Linger); !ok {
@@ -306,7 +268,6 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 // neither redelivered forever nor able to hold up the events behind it.
 func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	var events []sourcedEvent
-	var carriers []*carrier // one per message, in msgs' order
 	tb := a.trace.Batch()
 	for _, m := range msgs {
 		tb.Message(m.Headers())
@@ -324,13 +285,10 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			continue
 		}
 		from.group = group
-		c := &carrier{msg: m, left: len(evs)}
-		carriers = append(carriers, c)
 		for _, e := range evs {
-			events = append(events, sourcedEvent{Event: e, from: from, carrier: c})
+			events = append(events, sourcedEvent{Event: e, from: from})
 		}
 	}
-	events = a.held.sort(events, time.Now(), a.cfg.HoldStarted)
 	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 	lastProgress := time.Now()
 	var changed []Change
@@ -352,14 +310,6 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			break
 		}
 		if ctx.Err() != nil {
-			// Stopping: the messages of held events released into this
-			// batch go back with the batch's own (the caller's nakAll).
-			for _, e := range events {
-				if c := e.carrier; !c.acked && c.fromHeld {
-					c.acked = true
-					_ = c.msg.Nak()
-				}
-			}
 			return false
 		}
 		errcount.Postgres(errcount.ApplyEvents)
@@ -374,26 +324,11 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			return false
 		}
 	}
-	// A message is acknowledged once every event it carried is applied:
-	// one with an event held back waits for a later batch.
-	for _, e := range events {
-		e.carrier.left--
-	}
-	ack := func(c *carrier) {
-		if c.left > 0 || c.acked {
-			return
-		}
-		c.acked = true
-		if err := c.msg.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+	for _, m := range msgs {
+		if err := m.Ack(); err != nil && !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 			// Not acked means redelivered and applied again: harmless.
 			a.log.Debug("ack of applied events failed", zap.Error(err))
 		}
-	}
-	for _, c := range carriers {
-		ack(c)
-	}
-	for _, e := range events { // messages of held events applied now
-		ack(e.carrier)
 	}
 	a.signals.Applied.Signal(changed)
 	return true
