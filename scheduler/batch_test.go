@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -131,15 +132,7 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Recv(t, 20*time.Second, "the hanging run to start", hangStarted)
-	var quickRun apiv1.Run
-	testwait.Eventually(t, 20*time.Second, "the quick run to succeed", func() bool {
-		rs := runsOf(t, c.api, quick.ID)
-		if len(rs) == 1 && rs[0].Status == "SUCCEEDED" {
-			quickRun = rs[0]
-			return true
-		}
-		return false
-	})
+	quickRun := onlyRunWhen(t, c.api, quick.ID, "SUCCEEDED", 20*time.Second, "the quick run to succeed")
 	if n := c.count(`SELECT count(DISTINCT batch) FROM job_runs WHERE job_id = ANY($1) AND batch IS NOT NULL`, []int64{quick.ID, hang.ID}); n != 1 {
 		t.Fatalf("the two runs are in %d batches, want one", n)
 	}
@@ -147,15 +140,7 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 	ncA.Close()
 	<-aDone
 
-	var lost apiv1.Run
-	testwait.Eventually(t, 30*time.Second, "the hanging run to end LOST", func() bool {
-		rs := runsOf(t, c.api, hang.ID)
-		if len(rs) == 1 && rs[0].Status == "LOST" {
-			lost = rs[0]
-			return true
-		}
-		return false
-	})
+	lost := onlyRunWhen(t, c.api, hang.ID, "LOST", 30*time.Second, "the hanging run to end LOST")
 	if lost.Message == "" {
 		t.Errorf("LOST run %d says nothing of why", lost.ID)
 	}
@@ -215,4 +200,19 @@ func TestBatchedFiresRunOnce(t *testing.T) {
 		from, to, routed); n != 0 {
 		t.Errorf("%d runs of jobs routed to a worker by name were batched", n)
 	}
+}
+
+// onlyRunWhen waits until job's only run has status want, and returns it.
+func onlyRunWhen(t *testing.T, api *client.Client, job int64, want string, timeout time.Duration, what string) apiv1.Run {
+	t.Helper()
+	var run apiv1.Run
+	testwait.Eventually(t, timeout, what, func() bool {
+		rs := runsOf(t, api, job)
+		if len(rs) == 1 && string(rs[0].Status) == want {
+			run = rs[0]
+			return true
+		}
+		return false
+	})
+	return run
 }

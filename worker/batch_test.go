@@ -145,12 +145,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	var g gauge
 	release := make(chan struct{})
 	e.start(Config{Concurrency: limit}, func(w *Worker) {
-		w.Handle("h", func(ctx context.Context, job *Job) error {
-			g.enter()
-			defer g.leave()
-			<-release
-			return nil
-		})
+		w.Handle("h", g.blocking(release))
 	})
 	ids := make([]int64, n)
 	var ts []*wire.Trigger

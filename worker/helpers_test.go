@@ -377,3 +377,13 @@ func (g *gauge) enter() {
 }
 
 func (g *gauge) leave() { g.cur.Add(-1) }
+
+// blocking is a handler that counts itself in g while it waits for release.
+func (g *gauge) blocking(release <-chan struct{}) HandlerFunc {
+	return func(context.Context, *Job) error {
+		g.enter()
+		defer g.leave()
+		<-release
+		return nil
+	}
+}
