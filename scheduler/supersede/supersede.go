@@ -176,10 +176,27 @@ func superseders(ctx context.Context, pool *pgxpool.Pool, queries []wire.Superse
 	for i, q := range queries {
 		runs[i], jobs[i], scheduled[i], cutoffs[i] = q.RunID, q.JobID, q.ScheduledAt, q.Cutoff
 	}
-	rows, _ := pool.Query(ctx, newerSQL, runs, jobs, scheduled, cutoffs)
-	by, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	var by []int64
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, genericPlanSQL); err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, newerSQL, runs, jobs, scheduled, cutoffs)
+		var err error
+		by, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("supersede %d queries: %w", len(queries), err)
 	}
 	return by, nil
 }
+
+// genericPlanSQL makes newerSQL run on its generic plan, built once per
+// connection. Its three probes and its UPDATE each reach every partition of
+// job_runs, and a custom plan, made anew at every call, took ≈ 4 ms to
+// plan against 0.16 ms to run: under a lasting backlog, when workers ask
+// about every trigger, planning was most of PostgreSQL's CPU (the overload
+// benchmark, docs/performance.md). The generic plan prunes the partitions
+// at run time, per probe, by the same (job_id, scheduled_at) bounds.
+const genericPlanSQL = `SET LOCAL plan_cache_mode = force_generic_plan`

@@ -159,14 +159,14 @@ func audit(sets []*jobSet, from, to time.Time, u *union) (expected, invoked int6
 // reset.
 func topSQL(ctx context.Context, pool *pgxpool.Pool, n int) ([]SQLStat, error) {
 	rows, _ := pool.Query(ctx, `SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 300), calls, total_exec_time,
-			mean_exec_time, rows, coalesce(wal_bytes, 0)::bigint, shared_blks_dirtied,
-			100 * total_exec_time / nullif(sum(total_exec_time) OVER (), 0)
-		FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1`, n)
+			mean_exec_time, total_plan_time, rows, coalesce(wal_bytes, 0)::bigint, shared_blks_dirtied,
+			100 * (total_exec_time + total_plan_time) / nullif(sum(total_exec_time + total_plan_time) OVER (), 0)
+		FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`, n)
 	var out []SQLStat
 	var s SQLStat
 	var share *float64
-	_, err := pgx.ForEachRow(rows, []any{&s.Query, &s.Calls, &s.TotalMs, &s.MeanMs, &s.Rows, &s.WALBytes, &s.BlksDirtied, &share}, func() error {
-		s.TotalMs, s.MeanMs = round3(s.TotalMs), round3(s.MeanMs)
+	_, err := pgx.ForEachRow(rows, []any{&s.Query, &s.Calls, &s.TotalMs, &s.MeanMs, &s.PlanMs, &s.Rows, &s.WALBytes, &s.BlksDirtied, &share}, func() error {
+		s.TotalMs, s.MeanMs, s.PlanMs = round3(s.TotalMs), round3(s.MeanMs), round3(s.PlanMs)
 		if share != nil {
 			s.SharePct = round1(*share)
 		}

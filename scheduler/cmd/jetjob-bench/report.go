@@ -291,7 +291,7 @@ func printTable(w io.Writer, r *Result) {
 			if len(q) > 110 {
 				q = q[:110] + "…"
 			}
-			fmt.Fprintf(w, "  %5.1f%% %9.0f ms %7d calls %8.2f ms/call  %s\n", s.SharePct, s.TotalMs, s.Calls, s.MeanMs, q)
+			fmt.Fprintf(w, "  %5.1f%% %9.0f ms %7d calls %8.2f ms/call %8.0f ms planning  %s\n", s.SharePct, s.TotalMs, s.Calls, s.MeanMs, s.PlanMs, q)
 		}
 	}
 	for _, t := range r.Targets {

@@ -405,10 +405,13 @@ type PublishBurst struct {
 
 // SQLStat is one statement from pg_stat_statements.
 type SQLStat struct {
-	Query       string  `json:"query"`
-	Calls       int64   `json:"calls"`
-	TotalMs     float64 `json:"total_ms"`
-	MeanMs      float64 `json:"mean_ms"`
+	Query   string  `json:"query"`
+	Calls   int64   `json:"calls"`
+	TotalMs float64 `json:"total_ms"`
+	MeanMs  float64 `json:"mean_ms"`
+	// PlanMs is the time spent planning the statement (all calls); the
+	// share counts it with the execution time.
+	PlanMs      float64 `json:"plan_ms"`
 	Rows        int64   `json:"rows"`
 	SharePct    float64 `json:"share_pct"`
 	WALBytes    int64   `json:"wal_bytes"`
