@@ -125,31 +125,38 @@ func (l *runLog) flush() int64 {
 // already carries the run's fields; the run log does not repeat them, as
 // every wire.LogLine names its run.
 func (l *runLog) logger(base *zap.Logger) *zap.Logger {
-	pub := &logCore{
-		LevelEnabler: zapcore.DebugLevel,
-		enc: zapcore.NewJSONEncoder(zapcore.EncoderConfig{
-			// No time, level or message keys: the encoder renders the
-			// fields only; the rest are wire.LogLine fields.
-			EncodeTime:     zapcore.ISO8601TimeEncoder,
-			EncodeDuration: zapcore.StringDurationEncoder,
-		}),
-		out: l,
-	}
+	pub := &logCore{LevelEnabler: zapcore.DebugLevel, out: l}
 	return base.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewTee(c, pub)
 	}))
+}
+
+// newLogEncoder renders a line's fields. No time, level or message keys:
+// the encoder renders the fields only; the rest are wire.LogLine fields.
+func newLogEncoder() zapcore.Encoder {
+	return zapcore.NewJSONEncoder(zapcore.EncoderConfig{
+		EncodeTime:     zapcore.ISO8601TimeEncoder,
+		EncodeDuration: zapcore.StringDurationEncoder,
+	})
 }
 
 // logCore is the zapcore.Core that turns entries into run log lines:
 // "message {"field":"value",...}".
 type logCore struct {
 	zapcore.LevelEnabler
-	enc zapcore.Encoder // holds the fields added by With
+	// enc holds the fields added by With; nil until the first: every run
+	// gets a logger and most never log, so the encoder is made when needed.
+	enc zapcore.Encoder
 	out *runLog
 }
 
 func (c *logCore) With(fields []zapcore.Field) zapcore.Core {
-	enc := c.enc.Clone()
+	var enc zapcore.Encoder
+	if c.enc != nil {
+		enc = c.enc.Clone()
+	} else {
+		enc = newLogEncoder()
+	}
 	for _, f := range fields {
 		f.AddTo(enc)
 	}
@@ -167,7 +174,11 @@ func (c *logCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Chec
 // while NATS is unreachable. Drops are counted instead.
 func (c *logCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	msg := e.Message
-	if buf, err := c.enc.EncodeEntry(zapcore.Entry{}, fields); err == nil {
+	enc := c.enc
+	if enc == nil {
+		enc = newLogEncoder()
+	}
+	if buf, err := enc.EncodeEntry(zapcore.Entry{}, fields); err == nil {
 		if f := strings.TrimSpace(buf.String()); f != "{}" && f != "" {
 			msg += " " + f
 		}

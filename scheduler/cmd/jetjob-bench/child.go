@@ -176,6 +176,7 @@ func runScheduler(args []string) error {
 	id := fs.String("id", "", "scheduler id")
 	logLevel := fs.String("log-level", "warn", "zap level")
 	triggerBatch := fs.Int("trigger-batch", 0, "runs per trigger message (0: the default)")
+	window := fs.Duration("planning-window", 0, "how far ahead fires are planned (0: the default)")
 	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
 	var pf profileFlags
 	pf.register(fs)
@@ -217,6 +218,7 @@ func runScheduler(args []string) error {
 	cfg.Lease.ID = *id
 	cfg.Backlog.Interval = *backlogInterval
 	cfg.Planner.TriggerBatch = *triggerBatch
+	cfg.Planner.Window = *window
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()

@@ -212,7 +212,7 @@ func (e *env) startSchedulers(n int) error {
 	for i := range n {
 		id := fmt.Sprintf("bench-s%d", i)
 		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel,
-			"--trigger-batch", strconv.Itoa(e.o.triggerBatch)}
+			"--trigger-batch", strconv.Itoa(e.o.triggerBatch), "--planning-window", e.o.planningWindow.String()}
 		sp := &schedProc{}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-scheduler-%d", e.name, i), ".pprof")

@@ -124,6 +124,7 @@ type options struct {
 	misfirePolicy     string
 	capacity          float64
 	triggerBatch      int
+	planningWindow    time.Duration
 	recovery          time.Duration
 	recoveryLag       time.Duration
 	restartPostgres   bool
@@ -213,6 +214,7 @@ func orchestrate(args []string) error {
 	fs.DurationVar(&o.recoveryLag, "recovery-lag", time.Second, "coldstart: recovered once every fire time's start lag p99 stays at or below this")
 	fs.BoolVar(&o.restartPostgres, "restart-postgres", true, "coldstart: restart PostgreSQL too, with the other processes")
 	fs.IntVar(&o.triggerBatch, "trigger-batch", 0, "runs per trigger message, the schedulers' --trigger-batch (0: their default, 16; 1: one message per run)")
+	fs.DurationVar(&o.planningWindow, "planning-window", 0, "how far ahead the schedulers plan fires, their --planning-window (0: their default, 5s)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -278,6 +280,8 @@ func orchestrate(args []string) error {
 		return errors.New("--warmup: want 0s or more")
 	case o.triggerBatch < 0:
 		return errors.New("--trigger-batch: want 1 or more (0: the schedulers' default)")
+	case o.planningWindow < 0:
+		return errors.New("--planning-window: want a positive duration (0: the schedulers' default)")
 	case o.capacity < 0:
 		return errors.New("--capacity: want a positive rate (fires/s)")
 	case o.recovery < 0:
@@ -361,6 +365,7 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	}
 	logf("scenario %s (logs in %s)", scenario, e.logDir)
 	res.Config.TriggerBatch = o.triggerBatch
+	res.Config.PlanningWindowSeconds = o.planningWindow.Seconds()
 	switch scenario {
 	case "steady", "overload":
 		set := o.secondSet(1, o.jobs)

@@ -270,10 +270,13 @@ type RunConfig struct {
 	MisfirePolicy     string  `json:"misfire_policy,omitempty"`
 	CapacityPerSec    float64 `json:"capacity_per_s,omitempty"`
 	// TriggerBatch is --trigger-batch: 0 for the schedulers' default.
-	TriggerBatch    int     `json:"trigger_batch,omitempty"`
-	RecoverySeconds float64 `json:"recovery_s,omitempty"`
-	RestartPostgres *bool   `json:"restart_postgres,omitempty"`
-	Profile         bool    `json:"profile"`
+	TriggerBatch int `json:"trigger_batch,omitempty"`
+	// PlanningWindowSeconds is --planning-window: 0 for the schedulers'
+	// default.
+	PlanningWindowSeconds float64 `json:"planning_window_s,omitempty"`
+	RecoverySeconds       float64 `json:"recovery_s,omitempty"`
+	RestartPostgres       *bool   `json:"restart_postgres,omitempty"`
+	Profile               bool    `json:"profile"`
 }
 
 // Window is the measured interval.
