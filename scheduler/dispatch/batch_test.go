@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -40,6 +43,14 @@ type batchEnv struct {
 
 func newBatchEnv(t *testing.T) *batchEnv {
 	t.Helper()
+	_, _, js := natsembed.StartTest(t)
+	return newBatchEnvOn(t, js)
+}
+
+// newBatchEnvOn is newBatchEnv on the JetStream of a server of the test's
+// own.
+func newBatchEnvOn(t *testing.T, js jetstream.JetStream) *batchEnv {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	pool := pgtest.Pool(t)
@@ -53,7 +64,6 @@ func newBatchEnv(t *testing.T) *batchEnv {
 	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'me', epoch = 1, expires_at = now() + interval '1 hour' WHERE shard = 0`); err != nil {
 		t.Fatal(err)
 	}
-	_, _, js := natsembed.StartTest(t)
 	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
 		t.Fatal(err)
 	}
@@ -495,5 +505,72 @@ func TestABatchTooBigToPublishFails(t *testing.T) {
 	}
 	if msgs := e.messages(); len(msgs) != 1 || !slices.Equal(msgs[0].runs, []int64{after.RunID}) {
 		t.Errorf("published %d messages, want only run %d's", len(msgs), after.RunID)
+	}
+}
+
+// A lone trigger too big for NATS (only a server whose max payload is below
+// the params limit sees one) would be refused on every attempt: its run ends
+// FAILED saying why instead of being retried for ever, and the run after it
+// is published as usual.
+func TestATriggerTooBigToPublishFails(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(conf, []byte("max_payload: 32KB\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), ConfigFile: conf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newBatchEnvOn(t, js)
+	if limit := nc.MaxPayload(); limit != 32<<10 {
+		t.Fatalf("server max payload %d, want 32 KiB", limit)
+	}
+	at := time.Now().Truncate(time.Microsecond)
+	fires := []runs.Fire{
+		{JobID: 1000, Group: "g", TriggerType: wire.TriggerSchedule, Status: wire.StatusScheduled, ScheduledAt: at},
+		{JobID: 1001, Group: "g", TriggerType: wire.TriggerSchedule, Status: wire.StatusScheduled, ScheduledAt: at.Add(time.Millisecond)},
+	}
+	var written []runs.Inserted
+	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
+			return err
+		}
+		var err error
+		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := make([]runs.Planned, len(written))
+	for i, w := range written {
+		due[i] = runs.Planned{RunID: w.RunID, JobID: w.JobID, Group: "g", Epoch: 1, Handler: "h",
+			TriggerType: wire.TriggerSchedule, ScheduledAt: w.ScheduledAt}
+	}
+	due[0].Params = `"` + strings.Repeat("x", 40<<10) + `"` // within the params limit, over the server's
+
+	d, _ := e.dispatcher(Config{TriggeredDelay: -1}, nil)
+	d.Fire(e.ctx, due)
+	e.waitWritten(d, wire.StatusFailed, due[0].RunID)
+	e.waitWritten(d, wire.StatusTriggered, due[1].RunID)
+	var msg string
+	if err := e.pool.QueryRow(e.ctx, `SELECT message FROM job_runs WHERE id = $1`, due[0].RunID).Scan(&msg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "max payload") {
+		t.Errorf("FAILED run says %q, want why (NATS's max payload)", msg)
+	}
+	if msgs := e.messages(); len(msgs) != 1 || !slices.Equal(msgs[0].runs, []int64{due[1].RunID}) {
+		t.Errorf("published %d messages, want only run %d's", len(msgs), due[1].RunID)
 	}
 }

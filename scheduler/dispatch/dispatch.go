@@ -303,7 +303,23 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 		d.fail(ctx, r, now, err)
 		return true
 	}
+	if err := d.fits(data); err != nil {
+		// NATS would refuse it on every attempt: only a server whose max
+		// payload is below a trigger's params limit (64 KiB) gets here.
+		d.log.Error("trigger too big to publish; failing its run", logging.Run(r.RunID), logging.Job(r.JobID), zap.Error(err))
+		d.fail(ctx, r, now, err)
+		return true
+	}
 	return d.send(ctx, []runs.Planned{*r}, Subject(r), wire.MsgID(r.RunID), data)
+}
+
+// fits reports, as an error, a message NATS would refuse on every attempt:
+// one above the server's max payload, less room for its headers.
+func (d *Dispatcher) fits(data []byte) error {
+	if limit := d.js.Conn().MaxPayload(); limit > 0 && int64(len(data))+maxPayloadSlack > limit {
+		return fmt.Errorf("trigger message of %d bytes is more than NATS's max payload (%d bytes) allows", len(data), limit)
+	}
+	return nil
 }
 
 // fail records a run that cannot be published FAILED, with why.
@@ -451,12 +467,11 @@ func (d *Dispatcher) fireBatch(ctx context.Context, members []runs.Planned, skip
 			return true
 		}
 	}
-	if limit := d.js.Conn().MaxPayload(); limit > 0 && int64(len(data))+maxPayloadSlack > limit {
-		// NATS would refuse it on every attempt. The planner keeps batches
-		// far smaller; a job's params edited after planning could still
-		// make one too big. Its runs may not go out alone.
-		err := fmt.Errorf("trigger batch %d of %d runs is %d bytes, more than NATS's max payload (%d bytes) allows",
-			first.Batch, len(members), len(data), limit)
+	if err := d.fits(data); err != nil {
+		// The planner keeps batches far smaller; a job's params edited
+		// after planning could still make one too big. Its runs may not
+		// go out alone.
+		err = fmt.Errorf("trigger batch %d of %d runs: %w", first.Batch, len(members), err)
 		d.log.Error("trigger batch too big to publish; failing its runs", append(batchLog, zap.Error(err))...)
 		for i := range members {
 			d.fail(ctx, &members[i], now, err)

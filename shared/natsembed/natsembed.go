@@ -71,7 +71,9 @@ func Start(o Options) (*Server, error) {
 	opts.Host, opts.Port = o.Host, o.Port
 	opts.JetStream, opts.StoreDir = true, o.StoreDir
 	opts.NoSigs, opts.NoLog = true, !o.Logs
-	opts.MaxPayload = 8 << 20
+	if opts.MaxPayload == 0 { // a config file's own limit stands
+		opts.MaxPayload = 8 << 20
+	}
 	if o.User != "" {
 		opts.Username, opts.Password = o.User, o.Password
 	}
