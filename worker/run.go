@@ -193,7 +193,6 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	}
 	batch := newLane(laneBatch, batches, w.cfg.Concurrency, w.maxFetches)
 	batch.runsPerMsg = batchRunsGuess
-	batch.start = func(m *batchMember) { w.startMember(batch, m) }
 	return []*lane{
 		newLane(laneShared, shared, w.cfg.Concurrency, w.maxFetches),
 		newLane(laneDirected, directed, w.cfg.Concurrency, w.maxFetches),
