@@ -17,12 +17,13 @@ import (
 //
 // The group's consumer is shared by every worker of the group, and a trigger
 // delivered to one worker is invisible to the others until it is acked or
-// redelivered. So a worker must never hold a trigger it cannot start yet:
-// that trigger would wait in its buffer while another worker idles. Consume
-// and Messages keep a client-side buffer of PullMaxMessages and refill it
-// when half of it has been handed to the application, whether or not the
-// application can run anything: they are built for throughput, not for
-// fairness between competing consumers.
+// redelivered. So a worker must not hold a trigger it cannot start yet
+// (but for the two bounded exceptions below): that trigger would wait in
+// its buffer while another worker idles. Consume and Messages keep a
+// client-side buffer of PullMaxMessages and refill it when half of it has
+// been handed to the application, whether or not the application can run
+// anything: they are built for throughput, not for fairness between
+// competing consumers.
 //
 // Instead a worker announces exactly its free capacity: it takes every free
 // run slot (at least one) and sends one pull request (Fetch) for that many
@@ -36,6 +37,15 @@ import (
 // learns how many runs a message carries only once it holds it. Its batch
 // lane asks for free slots / batchRunsGuess messages, and a run of a batch
 // that finds no slot waits here for one, ahead of any new request.
+//
+// A late trigger is the other (judge.go): a first delivery that may end
+// EXPIRED gives its slot back while its misfire policy is judged (a
+// question to the schedulers, then its EXPIRED event and ack: round trips
+// during which a slot would run nothing), as long as the worker's pool of
+// judgements has room, and is judged on its slot otherwise. One judged to
+// run waits here for the next slot, ahead of any new request, like a run
+// of a batch. The pool bounds how many triggers a worker holds beyond its
+// slots; most of them end EXPIRED, and fire_once lets few of them run.
 //
 // When the worker stops, open requests are not abandoned (a trigger the
 // server sent to a vanished inbox would be stuck until AckWait): they are

@@ -232,6 +232,7 @@ type Worker struct {
 	locks   *joblock.Locks       // job locks for block strategies (exec.go)
 	kills   *kills.Set           // kill requests seen
 
+	judges   chan struct{}  // semaphore of late triggers judged off their slots (judge.go)
 	procs    sync.WaitGroup // process goroutines (receive.go)
 	fetchers sync.WaitGroup // batch drain goroutines (fetch.go)
 	metrics  *metrics       // Prometheus series (metrics.go)
@@ -260,6 +261,7 @@ func New(cfg Config) (*Worker, error) {
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
 		trace:      newRunTracer(c.TracerProvider),
+		judges:     make(chan struct{}, judgePool(c.Concurrency)),
 	}
 	w.metrics = newMetrics(w)
 	return w, nil
