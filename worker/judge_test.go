@@ -16,9 +16,10 @@ import (
 
 // The tests of judge.go hold a late fire_once trigger's supersede question
 // unanswered while they look at the worker: the question is the one wait
-// of a judgement a test can stretch. The worker's Asker gives up on it
-// after 2 s (and the trigger then runs), so what a test does meanwhile is
-// only to let another trigger start, which takes milliseconds.
+// of a judgement a test can stretch. The worker's Asker would give up on it
+// after 2 s (and the trigger then run), too short a bound for a loaded
+// machine: the tests' workers wait longer than the fake scheduler holds a
+// question (supersedeWait).
 
 // answerSupersede answers the workers' supersede questions
 // (stream.Supersede) in the schedulers' place with what by says of each
@@ -111,8 +112,9 @@ func (c *calls) of(run int64) []string {
 
 // judgeHandlers registers "h", which records its call and returns, and
 // "block", which signals started and then waits for release; both count
-// themselves in g.
+// themselves in g. It also lets w wait for a held supersede question.
 func judgeHandlers(w *Worker, c *calls, g *gauge, started chan<- int64, release <-chan struct{}) {
+	w.supersedeWait = 2 * waitLimit // longer than a held question (holdFirstQuestion)
 	w.Handle("h", func(_ context.Context, job *Job) error {
 		g.enter()
 		defer g.leave()

@@ -84,6 +84,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	// every run: they stop after shutdown.
 	w.events = runevents.New(w.js, w.cfg.Group, w.cfg.ID, w.log)
 	w.ask = questions.New(w.cfg.NATS, w.log)
+	if w.supersedeWait > 0 {
+		w.ask.SupersedeTimeout = w.supersedeWait
+	}
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
 	go w.events.Run(evCtx)
