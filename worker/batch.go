@@ -71,7 +71,7 @@ func (w *Worker) splitBatch(l *lane, msg jetstream.Msg, owned int) (used int) {
 		case used < owned:
 			used++
 			w.startRun(l, m)
-		case !l.enqueue(m):
+		case !l.enqueue(w.memberWaiter(l, m)):
 			w.handBack(m, m.b.log, "worker stopping before the run started")
 		}
 	}
@@ -99,6 +99,15 @@ func (w *Worker) newBatch(msg jetstream.Msg, seq uint64, lines [][]byte) []*batc
 		members[i] = &batchMember{b: b, data: line}
 	}
 	return members
+}
+
+// memberWaiter is batch member m waiting for a slot of l: its run starts
+// on the slot handed to it, and it is handed back if the lane closes first.
+func (w *Worker) memberWaiter(l *lane, m *batchMember) waiter {
+	return waiter{
+		start: func() { w.startMember(l, m) },
+		drop:  func() { w.handBack(m, m.b.log, "worker stopping before the run started") },
+	}
 }
 
 // startMember starts the run of a batch member that waited for a slot of l,

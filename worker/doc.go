@@ -17,10 +17,11 @@
 // message costs the broker less than many), each run executed as if it had
 // come alone. Each has Concurrency run slots, counted in runs, and a worker
 // asks for no more triggers than it has free slots (a batch's runs beyond
-// them wait for a slot here). It reports what
-// happened on JETJOB_EVENTS, puts its heartbeat into JETJOB_WORKERS, holds
-// job locks in JETJOB_LOCKS and watches JETJOB_KILLS (docs/protocol.md,
-// "The worker's side, step by step"; docs/architecture.md, "The path of a
+// them wait for a slot here; a late trigger is judged without one, and
+// waits for one if it is to run). It reports what happened on
+// JETJOB_EVENTS, puts its heartbeat into JETJOB_WORKERS, holds job locks
+// in JETJOB_LOCKS and watches JETJOB_KILLS (docs/protocol.md, "The
+// worker's side, step by step"; docs/architecture.md, "The path of a
 // fire").
 //
 // # Delivery guarantees

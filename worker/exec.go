@@ -54,6 +54,9 @@ type run struct {
 	log        *zap.Logger
 	logs       *runLog
 	trace      runSpan // set on receipt when tracing is on (trace.go)
+	// slot is the run slot of the trigger's lane, given back while a late
+	// trigger is judged (judge.go); nil: the run keeps whatever it has.
+	slot *slotHold
 
 	mu      sync.Mutex
 	msgs    []jetstream.Msg // every delivery joined to this execution
@@ -167,15 +170,10 @@ func (r *run) execute() bool {
 	// handed back by a stopping worker comes back as a redelivery, and a
 	// late one must not run; a run whose worker died mid-way and that comes
 	// back late ends EXPIRED too, as its job's policy asks of late fires.
-	late, msg := expired(r.trig, r.w.cfg.ID, time.Now())
-	if !late {
-		late, msg = r.w.superseded(r.trig)
-	}
-	if late {
-		reported := r.finish(outcome{status: wire.StatusExpired, message: msg})
-		if reported {
-			r.w.counts.expiredTotal.Add(1)
-		}
+	// A first delivery late on receipt is judged without its run slot;
+	// judged to run, it waits for the next slot ahead of new pull requests
+	// (judge.go). Once judged, it is not judged again.
+	if goOn, reported := r.misfire(); !goOn {
 		return reported
 	}
 	if r.w.kills.Killed(r.trig.RunID) {

@@ -17,12 +17,13 @@ import (
 //
 // The group's consumer is shared by every worker of the group, and a trigger
 // delivered to one worker is invisible to the others until it is acked or
-// redelivered. So a worker must never hold a trigger it cannot start yet:
-// that trigger would wait in its buffer while another worker idles. Consume
-// and Messages keep a client-side buffer of PullMaxMessages and refill it
-// when half of it has been handed to the application, whether or not the
-// application can run anything: they are built for throughput, not for
-// fairness between competing consumers.
+// redelivered. So a worker must not hold a trigger it cannot start yet
+// (but for the two bounded exceptions below): that trigger would wait in
+// its buffer while another worker idles. Consume and Messages keep a
+// client-side buffer of PullMaxMessages and refill it when half of it has
+// been handed to the application, whether or not the application can run
+// anything: they are built for throughput, not for fairness between
+// competing consumers.
 //
 // Instead a worker announces exactly its free capacity: it takes every free
 // run slot (at least one) and sends one pull request (Fetch) for that many
@@ -36,6 +37,15 @@ import (
 // learns how many runs a message carries only once it holds it. Its batch
 // lane asks for free slots / batchRunsGuess messages, and a run of a batch
 // that finds no slot waits here for one, ahead of any new request.
+//
+// A late trigger is the other (judge.go): a first delivery that may end
+// EXPIRED gives its slot back while its misfire policy is judged (a
+// question to the schedulers, then its EXPIRED event and ack: round trips
+// during which a slot would run nothing), as long as the worker's pool of
+// judgements has room, and is judged on its slot otherwise. One judged to
+// run waits here for the next slot, ahead of any new request, like a run
+// of a batch. The pool bounds how many triggers a worker holds beyond its
+// slots; most of them end EXPIRED, and fire_once lets few of them run.
 //
 // When the worker stops, open requests are not abandoned (a trigger the
 // server sent to a vanished inbox would be stuck until AckWait): they are
@@ -77,15 +87,25 @@ type lane struct {
 	// openUntil is when the last pull request sent expires (Unix ns).
 	openUntil atomic.Int64
 
-	// Batch members that arrived beyond the slots their request held wait
-	// here for one, in arrival order (batch.go). A released slot goes to
-	// the first of them before anything else, so while one waits every
-	// slot is taken and the lane sends no new pull request. Empty on the
-	// other lanes.
+	// Triggers that hold no slot and need one wait here, in arrival
+	// order: batch members that arrived beyond the slots their request
+	// held (batch.go), and late triggers judged off their slot to run
+	// (judge.go). A released slot goes to the first of them before
+	// anything else, so while one waits every slot is taken and the lane
+	// sends no new pull request.
 	mu      sync.Mutex
-	waiting []*batchMember
-	closed  bool               // the worker stops: no member may wait any more
-	start   func(*batchMember) // starts a waiting member's run on the slot handed to it
+	waiting []waiter
+	closed  bool // the worker stops: nothing may wait any more
+}
+
+// A waiter is a trigger waiting in a lane's queue for a run slot.
+type waiter struct {
+	// start is called with a slot handed to the waiter: it owns the slot
+	// from then on.
+	start func()
+	// drop is called, holding no slot, when the lane closes while the
+	// waiter waits: its trigger must go back to the group.
+	drop func()
 }
 
 // openFor is how long this lane's pull requests may still be open at the
@@ -111,11 +131,11 @@ func (l *lane) messagesFor(n int) int { return max(1, n/l.runsPerMsg) }
 // it) when fetching can never succeed again.
 func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
-	// Batch members still waiting for a slot when fetching ends will not
-	// get one in time: another worker runs them.
+	// Triggers still waiting for a slot when fetching ends will not get
+	// one in time: another worker runs them.
 	defer func() {
-		for _, m := range l.close() {
-			w.handBack(m, m.b.log, "worker stopping before the run started")
+		for _, wt := range l.close() {
+			wt.drop()
 		}
 	}()
 	for {
@@ -211,8 +231,8 @@ func (l *lane) tryAcquire(max int) int {
 	return n
 }
 
-// release gives up n slots: each goes to the batch member waiting longest,
-// if one waits, else it is freed.
+// release gives up n slots: each goes to the trigger waiting longest, if
+// one waits, else it is freed.
 func (l *lane) release(n int) {
 	for range n {
 		l.mu.Lock()
@@ -221,17 +241,17 @@ func (l *lane) release(n int) {
 			l.mu.Unlock()
 			continue
 		}
-		m := l.waiting[0]
-		l.waiting[0] = nil
+		wt := l.waiting[0]
+		l.waiting[0] = waiter{}
 		l.waiting = l.waiting[1:]
 		l.mu.Unlock()
-		l.start(m)
+		wt.start()
 	}
 }
 
-// enqueue starts m's run on a free slot, or makes it wait for the next slot
+// enqueue starts wt on a free slot, or makes it wait for the next slot
 // released. It returns false, doing neither, once the lane is closed.
-func (l *lane) enqueue(m *batchMember) bool {
+func (l *lane) enqueue(wt waiter) bool {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -240,17 +260,17 @@ func (l *lane) enqueue(m *batchMember) bool {
 	select {
 	case l.slots <- struct{}{}:
 		l.mu.Unlock()
-		l.start(m)
+		wt.start()
 		return true
 	default:
 	}
-	l.waiting = append(l.waiting, m)
+	l.waiting = append(l.waiting, wt)
 	l.mu.Unlock()
 	return true
 }
 
-// close ends waiting on l and returns the members that were waiting.
-func (l *lane) close() []*batchMember {
+// close ends waiting on l and returns the triggers that were waiting.
+func (l *lane) close() []waiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true

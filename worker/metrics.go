@@ -102,6 +102,10 @@ func newMetrics(w *Worker) *metrics {
 			Name: "jetjob_worker_abandoned_handlers", ConstLabels: group,
 			Help: "Abandoned handler goroutines that have not returned yet.",
 		}, func() float64 { return float64(w.counts.abandonedLive.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "jetjob_worker_late_triggers_judging", ConstLabels: group,
+			Help: "Late triggers whose misfire policy is being judged without a run slot.",
+		}, func() float64 { return float64(len(w.judges)) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "jetjob_worker_log_lines_dropped_total", ConstLabels: group,
 			Help: "Job log lines that could not be published to JETJOB_LOGS.",

@@ -35,6 +35,17 @@ func expired(trig *wire.Trigger, workerID string, now time.Time) (bool, string) 
 	return d.Outcome == policy.Skip, d.Message
 }
 
+// mayExpire says whether trig, late at now, may end EXPIRED: its policy
+// skips late fires, or asks whether a newer fire supersedes it.
+func mayExpire(trig *wire.Trigger, now time.Time, workerID string) bool {
+	f, ok := lateness(trig, now, workerID)
+	if !ok {
+		return false
+	}
+	o := policy.Decide(f).Outcome
+	return o == policy.Skip || o == policy.Ask
+}
+
 // lateness returns the facts of a trigger late at now, and whether it is
 // late. Manual, retry and parent triggers are never late: someone asked for
 // them, whatever the time.

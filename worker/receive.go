@@ -22,11 +22,12 @@ import (
 // worker's side"). fetch.go delivers them here; exec.go runs them.
 
 // process owns one delivered trigger from receipt to its ack, nak or term,
-// and the slot of lane l it arrived on.
+// and the slot of lane l it arrived on: held throughout, but while a late
+// trigger is judged (judge.go).
 func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	defer w.procs.Done()
-	defer l.release(1)
-	defer w.metrics.slotTaken(l.name)()
+	slot := w.holdSlot(l)
+	defer slot.end()
 
 	delivery, origin := uint64(1), stored{}
 	if md, err := msg.Metadata(); err == nil {
@@ -42,7 +43,7 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 		w.reject(msg, trig, origin, err)
 		return
 	}
-	r := w.claim(trig, msg, delivery, origin)
+	r := w.claim(trig, msg, delivery, origin, slot)
 	if r == nil {
 		return
 	}
@@ -55,13 +56,14 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 // claim registers a new execution of trig's run, or returns nil when this
 // process already has one: a delivery of a run executing here joins it, and
 // a delivery of a run finished here lately is acked without running again.
-func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, origin stored) *run {
+func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, origin stored, slot *slotHold) *run {
 	// WithLazy: most runs never log, and encoding the fields up front was
 	// a few percent of a busy worker's CPU.
 	log := w.log.WithLazy(logging.Run(trig.RunID), logging.Job(trig.JobID), zap.Uint64("delivery", delivery))
 	r, how := w.runs.claim(trig.RunID, msg, func() *run {
 		r := newRun(w, trig, msg, delivery, origin, log)
 		r.mayStart = mayHaveStarted(msg, delivery)
+		r.slot = slot
 		return r
 	})
 	switch how {

@@ -84,6 +84,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	// every run: they stop after shutdown.
 	w.events = runevents.New(w.js, w.cfg.Group, w.cfg.ID, w.log)
 	w.ask = questions.New(w.cfg.NATS, w.log)
+	if w.supersedeWait > 0 {
+		w.ask.SupersedeTimeout = w.supersedeWait
+	}
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
 	go w.events.Run(evCtx)
@@ -193,7 +196,6 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	}
 	batch := newLane(laneBatch, batches, w.cfg.Concurrency, w.maxFetches)
 	batch.runsPerMsg = batchRunsGuess
-	batch.start = func(m *batchMember) { w.startMember(batch, m) }
 	return []*lane{
 		newLane(laneShared, shared, w.cfg.Concurrency, w.maxFetches),
 		newLane(laneDirected, directed, w.cfg.Concurrency, w.maxFetches),

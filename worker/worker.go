@@ -232,10 +232,14 @@ type Worker struct {
 	locks   *joblock.Locks       // job locks for block strategies (exec.go)
 	kills   *kills.Set           // kill requests seen
 
-	procs    sync.WaitGroup // process goroutines (receive.go)
-	fetchers sync.WaitGroup // batch drain goroutines (fetch.go)
-	metrics  *metrics       // Prometheus series (metrics.go)
-	counts   counters       // for Stats and the metrics
+	judges chan struct{} // semaphore of late triggers judged off their slots (judge.go)
+	// supersedeWait, when set (by tests), replaces the Asker's bound on a
+	// supersede question.
+	supersedeWait time.Duration
+	procs         sync.WaitGroup // process goroutines (receive.go)
+	fetchers      sync.WaitGroup // batch drain goroutines (fetch.go)
+	metrics       *metrics       // Prometheus series (metrics.go)
+	counts        counters       // for Stats and the metrics
 }
 
 // counters are the worker's running totals.
@@ -260,6 +264,7 @@ func New(cfg Config) (*Worker, error) {
 		fetchWait:  defaultFetchWait,
 		maxFetches: defaultMaxFetches,
 		trace:      newRunTracer(c.TracerProvider),
+		judges:     make(chan struct{}, judgePool(c.Concurrency)),
 	}
 	w.metrics = newMetrics(w)
 	return w, nil

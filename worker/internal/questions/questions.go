@@ -44,6 +44,9 @@ type Asker struct {
 	starts    *groupcommit.Batcher[*startAsk]
 	supersede *groupcommit.Batcher[*supersedeAsk]
 	done      chan struct{}
+	// SupersedeTimeout bounds one supersede request (default 2 s); set it
+	// before Run. Tests that hold a question open lengthen it.
+	SupersedeTimeout time.Duration
 }
 
 type startAsk struct {
@@ -66,7 +69,7 @@ type supersedeAsk struct {
 // New returns an Asker on nc; its Run must be started, and outlive every
 // run.
 func New(nc *nats.Conn, log *zap.Logger) *Asker {
-	a := &Asker{nc: nc, log: log, done: make(chan struct{})}
+	a := &Asker{nc: nc, log: log, done: make(chan struct{}), SupersedeTimeout: supersedeTimeout}
 	a.starts = groupcommit.New(wire.MaxStartQueries, maxAsks, a.sendStarts,
 		func(s *startAsk) { s.res <- startAnswer{err: ErrStopped} })
 	a.supersede = groupcommit.New(wire.MaxSupersedeQueries, maxAsks, a.sendSupersede,
@@ -137,7 +140,7 @@ func (a *Asker) sendSupersede(ctx context.Context, batch []*supersedeAsk) {
 		req.Queries[i] = s.q
 	}
 	var reply wire.SupersedeReply
-	err := a.ask(ctx, stream.Supersede, &req, &reply, supersedeTimeout)
+	err := a.ask(ctx, stream.Supersede, &req, &reply, a.SupersedeTimeout)
 	if err == nil && len(reply.By) != len(batch) {
 		err = fmt.Errorf("%d answers for %d queries", len(reply.By), len(batch))
 	}
