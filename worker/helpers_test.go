@@ -344,21 +344,31 @@ func workerGoroutines() []string {
 // scheduler package; here a test states what they would know.
 func (e *env) answerStartChecks(truth func(wire.StartQuery) wire.RunStart) {
 	e.t.Helper()
-	sub, err := e.nc.QueueSubscribe(stream.StartCheck, stream.SupersedeQueue, func(m *nats.Msg) {
+	e.answerQuestions(stream.StartCheck, func(data []byte) any {
 		var req wire.StartRequest
 		var reply wire.StartReply
-		if err := wire.DecodeControl(m.Data, &req); err != nil {
+		if err := wire.DecodeControl(data, &req); err != nil {
 			reply.Error = err.Error()
 		}
 		for _, q := range req.Queries {
 			reply.Runs = append(reply.Runs, truth(q))
 		}
-		data, err := wire.EncodeControl(&reply)
+		return &reply
+	})
+}
+
+// answerQuestions answers the workers' questions on subject, in the
+// schedulers' queue group, with the reply answer makes of each request,
+// until the test ends.
+func (e *env) answerQuestions(subject string, answer func(data []byte) any) {
+	e.t.Helper()
+	sub, err := e.nc.QueueSubscribe(subject, stream.SupersedeQueue, func(m *nats.Msg) {
+		data, err := wire.EncodeControl(answer(m.Data))
 		if err == nil {
 			err = m.Respond(data)
 		}
 		if err != nil {
-			e.t.Errorf("start check not answered: %v", err)
+			e.t.Errorf("question on %s not answered: %v", subject, err)
 		}
 	})
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -27,27 +25,17 @@ import (
 // may block: questions are answered one at a time.
 func (e *env) answerSupersede(by func(wire.SupersedeQuery) int64) {
 	e.t.Helper()
-	sub, err := e.nc.QueueSubscribe(stream.Supersede, stream.SupersedeQueue, func(m *nats.Msg) {
+	e.answerQuestions(stream.Supersede, func(data []byte) any {
 		var req wire.SupersedeRequest
 		var reply wire.SupersedeReply
-		if err := wire.DecodeControl(m.Data, &req); err != nil {
+		if err := wire.DecodeControl(data, &req); err != nil {
 			reply.Error = err.Error()
 		}
 		for _, q := range req.Queries {
 			reply.By = append(reply.By, by(q))
 		}
-		data, err := wire.EncodeControl(&reply)
-		if err == nil {
-			err = m.Respond(data)
-		}
-		if err != nil {
-			e.t.Errorf("supersede question not answered: %v", err)
-		}
+		return &reply
 	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
 }
 
 // heldQuestion is a fake scheduler's hold on the first supersede question:
@@ -129,6 +117,35 @@ func judgeHandlers(w *Worker, c *calls, g *gauge, started chan<- int64, release 
 	})
 }
 
+// judgeRig is what the judge tests share: an env whose fake scheduler
+// holds the first supersede question (answering later ones 0), the events
+// it sees, and the handlers of judgeHandlers with their records.
+type judgeRig struct {
+	env     *env
+	ev      *events
+	q       *heldQuestion
+	c       calls
+	g       gauge
+	started chan int64
+	release chan struct{}
+}
+
+func newJudgeRig(t *testing.T) *judgeRig {
+	e := newEnv(t)
+	return &judgeRig{env: e, ev: e.events(), q: e.holdFirstQuestion(0),
+		started: make(chan int64, 4), release: make(chan struct{})}
+}
+
+// startWorker starts a worker with cfg and the rig's handlers, then more.
+func (j *judgeRig) startWorker(cfg Config, more ...func(*Worker)) *running {
+	return j.env.start(cfg, func(w *Worker) {
+		judgeHandlers(w, &j.c, &j.g, j.started, j.release)
+		for _, f := range more {
+			f(w)
+		}
+	})
+}
+
 // lateFireOnce is a fire_once schedule trigger 10s late (threshold 1s)
 // for handler "h".
 func lateFireOnce(runID int64) *wire.Trigger {
@@ -158,16 +175,10 @@ const (
 // late one ends EXPIRED, published and acked, while that run still holds
 // the slot. Normal runs go on afterwards.
 func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	q := e.holdFirstQuestion(0)
-	var (
-		c       calls
-		g       gauge
-		started = make(chan int64, 4)
-		release = make(chan struct{})
-	)
-	r := e.start(Config{Concurrency: 1}, func(w *Worker) { judgeHandlers(w, &c, &g, started, release) })
+	j := newJudgeRig(t)
+	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
+	started, release := j.started, j.release
+	r := j.startWorker(Config{Concurrency: 1})
 	col := r.w.Collector()
 
 	e.publish(lateFireOnce(1))
@@ -215,16 +226,10 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 // (once) as soon as the slot frees, before a trigger published meanwhile,
 // and no more handlers run at once than there are slots.
 func TestJudgedRunWaitsForASlot(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	q := e.holdFirstQuestion(0)
-	var (
-		c       calls
-		g       gauge
-		started = make(chan int64, 4)
-		release = make(chan struct{})
-	)
-	r := e.start(Config{Concurrency: 1}, func(w *Worker) { judgeHandlers(w, &c, &g, started, release) })
+	j := newJudgeRig(t)
+	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
+	started, release := j.started, j.release
+	r := j.startWorker(Config{Concurrency: 1})
 	col := r.w.Collector()
 
 	e.publish(lateFireOnce(1))
@@ -279,18 +284,11 @@ func eventKinds(evs []wire.Event) []wire.EventKind {
 // A worker that stops while a late trigger judged to run waits for a slot
 // hands the trigger back: another worker runs it, once.
 func TestStopWhileJudgedRunWaits(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	q := e.holdFirstQuestion(0)
+	j := newJudgeRig(t)
+	e, ev, q, c := j.env, j.ev, j.q, &j.c
+	started, release := j.started, j.release
 	e.answerStartChecks(func(wire.StartQuery) wire.RunStart { return wire.RunStart{} }) // nothing started
-	var (
-		c       calls
-		g       gauge
-		started = make(chan int64, 4)
-		release = make(chan struct{})
-	)
-	a := e.start(Config{ID: "a", Concurrency: 1, ShutdownGrace: waitLimit},
-		func(w *Worker) { judgeHandlers(w, &c, &g, started, release) })
+	a := j.startWorker(Config{ID: "a", Concurrency: 1, ShutdownGrace: waitLimit})
 
 	e.publish(lateFireOnce(1))
 	e.publish(trigger(2, "block", ""))
@@ -300,7 +298,7 @@ func TestStopWhileJudgedRunWaits(t *testing.T) {
 	testwait.Eventually(t, waitLimit, "run 1 waiting for a's slot", func() bool { return waiting(a.w, laneShared) == 1 })
 
 	a.cancel() // run 2 keeps a running until released
-	e.start(Config{ID: "b", Concurrency: 1}, func(w *Worker) { judgeHandlers(w, &c, &g, started, release) })
+	j.startWorker(Config{ID: "b", Concurrency: 1})
 	f := ev.waitFinished(1)[1]
 	if f.Status != wire.StatusSucceeded || f.WorkerID != "b" {
 		t.Errorf("run 1 finished %+v, want SUCCEEDED on b", f)
@@ -322,16 +320,10 @@ func TestStopWhileJudgedRunWaits(t *testing.T) {
 // member waiting for a slot behind it gets the slot and runs meanwhile,
 // the late one expires, and the batch is settled as usual.
 func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	q := e.holdFirstQuestion(0)
-	var (
-		c       calls
-		g       gauge
-		started = make(chan int64, 4)
-		release = make(chan struct{})
-	)
-	r := e.start(Config{Concurrency: 1}, func(w *Worker) { judgeHandlers(w, &c, &g, started, release) })
+	j := newJudgeRig(t)
+	e, ev, q, c := j.env, j.ev, j.q, &j.c
+	started, release := j.started, j.release
+	r := j.startWorker(Config{Concurrency: 1})
 	col := r.w.Collector()
 
 	onTime := lateTrigger(2, wire.TriggerSchedule, "fire_once", 60_000, 0)
@@ -362,17 +354,9 @@ func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
 // When the pool of judges is full, a late trigger is judged on its slot,
 // as before: that is what bounds the late triggers a worker takes.
 func TestLateTriggerJudgedOnItsSlotWhenJudgesAreBusy(t *testing.T) {
-	e := newEnv(t)
-	ev := e.events()
-	q := e.holdFirstQuestion(0)
-	var (
-		c       calls
-		g       gauge
-		started = make(chan int64, 4)
-		release = make(chan struct{})
-	)
-	r := e.start(Config{Concurrency: 1}, func(w *Worker) {
-		judgeHandlers(w, &c, &g, started, release)
+	j := newJudgeRig(t)
+	e, ev, q := j.env, j.ev, j.q
+	r := j.startWorker(Config{Concurrency: 1}, func(w *Worker) {
 		for range cap(w.judges) {
 			w.judges <- struct{}{}
 		}

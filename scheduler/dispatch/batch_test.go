@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -85,21 +84,31 @@ func (e *batchEnv) job(name, mp string) int64 {
 	return j.ID
 }
 
-// plan writes fires as the planner does and returns them as the wheel
-// would hand them over: read back with their jobs, in (time, batch, id)
-// order, under epoch 1.
-func (e *batchEnv) plan(fires ...runs.Fire) []runs.Planned {
+// insert writes fires as the planner does, under epoch 1, and returns
+// what was written.
+func (e *batchEnv) insert(fires ...runs.Fire) []runs.Inserted {
 	e.t.Helper()
+	var written []runs.Inserted
 	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
 		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
 			return err
 		}
-		_, err := runs.InsertPlanned(e.ctx, tx, 0, fires)
+		var err error
+		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
 		return err
 	})
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	return written
+}
+
+// plan writes fires as the planner does and returns them as the wheel
+// would hand them over: read back with their jobs, in (time, batch, id)
+// order, under epoch 1.
+func (e *batchEnv) plan(fires ...runs.Fire) []runs.Planned {
+	e.t.Helper()
+	e.insert(fires...)
 	return e.load(false)
 }
 
@@ -464,18 +473,7 @@ func TestABatchTooBigToPublishFails(t *testing.T) {
 	}
 	fires = append(fires, runs.Fire{JobID: 999, Group: "g", TriggerType: wire.TriggerSchedule,
 		Status: wire.StatusScheduled, ScheduledAt: at.Add(time.Millisecond)})
-	var written []runs.Inserted
-	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
-			return err
-		}
-		var err error
-		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	written := e.insert(fires...)
 	big := `"` + strings.Repeat("x", params) + `"`
 	due := make([]runs.Planned, 0, len(written))
 	var members []int64
@@ -517,20 +515,7 @@ func TestATriggerTooBigToPublishFails(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("max_payload: 32KB\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir(), ConfigFile: conf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	nc, err := nats.Connect(srv.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nc, js := natsembed.StartTestWith(t, natsembed.Options{ConfigFile: conf})
 	e := newBatchEnvOn(t, js)
 	if limit := nc.MaxPayload(); limit != 32<<10 {
 		t.Fatalf("server max payload %d, want 32 KiB", limit)
@@ -540,18 +525,7 @@ func TestATriggerTooBigToPublishFails(t *testing.T) {
 		{JobID: 1000, Group: "g", TriggerType: wire.TriggerSchedule, Status: wire.StatusScheduled, ScheduledAt: at},
 		{JobID: 1001, Group: "g", TriggerType: wire.TriggerSchedule, Status: wire.StatusScheduled, ScheduledAt: at.Add(time.Millisecond)},
 	}
-	var written []runs.Inserted
-	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
-			return err
-		}
-		var err error
-		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	written := e.insert(fires...)
 	due := make([]runs.Planned, len(written))
 	for i, w := range written {
 		due[i] = runs.Planned{RunID: w.RunID, JobID: w.JobID, Group: "g", Epoch: 1, Handler: "h",

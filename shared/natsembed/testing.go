@@ -9,10 +9,21 @@ import (
 
 // StartTest starts a server for a test, in the test's temporary directory,
 // and connects to it; both end with the test. Tests that need options of
-// their own (TLS, users, a fixed port) call Start.
+// their own call StartTestWith, or Start (TLS, users, a fixed port) to
+// connect their own way.
 func StartTest(t testing.TB) (*Server, *nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	srv, err := Start(Options{StoreDir: t.TempDir()})
+	return StartTestWith(t, Options{})
+}
+
+// StartTestWith is StartTest with options of the test's own (a config
+// file, say); StoreDir defaults to a directory of the test's.
+func StartTestWith(t testing.TB, o Options) (*Server, *nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	if o.StoreDir == "" {
+		o.StoreDir = t.TempDir()
+	}
+	srv, err := Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
