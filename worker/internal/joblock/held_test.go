@@ -1,6 +1,7 @@
 package joblock
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -154,6 +155,23 @@ func TestHolderSeenStale(t *testing.T) {
 	} {
 		if got := h.stale(c.holder, c.beat, t0.Add(c.at), testTTL); got != c.want {
 			t.Errorf("holder %d beat %d at +%s: stale %v, want %v", c.holder, c.beat, c.at, got, c.want)
+		}
+	}
+}
+
+// freshValue writes exactly what json.Marshal writes for a lock taken with
+// nobody waiting, whatever the worker's id holds.
+func TestFreshValueIsJSONs(t *testing.T) {
+	for _, id := range []string{"w1", "", `we"ird\id`, "<w&1>", "wörker\u2028"} {
+		ls := New(Config{WorkerID: id, TTL: stream.LockTTL})
+		for _, run := range []int64{0, 1, -7, 1 << 62} {
+			want, err := json.Marshal(value{Holder: run, Worker: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ls.freshValue(run); string(got) != string(want) {
+				t.Errorf("freshValue(%d) for worker %q = %s, want %s", run, id, got, want)
+			}
 		}
 	}
 }

@@ -35,7 +35,7 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 			return l.start(), false, nil
 		}
 	}
-	body, _ := json.Marshal(value{Holder: me.Run, Worker: me.Worker})
+	body := ls.freshValue(me.Run)
 	if rev, ok := ls.held.take(key); ok {
 		at := time.Now()
 		if rev, err := ls.write(ctx, key, body, rev); err == nil {

@@ -56,6 +56,7 @@ package joblock
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -96,6 +97,8 @@ type Config struct {
 type Locks struct {
 	cfg  Config
 	held heldLocks
+	// workerJSON is Config.WorkerID as a JSON string, for freshValue.
+	workerJSON []byte
 }
 
 // New returns the locks of one worker.
@@ -103,7 +106,8 @@ func New(cfg Config) *Locks {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}}
+	id, _ := json.Marshal(cfg.WorkerID) // a string always encodes
+	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}, workerJSON: id}
 }
 
 // pollLock is how often a waiting run looks at the lock. (A watch on the
