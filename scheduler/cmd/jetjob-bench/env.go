@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -526,7 +528,7 @@ func (e *env) close() {
 // machine describes this host and the servers.
 func (e *env) machine(ctx context.Context) Machine {
 	m := Machine{NProc: numCPU(), CPUModel: cpuModel(), MemTotalMB: memTotalMB(), Kernel: kernel(),
-		GoVersion: goVersion(), NATSServerVersion: e.natsVer}
+		GoVersion: goVersion(), NATSServerVersion: e.natsVer, CalibrationMs: calibrate()}
 	if m.NATSServerVersion == "" {
 		m.NATSServerVersion = server.VERSION
 	}
@@ -534,6 +536,22 @@ func (e *env) machine(ctx context.Context) Machine {
 		_ = e.pool.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&m.PostgresVersion)
 	}
 	return m
+}
+
+// calibrate times one core hashing 64 MiB with SHA-256, the best of
+// three, in milliseconds (see Machine.CalibrationMs).
+func calibrate() float64 {
+	buf := make([]byte, 1<<20)
+	best := time.Duration(math.MaxInt64)
+	for range 3 {
+		start := time.Now()
+		for range 64 {
+			sum := sha256.Sum256(buf)
+			buf[0] = sum[0]
+		}
+		best = min(best, time.Since(start))
+	}
+	return round1(float64(best) / float64(time.Millisecond))
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error { return backoff.Sleep(ctx, time.Until(t)) }

@@ -199,8 +199,9 @@ func printTable(w io.Writer, r *Result) {
 	if r.Source.Revision != "" {
 		fmt.Fprintf(w, "source: %.12s (uncommitted changes: %v)\n", r.Source.Revision, r.Source.Modified)
 	}
-	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s\n", r.Machine.NProc, r.Machine.CPUModel,
-		r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion, r.Machine.NATSServerVersion)
+	fmt.Fprintf(w, "machine: %d × %s, %d MB, Go %s, PostgreSQL %s, nats-server %s; one core hashes 64 MiB in %.1f ms (compare runs only at the same speed)\n",
+		r.Machine.NProc, r.Machine.CPUModel, r.Machine.MemTotalMB, r.Machine.GoVersion, r.Machine.PostgresVersion,
+		r.Machine.NATSServerVersion, r.Machine.CalibrationMs)
 	if r.Scenario != "dueread" && r.Scenario != "publish" {
 		phases := ""
 		if c.Phases != "" {

@@ -13,7 +13,9 @@ package main
 //	                    (then changes: `git status --porcelain`)
 //	machine             nproc, cpu_model (/proc/cpuinfo), mem_total_mb, kernel,
 //	                    go_version, postgres_version (SHOW server_version),
-//	                    nats_server_version (the embedded server's VERSION)
+//	                    nats_server_version (the embedded server's VERSION),
+//	                    calibration_ms (one core hashing 64 MiB, best of
+//	                    three: the host's speed at the start of the run)
 //	config              the knobs the scenario ran with: jobs, duration_s,
 //	                    warmup_s, schedulers, workers, worker_concurrency,
 //	                    handler (noop | sleep50), shards, schedule (the jobs'
@@ -241,6 +243,11 @@ type Machine struct {
 	GoVersion         string `json:"go_version"`
 	PostgresVersion   string `json:"postgres_version"`
 	NATSServerVersion string `json:"nats_server_version"`
+	// CalibrationMs is how long one core took to hash 64 MiB (SHA-256),
+	// the best of three: the host's own speed, which moves between
+	// sittings on a shared machine (by 15 % on the development one); runs
+	// whose calibrations differ are not compared.
+	CalibrationMs float64 `json:"calibration_ms"`
 }
 
 // Source identifies the code that was measured.
