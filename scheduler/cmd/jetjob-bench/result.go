@@ -244,9 +244,10 @@ type Machine struct {
 	PostgresVersion   string `json:"postgres_version"`
 	NATSServerVersion string `json:"nats_server_version"`
 	// CalibrationMs is how long one core took to hash 64 MiB (SHA-256),
-	// the best of three: the host's own speed, which moves between
-	// sittings on a shared machine (by 15 % on the development one); runs
-	// whose calibrations differ are not compared.
+	// the best of three: the host's own speed, which can move between
+	// sittings on a shared machine (the development one's figures moved by
+	// 15 % within an hour, the code unchanged); runs whose calibrations
+	// differ are not compared.
 	CalibrationMs float64 `json:"calibration_ms"`
 }
 
