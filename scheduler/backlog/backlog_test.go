@@ -84,13 +84,7 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 	check(t, "no consumer", sample(t, js, "a"), 3, 0, 0, shared[0])
 
 	// Its first worker starts and takes one trigger (a run slot).
-	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
-		Durable: stream.AnyConsumer("a"), FilterSubject: stream.TriggerAny("a"),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := groupConsumer(t, js, stream.AnyConsumer("a"), stream.TriggerAny("a"))
 	check(t, "consumer created", sample(t, js, "a"), 3, 0, 0, shared[0])
 	first := fetch(t, cons)
 	check(t, "one taken", sample(t, js, "a"), 2, 1, 0, shared[1])
@@ -124,6 +118,20 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 		}
 	}
 	check(t, "shared queue done", sample(t, js, "a"), 3, 0, 0, directed[0])
+}
+
+// groupConsumer creates a group's consumer as its workers do (name
+// durable, on subject).
+func groupConsumer(t *testing.T, js jetstream.JetStream, durable, subject string) jetstream.Consumer {
+	t.Helper()
+	cons, err := js.CreateOrUpdateConsumer(context.Background(), stream.Triggers, jetstream.ConsumerConfig{
+		Durable: durable, FilterSubject: subject,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cons
 }
 
 func fetch(t *testing.T, cons jetstream.Consumer) jetstream.Msg {
@@ -268,13 +276,7 @@ func TestSampleCountsTheRunsOfBatches(t *testing.T) {
 	stored := publishBatches(t, js, "a", 3, 3)
 	check(t, "no consumer", sample(t, js, "a"), 6, 0, 0, stored[0])
 
-	cons, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
-		Durable: stream.BatchConsumer("a"), FilterSubject: stream.TriggerBatch("a"),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := groupConsumer(t, js, stream.BatchConsumer("a"), stream.TriggerBatch("a"))
 	check(t, "consumer created", sample(t, js, "a"), 6, 0, 0, stored[0])
 	first := fetch(t, cons)
 	check(t, "a batch taken", sample(t, js, "a"), 3, 3, 0, stored[1])
@@ -297,13 +299,7 @@ func TestSampleCountsTheRunsOfBatches(t *testing.T) {
 
 	// Batches of different sizes: each counted as its own runs.
 	storedB := publishBatches(t, js, "b", 3, 2)
-	consB, err := js.CreateOrUpdateConsumer(ctx, stream.Triggers, jetstream.ConsumerConfig{
-		Durable: stream.BatchConsumer("b"), FilterSubject: stream.TriggerBatch("b"),
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxDeliver: 5,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	consB := groupConsumer(t, js, stream.BatchConsumer("b"), stream.TriggerBatch("b"))
 	fetch(t, consB)
 	check(t, "group b, its batch of 3 taken", sample(t, js, "b"), 2, 3, 0, storedB[1])
 }

@@ -103,6 +103,18 @@ func (e *batchEnv) insert(fires ...runs.Fire) []runs.Inserted {
 	return written
 }
 
+// batchFires creates n jobs with misfire policy mp (j0, j1, …) and returns
+// a fire of each at at, all in batch 1.
+func (e *batchEnv) batchFires(n int, mp string, at time.Time) []runs.Fire {
+	e.t.Helper()
+	fires := make([]runs.Fire, n)
+	for i := range fires {
+		fires[i] = runs.Fire{JobID: e.job(fmt.Sprint("j", i), mp), Group: "g", TriggerType: wire.TriggerSchedule,
+			Status: wire.StatusScheduled, ScheduledAt: at, Batch: 1}
+	}
+	return fires
+}
+
 // plan writes fires as the planner does and returns them as the wheel
 // would hand them over: read back with their jobs, in (time, batch, id)
 // order, under epoch 1.
@@ -237,15 +249,8 @@ func runIDs(rs []runs.Planned) []int64 {
 func TestFirePublishesABatchAsOneMessage(t *testing.T) {
 	e := newBatchEnv(t)
 	at := time.Now().Add(-time.Second).Truncate(time.Microsecond)
-	var fires []runs.Fire
-	for i := range 4 {
-		batch := 1
-		if i == 3 {
-			batch = 0
-		}
-		fires = append(fires, runs.Fire{JobID: e.job(fmt.Sprint("j", i), "fire_all"), Group: "g", TriggerType: wire.TriggerSchedule,
-			Status: wire.StatusScheduled, ScheduledAt: at, Batch: batch})
-	}
+	fires := e.batchFires(4, "fire_all", at)
+	fires[3].Batch = 0 // alone
 	due := e.plan(fires...)
 	var members []runs.Planned
 	var alone runs.Planned
@@ -301,12 +306,7 @@ func TestFirePublishesABatchAsOneMessage(t *testing.T) {
 func TestARecoveredBatchIsADuplicate(t *testing.T) {
 	e := newBatchEnv(t)
 	at := time.Now().Add(-time.Second).Truncate(time.Microsecond)
-	var fires []runs.Fire
-	for i := range 3 {
-		fires = append(fires, runs.Fire{JobID: e.job(fmt.Sprint("j", i), "skip"), Group: "g", TriggerType: wire.TriggerSchedule,
-			Status: wire.StatusScheduled, ScheduledAt: at, Batch: 1})
-	}
-	due := e.plan(fires...)
+	due := e.plan(e.batchFires(3, "skip", at)...)
 
 	first, crash := e.dispatcher(Config{}, nil) // holds its TRIGGERED writes 2 s
 	first.Fire(e.ctx, due)
@@ -377,12 +377,7 @@ func TestALateBatchPublishesOnlyWhatRuns(t *testing.T) {
 func TestABatchIsNotPublishedWithoutItsLease(t *testing.T) {
 	e := newBatchEnv(t)
 	at := time.Now().Truncate(time.Microsecond)
-	var fires []runs.Fire
-	for i := range 2 {
-		fires = append(fires, runs.Fire{JobID: e.job(fmt.Sprint("j", i), "skip"), Group: "g", TriggerType: wire.TriggerSchedule,
-			Status: wire.StatusScheduled, ScheduledAt: at, Batch: 1})
-	}
-	due := e.plan(fires...)
+	due := e.plan(e.batchFires(2, "skip", at)...)
 	d, _ := e.dispatcher(Config{}, func(int, int64) bool { return false })
 	d.Fire(e.ctx, due)
 	d.Drain(e.ctx)
@@ -401,12 +396,7 @@ func TestABatchWithTracingOn(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	at := time.Now().Truncate(time.Microsecond)
-	var fires []runs.Fire
-	for i := range 2 {
-		fires = append(fires, runs.Fire{JobID: e.job(fmt.Sprint("j", i), "skip"), Group: "g", TriggerType: wire.TriggerSchedule,
-			Status: wire.StatusScheduled, ScheduledAt: at, Batch: 1})
-	}
-	due := e.plan(fires...)
+	due := e.plan(e.batchFires(2, "skip", at)...)
 
 	var ts TestSignals
 	ts.Init(t)
