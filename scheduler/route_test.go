@@ -9,11 +9,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/route"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -209,8 +211,8 @@ func subjectMsgs(c *cluster, js jetstream.JetStream, subject string) uint64 {
 
 // fakeWorker keeps a heartbeat for worker id in the registry although no
 // such worker runs: to the schedulers it is live but answers nothing,
-// like a worker that hung or died less than a TTL ago. Cancel to let it
-// expire.
+// like a worker that hung or died less than a TTL ago (and says it reads
+// trigger batches on its directed subject). Cancel to let it expire.
 func fakeWorker(c *cluster, id string) context.CancelFunc {
 	js, err := jetstream.New(c.connect("fake-" + id))
 	if err != nil {
@@ -224,7 +226,7 @@ func fakeWorker(c *cluster, id string) context.CancelFunc {
 	beat := func() {
 		now := time.Now().UTC()
 		data, err := wire.EncodeWorkerInfo(&wire.WorkerInfo{ID: id, Group: "g", Host: "nowhere", PID: 1,
-			Version: "test", Handlers: []string{"who"}, Capacity: 1, StartedAt: now, BeatAt: now})
+			Version: "test", Handlers: []string{"who"}, Capacity: 1, StartedAt: now, BeatAt: now, DirectedBatches: true})
 		if err == nil {
 			_, err = kv.Put(ctx, stream.WorkerKey("g", id), data)
 		}
@@ -296,6 +298,86 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	})
 	if n := len(of(&rec, first)); n != 1 {
 		t.Errorf("the re-routed run ran %d times, want once", n)
+	}
+}
+
+// Runs of jobs routed consistent_hash that are due together are batched
+// per worker: each batch goes to the directed subject of the worker the
+// job hashes to, and each run executes there. A batch bound for a worker
+// that then dies is moved, whole, to the group's batch subject, and its
+// runs execute once on a live worker.
+func TestHashedBatchesFollowTheirWorker(t *testing.T) {
+	c := newCluster(t)
+	c.startScheduler(1, withStreams) // one shard: the runs due together are planned together
+	var rec executions
+	startRecorders(c, &rec, "w1", "w2")
+	stopFake := fakeWorker(c, "w0")
+	c.waitWorkers(3)
+	watch := watchTriggers(t, c)
+
+	// Where each job's batches go, by the rule the schedulers follow.
+	ring := route.New(func(group string) []wire.WorkerInfo {
+		var out []wire.WorkerInfo
+		for _, id := range []string{"w0", "w1", "w2"} {
+			out = append(out, wire.WorkerInfo{ID: id, Group: group, Handlers: []string{"who"}, DirectedBatches: true})
+		}
+		return out
+	}, nil, zap.NewNop())
+	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	want := map[int64]string{} // job → the worker it hashes to
+	perWorker := map[string]int{}
+	for i := range 30 {
+		spec := apiv1.JobSpec{Group: "g", Name: fmt.Sprint("hashed-", i), Handler: "who", ScheduleType: "once",
+			ScheduleExpr: fireAt.UTC().Format(time.RFC3339), RouteStrategy: "consistent_hash", MisfirePolicy: "fire_all"}
+		j, err := c.api.CreateJob(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[j.ID] = ring.BatchTarget(j.ID, "g", "who")
+		perWorker[want[j.ID]]++
+	}
+	if perWorker["w0"] == 0 || perWorker["w1"]+perWorker["w2"] < 2 {
+		t.Fatalf("jobs per worker %v: the test needs some on w0 and some on the live workers", perWorker)
+	}
+	live := perWorker["w1"] + perWorker["w2"]
+	testwait.Eventually(t, 30*time.Second, "the live workers' runs to execute", func() bool { return len(rec.all()) >= live })
+	time.Sleep(500 * time.Millisecond) // nothing else may run while w0 counts as live
+	for _, e := range rec.all() {
+		if e.worker != want[e.job] {
+			t.Errorf("job %d ran on %s, want %s (its hash)", e.job, e.worker, want[e.job])
+		}
+	}
+	if got := len(rec.all()); got != live {
+		t.Errorf("%d runs executed while w0 was live, want %d", got, live)
+	}
+	watch.mu.Lock()
+	for _, id := range []string{"w0", "w1", "w2"} {
+		// A worker with one job gets its run alone; more share messages.
+		if s := stream.TriggerWorker("g", id); watch.runs[s] != perWorker[id] || perWorker[id] > 1 && watch.msgs[s] >= perWorker[id] {
+			t.Errorf("%s: %d runs in %d messages, want all %d of its jobs' runs, batched", s, watch.runs[s], watch.msgs[s], perWorker[id])
+		}
+	}
+	watch.mu.Unlock()
+
+	stopFake() // w0 "dies": its batches are moved to the group's batch subject
+	testwait.Eventually(t, 30*time.Second, "every run to execute", func() bool { return len(rec.all()) >= len(want) })
+	time.Sleep(time.Second)
+	ran := map[int64]int{}
+	for _, e := range rec.all() {
+		ran[e.job]++
+		if want[e.job] == "w0" && e.worker == "w0" {
+			t.Errorf("job %d ran on the dead worker", e.job)
+		}
+	}
+	for job := range want {
+		if ran[job] != 1 {
+			t.Errorf("job %d ran %d times, want once", job, ran[job])
+		}
+	}
+	watch.mu.Lock()
+	defer watch.mu.Unlock()
+	if s := stream.TriggerBatch("g"); watch.runs[s] != perWorker["w0"] {
+		t.Errorf("%d runs moved to %s, want w0's %d", watch.runs[s], s, perWorker["w0"])
 	}
 }
 

@@ -110,7 +110,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
-		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer,
+		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
 		TestSignals: s.testSignals.Planner}); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -18,7 +19,8 @@ import (
 // the same instant as one message on the group's batch subject
 // (wire.EncodeTriggerBatch), because every message costs the broker and both
 // processes a store, a delivery, an ack and a removal whatever it carries.
-// The worker pulls them on a lane of its own (fetch.go) and runs every
+// The worker pulls them on a lane of its own (fetch.go), and on its
+// directed lane those of jobs routed consistent_hash (directedBatch), and runs every
 // member exactly as if it had come alone: each is handed to the run path
 // (receive.go, exec.go) as a batchMember, a jetstream.Msg over the shared
 // delivered message, so claims, the start check, misfires, kills, block
@@ -31,6 +33,18 @@ import (
 // through the start check: the members that finished are acknowledged
 // without running (from this worker's recent runs, or the schedulers'
 // answer) and only the others run.
+
+// directedBatch reports whether msg is a trigger batch sent to this
+// worker's directed subject (stream.BatchHeader): the batches of jobs
+// routed consistent_hash, which the schedulers send here because this
+// worker's heartbeat says it reads them (wire.WorkerInfo.DirectedBatches).
+// Its runs take the directed lane's slots, one each; those beyond the
+// slots the pull request held wait for one, as on the batch lane. No other
+// worker could run them anyway.
+func directedBatch(msg jetstream.Msg) bool {
+	h := msg.Headers()
+	return h != nil && h.Get(stream.BatchHeader) == "1"
+}
 
 // batchRunsGuess is how many runs the batch lane expects a message to
 // carry: the schedulers' default batch size. A worker cannot know a
@@ -66,12 +80,13 @@ func (w *Worker) splitBatch(l *lane, msg jetstream.Msg, owned int) (used int) {
 		}
 		return 0
 	}
+	l.lastRuns.Store(int32(len(lines)))
 	for _, m := range w.newBatch(msg, seq, lines) {
 		switch {
 		case used < owned:
 			used++
 			w.startRun(l, m)
-		case !l.enqueue(w.memberWaiter(l, m)):
+		case !l.enqueue(w.slotWaiter(l, m, m.b.log)):
 			w.handBack(m, m.b.log, "worker stopping before the run started")
 		}
 	}
@@ -101,25 +116,27 @@ func (w *Worker) newBatch(msg jetstream.Msg, seq uint64, lines [][]byte) []*batc
 	return members
 }
 
-// memberWaiter is batch member m waiting for a slot of l: its run starts
-// on the slot handed to it, and it is handed back if the lane closes first.
-func (w *Worker) memberWaiter(l *lane, m *batchMember) waiter {
+// slotWaiter is trigger msg (a batch member, or a lone trigger that
+// arrived beyond its request's slots) waiting for a slot of l: its run
+// starts on the slot handed to it, and it is handed back if the lane
+// closes first. log is the trigger's.
+func (w *Worker) slotWaiter(l *lane, msg jetstream.Msg, log *zap.Logger) waiter {
 	return waiter{
-		start: func() { w.startMember(l, m) },
-		drop:  func() { w.handBack(m, m.b.log, "worker stopping before the run started") },
+		start: func() { w.startWaiter(l, msg, log) },
+		drop:  func() { w.handBack(msg, log, "worker stopping before the run started") },
 	}
 }
 
-// startMember starts the run of a batch member that waited for a slot of l,
-// now handed to it; a stopping worker hands the member back instead, and
+// startWaiter starts the run of a trigger that waited for a slot of l,
+// now handed to it; a stopping worker hands the trigger back instead, and
 // the slot on.
-func (w *Worker) startMember(l *lane, m *batchMember) {
+func (w *Worker) startWaiter(l *lane, msg jetstream.Msg, log *zap.Logger) {
 	if w.stopCtx.Err() != nil {
-		w.handBack(m, m.b.log, "worker stopping before the run started")
+		w.handBack(msg, log, "worker stopping before the run started")
 		l.release(1)
 		return
 	}
-	w.startRun(l, m)
+	w.startRun(l, msg)
 }
 
 // batchMsg is one delivered trigger batch, shared by its members.

@@ -486,3 +486,75 @@ func TestBatchSettlesOnceAfterItsLastRun(t *testing.T) {
 		t.Errorf("%d triggers left, want the batch acknowledged", left)
 	}
 }
+
+// A trigger batch on this worker's directed subject (the runs of jobs
+// routed consistent_hash) runs like one on the batch lane: every run once,
+// more runs than slots waiting for one, never more at once than the
+// directed lane's Concurrency, and the message acknowledged once. Lone
+// triggers that arrive on the same lane behind it wait for a slot too. The
+// heartbeat says the worker reads such batches, which is what makes the
+// schedulers send them.
+func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	const limit, n, lone = 2, 5, 2
+	var g gauge
+	release := make(chan struct{})
+	var execs execLog
+	ids := make([]int64, n)
+	var ts []*wire.Trigger
+	for i := range ids {
+		ids[i] = int64(i + 1)
+		ts = append(ts, trigger(ids[i], "h", ""))
+	}
+	data, err := wire.EncodeTriggerBatch(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Published before the worker starts, so that its first pull request
+	// (two slots) gets the batch and a lone trigger together.
+	msg := nats.NewMsg(stream.TriggerWorker(testGroup, "w1"))
+	msg.Data = data
+	msg.Header.Set(stream.BatchHeader, "1")
+	if _, err := e.js.PublishMsg(e.ctx(), msg, jetstream.WithMsgID(wire.BatchMsgID(1))); err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(n + 1); id <= n+lone; id++ {
+		ids = append(ids, id)
+		tr := trigger(id, "h", "")
+		data, err := wire.EncodeTrigger(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.js.Publish(e.ctx(), stream.TriggerWorker(testGroup, "w1"), data, jetstream.WithMsgID(wire.MsgID(id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start(Config{ID: "w1", Concurrency: limit, HeartbeatInterval: testBeat}, func(w *Worker) {
+		block := g.blocking(release)
+		w.Handle("h", func(ctx context.Context, job *Job) error { execs.add(job); return block(ctx, job) })
+	})
+	hb := waitHeartbeat(t, e.workersKV(), "w1", "the first heartbeat", func(*wire.WorkerInfo) bool { return true })
+	if !hb.DirectedBatches {
+		t.Fatalf("heartbeat %+v does not say the worker reads directed batches", hb)
+	}
+	for done := 0; done < n+lone; done++ {
+		want := int32(min(limit, n+lone-done))
+		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
+			func() bool { return g.cur.Load() == want })
+		if p := g.peak.Load(); p > limit {
+			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
+		}
+		release <- struct{}{}
+	}
+	fin := ev.waitFinished(ids...)
+	for _, id := range ids {
+		if fin[id].Status != wire.StatusSucceeded || len(execs.get(id)) != 1 {
+			t.Errorf("run %d: %+v, executed %d times; want SUCCEEDED once", id, fin[id], len(execs.get(id)))
+		}
+	}
+	testwait.Eventually(t, waitLimit, "the batch to be acknowledged", func() bool { return e.triggersLeft() == 0 })
+	if info := e.consumer(stream.WorkerConsumer(testGroup, "w1")); info.NumAckPending != 0 || info.NumRedelivered != 0 {
+		t.Errorf("directed consumer: %d unacknowledged, %d redelivered; want 0, 0", info.NumAckPending, info.NumRedelivered)
+	}
+}

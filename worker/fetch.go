@@ -82,14 +82,22 @@ type lane struct {
 	// request for n free slots asks for n/runsPerMsg messages (at least
 	// one). 1, or batchRunsGuess on the batch lane.
 	runsPerMsg int
-	slots      chan struct{} // semaphore of size run slots
-	tokens     chan struct{} // semaphore of outstanding fetch requests
+	// lastRuns is how many runs the lane's last message carried. The
+	// directed lane gets lone triggers and, from schedulers that batch
+	// consistent_hash jobs, trigger batches (batch.go): its requests
+	// follow what came last, so that a worker asks for about as many runs
+	// as it has free slots either way, and does not pull a backlog it
+	// cannot start before the runs turn late.
+	lastRuns atomic.Int32
+	slots    chan struct{} // semaphore of size run slots
+	tokens   chan struct{} // semaphore of outstanding fetch requests
 	// openUntil is when the last pull request sent expires (Unix ns).
 	openUntil atomic.Int64
 
 	// Triggers that hold no slot and need one wait here, in arrival
 	// order: batch members that arrived beyond the slots their request
-	// held (batch.go), and late triggers judged off their slot to run
+	// held (batch.go), lone triggers that arrived behind such a batch on
+	// the directed lane, and late triggers judged off their slot to run
 	// (judge.go). A released slot goes to the first of them before
 	// anything else, so while one waits every slot is taken and the lane
 	// sends no new pull request.
@@ -124,7 +132,9 @@ func newLane(name string, cons jetstream.Consumer, size, maxFetches int) *lane {
 }
 
 // messagesFor is how many messages a pull request holding n slots asks for.
-func (l *lane) messagesFor(n int) int { return max(1, n/l.runsPerMsg) }
+func (l *lane) messagesFor(n int) int {
+	return max(1, n/max(l.runsPerMsg, int(l.lastRuns.Load())))
+}
 
 // fetchLoop sends pull requests on l until the worker stops. It returns nil
 // when Run's context is cancelled, and an error (after calling stop with
@@ -189,12 +199,23 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 			w.handBack(msg, w.log, "worker stopping before the run started")
 			continue
 		}
-		if l.runsPerMsg > 1 {
+		if l.runsPerMsg > 1 || directedBatch(msg) {
 			used += w.splitBatch(l, msg, n-used)
 			continue
 		}
-		used++
-		w.startRun(l, msg)
+		if l.lastRuns.Load() != 1 {
+			l.lastRuns.Store(1)
+		}
+		if used < n {
+			used++
+			w.startRun(l, msg)
+			continue
+		}
+		// Only on the directed lane, after batches took the request's
+		// slots: the lone trigger waits for one like a batch member.
+		if !l.enqueue(w.slotWaiter(l, msg, w.log)) {
+			w.handBack(msg, w.log, "worker stopping before the run started")
+		}
 	}
 	if err := batch.Error(); err != nil {
 		// e.g. missing heartbeats or a deleted consumer: slow the next

@@ -84,6 +84,7 @@ func (w *Worker) startHeartbeat(ctx context.Context) *registration {
 		info: wire.WorkerInfo{
 			ID: w.cfg.ID, Group: w.cfg.Group, Host: host, PID: os.Getpid(), Version: buildVersion(),
 			Handlers: w.handlerNames(), Capacity: w.cfg.Concurrency, StartedAt: time.Now().UTC(),
+			DirectedBatches: true,
 		},
 		log:   w.log.With(zap.String("registry_key", key)),
 		stop:  make(chan struct{}),

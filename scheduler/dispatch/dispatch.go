@@ -14,12 +14,14 @@
 //
 // The runs of a trigger batch (runs.Planned.Batch, fixed when they were
 // planned) are published as one message: wire.EncodeTriggerBatch of their
-// triggers, in the order Fire got them, on their group's batch subject
-// (stream.TriggerBatch) with Nats-Msg-Id wire.BatchMsgID(batch), never
-// alone and never routed to one worker. Every publish of a batch (a retry,
-// a recovery) so carries the batch's runs still SCHEDULED under one id,
-// and the duplicate window drops the copies. For that the first publish
-// must hold every run of the batch:
+// triggers, in the order Fire got them, with Nats-Msg-Id
+// wire.BatchMsgID(batch), never alone: on their group's batch subject
+// (stream.TriggerBatch), or, for jobs routed consistent_hash, whole on the
+// directed subject of the worker their hash picks (batchSubject). Every
+// publish of a batch (a retry, a recovery) so carries the batch's runs
+// still SCHEDULED under one id, and the duplicate window, which spans the
+// stream's subjects, drops the copies. For that the first publish must
+// hold every run of the batch:
 //
 //   - the lease check is the batch's: if any of its runs may not be
 //     published, none is (they share a shard: all or none anyway);
@@ -228,23 +230,24 @@ var errLeaseLost = errors.New("lease lost")
 // published nothing.
 const HeaderScheduler = "Jetjob-Scheduler"
 
-// message is a trigger message on subject.
-func (d *Dispatcher) message(subject string, data []byte) *nats.Msg {
+// message is a trigger message of rs on subject: a trigger batch sent to
+// one worker's directed subject says so (stream.BatchHeader).
+func (d *Dispatcher) message(rs []runs.Planned, subject string, data []byte) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Data = data
 	if d.cfg.Owner != "" {
 		m.Header.Set(HeaderScheduler, d.cfg.Owner)
 	}
+	if rs[0].Batch != 0 && subject != stream.TriggerBatch(rs[0].Group) {
+		m.Header.Set(stream.BatchHeader, "1")
+	}
 	return m
 }
 
-// Subject is where a run's trigger goes: its group's batch subject for a
-// run of a trigger batch (never routed); else its target worker's directed
-// subject once routing picked one, else the group's shared queue.
+// Subject is where a lone run's trigger goes: its target worker's directed
+// subject once routing picked one, else the group's shared queue (a run of
+// a trigger batch goes with its batch: batchSubject).
 func Subject(r *runs.Planned) string {
-	if r.Batch != 0 {
-		return stream.TriggerBatch(r.Group)
-	}
 	if r.Target != "" {
 		return stream.TriggerWorker(r.Group, r.Target)
 	}
@@ -331,7 +334,7 @@ func (d *Dispatcher) fail(ctx context.Context, r *runs.Planned, now time.Time, e
 // without waiting for its ack. It returns false when ctx ended first.
 func (d *Dispatcher) send(ctx context.Context, rs []runs.Planned, subject, msgID string, data []byte) bool {
 	d.pending.Add(int64(len(rs)))
-	f := inflight{runs: rs, msg: d.message(subject, data), msgID: msgID}
+	f := inflight{runs: rs, msg: d.message(rs, subject, data), msgID: msgID}
 	f.span = d.cfg.Trace.Publish(&rs[0], subject, f.msg.Header)
 	if f.span != nil && rs[0].Batch != 0 {
 		// The batch's one span, recorded as its first run's (package doc).
@@ -478,7 +481,24 @@ func (d *Dispatcher) fireBatch(ctx context.Context, members []runs.Planned, skip
 		}
 		return true
 	}
-	return d.send(ctx, members, stream.TriggerBatch(first.Group), wire.BatchMsgID(first.Batch), data)
+	return d.send(ctx, members, d.batchSubject(first), wire.BatchMsgID(first.Batch), data)
+}
+
+// batchSubject is where the trigger batch whose first run is first goes:
+// the directed subject of the worker consistent_hash picks for its job, if
+// that worker reads batches there (route.Picker.BatchTarget), else the
+// group's batch subject. The planner bound the batch's runs for one worker
+// (package planner, batchLane); should the workers have changed since,
+// the first run's decides. Either way the Msg-Id is the batch's: the
+// stream's duplicate window covers every subject, so a copy published
+// elsewhere by a later owner is still dropped.
+func (d *Dispatcher) batchSubject(first *runs.Planned) string {
+	if first.RouteStrategy == policy.RouteConsistentHash && d.cfg.Route != nil {
+		if id := d.cfg.Route.BatchTarget(first.JobID, first.Group, first.Handler); id != "" {
+			return stream.TriggerWorker(first.Group, id)
+		}
+	}
+	return stream.TriggerBatch(first.Group)
 }
 
 // encodeBatch encodes the triggers of members as one batch message.
@@ -704,7 +724,7 @@ func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetst
 			return nil, err
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m := d.message(f.msg.Subject, f.msg.Data)
+		m := d.message(f.runs, f.msg.Subject, f.msg.Data)
 		spans.CopyHeader(m.Header, f.msg.Header)
 		ack, err := d.js.PublishMsg(pctx, m, jetstream.WithMsgID(f.msgID), jetstream.WithExpectStream(stream.Triggers))
 		cancel()

@@ -101,8 +101,8 @@ func TestMisfiredExemptions(t *testing.T) {
 	}
 }
 
-// A run goes to the worker routing picked, else to its group's shared
-// queue; a run of a trigger batch only ever to its group's batch subject.
+// A lone run goes to the worker routing picked, else to its group's shared
+// queue.
 func TestSubject(t *testing.T) {
 	r := planned{RunID: 1, Group: "billing"}
 	if got := Subject(&r); got != "jetjob.trigger.billing.any" {
@@ -111,9 +111,5 @@ func TestSubject(t *testing.T) {
 	r.Target = "w7"
 	if got := Subject(&r); got != "jetjob.trigger.billing.w.w7" {
 		t.Errorf("run for w7: %q, want w7's directed subject", got)
-	}
-	r.Batch = 1
-	if got := Subject(&r); got != "jetjob.trigger.billing.batch" {
-		t.Errorf("run of a batch: %q, want the group's batch subject", got)
 	}
 }

@@ -15,10 +15,16 @@ import (
 // same runs under the same Msg-Id, and the stream's duplicate window drops
 // the copy. A batch is never re-formed after planning.
 //
-// Only runs that would go to their group's shared queue anyway may share a
-// message: a scheduled fire (not a misfire catch-up, which the worker and
-// package supersede treat one by one) of a job routed "any". A job routed
-// to one worker, or a sharding broadcast, keeps its own trigger.
+// Only runs that would go to one queue anyway may share a message: a
+// scheduled fire (not a misfire catch-up, which the worker and package
+// supersede treat one by one) of a job routed "any" (the group's batch
+// subject), or of a job routed "consistent_hash" when the scheduler can
+// tell which worker the hash picks (Deps.BatchTarget): such runs share a
+// batch only with runs bound for the same worker, and dispatch sends the
+// batch to that worker's directed subject, so a job keeps meeting the same
+// worker and its job lock stays there (no cross-worker hand-over per run).
+// A job routed any other way, or a sharding broadcast, keeps its own
+// trigger.
 
 // maxBatchBytes bounds a batch message's estimated size, well under NATS's
 // default max payload (1 MiB): a message over the server's limit can never
@@ -30,24 +36,38 @@ const maxBatchBytes = 512 << 10
 // and params, which JSON escaping may blow up to six times (\u00XX).
 func triggerBytes(j *dueJob) int { return 1024 + 6*(len(j.handler)+len(j.params)) }
 
-// batchable reports whether fire f of job j may share a trigger message.
-func batchable(j *dueJob, f fire) bool {
+// batchable reports whether fire f of job j may share a trigger message;
+// hashed says whether the planner can batch consistent_hash jobs.
+func batchable(j *dueJob, f fire, hashed bool) bool {
 	return f.status == wire.StatusScheduled && f.typ == wire.TriggerSchedule &&
-		(j.route == policy.RouteAny || j.route == "") && triggerBytes(j) <= maxBatchBytes/2
+		(j.route == policy.RouteAny || j.route == "" || hashed && j.route == policy.RouteConsistentHash) &&
+		triggerBytes(j) <= maxBatchBytes/2
+}
+
+// batchLane is the worker a batch of j's runs is bound for: "" for the
+// group's batch subject (route any, or no worker that reads directed
+// batches is picked).
+func (p *Planner) batchLane(j *dueJob) string {
+	if j.route != policy.RouteConsistentHash {
+		return ""
+	}
+	return p.target(j.id, j.group, j.handler)
 }
 
 // chunkBatches numbers the trigger batches of fires in place
 // (runs.Fire.Batch): the fires whose size (triggerBytes) is non-zero,
-// grouped by group and scheduled time in the order they come, in chunks of
-// at most limit fires and maxBatchBytes. A chunk of one is no batch (0):
-// the run is published alone. limit ≤ 1 batches nothing.
-func chunkBatches(fires []runs.Fire, sizes []int, limit int) {
+// grouped by group, scheduled time and lane (the worker the batch is bound
+// for, batchLane) in the order they come, in chunks of at most limit fires
+// and maxBatchBytes. A chunk of one is no batch (0): the run is published
+// alone. limit ≤ 1 batches nothing.
+func chunkBatches(fires []runs.Fire, sizes []int, lanes []string, limit int) {
 	if limit <= 1 {
 		return
 	}
 	type key struct {
 		group string
 		at    int64 // µs: what PostgreSQL keeps, as runs.InsertPlanned compares
+		lane  string
 	}
 	type chunk struct{ id, first, n, bytes int }
 	open := map[key]*chunk{}
@@ -61,7 +81,7 @@ func chunkBatches(fires []runs.Fire, sizes []int, limit int) {
 		if sizes[i] == 0 {
 			continue
 		}
-		k := key{fires[i].Group, fires[i].ScheduledAt.UnixMicro()}
+		k := key{fires[i].Group, fires[i].ScheduledAt.UnixMicro(), lanes[i]}
 		c := open[k]
 		if c == nil || c.n == limit || c.bytes+sizes[i] > maxBatchBytes {
 			alone(c)

@@ -2,6 +2,7 @@ package planner_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // batchJobs creates, in group g, five jobs routed "any", one routed to
-// the first worker, one sharding broadcast, one "any" job with params too
+// the first worker, one routed consistent_hash, one sharding broadcast, one "any" job with params too
 // big to share a message, and one "any" job in group g2, all firing every
 // second from the same instant. It returns the five "any" jobs of g.
 func batchJobs(t *testing.T, st *store.Store, pool *pgxpool.Pool) map[int64]bool {
@@ -41,6 +42,7 @@ func batchJobs(t *testing.T, st *store.Store, pool *pgxpool.Pool) map[int64]bool
 		shared[create(name, nil)] = true
 	}
 	create("first", func(j *store.Job) { j.RouteStrategy = "first" })
+	create("hashed", func(j *store.Job) { j.RouteStrategy = "consistent_hash" }) // no BatchTarget here
 	create("broadcast", func(j *store.Job) { j.RouteStrategy = "sharding_broadcast" })
 	create("big", func(j *store.Job) { j.Params = `"` + strings.Repeat("x", 60_000) + `"` })
 	create("other", func(j *store.Job) { j.Group = "g2" })
@@ -54,8 +56,9 @@ func batchJobs(t *testing.T, st *store.Store, pool *pgxpool.Pool) map[int64]bool
 
 // The runs of one group due at the same instant are planned into trigger
 // batches of at most TriggerBatch runs, written with them: only jobs that
-// go to the group's shared queue anyway (not one routed to a worker, not a
-// broadcast), and not one whose trigger is too big to share a message. A
+// go to the group's shared queue anyway (not one routed to a worker, nor
+// consistent_hash without Deps.BatchTarget, not a broadcast), and not one
+// whose trigger is too big to share a message. A
 // run that would be alone in its batch (the other group's) has none.
 func TestPlanShardBatchesRunsDueTogether(t *testing.T) {
 	st, pool, p, out := setupWith(t, planner.Config{Window: 5 * time.Second, TriggerBatch: 3}, nil)
@@ -113,6 +116,70 @@ func TestPlanShardBatchesRunsDueTogether(t *testing.T) {
 	for _, r := range out.runs {
 		if b, ok := kept[r.RunID]; !ok || b != r.Batch {
 			t.Errorf("run %d: planned in batch %d, recovered in %d (found %v)", r.RunID, r.Batch, b, ok)
+		}
+	}
+}
+
+// Runs of consistent_hash jobs share a batch only with runs bound for the
+// same worker (Deps.BatchTarget), and never with runs of jobs routed any.
+func TestPlanShardBatchesHashedRunsPerWorker(t *testing.T) {
+	target := func(job int64, group, handler string) string {
+		if group != "g" || handler != "h" {
+			t.Errorf("BatchTarget(%d, %q, %q): want group g, handler h", job, group, handler)
+		}
+		return []string{"w1", "w2"}[job%2]
+	}
+	st, pool, p, out := setupDeps(t, planner.Config{Window: 5 * time.Second, TriggerBatch: 16},
+		func(d *planner.Deps) { d.BatchTarget = target })
+	ctx := context.Background()
+	jobs := map[int64]string{} // job → its lane: "any", or the worker its batches go to
+	for i := range 9 {
+		j := everySecond(fmt.Sprintf("j%d", i))
+		if i < 6 {
+			j.RouteStrategy = "consistent_hash"
+		}
+		created, err := st.CreateJob(ctx, store.System, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs[created.ID] = "any"
+		if i < 6 {
+			jobs[created.ID] = target(created.ID, "g", "h")
+		}
+	}
+	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	if _, err := pool.Exec(ctx, `UPDATE jobs SET next_fire_at = $1`, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PlanShard(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	type batchKey struct {
+		at time.Time
+		id int64
+	}
+	lanes := map[batchKey]map[string]int{} // batch → its runs per lane
+	perInstant := map[time.Time]int{}
+	for _, r := range out.runs {
+		if r.Batch == 0 {
+			t.Errorf("run %d of job %d (%s) is in no batch", r.RunID, r.JobID, jobs[r.JobID])
+			continue
+		}
+		k := batchKey{r.ScheduledAt, r.Batch}
+		if lanes[k] == nil {
+			lanes[k] = map[string]int{}
+			perInstant[r.ScheduledAt]++
+		}
+		lanes[k][jobs[r.JobID]]++
+	}
+	for k, l := range lanes {
+		if len(l) != 1 {
+			t.Errorf("batch %d at %s mixes lanes: %v", k.id, k.at, l)
+		}
+	}
+	for at, n := range perInstant {
+		if n != 3 {
+			t.Errorf("%d batches due at %s, want 3 (w1, w2 and any, three runs each)", n, at)
 		}
 	}
 }

@@ -153,6 +153,11 @@ type Deps struct {
 	Planned func(shard int, at time.Time)
 	// Trace records a span per batch that planned runs; nil: tracing off.
 	Trace *spans.Tracer
+	// BatchTarget is the worker a trigger batch of a consistent_hash job's
+	// runs is to go to (route.Picker.BatchTarget), "" for none; runs of
+	// such jobs share a batch only with runs bound for the same worker
+	// (batches.go). Nil: those jobs' runs are published alone.
+	BatchTarget func(job int64, group, handler string) string
 	// TestSignals report planning passes to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -195,6 +200,8 @@ type Planner struct {
 	planned func(shard int, at time.Time)
 	trace   *spans.Tracer
 	signals TestSignals
+	// target is Deps.BatchTarget.
+	target func(job int64, group, handler string) string
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
@@ -217,7 +224,7 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 	return &Planner{
 		cfg: cfg, pool: deps.Pool, log: log, cache: newScheduleCache(),
 		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
-		planned: deps.Planned, trace: deps.Trace, signals: deps.TestSignals,
+		planned: deps.Planned, trace: deps.Trace, signals: deps.TestSignals, target: deps.BatchTarget,
 	}, nil
 }
 

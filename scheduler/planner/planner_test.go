@@ -41,6 +41,12 @@ func setup(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) 
 // setupWith is setup with cfg, and a tracer when tr is not nil.
 func setupWith(t *testing.T, cfg planner.Config, tr *spans.Tracer) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
 	t.Helper()
+	return setupDeps(t, cfg, func(d *planner.Deps) { d.Trace = tr })
+}
+
+// setupDeps is setupWith with the planner's Deps edited by edit.
+func setupDeps(t *testing.T, cfg planner.Config, edit func(*planner.Deps)) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
+	t.Helper()
 	pool := pgtest.Pool(t)
 	ctx := context.Background()
 	st, err := store.Open(ctx, pool, 1)
@@ -54,8 +60,10 @@ func setupWith(t *testing.T, cfg planner.Config, tr *spans.Tracer) (*store.Store
 		t.Fatal(err)
 	}
 	out := &sink{}
-	p, err := planner.New(cfg, planner.Deps{Pool: pool, Owner: "me", Trace: tr,
-		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)})
+	deps := planner.Deps{Pool: pool, Owner: "me",
+		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)}
+	edit(&deps)
+	p, err := planner.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

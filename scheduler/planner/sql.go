@@ -89,7 +89,8 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 
 		var (
 			fires  []runs.Fire
-			sizes  []int // per fire: its trigger's bound if it may join a batch, else 0
+			sizes  []int    // per fire: its trigger's bound if it may join a batch, else 0
+			lanes  []string // per fire: the worker its batch goes to, "" for any (batchLane)
 			adv    advanceArgs
 			byFire = make(map[fireKey]plannedFire, len(jobs))
 		)
@@ -110,11 +111,12 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 				f.at = tp.At(f.at)
 				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
 					Status: f.status, ScheduledAt: f.at, Message: f.message})
-				size := 0
-				if batchable(j, f) {
-					size = triggerBytes(j)
+				size, lane := 0, ""
+				if batchable(j, f, p.target != nil) {
+					size, lane = triggerBytes(j), p.batchLane(j)
 				}
 				sizes = append(sizes, size)
+				lanes = append(lanes, lane)
 				byFire[fireKey{j.id, f.at.UnixMicro()}] = plannedFire{j, f}
 				at := f.at
 				last = &at
@@ -122,7 +124,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 			adv.add(j.id, pl.next, last)
 		}
 		if len(fires) > 0 {
-			chunkBatches(fires, sizes, p.cfg.TriggerBatch)
+			chunkBatches(fires, sizes, lanes, p.cfg.TriggerBatch)
 			written, err := runs.InsertPlanned(ctx, tx, shard, fires)
 			if err != nil {
 				return err

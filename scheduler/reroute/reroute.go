@@ -13,11 +13,13 @@
 // stream sequence, so two schedulers moving the same trigger, or a
 // scheduler that dies between publish and ack, still produce one copy.
 //
-// Trigger batches (jetjob.trigger.<group>.batch) are never directed to one
-// worker: their consumer is the group's, shared, and a batch a dead worker
-// held is delivered to another after the ack wait. The subject filter
-// above never matches them, and a batch must not be moved anyway: it goes
-// out only as itself, under its own Msg-Id (package dispatch).
+// A trigger batch on a directed subject (stream.BatchHeader: the runs of
+// jobs routed consistent_hash) is moved whole, as it is, to the group's
+// batch subject, whose consumer every worker of the group reads: a run of
+// a batch only ever goes out inside its batch's message (package
+// dispatch). The batches on the group's batch subject are never moved: a
+// batch a dead worker held there is delivered to another after the ack
+// wait.
 package reroute
 
 import (
@@ -200,6 +202,9 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 	if err != nil {
 		return fmt.Errorf("trigger metadata: %w", err)
 	}
+	if h := msg.Headers(); h != nil && h.Get(stream.BatchHeader) == "1" {
+		return r.moveBatch(ctx, group, msg, md, log)
+	}
 	trig, err := wire.DecodeTrigger(msg.Data())
 	if err != nil {
 		// Nobody can run it; the worker would have rejected it the same way.
@@ -207,17 +212,40 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 		return msg.Term()
 	}
 	cp, id := copyOf(group, msg.Data(), trig.RunID, md.Sequence.Stream, md.NumDelivered)
+	if err := r.republish(ctx, msg, cp, id, log.With(logging.Run(trig.RunID))); err != nil {
+		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
+	}
+	log.Debug("directed trigger moved to the shared queue", logging.Run(trig.RunID), logging.Job(trig.JobID))
+	return nil
+}
+
+// moveBatch publishes a directed trigger batch, whole and unread, to the
+// group's batch subject, then acks the original. Its runs are checked by
+// the worker that gets the copy, as any batch's are.
+func (r *Rerouter) moveBatch(ctx context.Context, group string, msg jetstream.Msg, md *jetstream.MsgMetadata, log *zap.Logger) error {
+	seq := md.Sequence.Stream
+	cp := nats.NewMsg(stream.TriggerBatch(group))
+	cp.Data = msg.Data()
+	cp.Header.Set(stream.ReroutedHeader, strconv.FormatUint(md.NumDelivered-1, 10))
+	if err := r.republish(ctx, msg, cp, fmt.Sprintf("batch-rerouted-%d", seq), log.With(zap.Uint64("stream_seq", seq))); err != nil {
+		return fmt.Errorf("re-publish trigger batch at stream sequence %d: %w", seq, err)
+	}
+	log.Debug("directed trigger batch moved to the group's batch subject", zap.Uint64("stream_seq", seq))
+	return nil
+}
+
+// republish publishes cp, the copy of msg, under Msg-Id id, then acks msg.
+func (r *Rerouter) republish(ctx context.Context, msg jetstream.Msg, cp *nats.Msg, id string, log *zap.Logger) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := r.js.PublishMsg(pctx, cp, jetstream.WithMsgID(id), jetstream.WithExpectStream(stream.Triggers)); err != nil {
-		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
+		return err
 	}
 	if err := msg.DoubleAck(pctx); err != nil {
 		// The copy is out; the original comes back to a later check, whose
 		// copy the Msg-Id drops within the duplicate window.
-		log.Warn("moved trigger not acknowledged", logging.Run(trig.RunID), zap.Error(err))
+		log.Warn("moved trigger not acknowledged", zap.Error(err))
 	}
-	log.Debug("directed trigger moved to the shared queue", logging.Run(trig.RunID), logging.Job(trig.JobID))
 	return nil
 }
 

@@ -80,7 +80,11 @@ func New(live func(group string) []wire.WorkerInfo, nc *nats.Conn, log *zap.Logg
 // handler, in id order (every live worker of the group if none registered
 // it).
 func (p *Picker) Candidates(group, handler string) []string {
-	workers := p.live(group)
+	return candidates(p.live(group), handler)
+}
+
+// candidates is Candidates over workers.
+func candidates(workers []wire.WorkerInfo, handler string) []string {
 	var all, with []string
 	for _, w := range workers {
 		all = append(all, w.ID)
@@ -93,6 +97,28 @@ func (p *Picker) Candidates(group, handler string) []string {
 	}
 	slices.Sort(with)
 	return with
+}
+
+// BatchTarget is the worker a trigger batch of job's runs goes to when job
+// routes consistent_hash: the one Pick would choose for a lone trigger of
+// it, if that worker's heartbeat says it reads batches on its directed
+// subject (wire.WorkerInfo.DirectedBatches), else "" (the group's batch
+// subject, which every worker reads). So a job's runs keep meeting the same
+// worker, batched or not, and an older worker never gets a batch it would
+// take for one malformed trigger.
+func (p *Picker) BatchTarget(job int64, group, handler string) string {
+	workers := p.live(group)
+	ids := candidates(workers, handler)
+	if len(ids) == 0 {
+		return ""
+	}
+	id := p.ring(ids).lookup(job)
+	for _, w := range workers {
+		if w.ID == id && w.DirectedBatches {
+			return id
+		}
+	}
+	return ""
 }
 
 // Live reports whether worker id of group is live.

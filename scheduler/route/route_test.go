@@ -107,3 +107,36 @@ func TestCandidates(t *testing.T) {
 		t.Errorf("no live worker: picked %q, want the shared queue", w)
 	}
 }
+
+// A batch of a consistent_hash job's runs goes to the worker a lone
+// trigger of the job would, but only to one whose heartbeat says it reads
+// batches on its directed subject; an older worker's jobs are batched on
+// the group's subject instead.
+func TestBatchTarget(t *testing.T) {
+	ctx := context.Background()
+	live := func(group string) []wire.WorkerInfo {
+		return []wire.WorkerInfo{
+			{ID: "new", Group: group, Handlers: []string{"h"}, DirectedBatches: true},
+			{ID: "old", Group: group, Handlers: []string{"h"}},
+		}
+	}
+	p := New(live, nil, zap.NewNop())
+	got := map[string]int{}
+	for j := int64(1); j <= 200; j++ {
+		lone := p.Pick(ctx, j, "g", "h", policy.RouteConsistentHash)
+		batch := p.BatchTarget(j, "g", "h")
+		switch {
+		case lone == "new" && batch != "new":
+			t.Fatalf("job %d: lone trigger to new, batch to %q", j, batch)
+		case lone == "old" && batch != "":
+			t.Fatalf("job %d: batch to %q, want the group's batch subject (old cannot read it)", j, batch)
+		}
+		got[lone]++
+	}
+	if got["new"] == 0 || got["old"] == 0 {
+		t.Fatalf("jobs per worker %v: both workers should have some", got)
+	}
+	if id := New(liveSet(), nil, zap.NewNop()).BatchTarget(1, "g", "h"); id != "" {
+		t.Errorf("no live worker: %q, want the group's batch subject", id)
+	}
+}

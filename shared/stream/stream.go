@@ -91,6 +91,12 @@ const (
 // (wire.StartRequest).
 const StartCheck = "jetjob.sched.started"
 
+// BatchHeader marks a trigger batch published on a worker's directed
+// subject (the batches of jobs routed consistent_hash, sent only to a
+// worker whose heartbeat says wire.WorkerInfo.DirectedBatches); its value
+// is "1". A batch on the group's batch subject carries none.
+const BatchHeader = "Jetjob-Batch"
+
 // ReroutedHeader marks a trigger moved off a dead worker's directed queue;
 // its value is how many times the original had been delivered to that
 // worker. A worker treats such a trigger like a redelivery: its run may

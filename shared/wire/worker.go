@@ -40,6 +40,10 @@ type WorkerInfo struct {
 	Running   []int64   `json:"running"`
 	StartedAt time.Time `json:"started_at"`
 	BeatAt    time.Time `json:"beat_at"`
+	// DirectedBatches says the worker reads trigger batches on its directed
+	// subject (stream.BatchHeader): only then do schedulers send it the
+	// batches of jobs routed consistent_hash. Older workers leave it out.
+	DirectedBatches bool `json:"directed_batches,omitempty"`
 }
 
 // Free is how many more runs the worker could start at BeatAt.

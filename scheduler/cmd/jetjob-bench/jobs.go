@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -31,6 +32,7 @@ type jobSet struct {
 	handler string
 	params  string // the jobs' params (the command line of shell jobs)
 	block   string // block_strategy
+	route   string // route_strategy ("": any)
 	misfire string // misfire_policy
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
@@ -59,8 +61,9 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 			return nil, nil
 		}
 		id := s.firstID + i
+		route := cmp.Or(s.route, "any")
 		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, s.params,
-			s.typ, s.expr, "UTC", s.misfire, "any", s.block, int64(30000), true, parked.Add(s.offset(i))}
+			s.typ, s.expr, "UTC", s.misfire, route, s.block, int64(30000), true, parked.Add(s.offset(i))}
 		i++
 		return row, nil
 	})

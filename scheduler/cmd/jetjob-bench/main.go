@@ -106,6 +106,7 @@ type options struct {
 	handler           string
 	shellCommand      string
 	blockStrategy     string
+	route             string
 	phases            string
 	shards            int
 	out               string
@@ -193,7 +194,8 @@ func orchestrate(args []string) error {
 	fs.StringVar(&o.handler, "handler", "noop", "noop, sleep50 or shell (the drop-in worker's shell builtin: a process per run)")
 	fs.StringVar(&o.shellCommand, "shell-command", "true", "shell: the jobs' params, the command line each run runs with sh -c")
 	fs.StringVar(&o.phases, "phases", "aligned", "steady, max, overload and coldstart: aligned (every job due at the same instant each second) or spread (\"fix_rate 1s\" jobs, job i due i mod 1000 ms into each second)")
-	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later or cover_early")
+	fs.StringVar(&o.blockStrategy, "block-strategy", "serial", "the jobs' block_strategy: serial (the default of a new job), discard_later, cover_early or concurrent (no job lock: against serial, what the lock costs)")
+	fs.StringVar(&o.route, "route", "any", "the jobs' route_strategy: any (the default of a new job: the group's shared queues) or consistent_hash (each job's runs meet one worker; batched per worker)")
 	fs.IntVar(&o.shards, "shards", 64, "shard count of the cluster")
 	fs.StringVar(&o.out, "out", "bench-results", "directory for the JSON results, logs and profiles")
 	fs.BoolVar(&o.profile, "profile", false, "CPU-profile schedulers, workers and NATS over the window, dump their goroutines at its end; PostgreSQL's top statements")
@@ -266,8 +268,10 @@ func orchestrate(args []string) error {
 		return fmt.Errorf("--handler %q: want noop, sleep50 or shell", o.handler)
 	case o.phases != "aligned" && o.phases != "spread":
 		return fmt.Errorf("--phases %q: want aligned or spread", o.phases)
-	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early":
-		return fmt.Errorf("--block-strategy %q: want serial, discard_later or cover_early", o.blockStrategy)
+	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early" && o.blockStrategy != "concurrent":
+		return fmt.Errorf("--block-strategy %q: want serial, discard_later, cover_early or concurrent", o.blockStrategy)
+	case o.route != "any" && o.route != "consistent_hash":
+		return fmt.Errorf("--route %q: want any or consistent_hash", o.route)
 	case o.schedulers < 1 || o.workers < 1:
 		return errors.New("--schedulers and --workers: want at least 1")
 	case o.shards < 1 || o.shards > 4096:
@@ -353,7 +357,7 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args, Source: source(),
 		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
-			Shards: o.shards, BlockStrategy: o.blockStrategy, MisfirePolicy: o.misfirePolicy, Profile: o.profile}}
+			Shards: o.shards, BlockStrategy: o.blockStrategy, Route: o.route, MisfirePolicy: o.misfirePolicy, Profile: o.profile}}
 	switch scenario {
 	case "steady", "max", "overload", "coldstart":
 		res.Config.Phases = o.phases

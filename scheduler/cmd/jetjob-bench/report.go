@@ -207,8 +207,12 @@ func printTable(w io.Writer, r *Result) {
 		if c.Phases != "" {
 			phases = ", phases " + c.Phases
 		}
-		fmt.Fprintf(w, "jobs %d (%s %s%s, block %s, misfire %s), shards %d, schedulers %d, workers %d × %d, handler %s",
-			c.Jobs, c.ScheduleType, c.ScheduleExpr, phases, c.BlockStrategy, c.MisfirePolicy, c.Shards, c.Schedulers, c.Workers,
+		route := ""
+		if c.Route != "" && c.Route != "any" {
+			route = ", route " + c.Route
+		}
+		fmt.Fprintf(w, "jobs %d (%s %s%s, block %s%s, misfire %s), shards %d, schedulers %d, workers %d × %d, handler %s",
+			c.Jobs, c.ScheduleType, c.ScheduleExpr, phases, c.BlockStrategy, route, c.MisfirePolicy, c.Shards, c.Schedulers, c.Workers,
 			c.WorkerConcurrency, c.Handler)
 		if r.Window != nil && r.Scenario != "coldstart" {
 			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)

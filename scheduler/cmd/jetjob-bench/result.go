@@ -274,6 +274,7 @@ type RunConfig struct {
 	ScheduleType      string  `json:"schedule_type,omitempty"`
 	ScheduleExpr      string  `json:"schedule_expr,omitempty"`
 	BlockStrategy     string  `json:"block_strategy,omitempty"`
+	Route             string  `json:"route_strategy,omitempty"`
 	Phases            string  `json:"phases,omitempty"`
 	MisfirePolicy     string  `json:"misfire_policy,omitempty"`
 	CapacityPerSec    float64 `json:"capacity_per_s,omitempty"`

@@ -57,6 +57,9 @@ func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
 		if s.block == "" {
 			s.block = e.o.blockStrategy
 		}
+		if s.route == "" {
+			s.route = e.o.route
+		}
 		if s.misfire == "" {
 			s.misfire = e.o.misfirePolicy
 		}
