@@ -293,6 +293,7 @@ func (w *wiring) stages() []*stage {
 			{"reroute", w.reroute.Run},
 			{"supersede", w.serveSupersede},
 			{"start checks", w.serveStarted},
+			{"recorded notices", w.hearRecorded},
 			{"recovery", w.recoverShards},
 			{"planner", w.planner.Run},
 			{"job changes", w.s.watchJobs},

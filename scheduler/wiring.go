@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/supersede"
 	"github.com/jetjob/jetjob/scheduler/wheel"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // wiring is one Run's components, built by wire. Its methods are the
@@ -118,7 +120,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, Spawned: w.spawned, TestSignals: s.testSignals.Results}); err != nil {
+		Applied: w.applied, Spawned: w.spawned, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs
@@ -198,7 +200,46 @@ func (w *wiring) applied(cs []results.Change) {
 			ids = append(ids, c.RunID)
 		}
 	}
+	if len(ids) == 0 {
+		return
+	}
 	w.dispatch.Recorded(ids)
+	// The other schedulers published some of these runs: tell them too.
+	data, err := wire.EncodeControl(&wire.RecordedNotice{Scheduler: w.leases.ID(), Runs: ids})
+	if err == nil {
+		err = w.s.deps.NATS.Publish(stream.Recorded, data)
+	}
+	if err != nil {
+		w.s.log.Debug("recorded notice not sent; other schedulers write TRIGGERED for those runs", zap.Error(err))
+	}
+}
+
+// hearRecorded passes the other schedulers' recorded notices to dispatch
+// until ctx ends. A notice that does not decode is dropped, with a log
+// line: it is only ever an optimisation.
+func (w *wiring) hearRecorded(ctx context.Context) error {
+	notices := make(chan *nats.Msg, 64)
+	sub, err := w.s.deps.NATS.ChanSubscribe(stream.Recorded, notices)
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", stream.Recorded, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	self := w.leases.ID()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m := <-notices:
+			var n wire.RecordedNotice
+			if err := wire.DecodeControl(m.Data, &n); err != nil {
+				w.s.log.Warn("dropping a malformed recorded notice", zap.String("subject", m.Subject), zap.Error(err))
+				continue
+			}
+			if n.Scheduler != self {
+				w.dispatch.Recorded(n.Runs)
+			}
+		}
+	}
 }
 
 // spawned hands retries and child runs to the wheel: this scheduler fires
@@ -256,4 +297,12 @@ func (w *wiring) settlePublishes(ctx context.Context) {
 	drain, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	w.dispatch.Drain(drain)
+}
+
+// holdsShardZero reports whether this scheduler holds shard 0's lease: the
+// one that applies run events all the time (package results; the others
+// stand by). Any fixed shard would do; every cluster has shard 0.
+func (w *wiring) holdsShardZero() bool {
+	held := w.leases.Held()
+	return len(held) > 0 && held[0].Shard == 0
 }

@@ -84,6 +84,7 @@ var decoders = map[string]func([]byte) error{
 	"supersede-reply":   func(b []byte) error { return wire.DecodeControl(b, &wire.SupersedeReply{}) },
 	"start-request":     func(b []byte) error { return wire.DecodeControl(b, &wire.StartRequest{}) },
 	"start-reply":       func(b []byte) error { return wire.DecodeControl(b, &wire.StartReply{}) },
+	"recorded-notice":   func(b []byte) error { return wire.DecodeControl(b, &wire.RecordedNotice{}) },
 }
 
 type sample struct {
@@ -157,13 +158,14 @@ func samples(t *testing.T) []sample {
 		{"start-request", "one", &wire.StartRequest{Queries: []wire.StartQuery{{RunID: 10, ScheduledAt: at}}}},
 		{"start-reply", "answers", &wire.StartReply{Runs: []wire.RunStart{{}, {Status: wire.StatusRunning, WorkerID: "w-2", StartedAt: at}, {Status: wire.StatusSucceeded}}}},
 		{"start-reply", "not yet", &wire.StartReply{Error: "run events are still being applied"}},
+		{"recorded-notice", "two", &wire.RecordedNotice{Scheduler: "sched-1", Runs: []int64{10, 9_000_000_001}}},
 	} {
 		data, err := wire.EncodeControl(tc.m)
 		add(tc.schema, tc.name, data, err)
 	}
 
 	data, err = wire.EncodeWorkerInfo(&wire.WorkerInfo{ID: "w-1", Group: "billing", Host: "node-a", PID: 4242, Version: "v1.2.0",
-		Handlers: []string{"invoice", "report"}, Capacity: 10, StartedAt: at, BeatAt: at})
+		Handlers: []string{"invoice", "report"}, Capacity: 10, StartedAt: at, BeatAt: at, DirectedBatches: true})
 	add("worker-info", "idle", data, err)
 	data, err = wire.EncodeWorkerInfo(&wire.WorkerInfo{ID: "w-2", Group: "billing", Version: "(devel)",
 		Handlers: []string{"invoice"}, Capacity: 1, Running: []int64{1, 9_000_000_001}, StartedAt: zoned, BeatAt: at})
@@ -247,6 +249,8 @@ func TestSchemasRefuseWhatDecodersRefuse(t *testing.T) {
 		{"supersede-reply", "version 0", func(m map[string]any) { delete(m, "v") }},
 		{"start-request", "query without scheduled_at", func(m map[string]any) { delete(m["queries"].([]any)[0].(map[string]any), "scheduled_at") }},
 		{"start-reply", "started_at not a time", func(m map[string]any) { m["runs"].([]any)[1].(map[string]any)["started_at"] = 17 }},
+		{"recorded-notice", "no runs", func(m map[string]any) { m["runs"] = []any{} }},
+		{"recorded-notice", "run id 0", func(m map[string]any) { m["runs"] = []any{0} }},
 		{"worker-info", "no handlers", func(m map[string]any) { m["handlers"] = []any{} }},
 		{"worker-info", "capacity 0", func(m map[string]any) { m["capacity"] = 0 }},
 		{"worker-info", "no beat_at", func(m map[string]any) { delete(m, "beat_at") }},

@@ -2,7 +2,13 @@
 // to job_runs.
 //
 // All schedulers share one durable consumer, so each event message is
-// applied by one of them. Events are applied in batches, in one statement,
+// applied by one of them. One of them applies all the time: the holder of
+// shard 0's lease (Deps.Active); the others stand by and only take events
+// while that one is not keeping up (standby.go). A run's started and
+// finished events then meet in one process, which writes the run once when
+// both come in one batch; with every scheduler consuming, the two went to
+// different processes about half the time and each wrote the row (issue
+// #16: two schedulers cost PostgreSQL a third more per run than one). Events are applied in batches, in one statement,
 // and acknowledged only after the transaction commits: if PostgreSQL is
 // down the messages wait in the stream (and in this process, which retries)
 // and nothing a worker reported is lost. Applying is idempotent and
@@ -83,6 +89,10 @@ type Deps struct {
 	// ids of the runs it created (retries, child runs), SCHEDULED for a
 	// later time, and Run's context: the scheduler hands them to its wheel.
 	Spawned func(ctx context.Context, ids []int64)
+	// Active reports whether this scheduler is the one that applies all
+	// the time (the scheduler passes "holds shard 0's lease"); while it
+	// reports false the applier stands by (standby.go). Nil: always.
+	Active func() bool
 	// TestSignals report applied batches to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -129,6 +139,10 @@ type Applier struct {
 	applied func([]Change)
 	spawned func(context.Context, []int64)
 	signals TestSignals
+	active  func() bool
+	// standbyCheck is how often a standing-by applier looks at the
+	// consumer (standbyInterval; tests shorten it).
+	standbyCheck time.Duration
 }
 
 // New validates cfg and returns an applier; Run drives it.
@@ -137,21 +151,48 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 		return nil, err
 	}
 	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "results"),
-		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, signals: deps.TestSignals}, nil
+		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, signals: deps.TestSignals,
+		active: deps.Active, standbyCheck: standbyInterval}, nil
 }
 
-// Run consumes until ctx ends. It returns an error only if the consumer
-// cannot be set up; a broken NATS connection is waited out by the client.
+// Run applies events until ctx ends: consuming while this scheduler is the
+// active applier or the active one is not keeping up, standing by
+// otherwise (standby.go). It returns an error only if the consumer cannot
+// be set up; a broken NATS connection is waited out by the client.
 func (a *Applier) Run(ctx context.Context) error {
 	cons, err := a.consumer(ctx)
 	if err != nil {
 		return err
 	}
+	sb := standby{cons: cons}
+	for ctx.Err() == nil {
+		if a.isActive() || sb.needed(ctx, a.log) {
+			if err := a.consume(ctx, cons, &sb); err != nil {
+				return err
+			}
+			continue
+		}
+		if backoff.Sleep(ctx, a.standbyCheck) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// isActive reports whether this applier consumes all the time.
+func (a *Applier) isActive() bool { return a.active == nil || a.active() }
+
+// consume applies events as they come until ctx ends, or, checking every
+// standbyCheck, until this applier is neither the active one nor needed
+// as a stand-in (sb) any more: then it hands back what it had buffered.
+func (a *Applier) consume(ctx context.Context, cons jetstream.Consumer, sb *standby) error {
 	in := make(chan jetstream.Msg, a.cfg.BatchSize)
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case in <- m:
-		case <-ctx.Done():
+		case <-cctx.Done():
 			_ = m.Nak() // stopping: see handBack
 		}
 	}, jetstream.PullMaxMessages(a.cfg.BatchSize), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
@@ -162,14 +203,21 @@ func (a *Applier) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", stream.Events, err)
 	}
-	defer a.handBack(cc, in)
+	defer func() { stop(); a.handBack(cc, in) }()
 	batch := make([]jetstream.Msg, 0, a.cfg.BatchSize)
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
+	check := time.NewTicker(a.standbyCheck)
+	defer check.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-check.C:
+			if !a.isActive() && !sb.needed(ctx, a.log) {
+				return nil
+			}
+			continue
 		case m := <-in:
 			batch = append(batch[:0], m)
 		}

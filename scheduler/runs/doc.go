@@ -74,9 +74,10 @@
 // and their worker's events carry the trigger's stream sequence and stored
 // time, so ApplyEvents records the run triggered and ended in one row
 // update (it coalesces stream_seq and triggered_at), and the held write
-// finds nothing to do — a third of a run's row versions saved. When the
-// same process applied the events it tells dispatch
-// (dispatch.Dispatcher.Recorded), which then drops the mark unsent.
+// finds nothing to do — a third of a run's row versions saved. The
+// applier tells dispatch (dispatch.Dispatcher.Recorded), in its own
+// process directly and in the others by a notice on stream.Recorded, and
+// dispatch then drops the mark unsent.
 //
 // Meanwhile a published run reads SCHEDULED. That is safe because
 // everything acting on SCHEDULED runs allows for a published one:

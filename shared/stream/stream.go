@@ -11,6 +11,7 @@
 //	jetjob.ctl.<workerID>                control request/reply (ping, idle beat, run active), no stream
 //	jetjob.sched.supersede               worker → schedulers: is a late fire_once trigger superseded? no stream
 //	jetjob.sched.started                 worker → schedulers: had a redelivered run started? no stream
+//	jetjob.sched.recorded                scheduler → schedulers: runs recorded triggered from events, no stream
 package stream
 
 import (
@@ -90,6 +91,12 @@ const (
 // queue group SupersedeQueue) about whether runs had started before
 // (wire.StartRequest).
 const StartCheck = "jetjob.sched.started"
+
+// Recorded is where schedulers tell each other which runs their results
+// applier recorded triggered (wire.RecordedNotice; plain NATS, no stream,
+// every scheduler subscribes): the publishing scheduler of such a run
+// drops its deferred TRIGGERED write.
+const Recorded = "jetjob.sched.recorded"
 
 // BatchHeader marks a trigger batch published on a worker's directed
 // subject (the batches of jobs routed consistent_hash, sent only to a

@@ -227,6 +227,11 @@ func EncodeControl(m any) ([]byte, error) {
 		}
 	case *StartReply:
 		c.V = Version
+	case *RecordedNotice:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("encode control: unsupported message %T", m)
 	}
@@ -258,8 +263,46 @@ func DecodeControl(data []byte, m any) error {
 		if c.V != Version {
 			return fmt.Errorf("start reply: %w %d", ErrVersion, c.V)
 		}
+	case *RecordedNotice:
+		return c.Validate()
 	default:
 		return fmt.Errorf("decode control: unsupported message %T", m)
+	}
+	return nil
+}
+
+// RecordedNotice is what a scheduler's results applier publishes on
+// stream.Recorded after a committed batch: the runs it recorded
+// triggered (with their trigger's sequence) from their workers' events. A
+// scheduler that published one of them holds back its own TRIGGERED write
+// for it (package runs, "The deferred TRIGGERED write"), which would now
+// find nothing to do: it drops the write. A lost notice costs that write,
+// nothing else.
+type RecordedNotice struct {
+	V         int     `json:"v"`
+	Scheduler string  `json:"scheduler"`
+	Runs      []int64 `json:"runs"`
+}
+
+// MaxRecordedRuns bounds a notice's runs: an applier's batch is at most
+// 1000 messages of at most 256 events.
+const MaxRecordedRuns = 256_000
+
+// Validate checks a notice.
+func (n *RecordedNotice) Validate() error {
+	if n.V != Version {
+		return fmt.Errorf("recorded notice: %w %d (this build speaks %d)", ErrVersion, n.V, Version)
+	}
+	if n.Scheduler == "" || len(n.Scheduler) > 255 {
+		return fmt.Errorf("recorded notice: scheduler must be 1-255 characters, got %d", len(n.Scheduler))
+	}
+	if len(n.Runs) == 0 || len(n.Runs) > MaxRecordedRuns {
+		return fmt.Errorf("recorded notice: 1-%d runs, got %d", MaxRecordedRuns, len(n.Runs))
+	}
+	for _, id := range n.Runs {
+		if id <= 0 {
+			return fmt.Errorf("recorded notice: run id %d must be positive", id)
+		}
 	}
 	return nil
 }

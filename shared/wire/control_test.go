@@ -56,3 +56,35 @@ func TestControlMessagesValidated(t *testing.T) {
 		t.Errorf("round trip: %v %+v", err, back)
 	}
 }
+
+// A recorded notice names its scheduler and at least one positive run id;
+// anything else is refused, and a good one survives the round trip.
+func TestRecordedNoticeValidated(t *testing.T) {
+	for _, c := range []struct {
+		data, want string
+	}{
+		{`{"v":1,"scheduler":"s1","runs":[4,5]}`, ""},
+		{`{"v":1,"scheduler":"","runs":[4]}`, "scheduler must be 1-255 characters"},
+		{`{"v":1,"scheduler":"s1","runs":[]}`, "1-256000 runs, got 0"},
+		{`{"v":1,"scheduler":"s1","runs":[4,0]}`, "run id 0 must be positive"},
+		{`{"v":2,"scheduler":"s1","runs":[4]}`, "unsupported message version"},
+		{`{"v":1,"scheduler":"s1","runs":["4"]}`, "malformed JSON"},
+	} {
+		var n RecordedNotice
+		err := DecodeControl([]byte(c.data), &n)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: error %v, want %q", c.data, err, c.want)
+		}
+	}
+	data, err := EncodeControl(&RecordedNotice{Scheduler: "s1", Runs: []int64{7, 8}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back RecordedNotice
+	if err := DecodeControl(data, &back); err != nil || back.Scheduler != "s1" || len(back.Runs) != 2 || back.Runs[1] != 8 {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+	if _, err := EncodeControl(&RecordedNotice{Scheduler: "s1"}); err == nil {
+		t.Error("a notice of no runs was encoded")
+	}
+}
