@@ -154,15 +154,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 		ts = append(ts, trigger(ids[i], "h", ""))
 	}
 	e.publishBatch(ts...)
-	for done := 0; done < n; done++ {
-		want := int32(min(limit, n-done))
-		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
-			func() bool { return g.cur.Load() == want })
-		if p := g.peak.Load(); p > limit {
-			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
-		}
-		release <- struct{}{}
-	}
+	g.releaseOneByOne(t, release, limit, n)
 	fin := ev.waitFinished(ids...)
 	for _, id := range ids {
 		if fin[id].Status != wire.StatusSucceeded {
@@ -538,15 +530,7 @@ func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
 	if !hb.DirectedBatches {
 		t.Fatalf("heartbeat %+v does not say the worker reads directed batches", hb)
 	}
-	for done := 0; done < n+lone; done++ {
-		want := int32(min(limit, n+lone-done))
-		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
-			func() bool { return g.cur.Load() == want })
-		if p := g.peak.Load(); p > limit {
-			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
-		}
-		release <- struct{}{}
-	}
+	g.releaseOneByOne(t, release, limit, n+lone)
 	fin := ev.waitFinished(ids...)
 	for _, id := range ids {
 		if fin[id].Status != wire.StatusSucceeded || len(execs.get(id)) != 1 {

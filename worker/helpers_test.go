@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -395,5 +396,21 @@ func (g *gauge) blocking(release <-chan struct{}) HandlerFunc {
 		defer g.leave()
 		<-release
 		return nil
+	}
+}
+
+// releaseOneByOne lets n handlers blocked on release finish one at a
+// time, checking before each that as many run as the limit allows (all
+// that are left, at most limit) and never more.
+func (g *gauge) releaseOneByOne(t *testing.T, release chan<- struct{}, limit, n int) {
+	t.Helper()
+	for done := 0; done < n; done++ {
+		want := int32(min(limit, n-done))
+		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
+			func() bool { return g.cur.Load() == want })
+		if p := g.peak.Load(); p > int32(limit) {
+			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
+		}
+		release <- struct{}{}
 	}
 }
