@@ -196,7 +196,8 @@ func TestRoutingStrategies(t *testing.T) {
 	}
 }
 
-// subjectMsgs counts the messages stored on subject in JETJOB_TRIGGERS.
+// subjectMsgs counts the messages stored in JETJOB_TRIGGERS on subject, or
+// on the subjects it matches.
 func subjectMsgs(c *cluster, js jetstream.JetStream, subject string) uint64 {
 	s, err := js.Stream(context.Background(), stream.Triggers)
 	if err != nil {
@@ -206,7 +207,11 @@ func subjectMsgs(c *cluster, js jetstream.JetStream, subject string) uint64 {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	return info.State.Subjects[subject]
+	var n uint64
+	for _, m := range info.State.Subjects { // one, or those a wildcard matches
+		n += m
+	}
+	return n
 }
 
 // fakeWorker keeps a heartbeat for worker id in the registry although no
@@ -341,7 +346,14 @@ func TestHashedBatchesFollowTheirWorker(t *testing.T) {
 	}
 	live := perWorker["w1"] + perWorker["w2"]
 	testwait.Eventually(t, 30*time.Second, "the live workers' runs to execute", func() bool { return len(rec.all()) >= live })
-	time.Sleep(500 * time.Millisecond) // nothing else may run while w0 counts as live
+	js, err := jetstream.New(c.connect("test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// w0's runs wait on its subject, which nobody reads while it counts as live.
+	testwait.Eventually(t, 10*time.Second, "w0's runs waiting on its subject", func() bool {
+		return subjectMsgs(c, js, stream.TriggerWorker("g", "w0")) > 0
+	})
 	for _, e := range rec.all() {
 		if e.worker != want[e.job] {
 			t.Errorf("job %d ran on %s, want %s (its hash)", e.job, e.worker, want[e.job])
@@ -361,7 +373,10 @@ func TestHashedBatchesFollowTheirWorker(t *testing.T) {
 
 	stopFake() // w0 "dies": its batches are moved to the group's batch subject
 	testwait.Eventually(t, 30*time.Second, "every run to execute", func() bool { return len(rec.all()) >= len(want) })
-	time.Sleep(time.Second)
+	// Once every trigger is acknowledged, nothing can run again.
+	testwait.Eventually(t, 30*time.Second, "every trigger acknowledged", func() bool {
+		return subjectMsgs(c, js, "jetjob.trigger.g.>") == 0
+	})
 	ran := map[int64]int{}
 	for _, e := range rec.all() {
 		ran[e.job]++

@@ -108,9 +108,8 @@ func TestStandbyLeavesEventsToTheActiveApplier(t *testing.T) {
 	standing := r.start(&no, 500*time.Millisecond)
 	for range 5 {
 		r.publish(20)
-		time.Sleep(300 * time.Millisecond)
+		r.drained("the active applier")
 	}
-	r.drained("the active applier")
 	active.Applied.WaitOrTimeout(t, 5*time.Second) // it applied something
 	standing.Applied.RequireEmpty(t)
 }
