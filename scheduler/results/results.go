@@ -8,12 +8,14 @@
 // finished events then meet in one process, which writes the run once when
 // both come in one batch; with every scheduler consuming, the two went to
 // different processes about half the time and each wrote the row (issue
-// #16: two schedulers cost PostgreSQL a third more per run than one). Events are applied in batches, in one statement,
-// and acknowledged only after the transaction commits: if PostgreSQL is
-// down the messages wait in the stream (and in this process, which retries)
-// and nothing a worker reported is lost. Applying is idempotent and
-// monotonic (wire.Status.Rank), so a redelivered or reordered event changes
-// nothing it should not.
+// #16: two schedulers cost PostgreSQL a third more per run than one).
+//
+// Events are applied in batches, in one statement, and acknowledged only
+// after the transaction commits: if PostgreSQL is down the messages wait
+// in the stream (and in this process, which retries) and nothing a worker
+// reported is lost. Applying is idempotent and monotonic
+// (wire.Status.Rank), so a redelivered or reordered event changes nothing
+// it should not.
 //
 // Events are messages anyone with access to the subjects can publish, so
 // nothing in one may stop the applier: a message that cannot be decoded is
