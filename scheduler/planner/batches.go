@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"cmp"
+
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -44,15 +46,21 @@ func batchable(j *dueJob, f fire, hashed bool) bool {
 		triggerBytes(j) <= maxBatchBytes/2
 }
 
-// batchLane is the worker a batch of j's runs is bound for: "" for the
-// group's batch subject (route any, or no worker that reads directed
-// batches is picked).
+// batchLane is the worker a batch of j's runs is bound for: "" for route
+// any (the group's batch subject). A consistent_hash job whose hash picks
+// no worker that reads directed batches gets a lane of its own, noWorker,
+// so that its runs never share a batch with runs of jobs routed any: such
+// a batch could be sent, whole, to one worker.
 func (p *Planner) batchLane(j *dueJob) string {
 	if j.route != policy.RouteConsistentHash {
 		return ""
 	}
-	return p.target(j.id, j.group, j.handler)
+	return cmp.Or(p.target(j.id, j.group, j.handler), noWorker)
 }
+
+// noWorker is batchLane's lane for consistent_hash runs bound for no
+// worker: "." is in no worker id.
+const noWorker = "."
 
 // chunkBatches numbers the trigger batches of fires in place
 // (runs.Fire.Batch): the fires whose size (triggerBytes) is non-zero,

@@ -17,9 +17,10 @@ import (
 )
 
 // batchJobs creates, in group g, five jobs routed "any", one routed to
-// the first worker, one routed consistent_hash, one sharding broadcast, one "any" job with params too
-// big to share a message, and one "any" job in group g2, all firing every
-// second from the same instant. It returns the five "any" jobs of g.
+// the first worker, one routed consistent_hash, one sharding broadcast,
+// one "any" job with params too big to share a message, and one "any" job
+// in group g2, all firing every second from the same instant. It returns
+// the five "any" jobs of g.
 func batchJobs(t *testing.T, st *store.Store, pool *pgxpool.Pool) map[int64]bool {
 	t.Helper()
 	ctx := context.Background()
@@ -121,21 +122,22 @@ func TestPlanShardBatchesRunsDueTogether(t *testing.T) {
 }
 
 // Runs of consistent_hash jobs share a batch only with runs bound for the
-// same worker (Deps.BatchTarget), and never with runs of jobs routed any.
+// same worker (Deps.BatchTarget), and never with runs of jobs routed any,
+// not even those bound for no worker.
 func TestPlanShardBatchesHashedRunsPerWorker(t *testing.T) {
 	target := func(job int64, group, handler string) string {
 		if group != "g" || handler != "h" {
 			t.Errorf("BatchTarget(%d, %q, %q): want group g, handler h", job, group, handler)
 		}
-		return []string{"w1", "w2"}[job%2]
+		return []string{"w1", "w2", ""}[job%3]
 	}
 	st, pool, p, out := setupDeps(t, planner.Config{Window: 5 * time.Second, TriggerBatch: 16},
 		func(d *planner.Deps) { d.BatchTarget = target })
 	ctx := context.Background()
 	jobs := map[int64]string{} // job → its lane: "any", or the worker its batches go to
-	for i := range 9 {
+	for i := range 12 {
 		j := everySecond(fmt.Sprintf("j%d", i))
-		if i < 6 {
+		if i < 9 {
 			j.RouteStrategy = "consistent_hash"
 		}
 		created, err := st.CreateJob(ctx, store.System, j)
@@ -143,8 +145,8 @@ func TestPlanShardBatchesHashedRunsPerWorker(t *testing.T) {
 			t.Fatal(err)
 		}
 		jobs[created.ID] = "any"
-		if i < 6 {
-			jobs[created.ID] = target(created.ID, "g", "h")
+		if i < 9 {
+			jobs[created.ID] = "hashed to " + target(created.ID, "g", "h")
 		}
 	}
 	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
@@ -178,8 +180,8 @@ func TestPlanShardBatchesHashedRunsPerWorker(t *testing.T) {
 		}
 	}
 	for at, n := range perInstant {
-		if n != 3 {
-			t.Errorf("%d batches due at %s, want 3 (w1, w2 and any, three runs each)", n, at)
+		if n != 4 {
+			t.Errorf("%d batches due at %s, want 4 (w1, w2, no worker and any, three runs each)", n, at)
 		}
 	}
 }
