@@ -58,6 +58,8 @@ type wiring struct {
 	// longer waits for recovery to take a shard (it stops before the
 	// leases, which release the shard anyway).
 	stopping <-chan struct{}
+	// shards is the cluster's shard count.
+	shards int
 }
 
 // connect waits for PostgreSQL and NATS: it opens the store (creating the
@@ -94,7 +96,7 @@ func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.
 // the runs it spawns. It also registers their metrics and installs the
 // HTTP handler. cancel ends the Run (Crash).
 func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetStream, cancel context.CancelFunc) (*wiring, error) {
-	w := &wiring{s: s, js: js, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done()}
+	w := &wiring{s: s, js: js, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done(), shards: st.ShardCount()}
 	var err error
 	if w.leases, err = lease.New(s.cfg.Lease, lease.Deps{Pool: s.deps.Pool, Log: s.log,
 		Acquired: w.leasesAcquired, Lost: w.leasesLost, TestSignals: s.testSignals.Lease}); err != nil {
@@ -204,6 +206,9 @@ func (w *wiring) applied(cs []results.Change) {
 		return
 	}
 	w.dispatch.Recorded(ids)
+	if len(w.leases.Held()) == w.shards {
+		return // every run was published here: nobody else holds a mark
+	}
 	// The other schedulers published some of these runs: tell them too.
 	data, err := wire.EncodeControl(&wire.RecordedNotice{Scheduler: w.leases.ID(), Runs: ids})
 	if err == nil {
