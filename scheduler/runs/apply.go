@@ -58,6 +58,11 @@ type Moved struct {
 //     (trigger type parent, parent_run), scheduled at its end.
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //
+// children and chained state the predicates of the partial indexes
+// jobs_parents and jobs_fix_delay (migration 0011): few jobs have children
+// or a fixed delay, and probing those indexes per run is far cheaper than
+// reading every run's job.
+//
 // Runs are matched by (id, scheduled_at), so that each row is found in its
 // one partition of job_runs (run-time pruning in the nested loop over u),
 // and by group: an event counts only for a run of the group whose subject
@@ -103,7 +108,8 @@ const applySQL = `WITH u AS (
 		RETURNING id),
 	children AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, parent_run)
 		SELECT c.id, c.group_name, c.shard, 'parent', 'SCHEDULED', a.finished_at, a.id
-		FROM applied a JOIN jobs p ON p.id = a.job_id JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
+		FROM applied a JOIN jobs p ON p.id = a.job_id AND p.child_job_ids <> '{}'
+			JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
 		WHERE a.status = 'SUCCEEDED'
 		ON CONFLICT DO NOTHING
 		RETURNING id),

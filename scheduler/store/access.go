@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/runs"
 )
 
 // Users, grants, API keys and sessions: who may use the API (package auth
@@ -141,7 +142,7 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, u User) (User, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO users (name, display_name, password_hash, admin, disabled) VALUES ($1, $2, $3, $4, $5)`,
 			u.Name, u.DisplayName, u.PasswordHash, u.Admin, u.Disabled)
-		if isUniqueViolation(err) {
+		if runs.UniqueViolation(err) {
 			return fmt.Errorf("user %q: %w", u.Name, ErrConflict)
 		}
 		if err != nil {
@@ -315,7 +316,7 @@ func (s *Store) CreateKey(ctx context.Context, a Actor, k Key, secretHash []byte
 		switch {
 		case isForeignKeyViolation(err):
 			return fmt.Errorf("user %q: %w", k.User, ErrNotFound)
-		case isUniqueViolation(err):
+		case runs.UniqueViolation(err):
 			return fmt.Errorf("key prefix %q: %w", k.Prefix, ErrConflict)
 		case err != nil:
 			return fmt.Errorf("create key: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -134,7 +135,7 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		switch {
 		case isForeignKeyViolation(err):
 			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case isUniqueViolation(err):
+		case runs.UniqueViolation(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
 			return fmt.Errorf("create job: %w", err)
@@ -233,7 +234,7 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		switch {
 		case isForeignKeyViolation(err):
 			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case isUniqueViolation(err):
+		case runs.UniqueViolation(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
 			return err

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jetjob/jetjob/scheduler/runs"
 )
 
 // DefaultShardCount is the number of shards of a new cluster.
@@ -90,7 +92,7 @@ func (s *Store) CreateGroup(ctx context.Context, a Actor, g Group) (Group, error
 		err := tx.QueryRow(ctx,
 			`INSERT INTO job_groups (name, title, command_handlers) VALUES ($1, $2, $3) RETURNING created_at`,
 			g.Name, g.Title, nonNil(g.CommandHandlers)).Scan(&g.CreatedAt)
-		if isUniqueViolation(err) {
+		if runs.UniqueViolation(err) {
 			return fmt.Errorf("group %q: %w", g.Name, ErrConflict)
 		}
 		if err != nil {
@@ -181,11 +183,6 @@ func (s *Store) RunGroup(ctx context.Context, id int64) (string, error) {
 		return "", fmt.Errorf("group of run %d: %w", id, err)
 	}
 	return g, nil
-}
-
-func isUniqueViolation(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
 func isForeignKeyViolation(err error) bool {
