@@ -538,3 +538,28 @@ func TestATriggerTooBigToPublishFails(t *testing.T) {
 		t.Errorf("published %d messages, want only run %d's", len(msgs), due[1].RunID)
 	}
 }
+
+// batchesOf gathers each batch's runs in due's order, whether they are
+// adjacent (the wheel's order: no copy) or not, and never writes over due.
+func TestBatchesOfGathersEveryRun(t *testing.T) {
+	due := []runs.Planned{{RunID: 1, Batch: 1}, {RunID: 2, Batch: 1}, {RunID: 3}, {RunID: 4, Batch: 4},
+		{RunID: 5, Batch: 1}, {RunID: 6, Batch: 4}, {RunID: 7, Batch: 4}}
+	before := slices.Clone(due)
+	got := batchesOf(due)
+	ids := func(rs []runs.Planned) []int64 {
+		var out []int64
+		for _, r := range rs {
+			out = append(out, r.RunID)
+		}
+		return out
+	}
+	if len(got) != 2 || !slices.Equal(ids(got[1]), []int64{1, 2, 5}) || !slices.Equal(ids(got[4]), []int64{4, 6, 7}) {
+		t.Fatalf("batches %v and %v (%d in all), want [1 2 5] and [4 6 7]", ids(got[1]), ids(got[4]), len(got))
+	}
+	if !slices.Equal(due, before) {
+		t.Fatalf("due changed to %v", ids(due))
+	}
+	if batchesOf([]runs.Planned{{RunID: 1}}) != nil {
+		t.Fatal("batches found among lone runs")
+	}
+}

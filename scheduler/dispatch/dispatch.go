@@ -355,15 +355,29 @@ func (d *Dispatcher) send(ctx context.Context, rs []runs.Planned, subject, msgID
 // wherever they are, so that a batch is never published in two messages,
 // the second of which the duplicate window would drop). nil when due
 // holds no batch.
+//
+// A batch's runs are usually adjacent in due (the wheel's order): its
+// entry is then due's own stretch of them, not a copy.
 func batchesOf(due []runs.Planned) map[int64][]runs.Planned {
 	var out map[int64][]runs.Planned
-	for i := range due {
-		if b := due[i].Batch; b != 0 {
+	for i := 0; i < len(due); {
+		b, j := due[i].Batch, i+1
+		for j < len(due) && due[j].Batch == b {
+			j++
+		}
+		if b != 0 {
 			if out == nil {
 				out = map[int64][]runs.Planned{}
 			}
-			out[b] = append(out[b], due[i])
+			if prev, ok := out[b]; ok {
+				out[b] = append(prev, due[i:j]...)
+			} else {
+				// Capped at its end: a second stretch of the same batch
+				// appends to a copy, never over due.
+				out[b] = due[i:j:j]
+			}
 		}
+		i = j
 	}
 	return out
 }

@@ -160,6 +160,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 			return err
 		}
 		spawned = spawnedIDs
+		changes = slices.Grow(changes, len(moved))
 		applied := make(map[runKey]bool, len(batch))
 		for _, m := range moved {
 			k := runKey{m.RunID, m.Group}

@@ -317,7 +317,15 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 // a subject naming no group) is logged once and terminated, so that it is
 // neither redelivered forever nor able to hold up the events behind it.
 func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
-	var events []sourcedEvent
+	type decoded struct {
+		from source
+		evs  []wire.Event
+	}
+	var (
+		events []sourcedEvent
+		parts  = make([]decoded, 0, len(msgs))
+		n      int
+	)
 	tb := a.trace.Batch()
 	for _, m := range msgs {
 		tb.Message(m.Headers())
@@ -335,8 +343,13 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			continue
 		}
 		from.group = group
-		for _, e := range evs {
-			events = append(events, sourcedEvent{Event: e, from: from})
+		parts = append(parts, decoded{from, evs})
+		n += len(evs)
+	}
+	events = make([]sourcedEvent, 0, n)
+	for _, p := range parts {
+		for _, e := range p.evs {
+			events = append(events, sourcedEvent{Event: e, from: p.from})
 		}
 	}
 	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}

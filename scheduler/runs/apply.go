@@ -160,6 +160,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update) (moved []Moved, s
 		// The run's times after the change; NULL for spawned rows.
 		started, sched, finished *time.Time
 	)
+	moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups)
 	_, err = pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished}, func() error {
 		if kind == rowSpawned {

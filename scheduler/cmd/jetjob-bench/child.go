@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/worker"
@@ -80,15 +81,24 @@ func (p *profiler) stop() {
 }
 
 // goroutines writes where every goroutine is (pprof debug=1: grouped by
-// stack) next to the CPU profile: CPU profiles do not show waiting.
+// stack) next to the CPU profile, CPU profiles do not show waiting, and
+// the allocations since the process started (-allocs.pprof: what the GC's
+// share of the CPU profile is made of).
 func (p *profiler) goroutines() {
-	f, err := os.Create(strings.TrimSuffix(p.path, ".pprof") + "-goroutines.txt")
-	if err != nil {
-		p.log.Error("goroutine profile", zap.Error(err))
-		return
+	base := strings.TrimSuffix(p.path, ".pprof")
+	for _, prof := range []struct{ name, file string }{{"goroutine", "-goroutines.txt"}, {"allocs", "-allocs.pprof"}} {
+		f, err := os.Create(base + prof.file)
+		if err != nil {
+			p.log.Error(prof.name+" profile", zap.Error(err))
+			return
+		}
+		debug := 0
+		if prof.name == "goroutine" {
+			debug = 1
+		}
+		_ = pprof.Lookup(prof.name).WriteTo(f, debug)
+		f.Close()
 	}
-	defer f.Close()
-	_ = pprof.Lookup("goroutine").WriteTo(f, 1)
 }
 
 type profileFlags struct {
@@ -189,6 +199,7 @@ func runScheduler(args []string) error {
 	defer log.Sync() //nolint:errcheck
 	prof := pf.begin(ctx, log)
 	defer prof.stop()
+	defer gctune.Start(ctx, log)() // as jetjob-scheduler serve
 
 	// The same pool shape as `jetjob-scheduler serve` (openPool there).
 	pcfg, err := pgxpool.ParseConfig(*dbURL)
@@ -253,6 +264,7 @@ func runWorker(args []string) error {
 	defer log.Sync() //nolint:errcheck
 	prof := pf.begin(ctx, log)
 	defer prof.stop()
+	defer gctune.Start(ctx, log)() // as jetjob-worker does (a program on the SDK may too)
 
 	nc, err := nats.Connect(*natsURL, nats.Name("jetjob-bench worker"), nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))

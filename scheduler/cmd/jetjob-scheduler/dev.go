@@ -18,6 +18,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/tracing"
@@ -72,6 +73,7 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		return usageError{Err: err} // a bad OTEL_* variable
 	}
 	defer stopTracing()
+	defer gctune.Start(ctx, log)()
 	pg, err := localpg.Start(ctx, localpg.Options{Fast: true, Logger: log.Named("postgres")})
 	if err != nil {
 		return err

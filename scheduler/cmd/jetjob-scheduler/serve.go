@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/shared/version"
@@ -77,6 +78,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 		return usageError{Err: err} // a bad OTEL_* variable
 	}
 	defer stopTracing() // after Run: flushes the spans of the stop too
+	defer gctune.Start(ctx, log)()
 	pool, err := openPool(ctx, dbURL)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -37,6 +38,7 @@ func run(ctx context.Context, o *options) (err error) {
 		return usageError{Err: err}
 	}
 	defer stopTracing() // after Run: flushes the spans of the stop too
+	defer gctune.Start(ctx, log)()
 
 	handlers, _ := o.handlerList() // validated
 	urls := natsconn.Redacted(o.nats.URL)
