@@ -215,3 +215,29 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 		t.Errorf("events %+v, want one started and one finished", got)
 	}
 }
+
+// A run that outlasts its trigger's ack wait keeps the trigger with
+// in-progress acks (every AckWait/3): the
+// stream delivers it once, however long the handler takes.
+func TestLongRunKeepsItsTrigger(t *testing.T) {
+	e := newEnv(t)
+	ev := e.events()
+	e.start(Config{AckWait: 600 * time.Millisecond}, func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			select {
+			case <-time.After(2 * time.Second): // more than three ack waits
+			case <-ctx.Done():
+			}
+			return nil
+		})
+	})
+	e.publish(trigger(1, "h", ""))
+	if fin := ev.waitFinished(1); fin[1].Status != wire.StatusSucceeded {
+		t.Fatalf("finished %+v, want SUCCEEDED", fin[1])
+	}
+	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	if info := e.groupConsumer(); info.Delivered.Consumer != 1 || info.NumRedelivered != 0 {
+		t.Errorf("the consumer delivered %d times (%d redelivered), want the trigger once",
+			info.Delivered.Consumer, info.NumRedelivered)
+	}
+}
