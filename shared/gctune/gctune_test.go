@@ -36,9 +36,6 @@ func gogc() int64 {
 // run sets the runtime's GOGC from the live heap while it runs, and puts
 // the GOGC it found back when its context ends.
 func TestRunFollowsTheLiveHeap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates a live heap")
-	}
 	before := gogc()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
