@@ -6,14 +6,14 @@
 // little alive (tens of MB: the runs planned ahead, the runs in flight)
 // while it allocates for every run it plans, publishes or executes, so at
 // thousands of runs a second it collected several times a second, and the
-// collector was 15 % of its CPU (docs/performance.md). Run sets GOGC so
+// collector was 15 % of its CPU (docs/performance.md). Start sets GOGC so
 // that the next collection starts once the heap has grown by the larger of
 // the live heap and Headroom: a small heap then collects less often, at the
 // price of at most Headroom more memory, and a large heap keeps Go's
 // default, so the extra memory stays bounded whatever the process holds.
 //
 // An operator who sets GOGC (or wants Go's behaviour back: GOGC=100) is
-// obeyed: Run then changes nothing. GOMEMLIMIT, if set, still bounds the
+// obeyed: Start then changes nothing. GOMEMLIMIT, if set, still bounds the
 // heap as Go documents.
 package gctune
 
@@ -27,11 +27,11 @@ import (
 	"go.uber.org/zap"
 )
 
-// Headroom is the growth of the heap past its live size that Run allows
+// Headroom is the growth of the heap past its live size that Start allows
 // before the next collection, at the least.
 const Headroom = 128 << 20
 
-// interval is how often Run looks at the live heap: it changes only when
+// interval is how often Start looks at the live heap: it changes only when
 // a collection ends, and the percentage needs to follow it only roughly.
 const interval = time.Second
 
