@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -102,7 +103,7 @@ func InsertPlanned(ctx context.Context, tx pgx.Tx, shard int, fires []Fire) ([]I
 	}
 	args := []any{shard, jobIDs, groups, types, statuses, times, messages, chunks}
 	written, err := insertSavepoint(ctx, tx, insertPlannedPlainSQL, args)
-	if UniqueViolation(err) {
+	if pgerr.Unique(err) {
 		written, err = collectInserted(tx.Query(ctx, insertPlannedIdempotentSQL, args...))
 	}
 	if err != nil {

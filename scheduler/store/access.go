@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 )
 
 // Users, grants, API keys and sessions: who may use the API (package auth
@@ -142,7 +142,7 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, u User) (User, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO users (name, display_name, password_hash, admin, disabled) VALUES ($1, $2, $3, $4, $5)`,
 			u.Name, u.DisplayName, u.PasswordHash, u.Admin, u.Disabled)
-		if runs.UniqueViolation(err) {
+		if pgerr.Unique(err) {
 			return fmt.Errorf("user %q: %w", u.Name, ErrConflict)
 		}
 		if err != nil {
@@ -233,7 +233,7 @@ func putGrant(ctx context.Context, tx pgx.Tx, user string, g Grant) error {
 	_, err := tx.Exec(ctx, `INSERT INTO user_grants (user_name, group_name, role, scripts) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (user_name, group_name) DO UPDATE SET role = excluded.role, scripts = excluded.scripts`,
 		user, g.Group, g.Role, g.Scripts)
-	if isForeignKeyViolation(err) {
+	if pgerr.ForeignKey(err) {
 		return fmt.Errorf("group %q: %w", g.Group, ErrNotFound)
 	}
 	if err != nil {
@@ -314,9 +314,9 @@ func (s *Store) CreateKey(ctx context.Context, a Actor, k Key, secretHash []byte
 		out, err = scanKey(tx.QueryRow(ctx, `INSERT INTO api_keys (prefix, secret_sha256, user_name, name, expires_at)
 			VALUES ($1, $2, $3, $4, $5) RETURNING `+keyColumns, k.Prefix, secretHash, k.User, k.Name, k.ExpiresAt))
 		switch {
-		case isForeignKeyViolation(err):
+		case pgerr.ForeignKey(err):
 			return fmt.Errorf("user %q: %w", k.User, ErrNotFound)
-		case runs.UniqueViolation(err):
+		case pgerr.Unique(err):
 			return fmt.Errorf("key prefix %q: %w", k.Prefix, ErrConflict)
 		case err != nil:
 			return fmt.Errorf("create key: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -57,7 +58,7 @@ func (s *Store) CreateBackfill(ctx context.Context, a Actor, j Job, from, to tim
 		var id int64
 		if err := tx.QueryRow(ctx, `INSERT INTO backfills (job_id, group_name, range_from, range_to, planned, created_by)
 			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, j.ID, j.Group, from, to, planned, a.Name).Scan(&id); err != nil {
-			if isForeignKeyViolation(err) {
+			if pgerr.ForeignKey(err) {
 				return fmt.Errorf("job %d: %w", j.ID, ErrNotFound)
 			}
 			return err

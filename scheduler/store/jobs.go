@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/jetjob/jetjob/scheduler/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -133,9 +133,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
-		case isForeignKeyViolation(err):
+		case pgerr.ForeignKey(err):
 			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case runs.UniqueViolation(err):
+		case pgerr.Unique(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
 			return fmt.Errorf("create job: %w", err)
@@ -232,9 +232,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			nonNil(j.AlarmEmails), j.MaxConcurrency)
 		out, err = scanJob(row)
 		switch {
-		case isForeignKeyViolation(err):
+		case pgerr.ForeignKey(err):
 			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case runs.UniqueViolation(err):
+		case pgerr.Unique(err):
 			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
 		case err != nil:
 			return err

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/jetjob/jetjob/scheduler/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 )
 
 // DefaultShardCount is the number of shards of a new cluster.
@@ -92,7 +91,7 @@ func (s *Store) CreateGroup(ctx context.Context, a Actor, g Group) (Group, error
 		err := tx.QueryRow(ctx,
 			`INSERT INTO job_groups (name, title, command_handlers) VALUES ($1, $2, $3) RETURNING created_at`,
 			g.Name, g.Title, nonNil(g.CommandHandlers)).Scan(&g.CreatedAt)
-		if runs.UniqueViolation(err) {
+		if pgerr.Unique(err) {
 			return fmt.Errorf("group %q: %w", g.Name, ErrConflict)
 		}
 		if err != nil {
@@ -183,9 +182,4 @@ func (s *Store) RunGroup(ctx context.Context, id int64) (string, error) {
 		return "", fmt.Errorf("group of run %d: %w", id, err)
 	}
 	return g, nil
-}
-
-func isForeignKeyViolation(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23503"
 }
