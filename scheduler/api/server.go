@@ -173,6 +173,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		var mbe *http.MaxBytesError
 		var forbidden *auth.Forbidden
 		var stale *store.StaleVersionError
+		var limited *auth.LimitError
 		switch {
 		case errors.Is(err, auth.ErrUnauthenticated), errors.Is(err, store.ErrBadCredentials):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
@@ -185,6 +186,12 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: stale.Error(), CurrentVersion: stale.Current})
 		case errors.As(err, &he):
 			writeJSON(w, he.code, apiv1.Error{Error: he.msg})
+		case errors.As(err, &limited):
+			w.Header().Set("Retry-After", strconv.Itoa(int(max(limited.RetryAfter, time.Second).Seconds())))
+			writeJSON(w, http.StatusTooManyRequests, apiv1.Error{Error: limited.Error()})
+		case errors.Is(err, auth.ErrHashBusy):
+			w.Header().Set("Retry-After", "1")
+			writeJSON(w, http.StatusServiceUnavailable, apiv1.Error{Error: err.Error()})
 		case errors.As(err, &mbe):
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
 		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),

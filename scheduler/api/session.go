@@ -20,38 +20,23 @@ const sessionCookie = "jetjob_session"
 // login checks a name and password and starts a session: a cookie that is
 // HttpOnly (no script reads it), SameSite=Lax and Secure (outside dev), and
 // expires with the session's absolute end; the server also ends it after
-// SessionIdle without a request. Failed attempts are limited per user and
-// per address, and a wrong name costs the same hash as a wrong password so
-// that names cannot be probed by timing.
+// SessionIdle without a request. The check is checkPassword's: limited per
+// user and per address, and a wrong name costs the same hash as a wrong
+// password so that names cannot be probed by timing.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	var in apiv1.LoginRequest
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
 	a := actor(r)
-	if err := s.logins.Allow(in.Name, a.Client); err != nil {
-		s.log.Warn("login refused by the rate limit", zap.String("user", in.Name), zap.String("client", a.Client))
-		return &httpError{http.StatusTooManyRequests, err.Error()}
-	}
-	u, err := s.store.GetUser(r.Context(), in.Name)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	hash := u.PasswordHash
-	if hash == "" {
-		hash = dummyHash()
-	}
-	err = auth.CheckPassword(r.Context(), hash, in.Password)
-	if err != nil && !errors.Is(err, auth.ErrBadPassword) {
-		return err
-	}
-	if err != nil || u.PasswordHash == "" || u.Disabled {
-		s.logins.Failed(in.Name, a.Client)
-		s.log.Info("login failed", zap.String("user", in.Name), zap.String("client", a.Client))
+	u, err := s.checkPassword(r.Context(), in.Name, a.Client, in.Password)
+	if errors.Is(err, errWrongPassword) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
 		return &httpError{http.StatusUnauthorized, "wrong user name or password (or the user is disabled)"}
 	}
-	s.logins.Succeeded(in.Name)
+	if err != nil {
+		return err
+	}
 	token, th, err := auth.NewSessionToken()
 	if err != nil {
 		return err
@@ -66,6 +51,50 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	p := principalOf(u)
 	p.Method, p.SessionID, p.SessionExpiresAt = auth.BySession, ss.ID, ss.ExpiresAt
 	return s.me(w, r.WithContext(auth.NewContext(r.Context(), p)))
+}
+
+// errWrongPassword is checkPassword's answer for a wrong name or password,
+// a user without a password, or a disabled user (one answer for all, so
+// that none can be told apart).
+var errWrongPassword = errors.New("wrong user name or password")
+
+// checkPassword is the one way the API checks a password (a login, the
+// current password of a password change): it reserves an attempt of name
+// from client in the login limiter before hashing (a *auth.LimitError,
+// 429, when the budget is spent or the turn does not come), checks the
+// password in the hash pool (auth.ErrHashBusy, 503, when it is full), and
+// settles the attempt with the outcome. It returns the user, or
+// errWrongPassword.
+func (s *Server) checkPassword(ctx context.Context, name, client, password string) (store.User, error) {
+	try, err := s.logins.Reserve(ctx, name, client)
+	var limited *auth.LimitError
+	if errors.As(err, &limited) {
+		s.log.Warn("password check refused by the login limit", zap.String("user", name), zap.String("client", client),
+			zap.Duration("retry_after", limited.RetryAfter))
+	}
+	if err != nil {
+		return store.User{}, err
+	}
+	defer try.Cancel() // counts nothing once settled; before, the password was not checked
+	u, err := s.store.GetUser(ctx, name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return store.User{}, err
+	}
+	hash := u.PasswordHash
+	if hash == "" {
+		hash = dummyHash()
+	}
+	err = auth.CheckPassword(ctx, hash, password)
+	if err != nil && !errors.Is(err, auth.ErrBadPassword) {
+		return store.User{}, err
+	}
+	ok := err == nil && u.PasswordHash != "" && !u.Disabled
+	try.Settle(ok)
+	if !ok {
+		s.log.Info("password check failed", zap.String("user", name), zap.String("client", client))
+		return store.User{}, errWrongPassword
+	}
+	return u, nil
 }
 
 // dummyHash is checked for a user that does not exist or has no password,

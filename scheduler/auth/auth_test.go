@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestPasswordHash(t *testing.T) {
@@ -104,36 +103,5 @@ func TestRuleCheck(t *testing.T) {
 		if got != c.want {
 			t.Errorf("case %d (%s, %v): %q (%v), want %q", i, c.rule, c.p, got, err, c.want)
 		}
-	}
-}
-
-func TestLoginLimiter(t *testing.T) {
-	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-	l := NewLoginLimiter()
-	l.SetClock(func() time.Time { return now })
-	for range 5 {
-		if err := l.Allow("alice", "10.0.0.1"); err != nil {
-			t.Fatal(err)
-		}
-		l.Failed("alice", "10.0.0.1")
-		now = now.Add(time.Second)
-	}
-	err := l.Allow("alice", "10.0.0.2")
-	if err == nil || !strings.Contains(err.Error(), `user "alice"`) || !strings.Contains(err.Error(), "try again in") {
-		t.Fatalf("6th try: %v, want a refusal naming the user and the wait", err)
-	}
-	if err := l.Allow("bob", "10.0.0.1"); err != nil {
-		t.Errorf("another user from the same address: %v", err)
-	}
-	now = now.Add(15 * time.Minute)
-	if err := l.Allow("alice", "10.0.0.1"); err != nil {
-		t.Errorf("after the window: %v", err)
-	}
-	// An address spraying many users is stopped too.
-	for i := range 20 {
-		l.Failed(strings.Repeat("u", i+1), "10.9.9.9")
-	}
-	if err := l.Allow("zed", "10.9.9.9"); err == nil || !strings.Contains(err.Error(), "your address") {
-		t.Errorf("spraying address: %v, want refused", err)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -23,10 +25,18 @@ import (
 // PostgreSQL and NATS): one check costs 19 MiB and about 22 ms of one core
 // (BenchmarkCheckPassword on this 2-core box), which keeps a login instant
 // for a person while each offline guess costs the same. A password is
-// checked only at login (API calls use keys, checked with SHA-256), and at
-// most maxConcurrentHashes run at once, so a burst of logins — which the
-// login limiter bounds anyway — queues instead of taking every core and
-// 19 MiB each.
+// checked only at login and on a password change (API calls use keys,
+// checked with SHA-256).
+//
+// Every hash runs in the hash pool: at most hashPoolSize at once (the
+// cores, between 2 and 8), so that a burst of logins queues instead of
+// taking every core and 19 MiB each. The queue is first come, first served
+// (a channel's waiting senders), and the login limiter lets one user or
+// address into it only a slot or two at a time, so a wave of one user's
+// guesses cannot starve everyone else's logins. A hash waits at most
+// maxHashWait for its slot: past that the server is overloaded, and the
+// caller answers 503 with Retry-After (ErrHashBusy) rather than queueing
+// without end.
 const (
 	argonMemoryKiB = 19 * 1024
 	argonTime      = 2
@@ -34,7 +44,7 @@ const (
 	argonKeyLen    = 32
 	argonSaltLen   = 16
 
-	maxConcurrentHashes = 2
+	maxHashWait = 5 * time.Second
 
 	// MinPasswordLen is the shortest password accepted: length is what
 	// makes a password hard to guess.
@@ -43,10 +53,17 @@ const (
 	maxPasswordLen = 1024
 )
 
-var hashSlots = make(chan struct{}, maxConcurrentHashes)
+// hashPoolSize is how many hashes run at once.
+var hashPoolSize = max(2, min(runtime.GOMAXPROCS(0), 8))
+
+var hashSlots = make(chan struct{}, hashPoolSize)
 
 // ErrBadPassword is returned by CheckPassword for a wrong password.
 var ErrBadPassword = errors.New("wrong password")
+
+// ErrHashBusy is returned by CheckPassword and HashPassword when the hash
+// pool had no slot within maxHashWait: nothing was hashed.
+var ErrHashBusy = errors.New("the server is busy checking passwords: try again in a moment")
 
 // CheckPasswordPolicy says what is wrong with a new password, nil if nothing.
 func CheckPasswordPolicy(pw string) error {
@@ -112,12 +129,17 @@ func CheckPassword(ctx context.Context, phc, pw string) error {
 	return nil
 }
 
-// argonKey runs argon2id in one of the hashSlots.
+// argonKey runs argon2id in one of the hashSlots, waiting for one at most
+// maxHashWait.
 func argonKey(ctx context.Context, pw, salt []byte, t, m uint32, p uint8, n uint32) ([]byte, error) {
+	wait := time.NewTimer(maxHashWait)
+	defer wait.Stop()
 	select {
 	case hashSlots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("waiting to hash a password: %w", ctx.Err())
+	case <-wait.C:
+		return nil, ErrHashBusy
 	}
 	defer func() { <-hashSlots }()
 	return argon2.IDKey(pw, salt, t, m, p, n), nil

@@ -23,8 +23,10 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // login signs in through POST /api/v1/login and hands its session cookie
-// to the browser. A wrong password (401) or the rate limit (429) shows the
-// form again with the API's words.
+// to the browser: the API's login, so the console's form and the API share
+// one login limiter (the client address is passed along). A wrong password
+// (401), the limit (429) or a full hash pool (503) shows the form again
+// with the API's words and its Retry-After.
 func (c *Console) login(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return badForm(err)
@@ -39,7 +41,10 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) error {
 	hdr, err := c.call(anon, http.MethodPost, "/api/v1/login", nil,
 		apiv1.LoginRequest{Name: form.Name, Password: r.PostForm.Get("password")}, &me)
 	var ae *APIError
-	if errors.As(err, &ae) && ae.Status < 500 {
+	if errors.As(err, &ae) && (ae.Status < 500 || ae.Status == http.StatusServiceUnavailable) {
+		if v := hdr.Get("Retry-After"); v != "" {
+			w.Header().Set("Retry-After", v)
+		}
 		return c.render(w, r, ae.Status, "login", page{Title: "Sign in", Error: ae.Error(), Data: form})
 	}
 	if err != nil {
