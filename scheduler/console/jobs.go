@@ -171,9 +171,9 @@ func (c *Console) jobAction(suffix, done string, body func(url.Values) any) func
 		if _, err := c.call(r, http.MethodPost, jobPath(id)+suffix, nil, body(r.PostForm), &j); err != nil {
 			return err
 		}
-		back := jobURL(id)
-		if b := r.PostForm.Get("back"); b != "" {
-			back = safeNext(b)
+		back, ok := localPath(r.PostForm.Get("back"))
+		if !ok {
+			back = jobURL(id)
 		}
 		redirect(w, r, back, "Job "+j.Name+" "+done+".")
 		return nil

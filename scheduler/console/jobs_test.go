@@ -397,7 +397,7 @@ func TestJobActions(t *testing.T) {
 	}
 	// A "back" off this site is not followed.
 	p = op.post(path+"/enable", url.Values{"back": {"//evil.example/x"}})
-	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/?flash=") {
+	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, path+"?flash=") {
 		t.Fatalf("enable with a foreign back: %d → %q", p.Code, p.Location)
 	}
 	if cur, _ := e.st.GetJob(ctx, j.ID); !cur.Enabled {

@@ -71,14 +71,14 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// safeNext keeps a post-login destination on this site: a path, never a
-// scheme or another host ("//evil.example", "/\evil.example").
+// safeNext is the destination after signing in: next when localPath
+// takes it (and it is not the login page itself), else the dashboard.
 func safeNext(next string) string {
-	if next == "" || next[0] != '/' || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.HasPrefix(next, "/login") {
+	p, ok := localPath(next)
+	if !ok || p == "/login" || strings.HasPrefix(p, "/login?") {
 		return "/"
 	}
-	return next
+	return p
 }
 
 // badForm is a form that could not be read.
