@@ -105,7 +105,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 	}
 	in := r.URL.Query()
 	back := cloneValues(in)
-	back.Del("flash") // a row action brings its own
+	back.Del(noticeParam) // a row action brings its own
 	data := &jobsPage{Filter: url.Values{}, Sort: in.Get("sort"), Order: in.Get("order"), Back: listURL(back),
 		ScheduleTypes: fieldNamed("schedule_type").Options}
 	for _, k := range jobFilterParams {
@@ -158,7 +158,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 // jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>
 // with the document body makes of the form, then back to where the form
 // came from (its "back" field, a path on this site) with a note.
-func (c *Console) jobAction(suffix, done string, body func(url.Values) any) func(http.ResponseWriter, *http.Request) error {
+func (c *Console) jobAction(suffix string, done notice, body func(url.Values) any) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := consoleID(r)
 		if err != nil {
@@ -175,7 +175,7 @@ func (c *Console) jobAction(suffix, done string, body func(url.Values) any) func
 		if !ok {
 			back = jobURL(id)
 		}
-		redirect(w, r, back, "Job "+j.Name+" "+done+".")
+		redirect(w, r, back, done)
 		return nil
 	}
 }
@@ -200,7 +200,7 @@ func (c *Console) deleteJob(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodDelete, jobPath(id), nil, nil, nil); err != nil {
 		return err
 	}
-	redirect(w, r, "/jobs", "Job "+strconv.FormatInt(id, 10)+" deleted.")
+	redirect(w, r, "/jobs", noticeJobDeleted)
 	return nil
 }
 
@@ -222,6 +222,6 @@ func (c *Console) triggerJob(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodPost, jobPath(id)+"/trigger", nil, req, &run); err != nil {
 		return err
 	}
-	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), "Run "+strconv.FormatInt(run.ID, 10)+" triggered.")
+	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), noticeRunTriggered)
 	return nil
 }

@@ -218,7 +218,7 @@ func (c *Console) createJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return c.refusedForm(w, r, err, nil, &spec, errs)
 	}
-	redirect(w, r, jobURL(j.ID), "Job "+j.Name+" created.")
+	redirect(w, r, jobURL(j.ID), noticeJobCreated)
 	return nil
 }
 
@@ -247,7 +247,7 @@ func (c *Console) updateJob(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return c.refusedForm(w, r, err, &id, &spec, errs)
 	}
-	redirect(w, r, jobURL(j.ID), "Job "+j.Name+" saved (version "+strconv.FormatInt(j.Version, 10)+").")
+	redirect(w, r, jobURL(j.ID), noticeJobSaved)
 	return nil
 }
 

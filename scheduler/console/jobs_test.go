@@ -263,10 +263,10 @@ func TestJobFormCreates(t *testing.T) {
 		len(j.AlarmEmails) != 2 || !j.Enabled {
 		t.Fatalf("stored job differs from the form: %+v", j)
 	}
-	if p.Location != fmt.Sprintf("/jobs/%d?flash=Job+nightly+created.", j.ID) {
+	if p.Location != fmt.Sprintf("/jobs/%d?notice=job-created", j.ID) {
 		t.Fatalf("create went to %q", p.Location)
 	}
-	mustContain(t, op.get(p.Location), "Job nightly created.", `id="job-title"`)
+	mustContain(t, op.get(p.Location), "Job created.", `id="job-title"`)
 
 	// The fields added with schedule operations and concurrency, kept as
 	// typed and refused under their own fields.
@@ -345,7 +345,7 @@ func TestJobFormEditsAndConflicts(t *testing.T) {
 	form.Set("version", fmt.Sprint(j.Version+1))
 	form.Del("enabled")
 	p = op.post(path, form)
-	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, path+"?flash=") {
+	if p.Code != http.StatusSeeOther || p.Location != path+"?notice=job-saved" {
 		t.Fatalf("save: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
 	if cur, _ := e.st.GetJob(ctx, j.ID); cur.Name != "nightly-v2" || cur.Enabled {
@@ -371,7 +371,7 @@ func TestJobActions(t *testing.T) {
 
 	// Disable from the list goes back to the list as it was.
 	p := op.post(path+"/disable", url.Values{"back": {"/jobs?group=a"}})
-	if p.Code != http.StatusSeeOther || p.Location != "/jobs?group=a&flash=Job+"+j.Name+"+disabled." {
+	if p.Code != http.StatusSeeOther || p.Location != "/jobs?group=a&notice=job-disabled" {
 		t.Fatalf("disable: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
 	if cur, _ := e.st.GetJob(ctx, j.ID); cur.Enabled {
@@ -391,13 +391,13 @@ func TestJobActions(t *testing.T) {
 		t.Fatalf("bad catch_up: %d, want 400\n%s", p.Code, p.Body)
 	}
 	// The list's row action returns to the list without its old notice.
-	p = op.get("/jobs?group=a&flash=old+news")
+	p = op.get("/jobs?group=a&notice=job-created")
 	if back := between(t, p.Body, fmt.Sprintf(`id="enable-%d"`, j.ID), "</form>"); !strings.Contains(back, `name="back" value="/jobs?group=a"`) {
 		t.Fatalf("row action's back field: %s", back)
 	}
 	// A "back" off this site is not followed.
 	p = op.post(path+"/enable", url.Values{"back": {"//evil.example/x"}})
-	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, path+"?flash=") {
+	if p.Code != http.StatusSeeOther || p.Location != path+"?notice=job-enabled" {
 		t.Fatalf("enable with a foreign back: %d → %q", p.Code, p.Location)
 	}
 	if cur, _ := e.st.GetJob(ctx, j.ID); !cur.Enabled {
@@ -410,7 +410,7 @@ func TestJobActions(t *testing.T) {
 		t.Fatalf("trigger: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
 	fired := <-e.fired
-	if want := fmt.Sprintf("/runs/%d?flash=Run+%d+triggered.", fired.RunID, fired.RunID); p.Location != want {
+	if want := fmt.Sprintf("/runs/%d?notice=run-triggered", fired.RunID); p.Location != want {
 		t.Fatalf("trigger went to %q, want %q", p.Location, want)
 	}
 	run, err := e.st.GetRun(ctx, fired.RunID)
@@ -420,7 +420,7 @@ func TestJobActions(t *testing.T) {
 
 	// Delete removes the job and returns to the list.
 	p = op.post(path+"/delete", nil)
-	if p.Code != http.StatusSeeOther || p.Location != fmt.Sprintf("/jobs?flash=Job+%d+deleted.", j.ID) {
+	if p.Code != http.StatusSeeOther || p.Location != "/jobs?notice=job-deleted" {
 		t.Fatalf("delete: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
 	if _, err := e.st.GetJob(ctx, j.ID); !errors.Is(err, store.ErrNotFound) {

@@ -67,7 +67,7 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) error {
 	for _, ck := range hdr.Values("Set-Cookie") {
 		w.Header().Add("Set-Cookie", ck)
 	}
-	redirect(w, r, "/login", "Signed out.")
+	redirect(w, r, "/login", noticeSignedOut)
 	return nil
 }
 

@@ -45,7 +45,7 @@ func TestLoginLogout(t *testing.T) {
 
 	// Signing out ends the session: the old cookie no longer works.
 	p = b.post("/logout", nil)
-	if p.Code != http.StatusSeeOther || p.Location != "/login?flash=Signed+out." {
+	if p.Code != http.StatusSeeOther || p.Location != "/login?notice=signed-out" {
 		t.Fatalf("logout: %d → %q", p.Code, p.Location)
 	}
 	if p = b.get("/"); p.Code != http.StatusSeeOther {

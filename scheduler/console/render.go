@@ -56,10 +56,10 @@ type page struct {
 	Path string
 	// Query is the request's query, for links that keep the filters.
 	Query url.Values
-	// Flash is a one-line notice (a change done), Error a failure to show
-	// above the content.
-	Flash, Error string
-	Data         any
+	// Notice is a one-line confirmation of a change done (notice.go),
+	// Error a failure to show above the content.
+	Notice, Error string
+	Data          any
 }
 
 // render writes page name with status code. It renders into a buffer
@@ -70,8 +70,8 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name 
 		return fmt.Errorf("console: no page %q", name)
 	}
 	p.Path, p.Query = r.URL.Path, r.URL.Query()
-	if p.Flash == "" {
-		p.Flash = r.URL.Query().Get("flash")
+	if p.Notice == "" {
+		p.Notice = noticeOf(r)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -144,16 +144,4 @@ func (c *Console) static(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	http.FileServerFS(assets).ServeHTTP(w, r)
 	return nil
-}
-
-// redirect answers a form with 303 See Other to where, with a flash note.
-func redirect(w http.ResponseWriter, r *http.Request, where, flash string) {
-	if flash != "" {
-		sep := "?"
-		if strings.Contains(where, "?") {
-			sep = "&"
-		}
-		where += sep + "flash=" + url.QueryEscape(flash)
-	}
-	http.Redirect(w, r, where, http.StatusSeeOther)
 }

@@ -20,7 +20,7 @@ import (
 // next page after the last run shown.
 
 // runSearchParams are the query parameters the runs page passes to the API.
-// Everything else in the page's URL (flash) stays with the page.
+// Everything else in the page's URL (the notice) stays with the page.
 var runSearchParams = []string{"status", "job", "group", "worker", "trigger_type", "from", "to", "limit", "cursor"}
 
 // runsPage is the runs page's data.
@@ -183,7 +183,7 @@ func formTime(v string) string {
 }
 
 // runsLink is the runs page with the same filters at cursor (the first
-// page when cursor is empty); the flash is not carried along.
+// page when cursor is empty); the notice is not carried along.
 func runsLink(q url.Values, cursor string) string {
 	l := url.Values{}
 	for _, k := range runSearchParams {

@@ -236,11 +236,11 @@ func (c *Console) killRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	flash := "Kill sent: run " + strconv.FormatInt(id, 10) + " ends CANCELLED when its worker stops it."
+	n := noticeKillSent
 	if !active(run.Status) {
-		flash = "Run " + strconv.FormatInt(id, 10) + " cancelled before it started."
+		n = noticeRunCancelled
 	}
-	redirect(w, r, "/runs/"+strconv.FormatInt(id, 10), flash)
+	redirect(w, r, "/runs/"+strconv.FormatInt(id, 10), n)
 	return nil
 }
 
@@ -265,6 +265,6 @@ func (c *Console) rerunRun(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodPost, "/api/v1/jobs/"+strconv.FormatInt(run.JobID, 10)+"/trigger", nil, req, &started); err != nil {
 		return err
 	}
-	redirect(w, r, "/runs/"+strconv.FormatInt(started.ID, 10), "Job "+strconv.FormatInt(run.JobID, 10)+" triggered again with the params of run "+strconv.FormatInt(id, 10)+".")
+	redirect(w, r, "/runs/"+strconv.FormatInt(started.ID, 10), noticeRerun)
 	return nil
 }

@@ -316,13 +316,13 @@ func TestRunKill(t *testing.T) {
 	p := op.get("/runs/" + itoa(running))
 	mustContain(t, p, `<form method="post" action="/runs/`+itoa(running)+`/kill" id="kill-form" data-confirm="Kill run `+itoa(running))
 	p = op.post("/runs/"+itoa(running)+"/kill", nil)
-	if p.Code != http.StatusSeeOther || p.Location != "/runs/"+itoa(running)+"?flash="+url.QueryEscape("Kill sent: run "+itoa(running)+" ends CANCELLED when its worker stops it.") {
+	if p.Code != http.StatusSeeOther || p.Location != "/runs/"+itoa(running)+"?notice=kill-sent" {
 		t.Fatalf("operator's kill: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
 	if k := e.killed(); !slices.Equal(k, []int64{running}) {
 		t.Fatalf("kills sent: %v, want [%d]", k, running)
 	}
-	mustContain(t, op.get(p.Location), "Kill sent: run "+itoa(running), `data-active="true"`)
+	mustContain(t, op.get(p.Location), "Kill sent: the run ends CANCELLED", `data-active="true"`)
 
 	// A run not yet triggered ends CANCELLED at once.
 	p = op.post("/runs/"+itoa(scheduled)+"/kill", nil)
@@ -377,10 +377,10 @@ func TestRunRerun(t *testing.T) {
 	if fired.Params != "--day 2026-11-22" || fired.JobID != j.ID {
 		t.Fatalf("re-run fired %+v, want job %d with the run's params", fired, j.ID)
 	}
-	if want := "/runs/" + itoa(fired.RunID) + "?flash="; len(p.Location) < len(want) || p.Location[:len(want)] != want {
+	if want := "/runs/" + itoa(fired.RunID) + "?notice=run-rerun"; p.Location != want {
 		t.Fatalf("re-run went to %q, want the new run %d", p.Location, fired.RunID)
 	}
-	mustContain(t, op.get(p.Location), "triggered again with the params of run "+itoa(id), `id="run-params">--day 2026-11-22<`,
+	mustContain(t, op.get(p.Location), "triggered again with the params of the run before", `id="run-params">--day 2026-11-22<`,
 		`id="run-status" class="badge st-wait">SCHEDULED<`)
 }
 

@@ -104,6 +104,6 @@ func (c *Console) createGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	redirect(w, r, "/workers?group="+url.QueryEscape(g.Name), "Group "+g.Name+" created.")
+	redirect(w, r, "/workers?group="+url.QueryEscape(g.Name), noticeGroupCreated)
 	return nil
 }

@@ -50,10 +50,10 @@ func TestWorkersPageCreatesGroups(t *testing.T) {
 	mustContain(t, p, `id="field-error-group"`, `value="bad name!"`, `value="Billing"`)
 
 	p = admin.post("/groups", url.Values{"name": {"billing"}, "title": {"Billing"}, "command_handlers": {"script, deploy"}})
-	if p.Code != http.StatusSeeOther || p.Location != "/workers?group=billing&flash=Group+billing+created." {
+	if p.Code != http.StatusSeeOther || p.Location != "/workers?group=billing&notice=group-created" {
 		t.Fatalf("create group: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
-	mustContain(t, admin.get(p.Location), "Group billing created.", `id="group-billing"`, "script, deploy")
+	mustContain(t, admin.get(p.Location), "Group created.", `id="group-billing"`, "script, deploy")
 
 	// A viewer sees no form, and posting it anyway is the API's 403.
 	v := e.browser().login("viewer")
