@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"regexp"
 
@@ -113,32 +114,60 @@ func (s *Server) getUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// updateUser changes a user. A password change by the user themself needs
+// their current password, checked by checkPassword (so it is limited like
+// a login); an admin resets another user's without it, audited as a reset.
+// Any password change ends the user's sessions, and revoke_credentials
+// also revokes their API keys (store.UpdateUser); when that ends the
+// session the request came with, its cookie is cleared too.
 func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	var in apiv1.UserPatch
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
 	p := auth.FromContext(r.Context())
+	name := r.PathValue("name")
 	if !p.Admin && (in.Admin != nil || in.Disabled != nil) {
 		return &auth.Forbidden{Permission: "admin (to change admin or disabled)"}
 	}
-	ch := store.UserChange{DisplayName: in.DisplayName, Admin: in.Admin, Disabled: in.Disabled}
+	ch := store.UserChange{DisplayName: in.DisplayName, Admin: in.Admin, Disabled: in.Disabled, RevokeCredentials: in.RevokeCredentials}
 	if in.DisplayName != nil && len(*in.DisplayName) > maxNameLen {
 		return invalidf("display_name is longer than %d characters", maxNameLen)
+	}
+	self := p.Name == name
+	switch {
+	case in.CurrentPassword != nil && in.Password == nil:
+		return invalidf("current_password goes with password (a new one)")
+	case in.CurrentPassword != nil && !self:
+		return invalidf("current_password is for changing your own password: an admin resets another user's without it")
+	case in.Password != nil && self && in.CurrentPassword == nil:
+		return invalidf("current_password is required to change your own password")
 	}
 	if in.Password != nil {
 		if err := auth.CheckPasswordPolicy(*in.Password); err != nil {
 			return invalidf("%v", err)
 		}
+		if self {
+			_, err := s.checkPassword(r.Context(), name, actor(r).Client, *in.CurrentPassword)
+			if errors.Is(err, errWrongPassword) {
+				return &httpError{http.StatusForbidden, "current_password is not your password"}
+			}
+			if err != nil {
+				return err
+			}
+		}
 		h, err := auth.HashPassword(r.Context(), *in.Password)
 		if err != nil {
 			return err
 		}
-		ch.PasswordHash = &h
+		ch.PasswordHash, ch.PasswordReset = &h, !self
 	}
-	out, err := s.store.UpdateUser(r.Context(), actor(r), r.PathValue("name"), ch)
+	out, err := s.store.UpdateUser(r.Context(), actor(r), name, ch)
 	if err != nil {
 		return err
+	}
+	if self && p.Method == auth.BySession && (ch.PasswordHash != nil || ch.RevokeCredentials) {
+		s.clearSessionCookie(w)
 	}
 	writeJSON(w, http.StatusOK, userDoc(out))
 	return nil

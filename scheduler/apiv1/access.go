@@ -15,7 +15,7 @@ import (
 //	GET    /api/v1/users                       → UserList                  (admin)
 //	POST   /api/v1/users             UserCreate → 201 User                 (admin)
 //	GET    /api/v1/users/{name}                → User                      (admin, or the user)
-//	PATCH  /api/v1/users/{name}      UserPatch → User                      (admin; the user: display name, password)
+//	PATCH  /api/v1/users/{name}      UserPatch → User                      (admin; the user: display name, password, revoke_credentials)
 //	DELETE /api/v1/users/{name}                → 204                       (admin)
 //	POST   /api/v1/users/{name}/grants Grant   → User                      (admin; replaces the group's grant)
 //	DELETE /api/v1/users/{name}/grants?group=G → User                      (admin)
@@ -85,11 +85,28 @@ type UserCreate struct {
 // A user may change their own display name and password; the rest needs
 // an admin. Disabling a user ends their sessions (their keys stop working
 // while they are disabled).
+//
+// Changing one's own password needs the current one (CurrentPassword),
+// checked like a login: limited per user and address, a wrong one answers
+// 403 and counts as a failed login. An admin resets another user's
+// password without it; the audit entry (user.update) says "changed" for
+// the one and "reset" for the other. A user without a password (API keys
+// only) gets one from an admin. Any password change ends every session of
+// the user, the caller's own included: they sign in again with the new
+// password.
 type UserPatch struct {
 	DisplayName *string `json:"display_name,omitempty"`
 	Password    *string `json:"password,omitempty"`
-	Admin       *bool   `json:"admin,omitempty"`
-	Disabled    *bool   `json:"disabled,omitempty"`
+	// CurrentPassword is the user's password now: required, and only
+	// taken, with Password when the caller changes their own.
+	CurrentPassword *string `json:"current_password,omitempty"`
+	Admin           *bool   `json:"admin,omitempty"`
+	Disabled        *bool   `json:"disabled,omitempty"`
+	// RevokeCredentials ends every session of the user and revokes every
+	// API key of theirs, the caller's own session or key included (an
+	// admin's for another user, or the user's own: "sign out everywhere",
+	// with or without a new password). The audit entry counts them.
+	RevokeCredentials bool `json:"revoke_credentials,omitempty"`
 }
 
 // Key is an API key, without its secret.

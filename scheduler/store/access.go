@@ -54,7 +54,18 @@ type userAudit struct {
 	Admin       bool    `json:"admin"`
 	Disabled    bool    `json:"disabled"`
 	Grants      []Grant `json:"grants"`
-	Password    string  `json:"password,omitempty"` // "set" on create, "changed" on update
+	// Password is "set" on create; on update "changed" (by the user, who
+	// gave the current one) or "reset" (by an admin).
+	Password string `json:"password,omitempty"`
+	// Revoked counts the sessions ended and keys revoked by an update
+	// with RevokeCredentials.
+	Revoked *revokedCredentials `json:"revoked,omitempty"`
+}
+
+// revokedCredentials is what an update with RevokeCredentials took away.
+type revokedCredentials struct {
+	Sessions int64 `json:"sessions"`
+	Keys     int64 `json:"keys"`
 }
 
 func userDoc(u User) *userAudit {
@@ -169,12 +180,20 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, u User) (User, error) {
 type UserChange struct {
 	DisplayName  *string
 	PasswordHash *string
-	Admin        *bool
-	Disabled     *bool
+	// PasswordReset says an admin set PasswordHash for another user (the
+	// audit entry says "reset"), not the user with their current one
+	// ("changed").
+	PasswordReset bool
+	Admin         *bool
+	Disabled      *bool
+	// RevokeCredentials ends every session of the user and revokes every
+	// API key of theirs.
+	RevokeCredentials bool
 }
 
 // UpdateUser applies ch, recording a user.update by a. Disabling a user or
-// changing their password ends their sessions.
+// changing their password ends their sessions; RevokeCredentials also
+// revokes their keys.
 func (s *Store) UpdateUser(ctx context.Context, a Actor, name string, ch UserChange) (User, error) {
 	var out User
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -199,15 +218,31 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, name string, ch UserCha
 			name, next.DisplayName, next.PasswordHash, next.Admin, next.Disabled); err != nil {
 			return fmt.Errorf("update user %q: %w", name, err)
 		}
-		if (next.Disabled && !cur.Disabled) || ch.PasswordHash != nil {
-			if _, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_name = $1`, name); err != nil {
+		var revoked revokedCredentials
+		if (next.Disabled && !cur.Disabled) || ch.PasswordHash != nil || ch.RevokeCredentials {
+			tag, err := tx.Exec(ctx, `DELETE FROM sessions WHERE user_name = $1`, name)
+			if err != nil {
 				return fmt.Errorf("end sessions of user %q: %w", name, err)
 			}
+			revoked.Sessions = tag.RowsAffected()
+		}
+		if ch.RevokeCredentials {
+			tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE user_name = $1 AND revoked_at IS NULL`, name)
+			if err != nil {
+				return fmt.Errorf("revoke keys of user %q: %w", name, err)
+			}
+			revoked.Keys = tag.RowsAffected()
 		}
 		out = next
 		after := userDoc(next)
-		if ch.PasswordHash != nil {
+		switch {
+		case ch.PasswordHash != nil && ch.PasswordReset:
+			after.Password = "reset"
+		case ch.PasswordHash != nil:
 			after.Password = "changed"
+		}
+		if ch.RevokeCredentials {
+			after.Revoked = &revoked
 		}
 		return writeAudit(ctx, tx, a, "user.update", userTarget(name), "", userDoc(cur), after)
 	})

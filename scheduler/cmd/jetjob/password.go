@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/term"
@@ -30,21 +31,11 @@ func (a *app) terminal() (int, bool) {
 // command-line flag (every local user can read those).
 func (a *app) readPassword(fromStdin, confirm bool, prompt string) (string, error) {
 	if fromStdin {
-		b, err := io.ReadAll(io.LimitReader(a.stdin, maxPasswordInput+1))
+		pws, err := a.stdinPasswords(1)
 		if err != nil {
-			return "", fmt.Errorf("reading the password from stdin: %w", err)
+			return "", err
 		}
-		if len(b) > maxPasswordInput {
-			return "", usagef("--password-stdin: stdin holds more than %d bytes", maxPasswordInput)
-		}
-		pw := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-		switch {
-		case pw == "":
-			return "", usagef("--password-stdin: stdin is empty (pipe the password in, e.g. from a secrets manager)")
-		case strings.ContainsAny(pw, "\r\n"):
-			return "", usagef("--password-stdin: stdin holds more than one line; give the password alone")
-		}
-		return pw, nil
+		return pws[0], nil
 	}
 	fd, ok := a.terminal()
 	if !ok {
@@ -67,6 +58,40 @@ func (a *app) readPassword(fromStdin, confirm bool, prompt string) (string, erro
 		}
 	}
 	return pw, nil
+}
+
+// stdinPasswords reads the n passwords stdin holds, one a line, for
+// --password-stdin.
+func (a *app) stdinPasswords(n int) ([]string, error) {
+	b, err := io.ReadAll(io.LimitReader(a.stdin, maxPasswordInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the password from stdin: %w", err)
+	}
+	if len(b) > maxPasswordInput {
+		return nil, usagef("--password-stdin: stdin holds more than %d bytes", maxPasswordInput)
+	}
+	lines := strings.Split(strings.TrimSuffix(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n"), "\n")
+	want := "the password alone"
+	if n > 1 {
+		want = fmt.Sprintf("%d passwords, one a line", n)
+	}
+	switch {
+	case len(lines) == 1 && lines[0] == "":
+		return nil, usagef("--password-stdin: stdin is empty (pipe the password in, e.g. from a secrets manager)")
+	case n == 1 && len(lines) > 1:
+		return nil, usagef("--password-stdin: stdin holds more than one line; give %s", want)
+	case len(lines) != n:
+		held := fmt.Sprintf("%d lines", len(lines))
+		if len(lines) == 1 {
+			held = "one line"
+		}
+		return nil, usagef("--password-stdin: stdin holds %s; give %s", held, want)
+	case slices.Contains(lines, ""):
+		return nil, usagef("--password-stdin: an empty line; give %s", want)
+	case slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "\r") }):
+		return nil, usagef("--password-stdin: a stray carriage return; give %s", want)
+	}
+	return lines, nil
 }
 
 func askHidden(fd int, prompt io.Writer, ask string) (string, error) {

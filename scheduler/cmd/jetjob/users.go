@@ -74,10 +74,11 @@ func (a *app) usersCmd() *cobra.Command {
 An admin may do anything; any other user has a role on each group granted
 to them: viewer (read its jobs, runs, logs, workers, stats) or operator
 (also create, edit, enable, disable, trigger, kill and delete its jobs;
-jobs whose handler runs commands also need --scripts).`,
+jobs whose handler runs commands also need --scripts). Everyone changes
+their own password with "users password NAME" (the current one is asked).`,
 	})
 	cmd.AddCommand(a.usersCreateCmd(), a.usersListCmd(), a.usersGetCmd(), a.usersGrantCmd(), a.usersRevokeCmd(),
-		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersDeleteCmd())
+		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersPasswordCmd(), a.usersDeleteCmd())
 	return cmd
 }
 
@@ -238,6 +239,93 @@ func (a *app) usersSwitchCmd(enable bool) *cobra.Command {
 		disabled := !enable
 		return c.UpdateUser(ctx, name, apiv1.UserPatch{Disabled: &disabled})
 	})
+}
+
+func (a *app) usersPasswordCmd() *cobra.Command {
+	var pwStdin, revoke, keep bool
+	cmd := &cobra.Command{
+		Use:   "password NAME [--password-stdin] [--revoke-credentials]",
+		Short: "Change your password, or reset another user's (admin)",
+		Long: `Change a user's password. Your own needs your current password: it is asked
+first, then the new one twice (with --password-stdin, stdin holds two lines:
+the current password, then the new one). An admin resets another user's
+password without theirs (stdin: the new one); the audit log records a reset.
+
+Either way every console session of the user ends. --revoke-credentials also
+revokes every API key of the user — the CLI's own too, when it is one of
+theirs: log in again with "jetjob login". It may be given without a new
+password ("sign out everywhere"): then nothing is read.`,
+		Example: `  jetjob users password alice                       # asks the current and the new one
+  printf '%s\n%s\n' "$OLD" "$NEW" | jetjob users password alice --password-stdin
+  printf '%s\n' "$NEW" | jetjob users password bob --password-stdin --revoke-credentials   # an admin
+  jetjob users password alice --revoke-credentials --no-password-change`,
+		Args: needArgs("NAME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := userArg(name); err != nil {
+				return err
+			}
+			if keep && (!revoke || pwStdin) {
+				return usagef("--no-password-change goes with --revoke-credentials, and reads no password")
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			patch := apiv1.UserPatch{RevokeCredentials: revoke}
+			if !keep {
+				me, err := c.Me(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if patch.Password, patch.CurrentPassword, err = a.passwordChange(pwStdin, name, me.Name == name); err != nil {
+					return err
+				}
+			}
+			u, err := c.UpdateUser(cmd.Context(), name, patch)
+			if err != nil {
+				return err
+			}
+			if err := a.emit(u, func(w io.Writer) error { return userDetail(u).write(w) }); err != nil {
+				return err
+			}
+			switch {
+			case revoke:
+				fmt.Fprintf(a.stderr, "Every session and API key of %s is revoked.\n", name)
+			default:
+				fmt.Fprintf(a.stderr, "Password of %s changed; their console sessions have ended.\n", name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&pwStdin, "password-stdin", false, "read the passwords from stdin (your own: the current one, then the new one; one a line)")
+	cmd.Flags().BoolVar(&revoke, "revoke-credentials", false, "also revoke every API key and end every session of the user")
+	cmd.Flags().BoolVar(&keep, "no-password-change", false, "with --revoke-credentials: only revoke, keep the password")
+	return cmd
+}
+
+// passwordChange reads what a password change sends: the new password,
+// and the current one when the user is the caller (self).
+func (a *app) passwordChange(fromStdin bool, name string, self bool) (pw, current *string, err error) {
+	switch {
+	case fromStdin && self:
+		pws, err := a.stdinPasswords(2)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &pws[1], &pws[0], nil
+	case self:
+		cur, err := a.readPassword(false, false, "Current password of "+name)
+		if err != nil {
+			return nil, nil, err
+		}
+		current = &cur
+	}
+	next, err := a.readPassword(fromStdin, true, "New password of "+name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &next, current, nil
 }
 
 // userCmd is a command that takes a user name, calls the API and shows the user.
