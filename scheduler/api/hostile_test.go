@@ -190,6 +190,9 @@ func TestHostileInput(t *testing.T) {
 		{"method not allowed on a job", "PATCH", jobPath, `{}`, 405, "PATCH"},
 		{"method not allowed on groups", "DELETE", "/api/v1/groups", "", 405, "DELETE"},
 		{"GET on a POST-only route", "GET", jobPath + "/trigger", "", 405, "GET"},
+		// Passwords (issue 26, finding 9).
+		{"current_password without a new password", "PATCH", "/api/v1/users/nobody", `{"current_password":"guess guess guess"}`, 400, "current_password"},
+		{"current_password for another user", "PATCH", "/api/v1/users/nobody", `{"password":"a long new password","current_password":"x"}`, 400, "current_password"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
