@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -82,7 +81,7 @@ func (s *Server) checkPassword(ctx context.Context, name, client, password strin
 	}
 	hash := u.PasswordHash
 	if hash == "" {
-		hash = dummyHash()
+		hash = auth.NoPasswordHash()
 	}
 	err = auth.CheckPassword(ctx, hash, password)
 	if err != nil && !errors.Is(err, auth.ErrBadPassword) {
@@ -96,16 +95,6 @@ func (s *Server) checkPassword(ctx context.Context, name, client, password strin
 	}
 	return u, nil
 }
-
-// dummyHash is checked for a user that does not exist or has no password,
-// so that the answer takes as long as for a wrong password.
-var dummyHash = sync.OnceValue(func() string {
-	h, err := auth.HashPassword(context.Background(), "jetjob: no such user")
-	if err != nil {
-		panic(err)
-	}
-	return h
-})
 
 // logout ends the cookie's session, if any, and clears the cookie.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {

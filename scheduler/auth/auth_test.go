@@ -105,3 +105,20 @@ func TestRuleCheck(t *testing.T) {
 		}
 	}
 }
+
+// The hash checked for a user without a password is under the current
+// parameters (a check of it costs what a real one costs) and matches no
+// password a user could give.
+func TestNoPasswordHash(t *testing.T) {
+	h := NoPasswordHash()
+	real, err := HashPassword(context.Background(), "correct horse battery")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if params := strings.Join(strings.Split(h, "$")[:4], "$"); !strings.HasPrefix(real, params+"$") {
+		t.Errorf("NoPasswordHash %q: parameters differ from HashPassword's %q", h, real)
+	}
+	if err := CheckPassword(context.Background(), h, ""); !errors.Is(err, ErrBadPassword) {
+		t.Errorf("the empty password against NoPasswordHash: %v, want ErrBadPassword", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -89,10 +90,25 @@ func HashPassword(ctx context.Context, pw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return phcString(salt, sum), nil
+}
+
+// phcString writes a salt and a hash under the current parameters.
+func phcString(salt, sum []byte) string {
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime,
-		argonThreads, b64.EncodeToString(salt), b64.EncodeToString(sum)), nil
+		argonThreads, b64.EncodeToString(salt), b64.EncodeToString(sum))
 }
+
+// NoPasswordHash is what a login checks for a user that does not exist or
+// has no password, so that the answer takes as long as for a wrong
+// password and names cannot be probed by timing. It is made once, outside
+// the hash pool: it can neither fail nor wait (a login under load must
+// not be the one that finds the pool full while making it).
+var NoPasswordHash = sync.OnceValue(func() string {
+	salt := []byte("jetjob: no user.")
+	return phcString(salt, argon2.IDKey([]byte("jetjob: no such user"), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen))
+})
 
 // CheckPassword compares pw with a PHC string from HashPassword:
 // ErrBadPassword when it does not match.
