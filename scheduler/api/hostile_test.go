@@ -190,6 +190,26 @@ func TestHostileInput(t *testing.T) {
 		{"method not allowed on a job", "PATCH", jobPath, `{}`, 405, "PATCH"},
 		{"method not allowed on groups", "DELETE", "/api/v1/groups", "", 405, "DELETE"},
 		{"GET on a POST-only route", "GET", jobPath + "/trigger", "", 405, "GET"},
+		// Child jobs (issue #26): every reference is checked where it is made.
+		{"child id zero", "POST", "/api/v1/jobs", validJob("child_job_ids", `[0]`), 400, "child_job_ids"},
+		{"child id negative", "POST", "/api/v1/jobs", validJob("child_job_ids", `[-3]`), 400, "child_job_ids"},
+		{"child id as a string", "POST", "/api/v1/jobs", validJob("child_job_ids", fmt.Sprintf(`["%d"]`, job.ID)), 400, "child_job_ids"},
+		{"child named twice", "POST", "/api/v1/jobs", validJob("child_job_ids", fmt.Sprintf("[%d,%d]", job.ID, job.ID)), 400, "child_job_ids"},
+		{"more than 100 children", "POST", "/api/v1/jobs", validJob("child_job_ids", func() string {
+			ids := make([]int64, 101)
+			for i := range ids {
+				ids[i] = int64(i + 1)
+			}
+			b, _ := json.Marshal(ids)
+			return string(b)
+		}()), 400, "at most 100"},
+		{"a job as its own child", "PUT", jobPath, func() string {
+			var m map[string]any
+			_ = json.Unmarshal([]byte(validJob("name", `"first"`)), &m)
+			m["child_job_ids"], m["version"] = []int64{job.ID}, job.Version
+			b, _ := json.Marshal(m)
+			return string(b)
+		}(), 400, "cycle"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
