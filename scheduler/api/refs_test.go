@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/store"
 )
 
 // Tests of references between jobs (child_job_ids): who may make them,
@@ -177,6 +178,31 @@ func TestChildLinkKeptAcrossEdits(t *testing.T) {
 	spec.ChildJobIDs = nil
 	if code, body := e.do("opNoScripts", "PUT", path, spec); code != http.StatusOK {
 		t.Errorf("dropping the link: %d %s", code, body)
+	}
+
+	// Moving a parent to another group hands its links to that group's
+	// operators: every link is checked anew, as the mover's.
+	both := e.newUser(store.Grant{Group: "a", Role: "operator"}, store.Grant{Group: "b", Role: "operator"})
+	e.keys[both] = e.newKey(both, nil).Secret
+	if _, err := e.st.CreateGroup(context.Background(), store.System, store.Group{Name: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	third := e.job("c", "echo")
+	code, body = e.do("admin", "POST", "/api/v1/jobs", withChildren(jobSpec("a", "echo", "mover"), third.ID))
+	if code != http.StatusCreated {
+		t.Fatalf("admin links a to c: %d %s", code, body)
+	}
+	moved := decodeJob(t, body)
+	spec = moved.JobSpec
+	spec.Group, spec.Version = "b", moved.Version
+	movePath := fmt.Sprintf("/api/v1/jobs/%d", moved.ID)
+	if code, body := e.do(both, "PUT", movePath, spec); code != http.StatusBadRequest || !strings.Contains(string(body), strconv.FormatInt(third.ID, 10)) {
+		t.Errorf("moving a parent to b with its link to c's job: %d %s, want 400", code, body)
+	}
+	spec.Group = "a"
+	spec.Description = "kept in a"
+	if code, body := e.do(both, "PUT", movePath, spec); code != http.StatusOK {
+		t.Errorf("editing it in place, link kept: %d %s, want 200", code, body)
 	}
 }
 

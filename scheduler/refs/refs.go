@@ -31,7 +31,9 @@
 // the parent re-checks only the references the edit adds; references the
 // parent already had are kept without a check, because keeping one gives
 // the editor nothing new: whoever may edit the parent may trigger it, and
-// that already causes the child's runs. Removing a reference needs no
+// that already causes the child's runs. Moving the parent to another
+// group is the exception: it hands its links to that group's operators, so
+// all of them are checked as if new. Removing a reference needs no
 // permission on its target. An admin who revokes a grant and wants its
 // links gone removes them from the parents (the audit log names who made
 // each). A reader who cannot read a child's group still sees its id in the

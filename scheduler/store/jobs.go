@@ -213,7 +213,13 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if !j.Enabled {
 			next = nil
 		}
-		if err := s.checkChildren(ctx, tx, a, j.ID, cur.ChildJobIDs, j.ChildJobIDs); err != nil {
+		// Moving a job to another group hands its links to other people
+		// (the new group's operators trigger it): all are checked anew.
+		kept := cur.ChildJobIDs
+		if cur.Group != j.Group {
+			kept = nil
+		}
+		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
 			return err
 		}
 		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
@@ -353,8 +359,9 @@ type querier interface {
 }
 
 // checkChildren decides whether job id (0 for a new job) may have the
-// children next where it had cur. Only the references the write adds are
-// checked (package refs explains why kept ones are not): each must name a
+// children next where it had cur (nil when the write moves it to another
+// group). Only the references the write adds are checked (package refs
+// explains why kept ones are not): each must name a
 // job that a may name (refs.Check: a missing job and one a may not trigger
 // are refused alike), and with them no child may lead back to id nor any
 // fire reach past the cap (refs.Graph.Link).
