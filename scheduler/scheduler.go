@@ -30,6 +30,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/results"
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/scheduler/runs"
@@ -66,6 +67,12 @@ type Config struct {
 	Backlog backlog.Config
 	// Backfill bounds how fast backfill operations write their runs.
 	Backfill backfill.Config
+	// MaxChainRuns caps the runs one fire may cause through child jobs
+	// (default refs.DefaultMaxRuns, 100): the API refuses a link that
+	// would let any job reach further, and the results applier triggers
+	// no children past it (Results.MaxChainRuns takes this value). Give
+	// every scheduler of a cluster the same.
+	MaxChainRuns int
 }
 
 // Validate checks every component's settings in one place, so that a
@@ -79,6 +86,7 @@ func (c *Config) Validate() error {
 			store.MaxShardCount, store.DefaultShardCount, c.ShardCount)
 	}
 	return errors.Join(shards,
+		refs.ValidateMaxRuns(c.MaxChainRuns),
 		c.Lease.Validate(),
 		c.Planner.Validate(),
 		c.Dispatch.Validate(),
@@ -183,6 +191,9 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	}
 	if cfg.Backlog.WarnAfter == 0 {
 		cfg.Backlog.WarnAfter = cfg.Dispatch.MisfireThreshold
+	}
+	if cfg.Results.MaxChainRuns == 0 {
+		cfg.Results.MaxChainRuns = cfg.MaxChainRuns
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -67,7 +67,7 @@ type wiring struct {
 // st is nil if ctx ended first.
 func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
 	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
-		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount)
+		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns))
 	})
 	if err != nil {
 		return nil, nil, nil

@@ -193,6 +193,26 @@ func TestHostileInput(t *testing.T) {
 		// Passwords (issue 26, finding 9).
 		{"current_password without a new password", "PATCH", "/api/v1/users/nobody", `{"current_password":"guess guess guess"}`, 400, "current_password"},
 		{"current_password for another user", "PATCH", "/api/v1/users/nobody", `{"password":"a long new password","current_password":"x"}`, 400, "current_password"},
+		// Child jobs (issue #26): every reference is checked where it is made.
+		{"child id zero", "POST", "/api/v1/jobs", validJob("child_job_ids", `[0]`), 400, "child_job_ids"},
+		{"child id negative", "POST", "/api/v1/jobs", validJob("child_job_ids", `[-3]`), 400, "child_job_ids"},
+		{"child id as a string", "POST", "/api/v1/jobs", validJob("child_job_ids", fmt.Sprintf(`["%d"]`, job.ID)), 400, "child_job_ids"},
+		{"child named twice", "POST", "/api/v1/jobs", validJob("child_job_ids", fmt.Sprintf("[%d,%d]", job.ID, job.ID)), 400, "child_job_ids"},
+		{"more than 100 children", "POST", "/api/v1/jobs", validJob("child_job_ids", func() string {
+			ids := make([]int64, 101)
+			for i := range ids {
+				ids[i] = int64(i + 1)
+			}
+			b, _ := json.Marshal(ids)
+			return string(b)
+		}()), 400, "at most 100"},
+		{"a job as its own child", "PUT", jobPath, func() string {
+			var m map[string]any
+			_ = json.Unmarshal([]byte(validJob("name", `"first"`)), &m)
+			m["child_job_ids"], m["version"] = []int64{job.ID}, job.Version
+			b, _ := json.Marshal(m)
+			return string(b)
+		}(), 400, "cycle"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

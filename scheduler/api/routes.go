@@ -10,11 +10,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/auth"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/store"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
 		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), byID(s.store.GetJob, jobDoc)},
 		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), s.updateJob},
-		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobGroup), s.deleteJob},
+		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), s.deleteJob},
 		{"POST /api/v1/jobs/{id}/enable", operate(s.pathJobGroup), s.enableJob},
 		{"POST /api/v1/jobs/{id}/disable", operate(s.pathJobGroup), s.disableJob},
 		{"POST /api/v1/jobs/{id}/trigger", operate(s.triggerGroups), s.triggerJob},
@@ -201,7 +201,8 @@ func principalOf(u store.User) *auth.Principal {
 	return p
 }
 
-// actor is the request's principal as the audit log records it.
+// actor is the request's principal as the audit log records it, with the
+// jobs it may name in references (the jobs it could trigger itself).
 func actor(r *http.Request) store.Actor {
 	client := r.RemoteAddr
 	if host, _, err := net.SplitHostPort(client); err == nil {
@@ -211,7 +212,7 @@ func actor(r *http.Request) store.Actor {
 	if p == nil {
 		return store.Actor{Name: "anonymous", Auth: "none", Client: client}
 	}
-	return store.Actor{Name: p.Name, Auth: p.Credential(), Client: client}
+	return store.Actor{Name: p.Name, Auth: p.Credential(), Client: client, Refs: refs.Of(p)}
 }
 
 // readable is the groups the request's principal may read, nil for all:
@@ -302,7 +303,7 @@ func peekBody(r *http.Request, v any) (bool, error) {
 // when the handler runs commands (shell, or one the group declares).
 func (s *Server) commandNeed(ctx context.Context, group, handler string) (auth.Need, error) {
 	n := auth.Need{Group: group}
-	if handler == "shell" {
+	if handler == auth.ShellHandler {
 		n.Scripts, n.Why = true, "handler shell runs commands"
 		return n, nil
 	}
@@ -310,7 +311,7 @@ func (s *Server) commandNeed(ctx context.Context, group, handler string) (auth.N
 	if err != nil {
 		return n, err
 	}
-	if slices.Contains(hs, handler) {
+	if auth.RunsCommands(handler, hs) {
 		n.Scripts, n.Why = true, fmt.Sprintf("handler %s runs commands in group %s", handler, group)
 	}
 	return n, nil
@@ -355,6 +356,27 @@ func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Nee
 	}
 	will, err := s.commandNeed(r.Context(), f.Group, f.Handler)
 	return []auth.Need{was, will}, err
+}
+
+// pathJobWriteGroup is the group of the path's job, with scripts when the
+// job runs commands: deleting a command-running job is writing it, as
+// creating or editing one is.
+func (s *Server) pathJobWriteGroup(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("job %d", id)
+	j, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return nil, hidden(err, what)
+	}
+	if p.Admin {
+		return nil, nil
+	}
+	n, err := s.commandNeed(r.Context(), j.Group, j.Handler)
+	n.Hidden, n.What = true, what
+	return []auth.Need{n}, err
 }
 
 // triggerGroups is the job's group; triggering a command-running job with

@@ -24,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
@@ -195,7 +196,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		case errors.As(err, &mbe):
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
 		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),
-			errors.Is(err, store.ErrCycle), errors.Is(err, store.ErrUnknownChild):
+			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut):
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
 		case errors.Is(err, store.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})

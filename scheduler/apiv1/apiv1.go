@@ -92,8 +92,10 @@ type JobSpec struct {
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
 	RetryInitial Duration `json:"retry_initial,omitempty"` // default 1s
 	RetryMax     Duration `json:"retry_max,omitempty"`     // default 5m
-	// ChildJobIDs are triggered when a run of this job succeeds; a cycle
-	// is refused.
+	// ChildJobIDs are triggered when a run of this job succeeds. A child
+	// added must be a job the writer could trigger (else refused like an
+	// id that does not exist); a cycle, or a reach past the scheduler's
+	// --max-chain-runs runs per fire, is refused (package refs).
 	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
 	// AlarmWebhook receives a POST when the last attempt of a run fails;
 	// AlarmEmails an email (SMTP configured on the scheduler).

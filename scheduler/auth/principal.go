@@ -167,3 +167,23 @@ func FromContext(ctx context.Context) *Principal {
 	p, _ := ctx.Value(ctxKey{}).(*Principal)
 	return p
 }
+
+// ShellHandler is the drop-in worker's built-in handler that runs a
+// command: every group's jobs of it need the scripts permission.
+const ShellHandler = "shell"
+
+// RunsCommands reports whether a job with handler, in a group whose
+// command-running handlers (besides shell) are commandHandlers, runs
+// commands: writing such a job, or naming it as another job's child, needs
+// the scripts permission on its group.
+func RunsCommands(handler string, commandHandlers []string) bool {
+	return handler == ShellHandler || slices.Contains(commandHandlers, handler)
+}
+
+// MayTrigger reports whether p may trigger, as it stands, a job of group
+// that runs commands (or not): operator of the group, and scripts for a
+// command-running job. Naming a job as another's child (package refs)
+// needs exactly this.
+func (p *Principal) MayTrigger(group string, commands bool) bool {
+	return p.Can(group, Operator) && (!commands || p.CanScripts(group))
+}

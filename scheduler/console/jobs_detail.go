@@ -131,9 +131,8 @@ func (c *Console) jobLinks(r *http.Request, ids []int64) ([]jobLink, error) {
 		case err == nil:
 			out = append(out, jobLink{ID: id, Name: j.Name})
 		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
-			out = append(out, jobLink{ID: id, Note: "deleted"})
-		case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
-			out = append(out, jobLink{ID: id, Note: "in a group you may not read"})
+			// The API answers another group's job as a missing one.
+			out = append(out, jobLink{ID: id, Note: "deleted, or in a group you may not read"})
 		default:
 			return nil, err
 		}

@@ -13,11 +13,12 @@ import (
 )
 
 // Export builds the file of the given groups and jobs. names resolves a
-// child job id to its key: it must name every child of every job (the
-// caller looks up children outside the exported jobs), since a file cannot
-// hold ids. The file is sorted (groups by name, jobs by group then name,
-// children by key) and leaves defaults out, so exporting the same cluster
-// twice gives the same bytes.
+// child job id to its key (the caller looks up children outside the
+// exported jobs); a child it cannot name — one the exporter may not read,
+// or one deleted — is only counted (Job.Hidden), since a file holds no ids
+// and must not name what the exporter may not see. The file is sorted
+// (groups by name, jobs by group then name, children by key) and leaves
+// defaults out, so exporting the same cluster twice gives the same bytes.
 func Export(groups []apiv1.Group, jobs []apiv1.Job, names map[int64]Key) (*File, error) {
 	f := &File{}
 	for _, g := range groups {
@@ -32,7 +33,8 @@ func Export(groups []apiv1.Group, jobs []apiv1.Job, names map[int64]Key) (*File,
 		for _, id := range j.ChildJobIDs {
 			k, ok := names[id]
 			if !ok {
-				return nil, fmt.Errorf("job %s: child job %d cannot be named (not readable?): a file names children by group/name", fj.Key(), id)
+				fj.Hidden++
+				continue
 			}
 			fj.Children = append(fj.Children, k)
 		}
@@ -80,6 +82,9 @@ func (f *File) Encode() ([]byte, error) {
 		if err := encodeFields(m, reflect.ValueOf(j.Spec), jobFields); err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.Key(), err)
 		}
+		if j.Hidden > 0 {
+			noteHidden(m, j.Hidden)
+		}
 		if len(j.Children) > 0 {
 			seq := &yaml.Node{Kind: yaml.SequenceNode}
 			for _, c := range j.Children {
@@ -104,4 +109,19 @@ func (f *File) Encode() ([]byte, error) {
 		return nil, fmt.Errorf("encoding jobs file: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// noteHidden puts on the job's name the comment that counts the children
+// the file does not list (Job.Hidden).
+func noteHidden(m *yaml.Node, n int) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == fieldName {
+			what, it := "child job", "it"
+			if n > 1 {
+				what, it = "child jobs", "them"
+			}
+			m.Content[i+1].LineComment = fmt.Sprintf("# %d more %s not listed (not readable by the exporter, or deleted): apply keeps %s", n, what, it)
+			return
+		}
+	}
 }

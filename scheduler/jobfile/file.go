@@ -4,7 +4,12 @@
 //
 // A file names jobs by group + name, never by numeric id: ids differ from
 // one cluster to the next, so a file exported from one cluster applies to
-// another. Child jobs are written the same way ("group/name").
+// another. Child jobs are written the same way ("group/name"). A child the
+// exporter cannot read (another group's, linked by someone who could
+// trigger it) cannot be named without telling what the exporter may not
+// know: it is left out of the file, with a comment counting it, and apply
+// keeps such children of a job as they are (package refs: a link kept
+// unchanged is not re-checked, so keeping it needs no right to its target).
 //
 // The fields of a job are apiv1.JobSpec's, under their JSON names, found by
 // reflection: a field added to JobSpec is exported, read, compared and
@@ -74,6 +79,10 @@ type Job struct {
 	Spec apiv1.JobSpec
 	// Children are the jobs triggered when a run of this one succeeds.
 	Children []Key
+	// Hidden counts the children Export could not name (not readable by
+	// the exporter, or deleted): a file never holds them, and apply keeps
+	// them. Encode notes them in a comment; Parse leaves it 0.
+	Hidden int
 
 	// line is where the job starts in the file (0 when not read from
 	// one); fieldLines where each of its fields is, by name.

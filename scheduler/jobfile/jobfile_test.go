@@ -138,11 +138,41 @@ jobs:
 	}
 }
 
-// A child the export cannot name is an error: a file never holds ids.
-func TestExportRefusesUnnamedChild(t *testing.T) {
-	jobs := []apiv1.Job{served(1, "g", "a", func(j *apiv1.Job) { j.ChildJobIDs = []int64{42} })}
-	_, err := Export(nil, jobs, map[int64]Key{1: {"g", "a"}})
-	if err == nil || !strings.Contains(err.Error(), "child job 42") {
-		t.Fatalf("Export with an unnamed child: %v", err)
+// A child the export cannot name (not readable by the exporter, or
+// deleted) is counted, never named nor written as an id; planning the
+// file back keeps it: no difference, and the update sends it back.
+func TestExportCountsUnnamedChild(t *testing.T) {
+	jobs := []apiv1.Job{
+		served(1, "g", "a", func(j *apiv1.Job) { j.ChildJobIDs = []int64{42, 2, 43} }),
+		served(2, "g", "b", nil),
+	}
+	names := map[int64]Key{1: {"g", "a"}, 2: {"g", "b"}}
+	f, err := Export(nil, jobs, names)
+	if err != nil {
+		t.Fatalf("Export with unnamed children: %v", err)
+	}
+	doc := encode(t, f)
+	if !strings.Contains(doc, "name: a # 2 more child jobs not listed") || strings.Contains(doc, "42") || strings.Contains(doc, "43") {
+		t.Fatalf("export:\n%s", doc)
+	}
+	back := mustParse(t, doc)
+	if back.Jobs[0].Hidden != 0 || len(back.Jobs[0].Children) != 1 {
+		t.Fatalf("read back: %+v", back.Jobs[0])
+	}
+	groups := []apiv1.Group{{Name: "g"}}
+	p, err := MakePlan("jobs.yaml", back, groups, jobs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Empty() || len(p.Changes[0].Keep) != 2 || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "g/a: 2 child job(s)") {
+		t.Fatalf("plan of the export: %+v", p)
+	}
+	// An edit sends the kept children along (the apply command adds them).
+	back.Jobs[0].Spec.Description = "edited"
+	if p, err = MakePlan("jobs.yaml", back, groups, jobs, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Changes[0]; c.Action != Update || len(c.Diffs) != 1 || c.Diffs[0].Field != "description" || len(c.Keep) != 2 {
+		t.Fatalf("plan of an edit: %+v", c)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
@@ -34,6 +33,11 @@ type Change struct {
 	Version int64 `json:"version,omitempty"`
 	// Diffs are the fields an update changes.
 	Diffs []FieldDiff `json:"diffs,omitempty"`
+	// Keep are the job's children the plan cannot name (no job the caller
+	// reads has their id: another group's, or deleted). A file cannot list
+	// them, so they are no difference: an update sends them back as they
+	// are, and the server keeps a link it is sent unchanged.
+	Keep []int64 `json:"keep_children,omitempty"`
 	// Job is what the file says (create, update).
 	Job *Job `json:"-"`
 }
@@ -129,9 +133,14 @@ func MakePlan(name string, f *File, groups []apiv1.Group, current []apiv1.Job, p
 			continue
 		}
 		ch := Change{Action: Unchanged, Key: j.Key(), ID: cur.ID, Version: cur.Version, Job: j}
-		ch.Diffs = diff(current2file(cur, names), j)
+		var was *Job
+		was, ch.Keep = current2file(cur, names)
+		ch.Diffs = diff(was, j)
 		if len(ch.Diffs) > 0 {
 			ch.Action = Update
+		}
+		if n := len(ch.Keep); n > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: %d child job(s) you cannot read (or deleted) are not in the file: apply keeps them", j.Key(), n))
 		}
 		p.Changes = append(p.Changes, ch)
 	}
@@ -158,22 +167,25 @@ func (j *Job) lineOf(field string) int {
 	return j.line
 }
 
-// current2file is a job of the cluster as a file would hold it: children
-// by name (an id no readable job has stays visible as "#id").
-func current2file(cur *apiv1.Job, names map[int64]Key) *Job {
+// current2file is a job of the cluster as a file would hold it, children
+// by name, and the ids of its children no readable job has (kept: a file
+// cannot name them).
+func current2file(cur *apiv1.Job, names map[int64]Key) (*Job, []int64) {
 	spec := cur.JobSpec
 	enabled := cur.Enabled
 	spec.Enabled, spec.Version, spec.ChildJobIDs = &enabled, 0, nil
 	j := &Job{Spec: spec}
+	var keep []int64
 	for _, id := range cur.ChildJobIDs {
 		k, ok := names[id]
 		if !ok {
-			k = Key{Group: "#" + strconv.FormatInt(id, 10)}
+			keep = append(keep, id)
+			continue
 		}
 		j.Children = append(j.Children, k)
 	}
 	sortKeys(j.Children)
-	return j
+	return j, keep
 }
 
 // diff lists the fields that differ between two jobs, defaults filled in.

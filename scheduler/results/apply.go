@@ -115,9 +115,20 @@ func storable(s string) string {
 	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }
 
-// apply applies events and returns the status changes, the ids of the
-// runs it created (retries, child runs) and the updates that changed nothing.
-func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Change, []int64, []Ignored, error) {
+// batchResult is what applying one batch did.
+type batchResult struct {
+	changes []Change
+	// spawned are the runs it created (retries, child runs).
+	spawned []int64
+	// ignored are the updates that changed nothing.
+	ignored []Ignored
+	// capped are the runs whose children the cap kept from running.
+	capped []runs.Capped
+}
+
+// apply applies events, and triggers the children of the runs that
+// succeeded within maxChainRuns runs per root fire.
+func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxChainRuns int) (batchResult, error) {
 	ups := coalesce(events)
 	// In id order: concurrent appliers and dispatch's TRIGGERED writes then
 	// lock rows in the same order and do not deadlock.
@@ -135,9 +146,10 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 		changes []Change
 		spawned []int64
 		ignored []Ignored
+		capped  []runs.Capped
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		changes, spawned, ignored = changes[:0], spawned[:0], ignored[:0]
+		changes, spawned, ignored, capped = changes[:0], spawned[:0], ignored[:0], nil
 		keys, err := scheduledTimes(ctx, tx, ups, order)
 		if err != nil {
 			return err
@@ -155,11 +167,12 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 				StartedAt: u.startedAt, FinishedAt: u.finishedAt, Message: u.message, WorkerID: u.workerID,
 				StreamSeq: u.seq, TriggeredAt: u.triggeredAt})
 		}
-		moved, spawnedIDs, err := runs.ApplyEvents(ctx, tx, batch)
+		done, err := runs.ApplyEvents(ctx, tx, batch, maxChainRuns)
 		if err != nil {
 			return err
 		}
-		spawned = spawnedIDs
+		moved := done.Moved
+		spawned, capped = done.Spawned, done.Capped
 		changes = slices.Grow(changes, len(moved))
 		applied := make(map[runKey]bool, len(batch))
 		for _, m := range moved {
@@ -198,9 +211,9 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent) ([]Ch
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
+		return batchResult{}, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
-	return changes, spawned, ignored, nil
+	return batchResult{changes: changes, spawned: spawned, ignored: ignored, capped: capped}, nil
 }
 
 // ignoredUpdates appends to ignored the updates of batch that ApplyEvents

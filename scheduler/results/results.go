@@ -39,6 +39,7 @@ import (
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -59,6 +60,11 @@ type Config struct {
 	// flush, per message; waiting a few milliseconds turns that into one
 	// per batch. It delays only the recording of results, never a run.
 	Linger time.Duration
+	// MaxChainRuns caps the runs one root fire may cause through child
+	// jobs (default refs.DefaultMaxRuns): a run whose children would pass
+	// it triggers none of them, and its message says why. The API checks
+	// links against the same cap when they are made (scheduler.Config).
+	MaxChainRuns int
 }
 
 // Validate says which field is wrong: each value must be positive, or 0
@@ -68,6 +74,7 @@ func (c Config) Validate() error {
 		tuning.NotNegative("results", "BatchSize", c.BatchSize, "1000"),
 		tuning.NotNegative("results", "AckWait", c.AckWait, "30s"),
 		tuning.NotNegative("results", "Linger", c.Linger, DefaultLinger.String()),
+		refs.ValidateMaxRuns(c.MaxChainRuns),
 	)
 }
 
@@ -126,6 +133,7 @@ func (c Config) withDefaults() Config {
 	if c.AckWait == 0 {
 		c.AckWait = 30 * time.Second
 	}
+	c.MaxChainRuns = refs.MaxRunsOr(c.MaxChainRuns)
 	return c
 }
 
@@ -357,18 +365,22 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 	var changed []Change
 	for len(events) > 0 {
 		tb.Writing()
-		changes, spawned, ignored, err := apply(ctx, a.pool, events)
+		done, err := apply(ctx, a.pool, events, a.cfg.MaxChainRuns)
 		if err == nil {
-			changed = changes
-			for _, c := range changes {
+			changed = done.changes
+			for _, c := range done.changes {
 				tb.Applied(c.RunID, c.JobID, c.Status)
 			}
-			a.logIgnored(ignored)
-			if a.applied != nil && len(changes) > 0 {
-				a.applied(changes)
+			a.logIgnored(done.ignored)
+			for _, c := range done.capped {
+				a.log.Warn("child jobs not triggered: the fire's chain reached its cap", logging.Run(c.RunID),
+					zap.Int64("job_id", c.JobID), zap.Int64("chain_root_run", c.Root), zap.Int("max_chain_runs", a.cfg.MaxChainRuns))
 			}
-			if a.spawned != nil && len(spawned) > 0 {
-				a.spawned(ctx, spawned)
+			if a.applied != nil && len(done.changes) > 0 {
+				a.applied(done.changes)
+			}
+			if a.spawned != nil && len(done.spawned) > 0 {
+				a.spawned(ctx, done.spawned)
 			}
 			break
 		}

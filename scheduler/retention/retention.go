@@ -1,7 +1,8 @@
 // Package retention maintains job_runs' daily partitions: it creates the
 // coming days' partitions, rolls finished days up into run_stats_daily (the
 // daily report), and drops the partitions of days older than the retention
-// once the rollup covers them.
+// once the rollup covers them. It also deletes the counters of child-job
+// chains (run_chains, package runs) idle for longer than the retention.
 //
 // Every scheduler runs the loop, but one does the work at a time: each step
 // runs in its own transaction that first takes pg_try_advisory_xact_lock,
@@ -190,12 +191,16 @@ type Report struct {
 	// Purged counts rows deleted from the default partition for days
 	// older than the retention (rolled up first, like partitions).
 	Purged int64
+	// Chains counts the chain counters (run_chains) deleted: those of
+	// root fires idle for longer than the retention, whose runs are gone.
+	Chains int64
 }
 
 // errNotHolder ends a round whose lock another scheduler holds.
 var errNotHolder = errors.New("maintenance lock held by another scheduler")
 
-// Round does one round: create partitions, roll up, drop.
+// Round does one round: create partitions, roll up, drop, forget idle
+// chains.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
 	now := m.now()
@@ -341,6 +346,17 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 			rep.Purged += purged
 			m.log.Info("old runs deleted from the default partition", zap.String("day", d.Format(time.DateOnly)), zap.Int64("runs", purged))
 		}
+	}
+
+	// 4. The counters of chains idle for longer than the retention (the
+	// cap on the runs a fire causes through child jobs, package runs):
+	// their runs are dropped by now, and no child of theirs is to come.
+	if err := m.step(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM run_chains WHERE updated_at < $1`, cutoff)
+		rep.Chains = tag.RowsAffected()
+		return err
+	}); err != nil {
+		return fmt.Errorf("delete idle chain counters: %w", err)
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -54,11 +55,12 @@ type Moved struct {
 //     marked alarm_status = 'pending' for the alarm sender.
 //   - retried: a failed run with attempts left gets a new run (trigger type
 //     retry, attempt + 1, retry_of), scheduled after its backoff.
-//   - children: a run that succeeded triggers its job's enabled children
-//     (trigger type parent, parent_run), scheduled at its end.
+//   - parents: a run that succeeded and whose job has enabled children is
+//     returned with their number, for spawnChildren (below), which
+//     triggers them within the cap on the runs one fire may cause.
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //
-// children and chained state the predicates of the partial indexes
+// parents and chained state the predicates of the partial indexes
 // jobs_parents and jobs_fix_delay (migration 0011): few jobs have children
 // or a fixed delay, and probing those indexes per run is far cheaper than
 // reading every run's job.
@@ -93,47 +95,67 @@ const applySQL = `WITH u AS (
 	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
-		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at),
+		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
-			attempt, retry_of, shard_index, shard_total, params)
+			attempt, retry_of, shard_index, shard_total, params, chain_root)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
 			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
 				THEN j.retry_initial_ms::float8
 				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
 			END) / 1000),
-			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params
+			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id)
 		FROM applied a JOIN jobs j ON j.id = a.job_id
 		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < j.max_retries
 		ON CONFLICT DO NOTHING
 		RETURNING id),
-	children AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, parent_run)
-		SELECT c.id, c.group_name, c.shard, 'parent', 'SCHEDULED', a.finished_at, a.id
+	parents AS (SELECT a.id, a.job_id, a.scheduled_at, a.finished_at, COALESCE(a.chain_root, a.id) AS root,
+			count(*)::int AS children
 		FROM applied a JOIN jobs p ON p.id = a.job_id AND p.child_job_ids <> '{}'
 			JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
 		WHERE a.status = 'SUCCEEDED'
-		ON CONFLICT DO NOTHING
-		RETURNING id),
+		GROUP BY a.id, a.job_id, a.scheduled_at, a.finished_at, a.chain_root),
 	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at FROM applied
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL FROM retried
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL FROM children`
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0 FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0 FROM retried
+	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children FROM parents`
 
 // Row kinds of applySQL's result.
 const (
 	rowApplied = 0 // a run whose status the batch moved
-	rowSpawned = 1 // a run the batch created (retry, child)
+	rowSpawned = 1 // a run the batch created (a retry)
+	rowParent  = 2 // a run that succeeded and has children to trigger
 )
 
-// ApplyEvents applies ups in one statement in tx (see applySQL) and returns
-// the runs it moved and the ids of the runs it created (retries, child
-// runs), SCHEDULED for later. An update whose run is already at or past
-// its status, or is not a run of its group, changes nothing and is not in
-// moved. The caller orders ups by run id: concurrent appliers and
-// dispatch's marks then lock rows in the same order and do not deadlock.
-func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update) (moved []Moved, spawned []int64, err error) {
+// Applied is what ApplyEvents did.
+type Applied struct {
+	// Moved are the runs whose status it moved, as they are after.
+	Moved []Moved
+	// Spawned are the ids of the runs it created (retries, child runs),
+	// SCHEDULED for later.
+	Spawned []int64
+	// Capped are the runs that succeeded but triggered none of their
+	// children: their fire's chain would have passed the cap.
+	Capped []Capped
+}
+
+// Capped is a run whose children were not triggered, and why (the note
+// its message now ends with).
+type Capped struct {
+	RunID, JobID, Root int64
+	Note               string
+}
+
+// ApplyEvents applies ups in one statement in tx (see applySQL), then
+// triggers the children of the runs that succeeded (spawnChildren), at most
+// maxChainRuns runs per root fire (0: refs.DefaultMaxRuns). An update whose
+// run is already at or past its status, or is not a run of its group,
+// changes nothing and is not in Applied.Moved. The caller orders ups by
+// run id: concurrent appliers and dispatch's marks then lock rows in the
+// same order and do not deadlock.
+func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int) (Applied, error) {
 	n := len(ups)
 	var (
 		ids                 = make([]int64, n)
@@ -159,22 +181,37 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update) (moved []Moved, s
 		kind int
 		// The run's times after the change; NULL for spawned rows.
 		started, sched, finished *time.Time
+		root                     int64
+		children                 int
+		out                      Applied
+		parents                  []parent
 	)
-	moved = make([]Moved, 0, n) // usually every update moves its run
+	out.Moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups)
-	_, err = pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished}, func() error {
-		if kind == rowSpawned {
-			spawned = append(spawned, m.RunID)
-			return nil
+	_, err := pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished, &root, &children}, func() error {
+		switch kind {
+		case rowSpawned:
+			out.Spawned = append(out.Spawned, m.RunID)
+		case rowParent:
+			parents = append(parents, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root, Children: children},
+				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished)})
+		default:
+			m.StartedAt, m.ScheduledAt, m.FinishedAt = deref(started), deref(sched), deref(finished)
+			out.Moved = append(out.Moved, m)
 		}
-		m.StartedAt, m.ScheduledAt, m.FinishedAt = deref(started), deref(sched), deref(finished)
-		moved = append(moved, m)
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("apply updates to %d runs: %w", n, err)
+		return Applied{}, fmt.Errorf("apply updates to %d runs: %w", n, err)
 	}
-	return moved, spawned, nil
+	if len(parents) > 0 {
+		spawned, capped, err := spawnChildren(ctx, tx, parents, refs.MaxRunsOr(maxChainRuns))
+		if err != nil {
+			return Applied{}, err
+		}
+		out.Spawned, out.Capped = append(out.Spawned, spawned...), capped
+	}
+	return out, nil
 }
 
 // fillStartedSQL records start times that applySQL could not: a started

@@ -17,7 +17,7 @@
 //
 //   - SCHEDULED (a new row): InsertPlanned (planner), InsertManual (API),
 //     InsertBackfill (backfill), Expand (the parts of a broadcast), and
-//     ApplyEvents (retries and child runs, in the statement that ends their
+//     ApplyEvents (retries and child runs, in the transaction that ends their
 //     cause).
 //   - SKIPPED or FAILED from SCHEDULED, never published: Record (dispatch's
 //     misfire policy, or a run that cannot be encoded); SKIPPED also by

@@ -9,7 +9,8 @@ import (
 
 // expandSQL turns a planned run into part 0 of n and inserts parts 1..n-1
 // as runs of their own (same job, fire, attempt and links), each naming its
-// worker in worker_id. It is written once: part 0 moves only while
+// worker in worker_id. The parts belong to part 0's chain (chain_root): one
+// fire, one cap on the runs its parts' children may cause. It is written once: part 0 moves only while
 // shard_total is 0, so a recovery reads the parts and never expands again,
 // and UNIQUE (job_id, scheduled_at, shard_index, attempt) holds the rest.
 // Like every write for a shard it is fenced by the lease the run was
@@ -21,9 +22,9 @@ var expandSQL = `WITH base AS (
 	RETURNING r.*
 ), parts AS (
 	INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, attempt,
-		retry_of, parent_run, params, shard_index, shard_total, worker_id)
+		retry_of, parent_run, params, shard_index, shard_total, worker_id, chain_root)
 	SELECT b.job_id, b.group_name, b.shard, b.trigger_type, 'SCHEDULED', b.scheduled_at, b.attempt,
-		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1]
+		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1], COALESCE(b.chain_root, b.id)
 	FROM base b, generate_series(1, $3 - 1) AS i
 	ON CONFLICT DO NOTHING
 	RETURNING id, shard_index

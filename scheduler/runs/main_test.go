@@ -133,8 +133,8 @@ func (f *fixture) apply(u runs.Update) []runs.Moved {
 	f.t.Helper()
 	var moved []runs.Moved
 	err := pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
-		var err error
-		moved, _, err = runs.ApplyEvents(f.ctx, tx, []runs.Update{u})
+		a, err := runs.ApplyEvents(f.ctx, tx, []runs.Update{u}, 0)
+		moved = a.Moved
 		return err
 	})
 	if err != nil {

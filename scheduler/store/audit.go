@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/refs"
 )
 
 // Actor is who makes a change. Every store function that changes what the
@@ -22,10 +24,15 @@ type Actor struct {
 	Auth string
 	// Client is the request's remote address ("" for internal changes).
 	Client string
+	// Refs is which jobs the actor may name in the references a change
+	// adds (child jobs): package refs decides, inside the change's
+	// transaction. Nil names none.
+	Refs refs.Authority
 }
 
-// System is the actor of changes jetjob makes itself (dev's demo jobs).
-var System = Actor{Name: "system", Auth: "internal"}
+// System is the actor of changes jetjob makes itself (dev's demo jobs): it
+// may name any job.
+var System = Actor{Name: "system", Auth: "internal", Refs: refs.Unrestricted}
 
 // AuditEntry is one row of the audit log.
 type AuditEntry struct {

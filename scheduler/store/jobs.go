@@ -10,7 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -111,7 +113,7 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	}
 	var out Job
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := checkChildren(ctx, tx, 0, j.ChildJobIDs); err != nil {
+		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
 			return err
 		}
 		// The shard derives from the id, so the id is drawn first and the row
@@ -211,7 +213,13 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if !j.Enabled {
 			next = nil
 		}
-		if err := checkChildren(ctx, tx, j.ID, j.ChildJobIDs); err != nil {
+		// Moving a job to another group hands its links to other people
+		// (the new group's operators trigger it): all are checked anew.
+		kept := cur.ChildJobIDs
+		if cur.Group != j.Group {
+			kept = nil
+		}
+		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
 			return err
 		}
 		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
@@ -337,48 +345,95 @@ func ParseJobsNotification(payload string) (int64, time.Time, error) {
 	return id, time.UnixMicro(us), nil
 }
 
-var (
-	// ErrCycle is returned when a job's children would lead back to it.
-	ErrCycle = errors.New("child jobs form a cycle")
-	// ErrUnknownChild is returned when a child job does not exist.
-	ErrUnknownChild = errors.New("unknown child job")
-)
+// refsLockClass is the advisory lock (two-key form, a key space of its
+// own) that serializes the writes adding references: each is checked
+// against the graph as it is, so two links made at once must not be
+// checked each without the other (together they could close a cycle or
+// pass the cap). Only writes that add a reference take it.
+const refsLockClass = 0x6a6a7266 // "jjrf"
 
 // querier is a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// checkChildren verifies that every child job exists and that following
-// child_job_ids from the children never leads back to job id (0 for a new
-// job, which nothing can point to yet).
-func checkChildren(ctx context.Context, q querier, id int64, children []int64) error {
-	if len(children) == 0 {
+// checkChildren decides whether job id (0 for a new job) may have the
+// children next where it had cur (nil when the write moves it to another
+// group). Only the references the write adds are checked (package refs
+// explains why kept ones are not): each must name a
+// job that a may name (refs.Check: a missing job and one a may not trigger
+// are refused alike), and with them no child may lead back to id nor any
+// fire reach past the cap (refs.Graph.Link).
+func (s *Store) checkChildren(ctx context.Context, tx pgx.Tx, a Actor, id int64, cur, next []int64) error {
+	added := refs.Added(cur, next)
+	if len(added) == 0 {
 		return nil
 	}
-	var missing []int64
-	if err := q.QueryRow(ctx, `SELECT COALESCE(array_agg(c), '{}') FROM unnest($1::bigint[]) AS c
-		WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = c)`, children).Scan(&missing); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, refsLockClass); err != nil {
+		return fmt.Errorf("check child jobs: lock: %w", err)
+	}
+	targets, err := refTargets(ctx, tx, added)
+	if err != nil {
+		return err
+	}
+	if err := refs.Check(a.Refs, "child_job_ids", added, targets); err != nil {
+		return err
+	}
+	g, err := childGraph(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	// A kept child that no longer exists triggers nothing: not counted.
+	var existing []int64
+	rows, _ := tx.Query(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[])`, next)
+	if existing, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
 		return fmt.Errorf("check child jobs: %w", err)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %v", ErrUnknownChild, missing)
-	}
-	if id == 0 {
+	return g.Link(id, existing, s.maxChainRuns)
+}
+
+// refTargets reads the jobs of ids that exist, as references see them.
+func refTargets(ctx context.Context, q querier, ids []int64) ([]refs.Target, error) {
+	rows, _ := q.Query(ctx, `SELECT j.id, j.group_name, j.handler, COALESCE(g.command_handlers, '{}')
+		FROM jobs j LEFT JOIN job_groups g ON g.name = j.group_name
+		WHERE j.id = ANY($1::bigint[])`, ids)
+	var (
+		t        refs.Target
+		handler  string
+		commands []string
+		out      []refs.Target
+	)
+	_, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Group, &handler, &commands}, func() error {
+		t.Commands = auth.RunsCommands(handler, commands)
+		out = append(out, t)
 		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read child jobs: %w", err)
 	}
-	var cycle bool
-	if err := q.QueryRow(ctx, `WITH RECURSIVE reach(id) AS (
-			SELECT unnest($2::bigint[])
-			UNION
-			SELECT unnest(j.child_job_ids) FROM jobs j JOIN reach ON j.id = reach.id)
-		SELECT EXISTS (SELECT 1 FROM reach WHERE id = $1)`, id, children).Scan(&cycle); err != nil {
-		return fmt.Errorf("check child jobs: %w", err)
+	return out, nil
+}
+
+// childGraph reads every job's children but job except's, each child a job
+// that exists (the jobs_parents index holds the few jobs that have any).
+func childGraph(ctx context.Context, q querier, except int64) (refs.Graph, error) {
+	rows, _ := q.Query(ctx, `SELECT p.id, ARRAY(SELECT c FROM unnest(p.child_job_ids) AS c
+			WHERE EXISTS (SELECT 1 FROM jobs k WHERE k.id = c))
+		FROM jobs p WHERE p.child_job_ids <> '{}' AND p.id <> $1`, except)
+	var (
+		id       int64
+		children []int64
+	)
+	g := refs.Graph{}
+	_, err := pgx.ForEachRow(rows, []any{&id, &children}, func() error {
+		g[id] = children
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the child job graph: %w", err)
 	}
-	if cycle {
-		return fmt.Errorf("job %d with children %v: %w (a child, or one of its descendants, triggers job %d again)", id, children, ErrCycle, id)
-	}
-	return nil
+	return g, nil
 }
 
 func (j *Job) retryBackoff() string {

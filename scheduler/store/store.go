@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
+	"github.com/jetjob/jetjob/scheduler/refs"
 )
 
 // DefaultShardCount is the number of shards of a new cluster.
@@ -34,18 +35,39 @@ var (
 type Store struct {
 	pool       *pgxpool.Pool
 	shardCount int
+	// maxChainRuns caps the runs one fire may cause through child jobs:
+	// a link that would let a job reach further is refused (package refs).
+	maxChainRuns int
+}
+
+// Option sets an optional setting of Open.
+type Option func(*Store)
+
+// WithMaxChainRuns sets the cap on the runs one fire may cause through
+// child jobs, which links are checked against (0: refs.DefaultMaxRuns).
+// The results applier enforces the same cap at run time: give both the
+// scheduler's one setting.
+func WithMaxChainRuns(n int) Option {
+	return func(s *Store) { s.maxChainRuns = refs.MaxRunsOr(n) }
 }
 
 // Open returns a store over pool and reads (or, for a new cluster, fixes)
 // the shard count. shardCount is used only when the cluster is created;
 // afterwards the stored value wins, and a different request is reported
 // through ShardCount so the caller can log it.
-func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int) (*Store, error) {
+func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int, opts ...Option) (*Store, error) {
 	if shardCount == 0 {
 		shardCount = DefaultShardCount
 	}
 	if shardCount < 1 || shardCount > MaxShardCount {
 		return nil, fmt.Errorf("shard count %d: want 1 to %d", shardCount, MaxShardCount)
+	}
+	st := &Store{pool: pool, maxChainRuns: refs.DefaultMaxRuns}
+	for _, o := range opts {
+		o(st)
+	}
+	if err := refs.ValidateMaxRuns(st.maxChainRuns); err != nil {
+		return nil, err
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO cluster (shard_count) VALUES ($1) ON CONFLICT (id) DO NOTHING`, shardCount); err != nil {
 		return nil, fmt.Errorf("init cluster: %w", err)
@@ -58,7 +80,8 @@ func Open(ctx context.Context, pool *pgxpool.Pool, shardCount int) (*Store, erro
 		SELECT generate_series(0, $1 - 1) ON CONFLICT (shard) DO NOTHING`, n); err != nil {
 		return nil, fmt.Errorf("init shards: %w", err)
 	}
-	return &Store{pool: pool, shardCount: n}, nil
+	st.shardCount = n
+	return st, nil
 }
 
 // Pool is the underlying pool.

@@ -15,6 +15,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/logging"
@@ -34,6 +35,7 @@ type options struct {
 	window           time.Duration
 	misfireThreshold time.Duration
 	maxCatchup       int
+	maxChainRuns     int
 	triggerBatch     int
 	replicas         int
 	dupWindow        time.Duration
@@ -68,6 +70,7 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.Duration(&o.window, "planning-window", "JETJOB_PLANNING_WINDOW", 0, "how far ahead fires are planned, default 5s")
 	s.Duration(&o.misfireThreshold, "misfire-threshold", "JETJOB_MISFIRE_THRESHOLD", 0, "how late a fire may be before its misfire policy applies, default 5s")
 	s.Int(&o.maxCatchup, "max-catchup", "JETJOB_MAX_CATCHUP", 0, "missed fires handled per job and pass, default 100")
+	s.Int(&o.maxChainRuns, "max-chain-runs", "JETJOB_MAX_CHAIN_RUNS", 0, fmt.Sprintf("runs one fire may cause through child jobs, 1 to %d, default %d: longer or wider links are refused, and no child runs past it", refs.MaxRunsLimit, refs.DefaultMaxRuns))
 	s.Int(&o.triggerBatch, "trigger-batch", "JETJOB_TRIGGER_BATCH", 0, fmt.Sprintf("runs of a group due at the same instant that share one trigger message, 1 to %d, default %d; 1: every run alone (always while tracing is on)", wire.MaxBatchRuns, planner.DefaultTriggerBatch))
 	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 0, "JetStream replicas, 1 or 3, default 1")
 	s.Duration(&o.dupWindow, "duplicate-window", "JETJOB_DUPLICATE_WINDOW", 0, "JetStream duplicate window for triggers, default 2m")
@@ -122,6 +125,9 @@ func (o *options) validate() error {
 		// refused rather than guessed.
 		errs = append(errs, o.set.Errorf("run-retention", "%s: want a positive duration such as 720h (30 days)", o.runRetention))
 	}
+	if err := refs.ValidateMaxRuns(o.maxChainRuns); err != nil {
+		errs = append(errs, o.set.Errorf("max-chain-runs", "%d: want 1 to %d (0: the default, %d)", o.maxChainRuns, refs.MaxRunsLimit, refs.DefaultMaxRuns))
+	}
 	if o.triggerBatch < 0 || o.triggerBatch > wire.MaxBatchRuns {
 		// Workers refuse a message of more runs than wire.MaxBatchRuns.
 		errs = append(errs, o.set.Errorf("trigger-batch", "%d: want 1 to %d (1: every run alone; 0: the default, %d)",
@@ -133,7 +139,7 @@ func (o *options) validate() error {
 // schedulerConfig builds the scheduler's config from the flags and the
 // bootstrap API token.
 func (o *options) schedulerConfig(token string) scheduler.Config {
-	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount}
+	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount, MaxChainRuns: o.maxChainRuns}
 	c.Lease.ID = o.schedulerID
 	c.Lease.TTL = o.leaseTTL
 	c.Planner.Interval = o.interval

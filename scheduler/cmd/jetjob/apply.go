@@ -195,7 +195,9 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 		if err != nil {
 			return err
 		}
-		spec.ChildJobIDs, spec.Version = children, ch.Version
+		// The children the file cannot name go back as they are: the
+		// server keeps an unchanged link (see package refs).
+		spec.ChildJobIDs, spec.Version = append(children, ch.Keep...), ch.Version
 		job, err := c.UpdateJob(ctx, ch.ID, spec)
 		if now, ok := versionConflict(err); ok {
 			conflicts = append(conflicts, ch.Key.String())

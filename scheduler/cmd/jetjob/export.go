@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +27,8 @@ func (a *app) exportCmd() *cobra.Command {
 to keep in git and bring back with "jetjob apply -f".
 
 Jobs are named by group + name, children by "group/name", never by id (ids
-differ between clusters). Fields that hold their default are left out, and
+differ between clusters). A child the caller cannot read (another group's)
+is not named: a comment on its parent counts it, and apply keeps it. Fields that hold their default are left out, and
 the file is sorted (groups by name, jobs by group then name), so exporting
 an unchanged cluster twice gives the same bytes. The groups (every group
 the caller can read, or just --group) are declared under groups: with their
@@ -80,13 +83,21 @@ func exportJobs(ctx context.Context, c *client.Client, group string) ([]byte, er
 	for _, j := range jobs {
 		names[j.ID] = jobfile.Key{Group: j.Group, Name: j.Name}
 	}
+	unnamed := map[int64]bool{}
 	for _, j := range jobs {
 		for _, id := range j.ChildJobIDs {
-			if _, ok := names[id]; ok {
+			if _, ok := names[id]; ok || unnamed[id] {
 				continue
 			}
 			child, err := c.GetJob(ctx, id) // a child in another group
-			if err != nil {
+			var ae *client.APIError
+			switch {
+			case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound:
+				// Not readable by the caller, or deleted: the file counts
+				// it without naming it, and apply keeps it.
+				unnamed[id] = true
+				continue
+			case err != nil:
 				return nil, fmt.Errorf("job %s/%s: reading its child job %d: %w", j.Group, j.Name, id, err)
 			}
 			names[id] = jobfile.Key{Group: child.Group, Name: child.Name}
