@@ -190,6 +190,9 @@ func TestHostileInput(t *testing.T) {
 		{"method not allowed on a job", "PATCH", jobPath, `{}`, 405, "PATCH"},
 		{"method not allowed on groups", "DELETE", "/api/v1/groups", "", 405, "DELETE"},
 		{"GET on a POST-only route", "GET", jobPath + "/trigger", "", 405, "GET"},
+		// Alarm webhooks to where only the scheduler's host reaches.
+		{"alarm webhook to PostgreSQL on loopback", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://127.0.0.1:5432/"`), 400, "egress policy"},
+		{"alarm webhook to the metadata endpoint", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://[::ffff:169.254.169.254]/latest/"`), 400, "egress policy"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

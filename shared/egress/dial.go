@@ -134,7 +134,7 @@ func Summary(err error) string {
 	case err == nil:
 		return ""
 	case errors.As(err, &denied):
-		return fmt.Sprintf("%s (%s address)", ErrDenied, denied.Reason)
+		return fmt.Sprintf("%s (%s)", ErrDenied, denied.what())
 	case errors.Is(err, ErrTooManyRedirects):
 		return ErrTooManyRedirects.Error()
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():

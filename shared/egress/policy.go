@@ -53,7 +53,19 @@ func (e *DeniedError) Error() string {
 	if e.Host != "" && e.Host != e.Addr.Addr().String() {
 		target = fmt.Sprintf("%s (%s)", e.Addr, e.Host)
 	}
-	return fmt.Sprintf("connect to %s: %s: %s address", target, ErrDenied, e.Reason)
+	return fmt.Sprintf("connect to %s: %s: %s", target, ErrDenied, e.what())
+}
+
+// selfReason is the Reason for the process's own listeners.
+const selfReason = "this process's own listener"
+
+// what names the refused target's class: "loopback address", or the
+// process's own listener.
+func (e *DeniedError) what() string {
+	if e.Reason == selfReason {
+		return e.Reason
+	}
+	return e.Reason + " address"
 }
 
 // Is makes errors.Is(err, ErrDenied) true.
@@ -266,7 +278,7 @@ func (p *Policy) decide(host string, ap netip.AddrPort) error {
 		return &DeniedError{Host: host, Addr: ap, Reason: "invalid"}
 	}
 	if p.isSelf(ap) {
-		return &DeniedError{Host: host, Addr: ap, Reason: "this process's own listener"}
+		return &DeniedError{Host: host, Addr: ap, Reason: selfReason}
 	}
 	if p.allowed(host, ap) {
 		return nil
