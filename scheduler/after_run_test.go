@@ -45,7 +45,7 @@ func TestRetriesWithBackoff(t *testing.T) {
 			}
 			return nil
 		})
-	})
+	}, allowEgress("127.0.0.1:1"))
 	ctx := context.Background()
 	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "flaky", Handler: "flaky", ScheduleType: "none",
 		MaxRetries: 3, RetryBackoff: "exponential", RetryInitial: apiv1.Duration(500 * time.Millisecond),
@@ -89,11 +89,15 @@ func TestRetriesWithBackoff(t *testing.T) {
 // webhook with the documented JSON and a valid signature, and one email.
 func TestAlarmAfterLastAttempt(t *testing.T) {
 	const secret = "s3cret"
+	groupSecret, err := alarm.GroupSecret(secret, "g") // the secret group g's receivers hold
+	if err != nil {
+		t.Fatal(err)
+	}
 	var hooks []alarm.Alarm
 	var hookMu sync.Mutex
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if err := alarm.VerifyWebhook(secret, r.Header, body, time.Minute); err != nil {
+		if err := alarm.VerifyWebhook(groupSecret, r.Header, body, time.Minute); err != nil {
 			t.Errorf("webhook does not verify: %v", err)
 		}
 		var a alarm.Alarm
@@ -114,7 +118,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 	}, func(c *systemConfig) {
 		c.Alarm = alarm.Config{WebhookSecret: secret, ConsoleURL: "https://jetjob.example",
 			SMTP: alarm.SMTP{Host: mail.IP.String(), Port: mail.Port, From: "jetjob@example.com"}}
-	})
+	}, allowEgress(hook.Listener.Addr().String()))
 	ctx := context.Background()
 	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
 		MaxRetries: 2, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(200 * time.Millisecond),

@@ -178,7 +178,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	defer hook.Close()
 	sys := startSystem(t, consoleHandlers, func(c *systemConfig) {
 		c.Alarm = alarm.Config{ConsoleURL: "http://" + c.Listener.Addr().String()}
-	})
+	}, allowEgress(hook.Listener.Addr().String()))
 	consoleUsers(t, sys)
 	ctx := context.Background()
 	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",

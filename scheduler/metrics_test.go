@@ -21,7 +21,7 @@ func TestMetricsFollowRuns(t *testing.T) {
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })
 		w.Handle("fail", func(context.Context, *worker.Job) error { return errors.New("boom") })
-	})
+	}, allowEgress("127.0.0.1:1"))
 	ctx := context.Background()
 	ok, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
 	if err != nil {

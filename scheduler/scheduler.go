@@ -37,6 +37,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/spans"
 	"github.com/jetjob/jetjob/scheduler/store"
 	"github.com/jetjob/jetjob/scheduler/wheel"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/version"
@@ -73,6 +74,10 @@ type Config struct {
 	// no children past it (Results.MaxChainRuns takes this value). Give
 	// every scheduler of a cluster the same.
 	MaxChainRuns int
+	// Egress is what connections to targets users choose (alarm webhooks)
+	// may reach beyond public addresses (--egress-allow); the scheduler's
+	// own API listener is added to its Self.
+	Egress egress.Config
 }
 
 // Validate checks every component's settings in one place, so that a
@@ -96,6 +101,7 @@ func (c *Config) Validate() error {
 		c.Backlog.Validate(),
 		c.Backfill.Validate(),
 		c.Streams.Validate(),
+		c.Egress.Validate(),
 	)
 }
 

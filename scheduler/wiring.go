@@ -136,7 +136,11 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		return nil, err
 	}
 	s.reg.MustRegister(w.backlog.Collector())
-	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log}); err != nil {
+	egressPolicy, err := s.egressPolicy()
+	if err != nil {
+		return nil, err
+	}
+	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log, Egress: egressPolicy}); err != nil {
 		return nil, err
 	}
 	w.lost = lost.New(js, s.log)
@@ -148,7 +152,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	a, err := api.New(api.Config{
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
-		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill,
+		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
 	}, st, s.log)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,18 @@
 // Package alarm tells people that a run failed for good: its last attempt
 // ended FAILED, TIMED_OUT or LOST (the results applier marks such runs
 // alarm_status = 'pending'). It sends a webhook (a JSON POST, optionally
-// signed over id, timestamp and body so it cannot be replayed) and an email
-// over SMTP (implicit TLS on port 465, else STARTTLS), per the job's targets,
-// and records the outcome on the run: sent, failed (with the error), or
-// none when the job has no target.
+// signed over id, timestamp and body with the group's own key, so it can be
+// neither replayed nor forged by another group's receiver) and an email over
+// SMTP (implicit TLS on port 465, else STARTTLS), per the job's targets, and
+// records the outcome on the run: sent, failed (with the error), or none
+// when the job has no target.
+//
+// The webhook URL is chosen by whoever may edit the job, so its connections
+// go through the scheduler's egress policy (package shared/egress): by
+// default no internal address is reached, redirects included, and what is
+// recorded on the run, which every viewer reads, is a status code or a
+// class of failure, never what the target answered. The SMTP server is the
+// administrator's choice, not the job's, and is not subject to the policy.
 //
 // Sending runs apart from applying events, so a slow or failing mail
 // server never delays results. Any scheduler may send: a run is claimed by
@@ -34,16 +42,18 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/logging"
 )
 
 // Config configures the sender. Zero values mean the defaults.
 type Config struct {
 	SMTP SMTP
-	// WebhookSecret, when set, signs webhooks the Standard Webhooks way
-	// (headers webhook-id, webhook-timestamp, webhook-signature; see
-	// VerifyWebhook), plus the older X-Jetjob-Signature of the body alone.
-	// A "whsec_" secret is base64 of the key; any other string is the key.
+	// WebhookSecret, when set, is the master key webhooks are signed
+	// with, the Standard Webhooks way (headers webhook-id,
+	// webhook-timestamp, webhook-signature; see VerifyWebhook), each
+	// group's alarms with that group's own secret (GroupSecret). A
+	// "whsec_" secret is base64 of the key; any other string is the key.
 	WebhookSecret string
 	// ConsoleURL is the base of the console link in alarms, e.g.
 	// https://jetjob.example.com (the link is <base>/runs/<id>).
@@ -150,8 +160,10 @@ type Deps struct {
 	Pool *pgxpool.Pool
 	// Log is the parent logger; nil logs nothing.
 	Log *zap.Logger
-	// HTTPClient sends webhooks (nil: a client with Config.Timeout).
-	HTTPClient *http.Client
+	// Egress decides which webhook targets may be reached (nil: the
+	// default policy, no internal address). The scheduler gives every
+	// component that connects where a user says the same policy.
+	Egress *egress.Policy
 }
 
 // Sender delivers pending alarms.
@@ -176,10 +188,11 @@ func New(cfg Config, deps Deps) (*Sender, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	hc := deps.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: cfg.Timeout}
+	policy := deps.Egress
+	if policy == nil {
+		policy = egress.Default()
 	}
+	hc := policy.Client(cfg.Timeout)
 	return &Sender{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "alarm"), http: hc, now: time.Now,
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_alarm_deliveries_total",

@@ -8,12 +8,25 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/configtest"
+	"github.com/jetjob/jetjob/shared/egress"
 )
 
-// newSender is New for tests that send without PostgreSQL.
+// newSender is New for tests that send without PostgreSQL to their own
+// receivers on 127.0.0.1, which the egress policy allows for them (it
+// denies loopback by default).
 func newSender(t *testing.T, cfg Config) *Sender {
 	t.Helper()
-	s, err := New(cfg, Deps{Log: zaptest.NewLogger(t)})
+	return newEgressSender(t, cfg, egress.Config{Allow: []string{"127.0.0.1"}})
+}
+
+// newEgressSender is New with the egress policy of ecfg.
+func newEgressSender(t *testing.T, cfg Config, ecfg egress.Config) *Sender {
+	t.Helper()
+	policy, err := egress.New(ecfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(cfg, Deps{Log: zaptest.NewLogger(t), Egress: policy})
 	if err != nil {
 		t.Fatal(err)
 	}

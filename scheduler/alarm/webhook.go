@@ -6,7 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/egress"
+	"github.com/jetjob/jetjob/shared/logging"
 )
 
 // Webhooks are signed the Standard Webhooks way
@@ -31,12 +35,10 @@ const (
 	// SignatureHeader is "v1,<base64 HMAC-SHA256 of id.timestamp.body>";
 	// it may hold several space-separated signatures (secret rotation).
 	SignatureHeader = "webhook-signature"
-	// LegacySignatureHeader carries "sha256=<hex HMAC-SHA256 of the body>",
-	// as documented before timestamps were signed. Kept for receivers
-	// written against it; it does not protect against replay.
-	LegacySignatureHeader = "X-Jetjob-Signature"
 	// secretPrefix marks a Standard Webhooks secret: base64 of the key.
 	secretPrefix = "whsec_"
+	// groupSecretLabel prefixes the group name in GroupSecret's HMAC.
+	groupSecretLabel = "jetjob-webhook:"
 )
 
 // Errors VerifyWebhook returns, for errors.Is.
@@ -110,16 +112,47 @@ func VerifyWebhook(secret string, headers http.Header, body []byte, tolerance ti
 	return ErrSignatureMismatch
 }
 
-// Sign returns the LegacySignatureHeader value for body.
-func Sign(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+// GroupSecret is the secret a group's alarms are signed with, derived
+// from the master secret (JETJOB_WEBHOOK_SECRET):
+//
+//	"whsec_" + base64(HMAC-SHA256(master key, "jetjob-webhook:" + group))
+//
+// where the master key is the master secret's bytes, or for a "whsec_"
+// master the bytes its base64 encodes. Each group's receivers get their
+// group's secret (jetjob-scheduler webhook-secret GROUP prints it) and pass
+// it to VerifyWebhook or any Standard Webhooks library: holding one group's
+// secret neither verifies nor forges another group's alarms, and reveals
+// nothing of the master. Changing the master changes every group's.
+func GroupSecret(master, group string) (string, error) {
+	key, err := webhookKey(master)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(groupSecretLabel + group))
+	return secretPrefix + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
 // webhookID names the alarm of one run: retries of it carry the same id.
 func webhookID(a *Alarm) string { return fmt.Sprintf("jetjob-alarm-%d", a.RunID) }
 
+// webhookDrainBytes bounds how much of a receiver's answer is read (and
+// thrown away) so that its connection can be reused.
+const webhookDrainBytes = 64 << 10
+
+// webhookError is a failed delivery: Error is what the run records, which
+// every viewer of the job reads, so it is a status code or a class of
+// failure (egress.Summary) and never text the target sent; the full error
+// is kept for errors.Is and for the scheduler's log.
+type webhookError struct {
+	summary string
+	err     error
+}
+
+func (e *webhookError) Error() string { return e.summary }
+func (e *webhookError) Unwrap() error { return e.err }
+
+// webhook POSTs the alarm to url through the egress policy's client.
 func (s *Sender) webhook(ctx context.Context, url string, a *Alarm) error {
 	body, err := json.Marshal(a)
 	if err != nil {
@@ -127,29 +160,38 @@ func (s *Sender) webhook(ctx context.Context, url string, a *Alarm) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("webhook request: %w", err)
+		return &webhookError{summary: "invalid webhook URL", err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "jetjob-alarm/1")
 	if s.cfg.WebhookSecret != "" {
+		secret, err := GroupSecret(s.cfg.WebhookSecret, a.Group)
+		if err != nil {
+			return fmt.Errorf("sign (JETJOB_WEBHOOK_SECRET): %w", err)
+		}
 		id, now := webhookID(a), time.Now()
-		sig, err := SignWebhook(s.cfg.WebhookSecret, id, now, body)
+		sig, err := SignWebhook(secret, id, now, body)
 		if err != nil {
 			return fmt.Errorf("sign (JETJOB_WEBHOOK_SECRET): %w", err)
 		}
 		req.Header.Set(IDHeader, id)
 		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
 		req.Header.Set(SignatureHeader, sig)
-		req.Header.Set(LegacySignatureHeader, Sign(s.cfg.WebhookSecret, body))
 	}
+	log := s.log.With(logging.Run(a.RunID), logging.Job(a.JobID), zap.String("url", req.URL.Redacted()))
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return err
+		log.Warn("webhook delivery failed", zap.Error(err))
+		return &webhookError{summary: egress.Summary(err), err: err}
 	}
 	defer resp.Body.Close()
+	// The answer is never kept: from an internal target it may be
+	// anything the target holds.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, webhookDrainBytes))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
-		return fmt.Errorf("POST %s: HTTP %d: %s", url, resp.StatusCode, bytes.TrimSpace(snippet))
+		status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		log.Warn("webhook receiver refused the alarm", zap.Int("status", resp.StatusCode))
+		return &webhookError{summary: strings.TrimSpace(status), err: errors.New(status)}
 	}
 	return nil
 }

@@ -213,6 +213,9 @@ func TestHostileInput(t *testing.T) {
 			b, _ := json.Marshal(m)
 			return string(b)
 		}(), 400, "cycle"},
+		// Alarm webhooks to where only the scheduler's host reaches.
+		{"alarm webhook to PostgreSQL on loopback", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://127.0.0.1:5432/"`), 400, "egress policy"},
+		{"alarm webhook to the metadata endpoint", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://[::ffff:169.254.169.254]/latest/"`), 400, "egress policy"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/runlog"
 	"github.com/jetjob/jetjob/scheduler/runs"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/version"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -71,6 +72,11 @@ type Config struct {
 	Backlog func() backlog.Snapshot
 	// Kill asks the workers to stop a run (required).
 	Kill func(ctx context.Context, runID int64, reason string) error
+	// Egress refuses an alarm webhook whose host is an address the
+	// scheduler would never connect to, as soon as it is set (nil: the
+	// default policy). The alarm sender's check at connect time is the
+	// one that protects; this one only tells the user at once.
+	Egress *egress.Policy
 }
 
 // Server is the API's http.Handler.
@@ -99,6 +105,9 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	}
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
+	}
+	if cfg.Egress == nil {
+		cfg.Egress = egress.Default()
 	}
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = 30 * time.Minute

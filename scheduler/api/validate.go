@@ -129,6 +129,9 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if spec.AlarmWebhook != "" {
 		if u, err := url.Parse(spec.AlarmWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add("alarm_webhook %q: want an http:// or https:// URL", spec.AlarmWebhook)
+		} else if err := s.cfg.Egress.CheckURL(u); err != nil {
+			add("alarm_webhook %q: %v (an administrator may allow internal targets with --egress-allow / JETJOB_EGRESS_ALLOW)",
+				u.Redacted(), err)
 		}
 	}
 	for _, e := range spec.AlarmEmails {

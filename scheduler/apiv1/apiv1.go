@@ -97,8 +97,11 @@ type JobSpec struct {
 	// id that does not exist); a cycle, or a reach past the scheduler's
 	// --max-chain-runs runs per fire, is refused (package refs).
 	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
-	// AlarmWebhook receives a POST when the last attempt of a run fails;
-	// AlarmEmails an email (SMTP configured on the scheduler).
+	// AlarmWebhook receives a POST when the last attempt of a run fails
+	// (through the scheduler's egress policy: a URL naming a loopback,
+	// private, link-local or metadata address is refused with 400 unless
+	// --egress-allow allows it); AlarmEmails an email (SMTP configured on
+	// the scheduler).
 	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
 
@@ -185,7 +188,10 @@ type Run struct {
 	StreamSeq   *uint64    `json:"stream_seq,omitempty"`
 	// AlarmStatus is none (not needed), pending, sent or failed.
 	AlarmStatus string `json:"alarm_status,omitempty"`
-	AlarmError  string `json:"alarm_error,omitempty"`
+	// AlarmError says why a channel failed: for a webhook a status
+	// ("webhook: HTTP 503 Service Unavailable") or a class of failure
+	// ("webhook: connection refused"), never what the receiver answered.
+	AlarmError string `json:"alarm_error,omitempty"`
 }
 
 // RunList answers GET /runs (search) and GET /jobs/{id}/runs.

@@ -2,12 +2,15 @@
 // Shell runs a command, HTTP calls a URL. SDK users may register them too:
 //
 //	w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
-//	w.Handle("http", builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.internal.example.com"}}))
+//	w.Handle("http", builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.internal.example.com"},
+//		Egress: egress.Config{Allow: []string{"10.20.0.0/16"}}})) // where *.internal.example.com lives
 //
 // Both take their instructions from the job's params and write what happens
 // to job.Logger, so it lands in the run's log on JETJOB_LOGS.
 //
 // Both are powerful: a worker with Shell runs any command whoever can edit
-// jobs of its group asks for, and HTTP reaches any host its allow-list names.
-// Enable them only on workers of groups whose job editors you trust that far.
+// jobs of its group asks for, and HTTP reaches any host its allow-list names
+// (and, through its exact entries and Egress.Allow, internal addresses; see
+// HTTPConfig). Enable them only on workers of groups whose job editors you
+// trust that far.
 package builtin

@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -26,16 +27,26 @@ const (
 
 // HTTPConfig configures HTTP.
 type HTTPConfig struct {
-	// AllowHosts are the hosts requests may go to: an exact host name or IP
+	// AllowHosts are the hosts requests may go to, by the name in the URL
+	// (and in a Host header, if a job sets one): an exact host name or IP
 	// ("api.example.com", "10.0.0.7"), optionally with a port
 	// ("10.0.0.7:8080" allows that port only), a wildcard for subdomains
 	// ("*.example.com" allows a.example.com and a.b.example.com, not
 	// example.com), or "*" for any host. Empty refuses every request.
 	// Redirects are followed only to allowed hosts.
+	//
+	// Every connection is also checked on the address it goes to, by the
+	// egress policy (package shared/egress): an exact entry trusts what
+	// its name resolves to, internal addresses included (the operator
+	// named that host); a wildcard or "*" reaches public addresses only,
+	// unless Egress.Allow allows an internal range too. So no DNS answer
+	// for a name under a wildcard, and no redirect, leads a job to the
+	// worker's loopback, the metadata endpoint or the private network.
 	AllowHosts []string
-	// Client sends the requests; default a client without a timeout (the
-	// run's timeout bounds each request).
-	Client *http.Client
+	// Egress is what the policy allows beyond public addresses and the
+	// exact entries of AllowHosts (Allow: --egress-allow), and the
+	// worker's own listeners, which are never reached (Self).
+	Egress egress.Config
 }
 
 // httpParams is the JSON of HTTP's params.
@@ -78,6 +89,26 @@ func checkAllowHost(h string) error {
 	return nil
 }
 
+// exactHosts are the entries of an allow-list that name one host, as the
+// egress policy's allow entries: the operator named them, so what they
+// resolve to is trusted. Wildcards are left out, and so is what the
+// policy cannot read (it still matches names, and grants no address).
+func exactHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		if strings.HasPrefix(h, "*") {
+			continue
+		}
+		if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") { // "[::1]"
+			h = h[1 : len(h)-1]
+		}
+		if (egress.Config{Allow: []string{h}}).Validate() == nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // allowed reports whether u may be requested under hosts.
 func allowed(hosts []string, u *url.URL) bool {
 	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
@@ -110,37 +141,52 @@ func notAllowed(hosts []string, u *url.URL) error {
 		"(HTTPConfig.AllowHosts), currently %s", u.Host, list)
 }
 
+// checkHostHeader refuses a Host header naming a host outside the
+// allow-list: it would let a job reach, on an allowed server, a virtual
+// host the operator did not allow.
+func checkHostHeader(hosts []string, p *httpParams) error {
+	for k, v := range p.Headers {
+		if !strings.EqualFold(k, "Host") {
+			continue
+		}
+		if v == "" || strings.ContainsAny(v, "/?#@ \t") {
+			return fmt.Errorf("http: Host header %q: want host or host:port", v)
+		}
+		if !allowed(hosts, &url.URL{Host: v}) {
+			return fmt.Errorf("http: Host header %q: %w", v, notAllowed(hosts, &url.URL{Host: v}))
+		}
+	}
+	return nil
+}
+
 // HTTP returns a handler that makes one HTTP request per run. Its params
 // are a JSON object:
 //
 //	{"method": "POST", "url": "https://api.example.com/hook", "headers": {"Content-Type": "application/json"},
 //	 "body": "{\"x\":1}", "expect_status": [200, 201]}
 //
-// method defaults to GET; expect_status to any 2xx. The URL's host must be
-// in AllowHosts; otherwise the run fails without a request being sent. The
-// response status and the first KiB of its body are logged to job.Logger; a
-// status outside the expectation fails the run with
-// "HTTP 503 from <url>: <body snippet>". The request is bound to the run's
-// context, so the run's timeout and a kill abort it.
+// method defaults to GET; expect_status to any 2xx. The URL's host (and a
+// Host header, if set) must be in AllowHosts, and the address connected to
+// must pass the egress policy (see HTTPConfig); otherwise the run fails
+// without a request being sent. The response status and the first KiB of
+// its body are logged to job.Logger; a status outside the expectation
+// fails the run with "HTTP 503 from <url>: <body snippet>". The request is
+// bound to the run's context, so the run's timeout and a kill abort it.
 func HTTP(cfg HTTPConfig) worker.HandlerFunc {
 	hosts := slices.Clone(cfg.AllowHosts)
-	client := &http.Client{}
-	if cfg.Client != nil {
-		c := *cfg.Client
-		client = &c
+	ecfg := cfg.Egress
+	ecfg.Allow = append(slices.Clone(ecfg.Allow), exactHosts(hosts)...)
+	policy, err := egress.New(ecfg)
+	if err != nil {
+		return func(context.Context, *worker.Job) error { return fmt.Errorf("http: %w", err) }
 	}
-	next := client.CheckRedirect
+	// No timeout of its own: the run's timeout bounds each request.
+	client := policy.Client(0)
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if !allowed(hosts, req.URL) {
 			return fmt.Errorf("redirect to %s refused: %w", req.URL.Redacted(), notAllowed(hosts, req.URL))
 		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
+		return policy.CheckRedirect(req, via)
 	}
 	return func(ctx context.Context, job *worker.Job) error {
 		p, u, err := parseHTTPParams(job.Params)
@@ -149,6 +195,9 @@ func HTTP(cfg HTTPConfig) worker.HandlerFunc {
 		}
 		if !allowed(hosts, u) {
 			return notAllowed(hosts, u)
+		}
+		if err := checkHostHeader(hosts, p); err != nil {
+			return err
 		}
 		return doHTTP(ctx, client, jobLogger(job), p, u)
 	}
@@ -222,6 +271,10 @@ func doHTTP(ctx context.Context, client *http.Client, log *zap.Logger, p *httpPa
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("http: %s %s: %w", p.Method, target, ctx.Err())
+		}
+		if errors.Is(err, egress.ErrDenied) {
+			return fmt.Errorf("http: %s %s: %v (an internal address: name the host exactly in --http-allow-hosts, "+
+				"or allow its range with --egress-allow / JETJOB_EGRESS_ALLOW)", p.Method, target, err)
 		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/testdns"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
@@ -155,18 +158,19 @@ func TestHTTPDisallowedHost(t *testing.T) {
 	}
 }
 
-// Wildcards and host names: the client here dials the test server for any
-// name, so the allow-list alone decides.
+// Wildcards and host names: the names resolve to the test server (on
+// 127.0.0.1, allowed to the egress policy explicitly), so the allow-list
+// alone decides.
 func TestHTTPWildcardAllowed(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.Host) })
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, srv.Listener.Addr().String())
-		},
-	}}
-	h := builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.Example.com", "exact.test"}, Client: client})
-	for _, u := range []string{"http://api.example.com/", "http://a.b.EXAMPLE.com:8080/", "http://exact.test/"} {
+	dns := testdns.Start(t)
+	for _, name := range []string{"api.example.com", "a.b.example.com", "exact.test", "sub.exact.test"} {
+		dns.Set(name, netip.MustParseAddr("127.0.0.1"))
+	}
+	h := builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.Example.com", "exact.test"},
+		Egress: egress.Config{Allow: []string{"127.0.0.1"}, Resolver: dns.Resolver()}})
+	port := srv.port()
+	for _, u := range []string{"http://api.example.com:" + port + "/", "http://a.b.EXAMPLE.com:" + port + "/", "http://exact.test:" + port + "/"} {
 		core, logs := observer.New(zapcore.InfoLevel)
 		if err := h(context.Background(), directJob(zap.New(core), fmt.Sprintf(`{"url": %q}`, u))); err != nil {
 			t.Errorf("%s: %v", u, err)
@@ -175,7 +179,7 @@ func TestHTTPWildcardAllowed(t *testing.T) {
 			t.Errorf("%s: response not logged: %v", u, logs.All())
 		}
 	}
-	if err := h(context.Background(), directJob(zap.NewNop(), `{"url": "http://sub.exact.test/"}`)); err == nil {
+	if err := h(context.Background(), directJob(zap.NewNop(), `{"url": "http://sub.exact.test:`+port+`/"}`)); err == nil {
 		t.Error("an exact host allowed its subdomain")
 	}
 	if n := len(srv.requests()); n != 3 {

@@ -18,6 +18,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/retention"
 	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -49,6 +50,7 @@ type options struct {
 	smtpFrom         string
 	smtpStartTLS     bool
 	consoleURL       string
+	egressAllow      string
 
 	apiToken      string
 	smtpPassword  string
@@ -80,6 +82,9 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.smtpFrom, "smtp-from", "JETJOB_SMTP_FROM", "", "sender address of alarm emails, default jetjob@<smtp-host>")
 	s.Bool(&o.smtpStartTLS, "smtp-starttls", "JETJOB_SMTP_STARTTLS", true, "use STARTTLS")
 	s.String(&o.consoleURL, "console-url", "JETJOB_CONSOLE_URL", "", "base URL for links in alarms")
+	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal targets alarm webhooks may reach: "+
+		`CIDRs, addresses with an optional port, exact host names with an optional port ("10.20.0.0/16,hooks.internal:8443"); `+
+		"by default only public addresses, never loopback, private, link-local or metadata ones, nor the scheduler's own listeners")
 	s.Duration(&o.logRetention, "log-retention", "JETJOB_LOG_RETENTION", 0, "how long run log lines are kept in JETJOB_LOGS, default 720h")
 	s.Duration(&o.runRetention, "run-retention", "JETJOB_RUN_RETENTION", retention.DefaultRetention, "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept")
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
@@ -128,6 +133,9 @@ func (o *options) validate() error {
 	if err := refs.ValidateMaxRuns(o.maxChainRuns); err != nil {
 		errs = append(errs, o.set.Errorf("max-chain-runs", "%d: want 1 to %d (0: the default, %d)", o.maxChainRuns, refs.MaxRunsLimit, refs.DefaultMaxRuns))
 	}
+	if err := (egress.Config{Allow: egress.ParseList(o.egressAllow)}).Validate(); err != nil {
+		errs = append(errs, o.set.Errorf("egress-allow", "%v", err))
+	}
 	if o.triggerBatch < 0 || o.triggerBatch > wire.MaxBatchRuns {
 		// Workers refuse a message of more runs than wire.MaxBatchRuns.
 		errs = append(errs, o.set.Errorf("trigger-batch", "%d: want 1 to %d (1: every run alone; 0: the default, %d)",
@@ -151,6 +159,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 		Password: o.smtpPassword, From: o.smtpFrom, StartTLS: o.smtpStartTLS}
 	c.Alarm.WebhookSecret = o.webhookSecret
 	c.Alarm.ConsoleURL = o.consoleURL
+	c.Egress.Allow = egress.ParseList(o.egressAllow)
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
 	c.Streams.LogMaxAge = o.logRetention

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sync"
 	"syscall"
@@ -138,6 +139,12 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	o.insecureNoAuth = false
 	cfg := o.schedulerConfig(token)
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
+	// Dev's own PostgreSQL and NATS are this process's listeners too: no
+	// alarm webhook reaches them, even with loopback allowed
+	// (--egress-allow 127.0.0.1) to try webhooks against a local receiver.
+	loopback := netip.MustParseAddr("127.0.0.1")
+	cfg.Egress.Self = append(cfg.Egress.Self,
+		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
 	if err != nil {
 		ln.Close()

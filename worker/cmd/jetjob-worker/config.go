@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -34,9 +35,10 @@ type options struct {
 	heartbeat     time.Duration
 	replicas      int
 
-	handlers   string
-	shell      string
-	allowHosts string
+	handlers    string
+	shell       string
+	allowHosts  string
+	egressAllow string
 
 	logFormat string
 	logLevel  string
@@ -72,6 +74,9 @@ func (o *options) register(fs *pflag.FlagSet) {
 		"shell runs whatever command a job's params name")
 	s.String(&o.shell, "shell", "JETJOB_SHELL", builtin.DefaultShell, "shell that runs the shell handler's command lines (as <shell> -c <params>)")
 	s.String(&o.allowHosts, "http-allow-hosts", "JETJOB_HTTP_ALLOW_HOSTS", "", `comma-separated hosts the http handler may call: "api.example.com", "10.0.0.7:8080", "*.example.com", or "*" for any; required with http`)
+	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal addresses the http handler may reach through hosts "+
+		`that --http-allow-hosts allows by wildcard: CIDRs, addresses with an optional port ("10.96.0.0/12"); `+
+		"an exact host there may resolve to any address, a wildcard only to public ones unless allowed here")
 
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", "json", "json or console")
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
@@ -130,6 +135,9 @@ func (o *options) validate() error {
 	hosts := o.allowHostList()
 	if err := builtin.CheckAllowHosts(hosts); err != nil {
 		bad("http-allow-hosts", "%v", err)
+	}
+	if err := (egress.Config{Allow: egress.ParseList(o.egressAllow)}).Validate(); err != nil {
+		bad("egress-allow", "%v", err)
 	}
 	if slices.Contains(handlers, handlerHTTP) && len(hosts) == 0 {
 		bad("http-allow-hosts", "empty, so the http handler would refuse every request: name the hosts it may call")

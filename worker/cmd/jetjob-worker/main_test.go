@@ -390,6 +390,7 @@ func TestBinaryBadConfig(t *testing.T) {
 		{"bad metrics listen", with("JETJOB_METRICS_LISTEN", "9091"), nil, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: "9091": want host:port`}},
 		{"bad metrics port", base, []string{"--metrics-listen", ":http"}, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: ":http": port "http"`}},
 		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
+		{"bad egress allow", with("JETJOB_EGRESS_ALLOW", "*.svc.cluster.local"), nil, []string{"--egress-allow / JETJOB_EGRESS_ALLOW", "wildcards are not allowed"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := start(t, c.env, c.args...)

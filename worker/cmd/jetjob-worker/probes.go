@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,8 @@ type probes struct {
 	stopping atomic.Bool
 	srv      *http.Server
 	done     chan error
+	// addr is where it listens: a target the http handler never reaches.
+	addr netip.AddrPort
 }
 
 // startProbes listens on addr and serves until stop. A bad or taken
@@ -55,7 +58,8 @@ func startProbes(addr string, nc *nats.Conn, group string, log *zap.Logger) (*pr
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen on %s: %w", addr, err)
 	}
-	p := &probes{reg: prometheus.NewRegistry(), nc: nc, group: group, done: make(chan error, 1)}
+	p := &probes{reg: prometheus.NewRegistry(), nc: nc, group: group, done: make(chan error, 1),
+		addr: ln.Addr().(*net.TCPAddr).AddrPort()}
 	p.reg.MustRegister(version.Collector(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsconn"
@@ -99,7 +100,11 @@ func run(ctx context.Context, o *options) (err error) {
 		case handlerShell:
 			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell}))
 		case handlerHTTP:
-			w.Handle(h, builtin.HTTP(builtin.HTTPConfig{AllowHosts: o.allowHostList()}))
+			ecfg := egress.Config{Allow: egress.ParseList(o.egressAllow)}
+			if pr != nil {
+				ecfg.Self = append(ecfg.Self, pr.addr) // the worker's own /metrics
+			}
+			w.Handle(h, builtin.HTTP(builtin.HTTPConfig{AllowHosts: o.allowHostList(), Egress: ecfg}))
 		}
 	}
 	return w.Run(ctx)

@@ -160,6 +160,9 @@ JETJOB_LOG_LEVEL: {{ $w.logLevel | quote }}
 {{- with $w.httpAllowHosts }}
 JETJOB_HTTP_ALLOW_HOSTS: {{ join "," . | quote }}
 {{- end }}
+{{- with $w.egressAllow }}
+JETJOB_EGRESS_ALLOW: {{ join "," . | quote }}
+{{- end }}
 {{- range $k, $v := $w.config }}
 {{ $k }}: {{ $v | quote }}
 {{- end }}

@@ -1,0 +1,80 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// allowEgress lets the scheduler's user-chosen connections (alarm
+// webhooks) reach targets its egress policy denies by default: tests'
+// own receivers on 127.0.0.1.
+func allowEgress(targets ...string) func(*systemConfig) {
+	return func(c *systemConfig) { c.Egress.Allow = append(c.Egress.Allow, targets...) }
+}
+
+// Even with all of loopback allowed, the scheduler's own API is never an
+// alarm target: refused when the job is saved if named by its address,
+// refused at connect time if named through a host name. An internal
+// receiver that is allowed and fails is recorded with its status code,
+// never with what it answered.
+func TestAlarmWebhookEgress(t *testing.T) {
+	const secretBody = "internal-only: db password hunter2"
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, secretBody, http.StatusInternalServerError)
+	}))
+	defer internal.Close()
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("broken", func(context.Context, *worker.Job) error { return errors.New("broken") })
+	}, allowEgress("127.0.0.0/8"), func(c *systemConfig) { c.Alarm = alarm.Config{Attempts: 1} })
+	ctx := context.Background()
+	_, apiPort, _ := net.SplitHostPort(strings.TrimPrefix(sys.url, "http://"))
+	spec := func(name, hook string) apiv1.JobSpec {
+		return apiv1.JobSpec{Group: "g", Name: name, Handler: "broken", ScheduleType: "none", AlarmWebhook: hook}
+	}
+
+	_, err := sys.api.CreateJob(ctx, spec("self-by-address", sys.url+"/api/v1/jobs"))
+	if err == nil || !strings.Contains(err.Error(), "own listener") {
+		t.Errorf("webhook to the scheduler's own API by address: %v, want refused as its own listener", err)
+	}
+
+	failing := map[string]string{ // job name -> the alarm error it must record
+		"self-by-name": "webhook: denied by egress policy (this process's own listener)",
+		"internal-500": "webhook: HTTP 500 Internal Server Error",
+	}
+	hooks := map[string]string{
+		"self-by-name": fmt.Sprintf("http://localhost:%s/api/v1/jobs", apiPort),
+		"internal-500": internal.URL + "/hook",
+	}
+	for name, want := range failing {
+		job, err := sys.api.CreateJob(ctx, spec(name, hooks[name]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		var runs []apiv1.Run
+		testwait.Eventually(t, 30*time.Second, name+"'s alarm to fail", func() bool {
+			runs = runsOf(t, sys.api, job.ID)
+			return len(runs) == 1 && runs[0].AlarmStatus == "failed"
+		})
+		if got := runs[0].AlarmError; got != want {
+			t.Errorf("%s: alarm_error %q, want %q", name, got, want)
+		}
+		if strings.Contains(runs[0].AlarmError, "hunter2") {
+			t.Errorf("%s: alarm_error shows the internal target's body: %q", name, runs[0].AlarmError)
+		}
+	}
+}
