@@ -134,6 +134,9 @@ func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) error {
 // handler runs.
 func (s *Server) guard(rt route) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkQuery(r); err != nil {
+			return err
+		}
 		if rt.rule.Public() {
 			// Public routes read their own credentials, if any (logout).
 			return rt.h(w, r)
@@ -144,6 +147,12 @@ func (s *Server) guard(rt route) http.Handler {
 		}
 		if p != nil {
 			r = r.WithContext(auth.NewContext(r.Context(), p))
+			// Before any rule looks into it: what the rules and the
+			// handler read is the whole body, its size decided the same
+			// way for every caller and every id.
+			if err := bufferBody(w, r); err != nil {
+				return err
+			}
 		}
 		if err := rt.rule.Check(r, p); err != nil {
 			return err
@@ -286,7 +295,10 @@ func peekBody(r *http.Request, v any) (bool, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return false, fmt.Errorf("read request body: %w", err)
+		return false, bodyError(err)
+	}
+	if len(b) > maxBody {
+		return false, &http.MaxBytesError{Limit: maxBody}
 	}
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
 	if len(bytes.TrimSpace(b)) == 0 {

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -217,11 +216,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return invalidf("reading request body: %v", err)
+		return bodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return invalidf("request body is empty: want a JSON document")
@@ -329,8 +324,8 @@ func fieldOf(body []byte, v any, err error) error {
 
 func pathID(r *http.Request) (int64, error) {
 	v := r.PathValue("id")
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := decimal(v)
+	if !ok || id <= 0 {
 		return 0, invalidf("id %q: want a positive integer", v)
 	}
 	return id, nil
@@ -353,14 +348,15 @@ func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) 
 	}
 }
 
-// queryInt reads an optional integer query parameter within [lo, hi].
+// queryInt reads an optional integer query parameter within [lo, hi]
+// (lo >= 0: every such parameter is a count, a cursor or an id).
 func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < lo || n > hi {
+	n, ok := decimal(v)
+	if !ok || n < lo || n > hi {
 		return 0, invalidf("query parameter %s=%q: want an integer from %d to %d", name, v, lo, hi)
 	}
 	return n, nil

@@ -78,6 +78,9 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if len(in.DisplayName) > maxNameLen {
 		return invalidf("display_name is longer than %d characters", maxNameLen)
 	}
+	if p := nameProblem(in.DisplayName); p != "" {
+		return invalidf("display_name %s", p)
+	}
 	u := store.User{Name: in.Name, DisplayName: in.DisplayName, Admin: in.Admin}
 	if in.Password != "" {
 		if err := auth.CheckPasswordPolicy(in.Password); err != nil {
@@ -125,6 +128,9 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	ch := store.UserChange{DisplayName: in.DisplayName, Admin: in.Admin, Disabled: in.Disabled}
 	if in.DisplayName != nil && len(*in.DisplayName) > maxNameLen {
 		return invalidf("display_name is longer than %d characters", maxNameLen)
+	}
+	if in.DisplayName != nil && nameProblem(*in.DisplayName) != "" {
+		return invalidf("display_name %s", nameProblem(*in.DisplayName))
 	}
 	if in.Password != nil {
 		if err := auth.CheckPasswordPolicy(*in.Password); err != nil {
