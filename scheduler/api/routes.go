@@ -35,7 +35,8 @@ func (s *Server) routeTable() []route {
 	return []route{
 		{"GET /healthz", public, s.healthz},
 		{"GET /readyz", public, s.readyz},
-		// Metrics carry no job data (counts and latencies by component).
+		// Metrics name groups and handlers: served here only behind the
+		// scrape token (MetricsToken), which the handler checks.
 		{"GET /metrics", public, s.metrics},
 
 		{"POST /api/v1/login", public, s.login},
@@ -159,6 +160,15 @@ func (s *Server) guard(rt route) http.Handler {
 		}
 		return rt.h(w, r)
 	})
+}
+
+// Authenticated reports whether r carries valid credentials: an API key,
+// the bootstrap token or a live session. It is package httplimit's
+// question, asked before the handler of a request with a body, so that
+// only callers without them share the budget of anonymous requests.
+func (s *Server) Authenticated(r *http.Request) bool {
+	p, err := s.authenticate(r)
+	return err == nil && p != nil
 }
 
 // authenticate finds the request's principal: nil with no credentials,

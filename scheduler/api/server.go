@@ -1,5 +1,6 @@
 // Package api serves jetjob's HTTP JSON API under /api/v1 (documents in
-// package apiv1), plus /healthz, /readyz and /metrics.
+// package apiv1), plus /healthz, /readyz and, behind a scrape token,
+// /metrics.
 package api
 
 import (
@@ -17,9 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
@@ -60,6 +61,11 @@ type Config struct {
 	Fire func(runs.Planned)
 	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).
 	Gatherer prometheus.Gatherer
+	// MetricsToken is the scrape token (package internal/scrape). Empty:
+	// the API serves no /metrics (it answers 404), the metrics listener
+	// does; set: /metrics answers only requests that carry it as a bearer
+	// token.
+	MetricsToken string
 	// Logs reads run logs (required).
 	Logs *runlog.Reader
 	// Workers lists the live workers of a group ("" for all); required.
@@ -138,8 +144,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
+// metrics serves the registry behind the scrape token. Without one the
+// route answers like an unknown path: metrics name groups and handlers the
+// API hides from non-members, and the API's listener is the one published
+// (Service, Ingress); they are on the metrics listener instead.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	if s.cfg.MetricsToken == "" {
+		return &httpError{http.StatusNotFound, "no such endpoint: GET /metrics (metrics are served on the metrics listener, --metrics-listen, or here with a scrape token)"}
+	}
+	scrape.Handler(s.cfg.Gatherer, s.cfg.MetricsToken).ServeHTTP(w, r)
 	return nil
 }
 
