@@ -42,7 +42,7 @@ type deploymentSpec struct {
 	} `yaml:"ports"`
 	Endpoints           []monitorEndpoint `yaml:"endpoints"`           // ServiceMonitor
 	PodMetricsEndpoints []monitorEndpoint `yaml:"podMetricsEndpoints"` // PodMonitor
-	Template struct {
+	Template            struct {
 		Metadata struct {
 			Labels map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
