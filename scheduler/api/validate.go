@@ -57,7 +57,9 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if utf8.RuneCountInString(spec.Description) > maxDescriptionLen {
 		add("description is longer than %d characters", maxDescriptionLen)
 	}
-	if err := wire.CheckHandler(spec.Handler); err != nil {
+	if spec.Handler == "" {
+		add("handler is required")
+	} else if err := wire.CheckHandler(spec.Handler); err != nil {
 		add("%v", err)
 	}
 	if len(spec.Params) > wire.MaxParamsBytes {
