@@ -78,7 +78,7 @@ func TestBacklogIsVisible(t *testing.T) {
 		g := backlogOf()
 		return g.Pending == n && g.OldestPendingSeconds > first.OldestPendingSeconds+threshold.Seconds()
 	})
-	m := scrape(t, sys.url)
+	m := scrape(t, sys.metrics)
 	if m[`jetjob_group_pending_triggers{group="b"}`] != n || m[`jetjob_group_oldest_pending_seconds{group="b"}`] <= threshold.Seconds() {
 		t.Errorf("metrics of group b: pending %v, oldest pending %v s; want %d and over %s",
 			m[`jetjob_group_pending_triggers{group="b"}`], m[`jetjob_group_oldest_pending_seconds{group="b"}`], n, threshold)
@@ -151,7 +151,7 @@ func TestBacklogIsVisible(t *testing.T) {
 		t.Errorf("after draining: %d caught-up entries (first at %s), %d falling-behind warnings; want one of each, caught-up at info",
 			len(got), got[0].Level, len(behind()))
 	}
-	m = scrape(t, sys.url)
+	m = scrape(t, sys.metrics)
 	if v, ok := m[`jetjob_group_pending_triggers{group="b"}`]; !ok || v != 0 {
 		t.Errorf("pending triggers metric of group b after draining: %v (present %v), want 0", v, ok)
 	}
@@ -164,7 +164,8 @@ func TestBacklogIsVisible(t *testing.T) {
 // Label values are quoted and may hold braces (route="/api/v1/jobs/{id}").
 var metricLine = regexp.MustCompile(`^(jetjob_[a-z_]+(?:\{(?:[^"}]|"(?:[^"\\]|\\.)*")*\})?) (\S+)$`)
 
-// scrape reads the scheduler's jetjob_* metrics, keyed by name and labels.
+// scrape reads the scheduler's jetjob_* metrics from its metrics
+// listener (base), keyed by name and labels.
 func scrape(t *testing.T, base string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(base + "/metrics")
@@ -175,6 +176,9 @@ func scrape(t *testing.T, base string) map[string]float64 {
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/metrics: %d %s", base, resp.StatusCode, body)
 	}
 	out := map[string]float64{}
 	for _, line := range regexp.MustCompile(`\r?\n`).Split(string(body), -1) {

@@ -9,12 +9,17 @@ import (
 
 // egressPolicy is the one policy for every connection the scheduler makes
 // to a target a user chose (alarm webhooks today): Config.Egress, with the
-// scheduler's own API listener added to the listeners never reached.
+// scheduler's own API and metrics listeners added to the listeners never
+// reached.
 func (s *Scheduler) egressPolicy() (*egress.Policy, error) {
 	cfg := s.cfg.Egress
-	if s.deps.Listener != nil {
-		if a, ok := s.deps.Listener.Addr().(*net.TCPAddr); ok {
-			cfg.Self = append(slices.Clone(cfg.Self), a.AddrPort())
+	cfg.Self = slices.Clone(cfg.Self)
+	for _, ln := range []net.Listener{s.deps.Listener, s.deps.MetricsListener} {
+		if ln == nil {
+			continue
+		}
+		if a, ok := ln.Addr().(*net.TCPAddr); ok {
+			cfg.Self = append(cfg.Self, a.AddrPort())
 		}
 	}
 	return egress.New(cfg)

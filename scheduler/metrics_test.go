@@ -69,7 +69,7 @@ func TestMetricsFollowRuns(t *testing.T) {
 		}
 	}()
 	testwait.Eventually(t, 30*time.Second, "the documented series in /metrics", func() bool {
-		got, off = scrape(t, sys.url), nil
+		got, off = scrape(t, sys.metrics), nil
 		for k, v := range want {
 			if g, present := got[k]; !present || g != v {
 				off = append(off, k)

@@ -22,11 +22,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
@@ -78,6 +80,14 @@ type Config struct {
 	// may reach beyond public addresses (--egress-allow); the scheduler's
 	// own API listener is added to its Self.
 	Egress egress.Config
+	// HTTP bounds the API listener's clients: header, body and idle
+	// timeouts and the budget of requests without credentials (package
+	// httplimit). The metrics listener gets the same timeouts.
+	HTTP httplimit.Config
+	// MetricsToken is the scrape token: when set, /metrics answers only
+	// requests with "Authorization: Bearer <token>", on the metrics
+	// listener and on the API's (which serves no /metrics without it).
+	MetricsToken string
 }
 
 // Validate checks every component's settings in one place, so that a
@@ -102,6 +112,7 @@ func (c *Config) Validate() error {
 		c.Backfill.Validate(),
 		c.Streams.Validate(),
 		c.Egress.Validate(),
+		c.HTTP.Validate(),
 	)
 }
 
@@ -117,6 +128,10 @@ type Deps struct {
 	NATS *nats.Conn
 	// Listener serves the HTTP API; nil serves no HTTP.
 	Listener net.Listener
+	// MetricsListener serves /metrics alone (behind Config.MetricsToken
+	// when set); nil serves no metrics listener. Listen on the loopback
+	// interface, or give a token: metrics name every group and handler.
+	MetricsListener net.Listener
 	// Logger is the scheduler's logger; nil logs nothing.
 	Logger *zap.Logger
 	// TracerProvider records the runs' traces (package spans); nil: the
@@ -216,20 +231,33 @@ func (s *Scheduler) Registry() *prometheus.Registry { return s.reg }
 // stages), then the HTTP server. It waits for PostgreSQL and NATS at start
 // rather than failing, so processes can start in any order.
 func (s *Scheduler) Run(ctx context.Context) error {
-	var httpDone chan error
-	var srv *http.Server
+	type server struct {
+		name string
+		srv  *http.Server
+		done chan error
+	}
+	var servers []server
+	serve := func(name string, ln net.Listener, h http.Handler) {
+		sv := server{name, httplimit.Server(s.cfg.HTTP, h), make(chan error, 1)}
+		go func() { sv.done <- sv.srv.Serve(ln) }()
+		servers = append(servers, sv)
+	}
 	if s.deps.Listener != nil {
-		srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-		httpDone = make(chan error, 1)
-		go func() { httpDone <- srv.Serve(s.deps.Listener) }()
+		serve("http", s.deps.Listener, http.HandlerFunc(s.serveHTTP))
+	}
+	if s.deps.MetricsListener != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", scrape.Handler(s.reg, s.cfg.MetricsToken))
+		// Its own limiter: no request here has credentials the API knows.
+		serve("metrics", s.deps.MetricsListener, httplimit.New(s.cfg.HTTP, mux, nil))
 	}
 	err := s.run(ctx)
-	if srv != nil {
+	for _, sv := range servers {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = srv.Shutdown(sctx)
+		_ = sv.srv.Shutdown(sctx)
 		cancel()
-		if herr := <-httpDone; herr != nil && !errors.Is(herr, http.ErrServerClosed) && err == nil {
-			err = fmt.Errorf("http: %w", herr)
+		if herr := <-sv.done; herr != nil && !errors.Is(herr, http.ErrServerClosed) && err == nil {
+			err = fmt.Errorf("%s: %w", sv.name, herr)
 		}
 	}
 	return err

@@ -29,6 +29,7 @@ type system struct {
 	api     *client.Client
 	pool    *pgxpool.Pool
 	url     string // API base URL
+	metrics string // the metrics listener's base URL
 	natsURL string
 	// signals are the scheduler's test signals, initialised.
 	signals *scheduler.TestSignals
@@ -64,10 +65,14 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := systemConfig{
 		Config: scheduler.Config{APIToken: testToken, ShardCount: 4,
 			Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second}},
-		Deps: scheduler.Deps{Pool: pool, NATS: connect(), Listener: ln, Logger: log},
+		Deps: scheduler.Deps{Pool: pool, NATS: connect(), Listener: ln, MetricsListener: mln, Logger: log},
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -110,7 +115,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{api: api, pool: pool, url: url, natsURL: ns.ClientURL(), signals: signals}
+	sys := &system{api: api, pool: pool, url: url, metrics: "http://" + mln.Addr().String(), natsURL: ns.ClientURL(), signals: signals}
 	testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil

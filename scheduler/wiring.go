@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -15,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/console"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
+	"github.com/jetjob/jetjob/scheduler/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/lost"
@@ -150,7 +152,8 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	}
 
 	a, err := api.New(api.Config{
-		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies, Gatherer: s.reg,
+		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies,
+		Gatherer: s.reg, MetricsToken: s.cfg.MetricsToken,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
 		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
 	}, st, s.log)
@@ -162,7 +165,14 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	if err != nil {
 		return nil, err
 	}
-	h := console.Split(a, con)
+	// Slow bodies and anonymous floods are bounded in front of both the
+	// API and the console (whose forms are read before their session is
+	// checked); the probes are always served.
+	limits := s.cfg.HTTP
+	limits.AlwaysServe = []string{"/healthz", "/readyz"}
+	lim := httplimit.New(limits, console.Split(a, con), a.Authenticated)
+	s.reg.MustRegister(lim.Collector())
+	var h http.Handler = lim
 	s.handler.Store(&h)
 	return w, nil
 }

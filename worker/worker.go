@@ -194,9 +194,6 @@ type handler struct {
 	destroy func(context.Context) error
 }
 
-// maxHandlerName matches wire.Trigger's limit on handler names.
-const maxHandlerName = 255
-
 // Worker runs the handlers of one group. Create it with New, register
 // handlers with Handle, then call Run once.
 //
@@ -274,11 +271,13 @@ func New(cfg Config) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.ID }
 
 // Handle registers h under name. Like net/http's ServeMux it panics on a
-// programming error: an empty or too long name, a nil handler, a duplicate
-// name, or a call after Run started.
+// programming error: a name that is not a valid handler name
+// (wire.ValidHandler: the one pattern the API also checks jobs against, so
+// that a registered handler can be named by a job), a nil handler, a
+// duplicate name, or a call after Run started.
 func (w *Worker) Handle(name string, h HandlerFunc, opts ...HandleOption) {
-	if name == "" || len(name) > maxHandlerName {
-		panic(fmt.Sprintf("worker: invalid handler name %q: want 1-%d characters", name, maxHandlerName))
+	if err := wire.CheckHandler(name); err != nil {
+		panic(fmt.Sprintf("worker: invalid handler: %v", err))
 	}
 	if h == nil {
 		panic(fmt.Sprintf("worker: nil handler for %q", name))

@@ -74,6 +74,14 @@ func TestHandlePanicsOnMisuse(t *testing.T) {
 	mustPanic("duplicate", func() { w.Handle("a", ok) })
 	mustPanic("empty name", func() { w.Handle("", ok) })
 	mustPanic("long name", func() { w.Handle(strings.Repeat("x", 256), ok) })
+	// Issue #26, finding 14: the API's pattern of handler names.
+	mustPanic("name with a space", func() { w.Handle("my handler", ok) })
+	mustPanic("name with a slash", func() { w.Handle("a/b", ok) })
+	mustPanic("name starting with a digit", func() { w.Handle("1a", ok) })
+	mustPanic("name with a bidi override", func() { w.Handle("a\u202e", ok) })
+	mustPanic("name of 129 characters", func() { w.Handle("h"+strings.Repeat("x", 128), ok) })
+	w.Handle("demoJobHandler", ok) // xxl-job bean names keep their case
+	w.Handle("billing.invoice-v2_x", ok)
 	mustPanic("nil handler", func() { w.Handle("b", nil) })
 }
 

@@ -40,7 +40,9 @@ type deploymentSpec struct {
 		Port       int    `yaml:"port"`
 		TargetPort string `yaml:"targetPort"`
 	} `yaml:"ports"`
-	Template struct {
+	Endpoints           []monitorEndpoint `yaml:"endpoints"`           // ServiceMonitor
+	PodMetricsEndpoints []monitorEndpoint `yaml:"podMetricsEndpoints"` // PodMonitor
+	Template            struct {
 		Metadata struct {
 			Labels map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
@@ -54,6 +56,16 @@ type deploymentSpec struct {
 			} `yaml:"volumes"`
 		} `yaml:"spec"`
 	} `yaml:"template"`
+}
+
+// monitorEndpoint is a ServiceMonitor's or PodMonitor's scrape target.
+type monitorEndpoint struct {
+	Port          string `yaml:"port"`
+	Path          string `yaml:"path"`
+	Authorization *struct {
+		Type        string `yaml:"type"`
+		Credentials struct{ Name, Key string }
+	} `yaml:"authorization"`
 }
 
 type container struct {
@@ -205,9 +217,10 @@ func TestHelmChart(t *testing.T) {
 		monitor bool
 		secret  bool // the chart's own Secret (inline values)
 		ingress bool
+		token   string // the scrape token's Secret
 	}{
-		{"deploy/helm/examples/minimal.yaml", []string{"shell"}, false, true, false},
-		{"deploy/helm/examples/tls-external.yaml", []string{"shell", "ops"}, true, false, true},
+		{"deploy/helm/examples/minimal.yaml", []string{"shell"}, false, true, false, ""},
+		{"deploy/helm/examples/tls-external.yaml", []string{"shell", "ops"}, true, false, true, "jetjob-metrics"},
 	} {
 		t.Run(filepath.Base(c.values), func(t *testing.T) {
 			objs, err := render(t, helm, c.values)
@@ -231,6 +244,9 @@ func TestHelmChart(t *testing.T) {
 					t.Errorf("scheduler: no %s", v)
 				}
 			}
+			if hasEnv(sc, "JETJOB_METRICS_TOKEN_FILE") != (c.token != "") {
+				t.Errorf("scheduler: JETJOB_METRICS_TOKEN_FILE set: %v, want %v", hasEnv(sc, "JETJOB_METRICS_TOKEN_FILE"), c.token != "")
+			}
 
 			svc := find(objs, "Service", "jetjob-scheduler")
 			if svc == nil {
@@ -245,8 +261,21 @@ func TestHelmChart(t *testing.T) {
 					t.Errorf("the Service selects %s=%s, which the scheduler pods lack", k, v)
 				}
 			}
-			if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort != "http" {
-				t.Errorf("Service ports %+v: want one, to the scheduler's http port", svc.Spec.Ports)
+			if len(svc.Spec.Ports) != 2 || svc.Spec.Ports[0].TargetPort != "http" || svc.Spec.Ports[1].TargetPort != "metrics" {
+				t.Errorf("Service ports %+v: want two, to the scheduler's http and metrics ports", svc.Spec.Ports)
+			}
+			// Metrics have a listener of their own (the API's port,
+			// which the Ingress publishes, serves none without a
+			// token): the container port the Service and the monitors
+			// name is the one the scheduler listens on.
+			metricsPort := 0
+			for _, p := range sc.Ports {
+				if p.Name == "metrics" {
+					metricsPort = p.ContainerPort
+				}
+			}
+			if want := fmt.Sprintf(":%d", metricsPort); metricsPort == 0 || cm.Data["JETJOB_METRICS_LISTEN"] != want {
+				t.Errorf("scheduler: JETJOB_METRICS_LISTEN %q, container port metrics %d: want them to agree", cm.Data["JETJOB_METRICS_LISTEN"], metricsPort)
 			}
 
 			for _, g := range c.groups {
@@ -269,6 +298,9 @@ func TestHelmChart(t *testing.T) {
 				if !hasEnv(wc, "JETJOB_WORKER_ID") {
 					t.Errorf("%s: no JETJOB_WORKER_ID", name)
 				}
+				if hasEnv(wc, "JETJOB_METRICS_TOKEN_FILE") != (c.token != "") {
+					t.Errorf("%s: JETJOB_METRICS_TOKEN_FILE set: %v, want %v", name, hasEnv(wc, "JETJOB_METRICS_TOKEN_FILE"), c.token != "")
+				}
 			}
 			if n := count(objs, "Deployment") + count(objs, "StatefulSet"); n != 1+len(c.groups) {
 				t.Errorf("%d Deployments and StatefulSets, want the scheduler's and %d worker groups'", n, len(c.groups))
@@ -286,6 +318,21 @@ func TestHelmChart(t *testing.T) {
 				}
 				if err := find(objs, "PodMonitor", "jetjob-worker").Spec.Selector.Decode(&pm); err != nil {
 					t.Fatal(err)
+				}
+				// Both scrape the metrics ports, with the token when
+				// there is one.
+				for kind, eps := range map[string][]monitorEndpoint{
+					"ServiceMonitor": find(objs, "ServiceMonitor", "jetjob-scheduler").Spec.Endpoints,
+					"PodMonitor":     find(objs, "PodMonitor", "jetjob-worker").Spec.PodMetricsEndpoints,
+				} {
+					if len(eps) != 1 || eps[0].Port != "metrics" || eps[0].Path != "/metrics" {
+						t.Errorf("%s endpoints %+v: want /metrics on port metrics", kind, eps)
+						continue
+					}
+					a := eps[0].Authorization
+					if got := a != nil && a.Type == "Bearer" && a.Credentials.Name == c.token && a.Credentials.Key != ""; got != (c.token != "") {
+						t.Errorf("%s authorization %+v: want the bearer token of Secret %q", kind, a, c.token)
+					}
 				}
 				if len(sm.MatchLabels) == 0 || !subset(sm.MatchLabels, svc.Metadata.Labels) {
 					t.Errorf("the ServiceMonitor selects %v, not the Service (labels %v)", sm.MatchLabels, svc.Metadata.Labels)
@@ -500,6 +547,7 @@ func TestHelmNotes(t *testing.T) {
 			"exec -i deploy/jetjob-scheduler -c scheduler -- \\\n     jetjob-scheduler users create-admin admin",
 			"jetjob login --api http://localhost:8080 --user admin",
 			"   - shell\n",
+			"WARNING: no scrape token",
 		}},
 		{"deploy/helm/examples/tls-external.yaml", []string{
 			"console: https://jetjob.example.com/",
@@ -507,6 +555,7 @@ func TestHelmNotes(t *testing.T) {
 			"JETJOB_API_TOKEN is set",
 			"   - ops\n",
 			"A ServiceMonitor",
+			"Scrapes need the token in Secret jetjob-metrics",
 		}},
 	} {
 		cmd := exec.Command(helm, "template", "jetjob", chart, "--namespace", "jetjob", "-f", filepath.Join(root, c.values), "--show-only", "templates/notes.yaml")

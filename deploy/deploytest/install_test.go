@@ -47,11 +47,11 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 	t.Cleanup(ns.Shutdown)
 
 	dir := t.TempDir()
-	schedPort, workerPort := freePort(t), freePort(t)
+	schedPort, schedMetricsPort, workerPort := freePort(t), freePort(t), freePort(t)
 	override := filepath.Join(dir, "here.yaml")
 	err = os.WriteFile(override, []byte(fmt.Sprintf(
-		"postgres: {url: %q}\nnats: {url: %q}\nscheduler: {port: %d}\nworkerDefaults: {metricsPort: %d}\n",
-		pg.URL("jetjob"), ns.ClientURL(), schedPort, workerPort)), 0o644)
+		"postgres: {url: %q}\nnats: {url: %q}\nscheduler: {port: %d, metricsPort: %d}\nworkerDefaults: {metricsPort: %d}\n",
+		pg.URL("jetjob"), ns.ClientURL(), schedPort, schedMetricsPort, workerPort)), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +153,22 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 		}
 		if code, err := waitFor(ctx, p.exited, p.ready, 200, 60*time.Second); err != nil {
 			t.Fatalf("%s readiness %s: %v (last status %d)", p.name, p.ready, err, code)
+		}
+	}
+
+	// The scrape targets the chart names (the scheduler's metrics port,
+	// the worker's) serve the metrics; the API's port, which an Ingress
+	// publishes, does not (no scrape token in minimal.yaml).
+	for _, c := range []struct {
+		url  string
+		want int
+	}{
+		{fmt.Sprintf("http://127.0.0.1:%d/metrics", schedMetricsPort), 200},
+		{fmt.Sprintf("http://127.0.0.1:%d/metrics", workerPort), 200},
+		{fmt.Sprintf("http://127.0.0.1:%d/metrics", schedPort), 404},
+	} {
+		if code, err := waitFor(ctx, nil, c.url, c.want, 5*time.Second); err != nil {
+			t.Errorf("GET %s: %v (last status %d)", c.url, err, code)
 		}
 	}
 

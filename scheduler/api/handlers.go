@@ -36,9 +36,12 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 	if len(g.Title) > maxNameLen {
 		return invalidf("title is longer than %d characters", maxNameLen)
 	}
+	if p := nameProblem(g.Title); p != "" {
+		return invalidf("title %s", p)
+	}
 	for _, h := range g.CommandHandlers {
-		if h == "" || len(h) > maxHandlerLen {
-			return invalidf("command_handlers: %q is not a handler name (1-%d characters)", h, maxHandlerLen)
+		if err := wire.CheckHandler(h); err != nil {
+			return invalidf("command_handlers: %v", err)
 		}
 	}
 	out, err := s.store.CreateGroup(r.Context(), actor(r), store.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})

@@ -216,6 +216,31 @@ func TestHostileInput(t *testing.T) {
 		// Alarm webhooks to where only the scheduler's host reaches.
 		{"alarm webhook to PostgreSQL on loopback", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://127.0.0.1:5432/"`), 400, "egress policy"},
 		{"alarm webhook to the metadata endpoint", "POST", "/api/v1/jobs", validJob("alarm_webhook", `"http://[::ffff:169.254.169.254]/latest/"`), 400, "egress policy"},
+		// Issue #26, finding 14: handler names, id spellings, bidi
+		// characters in names, semicolons in queries.
+		{"handler with a space", "POST", "/api/v1/jobs", validJob("handler", `"my handler"`), 400, "handler"},
+		{"handler with a slash", "POST", "/api/v1/jobs", validJob("handler", `"../shell"`), 400, "handler"},
+		{"handler with a bidi override", "POST", "/api/v1/jobs", validJob("handler", `"shell\u202e"`), 400, "handler"},
+		{"handler starting with a digit", "POST", "/api/v1/jobs", validJob("handler", `"1h"`), 400, "handler"},
+		{"handler of 129 characters", "POST", "/api/v1/jobs", validJob("handler", `"h`+strings.Repeat("x", 128)+`"`), 400, "handler"},
+		{"group command handler with a space", "POST", "/api/v1/groups", `{"name":"g5","command_handlers":["run it"]}`, 400, "command_handlers"},
+		{"job id with a plus sign", "GET", "/api/v1/jobs/+1", "", 400, "id"},
+		{"job id with a leading zero", "GET", "/api/v1/jobs/01", "", 400, "id"},
+		{"run id with a plus sign", "POST", "/api/v1/runs/+1/kill", "", 400, "id"},
+		{"runs job filter with a plus sign", "GET", "/api/v1/runs?job=%2B1", "", 400, "job"},
+		{"jobs limit with a plus sign", "GET", "/api/v1/jobs?limit=%2B5", "", 400, "limit"},
+		{"job runs limit with a plus sign", "GET", jobPath + "/runs?limit=%2B5", "", 400, "limit"},
+		{"stats job with a leading zero", "GET", "/api/v1/stats?job=01", "", 400, "job"},
+		{"job name with a right-to-left override", "POST", "/api/v1/jobs", validJob("name", `"backup\u202egnp.exe"`), 400, "name"},
+		{"job name with a first-strong isolate", "POST", "/api/v1/jobs", validJob("name", `"a\u2068b"`), 400, "name"},
+		{"job name with a right-to-left mark", "POST", "/api/v1/jobs", validJob("name", `"a\u200fb"`), 400, "name"},
+		{"job name with an Arabic letter mark", "POST", "/api/v1/jobs", validJob("name", `"a\u061cb"`), 400, "name"},
+		{"job name with a newline", "POST", "/api/v1/jobs", validJob("name", `"a\nb"`), 400, "name"},
+		{"group title with a bidi embedding", "POST", "/api/v1/groups", `{"name":"g6","title":"a\u202ab"}`, 400, "title"},
+		{"user display name with a bidi isolate", "POST", "/api/v1/users", `{"name":"u6","display_name":"a\u2066b"}`, 400, "display_name"},
+		{"key name with a bidi override", "POST", "/api/v1/keys", `{"user":"nobody","name":"ci\u202d"}`, 400, "name"},
+		{"semicolon in a query", "GET", "/api/v1/runs?job=987654;group=g", "", 400, "semicolon"},
+		{"semicolon in a job listing", "GET", "/api/v1/jobs?group=g;x", "", 400, "semicolon"},
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

@@ -97,11 +97,11 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 		add("order=%q: want asc or desc", v)
 	}
 	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxJobsLimit {
+		n, ok := decimal(v)
+		if !ok || n < 1 || n > maxJobsLimit {
 			add("limit=%q: want an integer from 1 to %d", v, maxJobsLimit)
 		} else {
-			f.Limit = n
+			f.Limit = int(n)
 		}
 	}
 	cursor, after := q.Get("cursor"), q.Get("after")
@@ -116,9 +116,9 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 			f.After = &k
 		}
 	case after != "":
-		id, err := strconv.ParseInt(after, 10, 64)
+		id, ok := decimal(after)
 		switch {
-		case err != nil || id < 0:
+		case !ok:
 			add("after=%q: want the last job id seen", after)
 		case f.Sort != store.SortByID || f.Desc:
 			add("after: only pages the id order (ascending); use cursor")

@@ -51,6 +51,9 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if name == "" || len(name) > maxNameLen {
 		return invalidf("name is required (1-%d characters): say what the key is for", maxNameLen)
 	}
+	if p := nameProblem(name); p != "" {
+		return invalidf("name %s", p)
+	}
 	if in.ExpiresAt != nil && !in.ExpiresAt.After(s.now()) {
 		return invalidf("expires_at %s is in the past", in.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"))
 	}

@@ -35,7 +35,8 @@ func (s *Server) routeTable() []route {
 	return []route{
 		{"GET /healthz", public, s.healthz},
 		{"GET /readyz", public, s.readyz},
-		// Metrics carry no job data (counts and latencies by component).
+		// Metrics name groups and handlers: served here only behind the
+		// scrape token (MetricsToken), which the handler checks.
 		{"GET /metrics", public, s.metrics},
 
 		{"POST /api/v1/login", public, s.login},
@@ -134,6 +135,9 @@ func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) error {
 // handler runs.
 func (s *Server) guard(rt route) http.Handler {
 	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkQuery(r); err != nil {
+			return err
+		}
 		if rt.rule.Public() {
 			// Public routes read their own credentials, if any (logout).
 			return rt.h(w, r)
@@ -144,12 +148,27 @@ func (s *Server) guard(rt route) http.Handler {
 		}
 		if p != nil {
 			r = r.WithContext(auth.NewContext(r.Context(), p))
+			// Before any rule looks into it: what the rules and the
+			// handler read is the whole body, its size decided the same
+			// way for every caller and every id.
+			if err := bufferBody(w, r); err != nil {
+				return err
+			}
 		}
 		if err := rt.rule.Check(r, p); err != nil {
 			return err
 		}
 		return rt.h(w, r)
 	})
+}
+
+// Authenticated reports whether r carries valid credentials: an API key,
+// the bootstrap token or a live session. It is package httplimit's
+// question, asked before the handler of a request with a body, so that
+// only callers without them share the budget of anonymous requests.
+func (s *Server) Authenticated(r *http.Request) bool {
+	p, err := s.authenticate(r)
+	return err == nil && p != nil
 }
 
 // authenticate finds the request's principal: nil with no credentials,
@@ -287,7 +306,10 @@ func peekBody(r *http.Request, v any) (bool, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
-		return false, fmt.Errorf("read request body: %w", err)
+		return false, bodyError(err)
+	}
+	if len(b) > maxBody {
+		return false, &http.MaxBytesError{Limit: maxBody}
 	}
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
 	if len(bytes.TrimSpace(b)) == 0 {

@@ -48,7 +48,7 @@ func searchFilter(r *http.Request) (store.RunFilter, error) {
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	f := store.RunFilter{Limit: defaultSearchLimit, Group: q.Get("group")}
 	if v := q.Get("job"); v != "" {
-		if id, err := strconv.ParseInt(v, 10, 64); err != nil || id <= 0 {
+		if id, ok := decimal(v); !ok || id <= 0 {
 			add("job=%q: want a positive job id", v)
 		} else {
 			f.JobID = id
@@ -92,11 +92,11 @@ func searchFilter(r *http.Request) (store.RunFilter, error) {
 		add("from (%s) must be before to (%s)", q.Get("from"), q.Get("to"))
 	}
 	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxSearchLimit {
+		n, ok := decimal(v)
+		if !ok || n < 1 || n > maxSearchLimit {
 			add("limit=%q: want an integer from 1 to %d", v, maxSearchLimit)
 		} else {
-			f.Limit = n
+			f.Limit = int(n)
 		}
 	}
 	if v := q.Get("cursor"); v != "" {

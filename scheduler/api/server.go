@@ -1,5 +1,6 @@
 // Package api serves jetjob's HTTP JSON API under /api/v1 (documents in
-// package apiv1), plus /healthz, /readyz and /metrics.
+// package apiv1), plus /healthz, /readyz and, behind a scrape token,
+// /metrics.
 package api
 
 import (
@@ -18,9 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
@@ -63,6 +64,11 @@ type Config struct {
 	Fire func(runs.Planned)
 	// Gatherer serves /metrics (default: prometheus.DefaultGatherer).
 	Gatherer prometheus.Gatherer
+	// MetricsToken is the scrape token (package internal/scrape). Empty:
+	// the API serves no /metrics (it answers 404), the metrics listener
+	// does; set: /metrics answers only requests that carry it as a bearer
+	// token.
+	MetricsToken string
 	// Logs reads run logs (required).
 	Logs *runlog.Reader
 	// Workers lists the live workers of a group ("" for all); required.
@@ -149,8 +155,15 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 	return nil
 }
 
+// metrics serves the registry behind the scrape token. Without one the
+// route answers like an unknown path: metrics name groups and handlers the
+// API hides from non-members, and the API's listener is the one published
+// (Service, Ingress); they are on the metrics listener instead.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
-	promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+	if s.cfg.MetricsToken == "" {
+		return &httpError{http.StatusNotFound, "no such endpoint: GET /metrics (metrics are served on the metrics listener, --metrics-listen, or here with a scrape token)"}
+	}
+	scrape.Handler(s.cfg.Gatherer, s.cfg.MetricsToken).ServeHTTP(w, r)
 	return nil
 }
 
@@ -234,11 +247,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return invalidf("reading request body: %v", err)
+		return bodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return invalidf("request body is empty: want a JSON document")
@@ -346,8 +355,8 @@ func fieldOf(body []byte, v any, err error) error {
 
 func pathID(r *http.Request) (int64, error) {
 	v := r.PathValue("id")
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := decimal(v)
+	if !ok || id <= 0 {
 		return 0, invalidf("id %q: want a positive integer", v)
 	}
 	return id, nil
@@ -370,14 +379,15 @@ func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) 
 	}
 }
 
-// queryInt reads an optional integer query parameter within [lo, hi].
+// queryInt reads an optional integer query parameter within [lo, hi]
+// (lo >= 0: every such parameter is a count, a cursor or an id).
 func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < lo || n > hi {
+	n, ok := decimal(v)
+	if !ok || n < lo || n > hi {
 		return 0, invalidf("query parameter %s=%q: want an integer from %d to %d", name, v, lo, hi)
 	}
 	return n, nil

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,7 +39,8 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := store.StatsFilter{From: from, To: to, Group: q.Get("group"), Groups: readable(r)}
 	if v := q.Get("job"); v != "" {
-		if f.JobID, err = strconv.ParseInt(v, 10, 64); err != nil || f.JobID <= 0 {
+		var ok bool
+		if f.JobID, ok = decimal(v); !ok || f.JobID <= 0 {
 			return invalidf("job=%q: want a positive job id", v)
 		}
 	}

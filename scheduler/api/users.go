@@ -79,6 +79,9 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	if len(in.DisplayName) > maxNameLen {
 		return invalidf("display_name is longer than %d characters", maxNameLen)
 	}
+	if p := nameProblem(in.DisplayName); p != "" {
+		return invalidf("display_name %s", p)
+	}
 	u := store.User{Name: in.Name, DisplayName: in.DisplayName, Admin: in.Admin}
 	if in.Password != "" {
 		if err := auth.CheckPasswordPolicy(in.Password); err != nil {
@@ -142,6 +145,9 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("current_password is for changing your own password: an admin resets another user's without it")
 	case in.Password != nil && self && in.CurrentPassword == nil:
 		return invalidf("current_password is required to change your own password")
+	}
+	if in.DisplayName != nil && nameProblem(*in.DisplayName) != "" {
+		return invalidf("display_name %s", nameProblem(*in.DisplayName))
 	}
 	if in.Password != nil {
 		if err := auth.CheckPasswordPolicy(*in.Password); err != nil {

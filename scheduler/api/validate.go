@@ -51,12 +51,16 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		add("name is required")
 	case utf8.RuneCountInString(name) > maxNameLen:
 		add("name is longer than %d characters", maxNameLen)
+	case nameProblem(name) != "":
+		add("name %s", nameProblem(name))
 	}
 	if utf8.RuneCountInString(spec.Description) > maxDescriptionLen {
 		add("description is longer than %d characters", maxDescriptionLen)
 	}
-	if spec.Handler == "" || len(spec.Handler) > maxHandlerLen {
-		add("handler is required (1-%d characters)", maxHandlerLen)
+	if spec.Handler == "" {
+		add("handler is required")
+	} else if err := wire.CheckHandler(spec.Handler); err != nil {
+		add("%v", err)
 	}
 	if len(spec.Params) > wire.MaxParamsBytes {
 		add("params are %d bytes, more than the limit of %d (64 KiB)", len(spec.Params), wire.MaxParamsBytes)

@@ -3,7 +3,6 @@ package api
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/backlog"
@@ -22,8 +21,8 @@ func jobVersion(r *http.Request, body int64) (int64, error) {
 	im := strings.Trim(strings.TrimPrefix(strings.TrimSpace(r.Header.Get("If-Match")), "W/"), `"`)
 	var header int64
 	if im != "" {
-		v, err := strconv.ParseInt(im, 10, 64)
-		if err != nil || v <= 0 {
+		v, ok := decimal(im)
+		if !ok || v <= 0 {
 			return 0, invalidf("If-Match %q: want the job's version, a positive integer", r.Header.Get("If-Match"))
 		}
 		header = v

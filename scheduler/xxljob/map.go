@@ -34,7 +34,6 @@ type Options struct {
 // instead of failing the import half-way.
 const (
 	maxDescription = 2000
-	maxHandler     = 255
 	maxTimeout     = 7 * 24 * time.Hour
 	maxRetries     = 100
 	maxChildren    = 100
@@ -365,8 +364,8 @@ func mapHandler(j Job, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
 		switch {
 		case handler == "":
 			problem("BEAN job without an executor handler")
-		case len(handler) > maxHandler:
-			problem("executor handler is longer than %d bytes", maxHandler)
+		case !wire.ValidHandler(handler):
+			problem("executor handler: %v (register it under such a name in the worker)", wire.CheckHandler(handler))
 		default:
 			spec.Handler, spec.Params = handler, j.Param
 			mapped("BEAN handler %s", handler)

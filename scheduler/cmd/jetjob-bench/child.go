@@ -176,13 +176,16 @@ func runNATS(args []string) error {
 }
 
 // runScheduler is `jetjob-bench scheduler`: scheduler.New/Run in its own
-// process with default tuning, its API (and /metrics) on --listen without
-// authentication.
+// process with default tuning, its API on --listen without authentication
+// and /metrics on --metrics-listen (loopback, as the real scheduler's; the
+// API's listener serves no /metrics without a scrape token). It prints
+// "READY <API URL> <metrics URL>".
 func runScheduler(args []string) error {
 	fs := pflag.NewFlagSet("scheduler", pflag.ContinueOnError)
 	dbURL := fs.String("database-url", "", "PostgreSQL URL")
 	natsURL := fs.String("nats-url", "", "NATS URL")
-	listen := fs.String("listen", "127.0.0.1:0", "HTTP address for /metrics")
+	listen := fs.String("listen", "127.0.0.1:0", "HTTP address of the API")
+	metricsListen := fs.String("metrics-listen", "127.0.0.1:0", "HTTP address for /metrics")
 	id := fs.String("id", "", "scheduler id")
 	logLevel := fs.String("log-level", "warn", "zap level")
 	triggerBatch := fs.Int("trigger-batch", 0, "runs per trigger message (0: the default)")
@@ -225,17 +228,23 @@ func runScheduler(args []string) error {
 	if err != nil {
 		return err
 	}
+	mln, err := net.Listen("tcp", *metricsListen)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	cfg := scheduler.Config{InsecureNoAuth: true}
 	cfg.Lease.ID = *id
 	cfg.Backlog.Interval = *backlogInterval
 	cfg.Planner.TriggerBatch = *triggerBatch
 	cfg.Planner.Window = *window
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
 	if err != nil {
 		ln.Close()
+		mln.Close()
 		return err
 	}
-	fmt.Printf("READY http://%s\n", ln.Addr())
+	fmt.Printf("READY http://%s http://%s\n", ln.Addr(), mln.Addr())
 	return s.Run(ctx)
 }
 

@@ -226,8 +226,13 @@ func (e *env) startSchedulers(n int) error {
 		if err != nil {
 			return fmt.Errorf("start %s: %w", role, err)
 		}
-		sp.c, sp.metrics = c, c.info+"/metrics"
-		e.scheds = append(e.scheds, sp)
+		sp.c = c
+		e.scheds = append(e.scheds, sp) // stopped with the others, even on a bad READY line
+		f := strings.Fields(c.info)     // the API's URL, the metrics listener's
+		if len(f) != 2 {
+			return fmt.Errorf("start %s: unexpected READY line %q", role, c.info)
+		}
+		sp.metrics = f[1] + "/metrics"
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/alarm"
+	"github.com/jetjob/jetjob/scheduler/httplimit"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/retention"
@@ -28,6 +31,10 @@ import (
 // secrets below have only a variable.
 type options struct {
 	listen           string
+	metricsListen    string
+	metricsTokenFile string
+	httpBodyTimeout  time.Duration
+	httpMaxAnonymous int
 	insecureNoAuth   bool
 	shardCount       int
 	schedulerID      string
@@ -64,6 +71,14 @@ type options struct {
 func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	o.set = s
 	s.String(&o.listen, "listen", "JETJOB_LISTEN", defListen, "HTTP API address")
+	s.String(&o.metricsListen, "metrics-listen", "JETJOB_METRICS_LISTEN", DefaultMetricsListen,
+		"address of /metrics alone (host:port), loopback by default: metrics name every group and handler; empty (--metrics-listen=) turns it off")
+	s.String(&o.metricsTokenFile, "metrics-token-file", "JETJOB_METRICS_TOKEN_FILE", "",
+		"file holding the scrape token: /metrics then answers only \"Authorization: Bearer <token>\", on the metrics listener and on --listen (which serves no /metrics without it)")
+	s.Duration(&o.httpBodyTimeout, "http-body-timeout", "JETJOB_HTTP_BODY_TIMEOUT", httplimit.DefaultBodyTimeout,
+		"how long a client may take to send a request's body; a slower one is answered 408 and disconnected")
+	s.Int(&o.httpMaxAnonymous, "http-max-anonymous", "JETJOB_HTTP_MAX_ANONYMOUS", httplimit.DefaultMaxAnonymous,
+		"requests with a body and without valid credentials (logins, forged keys) served at once; more answer 503")
 	s.Bool(&o.insecureNoAuth, "insecure-no-auth", "", false, "every API request is an admin, unauthenticated (local use only, never in production)")
 	s.Int(&o.shardCount, "shard-count", "JETJOB_SHARD_COUNT", 0, "shards of a new cluster, default 64; fixed once the cluster exists")
 	s.String(&o.schedulerID, "scheduler-id", "JETJOB_SCHEDULER_ID", "", "this instance's id in shard leases, default host-pid-random")
@@ -136,6 +151,12 @@ func (o *options) validate() error {
 	if err := (egress.Config{Allow: egress.ParseList(o.egressAllow)}).Validate(); err != nil {
 		errs = append(errs, o.set.Errorf("egress-allow", "%v", err))
 	}
+	if o.httpBodyTimeout <= 0 {
+		errs = append(errs, o.set.Errorf("http-body-timeout", "%s: want a positive duration such as 30s", o.httpBodyTimeout))
+	}
+	if o.httpMaxAnonymous <= 0 {
+		errs = append(errs, o.set.Errorf("http-max-anonymous", "%d: want a positive number", o.httpMaxAnonymous))
+	}
 	if o.triggerBatch < 0 || o.triggerBatch > wire.MaxBatchRuns {
 		// Workers refuse a message of more runs than wire.MaxBatchRuns.
 		errs = append(errs, o.set.Errorf("trigger-batch", "%d: want 1 to %d (1: every run alone; 0: the default, %d)",
@@ -144,10 +165,47 @@ func (o *options) validate() error {
 	return errors.Join(errs...)
 }
 
+// DefaultMetricsListen is --metrics-listen's default: the loopback
+// interface, so that metrics (which name every group and handler) are not
+// readable from the network unless an operator publishes them, with a
+// scrape token or behind a fence of their own.
+const DefaultMetricsListen = "127.0.0.1:9464"
+
+// metricsToken reads --metrics-token-file; "" when none is given.
+func (o *options) metricsToken() (string, error) {
+	if o.metricsTokenFile == "" {
+		return "", nil
+	}
+	tok, err := scrape.ReadTokenFile(o.metricsTokenFile)
+	if err != nil {
+		return "", o.set.Errorf("metrics-token-file", "%v", err)
+	}
+	return tok, nil
+}
+
+// listenMetrics opens --metrics-listen (nil when it is off) and warns when
+// it serves metrics beyond the loopback interface without a token.
+func (o *options) listenMetrics(token string, log *zap.Logger) (net.Listener, error) {
+	if o.metricsListen == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", o.metricsListen)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-listen %s: %w", o.metricsListen, err)
+	}
+	log.Info("metrics listening", zap.String("addr", ln.Addr().String()), zap.Bool("token", token != ""))
+	if w := scrape.Warning(o.metricsListen, token); w != "" {
+		log.Warn(w)
+	}
+	return ln, nil
+}
+
 // schedulerConfig builds the scheduler's config from the flags and the
-// bootstrap API token.
+// bootstrap API token (the scrape token is the caller's to add).
 func (o *options) schedulerConfig(token string) scheduler.Config {
 	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount, MaxChainRuns: o.maxChainRuns}
+	c.HTTP.BodyTimeout = o.httpBodyTimeout
+	c.HTTP.MaxAnonymous = o.httpMaxAnonymous
 	c.Lease.ID = o.schedulerID
 	c.Lease.TTL = o.leaseTTL
 	c.Planner.Interval = o.interval

@@ -56,7 +56,11 @@ terminal with no flags. Ctrl-C stops everything.`,
 				return usageError{Err: err}
 			}
 			defer log.Sync() //nolint:errcheck
-			return dev(cmd.Context(), o, dataDir, natsPort, noDemo, log)
+			metricsToken, err := o.metricsToken()
+			if err != nil {
+				return usageError{Err: err}
+			}
+			return dev(cmd.Context(), o, metricsToken, dataDir, natsPort, noDemo, log)
 		},
 	}
 	s := config.New(cmd.Flags())
@@ -68,7 +72,7 @@ terminal with no flags. Ctrl-C stops everything.`,
 	return cmd
 }
 
-func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
+func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort int, noDemo bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log) // the demo worker's spans too
 	if err != nil {
 		return usageError{Err: err} // a bad OTEL_* variable
@@ -136,8 +140,21 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
+	mln, err := o.listenMetrics(metricsToken, log)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// As the API: a second dev (or another exporter) on the port
+		// moves to a free one rather than failing.
+		log.Warn("metrics address in use; picking a free port", zap.String("addr", o.metricsListen))
+		o.metricsListen = "127.0.0.1:0"
+		mln, err = o.listenMetrics(metricsToken, log)
+	}
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	o.insecureNoAuth = false
 	cfg := o.schedulerConfig(token)
+	cfg.MetricsToken = metricsToken
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
 	// Dev's own PostgreSQL and NATS are this process's listeners too: no
 	// alarm webhook reaches them, even with loopback allowed
@@ -145,10 +162,17 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	loopback := netip.MustParseAddr("127.0.0.1")
 	cfg.Egress.Self = append(cfg.Egress.Self,
 		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
 	if err != nil {
 		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		return err
+	}
+	metricsURL := "(off: --metrics-listen is empty)"
+	if mln != nil {
+		metricsURL = "http://" + mln.Addr().String() + "/metrics"
 	}
 
 	apiURL := "http://" + ln.Addr().String()
@@ -179,6 +203,7 @@ jetjob dev is running.
   Console:    %s/   (open it in a browser)
   sign in as: %s / %s
   API:        %s/api/v1   (an admin API key is in the CLI config, written to %s)
+  Metrics:    %s
   NATS:       %s   (JetStream data in %s)
   PostgreSQL: %s
 Try, in another terminal:
@@ -186,7 +211,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, adminName, adminPassword, apiURL, cfgPath, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, adminName, adminPassword, apiURL, cfgPath, metricsURL, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)

@@ -59,8 +59,12 @@ an admin, for local use only.`,
 			defer log.Sync() //nolint:errcheck
 			log.Info("jetjob-scheduler starting", zap.String("version", version.Get().String()),
 				zap.Strings("settings", o.set.Values()))
+			metricsToken, err := o.metricsToken()
+			if err != nil {
+				return usageError{Err: err}
+			}
 			conn.Name = "jetjob-scheduler"
-			return serve(cmd.Context(), o, dbURL, conn, token, migrate, log)
+			return serve(cmd.Context(), o, dbURL, conn, token, metricsToken, migrate, log)
 		},
 	}
 	s := config.New(cmd.Flags())
@@ -72,7 +76,7 @@ an admin, for local use only.`,
 	return cmd
 }
 
-func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token string, migrate bool, log *zap.Logger) error {
+func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token, metricsToken string, migrate bool, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
 	if err != nil {
 		return usageError{Err: err} // a bad OTEL_* variable
@@ -98,9 +102,19 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.listen, err)
 	}
-	s, err := scheduler.New(o.schedulerConfig(token), scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
+	mln, err := o.listenMetrics(metricsToken, log)
 	if err != nil {
 		ln.Close()
+		return err
+	}
+	cfg := o.schedulerConfig(token)
+	cfg.MetricsToken = metricsToken
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
+	if err != nil {
+		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
 		return err
 	}
 	log.Info("API listening", zap.String("addr", ln.Addr().String()))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/natsconn"
@@ -43,7 +44,9 @@ type options struct {
 	logFormat string
 	logLevel  string
 
-	metricsListen string
+	metricsListen    string
+	metricsTokenFile string
+	metricsToken     string // read from metricsTokenFile by validate
 
 	set *config.Set
 }
@@ -81,7 +84,9 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", "json", "json or console")
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
 	s.String(&o.metricsListen, "metrics-listen", "JETJOB_METRICS_LISTEN", DefaultMetricsListen,
-		"address of /metrics, /healthz and /readyz (host:port); empty (--metrics-listen=) turns them off")
+		"address of /metrics, /healthz and /readyz (host:port), loopback by default (a pod sets :9091 for its probes); empty (--metrics-listen=) turns them off")
+	s.String(&o.metricsTokenFile, "metrics-token-file", "JETJOB_METRICS_TOKEN_FILE", "",
+		"file holding the scrape token: /metrics then answers only \"Authorization: Bearer <token>\" (the probes stay open)")
 }
 
 // validate checks everything that can be checked before connecting and
@@ -147,6 +152,13 @@ func (o *options) validate() error {
 		if err := checkListen(o.metricsListen); err != nil {
 			bad("metrics-listen", "%q: %v", o.metricsListen, err)
 		}
+	}
+	if o.metricsTokenFile != "" {
+		tok, err := scrape.ReadTokenFile(o.metricsTokenFile)
+		if err != nil {
+			bad("metrics-token-file", "%v", err)
+		}
+		o.metricsToken = tok
 	}
 
 	switch o.logFormat {

@@ -15,18 +15,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
 // DefaultMetricsListen is --metrics-listen's default: on, so that a
-// deployment gets probes and metrics without configuring them (the
-// Kubernetes manifest points its probes here). An empty value turns the
-// server off (e.g. two workers on one host without containers).
-const DefaultMetricsListen = ":9091"
+// deployment gets probes and metrics without configuring them, but on the
+// loopback interface, like the scheduler's metrics: they name the group's
+// handlers. A pod sets ":9091" (the Kubernetes manifest and the Helm chart
+// do) for its probes, and a scrape token (--metrics-token-file) fences
+// /metrics there. An empty value turns the server off (e.g. two workers on
+// one host without containers).
+const DefaultMetricsListen = "127.0.0.1:9091"
 
 // readyCheckTimeout bounds /readyz's consumer lookup: a probe must answer
 // within its own timeout (1 s by default on Kubernetes) however NATS is.
@@ -50,10 +53,11 @@ type probes struct {
 	addr netip.AddrPort
 }
 
-// startProbes listens on addr and serves until stop. A bad or taken
-// address is an error: an operator who asked for metrics must not run
-// without them unnoticed.
-func startProbes(addr string, nc *nats.Conn, group string, log *zap.Logger) (*probes, error) {
+// startProbes listens on addr and serves until stop; /metrics needs token
+// when one is given (package internal/scrape), the probes never do (the
+// kubelet sends none). A bad or taken address is an error: an operator who
+// asked for metrics must not run without them unnoticed.
+func startProbes(addr, token string, nc *nats.Conn, group string, log *zap.Logger) (*probes, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listen on %s: %w", addr, err)
@@ -63,12 +67,15 @@ func startProbes(addr string, nc *nats.Conn, group string, log *zap.Logger) (*pr
 	p.reg.MustRegister(version.Collector(), collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(p.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", scrape.Handler(p.reg, token))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, version.OK()) })
 	mux.HandleFunc("GET /readyz", p.readyz)
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { p.done <- p.srv.Serve(ln) }()
-	log.Info("metrics and probes listening", zap.String("addr", ln.Addr().String()))
+	log.Info("metrics and probes listening", zap.String("addr", ln.Addr().String()), zap.Bool("token", token != ""))
+	if w := scrape.Warning(addr, token); w != "" {
+		log.Warn(w)
+	}
 	return p, nil
 }
 

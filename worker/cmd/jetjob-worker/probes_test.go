@@ -68,9 +68,9 @@ func waitStatus(t *testing.T, url string, code int) string {
 	return body
 }
 
-// scrape parses /metrics into `name{label="value",…}` → value (a
+// scrapeMetrics parses /metrics into `name{label="value",…}` → value (a
 // histogram's observation count).
-func scrape(t *testing.T, base string) map[string]float64 {
+func scrapeMetrics(t *testing.T, base string) map[string]float64 {
 	t.Helper()
 	code, body := get(t, base+"/metrics")
 	if code != http.StatusOK {
@@ -182,7 +182,7 @@ func TestBinaryMetricsAndProbes(t *testing.T) {
 // goVersion reads the Go version the binary reports in jetjob_build_info.
 func goVersion(t *testing.T, base string) string {
 	t.Helper()
-	for k := range scrape(t, base) {
+	for k := range scrapeMetrics(t, base) {
 		if m := regexp.MustCompile(`^jetjob_build_info\{.*go_version="([^"]+)"`).FindStringSubmatch(k); m != nil {
 			return m[1]
 		}
@@ -203,7 +203,7 @@ func expectSeries(t *testing.T, base string, want map[string]float64) {
 		}
 	}()
 	testwait.Eventually(t, waitLimit, "the /metrics series to have their values", func() bool {
-		got := scrape(t, base)
+		got := scrapeMetrics(t, base)
 		off = off[:0]
 		for k, v := range want {
 			if g, ok := got[k]; !ok || g != v {

@@ -59,7 +59,7 @@ func run(ctx context.Context, o *options) (err error) {
 	defer nc.Close()
 	var pr *probes
 	if o.metricsListen != "" {
-		if pr, err = startProbes(o.metricsListen, nc, o.group, log); err != nil {
+		if pr, err = startProbes(o.metricsListen, o.metricsToken, nc, o.group, log); err != nil {
 			return err
 		}
 		defer func() {

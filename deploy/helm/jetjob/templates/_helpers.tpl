@@ -167,3 +167,42 @@ JETJOB_EGRESS_ALLOW: {{ join "," . | quote }}
 {{ $k }}: {{ $v | quote }}
 {{- end }}
 {{- end -}}
+
+{{/*
+jetjob.metricsToken*: the scrape token (metrics.token), mounted from its
+Secret and named by JETJOB_METRICS_TOKEN_FILE, in the scheduler and worker
+pods alike; the monitors send it (jetjob.metricsAuthorization).
+*/}}
+{{- define "jetjob.metricsTokenEnv" -}}
+{{- with .Values.metrics.token.existingSecret }}
+- name: JETJOB_METRICS_TOKEN_FILE
+  value: /etc/jetjob/metrics-token/{{ $.Values.metrics.token.existingSecretKey }}
+{{- end }}
+{{- end -}}
+
+{{- define "jetjob.metricsTokenVolumeMounts" -}}
+{{- if .Values.metrics.token.existingSecret }}
+- name: metrics-token
+  mountPath: /etc/jetjob/metrics-token
+  readOnly: true
+{{- end }}
+{{- end -}}
+
+{{- define "jetjob.metricsTokenVolumes" -}}
+{{- with .Values.metrics.token.existingSecret }}
+- name: metrics-token
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+{{- end }}
+{{- end -}}
+
+{{- define "jetjob.metricsAuthorization" -}}
+{{- with .Values.metrics.token.existingSecret }}
+authorization:
+  type: Bearer
+  credentials:
+    name: {{ . }}
+    key: {{ $.Values.metrics.token.existingSecretKey }}
+{{- end }}
+{{- end -}}
