@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -137,7 +138,13 @@ func TestHostileMessages(t *testing.T) {
 		{what: "events: the same again (duplicate)", subject: evG, data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "too late")), logged: true},
 		{what: "events: a started event for a finished run", subject: evG, data: event(wire.Event{Kind: wire.EventStarted, RunID: done.ID,
 			Status: wire.StatusRunning, ScheduledAt: done.ScheduledAt}), logged: true},
+		// Group g's credential may publish on jetjob.log.g.* and
+		// jetjob.event.g whatever run it names (hostile_foreign_test.go).
+		{what: "log line: a run of group h on g's log subject", subject: stream.Log("g", hRun.ID), data: foreignLogLine(t, hRun.ID, hJob.ID)},
+		{what: "events: a started event for a run of group h on g's subject", subject: evG, data: event(wire.Event{Kind: wire.EventStarted,
+			RunID: hRun.ID, JobID: hJob.ID, Status: wire.StatusRunning, ScheduledAt: hRun.ScheduledAt, WorkerID: "intruder"}), logged: true},
 	}
+	foreignBefore := foreign.Total(foreign.Events)
 	nc, err := nats.Connect(sys.natsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -205,6 +212,7 @@ func TestHostileMessages(t *testing.T) {
 	if l, err := sys.api.ListWorkers(ctx, "g"); err != nil || len(l.Workers) != 1 {
 		t.Errorf("workers of g after hostile messages: %+v (%v)", l, err)
 	}
+	checkForeignRefused(t, sys, hRun.ID, foreignBefore)
 }
 
 // streamMsgs counts the messages of a stream on subjects matching filter.

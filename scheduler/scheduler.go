@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/backlog"
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/results"
@@ -188,6 +189,7 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		version.Collector())
 	reg.MustRegister(errcount.Collectors()...)
+	reg.MustRegister(foreign.Collector())
 	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger.Named("scheduler"), tracer: spans.New(deps.TracerProvider),
 		reg: reg, metrics: newMetrics(reg)}, nil
 }

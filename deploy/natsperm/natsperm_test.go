@@ -362,6 +362,7 @@ func TestGroupCredentialIsRefusedOnOtherGroups(t *testing.T) {
 			t.Errorf("log line on %s: %v", subj, err)
 		}
 	}
+	checkNoForeignLogLines(t, ctx, c, js, 4, "hello from b")
 	reg, err := js.KeyValue(ctx, stream.WorkersBucket)
 	if err != nil {
 		t.Fatal(err)
