@@ -22,6 +22,7 @@ import (
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/tracing"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -138,7 +139,15 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 	o.insecureNoAuth = false
 	cfg := o.schedulerConfig(token)
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log})
+	// dev signs its triggers like any scheduler: with the key given, or
+	// one made up now. Its own worker accepts it; other workers pointed at
+	// dev's NATS need the public key it prints.
+	signer, keys, err := devTriggerKeys(o)
+	if err != nil {
+		ln.Close()
+		return usageError{Err: err}
+	}
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: log, TriggerSigner: signer})
 	if err != nil {
 		ln.Close()
 		return err
@@ -160,7 +169,7 @@ func dev(ctx context.Context, o options, dataDir string, natsPort int, noDemo bo
 		if demoIDs, err = createDemoJobs(ctx, pool, o.shardCount); err != nil {
 			return err
 		}
-		if w, err = demoWorker(nc, log); err != nil {
+		if w, err = demoWorker(nc, keys, log); err != nil {
 			return err
 		}
 		// One /metrics for the whole dev cluster: the worker's series too.
@@ -174,12 +183,15 @@ jetjob dev is running.
   API:        %s/api/v1   (an admin API key is in the CLI config, written to %s)
   NATS:       %s   (JetStream data in %s)
   PostgreSQL: %s
+  Workers:    JETJOB_TRIGGER_PUBLIC_KEYS=%s
+              (the key dev signs triggers with; another worker runs them only with it)
 Try, in another terminal:
   bin/jetjob jobs list
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, adminName, adminPassword, apiURL, cfgPath, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, adminName, adminPassword, apiURL, cfgPath, ns.ClientURL(), dataDir, pg.URL("jetjob"),
+		trigsign.EncodePublicKey(signer.PublicKey()), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -199,6 +211,28 @@ Ctrl-C stops everything.
 	}
 	log.Info("dev stopped")
 	return first
+}
+
+// devTriggerKeys is dev's trigger signer, from --trigger-signing-key or
+// JETJOB_TRIGGER_SIGNING_KEY if given (a key that survives restarts, for
+// workers started by hand), else a new key, and the verifier of its public
+// key for the demo worker.
+func devTriggerKeys(o options) (*trigsign.Signer, *trigsign.Verifier, error) {
+	signer, err := o.triggerSigner()
+	if err != nil {
+		return nil, nil, err
+	}
+	if signer == nil {
+		priv, err := trigsign.GenerateKey()
+		if err != nil {
+			return nil, nil, err
+		}
+		if signer, err = trigsign.NewSigner(priv); err != nil {
+			return nil, nil, err
+		}
+	}
+	keys, err := trigsign.NewVerifier(signer.PublicKey())
+	return signer, keys, err
 }
 
 func firstID(ids []int64) string {

@@ -4,6 +4,7 @@
 //	jetjob-scheduler migrate   apply the database migrations and exit
 //	jetjob-scheduler dev       everything in one process, for trying jetjob
 //	jetjob-scheduler users create-admin NAME   the first admin user
+//	jetjob-scheduler trigger-key generate --out FILE   a trigger signing key
 //
 // Every flag can also be set through the JETJOB_* environment variable its
 // help names, or in the YAML file --config names; a flag wins over its
@@ -32,6 +33,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
-	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd(), triggerKeyCmd())
 	return root
 }

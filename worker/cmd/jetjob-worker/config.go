@@ -15,6 +15,7 @@ import (
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
@@ -42,6 +43,13 @@ type options struct {
 	logLevel  string
 
 	metricsListen string
+
+	triggerKeys     string
+	triggerKeyFiles string
+	acceptUnsigned  bool
+	// verifier is built by validate from the two above; nil with
+	// acceptUnsigned and no key.
+	verifier *trigsign.Verifier
 
 	set *config.Set
 }
@@ -77,6 +85,14 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
 	s.String(&o.metricsListen, "metrics-listen", "JETJOB_METRICS_LISTEN", DefaultMetricsListen,
 		"address of /metrics, /healthz and /readyz (host:port); empty (--metrics-listen=) turns them off")
+
+	s.String(&o.triggerKeys, "trigger-public-keys", "JETJOB_TRIGGER_PUBLIC_KEYS", "",
+		"the schedulers' trigger public keys, base64, comma-separated (two while their key is rotated): only triggers they signed run")
+	s.String(&o.triggerKeyFiles, "trigger-public-key-files", "JETJOB_TRIGGER_PUBLIC_KEY_FILES", "",
+		"files of trigger public keys (PEM or base64), comma-separated; added to --trigger-public-keys")
+	s.Bool(&o.acceptUnsigned, "insecure-accept-unsigned-triggers", "JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS", false,
+		"run triggers that carry no signature: anyone who may publish on the group's trigger subjects can then run its handlers "+
+			"(signed triggers are still verified against the keys given)")
 }
 
 // validate checks everything that can be checked before connecting and
@@ -140,6 +156,9 @@ func (o *options) validate() error {
 			bad("metrics-listen", "%q: %v", o.metricsListen, err)
 		}
 	}
+	if err := o.triggerVerifier(); err != nil {
+		errs = append(errs, err)
+	}
 
 	switch o.logFormat {
 	case "json", "console":
@@ -152,6 +171,41 @@ func (o *options) validate() error {
 		bad("log-level", "%q: want debug, info, warn or error", o.logLevel)
 	}
 	return errors.Join(errs...)
+}
+
+// triggerVerifier builds o.verifier from the trigger public keys given, and
+// refuses to go on with none unless unsigned triggers are accepted on
+// purpose: a worker, a shell worker above all, must not run whatever
+// anyone allowed to publish a trigger sends.
+func (o *options) triggerVerifier() error {
+	keys, err := trigsign.ParsePublicKeys(o.triggerKeys)
+	if err != nil {
+		return o.set.Errorf("trigger-public-keys", "%v", err)
+	}
+	for _, f := range strings.Split(o.triggerKeyFiles, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, err := trigsign.LoadPublicKeyFile(f)
+		if err != nil {
+			return o.set.Errorf("trigger-public-key-files", "%v", err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		if o.acceptUnsigned {
+			return nil
+		}
+		return fmt.Errorf("no trigger public key: give the schedulers' (%s or %s; `jetjob-scheduler trigger-key public` prints it), "+
+			"or run unsigned triggers on purpose with %s", o.set.Name("trigger-public-keys"), o.set.Name("trigger-public-key-files"),
+			o.set.Name("insecure-accept-unsigned-triggers"))
+	}
+	v, err := trigsign.NewVerifier(keys...)
+	if err != nil {
+		return o.set.Errorf("trigger-public-keys", "%v", err)
+	}
+	o.verifier = v
+	return nil
 }
 
 // handlerList parses --handlers: known names, at least one.

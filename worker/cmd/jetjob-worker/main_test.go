@@ -88,7 +88,9 @@ type proc struct {
 }
 
 // start runs the binary with args and only the given JETJOB_* variables
-// (the test's own environment, if it has any, is not passed on).
+// (the test's own environment, if it has any, is not passed on), and the
+// public key of the triggers jstest publishes unless env names
+// JETJOB_TRIGGER_PUBLIC_KEYS itself.
 func start(t *testing.T, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
@@ -103,6 +105,9 @@ func start(t *testing.T, env map[string]string, args ...string) *proc {
 		// Not the default :9091: tests (and other processes on the host)
 		// must not compete for one port.
 		cmd.Env = append(cmd.Env, "JETJOB_METRICS_LISTEN=127.0.0.1:0")
+	}
+	if _, ok := env["JETJOB_TRIGGER_PUBLIC_KEYS"]; !ok {
+		cmd.Env = append(cmd.Env, "JETJOB_TRIGGER_PUBLIC_KEYS="+jstest.PublicKey())
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -390,8 +395,15 @@ func TestBinaryBadConfig(t *testing.T) {
 		{"bad metrics listen", with("JETJOB_METRICS_LISTEN", "9091"), nil, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: "9091": want host:port`}},
 		{"bad metrics port", base, []string{"--metrics-listen", ":http"}, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: ":http": port "http"`}},
 		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
+		{"no trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "-"), nil, []string{"no trigger public key",
+			"--insecure-accept-unsigned-triggers / JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS"}},
+		{"bad trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "c2hvcnQ="), nil, []string{"--trigger-public-keys / JETJOB_TRIGGER_PUBLIC_KEYS: key 1 of the list"}},
+		{"missing trigger key file", with("JETJOB_TRIGGER_PUBLIC_KEY_FILES", "/nonexistent.pub"), nil, []string{"--trigger-public-key-files / JETJOB_TRIGGER_PUBLIC_KEY_FILES"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.env["JETJOB_TRIGGER_PUBLIC_KEYS"] == "-" {
+				c.env["JETJOB_TRIGGER_PUBLIC_KEYS"] = "" // set, and empty: no key
+			}
 			p := start(t, c.env, c.args...)
 			if code := p.wait(); code != 2 {
 				t.Fatalf("exit status %d, want 2; output:\n%s", code, p.out.String())
