@@ -167,7 +167,9 @@ type Verifier struct {
 }
 
 // NewVerifier accepts the signatures of keys (at least one; two while the
-// schedulers' key is rotated).
+// schedulers' key is rotated). A key given twice counts once: during a
+// rotation the same key may come from two places (a Secret's file and a
+// list of extra keys).
 func NewVerifier(keys ...ed25519.PublicKey) (*Verifier, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("trigger public keys: none given")
@@ -179,7 +181,7 @@ func NewVerifier(keys ...ed25519.PublicKey) (*Verifier, error) {
 		}
 		id := KeyID(k)
 		if _, dup := v.keys[id]; dup {
-			return nil, fmt.Errorf("trigger public key %d (id %s): given twice", i+1, id)
+			continue
 		}
 		v.keys[id] = k
 		v.ids = append(v.ids, id)
