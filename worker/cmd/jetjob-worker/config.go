@@ -37,6 +37,7 @@ type options struct {
 
 	handlers   string
 	shell      string
+	passEnv    string
 	allowHosts string
 
 	logFormat string
@@ -79,6 +80,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.String(&o.handlers, "handlers", "JETJOB_HANDLERS", "", "comma-separated built-in handlers to enable: shell, http; none by default, at least one required. "+
 		"shell runs whatever command a job's params name")
 	s.String(&o.shell, "shell", "JETJOB_SHELL", builtin.DefaultShell, "shell that runs the shell handler's command lines (as <shell> -c <params>)")
+	s.String(&o.passEnv, "shell-pass-env", "JETJOB_SHELL_PASS_ENV", "", "comma-separated variables of the worker's environment that shell commands get besides "+
+		strings.Join(builtin.BaseEnv, ", ")+" (never a JETJOB_* one)")
 	s.String(&o.allowHosts, "http-allow-hosts", "JETJOB_HTTP_ALLOW_HOSTS", "", `comma-separated hosts the http handler may call: "api.example.com", "10.0.0.7:8080", "*.example.com", or "*" for any; required with http`)
 
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", "json", "json or console")
@@ -141,6 +144,9 @@ func (o *options) validate() error {
 			bad("shell", "must not be empty")
 		} else if _, err := exec.LookPath(o.shell); err != nil {
 			bad("shell", "%v", err)
+		}
+		if err := builtin.CheckPassEnv(o.passEnvList()); err != nil {
+			bad("shell-pass-env", "%v", err)
 		}
 	}
 	hosts := o.allowHostList()
@@ -228,6 +234,19 @@ func (o *options) handlerList() ([]string, error) {
 			"(shell runs whatever command a job's params name, so it is never enabled by default)", strings.Join(knownHandlers, ", "))
 	}
 	return out, nil
+}
+
+func (o *options) passEnvList() []string { return list(o.passEnv) }
+
+// list splits a comma-separated setting, leaving out empty entries.
+func list(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (o *options) allowHostList() []string {

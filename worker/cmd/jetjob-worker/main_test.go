@@ -268,7 +268,7 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	p := start(t, map[string]string{
 		"JETJOB_NATS_URL": url, "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell", "JETJOB_WORKER_ID": "bin1",
 		"JETJOB_CONCURRENCY": "3", "JETJOB_LOG_FORMAT": "console",
-		"PROCEED": proceed, // not JETJOB_*: passed on to commands
+		"PROCEED": proceed, "JETJOB_SHELL_PASS_ENV": "PROCEED", // passed on to commands
 	})
 
 	e.publish("ops", 1, "echo hello from $JETJOB_RUN_ID; echo careful >&2")
@@ -395,6 +395,7 @@ func TestBinaryBadConfig(t *testing.T) {
 		{"bad metrics listen", with("JETJOB_METRICS_LISTEN", "9091"), nil, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: "9091": want host:port`}},
 		{"bad metrics port", base, []string{"--metrics-listen", ":http"}, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: ":http": port "http"`}},
 		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
+		{"bad pass env", with("JETJOB_SHELL_PASS_ENV", "HOME,JETJOB_NATS_PASSWORD"), nil, []string{"--shell-pass-env / JETJOB_SHELL_PASS_ENV: JETJOB_NATS_PASSWORD"}},
 		{"no trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "-"), nil, []string{"no trigger public key",
 			"--insecure-accept-unsigned-triggers / JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS"}},
 		{"bad trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "c2hvcnQ="), nil, []string{"--trigger-public-keys / JETJOB_TRIGGER_PUBLIC_KEYS: key 1 of the list"}},

@@ -104,7 +104,7 @@ func run(ctx context.Context, o *options) (err error) {
 	for _, h := range handlers {
 		switch h {
 		case handlerShell:
-			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell}))
+			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}))
 		case handlerHTTP:
 			w.Handle(h, builtin.HTTP(builtin.HTTPConfig{AllowHosts: o.allowHostList()}))
 		}
