@@ -10,4 +10,6 @@
 // Both are powerful: a worker with Shell runs any command whoever can edit
 // jobs of its group asks for, and HTTP reaches any host its allow-list names.
 // Enable them only on workers of groups whose job editors you trust that far.
+// Shell gives commands a minimal environment, not the worker's (ShellConfig,
+// BaseEnv), so that a job cannot print the credentials the worker holds.
 package builtin
