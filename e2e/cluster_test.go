@@ -371,6 +371,8 @@ func (c *cluster) startScheduler(n *node) error {
 			"JETJOB_LEASE_TTL":       leaseTTL.String(),
 			"JETJOB_STREAM_REPLICAS": c.replicas(),
 			"JETJOB_LOG_FORMAT":      "json",
+			// Signs every trigger; the workers accept its public key.
+			"JETJOB_TRIGGER_SIGNING_KEY": triggerKey.env,
 		}),
 		testcontainers.WithExposedPorts("8080/tcp"),
 		testcontainers.WithWaitStrategyAndDeadline(startupTimeout,
@@ -389,6 +391,8 @@ func (c *cluster) startWorker(n *node) error {
 		"JETJOB_LOG_FORMAT":  "json",
 		// Streams the worker provisions must match the schedulers'.
 		"JETJOB_STREAM_REPLICAS": c.replicas(),
+		// Only the schedulers' signed triggers run.
+		"JETJOB_TRIGGER_PUBLIC_KEYS": triggerKey.public,
 	}
 	for k, v := range c.opts.workerEnv {
 		env[k] = v

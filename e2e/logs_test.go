@@ -34,14 +34,14 @@ func (c *cluster) apiLog(runID int64) []string {
 	}
 }
 
-// streamLog reads a run's log lines straight from JETJOB_LOGS with an
-// ordered consumer, without the scheduler.
-func streamLog(t *testing.T, js jetstream.JetStream, runID int64) []string {
+// streamLog reads the log lines of run runID of group straight from
+// JETJOB_LOGS with an ordered consumer, without the scheduler.
+func streamLog(t *testing.T, js jetstream.JetStream, group string, runID int64) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, stream.Logs, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{stream.LogFilter(runID)},
+		FilterSubjects: []string{stream.Log(group, runID)},
 	})
 	if err != nil {
 		t.Fatalf("log consumer for run %d: %v", runID, err)

@@ -579,7 +579,7 @@ func TestDropInWorker(t *testing.T) {
 		want := "hello job=" + itoa(r.JobID) + " run=" + itoa(r.ID) + " attempt=" + itoa(int64(r.Attempt)) +
 			" fired=" + r.ScheduledAt.UTC().Format("2006-01-02T15:04:05.000Z07:00") + " type=" + r.TriggerType
 		fromAPI := c.apiLog(r.ID)
-		fromStream := streamLog(t, js, r.ID)
+		fromStream := streamLog(t, js, r.Group, r.ID)
 		for src, lines := range map[string][]string{"logs API": fromAPI, stream.Logs: fromStream} {
 			if !hasLine(lines, want) || !hasLine(lines, "second line") {
 				t.Errorf("run %d: %s has %q, want lines %q and %q", r.ID, src, lines, want, "second line")

@@ -113,7 +113,7 @@ func TestBacklogIsVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	w, err := worker.New(worker.Config{NATS: nc, Group: "b", Concurrency: 1, AbandonGrace: 500 * time.Millisecond,
+	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: nc, Group: "b", Concurrency: 1, AbandonGrace: 500 * time.Millisecond,
 		Logger: zaptest.NewLogger(t).Named("worker-b")})
 	if err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 	t.Cleanup(func() { close(hung) })
 	hangStarted := make(chan int64, 1)
 	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
+	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (r *record[T]) all() []T {
 // for the duration in its params (or until cancelled) and records spans.
 func startSleepers(c *cluster, rec *record[span]) {
 	for _, id := range []string{"w1", "w2"} {
-		w, err := worker.New(worker.Config{NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id)})
+		w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id)})
 		if err != nil {
 			c.t.Fatal(err)
 		}

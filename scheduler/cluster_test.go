@@ -145,7 +145,7 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: c.connect(lc.ID), Listener: ln, Logger: c.log.Named(lc.ID)})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: c.connect(lc.ID), Listener: ln, Logger: c.log.Named(lc.ID), TriggerSigner: testTriggerSigner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func (c *cluster) wait(n *node) {
 // every invocation.
 func (c *cluster) startWorker(name string) {
 	t := c.t
-	w, err := worker.New(worker.Config{NATS: c.connect(name), Group: "g", ID: name, Concurrency: 64,
+	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(name), Group: "g", ID: name, Concurrency: 64,
 		Logger: c.log.Named(name)})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -30,13 +31,19 @@ type hostileMsg struct {
 	// worker cannot tell from a real one: what it causes is checked instead).
 	logged bool
 	seq    uint64
+	// header is published as it is; nil: a message on a trigger subject
+	// is signed as a scheduler signs what it publishes (so that what
+	// follows the signature check is tested too).
+	header nats.Header
 }
 
 // Malformed and foreign messages on jetjob.trigger.* and jetjob.event.*
 // are each logged once with their subject and stream sequence and then
 // terminated or skipped: none stays in a stream for redelivery, none
 // changes a run it has no business with, and neither the worker nor the
-// results applier stops — runs triggered afterwards complete.
+// results applier stops — runs triggered afterwards complete. Triggers are
+// signed as a scheduler would sign them, but for those that test the
+// signature itself: those never run.
 func TestHostileMessages(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
@@ -137,7 +144,19 @@ func TestHostileMessages(t *testing.T) {
 		{what: "events: the same again (duplicate)", subject: evG, data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "too late")), logged: true},
 		{what: "events: a started event for a finished run", subject: evG, data: event(wire.Event{Kind: wire.EventStarted, RunID: done.ID,
 			Status: wire.StatusRunning, ScheduledAt: done.ScheduledAt}), logged: true},
+		// Group g's credential may publish on jetjob.log.g.* and
+		// jetjob.event.g whatever run it names (hostile_foreign_test.go).
+		{what: "log line: a run of group h on g's log subject", subject: stream.Log("g", hRun.ID), data: foreignLogLine(t, hRun.ID, hJob.ID)},
+		{what: "events: a started event for a run of group h on g's subject", subject: evG, data: event(wire.Event{Kind: wire.EventStarted,
+			RunID: hRun.ID, JobID: hJob.ID, Status: wire.StatusRunning, ScheduledAt: hRun.ScheduledAt, WorkerID: "intruder"}), logged: true},
+		// Triggers no scheduler signed (hostile_foreign_test.go): refused
+		// before anything runs, logged once per subject and key.
+		unsignedTrigger(anyG, trig(func(tr *wire.Trigger) { tr.RunID = 990010 })),
+		strangerTrigger(t, anyG, trig(func(tr *wire.Trigger) { tr.RunID = 990011 })),
+		replayedTrigger(anyG, "h", trig(func(tr *wire.Trigger) { tr.RunID = 990012 })),
+		loneAsBatch(stream.TriggerBatch("g"), trig(func(tr *wire.Trigger) { tr.RunID = 990013 })),
 	}
+	foreignBefore := foreign.Total(foreign.Events)
 	nc, err := nats.Connect(sys.natsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +167,14 @@ func TestHostileMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range msgs {
-		ack, err := js.Publish(ctx, m.subject, m.data)
+		nm := nats.NewMsg(m.subject)
+		nm.Data = m.data
+		if m.header != nil {
+			nm.Header = m.header
+		} else {
+			signAsScheduler(nm)
+		}
+		ack, err := js.PublishMsg(ctx, nm)
 		if err != nil {
 			t.Fatalf("publish %s: %v", m.what, err)
 		}
@@ -205,6 +231,8 @@ func TestHostileMessages(t *testing.T) {
 	if l, err := sys.api.ListWorkers(ctx, "g"); err != nil || len(l.Workers) != 1 {
 		t.Errorf("workers of g after hostile messages: %+v (%v)", l, err)
 	}
+	checkForeignRefused(t, sys, hRun.ID, foreignBefore)
+	checkUnsignedNeverRan(t, logs, 990010, 990011, 990012, 990013)
 }
 
 // streamMsgs counts the messages of a stream on subjects matching filter.

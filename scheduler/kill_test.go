@@ -84,7 +84,7 @@ func TestKillRun(t *testing.T) {
 	}
 	defer nc.Close()
 	var ran atomic.Int64
-	w, err := worker.New(worker.Config{NATS: nc, Group: "later"})
+	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: nc, Group: "later"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestLostRunIsRetried(t *testing.T) {
 	t.Cleanup(func() { close(hung) })
 	startedOnA := make(chan int64, 1)
 	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
+	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestLostRunIsRetried(t *testing.T) {
 	crashed := time.Now()
 	<-aDone
 
-	b, err := worker.New(worker.Config{NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("b")})
+	b, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,7 +125,7 @@ func TestPausedSchedulerIsFenced(t *testing.T) {
 		fmt.Sprintf("JETJOB_NATS_URL=nats://127.0.0.1:%d", c.natsPort),
 		fmt.Sprintf("JETJOB_LISTEN=127.0.0.1:%d", freePort(t)),
 		"JETJOB_SCHEDULER_ID=paused", "JETJOB_SHARD_COUNT=4", "JETJOB_LEASE_TTL=2s",
-		"JETJOB_PLANNING_INTERVAL=200ms", "JETJOB_PLANNING_WINDOW=2s")
+		"JETJOB_PLANNING_INTERVAL=200ms", "JETJOB_PLANNING_WINDOW=2s", testTriggerKeyEnv)
 	logf, err := os.Create(filepath.Join(t.TempDir(), "paused.log"))
 	if err != nil {
 		t.Fatal(err)

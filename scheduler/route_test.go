@@ -55,7 +55,7 @@ func of(x *executions, job int64) []execution {
 func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func() {
 	stops := map[string]func(){}
 	for _, id := range ids {
-		w, err := worker.New(worker.Config{NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id),
+		w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id),
 			Streams: routeStreams, HeartbeatInterval: time.Second})
 		if err != nil {
 			c.t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/dispatch"
 	"github.com/jetjob/jetjob/scheduler/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/scheduler/lease"
 	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/scheduler/refs"
@@ -42,6 +43,7 @@ import (
 	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
@@ -138,6 +140,11 @@ type Deps struct {
 	// global provider as New finds it. Tracing is off while neither is a
 	// real provider (runtrace.Enabled).
 	TracerProvider trace.TracerProvider
+	// TriggerSigner signs every trigger this scheduler publishes (package
+	// trigsign); workers verify it with its public key. nil publishes
+	// unsigned triggers, which only workers told to accept unsigned
+	// triggers run.
+	TriggerSigner *trigsign.Signer
 }
 
 // validate says which required dependency is missing.
@@ -220,7 +227,14 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		version.Collector())
 	reg.MustRegister(errcount.Collectors()...)
-	return &Scheduler{cfg: cfg, deps: deps, log: deps.Logger.Named("scheduler"), tracer: spans.New(deps.TracerProvider),
+	reg.MustRegister(foreign.Collector())
+	log := deps.Logger.Named("scheduler")
+	if deps.TriggerSigner == nil {
+		log.Warn("triggers are published unsigned: only workers that accept unsigned triggers run them")
+	} else {
+		log.Info("triggers are signed", zap.String("trigger_key_id", deps.TriggerSigner.KeyID()))
+	}
+	return &Scheduler{cfg: cfg, deps: deps, log: log, tracer: spans.New(deps.TracerProvider),
 		reg: reg, metrics: newMetrics(reg)}, nil
 }
 

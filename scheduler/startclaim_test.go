@@ -48,7 +48,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 	t.Cleanup(func() { close(hung) })
 	startedOnA := make(chan int64, 2*inHandler)
 	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{NATS: ncA, Group: "g", ID: "a", AckWait: ackWait,
+	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait,
 		AbandonGrace: 100 * time.Millisecond, Logger: c.log.Named("a")})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 	<-aDone
 	crashed := time.Now()
 
-	b, err := worker.New(worker.Config{NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, Logger: c.log.Named("b")})
+	b, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, Logger: c.log.Named("b")})
 	if err != nil {
 		t.Fatal(err)
 	}

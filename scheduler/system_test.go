@@ -72,7 +72,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	cfg := systemConfig{
 		Config: scheduler.Config{APIToken: testToken, ShardCount: 4,
 			Planner: planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second}},
-		Deps: scheduler.Deps{Pool: pool, NATS: connect(), Listener: ln, MetricsListener: mln, Logger: log},
+		Deps: scheduler.Deps{Pool: pool, NATS: connect(), Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: testTriggerSigner},
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -86,7 +86,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	s.SetTestSignals(signals)
 	// The worker logs through cfg.Logger too, so an option that observes
 	// the logs sees both sides.
-	w, err := worker.New(worker.Config{NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
+	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,7 @@ func (e *env) publishBatch(ts ...*wire.Trigger) uint64 {
 // publishBatchRaw publishes data on testGroup's batch subject.
 func (e *env) publishBatchRaw(data []byte, msgID string) uint64 {
 	e.t.Helper()
-	ack, err := e.js.Publish(e.ctx(), stream.TriggerBatch(testGroup), data, jetstream.WithMsgID(msgID))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return ack.Sequence
+	return e.publishSigned(stream.TriggerBatch(testGroup), testGroup, true, data, msgID)
 }
 
 // batchConsumer returns the info of the group's batch consumer.
@@ -396,7 +392,7 @@ func (e *env) fetchBatch() jetstream.Msg {
 // for the ack wait, nor rerun, because of an ack that failed once.
 func TestBatchSettlesOnceAfterItsLastRun(t *testing.T) {
 	e := newEnv(t)
-	w, err := New(Config{NATS: e.nc, Group: testGroup, Logger: zaptest.NewLogger(t)})
+	w, err := New(Config{NATS: e.nc, Group: testGroup, Logger: zaptest.NewLogger(t), TriggerKeys: e.keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,8 +501,7 @@ func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
 	}
 	// Published before the worker starts, so that its first pull request
 	// (two slots) gets the batch and a lone trigger together.
-	msg := nats.NewMsg(stream.TriggerWorker(testGroup, "w1"))
-	msg.Data = data
+	msg := e.signed(stream.TriggerWorker(testGroup, "w1"), testGroup, true, data)
 	msg.Header.Set(stream.BatchHeader, "1")
 	if _, err := e.js.PublishMsg(e.ctx(), msg, jetstream.WithMsgID(wire.BatchMsgID(1))); err != nil {
 		t.Fatal(err)
@@ -518,9 +513,7 @@ func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.js.Publish(e.ctx(), stream.TriggerWorker(testGroup, "w1"), data, jetstream.WithMsgID(wire.MsgID(id))); err != nil {
-			t.Fatal(err)
-		}
+		e.publishSigned(stream.TriggerWorker(testGroup, "w1"), testGroup, false, data, wire.MsgID(id))
 	}
 	e.start(Config{ID: "w1", Concurrency: limit, HeartbeatInterval: testBeat}, func(w *Worker) {
 		block := g.blocking(release)

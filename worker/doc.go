@@ -1,7 +1,8 @@
 // Package worker is jetjob's worker SDK: a user's service registers handlers
 // by name and runs them when the scheduler triggers a run of a job.
 //
-//	w, err := worker.New(worker.Config{NATS: nc, Group: "billing"})
+//	keys, err := trigsign.NewVerifier(schedulersPublicKey) // docs/operations.md, "Trigger signing"
+//	w, err := worker.New(worker.Config{NATS: nc, Group: "billing", TriggerKeys: keys})
 //	w.Handle("invoice", func(ctx context.Context, job *worker.Job) error {
 //		job.Logger.Info("sending invoices", zap.String("params", job.Params))
 //		return send(ctx, job.Params)
@@ -22,7 +23,8 @@
 // JETJOB_EVENTS, puts its heartbeat into JETJOB_WORKERS, holds job locks
 // in JETJOB_LOCKS and watches JETJOB_KILLS (docs/protocol.md, "The
 // worker's side, step by step"; docs/architecture.md, "The path of a
-// fire").
+// fire"). It runs only triggers signed by a scheduler key it accepts
+// (Config.TriggerKeys; verify.go).
 //
 // # Delivery guarantees
 //

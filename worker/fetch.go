@@ -199,7 +199,11 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 			w.handBack(msg, w.log, "worker stopping before the run started")
 			continue
 		}
-		if l.runsPerMsg > 1 || directedBatch(msg) {
+		batch := l.runsPerMsg > 1 || directedBatch(msg)
+		if !w.trusted(msg, batch) {
+			continue // terminated: it holds no slot
+		}
+		if batch {
 			used += w.splitBatch(l, msg, n-used)
 			continue
 		}

@@ -199,19 +199,19 @@ func TestHeartbeatIntervalValidated(t *testing.T) {
 		{Config{HeartbeatInterval: 15 * time.Second}, "must be shorter than the workers bucket TTL 15s"},
 		{Config{HeartbeatInterval: 2 * time.Second, Streams: stream.Config{WorkerTTL: 2 * time.Second}}, "TTL 2s"},
 	} {
-		c.cfg.NATS, c.cfg.Group = nc, "g"
+		c.cfg.NATS, c.cfg.Group, c.cfg.AcceptUnsignedTriggers = nc, "g", true
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("New(%+v): %v, want an error containing %q", c.cfg, err, c.want)
 		}
 	}
-	w, err := New(Config{NATS: nc, Group: "g"})
+	w, err := New(Config{NATS: nc, Group: "g", AcceptUnsignedTriggers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.cfg.HeartbeatInterval != DefaultHeartbeatInterval {
 		t.Errorf("default heartbeat interval %s", w.cfg.HeartbeatInterval)
 	}
-	if _, err := New(Config{NATS: nc, Group: "g", HeartbeatInterval: 20 * time.Second,
+	if _, err := New(Config{NATS: nc, Group: "g", AcceptUnsignedTriggers: true, HeartbeatInterval: 20 * time.Second,
 		Streams: stream.Config{WorkerTTL: time.Minute}}); err != nil {
 		t.Errorf("interval below a longer TTL refused: %v", err)
 	}

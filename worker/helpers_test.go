@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 
 	"github.com/jetjob/jetjob/internal/testwait"
@@ -36,12 +37,16 @@ const testLockTTL = 2 * time.Second
 
 const testGroup = "g"
 
-// env is one embedded NATS server with jetjob's streams.
+// env is one embedded NATS server with jetjob's streams, and a scheduler's
+// trigger signing key: every trigger the tests publish is signed with it,
+// and every worker they start accepts it (unless the test says otherwise).
 type env struct {
-	t   *testing.T
-	url string
-	nc  *nats.Conn
-	js  jetstream.JetStream
+	t      *testing.T
+	url    string
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	signer *trigsign.Signer
+	keys   *trigsign.Verifier
 }
 
 func newEnv(t *testing.T) *env {
@@ -52,6 +57,7 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(srv.Shutdown)
 	e := &env{t: t, url: srv.ClientURL()}
+	e.signer, e.keys = testKeys(t)
 	e.nc = e.connect()
 	e.js, err = jetstream.New(e.nc)
 	if err != nil {
@@ -87,25 +93,67 @@ func trigger(runID int64, handler, params string) *wire.Trigger {
 	}
 }
 
-// publish publishes tr on its group's shared subject, with the scheduler's
-// message id.
+// testKeys is a scheduler's trigger signing key and the verifier of its
+// public half.
+func testKeys(t testing.TB) (*trigsign.Signer, *trigsign.Verifier) {
+	t.Helper()
+	priv, err := trigsign.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := trigsign.NewSigner(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := trigsign.NewVerifier(s.PublicKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, v
+}
+
+// signed is the trigger message data on subject (of group, a trigger batch
+// if batch), signed as a scheduler signs it.
+func (e *env) signed(subject, group string, batch bool, data []byte) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = data
+	e.signer.Sign(m.Header, group, batch, data)
+	return m
+}
+
+// publishSigned publishes data on subject signed for group (a trigger
+// batch if batch), with message id msgID unless empty, and returns its
+// stream sequence.
+func (e *env) publishSigned(subject, group string, batch bool, data []byte, msgID string) uint64 {
+	e.t.Helper()
+	var opts []jetstream.PublishOpt
+	if msgID != "" {
+		opts = append(opts, jetstream.WithMsgID(msgID))
+	}
+	ack, err := e.js.PublishMsg(e.ctx(), e.signed(subject, group, batch, data), opts...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+// publish publishes tr on its group's shared subject, signed, with the
+// scheduler's message id.
 func (e *env) publish(tr *wire.Trigger) {
 	e.t.Helper()
 	data, err := wire.EncodeTrigger(tr)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.js.Publish(e.ctx(), stream.TriggerAny(tr.Group), data, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
-		e.t.Fatal(err)
-	}
+	e.publishSigned(stream.TriggerAny(tr.Group), tr.Group, false, data, wire.MsgID(tr.RunID))
 }
 
-// publishRaw publishes arbitrary bytes on the group's shared subject.
+// publishRaw publishes arbitrary bytes, signed, on the group's shared
+// subject: what a worker does with a message a scheduler signed but that
+// is no valid trigger.
 func (e *env) publishRaw(data []byte) {
 	e.t.Helper()
-	if _, err := e.js.Publish(e.ctx(), stream.TriggerAny(testGroup), data); err != nil {
-		e.t.Fatal(err)
-	}
+	e.publishSigned(stream.TriggerAny(testGroup), testGroup, false, data, "")
 }
 
 // triggersLeft is how many messages JETJOB_TRIGGERS still holds.
@@ -166,6 +214,9 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zaptest.NewLogger(e.t)
+	}
+	if cfg.TriggerKeys == nil && !cfg.AcceptUnsignedTriggers {
+		cfg.TriggerKeys = e.keys
 	}
 	w, err := New(cfg)
 	if err != nil {

@@ -46,6 +46,7 @@ type metrics struct {
 	pickup        *prometheus.HistogramVec
 	lockWait      *prometheus.HistogramVec
 	eventsPending prometheus.Gauge
+	rejected      *prometheus.CounterVec
 	all           []prometheus.Collector
 }
 
@@ -87,13 +88,20 @@ func newMetrics(w *Worker) *metrics {
 			Name: "jetjob_worker_events_pending", ConstLabels: group,
 			Help: "Run events handed to the publisher and not yet acknowledged by JetStream.",
 		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_triggers_rejected_total", ConstLabels: group,
+			Help: "Trigger messages terminated unrun because their signature is missing (unsigned), by a key not accepted (unknown_key) or does not verify (bad_signature).",
+		}, []string{"reason"}),
+	}
+	for _, r := range []string{"unsigned", "unknown_key", "bad_signature"} {
+		m.rejected.WithLabelValues(r)
 	}
 	for _, l := range []string{laneShared, laneDirected, laneBatch} {
 		m.slots.WithLabelValues(l).Set(float64(w.cfg.Concurrency))
 		m.busy.WithLabelValues(l)
 	}
 	m.all = []prometheus.Collector{m.started, m.finishedRuns, m.duration, m.slots, m.busy, m.pickup, m.lockWait,
-		m.eventsPending,
+		m.eventsPending, m.rejected,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "jetjob_worker_handlers_abandoned_total", ConstLabels: group,
 			Help: "Handlers abandoned because they ignored their cancelled context.",

@@ -19,6 +19,7 @@ import (
 
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 	"github.com/jetjob/jetjob/worker/internal/kills"
@@ -87,6 +88,20 @@ type Config struct {
 	// missing then are created with these settings, existing ones are left
 	// as the schedulers set them up (stream.LeaveExisting).
 	Streams stream.Config
+	// TriggerKeys verifies the schedulers' signatures on triggers
+	// (package trigsign; the public half of their --trigger-signing-key,
+	// two keys while it is rotated). A trigger without a valid signature
+	// is terminated unrun, logged and counted (verify.go). Required unless
+	// AcceptUnsignedTriggers.
+	TriggerKeys *trigsign.Verifier
+	// AcceptUnsignedTriggers runs triggers that carry no signature: anyone
+	// who may publish on the group's trigger subjects can then run its
+	// handlers with the params of their choice. Only where the NATS
+	// account lets nobody but the schedulers publish triggers, or to roll
+	// signing out (keys on the workers first, then signing schedulers,
+	// then this off). A trigger that is signed is verified all the same
+	// when TriggerKeys is set.
+	AcceptUnsignedTriggers bool
 }
 
 // withDefaults fills zero values and validates, naming each bad field.
@@ -135,6 +150,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := c.Streams.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.TriggerKeys == nil && !c.AcceptUnsignedTriggers {
+		errs = append(errs, errors.New("trigger keys: set TriggerKeys (the schedulers' trigger public keys), "+
+			"or AcceptUnsignedTriggers to run triggers anyone allowed to publish them could forge"))
 	}
 	if err := c.heartbeatDefaults(); err != nil {
 		errs = append(errs, err)
@@ -237,6 +256,7 @@ type Worker struct {
 	fetchers      sync.WaitGroup // batch drain goroutines (fetch.go)
 	metrics       *metrics       // Prometheus series (metrics.go)
 	counts        counters       // for Stats and the metrics
+	refusals      refusalLog     // rate limit of the logs of refused triggers (verify.go)
 }
 
 // counters are the worker's running totals.

@@ -31,6 +31,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"short lock ttl", Config{NATS: nc, Group: "g", LockTTL: 500 * time.Millisecond}, "lock ttl 500ms: want between 1s and 6s"},
 		{"long lock ttl", Config{NATS: nc, Group: "g", LockTTL: time.Minute}, "lock ttl 1m0s"},
 		{"bad streams", Config{NATS: nc, Group: "g", Streams: stream.Config{Replicas: 9}}, "stream replicas 9"},
+		{"no trigger keys", Config{NATS: nc, Group: "g"}, "trigger keys: set TriggerKeys"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -41,7 +42,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		})
 	}
 
-	w, err := New(Config{NATS: nc, Group: "g"})
+	w, err := New(Config{NATS: nc, Group: "g", AcceptUnsignedTriggers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestNewValidatesConfig(t *testing.T) {
 }
 
 func TestHandlePanicsOnMisuse(t *testing.T) {
-	w, err := New(Config{NATS: &nats.Conn{}, Group: "g"})
+	w, err := New(Config{NATS: &nats.Conn{}, Group: "g", AcceptUnsignedTriggers: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestHandlePanicsOnMisuse(t *testing.T) {
 
 func TestRunWithoutHandlersFails(t *testing.T) {
 	e := newEnv(t)
-	w, err := New(Config{NATS: e.nc, Group: testGroup})
+	w, err := New(Config{NATS: e.nc, Group: testGroup, TriggerKeys: e.keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestInitAndDestroy(t *testing.T) {
 	}
 
 	// A failing init.
-	w, err := New(Config{NATS: e.nc, Group: "other"})
+	w, err := New(Config{NATS: e.nc, Group: "other", TriggerKeys: e.keys})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,14 @@ type deploymentSpec struct {
 			} `yaml:"securityContext"`
 			Containers []container `yaml:"containers"`
 			Volumes    []struct {
-				Name string `yaml:"name"`
+				Name   string `yaml:"name"`
+				Secret *struct {
+					SecretName string `yaml:"secretName"`
+					Items      []struct {
+						Key  string `yaml:"key"`
+						Path string `yaml:"path"`
+					} `yaml:"items"`
+				} `yaml:"secret"`
 			} `yaml:"volumes"`
 		} `yaml:"spec"`
 	} `yaml:"template"`
@@ -470,7 +477,11 @@ func count(objs []object, kind string) int {
 func TestHelmChartRefusesBadValues(t *testing.T) {
 	helm := helmBinary(t)
 	dir := t.TempDir()
+	// Every case but the one about it has a trigger signing key.
+	const keys = "triggerSigning: {existingSecret: k}\n"
 	for _, c := range []struct{ name, values, want string }{
+		{"no trigger signing key", "postgres: {url: postgres://x}\n", "triggerSigning.existingSecret: the Secret with the trigger signing key pair"},
+		{"a public key that is none", "postgres: {url: postgres://x}\ntriggerSigning: {existingSecret: k, extraPublicKeys: [CHANGE-ME]}\n", "extraPublicKeys"},
 		{"no database", "nats: {url: nats://nats:4222}\n", "postgres.url or postgres.existingSecret"},
 		{"two NATS auth methods", "postgres: {url: postgres://x}\nnats: {auth: {user: u, tokenSecret: s}}\n", "set one of"},
 		{"http without hosts", "postgres: {url: postgres://x}\nworkers: [{group: ops, handlers: [http]}]\n", "httpAllowHosts"},
@@ -484,7 +495,11 @@ func TestHelmChartRefusesBadValues(t *testing.T) {
 		{"TLS without its Secret", "postgres: {url: postgres://x}\nnats: {tls: {enabled: true}}\n", "nats.tls.existingSecret"},
 	} {
 		f := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".yaml")
-		if err := os.WriteFile(f, []byte(c.values), 0o644); err != nil {
+		values := c.values
+		if !strings.Contains(values, "triggerSigning") && c.name != "no trigger signing key" {
+			values = keys + values
+		}
+		if err := os.WriteFile(f, []byte(values), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		_, err := renderAbs(helm, f)

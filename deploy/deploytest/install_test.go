@@ -2,12 +2,14 @@ package deploytest
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/trigsign"
 )
 
 // TestHelmMinimalInstallRuns starts the real binaries with exactly the
@@ -71,6 +74,9 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 	if secret == nil {
 		t.Fatal("minimal.yaml renders no Secret for the inline database URL")
 	}
+	// The Secrets minimal.yaml names and the operator creates, as the
+	// kubelet mounts them: the trigger signing key pair.
+	mounted := mountSecrets(t, dir, map[string]map[string][]byte{"jetjob-trigger-key": triggerKeyPair(t)})
 	type proc struct {
 		name        string
 		live, ready string // URLs of the probes
@@ -96,8 +102,14 @@ func TestHelmMinimalInstallRuns(t *testing.T) {
 				env = append(env, k+"="+v)
 			}
 		}
+		files := mounted(d)
 		for _, e := range c.Env {
 			v := e.Value
+			for from, to := range files {
+				if strings.HasPrefix(v, from+"/") {
+					v = to + strings.TrimPrefix(v, from)
+				}
+			}
 			switch {
 			case e.ValueFrom == nil:
 			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
@@ -227,4 +239,61 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// triggerKeyPair is the content of a trigger signing key Secret as the
+// chart's values describe it: trigger.key and trigger.pub.
+func triggerKeyPair(t *testing.T) map[string][]byte {
+	t.Helper()
+	priv, err := trigsign.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey, err := trigsign.EncodePrivateKeyPEM(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{"trigger.key": pemKey,
+		"trigger.pub": []byte(trigsign.EncodePublicKey(priv.Public().(ed25519.PublicKey)) + "\n")}
+}
+
+// mountSecrets returns, for a rendered Deployment, where its container's
+// Secret volumes of secrets would be mounted (mount path → a directory
+// under dir holding the volume's items, as the kubelet would write them),
+// so that the settings naming files there can be pointed at them.
+func mountSecrets(t *testing.T, dir string, secrets map[string]map[string][]byte) func(d *object) map[string]string {
+	return func(d *object) map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		pod := d.Spec.Template.Spec
+		for _, v := range pod.Volumes {
+			if v.Secret == nil {
+				continue
+			}
+			data, ok := secrets[v.Secret.SecretName]
+			if !ok {
+				continue
+			}
+			for _, m := range pod.Containers[0].VolumeMounts {
+				if m.Name != v.Name {
+					continue
+				}
+				local := filepath.Join(dir, "mounts", d.Metadata.Name, v.Name)
+				if err := os.MkdirAll(local, 0o700); err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range v.Secret.Items {
+					b, ok := data[it.Key]
+					if !ok {
+						t.Fatalf("%s: volume %s names key %s, which Secret %s lacks", d.Metadata.Name, v.Name, it.Key, v.Secret.SecretName)
+					}
+					if err := os.WriteFile(filepath.Join(local, it.Path), b, 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				out[m.MountPath] = local
+			}
+		}
+		return out
+	}
 }

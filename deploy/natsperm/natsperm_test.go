@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -184,7 +185,7 @@ func (c *cluster) connect(user, password, inboxPrefix string) (*nats.Conn, *viol
 func startWorker(t *testing.T, nc *nats.Conn, group, id string, release <-chan struct{}) (stop func()) {
 	t.Helper()
 	w, err := worker.New(worker.Config{NATS: nc, Group: group, ID: id, Concurrency: 4,
-		ShutdownGrace: 5 * time.Second, Logger: zaptest.NewLogger(t)})
+		ShutdownGrace: 5 * time.Second, Logger: zaptest.NewLogger(t), TriggerKeys: jstest.Keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,10 @@ func TestGroupCredentialIsRefusedOnOtherGroups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := js.Publish(ctx, stream.TriggerAny(group), data, jetstream.WithMsgID(wire.MsgID(runID))); err != nil {
+		m := nats.NewMsg(stream.TriggerAny(group))
+		m.Data = data
+		jstest.Signer.Sign(m.Header, group, false, data)
+		if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(wire.MsgID(runID))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -362,6 +366,7 @@ func TestGroupCredentialIsRefusedOnOtherGroups(t *testing.T) {
 			t.Errorf("log line on %s: %v", subj, err)
 		}
 	}
+	checkNoForeignLogLines(t, ctx, c, js, 4, "hello from b")
 	reg, err := js.KeyValue(ctx, stream.WorkersBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -533,7 +538,7 @@ func TestWorkerLeavesStreamsToSchedulers(t *testing.T) {
 
 	// The default inbox prefix: every reply is refused, and the error says why.
 	plain, _ := c.connect(WorkerUser("a"), aPW, "")
-	w, err := worker.New(worker.Config{NATS: plain, Group: "a", ID: "a-1", Logger: zaptest.NewLogger(t)})
+	w, err := worker.New(worker.Config{NATS: plain, Group: "a", ID: "a-1", Logger: zaptest.NewLogger(t), TriggerKeys: jstest.Keys})
 	if err != nil {
 		t.Fatal(err)
 	}

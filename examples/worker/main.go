@@ -2,13 +2,14 @@
 // connects to NATS, registers two handlers, serves its Prometheus metrics
 // on /metrics and stops gracefully on SIGTERM or SIGINT.
 //
-//	go run ./examples/worker -nats nats://127.0.0.1:4222 -group example
+//	go run ./examples/worker -nats nats://127.0.0.1:4222 -group example -trigger-keys <the schedulers' public key>
 //
 // Then create jobs of group example with handler report or sleep (README.md).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -32,6 +34,10 @@ type config struct {
 	natsURL     string
 	group       string
 	metricsAddr string
+	// triggerKeys are the schedulers' trigger public keys, base64,
+	// comma-separated (two while they rotate their key): the worker runs
+	// only the triggers they signed.
+	triggerKeys string
 }
 
 func main() {
@@ -39,6 +45,8 @@ func main() {
 	flag.StringVar(&cfg.natsURL, "nats", envOr("NATS_URL", nats.DefaultURL), "NATS server URL (env NATS_URL)")
 	flag.StringVar(&cfg.group, "group", envOr("JETJOB_GROUP", "example"), "job group this worker serves (env JETJOB_GROUP)")
 	flag.StringVar(&cfg.metricsAddr, "metrics", envOr("METRICS_ADDR", ":9091"), "address of the /metrics endpoint (env METRICS_ADDR)")
+	flag.StringVar(&cfg.triggerKeys, "trigger-keys", os.Getenv("JETJOB_TRIGGER_PUBLIC_KEYS"),
+		"the schedulers' trigger public keys, base64, comma-separated; triggers they did not sign are refused (env JETJOB_TRIGGER_PUBLIC_KEYS)")
 	flag.Parse()
 
 	log, err := zap.NewProduction()
@@ -66,7 +74,21 @@ func run(ctx context.Context, cfg config, log *zap.Logger, ready func(metricsAdd
 	}
 	defer nc.Close() // after Run: the worker never closes the connection itself
 
-	w, err := worker.New(worker.Config{NATS: nc, Group: cfg.group, Logger: log})
+	// Only triggers the schedulers signed run: anyone else allowed to
+	// publish on the group's trigger subjects could otherwise run these
+	// handlers with params of their choice.
+	pubs, err := trigsign.ParsePublicKeys(cfg.triggerKeys)
+	if err != nil {
+		return err
+	}
+	if len(pubs) == 0 {
+		return errors.New("no trigger public keys: pass the schedulers' (-trigger-keys, JETJOB_TRIGGER_PUBLIC_KEYS)")
+	}
+	keys, err := trigsign.NewVerifier(pubs...)
+	if err != nil {
+		return err
+	}
+	w, err := worker.New(worker.Config{NATS: nc, Group: cfg.group, Logger: log, TriggerKeys: keys})
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -35,15 +37,24 @@ func TestExampleWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	priv, err := trigsign.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := trigsign.NewSigner(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(runCtx, config{natsURL: srv.ClientURL(), group: "example", metricsAddr: "127.0.0.1:0"},
+		done <- run(runCtx, config{natsURL: srv.ClientURL(), group: "example", metricsAddr: "127.0.0.1:0",
+			triggerKeys: trigsign.EncodePublicKey(signer.PublicKey())},
 			zaptest.NewLogger(t), func(a string) { addr <- a })
 	}()
 
-	publish(ctx, t, js, &wire.Trigger{RunID: 1, JobID: 1, Group: "example", Handler: "report", Params: "2",
+	publish(ctx, t, js, signer, &wire.Trigger{RunID: 1, JobID: 1, Group: "example", Handler: "report", Params: "2",
 		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC()})
 	if ev := finished(ctx, t, events, 1); ev.Status != wire.StatusSucceeded {
 		t.Fatalf("report run: %s %q, want SUCCEEDED", ev.Status, ev.Message)
@@ -62,7 +73,7 @@ func TestExampleWorker(t *testing.T) {
 	}
 
 	began := time.Now()
-	publish(ctx, t, js, &wire.Trigger{RunID: 2, JobID: 2, Group: "example", Handler: "sleep", Params: "1m", TimeoutMS: 200,
+	publish(ctx, t, js, signer, &wire.Trigger{RunID: 2, JobID: 2, Group: "example", Handler: "sleep", Params: "1m", TimeoutMS: 200,
 		TriggerType: wire.TriggerManual, ScheduledAt: time.Now().UTC()})
 	ev := finished(ctx, t, events, 2)
 	if ev.Status != wire.StatusTimedOut || strings.Contains(ev.Message, "abandoned") {
@@ -93,13 +104,17 @@ func TestExampleWorker(t *testing.T) {
 	}
 }
 
-func publish(ctx context.Context, t *testing.T, js jetstream.JetStream, trig *wire.Trigger) {
+// publish publishes trig signed by signer, as a scheduler does.
+func publish(ctx context.Context, t *testing.T, js jetstream.JetStream, signer *trigsign.Signer, trig *wire.Trigger) {
 	t.Helper()
 	data, err := wire.EncodeTrigger(trig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.Publish(ctx, stream.TriggerAny(trig.Group), data, jetstream.WithMsgID(wire.MsgID(trig.RunID))); err != nil {
+	m := nats.NewMsg(stream.TriggerAny(trig.Group))
+	m.Data = data
+	signer.Sign(m.Header, trig.Group, false, data)
+	if _, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(wire.MsgID(trig.RunID))); err != nil {
 		t.Fatal(err)
 	}
 }

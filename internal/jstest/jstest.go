@@ -1,8 +1,9 @@
 // Package jstest is the scheduler's side of JetStream for the tests of
 // the worker's side (the built-in handlers, the jetjob-worker binary): an
 // embedded NATS server with jetjob's streams, where a test publishes
-// triggers as a scheduler would and reads back the events and log lines a
-// worker publishes. It is for tests only: no non-test file imports it.
+// triggers as a scheduler would (signed with Signer) and reads back the
+// events and log lines a worker publishes. It is for tests only: no
+// non-test file imports it.
 package jstest
 
 import (
@@ -16,12 +17,35 @@ import (
 
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // WaitLimit bounds every wait: generous for a loaded machine, yet a hang
 // becomes a failure.
 const WaitLimit = 30 * time.Second
+
+// Signer is the tests' scheduler trigger signing key: Publish signs with
+// it, and the workers under test accept Keys (PublicKey, for a binary's
+// JETJOB_TRIGGER_PUBLIC_KEYS).
+var Signer, Keys = func() (*trigsign.Signer, *trigsign.Verifier) {
+	priv, err := trigsign.GenerateKey()
+	if err != nil {
+		panic(err)
+	}
+	s, err := trigsign.NewSigner(priv)
+	if err != nil {
+		panic(err)
+	}
+	v, err := trigsign.NewVerifier(s.PublicKey())
+	if err != nil {
+		panic(err)
+	}
+	return s, v
+}()
+
+// PublicKey is Signer's public key as JETJOB_TRIGGER_PUBLIC_KEYS takes it.
+func PublicKey() string { return trigsign.EncodePublicKey(Signer.PublicKey()) }
 
 // Env is a running embedded server and the test's client of it.
 type Env struct {
@@ -83,14 +107,17 @@ func (e *Env) Connect(opts ...nats.Option) *nats.Conn {
 }
 
 // Publish publishes tr on its group's shared subject with the scheduler's
-// message id, as dispatch does.
+// message id, signed by Signer, as dispatch does.
 func (e *Env) Publish(tr *wire.Trigger) {
 	e.T.Helper()
 	data, err := wire.EncodeTrigger(tr)
 	if err != nil {
 		e.T.Fatal(err)
 	}
-	if _, err := e.JS.Publish(Ctx(e.T), stream.TriggerAny(tr.Group), data, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
+	m := nats.NewMsg(stream.TriggerAny(tr.Group))
+	m.Data = data
+	Signer.Sign(m.Header, tr.Group, false, data)
+	if _, err := e.JS.PublishMsg(Ctx(e.T), m, jetstream.WithMsgID(wire.MsgID(tr.RunID))); err != nil {
 		e.T.Fatal(err)
 	}
 }

@@ -38,11 +38,12 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
 			return invalidf("query parameter follow=%q: want true or false", v)
 		}
 	}
-	if _, err := s.store.GetRun(r.Context(), id); err != nil {
+	run, err := s.store.GetRun(r.Context(), id)
+	if err != nil {
 		return err
 	}
 	if !follow {
-		lines, next, err := s.cfg.Logs.Read(r.Context(), id, uint64(from), int(limit))
+		lines, next, err := s.cfg.Logs.Read(r.Context(), run.Group, id, uint64(from), int(limit))
 		if err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
 		run, err := s.store.GetRun(ctx, id)
 		return err != nil || run.Status.Terminal()
 	}
-	err = s.cfg.Logs.Follow(r.Context(), id, uint64(from), ended, func(l runlog.Line) error {
+	err = s.cfg.Logs.Follow(r.Context(), run.Group, id, uint64(from), ended, func(l runlog.Line) error {
 		if err := enc.Encode(logDoc(l)); err != nil {
 			return err
 		}

@@ -69,6 +69,7 @@ import (
 	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/runtrace"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -128,6 +129,10 @@ type Deps struct {
 	// Trace records each publish as the root span of its run's trace and
 	// sends its context in the trigger's header; nil: tracing off.
 	Trace *spans.Tracer
+	// Signer signs every trigger message (package trigsign), so that
+	// workers run only what a scheduler sent; nil publishes them
+	// unsigned, which only workers told to accept unsigned triggers run.
+	Signer *trigsign.Signer
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
 	Observe func(runs.Planned, time.Duration)
@@ -231,15 +236,24 @@ var errLeaseLost = errors.New("lease lost")
 const HeaderScheduler = "Jetjob-Scheduler"
 
 // message is a trigger message of rs on subject: a trigger batch sent to
-// one worker's directed subject says so (stream.BatchHeader).
+// one worker's directed subject says so (stream.BatchHeader). Every trigger
+// a scheduler publishes is made here, the first publish and every retry,
+// lone triggers, broadcast parts and batches alike, whatever made the run
+// (schedule, manual, retry, child, backfill): so this is where each is
+// signed (Deps.Signer), once per message. The same message signs the same
+// way (Ed25519 is deterministic), so a retry is a byte-identical copy.
 func (d *Dispatcher) message(rs []runs.Planned, subject string, data []byte) *nats.Msg {
 	m := nats.NewMsg(subject)
 	m.Data = data
 	if d.cfg.Owner != "" {
 		m.Header.Set(HeaderScheduler, d.cfg.Owner)
 	}
-	if rs[0].Batch != 0 && subject != stream.TriggerBatch(rs[0].Group) {
+	batch := rs[0].Batch != 0
+	if batch && subject != stream.TriggerBatch(rs[0].Group) {
 		m.Header.Set(stream.BatchHeader, "1")
+	}
+	if d.cfg.Signer != nil {
+		d.cfg.Signer.Sign(m.Header, rs[0].Group, batch, data)
 	}
 	return m
 }

@@ -30,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -141,12 +142,32 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 
 // spentRuns returns the triggers of a spent message on subject: its one
 // trigger, or every valid line of a trigger batch. What names no run is
-// reported to bad and left out.
+// reported to bad and left out, and so is a trigger of another group than
+// the subject's (counted, foreign.Lost): only schedulers publish triggers,
+// and always on their run's group's subjects, so such a trigger was
+// forged, and its run is none of this subject's to end.
 func spentRuns(subject string, data []byte, bad func(msg string, err error)) []*wire.Trigger {
+	group, ok := stream.ParseTrigger(subject)
+	if !ok {
+		bad("spent message is not on a trigger subject; deleting it", fmt.Errorf("subject %q", subject))
+		return nil
+	}
+	own := func(trig *wire.Trigger, what string) bool {
+		if trig.Group == group {
+			return true
+		}
+		foreign.Refused(foreign.Lost)
+		bad(what+" names another group than its subject's; its run is not ended",
+			fmt.Errorf("run %d of group %q on a subject of group %q", trig.RunID, trig.Group, group))
+		return false
+	}
 	if _, ok := stream.ParseTriggerBatch(subject); !ok {
 		trig, err := wire.DecodeTrigger(data)
 		if err != nil {
 			bad("spent trigger is not a valid trigger; deleting it", err)
+			return nil
+		}
+		if !own(trig, "spent trigger") {
 			return nil
 		}
 		return []*wire.Trigger{trig}
@@ -163,7 +184,9 @@ func spentRuns(subject string, data []byte, bad func(msg string, err error)) []*
 			bad(fmt.Sprintf("line %d of a spent trigger batch is not a valid trigger; its run (if any) was failed by the worker", i+1), err)
 			continue
 		}
-		out = append(out, trig)
+		if own(trig, fmt.Sprintf("line %d of a spent trigger batch", i+1)) {
+			out = append(out, trig)
+		}
 	}
 	return out
 }

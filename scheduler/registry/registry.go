@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -110,8 +110,11 @@ func (r *Registry) heard(key string, op jetstream.KeyValueOp, value []byte) {
 		r.log.Warn("ignoring a malformed worker heartbeat", zap.String("key", key), zap.Error(err))
 		return
 	}
-	if !strings.HasPrefix(key, info.Group+".") {
-		r.log.Warn("ignoring a heartbeat under another group's key", zap.String("key", key), zap.String("group", info.Group))
+	if key != stream.WorkerKey(info.Group, info.ID) {
+		// The key is what NATS permissions bind; the value is anyone's.
+		foreign.Refused(foreign.Heartbeat)
+		r.log.Warn("ignoring a heartbeat under another group's or worker's key", zap.String("key", key),
+			zap.String("group", info.Group), zap.String("worker_id", info.ID))
 		return
 	}
 	r.workers[key] = entry{info: *info, seen: r.now()}

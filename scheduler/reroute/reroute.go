@@ -37,6 +37,7 @@ import (
 
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -197,6 +198,10 @@ func (r *Rerouter) drain(ctx context.Context, cons jetstream.Consumer, group, wo
 }
 
 // move publishes one trigger to the shared queue, then acks the original.
+// The copy keeps the original's signature (package trigsign): it signs the
+// body, the group and that it is a lone trigger, none of which moving
+// changes, so a rerouter never signs anything itself, and a forged
+// directed trigger stays forged where it is moved.
 func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, log *zap.Logger) error {
 	md, err := msg.Metadata()
 	if err != nil {
@@ -212,6 +217,7 @@ func (r *Rerouter) move(ctx context.Context, group string, msg jetstream.Msg, lo
 		return msg.Term()
 	}
 	cp, id := copyOf(group, msg.Data(), trig.RunID, md.Sequence.Stream, md.NumDelivered)
+	trigsign.CopyHeaders(cp.Header, msg.Headers())
 	if err := r.republish(ctx, msg, cp, id, log.With(logging.Run(trig.RunID))); err != nil {
 		return fmt.Errorf("re-publish run %d: %w", trig.RunID, err)
 	}
@@ -227,6 +233,7 @@ func (r *Rerouter) moveBatch(ctx context.Context, group string, msg jetstream.Ms
 	cp := nats.NewMsg(stream.TriggerBatch(group))
 	cp.Data = msg.Data()
 	cp.Header.Set(stream.ReroutedHeader, strconv.FormatUint(md.NumDelivered-1, 10))
+	trigsign.CopyHeaders(cp.Header, msg.Headers())
 	if err := r.republish(ctx, msg, cp, fmt.Sprintf("batch-rerouted-%d", seq), log.With(zap.Uint64("stream_seq", seq))); err != nil {
 		return fmt.Errorf("re-publish trigger batch at stream sequence %d: %w", seq, err)
 	}

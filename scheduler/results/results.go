@@ -28,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -38,6 +37,7 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/scheduler/refs"
 	"github.com/jetjob/jetjob/scheduler/spans"
@@ -412,8 +412,8 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 // decode reads an events message that came on subject: the group the
 // subject names and the events. An error means it can never be applied.
 func decode(subject string, data []byte) (group string, evs []wire.Event, err error) {
-	group, ok := strings.CutPrefix(subject, "jetjob.event.")
-	if !ok || !wire.ValidName(group) {
+	group, ok := stream.ParseEvent(subject)
+	if !ok {
 		return "", nil, fmt.Errorf("subject %q is not jetjob.event.<group>", subject)
 	}
 	evs, err = wire.DecodeEvents(data)
@@ -431,6 +431,7 @@ func (a *Applier) logIgnored(ignored []Ignored) {
 			fields := []zap.Field{logging.Run(ig.RunID), zap.String("group", ig.Group),
 				zap.String("subject", from.subject), zap.Uint64("stream_seq", from.seq)}
 			if ig.Status == "" {
+				foreign.Refused(foreign.Events)
 				a.log.Warn("event for a run that does not exist in its subject's group: ignored", fields...)
 			} else {
 				a.log.Info("event changed nothing: the run is already as far", append(fields, zap.String("status", string(ig.Status)))...)

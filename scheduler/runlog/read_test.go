@@ -38,7 +38,7 @@ func TestReadGoesPastAPageOfMalformedMessages(t *testing.T) {
 	var got []Line
 	from := uint64(0)
 	for range 5 {
-		lines, next, err := r.Read(ctx, run, from, 3)
+		lines, next, err := r.Read(ctx, "g", run, from, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,12 @@
 // stream sequence orders every line of every execution, so "from cursor N"
 // means the same thing while the run lasts and after it ends. Lines are kept
 // for the log stream's max age (stream.Config.LogMaxAge, 30 days by default).
+//
+// A run's lines are read from its own group's subject only
+// (stream.Log(group, runID)): a group's worker credential may publish on
+// jetjob.log.<its group>.* with any run id, so a line on another group's
+// subject naming this run was written by a worker that never ran it, and
+// must not show in its log.
 package runlog
 
 import (
@@ -40,9 +46,12 @@ type Reader struct {
 // New returns a reader.
 func New(js jetstream.JetStream) *Reader { return &Reader{js: js, Idle: 2 * time.Second} }
 
-func (r *Reader) consumer(ctx context.Context, runID int64, from uint64) (jetstream.Consumer, error) {
+func (r *Reader) consumer(ctx context.Context, group string, runID int64, from uint64) (jetstream.Consumer, error) {
+	if !wire.ValidName(group) {
+		return nil, fmt.Errorf("read logs of run %d: group %q is not a valid name", runID, group)
+	}
 	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{stream.LogFilter(runID)},
+		FilterSubjects:    []string{stream.Log(group, runID)},
 		DeliverPolicy:     jetstream.DeliverAllPolicy,
 		InactiveThreshold: time.Minute,
 	}
@@ -56,10 +65,10 @@ func (r *Reader) consumer(ctx context.Context, runID int64, from uint64) (jetstr
 	return c, nil
 }
 
-// Read returns up to limit lines of a run from cursor from (0: the first).
-// next is the cursor to read on from (see nextCursor).
-func (r *Reader) Read(ctx context.Context, runID int64, from uint64, limit int) (lines []Line, next uint64, err error) {
-	c, err := r.consumer(ctx, runID, from)
+// Read returns up to limit lines of run runID of group from cursor from (0:
+// the first). next is the cursor to read on from (see nextCursor).
+func (r *Reader) Read(ctx context.Context, group string, runID int64, from uint64, limit int) (lines []Line, next uint64, err error) {
+	c, err := r.consumer(ctx, group, runID, from)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -105,11 +114,11 @@ func nextCursor(last, from uint64) uint64 {
 	return max(last+1, from)
 }
 
-// Follow emits a run's lines from cursor from as they arrive, until ctx
-// ends, emit fails, or ended reports that the run is over and no line came
-// for Idle.
-func (r *Reader) Follow(ctx context.Context, runID int64, from uint64, ended func(context.Context) bool, emit func(Line) error) error {
-	c, err := r.consumer(ctx, runID, from)
+// Follow emits the lines of run runID of group from cursor from as they
+// arrive, until ctx ends, emit fails, or ended reports that the run is over
+// and no line came for Idle.
+func (r *Reader) Follow(ctx context.Context, group string, runID int64, from uint64, ended func(context.Context) bool, emit func(Line) error) error {
+	c, err := r.consumer(ctx, group, runID, from)
 	if err != nil {
 		return err
 	}

@@ -23,25 +23,25 @@ func TestNoteFirstStartAndHighestStatus(t *testing.T) {
 		return wire.Event{Kind: wire.EventFinished, RunID: run, WorkerID: worker, Status: st, At: at}
 	}
 	asked := map[int64]bool{1: true, 3: true, 4: true}
-	out := map[int64]wire.RunStart{}
+	out := map[pendingKey]wire.RunStart{}
 	// Run 1 started on a, died there, and was started again on b (a start
 	// check that found no answer yet); the messages come in any order.
-	note(out, asked, []wire.Event{started(1, "b", t0.Add(20*time.Second)), finished(1, "b", wire.StatusFailed, t0.Add(25*time.Second))})
-	note(out, asked, []wire.Event{started(1, "a", t0.In(time.FixedZone("CET", 3600))), started(2, "a", t0)})
-	note(out, asked, []wire.Event{started(1, "c", t0.Add(30*time.Second))})
+	note(out, asked, "g", []wire.Event{started(1, "b", t0.Add(20*time.Second)), finished(1, "b", wire.StatusFailed, t0.Add(25*time.Second))})
+	note(out, asked, "g", []wire.Event{started(1, "a", t0.In(time.FixedZone("CET", 3600))), started(2, "a", t0)})
+	note(out, asked, "g", []wire.Event{started(1, "c", t0.Add(30*time.Second))})
 	// Run 3's started event was applied already; its end was not.
-	note(out, asked, []wire.Event{finished(3, "a", wire.StatusSucceeded, t0)})
+	note(out, asked, "g", []wire.Event{finished(3, "a", wire.StatusSucceeded, t0)})
 
-	if r := out[1]; r.WorkerID != "a" || !r.StartedAt.Equal(t0) || r.StartedAt.Location() != time.UTC || r.Status != wire.StatusFailed {
+	if r := out[pendingKey{1, "g"}]; r.WorkerID != "a" || !r.StartedAt.Equal(t0) || r.StartedAt.Location() != time.UTC || r.Status != wire.StatusFailed {
 		t.Errorf("run 1: %+v, want first started on a at %s (UTC), status FAILED", r, t0)
 	}
-	if _, ok := out[2]; ok {
+	if _, ok := out[pendingKey{2, "g"}]; ok {
 		t.Errorf("run 2 collected; nobody asked about it")
 	}
-	if r := out[3]; r.Status != wire.StatusSucceeded || !r.StartedAt.IsZero() || r.WorkerID != "" {
+	if r := out[pendingKey{3, "g"}]; r.Status != wire.StatusSucceeded || !r.StartedAt.IsZero() || r.WorkerID != "" {
 		t.Errorf("run 3: %+v, want SUCCEEDED with no start (that is job_runs' to say)", r)
 	}
-	if r, ok := out[4]; ok || r.Started() {
+	if r, ok := out[pendingKey{4, "g"}]; ok || r.Started() {
 		t.Errorf("run 4: %+v, want nothing known: not started", r)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/scheduler/internal/foreign"
+	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -36,8 +38,18 @@ import (
 // backlog of events too large to read) it answers with an error and the
 // worker asks again: it never guesses.
 
-// startedSQL reads what job_runs knows of each run's start.
-const startedSQL = `SELECT COALESCE(r.status, ''), COALESCE(r.worker_id, ''), r.started_at
+// Only the events of the run's own group count. A worker credential of
+// group a may publish any run id on jetjob.event.a (NATS permissions bind
+// subjects, not run ids), so an event there naming group b's run is forged
+// or broken: counted as the run's, it could make b's worker acknowledge
+// the run's trigger without running it ("terminal") or end it LOST
+// ("started on a worker that is gone"). The results applier refuses such
+// an event (foreign.Events); the start check must not read it either
+// (foreign.StartCheck). So events are read with the group of their
+// subject, and job_runs says which group each asked run is of.
+
+// startedSQL reads what job_runs knows of each run's start, and its group.
+const startedSQL = `SELECT COALESCE(r.status, ''), COALESCE(r.worker_id, ''), r.started_at, COALESCE(r.group_name, '')
 	FROM unnest($1::bigint[], $2::timestamptz[]) WITH ORDINALITY AS q(id, scheduled_at, i)
 	LEFT JOIN job_runs r ON r.id = q.id AND r.scheduled_at = q.scheduled_at
 	ORDER BY q.i`
@@ -61,7 +73,7 @@ func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, po
 		var req wire.StartRequest
 		if err := wire.DecodeControl(m.Data, &req); err != nil {
 			reply.Error = err.Error()
-		} else if runs, err := started(ctx, js, pool, req.Queries); err != nil {
+		} else if runs, err := started(ctx, js, pool, req.Queries, log); err != nil {
 			log.Warn("start check not answered; the worker asks again", zap.Int("queries", len(req.Queries)), zap.Error(err))
 			reply.Error = err.Error()
 		} else {
@@ -71,8 +83,10 @@ func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, po
 	})
 }
 
-// started answers qs from the unapplied events, then from job_runs.
-func started(ctx context.Context, js jetstream.JetStream, pool *pgxpool.Pool, qs []wire.StartQuery) ([]wire.RunStart, error) {
+// started answers qs from the unapplied events, then from job_runs. An
+// unapplied event counts only for a run of the group its subject names
+// (see startedSQL); one of another group is logged and counted.
+func started(ctx context.Context, js jetstream.JetStream, pool *pgxpool.Pool, qs []wire.StartQuery, log *zap.Logger) ([]wire.RunStart, error) {
 	ctx, cancel := context.WithTimeout(ctx, startedTimeout)
 	defer cancel()
 	asked := make(map[int64]bool, len(qs))
@@ -88,24 +102,43 @@ func started(ctx context.Context, js jetstream.JetStream, pool *pgxpool.Pool, qs
 		ids[i], scheduled[i] = q.RunID, q.ScheduledAt
 	}
 	rows, _ := pool.Query(ctx, startedSQL, ids, scheduled)
+	groups := make([]string, 0, len(qs))
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (wire.RunStart, error) {
 		var r wire.RunStart
 		var at *time.Time
-		err := row.Scan(&r.Status, &r.WorkerID, &at)
+		var group string
+		err := row.Scan(&r.Status, &r.WorkerID, &at, &group)
 		if at != nil {
 			r.StartedAt = at.UTC()
 		}
+		groups = append(groups, group)
 		return r, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
+	own := make(map[pendingKey]bool, len(qs))
 	for i, q := range qs {
-		if p, ok := pending[q.RunID]; ok {
+		k := pendingKey{q.RunID, groups[i]}
+		own[k] = true
+		if p, ok := pending[k]; ok {
 			runs[i] = merge(runs[i], p)
 		}
 	}
+	for k := range pending {
+		if !own[k] {
+			foreign.Refused(foreign.StartCheck)
+			log.Warn("start check: unapplied events for a run that does not exist in their subject's group: ignored",
+				logging.Run(k.run), zap.String("subject", stream.Event(k.group)))
+		}
+	}
 	return runs, nil
+}
+
+// pendingKey is an asked run as the events of one group's subject name it.
+type pendingKey struct {
+	run   int64
+	group string
 }
 
 // merge adds what unapplied events say of a run to what job_runs says.
@@ -120,9 +153,9 @@ func merge(r, p wire.RunStart) wire.RunStart {
 }
 
 // unapplied reads the events messages JETJOB_EVENTS holds now and returns
-// what they say of the asked runs: the first start (worker, time) and the
-// highest status.
-func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool) (map[int64]wire.RunStart, error) {
+// what they say of the asked runs, per group of their subject: the first
+// start (worker, time) and the highest status.
+func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool) (map[pendingKey]wire.RunStart, error) {
 	s, err := js.Stream(ctx, stream.Events)
 	if err != nil {
 		return nil, err
@@ -132,7 +165,7 @@ func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool
 		return nil, err
 	}
 	st := info.State
-	out := map[int64]wire.RunStart{}
+	out := map[pendingKey]wire.RunStart{}
 	if st.Msgs == 0 {
 		return out, nil
 	}
@@ -154,29 +187,34 @@ func unapplied(ctx context.Context, js jetstream.JetStream, asked map[int64]bool
 		if err != nil {
 			return nil, err
 		}
+		group, ok := stream.ParseEvent(m.Subject)
+		if !ok {
+			continue // the applier terminates it: it names no group
+		}
 		evs, err := wire.DecodeEvents(m.Data)
 		if err != nil {
 			continue // the applier terminates it: it says nothing
 		}
-		note(out, asked, evs)
+		note(out, asked, group, evs)
 	}
 	return out, nil
 }
 
-// note adds to out what evs say of the asked runs: the first start
-// (worker, time) and the highest status.
-func note(out map[int64]wire.RunStart, asked map[int64]bool, evs []wire.Event) {
+// note adds to out what evs, which came on group's subject, say of the
+// asked runs: the first start (worker, time) and the highest status.
+func note(out map[pendingKey]wire.RunStart, asked map[int64]bool, group string, evs []wire.Event) {
 	for _, e := range evs {
 		if !asked[e.RunID] {
 			continue
 		}
-		p := out[e.RunID]
+		k := pendingKey{e.RunID, group}
+		p := out[k]
 		if e.Kind == wire.EventStarted && (p.StartedAt.IsZero() || e.At.Before(p.StartedAt)) {
 			p.StartedAt, p.WorkerID = e.At.UTC(), e.WorkerID
 		}
 		if e.Status.Rank() > p.Status.Rank() {
 			p.Status = e.Status
 		}
-		out[e.RunID] = p
+		out[k] = p
 	}
 }

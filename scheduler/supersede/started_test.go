@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/shared/natsembed"
@@ -35,6 +36,10 @@ func TestStartCheckReadsUnappliedEvents(t *testing.T) {
 	t.Cleanup(pool.Close)
 
 	at := time.Now().UTC().Truncate(time.Millisecond)
+	// Runs 1 and 3 of group g (only events of a run's own group count:
+	// foreign_test.go); run 2 exists nowhere.
+	run1, run3 := insertRun(t, pool, 1, "g", at), insertRun(t, pool, 3, "g", at)
+	run2 := run3 + 1000
 	publish := func(evs ...wire.Event) {
 		t.Helper()
 		data, err := wire.EncodeEvents(evs...)
@@ -50,7 +55,7 @@ func TestStartCheckReadsUnappliedEvents(t *testing.T) {
 	}
 	// Run 1 started on a; its event is taken by an applier that never
 	// acknowledges it. Run 3 started and succeeded; nobody took its event.
-	publish(startEv(1, "a"))
+	publish(startEv(run1, "a"))
 	applier, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
 		Durable: stream.EventsConsumer, FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
 	if err != nil {
@@ -62,19 +67,19 @@ func TestStartCheckReadsUnappliedEvents(t *testing.T) {
 	}
 	for range taken.Messages() {
 	}
-	done := startEv(3, "b")
+	done := startEv(run3, "b")
 	done.Kind, done.Status = wire.EventFinished, wire.StatusSucceeded
-	publish(startEv(3, "b"), done)
+	publish(startEv(run3, "b"), done)
 
 	begin := time.Now()
-	got, err := started(ctx, js, pool, []wire.StartQuery{{RunID: 1, ScheduledAt: at}, {RunID: 2, ScheduledAt: at}, {RunID: 3, ScheduledAt: at}})
+	got, err := started(ctx, js, pool, []wire.StartQuery{{RunID: run1, ScheduledAt: at}, {RunID: run2, ScheduledAt: at}, {RunID: run3, ScheduledAt: at}}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(begin); took > startedTimeout {
 		t.Errorf("answered after %s: it waited for the stream to drain", took)
 	}
-	if r := got[0]; !r.Started() || r.WorkerID != "a" || !r.StartedAt.Equal(at) {
+	if r := got[0]; !r.Started() || r.WorkerID != "a" || !r.StartedAt.Equal(at) || r.Status != wire.StatusRunning {
 		t.Errorf("run 1: %+v, want started on a at %s (its event is taken, not acknowledged)", r, at)
 	}
 	if r := got[1]; r.Started() || r.Status != "" {

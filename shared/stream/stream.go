@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 const (
@@ -69,13 +71,20 @@ func TriggerWorker(group, workerID string) string {
 // Event is the subject workers of group publish run events on.
 func Event(group string) string { return "jetjob.event." + group }
 
+// ParseEvent returns the group of a run events subject, ok false for any
+// other subject (or a group that is no valid name).
+func ParseEvent(subject string) (group string, ok bool) {
+	group, ok = strings.CutPrefix(subject, "jetjob.event.")
+	if !ok || !wire.ValidName(group) {
+		return "", false
+	}
+	return group, true
+}
+
 // Log is the subject of the log lines of one run.
 func Log(group string, runID int64) string {
 	return "jetjob.log." + group + "." + strconv.FormatInt(runID, 10)
 }
-
-// LogFilter matches every log line of a run, whatever its group.
-func LogFilter(runID int64) string { return "jetjob.log.*." + strconv.FormatInt(runID, 10) }
 
 // Control is the request/reply subject of one worker.
 func Control(workerID string) string { return "jetjob.ctl." + workerID }
@@ -160,6 +169,19 @@ func DirectedConsumerConfig(group, workerID string, ackWait time.Duration, maxDe
 		MaxAckPending:     10_000,
 		InactiveThreshold: DirectedInactive,
 	}
+}
+
+// ParseTrigger returns the group of any trigger subject (shared queue,
+// batches or a worker's directed one), ok false for any other subject.
+func ParseTrigger(subject string) (group string, ok bool) {
+	if g, ok := ParseTriggerAny(subject); ok {
+		return g, true
+	}
+	if g, ok := ParseTriggerBatch(subject); ok {
+		return g, true
+	}
+	g, _, ok := ParseTriggerWorker(subject)
+	return g, ok
 }
 
 // ParseTriggerAny returns the group of a shared-queue trigger subject (or

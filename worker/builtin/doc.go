@@ -13,4 +13,6 @@
 // (and, through its exact entries and Egress.Allow, internal addresses; see
 // HTTPConfig). Enable them only on workers of groups whose job editors you
 // trust that far.
+// Shell gives commands a minimal environment, not the worker's (ShellConfig,
+// BaseEnv), so that a job cannot print the credentials the worker holds.
 package builtin

@@ -35,7 +35,7 @@ type env struct{ *jstest.Env }
 func newEnv(t *testing.T, handlers map[string]worker.HandlerFunc) *env {
 	t.Helper()
 	e := &env{jstest.Start(t, natsembed.Options{StoreDir: t.TempDir()})}
-	w, err := worker.New(worker.Config{NATS: e.Connect(), Group: group, Logger: zaptest.NewLogger(t)})
+	w, err := worker.New(worker.Config{NATS: e.Connect(), Group: group, Logger: zaptest.NewLogger(t), TriggerKeys: jstest.Keys})
 	if err != nil {
 		t.Fatal(err)
 	}

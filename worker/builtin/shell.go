@@ -49,10 +49,13 @@ type ShellConfig struct {
 	// Dir is the working directory of commands (default the worker's); a
 	// relative "dir" in the params is taken relative to it.
 	Dir string
-	// Env is added ("K=V") to the environment commands inherit from the
-	// worker. The worker's own JETJOB_* variables (its configuration,
-	// possibly NATS credentials) are never passed on.
+	// Env is added ("K=V") to the environment of commands (see Shell for
+	// what else they get).
 	Env []string
+	// PassEnv names variables of the worker's environment that commands
+	// get besides BaseEnv (the credentials a backup job needs, say).
+	// JETJOB_* names are never passed: they are the worker's own settings.
+	PassEnv []string
 	// KillGrace is how long a cancelled command's process group has between
 	// SIGTERM and SIGKILL; default 2s.
 	KillGrace time.Duration
@@ -75,8 +78,11 @@ type shellParams struct {
 // which runs command directly with args, without a shell (command is looked
 // up in PATH when it has no slash).
 //
-// The command gets the worker's environment without its JETJOB_* variables,
-// plus ShellConfig.Env, the params' env, and the run's JETJOB_RUN_ID,
+// The command gets a minimal environment, not the worker's (which may hold
+// credentials: NATS's, a tracing backend's, a cloud's): of the worker's
+// variables only those BaseEnv names (PATH, HOME, the locale, the time
+// zone, ...) and those ShellConfig.PassEnv names, never a JETJOB_* one;
+// then ShellConfig.Env, the params' env, and the run's JETJOB_RUN_ID,
 // JETJOB_JOB_ID, JETJOB_GROUP, JETJOB_SCHEDULED_AT (RFC 3339, milliseconds),
 // JETJOB_ATTEMPT, JETJOB_DELIVERY, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL,
 // JETJOB_TRIGGER_TYPE and JETJOB_PARAMS. Its stdin is /dev/null. Every line
@@ -100,12 +106,13 @@ func Shell(cfg ShellConfig) worker.HandlerFunc {
 		cfg.KillGrace = DefaultKillGrace
 	}
 	cfg.Env = slices.Clone(cfg.Env)
+	pass := append(slices.Clone(BaseEnv), cfg.PassEnv...)
 	return func(ctx context.Context, job *worker.Job) error {
 		c, err := parseShellParams(cfg, job.Params)
 		if err != nil {
 			return err
 		}
-		c.env = shellEnv(cfg.Env, c.env, job)
+		c.env = shellEnv(pass, cfg.Env, c.env, job)
 		return c.run(ctx, jobLogger(job), cfg.KillGrace)
 	}
 }
@@ -173,12 +180,44 @@ func parseShellParams(cfg ShellConfig, params string) (*command, error) {
 	return c, nil
 }
 
+// BaseEnv are the variables of the worker's environment every command
+// gets: what a command line needs to find programs, a home and the
+// locale. A name ending in "*" stands for every name it begins (LC_*).
+var BaseEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "HOSTNAME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "LC_*"}
+
+// CheckPassEnv reports why names cannot be passed to commands
+// (ShellConfig.PassEnv): each must be a variable name, not a JETJOB_* one.
+func CheckPassEnv(names []string) error {
+	for _, n := range names {
+		switch {
+		case n == "" || strings.ContainsAny(n, "=\x00"):
+			return fmt.Errorf("%q is not a variable name", n)
+		case strings.HasPrefix(n, "JETJOB_"):
+			return fmt.Errorf("%s: the worker's own JETJOB_* settings are never passed to commands", n)
+		}
+	}
+	return nil
+}
+
+// passed reports whether the worker's variable name goes to commands.
+func passed(pass []string, name string) bool {
+	if strings.HasPrefix(name, "JETJOB_") {
+		return false
+	}
+	for _, p := range pass {
+		if prefix, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, prefix) || p == name {
+			return true
+		}
+	}
+	return false
+}
+
 // shellEnv is the command's environment; later entries win (os/exec keeps
 // the last value of a name).
-func shellEnv(cfgEnv, paramsEnv []string, job *worker.Job) []string {
+func shellEnv(pass, cfgEnv, paramsEnv []string, job *worker.Job) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "JETJOB_") {
+		if name, _, _ := strings.Cut(kv, "="); passed(pass, name) {
 			env = append(env, kv)
 		}
 	}

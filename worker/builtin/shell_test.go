@@ -60,11 +60,13 @@ func TestShellNonZeroExitFails(t *testing.T) {
 }
 
 // The command sees the run's JETJOB_* variables, the configured and the
-// params' variables, but not the worker's own JETJOB_* configuration.
+// params' variables, the worker's variables it is told to pass, but not
+// the worker's own JETJOB_* configuration (shell_env_test.go: nor anything
+// else of the worker's).
 func TestShellEnvironment(t *testing.T) {
 	t.Setenv("JETJOB_NATS_PASSWORD", "secret")
 	t.Setenv("SHELL_TEST_INHERITED", "yes")
-	e := shellEnv(t, builtin.ShellConfig{Env: []string{"FROM_CONFIG=c", "BOTH=config"}})
+	e := shellEnv(t, builtin.ShellConfig{Env: []string{"FROM_CONFIG=c", "BOTH=config"}, PassEnv: []string{"SHELL_TEST_INHERITED", "JETJOB_NATS_PASSWORD"}})
 	params := `{"command": "env", "env": {"FROM_PARAMS": "p", "BOTH": "params"}}`
 	tr := trigger(5, "shell", params)
 	tr.JobID, tr.Attempt, tr.ShardIndex, tr.ShardTotal = 77, 2, 1, 3

@@ -29,6 +29,7 @@ import (
 	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
 )
@@ -191,6 +192,7 @@ func runScheduler(args []string) error {
 	triggerBatch := fs.Int("trigger-batch", 0, "runs per trigger message (0: the default)")
 	window := fs.Duration("planning-window", 0, "how far ahead fires are planned (0: the default)")
 	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
+	keyFile := fs.String("trigger-signing-key", "", "file of the trigger signing key; required")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -238,7 +240,17 @@ func runScheduler(args []string) error {
 	cfg.Backlog.Interval = *backlogInterval
 	cfg.Planner.TriggerBatch = *triggerBatch
 	cfg.Planner.Window = *window
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
+	priv, err := trigsign.LoadPrivateKeyFile(*keyFile)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	signer, err := trigsign.NewSigner(priv)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
 	if err != nil {
 		ln.Close()
 		mln.Close()
@@ -259,6 +271,7 @@ func runWorker(args []string) error {
 	concurrency := fs.Int("concurrency", 256, "runs at once")
 	out := fs.String("out", "", "file for the invocation counts, written at exit")
 	logLevel := fs.String("log-level", "warn", "zap level")
+	publicKeys := fs.String("trigger-public-keys", "", "the schedulers' trigger public keys, base64, comma-separated; required")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -266,6 +279,14 @@ func runWorker(args []string) error {
 	}
 	if *out == "" {
 		return errors.New("worker: --out is required")
+	}
+	pubs, err := trigsign.ParsePublicKeys(*publicKeys)
+	if err != nil {
+		return err
+	}
+	keys, err := trigsign.NewVerifier(pubs...)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := childContext()
 	defer cancel()
@@ -282,7 +303,7 @@ func runWorker(args []string) error {
 	}
 	defer nc.Close()
 	w, err := worker.New(worker.Config{NATS: nc, Group: *group, ID: *id, Concurrency: *concurrency,
-		ShutdownGrace: 5 * time.Second, Logger: log})
+		ShutdownGrace: 5 * time.Second, Logger: log, TriggerKeys: keys})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/trigsign"
 )
 
 // env is one scenario's system: a throwaway PostgreSQL (normal durability
@@ -55,6 +57,10 @@ type env struct {
 	natsPort int
 	// past holds the invocation counts of workers stopped by a restart.
 	past []Seen
+	// triggerKeyFile and triggerPublicKey are the schedulers' trigger
+	// signing key (a file in tmp) and its public key, for the workers:
+	// the benchmark signs and verifies as a deployment does.
+	triggerKeyFile, triggerPublicKey string
 }
 
 // file is name (a role, or a role and an extension) in dir, with the
@@ -210,11 +216,36 @@ func (e *env) startNATS() error {
 	return nil
 }
 
+// triggerKeys makes the schedulers' trigger signing key, once.
+func (e *env) triggerKeys() error {
+	if e.triggerKeyFile != "" {
+		return nil
+	}
+	priv, err := trigsign.GenerateKey()
+	if err != nil {
+		return err
+	}
+	data, err := trigsign.EncodePrivateKeyPEM(priv)
+	if err != nil {
+		return err
+	}
+	path := e.file(e.tmp, "trigger", ".key")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("trigger signing key: %w", err)
+	}
+	e.triggerKeyFile, e.triggerPublicKey = path, trigsign.EncodePublicKey(priv.Public().(ed25519.PublicKey))
+	return nil
+}
+
 func (e *env) startSchedulers(n int) error {
+	if err := e.triggerKeys(); err != nil {
+		return err
+	}
 	for i := range n {
 		id := fmt.Sprintf("bench-s%d", i)
 		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel,
-			"--trigger-batch", strconv.Itoa(e.o.triggerBatch), "--planning-window", e.o.planningWindow.String()}
+			"--trigger-batch", strconv.Itoa(e.o.triggerBatch), "--planning-window", e.o.planningWindow.String(),
+			"--trigger-signing-key", e.triggerKeyFile}
 		sp := &schedProc{}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-scheduler-%d", e.name, i), ".pprof")
@@ -238,11 +269,15 @@ func (e *env) startSchedulers(n int) error {
 }
 
 func (e *env) startWorkers(n, concurrency int) error {
+	if err := e.triggerKeys(); err != nil {
+		return err
+	}
 	for i := range n {
 		role := fmt.Sprintf("worker-%d", i)
 		sp := &workerProc{out: e.file(e.tmp, role, ".gob")}
 		args := []string{"--nats-url", e.natsURL, "--id", fmt.Sprintf("bench-w%d", i),
-			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out, "--log-level", e.o.logLevel}
+			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out, "--log-level", e.o.logLevel,
+			"--trigger-public-keys", e.triggerPublicKey}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-worker-%d", e.name, i), ".pprof")
 			e.profilePaths = append(e.profilePaths, sp.profile)

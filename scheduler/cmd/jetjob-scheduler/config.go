@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -62,6 +64,10 @@ type options struct {
 	apiToken      string
 	smtpPassword  string
 	webhookSecret string
+
+	triggerKeyFile   string
+	triggerKey       string
+	insecureUnsigned bool
 
 	set *config.Set
 }
@@ -105,7 +111,14 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
 	s.String(&o.logLevel, "log-level", "JETJOB_LOG_LEVEL", "info", "debug, info, warn or error")
 
+	s.String(&o.triggerKeyFile, "trigger-signing-key", "JETJOB_TRIGGER_SIGNING_KEY_FILE", "",
+		"file of the Ed25519 private key that signs triggers (PEM, or base64 of its seed; `jetjob-scheduler trigger-key generate` makes one); "+
+			"workers run only triggers signed by a key they accept")
+	s.Bool(&o.insecureUnsigned, "insecure-unsigned-triggers", "JETJOB_INSECURE_UNSIGNED_TRIGGERS", false,
+		"publish triggers unsigned when no signing key is given: only workers that accept unsigned triggers run them")
+
 	s.Env(&o.apiToken, "JETJOB_API_TOKEN", "break-glass bootstrap admin key of the API (optional: users have their own keys)", config.Secret())
+	s.Env(&o.triggerKey, "JETJOB_TRIGGER_SIGNING_KEY", "the trigger signing key itself (PEM, or base64 of its seed), instead of --trigger-signing-key's file", config.Secret())
 	s.Env(&o.smtpPassword, "JETJOB_SMTP_PASSWORD", "SMTP password of --smtp-user", config.Secret())
 	s.Env(&o.webhookSecret, "JETJOB_WEBHOOK_SECRET", "key that signs alarm webhooks", config.Secret())
 }
@@ -198,6 +211,28 @@ func (o *options) listenMetrics(token string, log *zap.Logger) (net.Listener, er
 		log.Warn(w)
 	}
 	return ln, nil
+}
+
+// triggerSigner is the signer of the key --trigger-signing-key's file or
+// JETJOB_TRIGGER_SIGNING_KEY holds (not both); nil when neither is given.
+func (o *options) triggerSigner() (*trigsign.Signer, error) {
+	var priv ed25519.PrivateKey
+	var err error
+	switch {
+	case o.triggerKeyFile != "" && o.triggerKey != "":
+		return nil, fmt.Errorf("%s and JETJOB_TRIGGER_SIGNING_KEY: give the trigger signing key once", o.set.Name("trigger-signing-key"))
+	case o.triggerKeyFile != "":
+		if priv, err = trigsign.LoadPrivateKeyFile(o.triggerKeyFile); err != nil {
+			return nil, o.set.Errorf("trigger-signing-key", "%v", err)
+		}
+	case o.triggerKey != "":
+		if priv, err = trigsign.ParsePrivateKey([]byte(o.triggerKey)); err != nil {
+			return nil, fmt.Errorf("JETJOB_TRIGGER_SIGNING_KEY: %w", err)
+		}
+	default:
+		return nil, nil
+	}
+	return trigsign.NewSigner(priv)
 }
 
 // schedulerConfig builds the scheduler's config from the flags and the

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -62,9 +63,10 @@ func createDemoJobs(ctx context.Context, pool *pgxpool.Pool, shardCount int) ([]
 	return ids, nil
 }
 
-// demoWorker is a worker of the demo group with the demo handlers.
-func demoWorker(nc *nats.Conn, log *zap.Logger) (*worker.Worker, error) {
-	w, err := worker.New(worker.Config{NATS: nc, Group: demoGroup, Logger: log.Named("worker")})
+// demoWorker is a worker of the demo group with the demo handlers; it runs
+// the triggers keys verifies (dev's own).
+func demoWorker(nc *nats.Conn, keys *trigsign.Verifier, log *zap.Logger) (*worker.Worker, error) {
+	w, err := worker.New(worker.Config{NATS: nc, Group: demoGroup, Logger: log.Named("worker"), TriggerKeys: keys})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/tracing"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -152,6 +153,17 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		ln.Close()
 		return err
 	}
+	// dev signs its triggers like any scheduler: with the key given, or
+	// one made up now. Its own worker accepts it; other workers pointed at
+	// dev's NATS need the public key it prints.
+	signer, keys, err := devTriggerKeys(o)
+	if err != nil {
+		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
+		return usageError{Err: err}
+	}
 	o.insecureNoAuth = false
 	cfg := o.schedulerConfig(token)
 	cfg.MetricsToken = metricsToken
@@ -162,7 +174,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	loopback := netip.MustParseAddr("127.0.0.1")
 	cfg.Egress.Self = append(cfg.Egress.Self,
 		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
 	if err != nil {
 		ln.Close()
 		if mln != nil {
@@ -191,7 +203,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		if demoIDs, err = createDemoJobs(ctx, pool, o.shardCount); err != nil {
 			return err
 		}
-		if w, err = demoWorker(nc, log); err != nil {
+		if w, err = demoWorker(nc, keys, log); err != nil {
 			return err
 		}
 		// One /metrics for the whole dev cluster: the worker's series too.
@@ -206,12 +218,15 @@ jetjob dev is running.
   Metrics:    %s
   NATS:       %s   (JetStream data in %s)
   PostgreSQL: %s
+  Workers:    JETJOB_TRIGGER_PUBLIC_KEYS=%s
+              (the key dev signs triggers with; another worker runs them only with it)
 Try, in another terminal:
   bin/jetjob jobs list
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, adminName, adminPassword, apiURL, cfgPath, metricsURL, ns.ClientURL(), dataDir, pg.URL("jetjob"), firstID(demoIDs))
+`, apiURL, adminName, adminPassword, apiURL, cfgPath, metricsURL, ns.ClientURL(), dataDir, pg.URL("jetjob"),
+		trigsign.EncodePublicKey(signer.PublicKey()), firstID(demoIDs))
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -231,6 +246,28 @@ Ctrl-C stops everything.
 	}
 	log.Info("dev stopped")
 	return first
+}
+
+// devTriggerKeys is dev's trigger signer, from --trigger-signing-key or
+// JETJOB_TRIGGER_SIGNING_KEY if given (a key that survives restarts, for
+// workers started by hand), else a new key, and the verifier of its public
+// key for the demo worker.
+func devTriggerKeys(o options) (*trigsign.Signer, *trigsign.Verifier, error) {
+	signer, err := o.triggerSigner()
+	if err != nil {
+		return nil, nil, err
+	}
+	if signer == nil {
+		priv, err := trigsign.GenerateKey()
+		if err != nil {
+			return nil, nil, err
+		}
+		if signer, err = trigsign.NewSigner(priv); err != nil {
+			return nil, nil, err
+		}
+	}
+	keys, err := trigsign.NewVerifier(signer.PublicKey())
+	return signer, keys, err
 }
 
 func firstID(ids []int64) string {

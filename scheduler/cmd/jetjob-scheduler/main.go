@@ -5,6 +5,7 @@
 //	jetjob-scheduler dev       everything in one process, for trying jetjob
 //	jetjob-scheduler users create-admin NAME   the first admin user
 //	jetjob-scheduler webhook-secret GROUP      the secret GROUP's alarm receivers verify with
+//	jetjob-scheduler trigger-key generate --out FILE   a trigger signing key
 //
 // Every flag can also be set through the JETJOB_* environment variable its
 // help names, or in the YAML file --config names; a flag wins over its
@@ -33,6 +34,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
-	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd(), webhookSecretCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd(), webhookSecretCmd(), triggerKeyCmd())
 	return root
 }

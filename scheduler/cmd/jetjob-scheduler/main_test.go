@@ -200,6 +200,7 @@ func TestServeOverTLS(t *testing.T) {
 	t.Setenv("JETJOB_NATS_PASSWORD", "hunter3")
 	t.Setenv("JETJOB_API_TOKEN", "tok")
 	t.Setenv("JETJOB_MIGRATE", "1")
+	t.Setenv("JETJOB_TRIGGER_SIGNING_KEY_FILE", newKeyFile(t))
 
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 	"github.com/jetjob/jetjob/shared/gctune"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/tracing"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/version"
 )
 
@@ -52,6 +53,16 @@ an admin, for local use only.`,
 			if err := errors.Join(conn.Validate(o.set), o.validate()); err != nil {
 				return usageError{Err: err}
 			}
+			signer, err := o.triggerSigner()
+			if err != nil {
+				return usageError{Err: err}
+			}
+			if signer == nil && !o.insecureUnsigned {
+				return usageError{Err: fmt.Errorf("no trigger signing key: give %s (or JETJOB_TRIGGER_SIGNING_KEY; "+
+					"`jetjob-scheduler trigger-key generate` makes one, docs/operations.md \"Trigger signing\"), "+
+					"or publish unsigned triggers on purpose with %s",
+					o.set.Name("trigger-signing-key"), o.set.Name("insecure-unsigned-triggers"))}
+			}
 			log, err := o.logger()
 			if err != nil {
 				return usageError{Err: err}
@@ -64,7 +75,7 @@ an admin, for local use only.`,
 				return usageError{Err: err}
 			}
 			conn.Name = "jetjob-scheduler"
-			return serve(cmd.Context(), o, dbURL, conn, token, metricsToken, migrate, log)
+			return serve(cmd.Context(), o, dbURL, conn, token, metricsToken, migrate, signer, log)
 		},
 	}
 	s := config.New(cmd.Flags())
@@ -76,7 +87,7 @@ an admin, for local use only.`,
 	return cmd
 }
 
-func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token, metricsToken string, migrate bool, log *zap.Logger) error {
+func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token, metricsToken string, migrate bool, signer *trigsign.Signer, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
 	if err != nil {
 		return usageError{Err: err} // a bad OTEL_* variable
@@ -109,7 +120,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	}
 	cfg := o.schedulerConfig(token)
 	cfg.MetricsToken = metricsToken
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
 	if err != nil {
 		ln.Close()
 		if mln != nil {

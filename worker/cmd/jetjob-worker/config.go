@@ -17,6 +17,7 @@ import (
 	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/shared/natsconn"
 	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"
@@ -38,6 +39,7 @@ type options struct {
 
 	handlers    string
 	shell       string
+	passEnv     string
 	allowHosts  string
 	egressAllow string
 
@@ -47,6 +49,13 @@ type options struct {
 	metricsListen    string
 	metricsTokenFile string
 	metricsToken     string // read from metricsTokenFile by validate
+
+	triggerKeys     string
+	triggerKeyFiles string
+	acceptUnsigned  bool
+	// verifier is built by validate from the two above; nil with
+	// acceptUnsigned and no key.
+	verifier *trigsign.Verifier
 
 	set *config.Set
 }
@@ -76,6 +85,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.String(&o.handlers, "handlers", "JETJOB_HANDLERS", "", "comma-separated built-in handlers to enable: shell, http; none by default, at least one required. "+
 		"shell runs whatever command a job's params name")
 	s.String(&o.shell, "shell", "JETJOB_SHELL", builtin.DefaultShell, "shell that runs the shell handler's command lines (as <shell> -c <params>)")
+	s.String(&o.passEnv, "shell-pass-env", "JETJOB_SHELL_PASS_ENV", "", "comma-separated variables of the worker's environment that shell commands get besides "+
+		strings.Join(builtin.BaseEnv, ", ")+" (never a JETJOB_* one)")
 	s.String(&o.allowHosts, "http-allow-hosts", "JETJOB_HTTP_ALLOW_HOSTS", "", `comma-separated hosts the http handler may call: "api.example.com", "10.0.0.7:8080", "*.example.com", or "*" for any; required with http`)
 	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal addresses the http handler may reach through hosts "+
 		`that --http-allow-hosts allows by wildcard: CIDRs, addresses with an optional port ("10.96.0.0/12"); `+
@@ -87,6 +98,14 @@ func (o *options) register(fs *pflag.FlagSet) {
 		"address of /metrics, /healthz and /readyz (host:port), loopback by default (a pod sets :9091 for its probes); empty (--metrics-listen=) turns them off")
 	s.String(&o.metricsTokenFile, "metrics-token-file", "JETJOB_METRICS_TOKEN_FILE", "",
 		"file holding the scrape token: /metrics then answers only \"Authorization: Bearer <token>\" (the probes stay open)")
+
+	s.String(&o.triggerKeys, "trigger-public-keys", "JETJOB_TRIGGER_PUBLIC_KEYS", "",
+		"the schedulers' trigger public keys, base64, comma-separated (two while their key is rotated): only triggers they signed run")
+	s.String(&o.triggerKeyFiles, "trigger-public-key-files", "JETJOB_TRIGGER_PUBLIC_KEY_FILES", "",
+		"files of trigger public keys (PEM or base64), comma-separated; added to --trigger-public-keys")
+	s.Bool(&o.acceptUnsigned, "insecure-accept-unsigned-triggers", "JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS", false,
+		"run triggers that carry no signature: anyone who may publish on the group's trigger subjects can then run its handlers "+
+			"(signed triggers are still verified against the keys given)")
 }
 
 // validate checks everything that can be checked before connecting and
@@ -136,6 +155,9 @@ func (o *options) validate() error {
 		} else if _, err := exec.LookPath(o.shell); err != nil {
 			bad("shell", "%v", err)
 		}
+		if err := builtin.CheckPassEnv(o.passEnvList()); err != nil {
+			bad("shell-pass-env", "%v", err)
+		}
 	}
 	hosts := o.allowHostList()
 	if err := builtin.CheckAllowHosts(hosts); err != nil {
@@ -160,6 +182,9 @@ func (o *options) validate() error {
 		}
 		o.metricsToken = tok
 	}
+	if err := o.triggerVerifier(); err != nil {
+		errs = append(errs, err)
+	}
 
 	switch o.logFormat {
 	case "json", "console":
@@ -172,6 +197,41 @@ func (o *options) validate() error {
 		bad("log-level", "%q: want debug, info, warn or error", o.logLevel)
 	}
 	return errors.Join(errs...)
+}
+
+// triggerVerifier builds o.verifier from the trigger public keys given, and
+// refuses to go on with none unless unsigned triggers are accepted on
+// purpose: a worker, a shell worker above all, must not run whatever
+// anyone allowed to publish a trigger sends.
+func (o *options) triggerVerifier() error {
+	keys, err := trigsign.ParsePublicKeys(o.triggerKeys)
+	if err != nil {
+		return o.set.Errorf("trigger-public-keys", "%v", err)
+	}
+	for _, f := range strings.Split(o.triggerKeyFiles, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, err := trigsign.LoadPublicKeyFile(f)
+		if err != nil {
+			return o.set.Errorf("trigger-public-key-files", "%v", err)
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		if o.acceptUnsigned {
+			return nil
+		}
+		return fmt.Errorf("no trigger public key: give the schedulers' (%s or %s; `jetjob-scheduler trigger-key public` prints it), "+
+			"or run unsigned triggers on purpose with %s", o.set.Name("trigger-public-keys"), o.set.Name("trigger-public-key-files"),
+			o.set.Name("insecure-accept-unsigned-triggers"))
+	}
+	v, err := trigsign.NewVerifier(keys...)
+	if err != nil {
+		return o.set.Errorf("trigger-public-keys", "%v", err)
+	}
+	o.verifier = v
+	return nil
 }
 
 // handlerList parses --handlers: known names, at least one.
@@ -194,6 +254,19 @@ func (o *options) handlerList() ([]string, error) {
 			"(shell runs whatever command a job's params name, so it is never enabled by default)", strings.Join(knownHandlers, ", "))
 	}
 	return out, nil
+}
+
+func (o *options) passEnvList() []string { return list(o.passEnv) }
+
+// list splits a comma-separated setting, leaving out empty entries.
+func list(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (o *options) allowHostList() []string {

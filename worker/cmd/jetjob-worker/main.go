@@ -10,20 +10,49 @@
 // 2 and a message naming it. NATS being unreachable, at start or later, is
 // waited out. SIGTERM or SIGINT stops it gracefully (exit status 0): no new
 // runs, running ones finish within --shutdown-grace or end LOST.
+//
+// Its shell jobs run as the same user, and a process can read its parent's
+// initial environment and command line (/proc/$PPID/environ): so before
+// anything else the worker moves its settings out of both — every JETJOB_*
+// variable, the OTLP header variables, and the secret flags — by executing
+// itself again without them (package secretenv), and commands get a
+// minimal environment of their own (builtin.ShellConfig.PassEnv).
 package main
 
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/shared/cmdmain"
 	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/worker/internal/secretenv"
 )
 
+// secrets is what the worker keeps out of its initial environment and
+// command line (see the package doc): all its own settings, since several
+// are secrets or may hold one (a NATS URL with a password), and the
+// OpenTelemetry exporter's headers, which often carry a token.
+var secrets = secretenv.Policy{
+	Env: func(name string) bool {
+		return strings.HasPrefix(name, "JETJOB_") || name == "OTEL_EXPORTER_OTLP_HEADERS" || name == "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+	},
+	// The OpenTelemetry SDK reads its variables from the Go environment.
+	Restore: func(name string) bool { return strings.HasPrefix(name, "OTEL_") },
+	Flags:   []string{"nats-url", "nats-password", "nats-token"},
+}
+
 func main() {
-	cmdmain.Main(rootCmd(), cmdmain.Options{
+	moved, err := secretenv.Start(secrets)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jetjob-worker:", err)
+		os.Exit(cmdmain.ExitError)
+	}
+	root := rootCmd(moved.LookupEnv)
+	root.SetArgs(append(os.Args[1:], moved.Args...))
+	cmdmain.Main(root, cmdmain.Options{
 		UsageHint:           "Run 'jetjob-worker --help' for the settings.",
 		ForceOnSecondSignal: true,
 	})
@@ -32,7 +61,9 @@ func main() {
 // usageError is a bad flag, environment variable or argument: exit status 2.
 type usageError = cmdmain.UsageError
 
-func rootCmd() *cobra.Command {
+// rootCmd is the command; lookup reads the environment (secretenv's, which
+// holds the moved variables).
+func rootCmd(lookup func(string) (string, bool)) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "jetjob-worker",
@@ -55,7 +86,7 @@ wins over its variable, the variable over the file.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.set.Load(os.LookupEnv); err != nil {
+			if err := o.set.Load(lookup); err != nil {
 				return usageError{Err: err}
 			}
 			if err := o.validate(); err != nil {

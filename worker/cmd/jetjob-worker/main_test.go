@@ -88,7 +88,9 @@ type proc struct {
 }
 
 // start runs the binary with args and only the given JETJOB_* variables
-// (the test's own environment, if it has any, is not passed on).
+// (the test's own environment, if it has any, is not passed on), and the
+// public key of the triggers jstest publishes unless env names
+// JETJOB_TRIGGER_PUBLIC_KEYS itself.
 func start(t *testing.T, env map[string]string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
@@ -103,6 +105,9 @@ func start(t *testing.T, env map[string]string, args ...string) *proc {
 		// Not the default :9091: tests (and other processes on the host)
 		// must not compete for one port.
 		cmd.Env = append(cmd.Env, "JETJOB_METRICS_LISTEN=127.0.0.1:0")
+	}
+	if _, ok := env["JETJOB_TRIGGER_PUBLIC_KEYS"]; !ok {
+		cmd.Env = append(cmd.Env, "JETJOB_TRIGGER_PUBLIC_KEYS="+jstest.PublicKey())
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -263,7 +268,7 @@ func TestBinaryRunsShellJobs(t *testing.T) {
 	p := start(t, map[string]string{
 		"JETJOB_NATS_URL": url, "JETJOB_GROUP": "ops", "JETJOB_HANDLERS": "shell", "JETJOB_WORKER_ID": "bin1",
 		"JETJOB_CONCURRENCY": "3", "JETJOB_LOG_FORMAT": "console",
-		"PROCEED": proceed, // not JETJOB_*: passed on to commands
+		"PROCEED": proceed, "JETJOB_SHELL_PASS_ENV": "PROCEED", // passed on to commands
 	})
 
 	e.publish("ops", 1, "echo hello from $JETJOB_RUN_ID; echo careful >&2")
@@ -391,8 +396,16 @@ func TestBinaryBadConfig(t *testing.T) {
 		{"bad metrics port", base, []string{"--metrics-listen", ":http"}, []string{`--metrics-listen / JETJOB_METRICS_LISTEN: ":http": port "http"`}},
 		{"argument", base, []string{"extra"}, []string{`unexpected argument "extra"`}},
 		{"bad egress allow", with("JETJOB_EGRESS_ALLOW", "*.svc.cluster.local"), nil, []string{"--egress-allow / JETJOB_EGRESS_ALLOW", "wildcards are not allowed"}},
+		{"bad pass env", with("JETJOB_SHELL_PASS_ENV", "HOME,JETJOB_NATS_PASSWORD"), nil, []string{"--shell-pass-env / JETJOB_SHELL_PASS_ENV: JETJOB_NATS_PASSWORD"}},
+		{"no trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "-"), nil, []string{"no trigger public key",
+			"--insecure-accept-unsigned-triggers / JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS"}},
+		{"bad trigger key", with("JETJOB_TRIGGER_PUBLIC_KEYS", "c2hvcnQ="), nil, []string{"--trigger-public-keys / JETJOB_TRIGGER_PUBLIC_KEYS: key 1 of the list"}},
+		{"missing trigger key file", with("JETJOB_TRIGGER_PUBLIC_KEY_FILES", "/nonexistent.pub"), nil, []string{"--trigger-public-key-files / JETJOB_TRIGGER_PUBLIC_KEY_FILES"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.env["JETJOB_TRIGGER_PUBLIC_KEYS"] == "-" {
+				c.env["JETJOB_TRIGGER_PUBLIC_KEYS"] = "" // set, and empty: no key
+			}
 			p := start(t, c.env, c.args...)
 			if code := p.wait(); code != 2 {
 				t.Fatalf("exit status %d, want 2; output:\n%s", code, p.out.String())

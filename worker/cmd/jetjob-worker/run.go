@@ -43,6 +43,13 @@ func run(ctx context.Context, o *options) (err error) {
 
 	handlers, _ := o.handlerList() // validated
 	urls := natsconn.Redacted(o.nats.URL)
+	if o.verifier != nil {
+		log.Info("running only triggers signed by the schedulers' keys", zap.Strings("trigger_key_ids", o.verifier.KeyIDs()),
+			zap.Bool("accept_unsigned", o.acceptUnsigned))
+	} else {
+		log.Warn("running unsigned triggers: anyone who may publish on this group's trigger subjects can run its handlers",
+			zap.String("setting", o.set.Name("insecure-accept-unsigned-triggers")))
+	}
 	log.Info("jetjob-worker starting", logging.Group(o.group), zap.Strings("handlers", handlers),
 		zap.String("nats_url", urls), zap.String("version", version.Get().String()),
 		zap.Strings("settings", o.set.Values()))
@@ -82,7 +89,7 @@ func run(ctx context.Context, o *options) (err error) {
 	w, err := worker.New(worker.Config{
 		NATS: nc, Group: o.group, ID: o.id, Concurrency: o.concurrency, AckWait: o.ackWait,
 		MaxDeliver: o.maxDeliver, ShutdownGrace: o.shutdownGrace, HeartbeatInterval: o.heartbeat,
-		Streams: streams, Logger: log,
+		Streams: streams, Logger: log, TriggerKeys: o.verifier, AcceptUnsignedTriggers: o.acceptUnsigned,
 	})
 	if err != nil {
 		return usageError{Err: err}
@@ -98,7 +105,7 @@ func run(ctx context.Context, o *options) (err error) {
 	for _, h := range handlers {
 		switch h {
 		case handlerShell:
-			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell}))
+			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}))
 		case handlerHTTP:
 			ecfg := egress.Config{Allow: egress.ParseList(o.egressAllow)}
 			if pr != nil {

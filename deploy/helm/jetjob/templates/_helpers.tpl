@@ -163,6 +163,12 @@ JETJOB_HTTP_ALLOW_HOSTS: {{ join "," . | quote }}
 {{- with $w.egressAllow }}
 JETJOB_EGRESS_ALLOW: {{ join "," . | quote }}
 {{- end }}
+{{- with .root.Values.triggerSigning.extraPublicKeys }}
+JETJOB_TRIGGER_PUBLIC_KEYS: {{ join "," . | quote }}
+{{- end }}
+{{- if .root.Values.triggerSigning.insecureUnsigned }}
+JETJOB_INSECURE_ACCEPT_UNSIGNED_TRIGGERS: "true"
+{{- end }}
 {{- range $k, $v := $w.config }}
 {{ $k }}: {{ $v | quote }}
 {{- end }}
@@ -204,5 +210,12 @@ authorization:
   credentials:
     name: {{ . }}
     key: {{ $.Values.metrics.token.existingSecretKey }}
+{{- end }}
+{{- end -}}
+
+{{/* jetjob.checkTriggerSigning: a key pair, or unsigned triggers asked for by name. */}}
+{{- define "jetjob.checkTriggerSigning" -}}
+{{- if not (or .Values.triggerSigning.existingSecret .Values.triggerSigning.insecureUnsigned) }}
+{{- fail "triggerSigning.existingSecret: the Secret with the trigger signing key pair (jetjob-scheduler trigger-key generate --out trigger.key --public-out trigger.pub; docs/operations.md, \"Trigger signing\"), or triggerSigning.insecureUnsigned: true" }}
 {{- end }}
 {{- end -}}
