@@ -65,11 +65,7 @@ func unsignedTrigger(subject string, data []byte) *hostileMsg {
 // strangerTrigger is a trigger signed by a key no worker accepts.
 func strangerTrigger(t *testing.T, subject string, data []byte) *hostileMsg {
 	t.Helper()
-	priv, err := trigsign.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trigsign.NewSigner(priv)
+	s, _, err := trigsign.GeneratePair()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,11 +27,7 @@ func mustKey() ed25519.PrivateKey {
 }
 
 func signerAndVerifier(priv ed25519.PrivateKey) (*trigsign.Signer, *trigsign.Verifier) {
-	s, err := trigsign.NewSigner(priv)
-	if err != nil {
-		panic(err)
-	}
-	v, err := trigsign.NewVerifier(s.PublicKey())
+	s, v, err := trigsign.Pair(priv)
 	if err != nil {
 		panic(err)
 	}

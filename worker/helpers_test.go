@@ -97,15 +97,7 @@ func trigger(runID int64, handler, params string) *wire.Trigger {
 // public half.
 func testKeys(t testing.TB) (*trigsign.Signer, *trigsign.Verifier) {
 	t.Helper()
-	priv, err := trigsign.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := trigsign.NewSigner(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := trigsign.NewVerifier(s.PublicKey())
+	s, v, err := trigsign.GeneratePair()
 	if err != nil {
 		t.Fatal(err)
 	}

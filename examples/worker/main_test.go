@@ -37,11 +37,7 @@ func TestExampleWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	priv, err := trigsign.GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	signer, err := trigsign.NewSigner(priv)
+	signer, _, err := trigsign.GeneratePair()
 	if err != nil {
 		t.Fatal(err)
 	}

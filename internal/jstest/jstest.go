@@ -29,15 +29,7 @@ const WaitLimit = 30 * time.Second
 // it, and the workers under test accept Keys (PublicKey, for a binary's
 // JETJOB_TRIGGER_PUBLIC_KEYS).
 var Signer, Keys = func() (*trigsign.Signer, *trigsign.Verifier) {
-	priv, err := trigsign.GenerateKey()
-	if err != nil {
-		panic(err)
-	}
-	s, err := trigsign.NewSigner(priv)
-	if err != nil {
-		panic(err)
-	}
-	v, err := trigsign.NewVerifier(s.PublicKey())
+	s, v, err := trigsign.GeneratePair()
 	if err != nil {
 		panic(err)
 	}

@@ -189,6 +189,30 @@ func NewVerifier(keys ...ed25519.PublicKey) (*Verifier, error) {
 	return v, nil
 }
 
+// Pair is the signer of priv and the verifier that accepts it alone: both
+// halves of one key, as a development system signing for its own worker
+// (jetjob-scheduler dev) and the tests need them.
+func Pair(priv ed25519.PrivateKey) (*Signer, *Verifier, error) {
+	s, err := NewSigner(priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := NewVerifier(s.PublicKey())
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, v, nil
+}
+
+// GeneratePair is Pair of a new key.
+func GeneratePair() (*Signer, *Verifier, error) {
+	priv, err := GenerateKey()
+	if err != nil {
+		return nil, nil, err
+	}
+	return Pair(priv)
+}
+
 // KeyIDs are the ids of the accepted keys, in the order given.
 func (v *Verifier) KeyIDs() []string { return append([]string(nil), v.ids...) }
 

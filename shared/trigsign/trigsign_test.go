@@ -18,11 +18,7 @@ import (
 
 func newSigner(t testing.TB) *Signer {
 	t.Helper()
-	priv, err := GenerateKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSigner(priv)
+	s, _, err := GeneratePair()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +36,31 @@ func trigger(t testing.TB, run int64) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// A pair's verifier accepts what its signer signs, and another pair's does
+// not: the two halves belong to one key.
+func TestPairIsOneKey(t *testing.T) {
+	s, v, err := GeneratePair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := GeneratePair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := trigger(t, 1)
+	h := nats.Header{}
+	s.Sign(h, "g", false, data)
+	if err := v.Verify(h, "g", false, data); err != nil {
+		t.Fatalf("its own verifier: %v", err)
+	}
+	if err := other.Verify(h, "g", false, data); !errors.Is(err, ErrUnknownKey) {
+		t.Fatalf("another pair's verifier: %v, want ErrUnknownKey", err)
+	}
+	if got, want := v.KeyIDs(), []string{s.KeyID()}; len(got) != 1 || got[0] != want[0] {
+		t.Fatalf("verifier keys %v, want %v", got, want)
+	}
 }
 
 // A signature holds for exactly the message it was made for: its body, its

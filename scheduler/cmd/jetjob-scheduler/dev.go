@@ -258,13 +258,7 @@ func devTriggerKeys(o options) (*trigsign.Signer, *trigsign.Verifier, error) {
 		return nil, nil, err
 	}
 	if signer == nil {
-		priv, err := trigsign.GenerateKey()
-		if err != nil {
-			return nil, nil, err
-		}
-		if signer, err = trigsign.NewSigner(priv); err != nil {
-			return nil, nil, err
-		}
+		return trigsign.GeneratePair()
 	}
 	keys, err := trigsign.NewVerifier(signer.PublicKey())
 	return signer, keys, err
