@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
@@ -33,17 +34,7 @@ func insertRun(t *testing.T, pool *pgxpool.Pool, job int64, group string, at tim
 // saying that group b's run finished must not make b's worker acknowledge
 // the run's trigger without running it. The one of b's own subject counts.
 func TestStartCheckIgnoresEventsOfAnotherGroup(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	ctx, js, pool := startCheckSetup(t)
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	forged, genuine := insertRun(t, pool, 1, "b", at), insertRun(t, pool, 2, "b", at)
 	publish := func(group string, run int64) {
@@ -75,6 +66,24 @@ func TestStartCheckIgnoresEventsOfAnotherGroup(t *testing.T) {
 	if n := foreignCount(t, "start_check") - before; n != 1 {
 		t.Errorf("foreign events counted %v times, want once", n)
 	}
+}
+
+// startCheckSetup gives a start-check test a context, JetStream with the
+// streams provisioned, and a fresh database.
+func startCheckSetup(t *testing.T) (context.Context, jetstream.JetStream, *pgxpool.Pool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	_, _, js := natsembed.StartTest(t)
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return ctx, js, pool
 }
 
 func foreignCount(t *testing.T, source string) float64 {

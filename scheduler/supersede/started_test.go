@@ -1,16 +1,13 @@
 package supersede
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
-	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -23,17 +20,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // does not wait for the stream to drain, and a run with no event anywhere
 // has not started.
 func TestStartCheckReadsUnappliedEvents(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := pgxpool.New(ctx, pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	ctx, js, pool := startCheckSetup(t)
 
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	// Runs 1 and 3 of group g (only events of a run's own group count:
