@@ -7,16 +7,20 @@ import (
 
 // This file is the one home of the misfire policy: what "late" means
 // (Late), what each policy does with a late fire (Decide) and the message
-// texts written into the runs it does not run. Four places find late fires,
-// and each asks Decide, naming itself as the Stage:
+// texts written into the runs it does not run. Three places find late
+// fires, and each asks Decide, naming itself as the Stage:
 //
 //   - AtPlanning, the planner (scheduler/planner/fires.go), for fires never
 //     planned (every scheduler was down, a job re-enabled);
 //   - AtPublishing, dispatch (scheduler/dispatch, misfired), for planned
 //     runs it publishes late (NATS was down);
 //   - AtPickUp, the worker (worker/misfire.go), for triggers that reach it
-//     late, asking the schedulers (scheduler/supersede) whether a late
-//     fire_once trigger is superseded.
+//     late.
+//
+// A fourth, the schedulers' supersede service (scheduler/supersede),
+// decides nothing here: it answers the worker's question (Outcome Ask)
+// whether a newer missed fire of a late fire_once trigger's job runs
+// instead, and the worker decides again with the answer.
 //
 // Which fires each place judges (trigger types, recovered runs) is the
 // caller's, as is the status a fire not run ends with (SKIPPED by the

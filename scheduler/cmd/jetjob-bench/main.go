@@ -147,8 +147,8 @@ func (o *options) concurrency() int {
 }
 
 // defaultJobs is --jobs by scenario. overload's is twice the 8,000 fires/s
-// --scenario max sustained on the 2-core development machine (README,
-// Performance); coldstart's is steady's.
+// --scenario max sustained on the 2-core development machine
+// (docs/performance.md, "Figures of the sittings"); coldstart's is steady's.
 var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000,
 	"overload": 16000, "coldstart": 10000}
 
