@@ -37,14 +37,16 @@ type Policy struct {
 //   - at once, when fn's error is marked Permanent: that error, without the
 //     mark;
 //   - after p.MaxAttempts failures: the last error, as fn returned it;
-//   - when ctx ends (before an attempt, during one or during a wait):
-//     ctx.Err(), wrapped with the last error's text if there was one, so
-//     that errors.Is(err, context.Canceled) holds and the log still says
-//     what was failing.
+//   - when ctx ends (during an attempt that fails, or during a wait):
+//     ctx.Err(), wrapped with the last error's text, so that
+//     errors.Is(err, context.Canceled) holds and the log still says what
+//     was failing.
 //
-// fn gets ctx and should stop when it ends. A failure with ctx already
-// ended is not a failure to retry: OnRetry is not called for it, so a
-// stopping process logs and counts nothing.
+// The first attempt is made even if ctx has already ended: fn gets ctx and
+// decides what an ended one means to it (most fail at once; settling a
+// message locally does not need it). A failure once ctx has ended is not
+// one to retry: OnRetry is not called for it, so a stopping process logs
+// and counts nothing.
 func Retry(ctx context.Context, p Policy, fn func(ctx context.Context) error) error {
 	b := p.Backoff
 	if b.Initial == 0 {
@@ -52,9 +54,6 @@ func Retry(ctx context.Context, p Policy, fn func(ctx context.Context) error) er
 	}
 	b.Reset()
 	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		err := fn(ctx)
 		if err == nil {
 			return nil
