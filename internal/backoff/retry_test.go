@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -113,62 +112,65 @@ func TestRetryMaxAttempts(t *testing.T) {
 	}
 }
 
-func TestRetryEndsWithContextDuringWait(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	calls := 0
-	p := Policy{
-		Backoff: Backoff{Initial: time.Hour},
-		// Cancelled just before the hour's wait: the wait must end with it.
-		OnRetry: func(int, time.Duration, error) { cancel() },
-	}
-	err := Retry(ctx, p, func(context.Context) error {
-		calls++
-		return errors.New("PostgreSQL away")
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Retry returned %v, want context.Canceled", err)
-	}
-	if !strings.Contains(err.Error(), "PostgreSQL away") {
-		t.Fatalf("Retry's error %q does not say what was failing", err)
-	}
-	if calls != 1 {
-		t.Fatalf("fn called %d times after ctx ended, want 1", calls)
-	}
-}
-
-func TestRetryFailureAfterContextEndIsNotRetried(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var f failures
-	err := Retry(ctx, Policy{Backoff: Backoff{Initial: 1}, OnRetry: f.hook}, func(ctx context.Context) error {
-		cancel() // the process stops while the attempt runs
-		return fmt.Errorf("query: %w", ctx.Err())
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Retry returned %v, want context.Canceled", err)
-	}
-	if len(f.attempts) != 0 {
-		t.Fatalf("OnRetry called %d times for a stopping process, want 0", len(f.attempts))
-	}
-}
-
-// An ended ctx still gets one attempt (what fn makes of it is fn's
-// business), but no retry.
-func TestRetryEndedContextMakesOneAttempt(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	calls := 0
-	if err := Retry(ctx, Policy{}, failing(0, &calls)); err != nil || calls != 1 {
-		t.Fatalf("Retry returned %v after %d calls, want nil after 1", err, calls)
-	}
-	calls = 0
-	err := Retry(ctx, Policy{}, failing(5, &calls))
-	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "failure 1") {
-		t.Fatalf("Retry returned %v, want context.Canceled with the failure's text", err)
-	}
-	if calls != 1 {
-		t.Fatalf("fn called %d times with ctx ended, want 1", calls)
+// When ctx ends, Retry returns its error with the last failure's text,
+// calls OnRetry for no failure after the end, and calls fn no more. An
+// ended ctx still gets the first attempt: what fn makes of an ended ctx
+// is its business.
+func TestRetryEndsWithContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// cancelled before Retry, in fn, or in OnRetry (just before a wait
+		// of an hour, which must end with ctx)
+		before, inFn, inHook bool
+		fnErr                error // nil: fn returns ctx.Err() wrapped
+		wantErr              string
+		wantHooks            int
+	}{
+		{name: "during the wait", inHook: true, fnErr: errors.New("PostgreSQL away"),
+			wantErr: "context canceled (last error: PostgreSQL away)", wantHooks: 1},
+		{name: "during an attempt", inFn: true,
+			wantErr: "context canceled (last error: query: context canceled)"},
+		{name: "before the first attempt, which fails", before: true, fnErr: errors.New("down"),
+			wantErr: "context canceled (last error: down)"},
+		{name: "before the first attempt, which succeeds", before: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.before {
+				cancel()
+			}
+			hooks, calls := 0, 0
+			p := Policy{Backoff: Backoff{Initial: time.Hour}, OnRetry: func(int, time.Duration, error) {
+				hooks++
+				if tc.inHook {
+					cancel()
+				}
+			}}
+			err := Retry(ctx, p, func(ctx context.Context) error {
+				calls++
+				if tc.inFn {
+					cancel()
+				}
+				if tc.fnErr != nil {
+					return tc.fnErr
+				}
+				if ctx.Err() != nil && !tc.before {
+					return fmt.Errorf("query: %w", ctx.Err())
+				}
+				return nil
+			})
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Retry returned %v, want nil", err)
+				}
+			} else if !errors.Is(err, context.Canceled) || err.Error() != tc.wantErr {
+				t.Fatalf("Retry returned %v, want context.Canceled as %q", err, tc.wantErr)
+			}
+			if calls != 1 || hooks != tc.wantHooks {
+				t.Fatalf("fn called %d times, OnRetry %d; want 1 and %d", calls, hooks, tc.wantHooks)
+			}
+		})
 	}
 }
 
