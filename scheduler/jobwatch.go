@@ -18,17 +18,15 @@ import (
 // disabled or deleted: the store deletes their planned rows and sends the
 // job id on store.JobsChannel in the same transaction. After each
 // (re)connection the wheel is checked against the table, since
-// notifications sent while disconnected are lost.
+// notifications sent while disconnected are lost. It reconnects until ctx
+// ends: listenJobs returns only on an error.
 func (s *Scheduler) watchJobs(ctx context.Context) error {
-	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
-	for ctx.Err() == nil {
-		err := s.listenJobs(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		s.log.Warn("job change listener failed; reconnecting", zap.Error(err))
-		_ = wait.Wait(ctx) // a cancelled ctx ends the loop
-	}
+	_ = backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second},
+		OnRetry: func(_ int, _ time.Duration, err error) {
+			s.log.Warn("job change listener failed; reconnecting", zap.Error(err))
+		},
+	}, s.listenJobs)
 	return nil
 }
 

@@ -467,20 +467,16 @@ func (s *Scheduler) dependencies(ctx context.Context) []apiv1.Dependency {
 // retry calls f until it succeeds or ctx ends, backing off from 100 ms to
 // 5 s and logging and counting (failed) each failure.
 func retry[T any](ctx context.Context, log *zap.Logger, what string, failed func(), f func() (T, error)) (T, error) {
-	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
-	for {
-		v, err := f()
-		if err == nil {
-			return v, nil
-		}
-		if ctx.Err() != nil {
-			return v, ctx.Err()
-		}
-		failed()
-		d := wait.Next()
-		log.Warn(what+" failed; retrying", zap.Duration("backoff", d), zap.Error(err))
-		if err := backoff.Sleep(ctx, d); err != nil {
-			return v, err
-		}
-	}
+	var v T
+	err := backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second},
+		OnRetry: func(_ int, d time.Duration, err error) {
+			failed()
+			log.Warn(what+" failed; retrying", zap.Duration("backoff", d), zap.Error(err))
+		},
+	}, func(context.Context) (err error) {
+		v, err = f()
+		return err
+	})
+	return v, err
 }

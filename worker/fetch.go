@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -136,11 +137,22 @@ func (l *lane) messagesFor(n int) int {
 	return max(1, n/max(l.runsPerMsg, int(l.lastRuns.Load())))
 }
 
+// errNATSClosed is a fetch's error once the NATS connection is closed for
+// good: no retry can mend it.
+var errNATSClosed = errors.New("worker: NATS connection closed")
+
 // fetchLoop sends pull requests on l until the worker stops. It returns nil
 // when Run's context is cancelled, and an error (after calling stop with
 // it) when fetching can never succeed again.
 func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
-	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
+	// A failed pull request is retried after a delay; each one that
+	// succeeds starts the delays again.
+	retry := backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2},
+		OnRetry: func(_ int, _ time.Duration, err error) {
+			w.log.Warn("fetching triggers failed", zap.String("lane", l.name), zap.Error(err))
+		},
+	}
 	// Triggers still waiting for a slot when fetching ends will not get
 	// one in time: another worker runs them.
 	defer func() {
@@ -149,43 +161,59 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 		}
 	}()
 	for {
-		n, ok := l.acquire(w.stopCtx)
-		if !ok {
-			return nil
-		}
-		select {
-		case l.tokens <- struct{}{}:
-		case <-w.stopCtx.Done():
-			l.release(n)
-			return nil
-		}
-		if w.stopCtx.Err() != nil { // select picks at random among ready cases
-			l.release(n)
-			<-l.tokens
-			return nil
-		}
-		n += l.tryAcquire(l.size - n) // freed while we waited for a token
-		l.openUntil.Store(time.Now().Add(w.fetchWait).UnixNano())
-		batch, err := l.cons.Fetch(l.messagesFor(n), jetstream.FetchMaxWait(w.fetchWait))
+		var (
+			batch jetstream.MessageBatch
+			n     int
+		)
+		err := backoff.Retry(w.stopCtx, retry, func(ctx context.Context) (err error) {
+			batch, n, err = w.fetch(ctx, l)
+			return err
+		})
 		if err != nil {
-			l.release(n)
-			<-l.tokens
-			if w.cfg.NATS.IsClosed() {
-				err = fmt.Errorf("worker: NATS connection closed: %w", err)
-				w.log.Error("cannot fetch triggers any more", zap.String("lane", l.name), zap.Error(err))
-				stop(err)
-				return err
+			if !errors.Is(err, errNATSClosed) {
+				return nil // the worker stops
 			}
-			w.log.Warn("fetching triggers failed", zap.String("lane", l.name), zap.Error(err))
-			if backoff.Sleep(w.stopCtx, bo.Next()) != nil {
-				return nil
-			}
-			continue
+			w.log.Error("cannot fetch triggers any more", zap.String("lane", l.name), zap.Error(err))
+			stop(err)
+			return err
 		}
-		bo.Reset()
 		w.fetchers.Add(1)
 		go w.drain(l, batch, n)
 	}
+}
+
+// fetch takes l's free slots (waiting for one) and a fetch token, and
+// sends one pull request for them. It returns the batch and the slots it
+// holds, or an error with the slots and token given back: ctx's when ctx
+// ended first.
+func (w *Worker) fetch(ctx context.Context, l *lane) (jetstream.MessageBatch, int, error) {
+	n, ok := l.acquire(ctx)
+	if !ok {
+		return nil, 0, ctx.Err()
+	}
+	select {
+	case l.tokens <- struct{}{}:
+	case <-ctx.Done():
+		l.release(n)
+		return nil, 0, ctx.Err()
+	}
+	if ctx.Err() != nil { // select picks at random among ready cases
+		l.release(n)
+		<-l.tokens
+		return nil, 0, ctx.Err()
+	}
+	n += l.tryAcquire(l.size - n) // freed while we waited for a token
+	l.openUntil.Store(time.Now().Add(w.fetchWait).UnixNano())
+	batch, err := l.cons.Fetch(l.messagesFor(n), jetstream.FetchMaxWait(w.fetchWait))
+	if err != nil {
+		l.release(n)
+		<-l.tokens
+		if w.cfg.NATS.IsClosed() {
+			return nil, 0, backoff.Permanent(fmt.Errorf("%w: %w", errNATSClosed, err))
+		}
+		return nil, 0, err
+	}
+	return batch, n, nil
 }
 
 // drain starts a run for each trigger of batch, each on one of the n slots

@@ -186,18 +186,20 @@ const ackAttemptTimeout = 5 * time.Second
 
 // ackMsg acknowledges msg and waits for the server to confirm it.
 func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
-	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
-	var err error
-	for range ackAttempts {
-		err = doubleAck(ctx, msg)
-		if err == nil || errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
-			return nil
+	err := backoff.Retry(ctx, backoff.Policy{
+		Backoff:     backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2},
+		MaxAttempts: ackAttempts,
+	}, func(ctx context.Context) error {
+		err := doubleAck(ctx, msg)
+		if errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
+			return nil // an earlier attempt's ack did arrive
 		}
-		if backoff.Sleep(ctx, bo.Next()) != nil {
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("ack trigger: %w", err)
 	}
-	return fmt.Errorf("ack trigger: %w", err)
+	return nil
 }
 
 // doubleAck is one attempt at acknowledging msg, bounded by

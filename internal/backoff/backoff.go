@@ -1,10 +1,14 @@
-// Package backoff is the one retry delay of jetjob's loops: a loop that
-// fails (PostgreSQL or NATS away, a consumer not there yet) waits a little,
-// then twice as long, up to a cap, so that a short outage is retried at once
+// Package backoff is the one retry of jetjob's loops: a loop that fails
+// (PostgreSQL or NATS away, a consumer not there yet) waits a little, then
+// twice as long, up to a cap, so that a short outage is retried at once
 // and a long one is not hammered. Each loop keeps its own initial and
-// maximum delay, which say how urgent its work is; this package keeps the
-// doubling, the cap and the cancellable wait in one place instead of one
-// hand-written copy per loop, each with its own chance to get them wrong.
+// maximum delay, which say how urgent its work is, and says what it logs
+// and counts on a failure and which failures are permanent; this package
+// keeps the attempts, the doubling, the cap and the cancellable wait in
+// one place (Retry) instead of one hand-written copy per loop, each with
+// its own chance to get them wrong. Backoff alone is for the few callers
+// that schedule retries themselves (the alarm sender keeps its count of
+// failures in PostgreSQL).
 //
 // It is for scheduler/, worker/ and shared/ alike: it imports nothing of
 // jetjob's.

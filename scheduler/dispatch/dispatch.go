@@ -732,35 +732,38 @@ func (d *Dispatcher) collect(ctx context.Context) {
 
 // retry publishes f's message again, the same data under the same Msg-Id
 // (a trigger batch: the same runs), until it is acknowledged, the lease of
-// its runs is lost or ctx ends.
-func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (*jetstream.PubAck, error) {
-	wait := backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
+// its runs is lost or ctx ends. cause is the failure of the asynchronous
+// publish, the first attempt.
+func (d *Dispatcher) retry(ctx context.Context, f inflight, cause error) (ack *jetstream.PubAck, err error) {
 	r := &f.runs[0] // a batch's runs share shard and epoch
 	fields := []zap.Field{logging.Run(r.RunID), logging.Job(r.JobID), runtrace.LogField(f.span)}
 	if r.Batch != 0 {
 		fields = append(fields, zap.Int64("batch", r.Batch), zap.Int("runs", len(f.runs)))
 	}
-	for attempt := 1; ; attempt++ {
-		if r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
+	attempt := 0
+	err = backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second},
+		OnRetry: func(attempt int, _ time.Duration, err error) {
+			errcount.NATS(errcount.PublishTrigger)
+			d.log.Warn("publish failed; retrying", append(fields, zap.Int("attempt", attempt), zap.Error(err))...)
+		},
+	}, func(ctx context.Context) error {
+		err := cause
+		if attempt++; attempt > 1 {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			m := d.message(f.runs, f.msg.Subject, f.msg.Data)
+			spans.CopyHeader(m.Header, f.msg.Header)
+			ack, err = d.js.PublishMsg(pctx, m, jetstream.WithMsgID(f.msgID), jetstream.WithExpectStream(stream.Triggers))
+			cancel()
+		}
+		if err != nil && r.Epoch != 0 && d.cfg.Valid != nil && !d.cfg.Valid(r.Shard, r.Epoch) {
 			// The shard moved on while the publish failed: its new owner
 			// recovers the runs.
-			return nil, fmt.Errorf("run %d: %w", r.RunID, errLeaseLost)
+			return backoff.Permanent(fmt.Errorf("run %d: %w", r.RunID, errLeaseLost))
 		}
-		errcount.NATS(errcount.PublishTrigger)
-		d.log.Warn("publish failed; retrying", append(fields, zap.Int("attempt", attempt), zap.Error(cause))...)
-		if err := wait.Wait(ctx); err != nil {
-			return nil, err
-		}
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		m := d.message(f.runs, f.msg.Subject, f.msg.Data)
-		spans.CopyHeader(m.Header, f.msg.Header)
-		ack, err := d.js.PublishMsg(pctx, m, jetstream.WithMsgID(f.msgID), jetstream.WithExpectStream(stream.Triggers))
-		cancel()
-		if err == nil {
-			return ack, nil
-		}
-		cause = err
-	}
+		return err
+	})
+	return ack, err
 }
 
 func (d *Dispatcher) observe(r runs.Planned, at time.Time) {
@@ -811,31 +814,29 @@ func (d *Dispatcher) flush(ctx context.Context) {
 		held = held[i:] // no copy of what stays: append reallocates as it grows
 	}
 	write := func(c context.Context) {
-		wait := backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second}
-		for len(batch) > 0 {
-			err := runs.Record(c, d.pool, d.cfg.Owner, batch)
-			if err == nil {
-				if d.cfg.TestSignals.Flushed.On() {
-					ids := make([]int64, len(batch))
-					for i, m := range batch {
-						ids[i] = m.RunID
-					}
-					d.cfg.TestSignals.Flushed.Signal(ids)
-				}
-				batch = batch[:0]
-				return
-			}
-			if c.Err() != nil {
-				d.log.Warn("stopping with runs not recorded TRIGGERED; recovery re-publishes them (deduplicated)",
-					zap.Int("runs", len(batch)), zap.Error(err))
-				return
-			}
-			errcount.Postgres(errcount.RecordTriggered)
-			d.log.Warn("recording TRIGGERED failed; retrying", zap.Int("runs", len(batch)), zap.Error(err))
-			// A cancelled c ends the loop on the next attempt, which fails
-			// and logs what is left unrecorded.
-			_ = wait.Wait(c)
+		if len(batch) == 0 {
+			return
 		}
+		err := backoff.Retry(c, backoff.Policy{
+			Backoff: backoff.Backoff{Initial: 50 * time.Millisecond, Max: 2 * time.Second},
+			OnRetry: func(_ int, _ time.Duration, err error) {
+				errcount.Postgres(errcount.RecordTriggered)
+				d.log.Warn("recording TRIGGERED failed; retrying", zap.Int("runs", len(batch)), zap.Error(err))
+			},
+		}, func(c context.Context) error { return runs.Record(c, d.pool, d.cfg.Owner, batch) })
+		if err != nil { // c ended
+			d.log.Warn("stopping with runs not recorded TRIGGERED; recovery re-publishes them (deduplicated)",
+				zap.Int("runs", len(batch)), zap.Error(err))
+			return
+		}
+		if d.cfg.TestSignals.Flushed.On() {
+			ids := make([]int64, len(batch))
+			for i, m := range batch {
+				ids[i] = m.RunID
+			}
+			d.cfg.TestSignals.Flushed.Signal(ids)
+		}
+		batch = batch[:0]
 	}
 	for {
 		select {

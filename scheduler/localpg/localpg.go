@@ -221,17 +221,15 @@ func (s *Server) CreateDatabase(ctx context.Context, name, template string) erro
 		// instead of 170 ms per small database, and tests make many.
 		sql += " STRATEGY FILE_COPY"
 	}
-	wait := backoff.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond}
-	for {
-		_, err = conn.Exec(ctx, sql)
-		var pgErr *pgconn.PgError
-		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55006" { // object_in_use
-			break
-		}
-		if cerr := wait.Wait(ctx); cerr != nil {
-			return fmt.Errorf("localpg: create database %q: %w (gave up: %w)", name, err, cerr)
-		}
-	}
+	err = backoff.Retry(ctx, backoff.Policy{Backoff: backoff.Backoff{Initial: 10 * time.Millisecond, Max: 200 * time.Millisecond}},
+		func(ctx context.Context) error {
+			_, err := conn.Exec(ctx, sql)
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "55006" { // object_in_use
+				return err
+			}
+			return backoff.Permanent(err)
+		})
 	if err != nil {
 		return fmt.Errorf("localpg: create database %q: %w", name, err)
 	}
@@ -410,19 +408,15 @@ func (s *Server) socketDir() string {
 func (s *Server) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for {
-		conn, err := pgx.Connect(ctx, s.URL("postgres"))
-		if err == nil {
-			err = conn.Ping(ctx)
-			conn.Close(context.Background())
-			if err == nil {
-				return nil
+	return backoff.Retry(ctx, backoff.Policy{Backoff: backoff.Backoff{Initial: 20 * time.Millisecond, Max: 20 * time.Millisecond}},
+		func(ctx context.Context) error {
+			conn, err := pgx.Connect(ctx, s.URL("postgres"))
+			if err != nil {
+				return err
 			}
-		}
-		if backoff.Sleep(ctx, 20*time.Millisecond) != nil {
-			return err
-		}
-	}
+			defer conn.Close(context.Background())
+			return conn.Ping(ctx)
+		})
 }
 
 func (s *Server) stopLocked(ctx context.Context) error {

@@ -54,14 +54,12 @@ func New(js jetstream.JetStream, cfg stream.Config, log *zap.Logger) *Registry {
 
 // Run watches the bucket until ctx ends, re-watching after errors.
 func (r *Registry) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		err := r.watch(ctx)
-		if ctx.Err() != nil {
-			return nil
-		}
-		r.log.Warn("worker registry watch ended; restarting", zap.Error(err))
-		_ = backoff.Sleep(ctx, time.Second) // a cancelled ctx ends the loop
-	}
+	_ = backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: time.Second, Max: time.Second},
+		OnRetry: func(_ int, _ time.Duration, err error) {
+			r.log.Warn("worker registry watch ended; restarting", zap.Error(err))
+		},
+	}, r.watch) // watch returns only on an error: this ends with ctx
 	return nil
 }
 

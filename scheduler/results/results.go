@@ -294,10 +294,16 @@ func nakAll(msgs []jetstream.Msg) {
 	}
 }
 
-func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
-	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
-	for {
-		cons, err := a.js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
+// consumer creates (or updates) the events consumer, retrying until NATS
+// answers or ctx ends.
+func (a *Applier) consumer(ctx context.Context) (cons jetstream.Consumer, err error) {
+	err = backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second},
+		OnRetry: func(_ int, _ time.Duration, err error) {
+			a.log.Warn("events consumer not available yet; retrying", zap.Error(err))
+		},
+	}, func(ctx context.Context) (err error) {
+		cons, err = a.js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
 			Durable:       stream.EventsConsumer,
 			Description:   "jetjob schedulers apply run events",
 			FilterSubject: "jetjob.event.>",
@@ -305,17 +311,9 @@ func (a *Applier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 			AckWait:       a.cfg.AckWait,
 			MaxAckPending: 20000,
 		})
-		if err == nil {
-			return cons, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		a.log.Warn("events consumer not available yet; retrying", zap.Error(err))
-		if err := wait.Wait(ctx); err != nil {
-			return nil, err
-		}
-	}
+		return err
+	})
+	return cons, err
 }
 
 // applyBatch decodes, applies and acks one batch, retrying the database
@@ -360,43 +358,46 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 			events = append(events, sourcedEvent{Event: e, from: p.from})
 		}
 	}
-	wait := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
-	lastProgress := time.Now()
 	var changed []Change
-	for len(events) > 0 {
-		tb.Writing()
-		done, err := apply(ctx, a.pool, events, a.cfg.MaxChainRuns)
-		if err == nil {
-			changed = done.changes
-			for _, c := range done.changes {
-				tb.Applied(c.RunID, c.JobID, c.Status)
-			}
-			a.logIgnored(done.ignored)
-			for _, c := range done.capped {
-				a.log.Warn("child jobs not triggered: the fire's chain reached its cap", logging.Run(c.RunID),
-					zap.Int64("job_id", c.JobID), zap.Int64("chain_root_run", c.Root), zap.Int("max_chain_runs", a.cfg.MaxChainRuns))
-			}
-			if a.applied != nil && len(done.changes) > 0 {
-				a.applied(done.changes)
-			}
-			if a.spawned != nil && len(done.spawned) > 0 {
-				a.spawned(ctx, done.spawned)
-			}
-			break
+	if len(events) > 0 {
+		var done batchResult
+		lastProgress := time.Now()
+		err := backoff.Retry(ctx, backoff.Policy{
+			Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second},
+			OnRetry: func(_ int, _ time.Duration, err error) {
+				errcount.Postgres(errcount.ApplyEvents)
+				a.log.Warn("applying events failed; retrying", zap.Int("events", len(events)), zap.Error(err))
+				// The messages are still being worked on: keep them from
+				// being redelivered to another scheduler meanwhile.
+				if time.Since(lastProgress) > a.cfg.AckWait/3 {
+					for _, m := range msgs {
+						_ = m.InProgress()
+					}
+					lastProgress = time.Now()
+				}
+			},
+		}, func(ctx context.Context) (err error) {
+			tb.Writing()
+			done, err = apply(ctx, a.pool, events, a.cfg.MaxChainRuns)
+			return err
+		})
+		if err != nil {
+			return false // ctx ended
 		}
-		if ctx.Err() != nil {
-			return false
+		changed = done.changes
+		for _, c := range done.changes {
+			tb.Applied(c.RunID, c.JobID, c.Status)
 		}
-		errcount.Postgres(errcount.ApplyEvents)
-		a.log.Warn("applying events failed; retrying", zap.Int("events", len(events)), zap.Error(err))
-		if time.Since(lastProgress) > a.cfg.AckWait/3 {
-			for _, m := range msgs {
-				_ = m.InProgress()
-			}
-			lastProgress = time.Now()
+		a.logIgnored(done.ignored)
+		for _, c := range done.capped {
+			a.log.Warn("child jobs not triggered: the fire's chain reached its cap", logging.Run(c.RunID),
+				zap.Int64("job_id", c.JobID), zap.Int64("chain_root_run", c.Root), zap.Int("max_chain_runs", a.cfg.MaxChainRuns))
 		}
-		if wait.Wait(ctx) != nil {
-			return false
+		if a.applied != nil && len(done.changes) > 0 {
+			a.applied(done.changes)
+		}
+		if a.spawned != nil && len(done.spawned) > 0 {
+			a.spawned(ctx, done.spawned)
 		}
 	}
 	for _, m := range msgs {

@@ -134,19 +134,11 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 
 // migrateWithRetry waits for PostgreSQL, then applies the migrations.
 func migrateWithRetry(ctx context.Context, pool *pgxpool.Pool, log *zap.Logger) error {
-	wait := backoff.Backoff{Initial: 200 * time.Millisecond, Max: 5 * time.Second}
-	for {
-		err := pool.Ping(ctx)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		log.Warn("waiting for PostgreSQL", zap.Error(err))
-		if err := wait.Wait(ctx); err != nil {
-			return err
-		}
+	if err := backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 200 * time.Millisecond, Max: 5 * time.Second},
+		OnRetry: func(_ int, _ time.Duration, err error) { log.Warn("waiting for PostgreSQL", zap.Error(err)) },
+	}, pool.Ping); err != nil {
+		return err
 	}
 	applied, err := store.Migrate(ctx, pool)
 	if err != nil {

@@ -124,23 +124,17 @@ func waitForJetStream(ctx context.Context, nc *nats.Conn, streams stream.Config,
 	if err != nil {
 		return err
 	}
-	bo := backoff.Backoff{Initial: 250 * time.Millisecond, Max: 5 * time.Second}
-	for {
+	return backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 250 * time.Millisecond, Max: 5 * time.Second},
+		OnRetry: func(_ int, _ time.Duration, err error) {
+			log.Warn("waiting for NATS JetStream", zap.String("nats_url", urls), zap.Error(err))
+		},
+	}, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, provisionAttempt)
+		defer cancel()
 		// Like worker.Run: existing streams are the schedulers' to set up;
 		// missing ones are created if this credential may (else the
 		// error says it may not, and the worker waits for a scheduler).
-		err := stream.Provision(actx, js, streams, stream.LeaveExisting(log))
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		log.Warn("waiting for NATS JetStream", zap.String("nats_url", urls), zap.Error(err))
-		if err := bo.Wait(ctx); err != nil {
-			return err
-		}
-	}
+		return stream.Provision(actx, js, streams, stream.LeaveExisting(log))
+	})
 }

@@ -165,14 +165,16 @@ func (ls *Locks) publish(ctx context.Context, key string, m *nats.Msg) (uint64, 
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var msg *nats.Msg
-	var err error
-	for try := 0; ; try++ {
+	err := backoff.Retry(ctx, backoff.Policy{
+		Backoff:     backoff.Backoff{Initial: 250 * time.Millisecond, Max: 250 * time.Millisecond},
+		MaxAttempts: 3,
+	}, func(ctx context.Context) (err error) {
 		msg, err = ls.cfg.NATS.RequestMsgWithContext(ctx, m)
-		if !errors.Is(err, nats.ErrNoResponders) || try == 2 {
-			break
+		if errors.Is(err, nats.ErrNoResponders) {
+			return err // no stream answered (a leader election): nothing was stored
 		}
-		_ = backoff.Sleep(ctx, 250*time.Millisecond) // ctx's end shows in the next request
-	}
+		return backoff.Permanent(err)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("write job lock %s: %w", key, err)
 	}

@@ -115,20 +115,22 @@ func (p *Publisher) publish(ctx context.Context, batch []*pending, id string) er
 		return fmt.Errorf("encode %d run events: %w", len(batch), err)
 	}
 	header := header(batch)
-	bo := backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}
-	for attempt := 1; ; attempt++ {
+	err = backoff.Retry(ctx, backoff.Policy{
+		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2},
+		OnRetry: func(attempt int, _ time.Duration, err error) {
+			p.log.Warn("publishing run events failed; retrying",
+				zap.Int("events", len(batch)), zap.Int("attempt", attempt), zap.Error(err))
+		},
+	}, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		defer cancel()
 		_, err := p.js.PublishMsg(actx, &nats.Msg{Subject: stream.Event(p.group), Data: data, Header: header}, jetstream.WithMsgID(id))
-		cancel()
-		if err == nil {
-			return nil
-		}
-		p.log.Warn("publishing run events failed; retrying",
-			zap.Int("events", len(batch)), zap.Int("attempt", attempt), zap.Error(err))
-		if backoff.Sleep(ctx, bo.Next()) != nil {
-			return fmt.Errorf("publish %d run events: %w (last error: %v)", len(batch), ctx.Err(), err)
-		}
+		return err
+	})
+	if err != nil { // ctx ended
+		return fmt.Errorf("publish %d run events: %w", len(batch), err)
 	}
+	return nil
 }
 
 // header is the header of an events message: one traceparent per run of
