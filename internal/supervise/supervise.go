@@ -122,6 +122,9 @@ type Deps struct {
 	// the component. It must not block on the component's return. nil:
 	// the failing component just stays down.
 	Stop func(error)
+	// Labels are constant labels of the restarts counter (the worker's
+	// group).
+	Labels prometheus.Labels
 	// TestSignals: see TestSignals.
 	TestSignals TestSignals
 }
@@ -205,7 +208,7 @@ func New(cfg Config, deps Deps) (*Supervisor, error) {
 	return &Supervisor{cfg: cfg.withDefaults(), log: log, stop: deps.Stop, signals: deps.TestSignals, now: time.Now,
 		down: map[string]Down{},
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "jetjob_component_restarts_total",
+			Name: "jetjob_component_restarts_total", ConstLabels: deps.Labels,
 			Help: "Restarts of a component of this process (a loop that failed: returned an error, or returned while it should run), by component.",
 		}, []string{"component"})}, nil
 }
