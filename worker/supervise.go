@@ -26,7 +26,9 @@ type supervision struct {
 	stop context.CancelCauseFunc
 	// failure is the first failure that stopped the worker.
 	failure error
-	// fault, set by tests, fails a loop's start when it returns an error.
+	// fault, set by tests, fails a loop's start when it returns an error
+	// (the loop's Run is not called then: fault only loops whose end
+	// nothing else waits for, the kill watch and the fetch lanes).
 	fault func(loop string) error
 }
 
