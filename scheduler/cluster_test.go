@@ -44,6 +44,8 @@ type cluster struct {
 	// signals are every scheduler's test signals, shared: the test waits
 	// on the cluster's key moments whichever scheduler had them.
 	signals scheduler.TestSignals
+	// prepare, if set, adjusts each scheduler before it runs.
+	prepare func(*scheduler.Scheduler)
 }
 
 // node is one scheduler.
@@ -150,6 +152,9 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 		t.Fatal(err)
 	}
 	s.SetTestSignals(&c.signals)
+	if c.prepare != nil {
+		c.prepare(s)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := &node{s: s, cancel: cancel, done: make(chan error, 1), url: "http://" + ln.Addr().String()}
 	go func() { n.done <- s.Run(ctx); pool.Close() }()

@@ -1,6 +1,10 @@
 package scheduler
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/jetjob/jetjob/internal/supervise"
+)
 
 // Crash stops the scheduler as if its process had died: its leases are not
 // released (they expire after the TTL), in-flight publishes are not
@@ -40,9 +44,27 @@ func (ts *TestSignals) Init(tb testing.TB) {
 	ts.Planner.Init(tb)
 	ts.Dispatch.Init(tb)
 	ts.Results.Init(tb)
+	ts.Supervise.Init(tb)
 }
 
 // SetTestSignals makes s's components signal into ts (initialised with
 // Init). Call it before Run. Several schedulers may share one TestSignals:
 // a test then watches the cluster as one (lease.Change names its owner).
-func (s *Scheduler) SetTestSignals(ts *TestSignals) { s.testSignals = *ts }
+func (s *Scheduler) SetTestSignals(ts *TestSignals) {
+	s.testSignals = *ts
+	if err := s.supervise(s.superviseCfg); err != nil {
+		panic(err)
+	}
+}
+
+// SetSupervision makes s restart its failed components with cfg's
+// backoffs (tests: milliseconds). Call it before Run.
+func (s *Scheduler) SetSupervision(cfg supervise.Config) error {
+	s.superviseCfg = cfg
+	return s.supervise(cfg)
+}
+
+// SetTestFault makes every start of a component (the first and each
+// restart) fail with fault(component) when that is not nil, before the
+// component runs. Call it before Run.
+func (s *Scheduler) SetTestFault(fault func(component string) error) { s.testFault = fault }

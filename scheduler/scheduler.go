@@ -23,6 +23,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/internal/scrape"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/alarm"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/backfill"
@@ -177,8 +178,21 @@ type Scheduler struct {
 	leases  *lease.Manager
 	cancel  context.CancelFunc
 
+	// super runs the stages' components: restarts a failed one, or
+	// stops the Run (fail) where a restart is not safe; /readyz reports
+	// those that are down.
+	super *supervise.Supervisor
+	// superviseCfg is super's config: the defaults but in tests.
+	superviseCfg supervise.Config
+	// failure is why a component stopped the Run (fail), returned by it.
+	failure error
+
 	// testSignals are the components' test signals: see export_test.go.
 	testSignals testSignals
+	// testFault, set by tests, fails a component's start when it returns
+	// an error: a fault injected where every component sets up (its
+	// subscription, consumer, first query).
+	testFault func(component string) error
 }
 
 // testSignals gathers the test signals (package internal/testsignal) of
@@ -191,6 +205,9 @@ type testSignals struct {
 	Planner  planner.TestSignals
 	Dispatch dispatch.TestSignals
 	Results  results.TestSignals
+	// Supervise is given to the supervisor when it is built (New, and
+	// again by SetTestSignals).
+	Supervise supervise.TestSignals
 }
 
 // New validates cfg and deps and returns a scheduler; Run starts it.
@@ -234,8 +251,43 @@ func New(cfg Config, deps Deps) (*Scheduler, error) {
 	} else {
 		log.Info("triggers are signed", zap.String("trigger_key_id", deps.TriggerSigner.KeyID()))
 	}
-	return &Scheduler{cfg: cfg, deps: deps, log: log, tracer: spans.New(deps.TracerProvider),
-		reg: reg, metrics: newMetrics(reg)}, nil
+	s := &Scheduler{cfg: cfg, deps: deps, log: log, tracer: spans.New(deps.TracerProvider),
+		reg: reg, metrics: newMetrics(reg)}
+	if err := s.supervise(supervise.Config{}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// supervise builds the supervisor of the components and registers its
+// restarts counter, in place of any built before (tests rebuild it with
+// their signals and shorter backoffs).
+func (s *Scheduler) supervise(cfg supervise.Config) error {
+	sv, err := supervise.New(cfg, supervise.Deps{Log: s.log, Stop: s.fail, TestSignals: s.testSignals.Supervise})
+	if err != nil {
+		return err
+	}
+	if s.super != nil {
+		s.reg.Unregister(s.super.Collector())
+	}
+	s.super = sv
+	s.reg.MustRegister(sv.Collector())
+	return nil
+}
+
+// fail stops the Run because a component failed where a restart is not
+// safe: the stages stop in order as on any stop, and Run returns err, so
+// that the process exits non-zero and its orchestrator starts it afresh.
+func (s *Scheduler) fail(err error) {
+	s.mu.Lock()
+	if s.failure == nil {
+		s.failure = err
+	}
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // Registry is the scheduler's Prometheus registry (served on /metrics).
@@ -301,6 +353,13 @@ func (s *Scheduler) run(parent context.Context) error {
 	for _, sg := range stages {
 		s.stop(sg)
 	}
+	s.mu.Lock()
+	failure := s.failure
+	s.mu.Unlock()
+	if failure != nil {
+		s.log.Error("scheduler stopped: a component failed", zap.Error(failure))
+		return fmt.Errorf("scheduler: %w", failure)
+	}
 	s.log.Info("scheduler stopped", zap.Bool("crashed", s.crashed.Load()))
 	return nil
 }
@@ -319,10 +378,13 @@ type stage struct {
 	wg     sync.WaitGroup
 }
 
-// component is one goroutine of a stage: run returns when its context ends.
+// component is one goroutine of a stage: run returns when its context
+// ends. If it returns earlier it has failed, and it is restarted, or the
+// scheduler stops if onFailure says so (package internal/supervise).
 type component struct {
-	name string
-	run  func(context.Context) error
+	name      string
+	run       func(context.Context) error
+	onFailure supervise.Policy
 }
 
 // stages lists the components of one Run in the order they stop.
@@ -340,48 +402,63 @@ type component struct {
 //
 // Start goes the other way round, so that whatever a component hands work
 // to is already running: leases, then dispatch, then firing.
+//
+// A component that fails is restarted after a backoff: each keeps its
+// state in PostgreSQL, in JetStream or in fields its Run only reads, and
+// its writes are fenced, so running it again is what a restarted process
+// would do. Dispatch is the exception: its Run closes the channel its
+// marks go through and cannot run twice, so its failure stops the
+// scheduler (docs/architecture.md, "Supervised components").
 func (w *wiring) stages() []*stage {
 	return []*stage{{
 		name: "firing",
 		components: []component{
-			{"wheel", w.s.wheel.Run},
-			{"results", w.results.Run},
-			{"alarms", w.alarms.Run},
-			{"lost runs", w.lost.Run},
-			{"worker registry", w.registry.Run},
-			{"reroute", w.reroute.Run},
-			{"supersede", w.serveSupersede},
-			{"start checks", w.serveStarted},
-			{"recorded notices", w.hearRecorded},
-			{"recovery", w.recoverShards},
-			{"planner", w.planner.Run},
-			{"job changes", w.s.watchJobs},
-			{"retention", w.retention.Run},
-			{"backlog", w.backlog.Run},
-			{"backfill", w.backfill.Run},
+			{"wheel", w.s.wheel.Run, supervise.Restart},
+			{"results", w.results.Run, supervise.Restart},
+			{"alarms", w.alarms.Run, supervise.Restart},
+			{"lost runs", w.lost.Run, supervise.Restart},
+			{"worker registry", w.registry.Run, supervise.Restart},
+			{"reroute", w.reroute.Run, supervise.Restart},
+			{"supersede", w.serveSupersede, supervise.Restart},
+			{"start checks", w.serveStarted, supervise.Restart},
+			{"recorded notices", w.hearRecorded, supervise.Restart},
+			{"recovery", w.recoverShards, supervise.Restart},
+			{"planner", w.planner.Run, supervise.Restart},
+			{"job changes", w.s.watchJobs, supervise.Restart},
+			{"retention", w.retention.Run, supervise.Restart},
+			{"backlog", w.backlog.Run, supervise.Restart},
+			{"backfill", w.backfill.Run, supervise.Restart},
 		},
 	}, {
 		name:       "publishing",
-		components: []component{{"dispatch", w.dispatch.Run}},
+		components: []component{{"dispatch", w.dispatch.Run, supervise.Stop}},
 		beforeStop: w.settlePublishes,
 	}, {
 		name:       "leases",
-		components: []component{{"leases", w.leases.Run}},
+		components: []component{{"leases", w.leases.Run, supervise.Restart}},
 	}}
 }
 
-// start runs sg's components, each in its own goroutine, under a context
-// of sg's own: apart from parent's, so that a stage stops only when stop
-// says.
+// start runs sg's components, each in its own goroutine under the
+// supervisor, under a context of sg's own: apart from parent's, so that a
+// stage stops only when stop says.
 func (s *Scheduler) start(parent context.Context, sg *stage) {
 	sg.ctx, sg.cancel = context.WithCancel(context.WithoutCancel(parent))
 	for _, c := range sg.components {
+		run := c.run
+		if fault := s.testFault; fault != nil {
+			run = func(ctx context.Context) error {
+				if err := fault(c.name); err != nil {
+					return err
+				}
+				return c.run(ctx)
+			}
+		}
 		sg.wg.Add(1)
 		go func() {
 			defer sg.wg.Done()
-			if err := c.run(sg.ctx); err != nil && sg.ctx.Err() == nil {
-				s.log.Error("component stopped", zap.String("stage", sg.name), zap.String("component", c.name), zap.Error(err))
-			}
+			// Its failure is logged, and acted on, by the supervisor.
+			_ = s.super.Run(sg.ctx, supervise.Component{Name: c.name, Run: run, OnFailure: c.onFailure})
 		}()
 	}
 }
@@ -435,7 +512,9 @@ func (s *Scheduler) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readyErr says why the scheduler cannot do its work right now.
+// readyErr says why the scheduler cannot do its work right now: starting,
+// a dependency unreachable, or components down (a *supervise.DownError,
+// which /readyz lists).
 func (s *Scheduler) readyErr(ctx context.Context) error {
 	if !s.ready.Load() {
 		return errors.New("starting")
@@ -445,7 +524,7 @@ func (s *Scheduler) readyErr(ctx context.Context) error {
 			return errors.New(d.Error)
 		}
 	}
-	return nil
+	return s.super.Err()
 }
 
 // dependencies checks PostgreSQL and NATS one by one: what readyErr

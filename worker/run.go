@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/worker/internal/control"
@@ -75,6 +76,9 @@ func (w *Worker) Run(ctx context.Context) error {
 
 	stopCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	w.mu.Lock()
+	w.sup.stop = stop // a loop that fails for good stops fetching (supervise.go)
+	w.mu.Unlock()
 	hctx, cancelHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelHandlers(nil)
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
@@ -89,15 +93,28 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	evCtx, stopEvents := context.WithCancel(pubCtx)
 	defer stopEvents()
-	go w.events.Run(evCtx)
-	go w.ask.Run(evCtx)
+	go func() {
+		_ = w.supervised(evCtx, "events publisher", supervise.Stop, func(ctx context.Context) error { w.events.Run(ctx); return nil })
+	}()
+	go func() {
+		_ = w.supervised(evCtx, "questions", supervise.Stop, func(ctx context.Context) error { w.ask.Run(ctx); return nil })
+	}()
 
 	w.log.Info("worker started",
 		zap.Int("concurrency", w.cfg.Concurrency), zap.Strings("handlers", w.handlerNames()))
 	hb := w.startHeartbeat(ctx) // until deregistered (heartbeat.go)
 	killCtx, stopKills := context.WithCancel(ctx)
 	killsDone, killsLoaded := make(chan struct{}), make(chan struct{})
-	go func() { defer close(killsDone); w.kills.Watch(killCtx, killsLoaded) }()
+	go func() {
+		defer close(killsDone)
+		loaded := killsLoaded
+		_ = w.supervised(killCtx, "kill requests", supervise.Restart, func(ctx context.Context) error {
+			l := loaded
+			loaded = nil // closed by the first watch, or never
+			w.kills.Watch(ctx, l)
+			return nil
+		})
+	}()
 	select {
 	case <-killsLoaded:
 	case <-ctx.Done():
@@ -113,6 +130,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	// fetchAll returns when ctx is cancelled (a clean stop, nil) or when
 	// fetching can never work again (the caller closed the connection).
 	fatal := w.fetchAll(lanes, stop)
+	if fatal == nil {
+		fatal = w.failure() // a loop that stopped the worker
+	}
 	// From now on only questions about runs are answered: workers waiting
 	// for a job lock a run of this one holds must learn when it ends,
 	// while routing must pass this worker by.
@@ -233,8 +253,9 @@ func (w *Worker) inboxHint() string {
 	return fmt.Sprintf(" (%v: connect with nats.CustomInboxPrefix(%q), the inboxes a group's credential may use)", last, want)
 }
 
-// fetchAll runs one fetch loop per lane until the worker stops; a fatal
-// error of one loop stops the others through stop.
+// fetchAll runs one fetch loop per lane, supervised, until the worker
+// stops; a fatal error of one loop stops the others through stop, and so
+// does a loop that returns early or panics (supervise.go).
 func (w *Worker) fetchAll(lanes []*lane, stop context.CancelCauseFunc) error {
 	errs := make([]error, len(lanes))
 	var wg sync.WaitGroup
@@ -242,7 +263,14 @@ func (w *Worker) fetchAll(lanes []*lane, stop context.CancelCauseFunc) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = w.fetchLoop(l, stop)
+			var fatal error // the loop's own: it stopped the worker itself
+			errs[i] = w.supervised(w.stopCtx, "fetch "+l.name, supervise.Stop, func(context.Context) error {
+				fatal = w.fetchLoop(l, stop)
+				return fatal
+			})
+			if errs[i] == nil {
+				errs[i] = fatal
+			}
 		}()
 	}
 	wg.Wait()

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/shared/logging"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -257,6 +258,7 @@ type Worker struct {
 	metrics       *metrics       // Prometheus series (metrics.go)
 	counts        counters       // for Stats and the metrics
 	refusals      refusalLog     // rate limit of the logs of refused triggers (verify.go)
+	sup           supervision    // the loops' supervisor (supervise.go)
 }
 
 // counters are the worker's running totals.
@@ -282,6 +284,9 @@ func New(cfg Config) (*Worker, error) {
 		maxFetches: defaultMaxFetches,
 		trace:      newRunTracer(c.TracerProvider),
 		judges:     make(chan struct{}, judgePool(c.Concurrency)),
+	}
+	if w.sup.super, err = newSupervision(w, supervise.Config{}, supervise.TestSignals{}); err != nil {
+		return nil, err
 	}
 	w.metrics = newMetrics(w)
 	return w, nil

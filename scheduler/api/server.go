@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/scrape"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/auth"
 	"github.com/jetjob/jetjob/scheduler/backlog"
@@ -167,14 +168,26 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// readiness is /readyz's answer: the status, why it is not ready, and
+// which components are down when that is why (package internal/supervise).
+type readiness struct {
+	Status string           `json:"status"`
+	Reason string           `json:"reason,omitempty"`
+	Down   []supervise.Down `json:"down,omitempty"`
+}
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	if s.cfg.Ready != nil {
 		if err := s.cfg.Ready(r.Context()); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+			out := readiness{Status: "not ready", Reason: err.Error()}
+			if de := (*supervise.DownError)(nil); errors.As(err, &de) {
+				out.Down = de.Down
+			}
+			writeJSON(w, http.StatusServiceUnavailable, out)
 			return nil
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, readiness{Status: "ready"})
 	return nil
 }
 

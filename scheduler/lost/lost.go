@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -62,7 +63,9 @@ func New(js jetstream.JetStream, log *zap.Logger) *Monitor {
 // Collector is the monitor's metric, for the scheduler's registry.
 func (m *Monitor) Collector() prometheus.Collector { return m.lost }
 
-// Run handles advisories until ctx ends.
+// Run handles advisories until ctx ends. It returns an error if its
+// consumer cannot be set up or ends under it (deleted): its supervisor
+// then runs it again, which creates the consumer anew.
 func (m *Monitor) Run(ctx context.Context) error {
 	cons, err := m.js.CreateOrUpdateConsumer(ctx, stream.Advisories, jetstream.ConsumerConfig{
 		Durable:       stream.LostConsumer,
@@ -78,6 +81,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lost-run monitor: %w", err)
 	}
+	var lastErr atomic.Pointer[error] // what ended the consumer, if it ends
 	cc, err := cons.Consume(func(msg jetstream.Msg) {
 		if err := m.handle(ctx, triggers, msg.Data()); err != nil {
 			if ctx.Err() == nil {
@@ -88,13 +92,20 @@ func (m *Monitor) Run(ctx context.Context) error {
 			return
 		}
 		_ = msg.Ack()
-	})
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) { lastErr.Store(&err) }))
 	if err != nil {
 		return fmt.Errorf("lost-run monitor: %w", err)
 	}
-	<-ctx.Done()
-	cc.Stop()
-	return nil
+	defer cc.Stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-cc.Closed():
+		if last := lastErr.Load(); last != nil {
+			return fmt.Errorf("lost-run monitor: the consumer ended: %w", *last)
+		}
+		return errors.New("lost-run monitor: the consumer ended")
+	}
 }
 
 // handle ends one spent trigger's runs LOST: the one run of a trigger, or

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -167,8 +168,9 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 
 // Run applies events until ctx ends: consuming while this scheduler is the
 // active applier or the active one is not keeping up, standing by
-// otherwise (standby.go). It returns an error only if the consumer cannot
-// be set up; a broken NATS connection is waited out by the client.
+// otherwise (standby.go). It returns an error if the consumer cannot be
+// set up or ends under it (deleted): its supervisor then runs it again. A
+// broken NATS connection is waited out by the client.
 func (a *Applier) Run(ctx context.Context) error {
 	cons, err := a.consumer(ctx)
 	if err != nil {
@@ -199,6 +201,7 @@ func (a *Applier) consume(ctx context.Context, cons jetstream.Consumer, sb *stan
 	in := make(chan jetstream.Msg, a.cfg.BatchSize)
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
+	var lastErr atomic.Pointer[error] // what ended the consumer, if it ends
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
 		case in <- m:
@@ -206,6 +209,7 @@ func (a *Applier) consume(ctx context.Context, cons jetstream.Consumer, sb *stan
 			_ = m.Nak() // stopping: see handBack
 		}
 	}, jetstream.PullMaxMessages(a.cfg.BatchSize), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		lastErr.Store(&err)
 		if ctx.Err() == nil {
 			a.log.Debug("events consumer", zap.Error(err))
 		}
@@ -223,6 +227,11 @@ func (a *Applier) consume(ctx context.Context, cons jetstream.Consumer, sb *stan
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-cc.Closed():
+			// The client gave up (the consumer was deleted, say): Run
+			// fails, and its supervisor runs it again, which creates the
+			// consumer anew.
+			return consumerEnded(stream.Events, lastErr.Load())
 		case <-check.C:
 			if !a.isActive() && !sb.needed(ctx, a.log) {
 				return nil
@@ -241,6 +250,15 @@ func (a *Applier) consume(ctx context.Context, cons jetstream.Consumer, sb *stan
 			return nil
 		}
 	}
+}
+
+// consumerEnded is the error of a consumer the client stopped on its own,
+// with the error it reported last (nil if none).
+func consumerEnded(name string, last *error) error {
+	if last != nil {
+		return fmt.Errorf("consume %s: the consumer ended: %w", name, *last)
+	}
+	return fmt.Errorf("consume %s: the consumer ended", name)
 }
 
 // gather adds to batch, which holds the first message, what arrives on in

@@ -18,8 +18,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/scrape"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/worker"
 )
 
 // DefaultMetricsListen is --metrics-listen's default: on, so that a
@@ -51,6 +53,9 @@ type probes struct {
 	done     chan error
 	// addr is where it listens: a target the http handler never reaches.
 	addr netip.AddrPort
+	// worker is set once the worker is built: its loops that are down
+	// make it not ready.
+	worker atomic.Pointer[worker.Worker]
 }
 
 // startProbes listens on addr and serves until stop; /metrics needs token
@@ -98,18 +103,37 @@ func (p *probes) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyCheckTimeout)
 	defer cancel()
 	if err := p.notReady(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "reason": err.Error()})
+		out := readiness{Status: "not ready", Reason: err.Error()}
+		if de := (*supervise.DownError)(nil); errors.As(err, &de) {
+			out.Down = de.Down
+		}
+		writeJSON(w, http.StatusServiceUnavailable, out)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	writeJSON(w, http.StatusOK, readiness{Status: "ready"})
+}
+
+// readiness is /readyz's answer: the status, why it is not ready, and
+// which of the worker's loops are down when that is why (the scheduler's
+// /readyz has the same shape).
+type readiness struct {
+	Status string           `json:"status"`
+	Reason string           `json:"reason,omitempty"`
+	Down   []supervise.Down `json:"down,omitempty"`
 }
 
 // notReady says why the worker cannot take triggers now: stopping, NATS
-// not connected, JetStream not reached yet, or the group's shared consumer
-// missing (deleted, or never created: the worker has not started).
+// not connected, JetStream not reached yet, the group's shared consumer
+// missing (deleted, or never created: the worker has not started), or a
+// loop of the worker down (worker.Ready).
 func (p *probes) notReady(ctx context.Context) error {
 	if p.stopping.Load() {
 		return errors.New("stopping")
+	}
+	if w := p.worker.Load(); w != nil {
+		if err := w.Ready(); err != nil {
+			return err
+		}
 	}
 	if !p.nc.IsConnected() {
 		return fmt.Errorf("NATS not connected (%s)", p.nc.Status())

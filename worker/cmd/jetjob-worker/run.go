@@ -100,6 +100,7 @@ func run(ctx context.Context, o *options) (err error) {
 			return fmt.Errorf("jetstream: %w", err)
 		}
 		pr.js.Store(&js)
+		pr.worker.Store(w)
 		pr.reg.MustRegister(w.Collector())
 	}
 	for _, h := range handlers {
