@@ -226,7 +226,7 @@ func (r *run) block() (*joblock.Lock, *outcome) {
 		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
 		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
 		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
-		Log: r.log, Interrupt: r.interrupted,
+		Log: r.log, Interrupt: r.interrupted, Waiting: r.lockWaiting,
 	})
 	r.waitedLock = waited
 	var discarded *joblock.DiscardedError
@@ -250,6 +250,10 @@ func (i interruption) Error() string { return cmp.Or(i.out.message, i.out.handBa
 
 // interrupted says whether the run waiting for its job's lock was killed
 // or the worker stops.
+// lockWaiting tells the tests that the run found its job's lock held and
+// waits for it.
+func (r *run) lockWaiting() { r.w.signals.lockWaiting.Signal(r.trig.RunID) }
+
 func (r *run) interrupted() error {
 	r.mu.Lock()
 	pending := r.pending

@@ -65,7 +65,10 @@ func TestCollectorCountsRuns(t *testing.T) {
 	e := newEnv(t)
 	release := make(chan struct{})
 	holding := make(chan struct{}, 1)
+	var signals *testSignals
 	r := e.start(Config{Concurrency: 4}, func(w *Worker) {
+		signals = &w.signals
+		signals.lockWaiting.Init(t)
 		w.Handle("ok", func(context.Context, *Job) error { return nil })
 		w.Handle("fail", func(context.Context, *Job) error { return errors.New("boom") })
 		w.Handle("hold", func(ctx context.Context, _ *Job) error {
@@ -96,9 +99,13 @@ func TestCollectorCountsRuns(t *testing.T) {
 	e.publish(first)
 	recv(t, "the first serial run holding its slot", holding)
 	e.publish(second)
-	testwait.Eventually(t, waitLimit, "both serial runs in a shared slot", func() bool {
-		return series(t, c)[`jetjob_worker_slots_busy{`+g+`,lane="shared"}`] == 2
-	})
+	// Released only once the second run waits for the lock: released
+	// earlier, it would find the lock free and observe no wait.
+	signals.lockWaiting.WaitFor(t, waitLimit, "the second serial run waiting for the lock",
+		func(run int64) bool { return run == second.RunID })
+	if busy := series(t, c)[`jetjob_worker_slots_busy{`+g+`,lane="shared"}`]; busy != 2 {
+		t.Errorf("shared slots busy while the second run waits: %v, want 2", busy)
+	}
 	close(release)
 	ev.waitFinished(5, 6)
 

@@ -233,6 +233,9 @@ type Worker struct {
 	started  bool
 	runs     *runTable // runs executing here or finished lately
 
+	// signals are the moments tests wait for (nothing in production).
+	signals testSignals
+
 	// Tuning that tests shorten; see fetch.go.
 	fetchWait  time.Duration
 	maxFetches int

@@ -124,6 +124,7 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 				}
 			}
 		}
+		req.waiting()
 		sleep(ctx)
 	}
 }

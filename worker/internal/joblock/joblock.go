@@ -133,6 +133,9 @@ type Request struct {
 	// error (the run was killed, the worker stops) ends the wait, the run
 	// gives its place up, and Acquire returns the error wrapped.
 	Interrupt func() error
+	// Waiting, when set, is called once if the run finds the lock held
+	// and starts to wait (a moment tests wait for; nil in production).
+	Waiting func()
 }
 
 // DiscardedError is Acquire's answer under block strategy discard_later
@@ -182,6 +185,14 @@ func (req *Request) interrupted(ctx context.Context, key string) error {
 		return fmt.Errorf("waiting for job lock %s: %w", key, err)
 	}
 	return nil
+}
+
+// waiting reports, once, that the run waits for the lock.
+func (req *Request) waiting() {
+	if req.Waiting != nil {
+		req.Waiting()
+		req.Waiting = nil
+	}
 }
 
 // sleep waits one poll, or until ctx ends.

@@ -56,6 +56,7 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 			continue
 		}
 		waited = true
+		req.waiting()
 		sleep(ctx)
 	}
 }
