@@ -256,7 +256,7 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 		}
 	}
 	testwait.Eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
-	pg := pgtest.Server()
+	pg := pgtest.Server(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
