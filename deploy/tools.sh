@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # tools.sh: build, once per version, the command-line tools the deploy checks
-# use (`make helm-check`, `make rules-check`), from their Go modules through
+# use (`make helm-check`, `make deploy-test`) from their Go modules through
 # the Go module proxy (this machine reaches no GitHub release and no
-# container registry), and print the binary's path.
+# container registry), and print the binary's path. (promtool comes from
+# Debian's package instead: deploy/ensure-promtool.sh.)
 #
-#   usage: deploy/tools.sh helm|promtool
+#   usage: deploy/tools.sh helm
 #
 # Each tool lands in bin/tools/<name>-<version> (JETJOB_TOOLS_DIR overrides
 # the directory) and is reused as long as it exists: a warm call costs
 # nothing. A cold build compiles a few hundred packages (helm ≈ k8s
-# client-go, promtool ≈ the Prometheus server); Go's build cache makes a
-# rebuild after `make clean` quick as well.
+# client-go); Go's build cache makes a rebuild after `make clean` quick as
+# well.
 #
 # Built with `go install pkg@version` in module mode: the tool's own go.mod
 # and go.sum decide its dependencies, so none of them enters the project's
@@ -18,7 +19,6 @@
 set -euo pipefail
 
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
-PROMTOOL_VERSION=${PROMTOOL_VERSION:-v0.316.0} # Prometheus 3.x modules are v0.3xx.y
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO=${GO:-go}
@@ -26,9 +26,8 @@ DIR=${JETJOB_TOOLS_DIR:-$PWD/bin/tools}
 
 case ${1:-} in
 helm) pkg=helm.sh/helm/v3/cmd/helm version=$HELM_VERSION ;;
-promtool) pkg=github.com/prometheus/prometheus/cmd/promtool version=$PROMTOOL_VERSION ;;
 *)
-	echo "usage: $0 helm|promtool" >&2
+	echo "usage: $0 helm (promtool: deploy/ensure-promtool.sh)" >&2
 	exit 2
 	;;
 esac

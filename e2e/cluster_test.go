@@ -111,6 +111,7 @@ func (c *cluster) ctx() context.Context { return c.t.Context() }
 // waited for, and creates the job group.
 func newCluster(t *testing.T, o options) *cluster {
 	t.Helper()
+	needsCluster(t)
 	if o.natsNodes == 0 {
 		o.natsNodes = 1
 	}

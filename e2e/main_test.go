@@ -10,6 +10,8 @@ import (
 	"time"
 
 	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/jetjob/jetjob/internal/testtier"
 )
 
 // Images, from the same variables and defaults as deploy/e2e-images.sh
@@ -44,11 +46,35 @@ func TestMain(m *testing.M) {
 	}
 	// Its own progress lines go to each test's log (see cluster.run).
 	tclog.SetDefault(tclog.NewNoopLogger())
-	if err := checkImages(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		os.Exit(1)
+	// The short tier starts no container: every test skips (newCluster).
+	// Elsewhere missing images skip every test too, naming make e2e, except
+	// under make (testtier.Required): then they fail the run here, at once.
+	if !testtier.Short() {
+		if noImages = checkImages(); noImages != nil && testtier.Required() {
+			fmt.Fprintf(os.Stderr, "e2e: needs %s: %v\n", imagesWhat, noImages)
+			os.Exit(1)
+		}
 	}
 	os.Exit(m.Run())
+}
+
+// noImages is why the suite cannot run: images are missing (checkImages).
+var noImages error
+
+// imagesWhat and imagesTarget name the suite's prerequisite in a skip.
+const (
+	imagesWhat   = "the e2e images"
+	imagesTarget = "make e2e"
+)
+
+// needsCluster skips t in the short tier and where the images are
+// missing (testtier.Missing: under make, that fails instead).
+func needsCluster(t *testing.T) {
+	t.Helper()
+	testtier.Needs(t, testtier.Docker)
+	if noImages != nil {
+		testtier.Missing(t, imagesWhat, noImages, imagesTarget)
+	}
 }
 
 // localDocker reports whether the Docker engine is this machine's (a unix
@@ -71,7 +97,7 @@ func checkImages() error {
 		}
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("images missing: %s; build them with `make e2e-images` (deploy/e2e-images.sh), or run the suite with `make e2e`",
+		return fmt.Errorf("images missing: %s; `make e2e-images` (deploy/e2e-images.sh) builds them, `make e2e` builds them and runs the suite",
 			strings.Join(missing, ", "))
 	}
 	return nil

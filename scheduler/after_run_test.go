@@ -20,6 +20,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/internal/smtptest"
+	"github.com/jetjob/jetjob/scheduler/planner"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -75,8 +76,12 @@ func TestRetriesWithBackoff(t *testing.T) {
 			if gap < base || gap > base*12/10+time.Millisecond {
 				t.Errorf("attempt %d scheduled %s after the previous one ended, want %s to %s", i, gap, base, base*12/10)
 			}
-			if late := r.StartedAt.Sub(r.ScheduledAt); late > 500*time.Millisecond {
-				t.Errorf("attempt %d started %s after its backoff time", i, late)
+			// Never before its backoff time. How late after it depends on
+			// the machine's load (the failure's event applied, the retry
+			// planned, fired and taken), so the bound is the system's own:
+			// later than the misfire threshold is a misfire.
+			if late := r.StartedAt.Sub(r.ScheduledAt); late < 0 || late > planner.DefaultMisfireThreshold {
+				t.Errorf("attempt %d started %s after its backoff time, want 0 to %s", i, late, planner.DefaultMisfireThreshold)
 			}
 		}
 		if r.AlarmStatus != "none" {
@@ -256,7 +261,7 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 		}
 	}
 	testwait.Eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
-	pg := pgtest.Server()
+	pg := pgtest.Server(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

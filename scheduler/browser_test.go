@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/testwait"
 )
 
@@ -41,15 +42,17 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	t.Fatal("no chromium found: run `make ensure-chromium` (or set JETJOB_CHROMIUM)")
+	testtier.Missing(t, "Chromium (none on PATH, JETJOB_CHROMIUM unset)", nil, "make ensure-chromium (or make test)")
 	return ""
 }
 
 // newTab starts a browser for the test, at a 1280×900 window, opening
 // pages of base (the scheduler's URL). When the test fails, the page as it
-// was is saved to browserFailures and the files are named in the log.
+// was is saved to browserFailures and the files are named in the log. It
+// skips t in the short tier.
 func newTab(t *testing.T, base string) *tab {
 	t.Helper()
+	testtier.Needs(t, testtier.Chromium)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox, chromedp.Headless, chromedp.WindowSize(1280, 900),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("lang", "en-US"))

@@ -119,7 +119,7 @@ func TestPostgresRestart(t *testing.T) {
 	start := time.Now()
 	from := start.Truncate(time.Second).Add(2 * time.Second)
 	at(start.Add(3 * time.Second))
-	pg := pgtest.Server()
+	pg := pgtest.Server(t)
 	ctx := context.Background()
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -51,6 +52,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	testtier.Needs(t, testtier.NATS)
 	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -130,10 +130,7 @@ func TestDashboard(t *testing.T) {
 // promtool: JETJOB_PROMTOOL=$(deploy/tools.sh promtool), as make rules-check
 // does.
 func TestDashboardQueriesParse(t *testing.T) {
-	promtool := os.Getenv("JETJOB_PROMTOOL")
-	if promtool == "" {
-		t.Fatal("JETJOB_PROMTOOL is not set: run make deploy-test, which builds promtool from its Go module")
-	}
+	promtool := promtoolBinary(t)
 	d := readDashboard(t)
 	r := strings.NewReplacer("$__rate_interval", "1m", "${__rate_interval}", "1m", "$group", ".*", "${group}", ".*")
 	type rule struct {

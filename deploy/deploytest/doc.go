@@ -10,9 +10,11 @@
 //     Deployments and a Service whose probes, ports and JETJOB_* settings
 //     match what the binaries take.
 //
-// The tests need helm and promtool (JETJOB_HELM, JETJOB_PROMTOOL), which
-// make deploy-test builds from their Go modules and passes in; make
-// test-unit leaves the package to it.
+// The chart's tests and the dashboard's parse need helm and promtool
+// (JETJOB_HELM, JETJOB_PROMTOOL), which make deploy-test provides and
+// passes in; make test-unit leaves the package to it. Without them (a plain
+// go test ./...) those tests skip naming make deploy-test; the others run,
+// in the short tier too.
 //
 // The package has no code of its own.
 package deploytest

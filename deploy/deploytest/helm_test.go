@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jetjob/jetjob/internal/testtier"
 )
 
 // The parts of the rendered objects the checks read.
@@ -200,12 +202,28 @@ func asExpr(n ast.Node) ast.Expr {
 	return e
 }
 
+// helmBinary is JETJOB_HELM, which make deploy-test sets (it builds helm
+// from its Go module); without it the test skips (testtier.Missing).
 func helmBinary(t *testing.T) string {
-	helm := os.Getenv("JETJOB_HELM")
-	if helm == "" {
-		t.Fatal("JETJOB_HELM is not set: run make deploy-test, which builds helm from its Go module")
+	t.Helper()
+	return tool(t, "JETJOB_HELM", "helm")
+}
+
+// promtoolBinary is JETJOB_PROMTOOL, as helmBinary.
+func promtoolBinary(t *testing.T) string {
+	t.Helper()
+	return tool(t, "JETJOB_PROMTOOL", "promtool")
+}
+
+// tool is the path in the environment variable env, or skips t naming make
+// deploy-test (a failure when make runs the tests).
+func tool(t *testing.T, env, name string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		testtier.Missing(t, name+" ("+env+" is not set)", nil, "make deploy-test")
 	}
-	return helm
+	return p
 }
 
 // TestHelmChart renders the chart with each example values file and checks

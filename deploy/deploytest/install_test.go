@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/localpg"
 	"github.com/jetjob/jetjob/shared/natsembed"
@@ -31,6 +32,7 @@ import (
 // than as a crash loop in a cluster. Then NATS stops: readiness turns 503
 // and liveness stays 200.
 func TestHelmMinimalInstallRuns(t *testing.T) {
+	testtier.Needs(t, testtier.PostgreSQL+" and "+testtier.NATS)
 	helm := helmBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

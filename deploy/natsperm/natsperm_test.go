@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/jstest"
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
@@ -140,6 +141,7 @@ const (
 
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
+	testtier.Needs(t, testtier.NATS)
 	conf, err := Render([]Group{{Name: "a", IDs: []string{"a-1"}}, {Name: "b", IDs: []string{"b-1"}}}, DefaultSchedulerUser, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -52,9 +53,10 @@ type Env struct {
 // Start starts an embedded server with so, connects the test's client
 // with co (for a server that wants TLS or credentials), provisions
 // jetjob's streams and a consumer of every event. All of it ends with the
-// test.
+// test. It skips t in the short tier.
 func Start(t testing.TB, so natsembed.Options, co ...nats.Option) *Env {
 	t.Helper()
+	testtier.Needs(t, testtier.NATS)
 	srv, err := natsembed.Start(so)
 	if err != nil {
 		t.Fatal(err)

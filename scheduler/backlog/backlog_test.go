@@ -58,9 +58,20 @@ func sample(t *testing.T, js jetstream.JetStream, group string) Group {
 	return g
 }
 
-func check(t *testing.T, what string, g Group, pending, inFlight, redelivered int64, oldest time.Time) {
+// expect waits until a sample of group shows the figures, failing the
+// test with the last sample after a generous limit. A wait, not one
+// sample: JetStream counts a consumer's pending messages asynchronously
+// (the stream signals its consumers from a goroutine of its own after it
+// acknowledged the publish), so a consumer's info read right after a
+// publish may not count the newest messages yet. Sample is right to take
+// what the server says: the next one, seconds later, counts them.
+func expect(t *testing.T, js jetstream.JetStream, group, what string, pending, inFlight, redelivered int64, oldest time.Time) {
 	t.Helper()
-	if g.Pending != pending || g.InFlight != inFlight || g.Redelivered != redelivered || !g.OldestPendingAt.Equal(oldest) {
+	var g Group
+	if !testwait.Poll(10*time.Second, func() bool {
+		g = sample(t, js, group)
+		return g.Pending == pending && g.InFlight == inFlight && g.Redelivered == redelivered && g.OldestPendingAt.Equal(oldest)
+	}) {
 		t.Errorf("%s: pending %d, in flight %d, redelivered %d, oldest pending stored at %s; want %d, %d, %d, %s",
 			what, g.Pending, g.InFlight, g.Redelivered, g.OldestPendingAt, pending, inFlight, redelivered, oldest)
 	}
@@ -81,13 +92,13 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 
 	// A group whose workers never started: no consumer at all.
 	shared := publish(t, js, stream.TriggerAny("a"), 3)
-	check(t, "no consumer", sample(t, js, "a"), 3, 0, 0, shared[0])
+	expect(t, js, "a", "no consumer", 3, 0, 0, shared[0])
 
 	// Its first worker starts and takes one trigger (a run slot).
 	cons := groupConsumer(t, js, stream.AnyConsumer("a"), stream.TriggerAny("a"))
-	check(t, "consumer created", sample(t, js, "a"), 3, 0, 0, shared[0])
+	expect(t, js, "a", "consumer created", 3, 0, 0, shared[0])
 	first := fetch(t, cons)
-	check(t, "one taken", sample(t, js, "a"), 2, 1, 0, shared[1])
+	expect(t, js, "a", "one taken", 2, 1, 0, shared[1])
 
 	// Directed triggers of a worker (its consumer exists) and of a worker
 	// whose consumer is gone: all pending, the oldest over all of them.
@@ -96,7 +107,7 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 	}
 	directed := publish(t, js, stream.TriggerWorker("a", "w1"), 2)
 	publish(t, js, stream.TriggerWorker("a", "gone"), 1)
-	check(t, "directed", sample(t, js, "a"), 5, 1, 0, shared[1])
+	expect(t, js, "a", "directed", 5, 1, 0, shared[1])
 
 	// Handed back, then every shared trigger taken: the handed-back one
 	// is in flight again, and redelivered; the oldest pending is directed.
@@ -104,12 +115,12 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	held := fetchN(t, cons, 3)
-	check(t, "redelivered", sample(t, js, "a"), 3, 3, 1, directed[0])
+	expect(t, js, "a", "redelivered", 3, 3, 1, directed[0])
 
 	// Other groups are apart.
 	b := publish(t, js, stream.TriggerAny("b"), 1)
-	check(t, "group b", sample(t, js, "b"), 1, 0, 0, b[0])
-	check(t, "group a beside b", sample(t, js, "a"), 3, 3, 1, directed[0])
+	expect(t, js, "b", "group b", 1, 0, 0, b[0])
+	expect(t, js, "a", "group a beside b", 3, 3, 1, directed[0])
 
 	// The shared queue done: what is left is directed.
 	for _, m := range held {
@@ -117,7 +128,7 @@ func TestSampleCountsWhatNoWorkerHasTaken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	check(t, "shared queue done", sample(t, js, "a"), 3, 0, 0, directed[0])
+	expect(t, js, "a", "shared queue done", 3, 0, 0, directed[0])
 }
 
 // groupConsumer creates a group's consumer as its workers do (name
@@ -274,34 +285,34 @@ func TestSampleCountsTheRunsOfBatches(t *testing.T) {
 	defer cancel()
 
 	stored := publishBatches(t, js, "a", 3, 3)
-	check(t, "no consumer", sample(t, js, "a"), 6, 0, 0, stored[0])
+	expect(t, js, "a", "no consumer", 6, 0, 0, stored[0])
 
 	cons := groupConsumer(t, js, stream.BatchConsumer("a"), stream.TriggerBatch("a"))
-	check(t, "consumer created", sample(t, js, "a"), 6, 0, 0, stored[0])
+	expect(t, js, "a", "consumer created", 6, 0, 0, stored[0])
 	first := fetch(t, cons)
-	check(t, "a batch taken", sample(t, js, "a"), 3, 3, 0, stored[1])
+	expect(t, js, "a", "a batch taken", 3, 3, 0, stored[1])
 
 	shared := publish(t, js, stream.TriggerAny("a"), 1)
-	check(t, "beside the shared queue", sample(t, js, "a"), 4, 3, 0, stored[1])
+	expect(t, js, "a", "beside the shared queue", 4, 3, 0, stored[1])
 
 	if err := first.Nak(); err != nil {
 		t.Fatal(err)
 	}
 	held := fetchN(t, cons, 2)
-	check(t, "handed back and taken again", sample(t, js, "a"), 1, 6, 3, shared[0])
+	expect(t, js, "a", "handed back and taken again", 1, 6, 3, shared[0])
 
 	for _, m := range held {
 		if err := m.DoubleAck(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	check(t, "the batches done", sample(t, js, "a"), 1, 0, 0, shared[0])
+	expect(t, js, "a", "the batches done", 1, 0, 0, shared[0])
 
 	// Batches of different sizes: each counted as its own runs.
 	storedB := publishBatches(t, js, "b", 3, 2)
 	consB := groupConsumer(t, js, stream.BatchConsumer("b"), stream.TriggerBatch("b"))
 	fetch(t, consB)
-	check(t, "group b, its batch of 3 taken", sample(t, js, "b"), 2, 3, 0, storedB[1])
+	expect(t, js, "b", "group b, its batch of 3 taken", 2, 3, 0, storedB[1])
 }
 
 // Past maxBatchReads stored batches the rest are estimated at the mean
@@ -313,5 +324,5 @@ func TestSampleEstimatesManyBatches(t *testing.T) {
 		sizes[i] = 4
 	}
 	stored := publishBatches(t, js, "a", sizes...)
-	check(t, "many batches", sample(t, js, "a"), int64(4*len(sizes)), 0, 0, stored[0])
+	expect(t, js, "a", "many batches", int64(4*len(sizes)), 0, 0, stored[0])
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/testwait"
 )
 
@@ -27,8 +28,26 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// needsBinaries skips t (or fails it, under make) where the machine has
+// no PostgreSQL server binaries.
+func needsBinaries(t *testing.T) {
+	t.Helper()
+	if _, err := FindBinaries(); err != nil {
+		testtier.Missing(t, "PostgreSQL server binaries", err, "make ensure-postgres (or make test)")
+	}
+}
+
+// needsServer is for every test that starts a server: it skips t in the
+// short tier and where there are no binaries.
+func needsServer(t *testing.T) {
+	t.Helper()
+	testtier.Needs(t, testtier.PostgreSQL)
+	needsBinaries(t)
+}
+
 func startTest(t *testing.T, o Options) *Server {
 	t.Helper()
+	needsServer(t)
 	o.Fast = true
 	if o.Logger == nil {
 		o.Logger = zaptest.NewLogger(t)
@@ -190,6 +209,7 @@ func TestCreateDatabaseFromTemplate(t *testing.T) {
 }
 
 func TestCloseRemovesTempDir(t *testing.T) {
+	needsServer(t)
 	s, err := Start(testCtx(t), Options{Fast: true})
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +236,7 @@ func TestCloseRemovesTempDir(t *testing.T) {
 }
 
 func TestCallerOwnedDirIsKeptAndReused(t *testing.T) {
+	needsServer(t)
 	ctx := testCtx(t)
 	dir := filepath.Join(t.TempDir(), "pgdata")
 	s, err := Start(ctx, Options{Dir: dir, Fast: true, Logger: zaptest.NewLogger(t)})
@@ -240,6 +261,7 @@ func TestCallerOwnedDirIsKeptAndReused(t *testing.T) {
 }
 
 func TestNonEmptyNonClusterDirIsRefused(t *testing.T) {
+	needsBinaries(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
@@ -251,6 +273,7 @@ func TestNonEmptyNonClusterDirIsRefused(t *testing.T) {
 }
 
 func TestUnreachableDirOutsideTempIsExplained(t *testing.T) {
+	needsBinaries(t)
 	if os.Geteuid() != 0 {
 		t.Skip("only root has to hand the data directory to another user")
 	}
@@ -271,6 +294,7 @@ func TestUnreachableDirOutsideTempIsExplained(t *testing.T) {
 // A server left running by a process that died before its watchdog could
 // act must not block the next start on the same directory.
 func TestStaleServerOnDirIsReplaced(t *testing.T) {
+	needsServer(t)
 	ctx := testCtx(t)
 	dir := filepath.Join(t.TempDir(), "pgdata")
 	old, err := Start(ctx, Options{Dir: dir, Fast: true})
@@ -315,6 +339,7 @@ func TestRetriesWhenPickedPortIsTaken(t *testing.T) {
 }
 
 func TestFixedPortTakenFailsWithLog(t *testing.T) {
+	needsServer(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -331,6 +356,7 @@ func TestFixedPortTakenFailsWithLog(t *testing.T) {
 }
 
 func TestFindBinaries(t *testing.T) {
+	needsBinaries(t)
 	t.Setenv("JETJOB_PG_BIN", "")
 	found, err := FindBinaries()
 	if err != nil {
@@ -401,6 +427,7 @@ func TestHelperOwner(t *testing.T) {
 // A process that dies without Close must not leave its server running or
 // its temp dir behind (the watchdog's job).
 func TestServerDiesWithOwner(t *testing.T) {
+	needsServer(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOwner$", "-test.v")
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	out, err := cmd.StdoutPipe()

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/testpki"
@@ -23,6 +24,7 @@ import (
 // client certificate or with a wrong password it is not, and the error does
 // not show the password.
 func TestConnectTLSAndAuth(t *testing.T) {
+	testtier.Needs(t, testtier.NATS)
 	pki, err := testpki.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

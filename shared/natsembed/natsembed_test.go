@@ -7,11 +7,14 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/internal/testtier"
 )
 
 // A restarted server on the same store directory and port keeps the
 // messages its streams held: what `dev` and the outage tests rely on.
 func TestRestartKeepsMessages(t *testing.T) {
+	testtier.Needs(t, testtier.NATS)
 	dir := t.TempDir()
 	s, err := Start(Options{StoreDir: dir})
 	if err != nil {

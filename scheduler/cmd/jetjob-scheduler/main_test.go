@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/shared/config"
 	"github.com/jetjob/jetjob/shared/natsembed"
@@ -166,6 +167,7 @@ func TestConfigFileKeys(t *testing.T) {
 // environment), migrates an empty database because JETJOB_MIGRATE=1, and
 // becomes ready; /healthz reports the build.
 func TestServeOverTLS(t *testing.T) {
+	testtier.Needs(t, testtier.NATS)
 	dir := t.TempDir()
 	pki, err := testpki.New(dir)
 	if err != nil {
@@ -180,7 +182,7 @@ func TestServeOverTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	db := fmt.Sprintf("serve_tls_%d", os.Getpid())
-	if err := pgtest.Server().CreateDatabase(ctx, db, ""); err != nil { // empty: not migrated
+	if err := pgtest.Server(t).CreateDatabase(ctx, db, ""); err != nil { // empty: not migrated
 		t.Fatal(err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -196,7 +198,7 @@ func TestServeOverTLS(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("JETJOB_DATABASE_URL", pgtest.Server().URL(db))
+	t.Setenv("JETJOB_DATABASE_URL", pgtest.Server(t).URL(db))
 	t.Setenv("JETJOB_NATS_PASSWORD", "hunter3")
 	t.Setenv("JETJOB_API_TOKEN", "tok")
 	t.Setenv("JETJOB_MIGRATE", "1")

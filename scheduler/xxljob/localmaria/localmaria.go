@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/jetjob/jetjob/internal/testtier"
 )
 
 // EnvBin names a directory holding mariadbd and mariadb-install-db; it
@@ -265,9 +267,15 @@ func (s *Server) stop() {
 	}
 }
 
-// StartTest starts a server for t and stops it when t ends.
+// StartTest starts a server for t and stops it when t ends. It skips t in
+// the short tier, and where the machine has no MariaDB binaries (unless
+// make runs the tests: package testtier).
 func StartTest(t testing.TB) *Server {
 	t.Helper()
+	testtier.Needs(t, testtier.MariaDB)
+	if _, err := FindBinaries(); err != nil {
+		testtier.Missing(t, "MariaDB server binaries", err, "make ensure-mariadb (or make test)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := Start(ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/stream"
 )
@@ -28,9 +29,11 @@ type Env struct {
 }
 
 // New starts a server for t, stopped when t ends, and provisions jetjob's
-// streams and buckets with the default settings.
+// streams and buckets with the default settings. It skips t in the short
+// tier.
 func New(t *testing.T) *Env {
 	t.Helper()
+	testtier.Needs(t, testtier.NATS)
 	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
