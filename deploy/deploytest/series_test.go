@@ -28,7 +28,7 @@ func exportedSeries(t *testing.T) map[string]bool {
 	t.Helper()
 	names := map[string]bool{"up": true} // Prometheus's own, per target
 	fset := token.NewFileSet()
-	for _, dir := range []string{"scheduler", "worker", "shared"} {
+	for _, dir := range []string{"scheduler", "worker", "shared", "internal"} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 				return err
