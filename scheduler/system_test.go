@@ -91,6 +91,11 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 		t.Fatal(err)
 	}
 	register(w)
+	// One registry for both, as jetjob-scheduler dev serves them: a series
+	// of the same name with other labels on both sides would panic dev.
+	if err := s.Registry().Register(w.Collector()); err != nil {
+		t.Fatalf("the worker's metrics beside the scheduler's: %v", err)
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)

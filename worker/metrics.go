@@ -119,7 +119,7 @@ func newMetrics(w *Worker) *metrics {
 			Help: "Job log lines that could not be published to JETJOB_LOGS.",
 		}, func() float64 { return float64(w.counts.logDropped.Load()) }),
 	}
-	// jetjob_component_restarts_total{group, component}: supervise.go.
+	// jetjob_worker_component_restarts_total{group, component}: supervise.go.
 	m.all = append(m.all, w.sup.super.Collector())
 	return m
 }

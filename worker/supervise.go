@@ -35,8 +35,13 @@ type supervision struct {
 // newSupervision builds w's supervisor (tests: with their backoffs and
 // signals); its restarts counter joins w's metrics (newMetrics).
 func newSupervision(w *Worker, cfg supervise.Config, signals supervise.TestSignals) (*supervise.Supervisor, error) {
-	return supervise.New(cfg, supervise.Deps{Log: w.log, Stop: w.failed,
-		Labels: prometheus.Labels{"group": w.cfg.Group}, TestSignals: signals})
+	// A name of its own: jetjob-scheduler dev registers the worker's
+	// metrics beside the scheduler's, which has jetjob_component_restarts_total.
+	restarts := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jetjob_worker_component_restarts_total", ConstLabels: prometheus.Labels{"group": w.cfg.Group},
+		Help: "Restarts of a loop of this worker that failed (returned an error, or returned while it should run), by component.",
+	}, []string{"component"})
+	return supervise.New(cfg, supervise.Deps{Log: w.log, Stop: w.failed, Restarts: restarts, TestSignals: signals})
 }
 
 // supervised runs a loop of Run under the supervisor until ctx ends.

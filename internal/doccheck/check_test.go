@@ -36,7 +36,11 @@ func openRepo(root string) (*repo, error) {
 		return nil, err
 	}
 	for _, e := range es {
-		r.top[e.Name()] = true
+		// What a build leaves (bin/, bench-results/) is no claim about
+		// the tree: a fresh clone has none of it.
+		if !skipDir(e.Name()) {
+			r.top[e.Name()] = true
+		}
 	}
 	err = filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 		if err != nil {

@@ -122,9 +122,12 @@ type Deps struct {
 	// the component. It must not block on the component's return. nil:
 	// the failing component just stays down.
 	Stop func(error)
-	// Labels are constant labels of the restarts counter (the worker's
-	// group).
-	Labels prometheus.Labels
+	// Restarts counts restarts by component (one label, "component"):
+	// nil is jetjob_component_restarts_total, the scheduler's. A process
+	// whose registry may hold another supervisor's counter (jetjob-scheduler
+	// dev runs a worker beside the scheduler) gives a counter of its own
+	// name.
+	Restarts *prometheus.CounterVec
 	// TestSignals: see TestSignals.
 	TestSignals TestSignals
 }
@@ -205,12 +208,15 @@ func New(cfg Config, deps Deps) (*Supervisor, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Supervisor{cfg: cfg.withDefaults(), log: log, stop: deps.Stop, signals: deps.TestSignals, now: time.Now,
-		down: map[string]Down{},
-		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "jetjob_component_restarts_total", ConstLabels: deps.Labels,
+	restarts := deps.Restarts
+	if restarts == nil {
+		restarts = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_component_restarts_total",
 			Help: "Restarts of a component of this process (a loop that failed: returned an error, or returned while it should run), by component.",
-		}, []string{"component"})}, nil
+		}, []string{"component"})
+	}
+	return &Supervisor{cfg: cfg.withDefaults(), log: log, stop: deps.Stop, signals: deps.TestSignals, now: time.Now,
+		down: map[string]Down{}, restarts: restarts}, nil
 }
 
 // Collector is the restarts counter, for the process's registry.
