@@ -103,6 +103,51 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 	return &t, delayMS, nil
 }
 
+// jobWriteColumns are the columns a create or an update writes, each
+// filled by the named argument of its name (writeArgs): one list for both
+// statements, so that a new column cannot be written by one and forgotten
+// by the other.
+var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
+	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
+	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency"}
+
+// insertJob and updateJob write jobWriteColumns. The shard derives from
+// the id, so a create draws the id first and writes the row with
+// OVERRIDING SYSTEM VALUE, in one statement.
+var (
+	insertJob = `WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
+		INSERT INTO jobs (id, shard, ` + strings.Join(jobWriteColumns, ", ") + `)
+		OVERRIDING SYSTEM VALUE
+		SELECT n.id, n.id % @shard_count, @` + strings.Join(jobWriteColumns, ", @") + ` FROM n
+		RETURNING ` + jobColumns
+	updateJob = `UPDATE jobs SET ` + setColumns(jobWriteColumns) + `, version = version + 1, updated_at = now()
+		WHERE id = @id RETURNING ` + jobColumns
+)
+
+func setColumns(cols []string) string {
+	sets := make([]string, len(cols))
+	for i, c := range cols {
+		sets[i] = c + " = @" + c
+	}
+	return strings.Join(sets, ", ")
+}
+
+// writeArgs are the values of jobWriteColumns for j, with the planned
+// first fire (next, delayMS) a create or an update computed.
+func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"group_name": j.Group, "name": j.Name, "description": j.Description, "handler": j.Handler,
+		"params": j.Params, "schedule_type": j.ScheduleType, "schedule_expr": j.ScheduleExpr,
+		"timezone": j.Timezone, "misfire_policy": j.MisfirePolicy, "route_strategy": j.RouteStrategy,
+		"block_strategy": j.BlockStrategy, "timeout_ms": j.Timeout.Milliseconds(), "max_retries": j.MaxRetries,
+		"enabled": j.Enabled, "next_fire_at": next, "delay_ms": delayMS, "retry_backoff": j.retryBackoff(),
+		"retry_initial_ms": j.RetryInitial.Milliseconds(), "retry_max_ms": j.RetryMax.Milliseconds(),
+		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
+		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency,
+	}
+}
+
 // CreateJob stores a new job, assigns its shard and plans its first fire,
 // recording a job.create by a. An unknown group is ErrNotFound; a taken
 // (group, name) ErrConflict.
@@ -116,23 +161,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
 			return err
 		}
-		// The shard derives from the id, so the id is drawn first and the row
-		// written with OVERRIDING SYSTEM VALUE, in one statement.
-		row := tx.QueryRow(ctx, `
-			WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
-			INSERT INTO jobs (id, shard, group_name, name, description, handler, params, schedule_type,
-				schedule_expr, timezone, misfire_policy, route_strategy, block_strategy, timeout_ms,
-				max_retries, enabled, next_fire_at, delay_ms, retry_backoff, retry_initial_ms, retry_max_ms,
-				child_job_ids, alarm_webhook, alarm_emails, max_concurrency)
-			OVERRIDING SYSTEM VALUE
-			SELECT n.id, n.id % $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-				$18, $19, $20, $21, $22, $23, $24 FROM n
-			RETURNING `+jobColumns,
-			s.shardCount, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
-			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
-			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails), j.MaxConcurrency)
+		args := j.writeArgs(next, delayMS)
+		args["shard_count"] = s.shardCount
+		row := tx.QueryRow(ctx, insertJob, args)
 		out, err = scanJob(row)
 		switch {
 		case pgerr.ForeignKey(err):
@@ -225,19 +256,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
 			return err
 		}
-		row := tx.QueryRow(ctx, `UPDATE jobs SET group_name = $2, name = $3, description = $4,
-			handler = $5, params = $6, schedule_type = $7, schedule_expr = $8, timezone = $9,
-			misfire_policy = $10, route_strategy = $11, block_strategy = $12, timeout_ms = $13,
-			max_retries = $14, enabled = $15, next_fire_at = $16, delay_ms = $17,
-			retry_backoff = $18, retry_initial_ms = $19, retry_max_ms = $20, child_job_ids = $21,
-			alarm_webhook = $22, alarm_emails = $23, max_concurrency = $24,
-			version = version + 1, updated_at = now()
-			WHERE id = $1 RETURNING `+jobColumns,
-			j.ID, j.Group, j.Name, j.Description, j.Handler, j.Params, j.ScheduleType,
-			j.ScheduleExpr, j.Timezone, j.MisfirePolicy, j.RouteStrategy, j.BlockStrategy,
-			j.Timeout.Milliseconds(), j.MaxRetries, j.Enabled, next, delayMS, j.retryBackoff(),
-			j.RetryInitial.Milliseconds(), j.RetryMax.Milliseconds(), nonNil(j.ChildJobIDs), j.AlarmWebhook,
-			nonNil(j.AlarmEmails), j.MaxConcurrency)
+		args := j.writeArgs(next, delayMS)
+		args["id"] = j.ID
+		row := tx.QueryRow(ctx, updateJob, args)
 		out, err = scanJob(row)
 		switch {
 		case pgerr.ForeignKey(err):
