@@ -8,13 +8,13 @@ STATICCHECK_VERSION ?= v0.8.2
 
 all: build
 
-# What --version, /healthz and the worker registry report (shared/version):
+# What --version, /healthz and the worker registry report (internal/version):
 # without these, a build from a source tree is "(devel)", and without .git
 # (or with -buildvcs=false) it has no commit either.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo "(devel)")
 COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILD_DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
-VERSION_PKG := github.com/jetjob/jetjob/shared/version
+VERSION_PKG := github.com/jetjob/jetjob/internal/version
 LDFLAGS := -X '$(VERSION_PKG).version=$(VERSION)' -X '$(VERSION_PKG).commit=$(COMMIT)' -X '$(VERSION_PKG).date=$(BUILD_DATE)'
 
 build:

@@ -102,11 +102,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# What --version, /healthz and the worker registry report (shared/version),
+# What --version, /healthz and the worker registry report (internal/version),
 # as the Makefile's build stamps it, but with the commit's date instead of
 # the build's: the same tree gives the same bytes, so images are rebuilt
 # only when their content changes.
-VERSION_PKG=github.com/jetjob/jetjob/shared/version
+VERSION_PKG=github.com/jetjob/jetjob/internal/version
 STAMP="-X '$VERSION_PKG.version=$(git describe --tags --always --dirty 2>/dev/null || echo '(devel)')'"
 STAMP+=" -X '$VERSION_PKG.commit=$(git rev-parse HEAD 2>/dev/null)'"
 STAMP+=" -X '$VERSION_PKG.date=$(git log -1 --format=%cI 2>/dev/null)'"

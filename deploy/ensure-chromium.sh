@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-chromium.sh: make sure a Chromium browser is installed. The web
-# console's browser tests (scheduler/console/browser_test.go) drive a real
+# console's browser tests (scheduler/internal/console/browser_test.go) drive a real
 # headless Chromium through chromedp; a fresh machine has none. It looks
 # where those tests look: $JETJOB_CHROMIUM, then chromium and
 # chromium-browser on PATH. When none is found it installs Debian's

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # ensure-mariadb.sh: make sure the MariaDB server binaries (mariadbd,
-# mariadb-install-db) that scheduler/xxljob/localmaria needs are installed.
+# mariadb-install-db) that scheduler/internal/xxljob/localmaria needs are installed.
 #
 # `make test-unit` calls it first, because the test of `jetjob import xxl-job`
 # reads a real MySQL-protocol server (a throwaway mariadbd, like the
-# throwaway PostgreSQL of scheduler/localpg), and a fresh machine has none.
+# throwaway PostgreSQL of internal/localpg), and a fresh machine has none.
 # It looks where localmaria.FindBinaries looks, in the same order:
 #   $JETJOB_MARIADB_BIN, /usr/sbin and /usr/bin, then PATH.
 # When they are missing it installs Debian's `mariadb-server` package if it

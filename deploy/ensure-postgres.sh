@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-postgres.sh: make sure the PostgreSQL server binaries (initdb,
-# pg_ctl, postgres) that scheduler/localpg needs are installed.
+# pg_ctl, postgres) that internal/localpg needs are installed.
 #
 # `make run` and `make test` call it first, because every integration test
 # and `jetjob-scheduler dev` start a throwaway PostgreSQL from those binaries,

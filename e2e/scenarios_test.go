@@ -14,10 +14,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	jclient "github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/shared/stream"
 )
 
 // firstFire is the first whole second at which jobs created now surely fire

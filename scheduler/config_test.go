@@ -8,16 +8,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler"
-	"github.com/jetjob/jetjob/scheduler/alarm"
-	"github.com/jetjob/jetjob/scheduler/backfill"
-	"github.com/jetjob/jetjob/scheduler/backlog"
-	"github.com/jetjob/jetjob/scheduler/dispatch"
-	"github.com/jetjob/jetjob/scheduler/lease"
-	"github.com/jetjob/jetjob/scheduler/planner"
-	"github.com/jetjob/jetjob/scheduler/results"
-	"github.com/jetjob/jetjob/scheduler/retention"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/backfill"
+	"github.com/jetjob/jetjob/scheduler/internal/backlog"
+	"github.com/jetjob/jetjob/scheduler/internal/dispatch"
+	"github.com/jetjob/jetjob/scheduler/internal/lease"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
+	"github.com/jetjob/jetjob/scheduler/internal/results"
+	"github.com/jetjob/jetjob/scheduler/internal/retention"
 )
 
 // Config.Validate checks every component's section, with the component's

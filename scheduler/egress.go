@@ -4,7 +4,7 @@ import (
 	"net"
 	"slices"
 
-	"github.com/jetjob/jetjob/shared/egress"
+	"github.com/jetjob/jetjob/internal/egress"
 )
 
 // egressPolicy is the one policy for every connection the scheduler makes

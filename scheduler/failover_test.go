@@ -9,7 +9,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/planner"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
 )
 
 // at waits until the scenario's clock reaches t: the scenarios below are

@@ -9,9 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
-	"github.com/jetjob/jetjob/scheduler/runs"
-	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
 // watchJobs drops from the wheel the runs of jobs that were edited,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/jetjob/jetjob/scheduler/lease"
-	"github.com/jetjob/jetjob/scheduler/results"
-	"github.com/jetjob/jetjob/scheduler/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/lease"
+	"github.com/jetjob/jetjob/scheduler/internal/results"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 )
 
 // metrics are what an operator pages on: fire lag (are we late?), planning

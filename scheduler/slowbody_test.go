@@ -15,7 +15,7 @@ import (
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/httplimit"
+	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
 	"github.com/jetjob/jetjob/worker"
 )
 

@@ -16,12 +16,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/results"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/results"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

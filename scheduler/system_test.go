@@ -11,13 +11,13 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
-	"github.com/jetjob/jetjob/scheduler/planner"
-	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/worker"
 )
 

@@ -16,12 +16,12 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/internal/runtrace"
 	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/internal/tracing"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/shared/logging"
-	"github.com/jetjob/jetjob/shared/runtrace"
-	"github.com/jetjob/jetjob/shared/tracing"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 )

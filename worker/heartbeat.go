@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/shared/stream"
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -200,6 +200,6 @@ func (h *registration) deregister(ctx context.Context) {
 }
 
 // buildVersion is the jetjob build this binary was made from, as the
-// registry shows it (see shared/version: the Makefile's stamp, else the
+// registry shows it (see internal/version: the Makefile's stamp, else the
 // module version, else "(devel)" and the commit).
 func buildVersion() string { return version.Get().Short() }

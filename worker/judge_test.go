@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

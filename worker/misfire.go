@@ -3,7 +3,7 @@ package worker
 import (
 	"time"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

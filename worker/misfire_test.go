@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

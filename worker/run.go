@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
-	"github.com/jetjob/jetjob/shared/logging"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/worker/internal/control"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 	"github.com/jetjob/jetjob/worker/internal/kills"

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/control"
 )

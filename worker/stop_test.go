@@ -5,8 +5,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 )

@@ -9,14 +9,14 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/jetjob/jetjob/shared/policy"
-	"github.com/jetjob/jetjob/shared/runtrace"
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/internal/runtrace"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Tracing: the worker's part of a run's trace, with the OpenTelemetry API
 // only (the host service installs the provider; jetjob-worker installs
-// shared/tracing's). Each execution of a trigger records:
+// internal/tracing's). Each execution of a trigger records:
 //
 //   - jetjob.wait: the trigger's time in JetStream, from its stored time
 //     (the publish, on the NATS server's clock) to its receipt here;

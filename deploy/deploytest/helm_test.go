@@ -167,7 +167,7 @@ func find(objs []object, kind, name string) *object {
 
 // settings are the JETJOB_* variables a binary reads: the string literals
 // of that form in the Go source of its main package and of the packages
-// whose settings it registers (shared/natsconn).
+// whose settings it registers (internal/natsconn).
 func settings(t *testing.T, dirs ...string) map[string]bool {
 	t.Helper()
 	vars := map[string]bool{}
@@ -234,8 +234,8 @@ func tool(t *testing.T, env, name string) string {
 // filesystems, and the optional objects only when asked for.
 func TestHelmChart(t *testing.T) {
 	helm := helmBinary(t)
-	schedVars := settings(t, "scheduler/cmd/jetjob-scheduler", "shared/natsconn")
-	workerVars := settings(t, "worker/cmd/jetjob-worker", "shared/natsconn")
+	schedVars := settings(t, "scheduler/cmd/jetjob-scheduler", "internal/natsconn")
+	workerVars := settings(t, "worker/cmd/jetjob-worker", "internal/natsconn")
 	for _, c := range []struct {
 		values  string
 		groups  []string

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/localpg"
+	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/scheduler/localpg"
-	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/trigsign"
 )
 

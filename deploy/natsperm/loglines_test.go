@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetjob/jetjob/scheduler/runlog"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/runlog"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

@@ -27,7 +27,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/stream"
 )
 
 // Group is one worker group and the ids its workers run with.

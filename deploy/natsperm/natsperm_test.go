@@ -21,10 +21,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/jstest"
+	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/internal/workertest"
-	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
 )

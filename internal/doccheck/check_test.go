@@ -24,9 +24,9 @@ type repo struct {
 }
 
 // shortBases are the directories a doc may leave out of a path: it writes
-// `planner/fires.go` for scheduler/planner/fires.go, `builtin/shell.go`
+// `planner/fires.go` for scheduler/internal/planner/fires.go, `builtin/shell.go`
 // for worker/builtin/shell.go.
-var shortBases = []string{"scheduler", "worker", "shared"}
+var shortBases = []string{"scheduler", "scheduler/internal", "worker", "worker/internal", "shared", "internal"}
 
 func openRepo(root string) (*repo, error) {
 	r := &repo{root: root, top: map[string]bool{}, bases: shortBases, byName: map[string][]string{},
@@ -131,7 +131,7 @@ func (r *repo) resolvePath(code string) (res resolved, claim, ok bool) {
 		if ok, dir := r.stat(rel); ok {
 			return resolved{rel: rel, dir: dir}, true, true
 		}
-		// A package path with a symbol: `shared/logging.Named`.
+		// A package path with a symbol: `internal/logging.Named`.
 		dir, sym, found := strings.Cut(path.Base(rel), ".")
 		if found && !sourceExt["."+sym] {
 			pkg := path.Join(path.Dir(rel), dir)

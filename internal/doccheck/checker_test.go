@@ -15,22 +15,22 @@ func TestCheckerCatchesDrift(t *testing.T) {
 		want string // a problem containing this; "" for none
 	}{
 		{"missing package", "Delays: `worker/internal/backoff`.", "`worker/internal/backoff` names a path"},
-		{"missing file", "See `scheduler/runs/nosuch.go`.", "`scheduler/runs/nosuch.go` names a path"},
+		{"missing file", "See `scheduler/internal/runs/nosuch.go`.", "`scheduler/internal/runs/nosuch.go` names a path"},
 		{"missing short path", "See `planner/nosuch.go`.", "`planner/nosuch.go` names a path"},
 		{"missing symbol", "Cancels through `store.NoSuchCancel`.", "`store.NoSuchCancel` names a symbol"},
 		{"missing method", "Delay in `dispatch.Config.NoSuchDelay`.", "`dispatch.Config.NoSuchDelay` names a symbol"},
 		{"bare file in the wrong package", "| kills | `worker/internal/kills`, `scheduler.go` (the hook) |", "`scheduler.go` is in none of worker/internal/kills"},
 		{"name not in the file", "The hook: `scheduler/scheduler.go` (`kill`).", "does not declare `kill`"},
 		{"name in another file of the package", "The stages: `scheduler/wiring.go` (`stages`).", "does not declare `stages`"},
-		{"signature drifted", "| `scheduler/wheel` | `func New(cfg Config, deps Deps) (*Wheel, error)` |", "the code `func New(fire"},
+		{"signature drifted", "| `scheduler/internal/wheel` | `func New(cfg Config, deps Deps) (*Wheel, error)` |", "the code `func New(fire"},
 		{"link to a missing file", "See [the guide](docs/nosuch.md).", "docs/nosuch.md does not exist"},
 		{"link to a missing heading", "See [limits](docs/operations.md#no-such-heading).", "has no heading #no-such-heading"},
 
-		{"short and full paths", "`planner/fires.go`, `scheduler/runs/fence.go`, `worker/internal/...`, `shared/egress`, `store/migrations/0001_init.sql`", ""},
-		{"a package's symbols", "`runs.Fence`, `store.CancelRun`, `refs.Graph.Link`, `dispatch.Config.TriggeredDelay`, `shared/logging.Named`", ""},
-		{"files of the package before them", "`scheduler/runs` (`doc.go`, `fence.go`); `worker` (`receive.go`, `exec.go`)", ""},
+		{"short and full paths", "`planner/fires.go`, `scheduler/internal/runs/fence.go`, `worker/internal/...`, `internal/egress`, `store/migrations/0001_init.sql`", ""},
+		{"a package's symbols", "`runs.Fence`, `store.CancelRun`, `refs.Graph.Link`, `dispatch.Config.TriggeredDelay`, `internal/logging.Named`", ""},
+		{"files of the package before them", "`scheduler/internal/runs` (`doc.go`, `fence.go`); `worker` (`receive.go`, `exec.go`)", ""},
 		{"a name declared in its file", "`scheduler/wiring.go` (`kill`), `scheduler/scheduler.go` (`stages()`: the table)", ""},
-		{"a signature as declared", "| `scheduler/wheel` | `func New(fire func(context.Context, []runs.Planned), ready func(context.Context) bool) *Wheel` |", ""},
+		{"a signature as declared", "| `scheduler/internal/wheel` | `func New(fire func(context.Context, []runs.Planned), ready func(context.Context) bool) *Wheel` |", ""},
 		{"prose", "`application/json`, `jetjob.sched.started`, `scheduler.egressAllow`, `/proc/$PPID/environ`, " +
 			"`bench-results/<scenario>-<time>.json`, `jobs.yaml`, `--nats-url`, `nats://x:4222`, `w.Collector()`, `jetjob.trigger.<group>.batch`", ""},
 		{"code blocks are not claims", "```\nmake -C worker/internal/backoff\n```", ""},

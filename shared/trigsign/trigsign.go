@@ -10,7 +10,7 @@
 // trigger cannot be replayed on another group's subjects, nor a lone
 // trigger read as a batch or a batch as a lone trigger. It does not bind
 // the rest of the subject, so a scheduler moving a dead worker's directed
-// trigger to its group's shared queue (scheduler/reroute) copies the
+// trigger to its group's shared queue (scheduler/internal/reroute) copies the
 // signature as it is, and no scheduler ever signs what it did not create.
 // The signature and the signing key's id travel in two headers
 // (HeaderSig, HeaderKey); a redelivery is the same message, with the same

@@ -82,7 +82,7 @@ type ControlReply struct {
 
 // SupersedeQuery asks whether a late trigger of a fire_once job is
 // superseded by a newer missed fire of the same job that runs (one that
-// ran, or the catch-up the schedulers chose; see scheduler/supersede):
+// ran, or the catch-up the schedulers chose; see scheduler/internal/supersede):
 // then only the newer one runs. A missed fire is one scheduled
 // before Cutoff (the asking worker's now minus the misfire threshold);
 // fires after it are on time and run as usual, so a catch-up is not

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // decodeTriggerFast decodes the common shape of a trigger message — the one

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // Version is the protocol version this package writes.

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/shared/egress"
+	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -36,7 +36,7 @@ type HTTPConfig struct {
 	// Redirects are followed only to allowed hosts.
 	//
 	// Every connection is also checked on the address it goes to, by the
-	// egress policy (package shared/egress): an exact entry trusts what
+	// egress policy (package internal/egress): an exact entry trusts what
 	// its name resolves to, internal addresses included (the operator
 	// named that host); a wildcard or "*" reaches public addresses only,
 	// unless Egress.Allow allows an internal range too. So no DNS answer

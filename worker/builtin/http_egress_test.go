@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/internal/testdns"
-	"github.com/jetjob/jetjob/shared/egress"
 	"github.com/jetjob/jetjob/worker/builtin"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 func TestCPUPerRunByKind(t *testing.T) {

@@ -25,10 +25,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/gctune"
+	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/scheduler"
-	"github.com/jetjob/jetjob/shared/gctune"
-	"github.com/jetjob/jetjob/shared/logging"
-	"github.com/jetjob/jetjob/shared/natsembed"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 	"github.com/jetjob/jetjob/worker/builtin"

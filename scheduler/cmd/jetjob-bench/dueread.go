@@ -11,7 +11,7 @@ import (
 )
 
 // selectDue is the planner's due-jobs read, the same text as selectDue in
-// scheduler/planner/sql.go (unexported there). Keep the two in step.
+// scheduler/internal/planner/sql.go (unexported there). Keep the two in step.
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at
 	FROM jobs

@@ -21,8 +21,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/jetjob/jetjob/internal/backoff"
-	"github.com/jetjob/jetjob/scheduler/localpg"
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/internal/localpg"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/trigsign"
 )
 

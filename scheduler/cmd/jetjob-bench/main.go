@@ -92,7 +92,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 type options struct {

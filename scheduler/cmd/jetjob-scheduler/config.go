@@ -14,22 +14,22 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/egress"
+	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler"
-	"github.com/jetjob/jetjob/scheduler/alarm"
-	"github.com/jetjob/jetjob/scheduler/httplimit"
-	"github.com/jetjob/jetjob/scheduler/planner"
-	"github.com/jetjob/jetjob/scheduler/refs"
-	"github.com/jetjob/jetjob/scheduler/retention"
-	"github.com/jetjob/jetjob/shared/config"
-	"github.com/jetjob/jetjob/shared/egress"
-	"github.com/jetjob/jetjob/shared/logging"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
+	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // options are the settings shared by serve and dev. Each flag has a JETJOB_*
-// variable and a key of the --config file (package shared/config); the
+// variable and a key of the --config file (package internal/config); the
 // secrets below have only a variable.
 type options struct {
 	listen           string

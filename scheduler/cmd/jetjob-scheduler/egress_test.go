@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/jetjob/jetjob/scheduler/alarm"
-	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 )
 
 // JETJOB_EGRESS_ALLOW reaches the scheduler's egress policy; an entry the

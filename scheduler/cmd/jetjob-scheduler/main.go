@@ -9,14 +9,14 @@
 //
 // Every flag can also be set through the JETJOB_* environment variable its
 // help names, or in the YAML file --config names; a flag wins over its
-// variable, the variable over the file (package shared/config).
+// variable, the variable over the file (package internal/config).
 package main
 
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/shared/cmdmain"
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/cmdmain"
+	"github.com/jetjob/jetjob/internal/version"
 )
 
 func main() { cmdmain.Main(rootCmd(), cmdmain.Options{}) }

@@ -16,12 +16,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/testpki"
 	"github.com/jetjob/jetjob/internal/testtier"
+	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
-	"github.com/jetjob/jetjob/shared/config"
-	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/testpki"
-	"github.com/jetjob/jetjob/shared/version"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

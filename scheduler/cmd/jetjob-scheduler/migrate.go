@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/internal/config"
 )
 
 func migrateCmd() *cobra.Command {

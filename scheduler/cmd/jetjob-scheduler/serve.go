@@ -13,14 +13,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/gctune"
+	"github.com/jetjob/jetjob/internal/natsconn"
+	"github.com/jetjob/jetjob/internal/tracing"
+	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/scheduler"
-	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/config"
-	"github.com/jetjob/jetjob/shared/gctune"
-	"github.com/jetjob/jetjob/shared/natsconn"
-	"github.com/jetjob/jetjob/shared/tracing"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/trigsign"
-	"github.com/jetjob/jetjob/shared/version"
 )
 
 func serveCmd() *cobra.Command {

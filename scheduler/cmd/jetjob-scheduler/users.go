@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/scheduler/auth"
-	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
 func usersCmd() *cobra.Command {

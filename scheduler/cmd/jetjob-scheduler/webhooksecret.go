@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/scheduler/alarm"
-	"github.com/jetjob/jetjob/shared/config"
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

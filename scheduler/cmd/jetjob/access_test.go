@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jetjob/jetjob/scheduler/api"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/api"
 )
 
 // The acceptance flow, end to end through the CLI: an admin

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/jobfile"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 )
 
 // maxJobsFile bounds a jobs file read into memory (a job's params are at

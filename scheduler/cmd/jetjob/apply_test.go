@@ -12,7 +12,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/jobfile"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 )
 
 // apiClient is a Go client of the real API as the bootstrap admin, to

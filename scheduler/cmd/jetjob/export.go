@@ -10,7 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/jobfile"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/xxljob"
+	"github.com/jetjob/jetjob/scheduler/internal/xxljob"
 )
 
 func (a *app) importCmd() *cobra.Command {

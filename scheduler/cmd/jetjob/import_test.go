@@ -11,11 +11,11 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
-	"github.com/jetjob/jetjob/scheduler/xxljob/localmaria"
+	"github.com/jetjob/jetjob/scheduler/internal/xxljob/localmaria"
 	"github.com/jetjob/jetjob/worker/builtin"
 )
 
-// xxlFixture is the xxl-job database of scheduler/xxljob's tests: 5
+// xxlFixture is the xxl-job database of scheduler/internal/xxljob's tests: 5
 // executor groups, 55 jobs.
 var xxlFixture = []string{"../../xxljob/testdata/schema.sql", "../../xxljob/testdata/jobs.sql"}
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/version"
 )
 
 // Exit codes.

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/version"
 )
 
 // --version prints the build and needs no API.

@@ -13,13 +13,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetjob/jetjob/scheduler/api"
+	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/runlog"
+	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
-	"github.com/jetjob/jetjob/scheduler/runlog"
-	"github.com/jetjob/jetjob/scheduler/runs"
-	"github.com/jetjob/jetjob/scheduler/store"
-	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

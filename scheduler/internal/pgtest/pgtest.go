@@ -19,9 +19,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jetjob/jetjob/internal/localpg"
 	"github.com/jetjob/jetjob/internal/testtier"
-	"github.com/jetjob/jetjob/scheduler/localpg"
-	"github.com/jetjob/jetjob/scheduler/store"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
 const template = "jetjob_template"

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jetjob/jetjob/shared/testpki"
+	"github.com/jetjob/jetjob/internal/testpki"
 )
 
 // Message is one mail as the server received it.

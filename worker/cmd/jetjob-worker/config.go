@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/egress"
+	"github.com/jetjob/jetjob/internal/natsconn"
 	"github.com/jetjob/jetjob/internal/scrape"
-	"github.com/jetjob/jetjob/shared/config"
-	"github.com/jetjob/jetjob/shared/egress"
-	"github.com/jetjob/jetjob/shared/natsconn"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -24,7 +24,7 @@ import (
 )
 
 // options are the flags; each has a JETJOB_* environment variable and a
-// key of the --config file (see package shared/config for the precedence).
+// key of the --config file (see package internal/config for the precedence).
 type options struct {
 	nats natsconn.Options
 

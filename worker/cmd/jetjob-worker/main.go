@@ -6,7 +6,7 @@
 //
 // Every flag can also be set through the JETJOB_* environment variable its
 // help names, or in the YAML file --config names; a flag wins over its
-// variable, the variable over the file (package shared/config). A bad setting exits with status
+// variable, the variable over the file (package internal/config). A bad setting exits with status
 // 2 and a message naming it. NATS being unreachable, at start or later, is
 // waited out. SIGTERM or SIGINT stops it gracefully (exit status 0): no new
 // runs, running ones finish within --shutdown-grace or end LOST.
@@ -26,8 +26,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetjob/jetjob/shared/cmdmain"
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/cmdmain"
+	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/worker/internal/secretenv"
 )
 

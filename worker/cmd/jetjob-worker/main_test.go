@@ -19,10 +19,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/jstest"
+	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/testpki"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/natsembed"
-	"github.com/jetjob/jetjob/shared/stream"
-	"github.com/jetjob/jetjob/shared/testpki"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

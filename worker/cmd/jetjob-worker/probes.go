@@ -18,9 +18,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/scrape"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
-	"github.com/jetjob/jetjob/shared/stream"
-	"github.com/jetjob/jetjob/shared/version"
+	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/worker"
 )
 

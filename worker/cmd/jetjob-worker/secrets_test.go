@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetjob/jetjob/shared/natsembed"
+	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 

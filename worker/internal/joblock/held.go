@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/stream"
 )
 
 // heldLocks is this worker's memory of the job locks its runs hold, and of

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/stream"
 )
 
 // fakeClock is a clock the test moves by hand.

@@ -65,7 +65,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/shared/policy"
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // Config is what Locks needs from its worker. Every field is required but
@@ -209,7 +209,7 @@ func sleep(ctx context.Context) {
 // sharding broadcast (shardTotal > 0) the lock of its part index,
 // job.<job>_part<i>, so that the parts of one fire run side by side while
 // part i of the next fire meets part i of this one. One key token (no
-// dots): a worker's permissions allow $KV.JETJOB_LOCKS.job.* (shared/stream).
+// dots): a worker's permissions allow $KV.JETJOB_LOCKS.job.* (internal/stream).
 func Key(job int64, shardIndex, shardTotal int) string {
 	if shardTotal > 0 {
 		return fmt.Sprintf("job.%d_part%d", job, shardIndex)

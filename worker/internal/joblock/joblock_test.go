@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/policy"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/worker/internal/control"
 	"github.com/jetjob/jetjob/worker/internal/testnats"
 )

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetjob/jetjob/shared/policy"
-	"github.com/jetjob/jetjob/shared/stream"
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/internal/stream"
 )
 
 // The raw conditional writes behave as KeyValue's Create and Update: a

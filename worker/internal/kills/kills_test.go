@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/shared/stream"
 	"github.com/jetjob/jetjob/worker/internal/testnats"
 )
 

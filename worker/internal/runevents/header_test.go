@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/jetjob/jetjob/shared/runtrace"
+	"github.com/jetjob/jetjob/internal/runtrace"
 )
 
 // An events message names each run's span once, whatever the number of

@@ -1,0 +1,303 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/backlog"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
+	gs, err := s.store.ListGroups(r.Context(), readable(r))
+	if err != nil {
+		return err
+	}
+	out := apiv1.GroupList{Groups: make([]apiv1.Group, 0, len(gs))}
+	for _, g := range gs {
+		out.Groups = append(out.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
+	var g apiv1.Group
+	if err := decode(w, r, &g); err != nil {
+		return err
+	}
+	if err := wire.CheckName("group name", g.Name); err != nil {
+		return invalidf("%v", err)
+	}
+	if len(g.Title) > maxNameLen {
+		return invalidf("title is longer than %d characters", maxNameLen)
+	}
+	if p := nameProblem(g.Title); p != "" {
+		return invalidf("title %s", p)
+	}
+	for _, h := range g.CommandHandlers {
+		if err := wire.CheckHandler(h); err != nil {
+			return invalidf("command_handlers: %v", err)
+		}
+	}
+	out, err := s.store.CreateGroup(r.Context(), actor(r), store.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, apiv1.Group{Name: out.Name, Title: out.Title, CommandHandlers: out.CommandHandlers, CreatedAt: out.CreatedAt})
+	return nil
+}
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
+	var spec apiv1.JobSpec
+	if err := decode(w, r, &spec); err != nil {
+		return err
+	}
+	j, err := s.jobFromSpec(r.Context(), spec, s.now())
+	if err != nil {
+		return err
+	}
+	out, err := s.store.CreateJob(r.Context(), actor(r), j)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, jobDoc(out))
+	return nil
+}
+
+func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var spec apiv1.JobSpec
+	if err := decode(w, r, &spec); err != nil {
+		return err
+	}
+	version, err := jobVersion(r, spec.Version)
+	if err != nil {
+		return err
+	}
+	if spec.Enabled == nil {
+		// PUT without "enabled" keeps the job's current state.
+		cur, err := s.store.GetJob(r.Context(), id)
+		if err != nil {
+			return err
+		}
+		spec.Enabled = &cur.Enabled
+	}
+	j, err := s.jobFromSpec(r.Context(), spec, s.now())
+	if err != nil {
+		return err
+	}
+	j.ID, j.Version = id, version
+	out, err := s.store.UpdateJob(r.Context(), actor(r), j)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, jobDoc(out))
+	return nil
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteJob(r.Context(), actor(r), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// triggerJob writes a manual run and hands it to the firing path, which
+// publishes it at once (retrying if NATS is away). It answers 202 with the
+// run as written: follow it with GET /runs/{id}.
+func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	var req apiv1.TriggerRequest
+	if r.ContentLength != 0 {
+		if err := decode(w, r, &req); err != nil {
+			return err
+		}
+	}
+	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
+		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+	}
+	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, req.Params)
+	if err != nil {
+		return err
+	}
+	s.cfg.Fire(p)
+	run, err := s.store.GetRun(r.Context(), p.RunID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, runDoc(run))
+	return nil
+}
+
+// listRuns is the per-job listing, kept for its clients: the job's case of
+// the search, paged by the last run id seen ("before") as it always was.
+func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	id, limit, err := jobPage(r)
+	if err != nil {
+		return err
+	}
+	before, err := queryInt(r, "before", 0, 0, 1<<62)
+	if err != nil {
+		return err
+	}
+	var after *store.RunKey
+	if before > 0 {
+		k, err := s.store.RunKeyOf(r.Context(), before)
+		if errors.Is(err, store.ErrNotFound) {
+			return invalidf("before=%d: no such run (pass the next value of the previous page)", before)
+		}
+		if err != nil {
+			return err
+		}
+		after = &k
+	}
+	// Runs outlive their job: a deleted job's history is still listed.
+	rs, more, err := s.store.ListRuns(r.Context(), id, readable(r), after, limit)
+	if err != nil {
+		return err
+	}
+	out := runList(rs, more)
+	if more {
+		out.Next = rs[len(rs)-1].ID
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// jobPage reads what a job's listings (its runs, its backfills) take: the
+// job id from the path and the page size, ?limit=, 20 unless given, at most
+// 500.
+func jobPage(r *http.Request) (id int64, limit int, err error) {
+	if id, err = pathID(r); err != nil {
+		return 0, 0, err
+	}
+	n, err := queryInt(r, "limit", 20, 1, 500)
+	if err != nil {
+		return 0, 0, err
+	}
+	return id, int(n), nil
+}
+
+func runList(rs []store.Run, more bool) apiv1.RunList {
+	out := apiv1.RunList{Runs: make([]apiv1.Run, 0, len(rs))}
+	for _, run := range rs {
+		out.Runs = append(out.Runs, runDoc(run))
+	}
+	if more {
+		last := rs[len(rs)-1]
+		out.Cursor = encodeCursor(store.RunKey{ScheduledAt: last.ScheduledAt, ID: last.ID})
+	}
+	return out
+}
+
+func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
+	group := r.URL.Query().Get("group")
+	if group != "" && !wire.ValidName(group) {
+		return invalidf("group %q is not a valid group name", group)
+	}
+	live, groups := s.liveGroups(r, group)
+	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live)), Groups: groups}
+	for _, wi := range live {
+		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
+			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
+			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// liveGroups are the live workers the caller may see (of group, or all
+// when ""), and their groups' capacity and backlog.
+func (s *Server) liveGroups(r *http.Request, group string) ([]wire.WorkerInfo, []apiv1.GroupBacklog) {
+	live := readableWorkers(r, s.cfg.Workers(group))
+	var snap backlog.Snapshot
+	if s.cfg.Backlog != nil {
+		snap = s.cfg.Backlog()
+	}
+	return live, groupBacklogs(group, live, readableBacklog(r, snap))
+}
+
+// groupBacklogs puts each group's live capacity beside its sampled
+// backlog: every group with a live worker or seen by the sample, or only
+// group when one is asked for.
+func groupBacklogs(group string, live []wire.WorkerInfo, snap backlog.Snapshot) []apiv1.GroupBacklog {
+	byName := map[string]*apiv1.GroupBacklog{}
+	get := func(name string) *apiv1.GroupBacklog {
+		g := byName[name]
+		if g == nil {
+			g = &apiv1.GroupBacklog{Group: name}
+			if !snap.At.IsZero() {
+				at := snap.At.UTC()
+				g.SampledAt = &at
+			}
+			byName[name] = g
+		}
+		return g
+	}
+	if group != "" {
+		get(group)
+	}
+	for _, wi := range live {
+		g := get(wi.Group)
+		g.LiveWorkers++
+		g.Slots += wi.Capacity
+		g.Running += len(wi.Running)
+	}
+	for _, b := range snap.Groups {
+		if group != "" && b.Group != group {
+			continue
+		}
+		g := get(b.Group)
+		g.Pending, g.InFlight, g.Redelivered = b.Pending, b.InFlight, b.Redelivered
+		g.OldestPendingSeconds = b.OldestPending.Seconds()
+		if !b.OldestPendingAt.IsZero() {
+			at := b.OldestPendingAt.UTC()
+			g.OldestPendingAt = &at
+		}
+	}
+	out := make([]apiv1.GroupBacklog, 0, len(byName))
+	for _, g := range byName {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Group < out[j].Group })
+	return out
+}
+
+// killRun stops a run wherever it is: one not yet published ends CANCELLED
+// at once; for the others a kill request goes to every worker (the one
+// running it cancels it, one about to start it does not), and the run ends
+// CANCELLED when its worker reports. Answers 202 with the run.
+func (s *Server) killRun(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	reason := "killed through the API"
+	run, err := s.store.CancelRun(r.Context(), actor(r), id, reason)
+	if err != nil {
+		return err
+	}
+	// Even a run just CANCELLED here may already sit in a wheel or in
+	// flight: the request makes sure no worker starts it.
+	if err := s.cfg.Kill(r.Context(), id, reason); err != nil {
+		return fmt.Errorf("send kill request for run %d: %w", id, err)
+	}
+	writeJSON(w, http.StatusAccepted, runDoc(run))
+	return nil
+}

@@ -1,0 +1,472 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
+)
+
+// route is one endpoint: its pattern, the one permission rule it requires
+// and its handler. The table below is the whole API surface: the server
+// is built from it (a route with the zero Rule panics at start) and the
+// permission matrix test enumerates it.
+type route struct {
+	pattern string
+	rule    auth.Rule
+	h       func(http.ResponseWriter, *http.Request) error
+}
+
+func (s *Server) routeTable() []route {
+	public, authed, admin := auth.Public(), auth.Authenticated(), auth.Admin()
+	read := auth.ReadGroup
+	operate := auth.OperateGroup
+	return []route{
+		{"GET /healthz", public, s.healthz},
+		{"GET /readyz", public, s.readyz},
+		// Metrics name groups and handlers: served here only behind the
+		// scrape token (MetricsToken), which the handler checks.
+		{"GET /metrics", public, s.metrics},
+
+		{"POST /api/v1/login", public, s.login},
+		{"POST /api/v1/logout", public, s.logout},
+		{"GET /api/v1/me", authed, s.me},
+
+		// Listings without ?group= are filtered to the caller's groups.
+		{"GET /api/v1/groups", authed, s.listGroups},
+		{"POST /api/v1/groups", admin, s.createGroup},
+		{"POST /api/v1/jobs", operate(s.jobBodyGroup), s.createJob},
+		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
+		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), byID(s.store.GetJob, jobDoc)},
+		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), s.updateJob},
+		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), s.deleteJob},
+		{"POST /api/v1/jobs/{id}/enable", operate(s.pathJobGroup), s.enableJob},
+		{"POST /api/v1/jobs/{id}/disable", operate(s.pathJobGroup), s.disableJob},
+		{"POST /api/v1/jobs/{id}/trigger", operate(s.triggerGroups), s.triggerJob},
+		{"GET /api/v1/jobs/{id}/next", read(s.pathJobGroup), s.nextFires},
+		{"GET /api/v1/jobs/{id}/runs", read(s.pathJobGroup), s.listRuns},
+		{"GET /api/v1/jobs/{id}/history", read(s.pathJobGroup), s.jobHistory},
+		{"POST /api/v1/jobs/{id}/backfill", operate(s.pathJobGroup), s.createBackfill},
+		{"GET /api/v1/jobs/{id}/backfills", read(s.pathJobGroup), s.listBackfills},
+		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
+		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
+		{"GET /api/v1/runs", read(queryGroup), s.searchRuns},
+		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
+		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
+		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},
+		{"GET /api/v1/workers", read(queryGroup), s.listWorkers},
+		{"GET /api/v1/stats", read(queryGroup), s.stats},
+		// The console's documents (apiv1/console.go). A schedule preview
+		// and the cluster hold no group data.
+		{"GET /api/v1/schedule/preview", authed, s.schedulePreview},
+		{"GET /api/v1/dashboard", read(queryGroup), s.dashboard},
+		{"GET /api/v1/cluster", authed, s.cluster},
+
+		{"GET /api/v1/users", admin, s.listUsers},
+		{"POST /api/v1/users", admin, s.createUser},
+		{"GET /api/v1/users/{name}", auth.SelfOrAdmin(pathUser), s.getUser},
+		// The user may change their own display name and password; the
+		// handler refuses them the other fields (admin, disabled).
+		{"PATCH /api/v1/users/{name}", auth.SelfOrAdmin(pathUser), s.updateUser},
+		{"DELETE /api/v1/users/{name}", admin, s.deleteUser},
+		{"POST /api/v1/users/{name}/grants", admin, s.setGrant},
+		{"DELETE /api/v1/users/{name}/grants", admin, s.deleteGrant},
+		{"GET /api/v1/keys", auth.SelfOrAdmin(queryUser), s.listKeys},
+		{"POST /api/v1/keys", auth.SelfOrAdmin(s.bodyUser), s.createKey},
+		{"DELETE /api/v1/keys/{id}", auth.SelfOrAdmin(s.keyOwner), s.revokeKey},
+		{"GET /api/v1/audit", admin, s.audit},
+
+		// Anything else under /api/ is 404, after authentication, so
+		// that the endpoints cannot be probed anonymously.
+		{"/api/", authed, s.noEndpoint},
+	}
+}
+
+// RouteInfo describes a route for tests and documentation.
+type RouteInfo struct {
+	Pattern string
+	Rule    string
+}
+
+// Routes lists the served routes with their rules.
+func (s *Server) Routes() []RouteInfo {
+	var out []RouteInfo
+	for _, rt := range s.routeTable() {
+		out = append(out, RouteInfo{Pattern: rt.pattern, Rule: rt.rule.String()})
+	}
+	return out
+}
+
+// routes builds the mux from the table.
+func (s *Server) routes() { s.mount(s.routeTable()) }
+
+func (s *Server) mount(table []route) {
+	for _, rt := range table {
+		if !rt.rule.Valid() {
+			panic(fmt.Sprintf("api: route %q has no permission rule", rt.pattern))
+		}
+		s.mux.Handle(rt.pattern, s.instrument(rt.pattern, s.guard(rt)))
+	}
+}
+
+// noEndpoint answers what no route matches: 405 naming the methods a
+// known path takes, else 404.
+func (s *Server) noEndpoint(w http.ResponseWriter, r *http.Request) error {
+	if allowed := s.allowedMethods(r); len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		return &httpError{http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use %s",
+			r.Method, r.URL.Path, strings.Join(allowed, " or "))}
+	}
+	return &httpError{http.StatusNotFound, fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)}
+}
+
+// guard authenticates a request and checks its route's rule before the
+// handler runs.
+func (s *Server) guard(rt route) http.Handler {
+	return s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkQuery(r); err != nil {
+			return err
+		}
+		if rt.rule.Public() {
+			// Public routes read their own credentials, if any (logout).
+			return rt.h(w, r)
+		}
+		p, err := s.authenticate(r)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			r = r.WithContext(auth.NewContext(r.Context(), p))
+			// Before any rule looks into it: what the rules and the
+			// handler read is the whole body, its size decided the same
+			// way for every caller and every id.
+			if err := bufferBody(w, r); err != nil {
+				return err
+			}
+		}
+		if err := rt.rule.Check(r, p); err != nil {
+			return err
+		}
+		return rt.h(w, r)
+	})
+}
+
+// Authenticated reports whether r carries valid credentials: an API key,
+// the bootstrap token or a live session. It is package httplimit's
+// question, asked before the handler of a request with a body, so that
+// only callers without them share the budget of anonymous requests.
+func (s *Server) Authenticated(r *http.Request) bool {
+	p, err := s.authenticate(r)
+	return err == nil && p != nil
+}
+
+// authenticate finds the request's principal: nil with no credentials,
+// ErrBadCredentials with wrong ones (a wrong key is never taken as
+// anonymous).
+func (s *Server) authenticate(r *http.Request) (*auth.Principal, error) {
+	if s.cfg.InsecureNoAuth {
+		return auth.AnonymousAdmin(), nil
+	}
+	ctx := r.Context()
+	if h := r.Header.Get("Authorization"); h != "" {
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return nil, store.ErrBadCredentials
+		}
+		tok = strings.TrimSpace(tok)
+		if s.cfg.Token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1 {
+			return auth.Bootstrap(), nil
+		}
+		prefix, hash, ok := auth.ParseKey(tok)
+		if !ok {
+			return nil, store.ErrBadCredentials
+		}
+		u, k, err := s.store.UserByKey(ctx, prefix, hash)
+		if err != nil {
+			return nil, err
+		}
+		p := principalOf(u)
+		p.Method, p.KeyID, p.KeyPrefix = auth.ByKey, k.ID, k.Prefix
+		return p, nil
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
+		u, ss, err := s.store.UserBySession(ctx, auth.HashSecret(c.Value), s.cfg.SessionIdle)
+		if err != nil {
+			return nil, err
+		}
+		p := principalOf(u)
+		p.Method, p.SessionID, p.SessionExpiresAt = auth.BySession, ss.ID, ss.ExpiresAt
+		return p, nil
+	}
+	return nil, nil
+}
+
+func principalOf(u store.User) *auth.Principal {
+	p := &auth.Principal{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Grants: map[string]auth.Grant{}}
+	for _, g := range u.Grants {
+		p.Grants[g.Group] = auth.Grant{Role: auth.Role(g.Role), Scripts: g.Scripts}
+	}
+	return p
+}
+
+// actor is the request's principal as the audit log records it, with the
+// jobs it may name in references (the jobs it could trigger itself).
+func actor(r *http.Request) store.Actor {
+	client := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(client); err == nil {
+		client = host
+	}
+	p := auth.FromContext(r.Context())
+	if p == nil {
+		return store.Actor{Name: "anonymous", Auth: "none", Client: client}
+	}
+	return store.Actor{Name: p.Name, Auth: p.Credential(), Client: client, Refs: refs.Of(p)}
+}
+
+// readable is the groups the request's principal may read, nil for all:
+// what listings filter by.
+func readable(r *http.Request) []string {
+	p := auth.FromContext(r.Context())
+	if p == nil {
+		return []string{}
+	}
+	gs, all := p.Readable()
+	if all {
+		return nil
+	}
+	return gs
+}
+
+// Group finders of the rules (auth.GroupOf).
+
+// queryGroup is ?group=, when given: a listing of one group needs that
+// group; without it the listing is filtered.
+func queryGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
+	if g := r.URL.Query().Get("group"); g != "" {
+		return []auth.Need{{Group: g}}, nil
+	}
+	return nil, nil
+}
+
+// hidden turns a store's not-found into auth.ErrHidden naming what, so
+// that a missing job and another group's job answer alike.
+func hidden(err error, what string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return auth.HiddenError(what)
+	}
+	return err
+}
+
+func (s *Server) pathJobGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
+	return pathGroup(r, "job", s.store.JobGroup)
+}
+
+func (s *Server) pathRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
+	return pathGroup(r, "run", s.store.RunGroup)
+}
+
+// pathGroup is the group of the path's {id}, a kind looked up by group
+// (a missing one answers like another group's: hidden).
+func pathGroup(r *http.Request, kind string, group func(context.Context, int64) (string, error)) ([]auth.Need, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("%s %d", kind, id)
+	g, err := group(r.Context(), id)
+	if err != nil {
+		return nil, hidden(err, what)
+	}
+	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
+}
+
+// jobFields are the fields of a job spec the rules look at.
+type jobFields struct {
+	Group   string  `json:"group"`
+	Handler string  `json:"handler"`
+	Params  *string `json:"params"`
+}
+
+// peekBody decodes the body leniently into v and leaves it for the
+// handler to read (strictly) again. false: there is no body.
+func peekBody(r *http.Request, v any) (bool, error) {
+	if r.Body == nil || r.ContentLength == 0 {
+		return false, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return false, bodyError(err)
+	}
+	if len(b) > maxBody {
+		return false, &http.MaxBytesError{Limit: maxBody}
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	if len(bytes.TrimSpace(b)) == 0 {
+		return false, nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, invalidf("malformed JSON body: %v", err)
+	}
+	return true, nil
+}
+
+// commandNeed is the need of writing a job of group with handler: scripts
+// when the handler runs commands (shell, or one the group declares).
+func (s *Server) commandNeed(ctx context.Context, group, handler string) (auth.Need, error) {
+	n := auth.Need{Group: group}
+	if handler == auth.ShellHandler {
+		n.Scripts, n.Why = true, "handler shell runs commands"
+		return n, nil
+	}
+	hs, err := s.store.CommandHandlers(ctx, group)
+	if err != nil {
+		return n, err
+	}
+	if auth.RunsCommands(handler, hs) {
+		n.Scripts, n.Why = true, fmt.Sprintf("handler %s runs commands in group %s", handler, group)
+	}
+	return n, nil
+}
+
+// jobBodyGroup is the group a new job goes to (admins skip the look).
+func (s *Server) jobBodyGroup(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	if p.Admin {
+		return nil, nil
+	}
+	var f jobFields
+	if _, err := peekBody(r, &f); err != nil {
+		return nil, err
+	}
+	n, err := s.commandNeed(r.Context(), f.Group, f.Handler)
+	return []auth.Need{n}, err
+}
+
+// jobUpdateGroups are the job's group as it is and as the body makes it:
+// moving a job needs both, and scripts where either handler runs commands
+// (editing a shell job's params is running a command).
+func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return nil, hidden(err, fmt.Sprintf("job %d", id))
+	}
+	if p.Admin {
+		return nil, nil
+	}
+	was, err := s.commandNeed(r.Context(), cur.Group, cur.Handler)
+	if err != nil {
+		return nil, err
+	}
+	was.Hidden, was.What = true, fmt.Sprintf("job %d", id)
+	var f jobFields
+	if _, err := peekBody(r, &f); err != nil {
+		return nil, err
+	}
+	will, err := s.commandNeed(r.Context(), f.Group, f.Handler)
+	return []auth.Need{was, will}, err
+}
+
+// pathJobWriteGroup is the group of the path's job, with scripts when the
+// job runs commands: deleting a command-running job is writing it, as
+// creating or editing one is.
+func (s *Server) pathJobWriteGroup(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	what := fmt.Sprintf("job %d", id)
+	j, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return nil, hidden(err, what)
+	}
+	if p.Admin {
+		return nil, nil
+	}
+	n, err := s.commandNeed(r.Context(), j.Group, j.Handler)
+	n.Hidden, n.What = true, what
+	return []auth.Need{n}, err
+}
+
+// triggerGroups is the job's group; triggering a command-running job with
+// other params is running a command of one's choosing: scripts.
+func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.store.GetJob(r.Context(), id)
+	if err != nil {
+		return nil, hidden(err, fmt.Sprintf("job %d", id))
+	}
+	if p.Admin {
+		return nil, nil
+	}
+	var f jobFields
+	hasBody, err := peekBody(r, &f)
+	if err != nil {
+		return nil, err
+	}
+	n := auth.Need{Group: j.Group, Hidden: true, What: fmt.Sprintf("job %d", id)}
+	if hasBody && f.Params != nil {
+		cn, err := s.commandNeed(r.Context(), j.Group, j.Handler)
+		if err != nil {
+			return nil, err
+		}
+		n.Scripts, n.Why = cn.Scripts, cn.Why+", and the trigger replaces its params"
+	}
+	return []auth.Need{n}, nil
+}
+
+// Subject finders of SelfOrAdmin rules.
+
+func pathUser(r *http.Request, _ *auth.Principal) (string, bool, error) {
+	return r.PathValue("name"), false, nil
+}
+
+func queryUser(r *http.Request, _ *auth.Principal) (string, bool, error) {
+	return r.URL.Query().Get("user"), false, nil
+}
+
+func (s *Server) bodyUser(r *http.Request, p *auth.Principal) (string, bool, error) {
+	if p.Admin {
+		return "", false, nil
+	}
+	var f struct {
+		User string `json:"user"`
+	}
+	_, err := peekBody(r, &f)
+	return f.User, false, err
+}
+
+// keyOwner is the user of the path's key; a stranger's key is not found.
+func (s *Server) keyOwner(r *http.Request, _ *auth.Principal) (string, bool, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return "", false, err
+	}
+	k, err := s.store.GetKey(r.Context(), id)
+	if err != nil {
+		return "", false, hidden(err, fmt.Sprintf("key %d", id))
+	}
+	return k.User, true, nil
+}
+
+// pathKeyID is the path's key id (already checked by the rule).
+func pathKeyID(r *http.Request) int64 {
+	id, _ := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	return id
+}

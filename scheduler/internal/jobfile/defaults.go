@@ -1,0 +1,78 @@
+package jobfile
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// Normalize returns spec with what the API stores for each field a spec
+// leaves out filled in, so that a file that omits a default and the job the
+// API returns compare equal. Fields the API stores as sent (their zero is
+// their default) need no entry here; a new field whose default is not its
+// zero value does.
+func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
+	if spec.ScheduleType == "" {
+		spec.ScheduleType = "none"
+	}
+	if spec.Timezone == "" {
+		spec.Timezone = "UTC"
+	}
+	if spec.MisfirePolicy == "" {
+		spec.MisfirePolicy = string(policy.DefaultMisfire)
+	}
+	if spec.RouteStrategy == "" {
+		spec.RouteStrategy = string(policy.DefaultRoute)
+	}
+	if spec.BlockStrategy == "" {
+		spec.BlockStrategy = string(policy.DefaultBlock)
+	}
+	if spec.RetryBackoff == "" {
+		spec.RetryBackoff = policy.DefaultRetryBackoff
+	}
+	if spec.RetryInitial == 0 {
+		spec.RetryInitial = apiv1.Duration(policy.DefaultRetryInitial)
+	}
+	if spec.RetryMax == 0 {
+		spec.RetryMax = apiv1.Duration(max(policy.DefaultRetryMax, time.Duration(spec.RetryInitial)))
+	}
+	if spec.Enabled == nil {
+		enabled := true
+		spec.Enabled = &enabled
+	}
+	if len(spec.AlarmEmails) == 0 {
+		spec.AlarmEmails = nil
+	}
+	if len(spec.ChildJobIDs) == 0 {
+		spec.ChildJobIDs = nil
+	}
+	return spec
+}
+
+// Minimize returns spec without the fields that hold their default, so a
+// file stays short and says only what was chosen. A field is left out when
+// leaving it out changes nothing once normalized, which also covers
+// defaults that depend on another field (retry_max on retry_initial).
+func Minimize(spec apiv1.JobSpec) apiv1.JobSpec {
+	want := Normalize(spec)
+	out := spec
+	v := reflect.ValueOf(&out).Elem()
+	for _, f := range jobFields {
+		if f.name == fieldGroup || f.name == fieldName {
+			continue
+		}
+		fv := v.Field(f.index)
+		if fv.IsZero() {
+			continue
+		}
+		saved := reflect.New(f.typ).Elem()
+		saved.Set(fv)
+		fv.SetZero()
+		if !reflect.DeepEqual(Normalize(out), want) {
+			fv.Set(saved)
+		}
+	}
+	return out
+}

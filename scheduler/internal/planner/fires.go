@@ -1,0 +1,148 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
+	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// fire is one run to write for a job.
+type fire struct {
+	at      time.Time
+	typ     wire.TriggerType
+	status  wire.Status // SCHEDULED, or SKIPPED by the misfire policy
+	message string
+}
+
+// plan is what one pass decides for one job.
+type plan struct {
+	fires []fire
+	// next is the job's new next_fire_at: the first fire after the window,
+	// nil when the schedule has no further fire of its own.
+	next *time.Time
+	// overflow is set when more fires were missed than maxCatchup; the
+	// ones past the cap are not recorded (logged instead).
+	overflow bool
+}
+
+// summaryCountLimit bounds the walk that counts the fires a catch-up
+// summary stands for (a year of one-second fires is 31 M steps).
+const summaryCountLimit = 100_000
+
+// planJob computes the fires of one job from its next fire up to horizon,
+// in nominal times (see package timing). Fires before now-threshold are
+// misfires and follow the policy.
+//
+// Past maxCatchup missed fires the walk stops: the first maxCatchup are
+// recorded one by one, fire_once runs the newest missed fire (found by
+// probing back from the threshold, not by walking), and the fires in
+// between are summarised in one SKIPPED run, at the first of them, whose
+// message says how many and which range. The schedule resumes at the
+// threshold.
+func planJob(tp timing.Plan, next, now, horizon time.Time, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
+	var p plan
+	lateBefore := policy.LateBefore(now, threshold)
+	t, ok := next, true
+	var missed []time.Time
+	var summary *fire
+	var newest time.Time
+	for ok && policy.Late(t, now, threshold) {
+		if len(missed) == maxCatchup {
+			p.overflow = true
+			summary, newest = overflow(tp, t, missed[len(missed)-1], lateBefore, mp, maxCatchup)
+			t, ok = tp.Next(lateBefore.Add(-time.Nanosecond))
+			break
+		}
+		missed = append(missed, t)
+		t, ok = tp.Next(t)
+	}
+	if !newest.IsZero() {
+		missed = append(missed, newest)
+	}
+	p.fires = misfires(missed, now, mp)
+	if summary != nil {
+		// Keep the fires in time order: the summary comes before the
+		// newest fire it leaves out.
+		at := len(p.fires)
+		if !newest.IsZero() {
+			at--
+		}
+		p.fires = append(p.fires[:at], append([]fire{*summary}, p.fires[at:]...)...)
+	}
+	st := tp.Sched.Type()
+	oneShot := st == schedule.FixDelay || st == schedule.Once
+	if oneShot && len(p.fires) > 0 {
+		// Its single fire is taken. fix_delay's next comes when that run
+		// ends, unless the policy skipped it: then the delay runs from now.
+		if st == schedule.FixDelay && p.fires[len(p.fires)-1].status == wire.StatusSkipped {
+			if t, ok := tp.Next(now); ok {
+				p.next = &t
+			}
+		}
+		return p
+	}
+	for ok && !t.After(horizon) {
+		p.fires = append(p.fires, fire{at: t, typ: wire.TriggerSchedule, status: wire.StatusScheduled})
+		if oneShot {
+			return p
+		}
+		t, ok = tp.Next(t)
+	}
+	if ok {
+		p.next = &t
+	}
+	return p
+}
+
+// overflow handles the missed fires past the cap, from first (the first
+// not recorded one by one) up to lateBefore: for fire_once the newest of
+// them, which runs, and the SKIPPED summary of the others (nil when there
+// are none).
+func overflow(tp timing.Plan, first, lastRecorded, lateBefore time.Time, mp policy.Misfire, maxCatchup int) (*fire, time.Time) {
+	var newest time.Time
+	end := lateBefore
+	if mp == policy.MisfireFireOnce {
+		if n, ok := tp.Newest(lastRecorded, lateBefore); ok {
+			newest, end = n, n
+		}
+	}
+	n, exact := tp.Count(lastRecorded, end, summaryCountLimit)
+	if n == 0 {
+		return nil, newest
+	}
+	count := fmt.Sprint(n)
+	if !exact {
+		count = "at least " + count
+	}
+	last := first
+	if n > 1 {
+		if l, ok := tp.Newest(lastRecorded, end); ok {
+			last = l
+		}
+	}
+	msg := policy.CatchupSummary(count, first, last, maxCatchup, mp, newest)
+	return &fire{at: first, typ: wire.TriggerSchedule, status: wire.StatusSkipped, message: msg}, newest
+}
+
+// misfires turns missed fire times into runs by the misfire policy: under
+// fire_once the last of missed is the newest.
+func misfires(missed []time.Time, now time.Time, mp policy.Misfire) []fire {
+	out := make([]fire, 0, len(missed))
+	for i, at := range missed {
+		newer := policy.HasNewer
+		if i == len(missed)-1 {
+			newer = policy.NoNewer
+		}
+		d := policy.Decide(policy.Facts{Stage: policy.AtPlanning, Policy: mp, Late: now.Sub(at), Newer: newer})
+		if d.Outcome == policy.Run {
+			out = append(out, fire{at: at, typ: wire.TriggerMisfire, status: wire.StatusScheduled, message: d.Message})
+		} else {
+			out = append(out, fire{at: at, typ: wire.TriggerSchedule, status: wire.StatusSkipped, message: d.Message})
+		}
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/scheduler/internal/lease"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// selectDue reads only the columns planning and firing need. SKIP LOCKED:
+// a job being edited right now is planned on the next pass instead of
+// making this pass wait.
+const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
+	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
+	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency
+	FROM jobs
+	WHERE shard = $1 AND enabled AND next_fire_at <= $2
+	ORDER BY next_fire_at
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED`
+
+// advanceNextFire moves every planned job past the window in one statement.
+const advanceNextFire = `UPDATE jobs SET next_fire_at = u.next_fire_at,
+		last_fire_at = COALESCE(u.last_fire_at, jobs.last_fire_at)
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::timestamptz[]) AS u(id, next_fire_at, last_fire_at)
+	WHERE jobs.id = u.id`
+
+type dueJob struct {
+	id                       int64
+	group, handler, params   string
+	schedType, schedExpr, tz string
+	misfire                  policy.Misfire
+	route                    policy.Route
+	block                    policy.Block
+	timeoutMS                int64
+	next                     time.Time
+	// Per-job overrides of the planner's defaults (NULL: the default),
+	// jitter and bounds (see package timing).
+	thresholdMS    *int64
+	maxCatchup     *int
+	jitterMS       int64
+	start, end     *time.Time
+	maxConcurrency int
+}
+
+// planBatch plans up to BatchSize due jobs of a shard in one transaction.
+// more reports that the batch was full and another may be due.
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (planned []runs.Planned, more bool, err error) {
+	shard := l.Shard
+	horizon := now.Add(p.cfg.Window)
+	// A job is read once its next fire is within the low-water mark and
+	// then planned up to the whole window: a job firing every second has
+	// its row rewritten (and the jobs index updated) every few fires, not
+	// at every one, and each statement carries more runs.
+	lowWater := now.Add(min(p.cfg.Window, max(p.cfg.Window/2, 2*p.cfg.Interval)))
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		// First, the fence: it also share-locks the shard's row until commit
+		// and bounds the transaction's idle time (runs.Fence).
+		if err := runs.Fence(ctx, tx, shard, p.owner, l.Epoch, p.cfg.IdleTxTimeout); errors.Is(err, runs.ErrNotHeld) {
+			return ErrLeaseLost
+		} else if err != nil {
+			return err
+		}
+		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize)
+		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
+			var j dueJob
+			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
+				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency)
+			return j, err
+		})
+		if err != nil {
+			return fmt.Errorf("read due jobs: %w", err)
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		more = len(jobs) == p.cfg.BatchSize
+
+		var (
+			fires  []runs.Fire
+			sizes  []int    // per fire: its trigger's bound if it may join a batch, else 0
+			lanes  []string // per fire: the worker its batch goes to, "" for any (batchLane)
+			adv    advanceArgs
+			byFire = make(map[fireKey]plannedFire, len(jobs))
+		)
+		for i := range jobs {
+			j := &jobs[i]
+			pl, tp, err := p.planOne(j, now, horizon)
+			if err != nil {
+				// A schedule that no longer parses is switched off
+				// (next_fire_at NULL) rather than retried every pass.
+				p.log.Error("job schedule invalid; not planning it", logging.Job(j.id), logging.Shard(shard), zap.Error(err))
+				adv.add(j.id, nil, nil)
+				continue
+			}
+			var last *time.Time
+			for _, f := range pl.fires {
+				// Runs are written at their actual (jittered) time, to the
+				// microsecond PostgreSQL keeps: key fires the way they come back.
+				f.at = tp.At(f.at)
+				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
+					Status: f.status, ScheduledAt: f.at, Message: f.message})
+				size, lane := 0, ""
+				if batchable(j, f, p.target != nil) {
+					size, lane = triggerBytes(j), p.batchLane(j)
+				}
+				sizes = append(sizes, size)
+				lanes = append(lanes, lane)
+				byFire[fireKey{j.id, f.at.UnixMicro()}] = plannedFire{j, f}
+				at := f.at
+				last = &at
+			}
+			adv.add(j.id, pl.next, last)
+		}
+		if len(fires) > 0 {
+			chunkBatches(fires, sizes, lanes, p.cfg.TriggerBatch)
+			written, err := runs.InsertPlanned(ctx, tx, shard, fires)
+			if err != nil {
+				return err
+			}
+			planned = make([]runs.Planned, 0, len(written))
+			for _, w := range written {
+				pf, ok := byFire[fireKey{w.JobID, w.ScheduledAt.UnixMicro()}]
+				if !ok {
+					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", w.RunID, w.JobID, w.ScheduledAt)
+				}
+				if pf.f.status == wire.StatusSkipped {
+					continue
+				}
+				j := pf.j
+				planned = append(planned, runs.Planned{
+					RunID: w.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
+					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
+					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
+					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
+					MaxConcurrency: j.maxConcurrency, Batch: w.Batch,
+				})
+			}
+		}
+		if _, err := tx.Exec(ctx, advanceNextFire, adv.ids, adv.nexts, adv.lasts); err != nil {
+			return fmt.Errorf("advance next fire: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return planned, more, nil
+}
+
+func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan, error) {
+	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
+	if err != nil {
+		return plan{}, timing.Plan{}, err
+	}
+	mp, err := policy.ParseMisfire(string(j.misfire))
+	if err != nil {
+		return plan{}, timing.Plan{}, err
+	}
+	tp := timing.Plan{Sched: s, JobID: j.id, Jitter: time.Duration(j.jitterMS) * time.Millisecond}
+	if j.start != nil {
+		tp.Start = *j.start
+	}
+	if j.end != nil {
+		tp.End = *j.end
+	}
+	maxCatchup := p.cfg.MaxCatchup
+	if j.maxCatchup != nil {
+		maxCatchup = *j.maxCatchup
+	}
+	pl := planJob(tp, j.next, now, horizon, mp, p.threshold(j), maxCatchup)
+	if pl.overflow {
+		p.log.Warn("more fires missed than max_catchup; the ones past it are summarised in one SKIPPED run",
+			logging.Job(j.id), zap.Int("max_catchup", maxCatchup), zap.Time("missed_since", j.next))
+	}
+	return pl, tp, nil
+}
+
+// threshold is the job's misfire threshold, the planner's when it has none
+// (NULL, or 0 as the store, the API and dispatch read it).
+func (p *Planner) threshold(j *dueJob) time.Duration {
+	if j.thresholdMS != nil && *j.thresholdMS > 0 {
+		return time.Duration(*j.thresholdMS) * time.Millisecond
+	}
+	return p.cfg.MisfireThreshold
+}
+
+// plannedFire ties a fire to its job, to match the rows runs.InsertPlanned
+// returns.
+type plannedFire struct {
+	j *dueJob
+	f fire
+}
+
+type fireKey struct {
+	job int64
+	at  int64 // µs: PostgreSQL's timestamp resolution
+}
+
+// advanceArgs are the column arrays of advanceNextFire.
+type advanceArgs struct {
+	ids   []int64
+	nexts []*time.Time
+	lasts []*time.Time
+}
+
+func (a *advanceArgs) add(id int64, next, last *time.Time) {
+	a.ids = append(a.ids, id)
+	a.nexts = append(a.nexts, next)
+	a.lasts = append(a.lasts, last)
+}

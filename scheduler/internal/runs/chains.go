@@ -1,0 +1,122 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/internal/refs"
+)
+
+// parent is a run that succeeded and has enabled children to trigger.
+type parent struct {
+	refs.Spawn
+	jobID                   int64
+	scheduledAt, finishedAt time.Time
+}
+
+// chainLockClass is the advisory lock space (two-key form) of chains: one
+// lock per root fire, keyed by hashint8(root), held to the end of the
+// applier's transaction while it reads and adds to the chain's count.
+const chainLockClass = 0x6a6a6368 // "jjch"
+
+// lockChainsSQL takes the chains' locks in key order: every applier takes
+// them in the same order, so two never wait on each other in a circle.
+// (Nothing else takes them; the appliers' row locks on job_runs, taken
+// before, are on rows of their own batches.)
+const lockChainsSQL = `SELECT pg_advisory_xact_lock($1, k)
+	FROM (SELECT DISTINCT hashint8(r) AS k FROM unnest($2::bigint[]) AS r ORDER BY 1) AS s`
+
+// spawnChildrenSQL triggers the children of the granted runs (trigger
+// type parent, parent_run, the chain's root, scheduled at the parent's
+// end) and adds them to their chains' counts. A chain is counted from the
+// first level that has children of its own, or once it has a row: a
+// parent whose children are all leaves, the common case, writes nothing to
+// run_chains. (A leaf given children while its chain is in flight thus
+// counts from zero: the cap is exact for the links a chain starts with.)
+//
+// The child runs are keyed like every run (job, scheduled_at, shard index,
+// attempt) and derive from the parent's finished_at, so triggering a
+// parent's children again creates nothing.
+const spawnChildrenSQL = `WITH g AS (
+		SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[], $4::bigint[]) AS g(run_id, job_id, finished_at, root)),
+	ins AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, parent_run, chain_root)
+		SELECT c.id, c.group_name, c.shard, 'parent', 'SCHEDULED', g.finished_at, g.run_id, g.root
+		FROM g JOIN jobs p ON p.id = g.job_id JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
+		ON CONFLICT DO NOTHING
+		RETURNING id, job_id, chain_root),
+	per AS (SELECT ins.chain_root AS root, count(*)::int AS n,
+			bool_or(EXISTS (SELECT 1 FROM jobs k WHERE k.id = ins.job_id AND k.child_job_ids <> '{}')) AS deeper
+		FROM ins GROUP BY ins.chain_root),
+	counted AS (INSERT INTO run_chains (root_run, runs)
+		SELECT root, n FROM per
+		WHERE deeper OR EXISTS (SELECT 1 FROM run_chains k WHERE k.root_run = per.root)
+		ON CONFLICT (root_run) DO UPDATE SET runs = run_chains.runs + EXCLUDED.runs, updated_at = now())
+	SELECT id FROM ins`
+
+// noteCappedSQL ends the message of each refused run with why its
+// children did not run.
+const noteCappedSQL = `UPDATE job_runs r
+	SET message = CASE WHEN r.message = '' THEN u.note ELSE r.message || '; ' || u.note END
+	FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS u(id, scheduled_at, note)
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at`
+
+// spawnChildren triggers the children of parents (in run id order) within
+// the cap of limit runs per root fire (refs.Grant decides), in the
+// transaction that recorded the parents' success, and returns the runs it
+// created and the parents it refused, whose message now says why.
+func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) ([]int64, []Capped, error) {
+	slices.SortFunc(parents, func(a, b parent) int { return cmp.Compare(a.Run, b.Run) })
+	roots := make([]int64, len(parents))
+	spawns := make([]refs.Spawn, len(parents))
+	for i, p := range parents {
+		roots[i], spawns[i] = p.Root, p.Spawn
+	}
+	if _, err := tx.Exec(ctx, lockChainsSQL, chainLockClass, roots); err != nil {
+		return nil, nil, fmt.Errorf("lock %d chains: %w", len(roots), err)
+	}
+	used := make(map[int64]int, len(roots))
+	var (
+		root int64
+		n    int
+	)
+	rows, _ := tx.Query(ctx, `SELECT root_run, runs FROM run_chains WHERE root_run = ANY($1::bigint[])`, roots)
+	if _, err := pgx.ForEachRow(rows, []any{&root, &n}, func() error { used[root] = n; return nil }); err != nil {
+		return nil, nil, fmt.Errorf("read %d chains: %w", len(roots), err)
+	}
+	var (
+		gRuns, gJobs, gRoots []int64
+		gEnds                []time.Time
+		cIDs                 []int64
+		cScheds              []time.Time
+		cNotes               []string
+		capped               []Capped
+	)
+	for i, d := range refs.Grant(spawns, used, limit) {
+		p := parents[i]
+		if d.Granted {
+			gRuns, gJobs, gEnds, gRoots = append(gRuns, p.Run), append(gJobs, p.jobID), append(gEnds, p.finishedAt), append(gRoots, p.Root)
+			continue
+		}
+		cIDs, cScheds, cNotes = append(cIDs, p.Run), append(cScheds, p.scheduledAt), append(cNotes, d.Note)
+		capped = append(capped, Capped{RunID: p.Run, JobID: p.jobID, Root: p.Root, Note: d.Note})
+	}
+	var spawned []int64
+	if len(gRuns) > 0 {
+		rows, _ := tx.Query(ctx, spawnChildrenSQL, gRuns, gJobs, gEnds, gRoots)
+		var err error
+		if spawned, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+			return nil, nil, fmt.Errorf("trigger the children of %d runs: %w", len(gRuns), err)
+		}
+	}
+	if len(cIDs) > 0 {
+		if _, err := tx.Exec(ctx, noteCappedSQL, cIDs, cScheds, cNotes); err != nil {
+			return nil, nil, fmt.Errorf("record why %d runs triggered no children: %w", len(cIDs), err)
+		}
+	}
+	return spawned, capped, nil
+}

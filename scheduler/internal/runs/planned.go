@@ -1,0 +1,86 @@
+package runs
+
+import (
+	"time"
+
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Planned is a run written as SCHEDULED together with what a trigger needs
+// from its job: what the planner (or the API, a backfill, a recovery) hands
+// the wheel and the wheel hands dispatch. It lives with the statements
+// that write and read it rather than in the API's store, so that the
+// wheel, which only holds runs, does not depend on the API's CRUD.
+type Planned struct {
+	RunID int64
+	JobID int64
+	Group string
+	Shard int
+	// Epoch is the lease epoch of Shard under which the run was planned
+	// or recovered: it may be published, and recorded, only while this
+	// scheduler still holds the shard at that epoch (see fence.go). 0 for
+	// a manual run, which its API call publishes directly (its Msg-Id
+	// de-duplicates a later recovery).
+	Epoch int64
+	// Recovered marks a run found SCHEDULED in the table rather than
+	// planned by this process: it may already have been published.
+	Recovered bool
+	// Batch is the trigger batch the run was planned into (job_runs.batch,
+	// the id of the batch's first run), 0 for a run published alone. A
+	// run of a batch is only ever published inside its batch's message
+	// (one message, Nats-Msg-Id wire.BatchMsgID(Batch), on its group's
+	// batch subject), never alone and never routed to one worker: which
+	// runs share a batch is fixed in PostgreSQL when they are planned, so
+	// every publish of it carries the same runs under the same id and the
+	// stream's duplicate window drops the copies. Its runs share Group,
+	// Shard and ScheduledAt.
+	Batch         int64
+	Handler       string
+	Params        string
+	TriggerType   wire.TriggerType
+	ScheduledAt   time.Time
+	Attempt       int
+	ShardIndex    int
+	ShardTotal    int
+	Timeout       time.Duration
+	MisfirePolicy policy.Misfire
+	RouteStrategy policy.Route
+	BlockStrategy policy.Block
+	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
+	MaxConcurrency int
+	// Target is the worker a directed trigger goes to, "" for the group's
+	// shared queue. Dispatch sets it when it routes the run; a part of a
+	// sharding broadcast keeps it in job_runs.worker_id, so that a
+	// recovered part goes back to its worker (or to the shared queue if
+	// that worker is gone).
+	Target string
+	// MisfireThreshold is the job's own threshold, 0 for the scheduler's.
+	MisfireThreshold time.Duration
+}
+
+// Trigger is the wire message of a planned run; misfireThreshold is the
+// scheduler's, used when the job has none of its own.
+func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
+	if p.MisfireThreshold > 0 {
+		misfireThreshold = p.MisfireThreshold
+	}
+	return &wire.Trigger{
+		V:                  wire.Version,
+		RunID:              p.RunID,
+		JobID:              p.JobID,
+		Group:              p.Group,
+		Handler:            p.Handler,
+		Params:             p.Params,
+		TriggerType:        p.TriggerType,
+		ScheduledAt:        p.ScheduledAt,
+		Attempt:            p.Attempt,
+		ShardIndex:         p.ShardIndex,
+		ShardTotal:         p.ShardTotal,
+		TimeoutMS:          p.Timeout.Milliseconds(),
+		MisfirePolicy:      p.MisfirePolicy,
+		MisfireThresholdMS: misfireThreshold.Milliseconds(),
+		BlockStrategy:      p.BlockStrategy,
+		MaxConcurrency:     p.MaxConcurrency,
+	}
+}

@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/internal/refs"
+)
+
+// Actor is who makes a change. Every store function that changes what the
+// API manages takes one and writes an audit_log row in the transaction of
+// the change: the row exists exactly when the change does.
+type Actor struct {
+	// Name is the user, or "bootstrap", "anonymous-admin", "system".
+	Name string
+	// Auth is the credential: "key:<prefix>", "session:<id>", "bootstrap",
+	// "none", "internal".
+	Auth string
+	// Client is the request's remote address ("" for internal changes).
+	Client string
+	// Refs is which jobs the actor may name in the references a change
+	// adds (child jobs): package refs decides, inside the change's
+	// transaction. Nil names none.
+	Refs refs.Authority
+}
+
+// System is the actor of changes jetjob makes itself (dev's demo jobs): it
+// may name any job.
+var System = Actor{Name: "system", Auth: "internal", Refs: refs.Unrestricted}
+
+// AuditEntry is one row of the audit log.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	Actor  string
+	Auth   string
+	Action string
+	Target string
+	Group  string
+	// Before and After are JSON documents, nil when absent.
+	Before, After []byte
+	Client        string
+}
+
+// writeAudit records a change inside its transaction. before and after are
+// marshalled to JSON; nil leaves the column NULL.
+func writeAudit(ctx context.Context, tx pgx.Tx, a Actor, action, target, group string, before, after any) error {
+	if a.Name == "" {
+		return fmt.Errorf("audit %s %s: no actor", action, target)
+	}
+	doc := func(v any) (any, error) {
+		if v == nil {
+			return nil, nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	}
+	b, err := doc(before)
+	if err != nil {
+		return fmt.Errorf("audit %s %s: %w", action, target, err)
+	}
+	af, err := doc(after)
+	if err != nil {
+		return fmt.Errorf("audit %s %s: %w", action, target, err)
+	}
+	var g *string
+	if group != "" {
+		g = &group
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO audit_log (actor, auth, action, target, group_name, before, after, client)
+		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8)`, a.Name, a.Auth, action, target, g, b, af, a.Client); err != nil {
+		return fmt.Errorf("audit %s %s: %w", action, target, err)
+	}
+	return nil
+}
+
+// JobTarget, RunTarget, … name audit targets.
+func JobTarget(id int64) string     { return "job:" + strconv.FormatInt(id, 10) }
+func runTarget(id int64) string     { return "run:" + strconv.FormatInt(id, 10) }
+func keyTarget(id int64) string     { return "key:" + strconv.FormatInt(id, 10) }
+func userTarget(n string) string    { return "user:" + n }
+func groupTarget(n string) string   { return "group:" + n }
+func sessionTarget(u string) string { return "user:" + u }
+
+// JobRevisionActions are the actions that change a job's definition: its
+// history.
+var JobRevisionActions = []string{"job.create", "job.update", "job.enable", "job.disable", "job.delete"}
+
+// AuditFilter selects audit rows; zero fields do not filter.
+type AuditFilter struct {
+	Actor   string
+	Target  string
+	Actions []string
+	// From (inclusive) and To (exclusive) bound the time.
+	From, To time.Time
+	// Before resumes a listing: only rows with a smaller id.
+	Before int64
+	Limit  int
+}
+
+// ListAudit returns up to f.Limit rows, newest (highest id) first, and
+// whether more follow. Ids grow with time, so paging by id is keyset
+// paging that neither skips nor repeats.
+func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, bool, error) {
+	if f.Limit <= 0 {
+		return nil, false, fmt.Errorf("list audit: limit %d: want a positive page size", f.Limit)
+	}
+	var conds []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	if f.Actor != "" {
+		conds = append(conds, "actor = "+arg(f.Actor))
+	}
+	if f.Target != "" {
+		conds = append(conds, "target = "+arg(f.Target))
+	}
+	if len(f.Actions) > 0 {
+		conds = append(conds, "action = ANY("+arg(f.Actions)+")")
+	}
+	if !f.From.IsZero() {
+		conds = append(conds, "at >= "+arg(f.From))
+	}
+	if !f.To.IsZero() {
+		conds = append(conds, "at < "+arg(f.To))
+	}
+	if f.Before > 0 {
+		conds = append(conds, "id < "+arg(f.Before))
+	}
+	q := `SELECT id, at, actor, auth, action, target, coalesce(group_name, ''), before, after, client FROM audit_log`
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT " + arg(f.Limit+1)
+	rows, _ := s.pool.Query(ctx, q, args...)
+	es, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+		var e AuditEntry
+		err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Auth, &e.Action, &e.Target, &e.Group, &e.Before, &e.After, &e.Client)
+		return e, err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("list audit: %w", err)
+	}
+	more := len(es) > f.Limit
+	if more {
+		es = es[:f.Limit]
+	}
+	return es, more, nil
+}
+
+// jobAudit is a job as the audit log keeps it: the API's field names.
+type jobAudit struct {
+	ID            int64    `json:"id"`
+	Group         string   `json:"group"`
+	Name          string   `json:"name"`
+	Description   string   `json:"description,omitempty"`
+	Handler       string   `json:"handler"`
+	Params        string   `json:"params,omitempty"`
+	ScheduleType  string   `json:"schedule_type"`
+	ScheduleExpr  string   `json:"schedule_expr,omitempty"`
+	Timezone      string   `json:"timezone"`
+	MisfirePolicy string   `json:"misfire_policy"`
+	RouteStrategy string   `json:"route_strategy"`
+	BlockStrategy string   `json:"block_strategy"`
+	MaxConc       int      `json:"max_concurrency,omitempty"`
+	Timeout       string   `json:"timeout"`
+	MaxRetries    int      `json:"max_retries"`
+	RetryBackoff  string   `json:"retry_backoff"`
+	RetryInitial  string   `json:"retry_initial"`
+	RetryMax      string   `json:"retry_max"`
+	ChildJobIDs   []int64  `json:"child_job_ids,omitempty"`
+	AlarmWebhook  string   `json:"alarm_webhook,omitempty"`
+	AlarmEmails   []string `json:"alarm_emails,omitempty"`
+	Enabled       bool     `json:"enabled"`
+	Version       int64    `json:"version"`
+}
+
+func jobDoc(j Job) *jobAudit {
+	return &jobAudit{ID: j.ID, Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
+		Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr, Timezone: j.Timezone,
+		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
+		MaxConc: j.MaxConcurrency, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
+		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
+		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Enabled: j.Enabled, Version: j.Version}
+}
+
+// runAudit is a run as the audit log keeps it.
+type runAudit struct {
+	ID     int64   `json:"id"`
+	JobID  int64   `json:"job_id"`
+	Status string  `json:"status"`
+	Params *string `json:"params,omitempty"`
+}

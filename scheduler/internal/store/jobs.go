@@ -1,0 +1,473 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
+	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/shared/schedule"
+)
+
+// Job is a stored job. The API validates a job before it reaches the store.
+type Job struct {
+	ID            int64
+	Group         string
+	Name          string
+	Description   string
+	Handler       string
+	Params        string
+	ScheduleType  string
+	ScheduleExpr  string
+	Timezone      string
+	MisfirePolicy string
+	RouteStrategy string
+	BlockStrategy string
+	Timeout       time.Duration
+	MaxRetries    int
+	RetryBackoff  string // fixed or exponential
+	RetryInitial  time.Duration
+	RetryMax      time.Duration
+	ChildJobIDs   []int64
+	AlarmWebhook  string
+	AlarmEmails   []string
+	Enabled       bool
+	Shard         int
+	NextFireAt    *time.Time
+	LastFireAt    *time.Time
+	Version       int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	// Schedule operations (see schedops.go): 0 / nil mean unset.
+	MisfireThreshold time.Duration
+	MaxCatchup       int
+	Jitter           time.Duration
+	StartAt, EndAt   *time.Time
+	// Why, when and by whom the job was disabled (POST .../disable).
+	PausedNote string
+	PausedAt   *time.Time
+	PausedBy   string
+
+	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
+	MaxConcurrency int
+}
+
+const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
+	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
+	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
+	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
+	max_concurrency, ` + schedOpsColumns
+
+func scanJob(row pgx.Row) (Job, error) {
+	var j Job
+	var timeoutMS, initialMS, maxMS int64
+	var ops schedOpsScan
+	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
+		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
+		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
+		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
+		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
+		&j.MaxConcurrency,
+		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy)
+	ops.into(&j)
+	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
+	j.RetryMax = time.Duration(maxMS) * time.Millisecond
+	return j, err
+}
+
+// firstFire is the first (nominal) fire of a job's schedule after now
+// (nil for none), within its start/end bounds, and for fix_delay the
+// delay in milliseconds.
+func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error) {
+	tp, err := j.Timing()
+	if err != nil {
+		return nil, 0, err
+	}
+	t, ok := tp.Next(now)
+	if !ok {
+		return nil, 0, nil
+	}
+	if tp.Sched.Type() == schedule.FixDelay {
+		if d, ok := tp.Sched.Next(now); ok {
+			delayMS = d.Sub(now).Milliseconds()
+		}
+	}
+	return &t, delayMS, nil
+}
+
+// jobWriteColumns are the columns a create or an update writes, each
+// filled by the named argument of its name (writeArgs): one list for both
+// statements, so that a new column cannot be written by one and forgotten
+// by the other.
+var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
+	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
+	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency"}
+
+// insertJob and updateJob write jobWriteColumns. The shard derives from
+// the id, so a create draws the id first and writes the row with
+// OVERRIDING SYSTEM VALUE, in one statement.
+var (
+	insertJob = `WITH n AS (SELECT nextval(pg_get_serial_sequence('jobs', 'id')) AS id)
+		INSERT INTO jobs (id, shard, ` + strings.Join(jobWriteColumns, ", ") + `)
+		OVERRIDING SYSTEM VALUE
+		SELECT n.id, n.id % @shard_count, @` + strings.Join(jobWriteColumns, ", @") + ` FROM n
+		RETURNING ` + jobColumns
+	updateJob = `UPDATE jobs SET ` + setColumns(jobWriteColumns) + `, version = version + 1, updated_at = now()
+		WHERE id = @id RETURNING ` + jobColumns
+)
+
+func setColumns(cols []string) string {
+	sets := make([]string, len(cols))
+	for i, c := range cols {
+		sets[i] = c + " = @" + c
+	}
+	return strings.Join(sets, ", ")
+}
+
+// writeArgs are the values of jobWriteColumns for j, with the planned
+// first fire (next, delayMS) a create or an update computed.
+func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
+	return pgx.NamedArgs{
+		"group_name": j.Group, "name": j.Name, "description": j.Description, "handler": j.Handler,
+		"params": j.Params, "schedule_type": j.ScheduleType, "schedule_expr": j.ScheduleExpr,
+		"timezone": j.Timezone, "misfire_policy": j.MisfirePolicy, "route_strategy": j.RouteStrategy,
+		"block_strategy": j.BlockStrategy, "timeout_ms": j.Timeout.Milliseconds(), "max_retries": j.MaxRetries,
+		"enabled": j.Enabled, "next_fire_at": next, "delay_ms": delayMS, "retry_backoff": j.retryBackoff(),
+		"retry_initial_ms": j.RetryInitial.Milliseconds(), "retry_max_ms": j.RetryMax.Milliseconds(),
+		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
+		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency,
+	}
+}
+
+// CreateJob stores a new job, assigns its shard and plans its first fire,
+// recording a job.create by a. An unknown group is ErrNotFound; a taken
+// (group, name) ErrConflict.
+func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
+	next, delayMS, err := firstFire(&j, time.Now())
+	if err != nil {
+		return j, err
+	}
+	var out Job
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
+			return err
+		}
+		args := j.writeArgs(next, delayMS)
+		args["shard_count"] = s.shardCount
+		row := tx.QueryRow(ctx, insertJob, args)
+		out, err = scanJob(row)
+		switch {
+		case pgerr.ForeignKey(err):
+			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+		case pgerr.Unique(err):
+			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+		case err != nil:
+			return fmt.Errorf("create job: %w", err)
+		}
+		if out, err = setSchedOps(ctx, tx, out.ID, &j); err != nil {
+			return fmt.Errorf("create job: %w", err)
+		}
+		return writeAudit(ctx, tx, a, "job.create", JobTarget(out.ID), out.Group, nil, jobDoc(out))
+	})
+	if err != nil {
+		return j, err
+	}
+	return out, nil
+}
+
+// GetJob returns one job.
+func (s *Store) GetJob(ctx context.Context, id int64) (Job, error) {
+	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return j, fmt.Errorf("get job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to limit jobs with id > after, by id, optionally of
+// one group, and only of groups when it is not nil (a caller's readable
+// groups): SearchJobs' first use.
+func (s *Store) ListJobs(ctx context.Context, group string, groups []string, after int64, limit int) ([]Job, error) {
+	js, _, err := s.SearchJobs(ctx, JobFilter{Group: group, Groups: groups, After: &JobKey{ID: after}, Limit: limit})
+	return js, err
+}
+
+// ErrStaleVersion is returned (as a *StaleVersionError) when a job was
+// changed since the version an update was based on.
+var ErrStaleVersion = errors.New("job was changed since the version given")
+
+// StaleVersionError carries the job's current version.
+type StaleVersionError struct {
+	ID, Given, Current int64
+}
+
+func (e *StaleVersionError) Error() string {
+	return fmt.Sprintf("job %d is at version %d, not %d: it was changed meanwhile; re-read it, re-apply your change and send version %d",
+		e.ID, e.Current, e.Given, e.Current)
+}
+
+// Is makes errors.Is(err, ErrStaleVersion) hold.
+func (e *StaleVersionError) Is(target error) bool { return target == ErrStaleVersion }
+
+// UpdateJob replaces a job's definition if the job is still at j.Version
+// (else a *StaleVersionError: two editors never overwrite each other
+// silently), recording a job.update by a with both versions. In the same
+// transaction it removes the job's planned, not yet triggered runs and
+// re-plans its next fire from now, so the change holds for every fire
+// after the commit.
+func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
+	var out Job
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := lockJob(ctx, tx, j.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Version != j.Version {
+			return &StaleVersionError{ID: j.ID, Given: j.Version, Current: cur.Version}
+		}
+		next, delayMS, err := firstFire(&j, time.Now())
+		if err != nil {
+			return err
+		}
+		if !j.Enabled {
+			next = nil
+		}
+		// Moving a job to another group hands its links to other people
+		// (the new group's operators trigger it): all are checked anew.
+		kept := cur.ChildJobIDs
+		if cur.Group != j.Group {
+			kept = nil
+		}
+		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
+			return err
+		}
+		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
+			return err
+		}
+		args := j.writeArgs(next, delayMS)
+		args["id"] = j.ID
+		row := tx.QueryRow(ctx, updateJob, args)
+		out, err = scanJob(row)
+		switch {
+		case pgerr.ForeignKey(err):
+			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+		case pgerr.Unique(err):
+			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
+		case err != nil:
+			return err
+		}
+		if out, err = setSchedOps(ctx, tx, j.ID, &j); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, a, "job.update", JobTarget(j.ID), out.Group, jobDoc(cur), jobDoc(out))
+	})
+	if err != nil {
+		return out, fmt.Errorf("update job %d: %w", j.ID, err)
+	}
+	return out, nil
+}
+
+// SetEnabled enables or disables a job with the default options (no
+// note; catch-up by the misfire policy). See SetEnabledWith.
+func (s *Store) SetEnabled(ctx context.Context, a Actor, id int64, enabled bool) (Job, error) {
+	return s.SetEnabledWith(ctx, a, id, EnableOptions{Enabled: enabled})
+}
+
+// DeleteJob removes a job and its planned runs not yet due, recording a
+// job.delete by a with the job as it was. The runs it already had stay as
+// history.
+func (s *Store) DeleteJob(ctx context.Context, a Actor, id int64) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		cur, err := scanJob(tx.QueryRow(ctx, `DELETE FROM jobs WHERE id = $1 RETURNING `+jobColumns, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err = deletePlanned(ctx, tx, id); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, a, "job.delete", JobTarget(id), cur.Group, jobDoc(cur), nil)
+	})
+	if err != nil {
+		return fmt.Errorf("delete job %d: %w", id, err)
+	}
+	return nil
+}
+
+func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
+	j, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 FOR UPDATE`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return j, err
+}
+
+// JobsChannel is the PostgreSQL NOTIFY channel on which a job's planned
+// runs that were removed (edit, disable, delete) are announced, as
+// "<job id> <cutoff, Unix µs>": schedulers drop that job's runs due after
+// the cutoff from their wheels (a bare "<job id>", from older schedulers:
+// all of them).
+const JobsChannel = "jetjob_jobs"
+
+// deletePlanned removes a job's planned runs that are not due yet and, at
+// commit, tells every scheduler to drop them from memory too. It returns
+// the earliest removed scheduled (or catch-up) fire, nil if none: where a
+// disabled job's schedule resumes.
+//
+// Runs already due are left to go ahead: they were due under the job as it
+// was, and one may be published already while it still reads SCHEDULED
+// (the deferred TRIGGERED write, see package runs). Deleting such a run
+// would leave its trigger running with no row to record it.
+func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (*time.Time, error) {
+	var (
+		cutoff time.Time
+		first  *time.Time
+	)
+	if err := tx.QueryRow(ctx, `WITH d AS (
+			DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > now()
+			RETURNING scheduled_at, trigger_type)
+		SELECT now(), (SELECT min(scheduled_at) FROM d WHERE trigger_type IN ('schedule', 'misfire'))`,
+		jobID).Scan(&cutoff, &first); err != nil {
+		return nil, err
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, fmt.Sprintf("%d %d", jobID, cutoff.UnixMicro()))
+	return first, err
+}
+
+// ParseJobsNotification reads a JobsChannel payload: the job and the
+// cutoff after which its wheel-held runs are dropped (zero: all of them).
+func ParseJobsNotification(payload string) (int64, time.Time, error) {
+	idText, cutText, hasCutoff := strings.Cut(payload, " ")
+	id, err := strconv.ParseInt(idText, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, time.Time{}, fmt.Errorf("job notification %q: want \"<job id> <cutoff µs>\"", payload)
+	}
+	if !hasCutoff {
+		return id, time.Time{}, nil
+	}
+	us, err := strconv.ParseInt(cutText, 10, 64)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("job notification %q: cutoff: %w", payload, err)
+	}
+	return id, time.UnixMicro(us), nil
+}
+
+// refsLockClass is the advisory lock (two-key form, a key space of its
+// own) that serializes the writes adding references: each is checked
+// against the graph as it is, so two links made at once must not be
+// checked each without the other (together they could close a cycle or
+// pass the cap). Only writes that add a reference take it.
+const refsLockClass = 0x6a6a7266 // "jjrf"
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// checkChildren decides whether job id (0 for a new job) may have the
+// children next where it had cur (nil when the write moves it to another
+// group). Only the references the write adds are checked (package refs
+// explains why kept ones are not): each must name a
+// job that a may name (refs.Check: a missing job and one a may not trigger
+// are refused alike), and with them no child may lead back to id nor any
+// fire reach past the cap (refs.Graph.Link).
+func (s *Store) checkChildren(ctx context.Context, tx pgx.Tx, a Actor, id int64, cur, next []int64) error {
+	added := refs.Added(cur, next)
+	if len(added) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, 0)`, refsLockClass); err != nil {
+		return fmt.Errorf("check child jobs: lock: %w", err)
+	}
+	targets, err := refTargets(ctx, tx, added)
+	if err != nil {
+		return err
+	}
+	if err := refs.Check(a.Refs, "child_job_ids", added, targets); err != nil {
+		return err
+	}
+	g, err := childGraph(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	// A kept child that no longer exists triggers nothing: not counted.
+	var existing []int64
+	rows, _ := tx.Query(ctx, `SELECT id FROM jobs WHERE id = ANY($1::bigint[])`, next)
+	if existing, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return fmt.Errorf("check child jobs: %w", err)
+	}
+	return g.Link(id, existing, s.maxChainRuns)
+}
+
+// refTargets reads the jobs of ids that exist, as references see them.
+func refTargets(ctx context.Context, q querier, ids []int64) ([]refs.Target, error) {
+	rows, _ := q.Query(ctx, `SELECT j.id, j.group_name, j.handler, COALESCE(g.command_handlers, '{}')
+		FROM jobs j LEFT JOIN job_groups g ON g.name = j.group_name
+		WHERE j.id = ANY($1::bigint[])`, ids)
+	var (
+		t        refs.Target
+		handler  string
+		commands []string
+		out      []refs.Target
+	)
+	_, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Group, &handler, &commands}, func() error {
+		t.Commands = auth.RunsCommands(handler, commands)
+		out = append(out, t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read child jobs: %w", err)
+	}
+	return out, nil
+}
+
+// childGraph reads every job's children but job except's, each child a job
+// that exists (the jobs_parents index holds the few jobs that have any).
+func childGraph(ctx context.Context, q querier, except int64) (refs.Graph, error) {
+	rows, _ := q.Query(ctx, `SELECT p.id, ARRAY(SELECT c FROM unnest(p.child_job_ids) AS c
+			WHERE EXISTS (SELECT 1 FROM jobs k WHERE k.id = c))
+		FROM jobs p WHERE p.child_job_ids <> '{}' AND p.id <> $1`, except)
+	var (
+		id       int64
+		children []int64
+	)
+	g := refs.Graph{}
+	_, err := pgx.ForEachRow(rows, []any{&id, &children}, func() error {
+		g[id] = children
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the child job graph: %w", err)
+	}
+	return g, nil
+}
+
+func (j *Job) retryBackoff() string {
+	if j.RetryBackoff == "" {
+		return "exponential"
+	}
+	return j.RetryBackoff
+}
+
+// nonNil turns a nil slice into an empty one: the columns are NOT NULL.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
