@@ -29,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -207,10 +206,7 @@ var errNotHolder = errors.New("maintenance lock held by another scheduler")
 // chains.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
-	now := m.now()
-	today := store.DayStart(now)
-	// A day is dropped once all of it is older than the retention.
-	cutoff := store.DayStart(now.Add(-m.cfg.Retention))
+	today, cutoff := bounds(m.now(), m.cfg.Retention)
 	err := m.round(ctx, &rep, today, cutoff)
 	if errors.Is(err, errNotHolder) {
 		rep.Skipped = true
@@ -236,20 +232,7 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 
 	// 1. Partitions for today and the days ahead, and for the days whose
 	// rows sit in the default partition (inside the retention).
-	want := map[time.Time]bool{}
-	for i := 0; i <= m.cfg.Ahead; i++ {
-		want[today.AddDate(0, 0, i)] = true
-	}
-	horizon := today.AddDate(0, 0, m.cfg.Ahead)
-	for _, d := range defaultDays {
-		if !d.Before(cutoff) && !d.After(horizon) {
-			want[d] = true
-		}
-	}
-	for _, d := range sortedDays(want) {
-		if _, ok := parts[d]; ok {
-			continue
-		}
+	for _, d := range toCreate(today, cutoff, m.cfg.Ahead, parts, defaultDays) {
 		var moved int64
 		if err := m.step(ctx, func(tx pgx.Tx) error {
 			var err error
@@ -280,20 +263,11 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 	for _, d := range doneDays {
 		done[store.DayStart(d)] = true
 	}
-	candidates := map[time.Time]bool{}
-	for d := range parts {
-		candidates[d] = true
-	}
-	for _, d := range defaultDays {
-		candidates[d] = true
-	}
+	days := held(parts, defaultDays)
 	// A day that fails to roll up is reported at the end; the other days
 	// go on, and the failed one is simply not dropped.
 	var errs []error
-	for _, d := range sortedDays(candidates) {
-		if !d.Before(today) || done[d] {
-			continue
-		}
+	for _, d := range toRollUp(days, today, done) {
 		var total, open int64
 		if err := m.step(ctx, func(tx pgx.Tx) error {
 			var err error
@@ -312,10 +286,7 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 
 	// 3. Drop what is older than the retention, only where the rollup
 	// covers it (checked in the dropping transaction itself).
-	for _, d := range sortedDays(candidates) {
-		if !d.Before(cutoff) {
-			continue
-		}
+	for _, d := range toDrop(days, cutoff) {
 		name, isPart := parts[d]
 		var covered bool
 		var purged int64
@@ -383,15 +354,6 @@ func (m *Maintainer) step(ctx context.Context, f func(pgx.Tx) error) error {
 		}
 		return f(tx)
 	})
-}
-
-func sortedDays(set map[time.Time]bool) []time.Time {
-	out := make([]time.Time, 0, len(set))
-	for d := range set {
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
-	return out
 }
 
 // metrics: what an operator alerts on is the last successful round (max
