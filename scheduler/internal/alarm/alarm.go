@@ -19,7 +19,8 @@
 // moving its alarm_next_at forward under FOR UPDATE SKIP LOCKED, so two
 // schedulers never send the same alarm at once. A failed channel is
 // retried a few times with backoff; a channel already delivered is not
-// sent again.
+// sent again. The statements that claim and record alarms are package
+// runs' (ClaimAlarms, SetAlarm), like every write of job_runs.
 package alarm
 
 import (
@@ -34,7 +35,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -43,6 +43,7 @@ import (
 	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 )
 
@@ -220,6 +221,7 @@ type Alarm struct {
 	ConsoleLink string    `json:"console_link,omitempty"`
 }
 
+// pending is a claimed alarm on its way out.
 type pending struct {
 	alarm    Alarm
 	webhook  string
@@ -228,15 +230,8 @@ type pending struct {
 	attempts int
 }
 
-// claimSQL takes up to 50 due alarms, pushing their next attempt a minute
-// ahead so no other scheduler takes them meanwhile.
-const claimSQL = `UPDATE job_runs r SET alarm_next_at = now() + interval '1 minute'
-	FROM jobs j
-	WHERE r.id IN (SELECT id FROM job_runs WHERE alarm_status = 'pending' AND alarm_next_at <= now()
-			ORDER BY alarm_next_at LIMIT 50 FOR UPDATE SKIP LOCKED)
-	  AND j.id = r.job_id
-	RETURNING r.id, r.job_id, j.name, r.group_name, r.status, r.message, r.attempt, r.trigger_type,
-		r.scheduled_at, COALESCE(r.finished_at, now()), j.alarm_webhook, j.alarm_emails, r.alarm_sent, r.alarm_attempts`
+// claimBatch is how many due alarms one round claims.
+const claimBatch = 50
 
 // Run sends due alarms every Interval until ctx ends.
 func (s *Sender) Run(ctx context.Context) error {
@@ -256,26 +251,23 @@ func (s *Sender) Run(ctx context.Context) error {
 }
 
 func (s *Sender) round(ctx context.Context) error {
-	// A run whose job was deleted has no targets left: nothing to send.
-	if _, err := s.pool.Exec(ctx, `UPDATE job_runs r SET alarm_status = 'none'
-		WHERE alarm_status = 'pending' AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.id = r.job_id)`); err != nil {
+	due, err := runs.ClaimAlarms(ctx, s.pool, claimBatch)
+	if err != nil {
 		return err
 	}
-	rows, _ := s.pool.Query(ctx, claimSQL)
-	due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pending, error) {
-		var p pending
-		a := &p.alarm
-		err := r.Scan(&a.RunID, &a.JobID, &a.JobName, &a.Group, &a.Status, &a.Message, &a.Attempt,
-			&a.TriggerType, &a.ScheduledAt, &a.FinishedAt, &p.webhook, &p.emails, &p.sent, &p.attempts)
-		return p, err
-	})
-	if err != nil {
-		return fmt.Errorf("claim alarms: %w", err)
-	}
-	for i := range due {
-		s.deliver(ctx, &due[i])
+	for _, d := range due {
+		s.deliver(ctx, pendingOf(d))
 	}
 	return nil
+}
+
+// pendingOf is what sending a claimed alarm starts from.
+func pendingOf(d runs.DueAlarm) *pending {
+	return &pending{
+		alarm: Alarm{JobID: d.JobID, JobName: d.JobName, Group: d.Group, RunID: d.RunID, Status: d.Status,
+			Message: d.Message, Attempt: d.Attempt, TriggerType: d.TriggerType, ScheduledAt: d.ScheduledAt, FinishedAt: d.FinishedAt},
+		webhook: d.Webhook, emails: d.Emails, sent: d.Sent, attempts: d.Attempts,
+	}
 }
 
 // send sends p's alarm on each of its job's channels not yet delivered,
@@ -357,10 +349,8 @@ func (s *Sender) deliver(ctx context.Context, p *pending) {
 	case "pending":
 		log.Warn("alarm failed; will retry", zap.Int("attempts", p.attempts), zap.String("error", msg))
 	}
-	_, err := s.pool.Exec(context.WithoutCancel(ctx), `UPDATE job_runs SET alarm_status = $2, alarm_error = $3,
-		alarm_sent = $4, alarm_attempts = $5, alarm_next_at = COALESCE($6, alarm_next_at)
-		WHERE id = $1 AND scheduled_at = $7`, // scheduled_at: the run's one partition
-		a.RunID, status, msg, p.sent, p.attempts, next, a.ScheduledAt)
+	err := runs.SetAlarm(context.WithoutCancel(ctx), s.pool, runs.AlarmOutcome{RunID: a.RunID, ScheduledAt: a.ScheduledAt,
+		Status: status, Error: msg, Sent: p.sent, Attempts: p.attempts, Next: next})
 	if err != nil {
 		log.Warn("recording alarm outcome failed; it may be sent again", zap.Error(err))
 	}

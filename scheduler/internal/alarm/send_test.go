@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/fakeclock"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 )
 
 // hook is a webhook endpoint answering with a status the test sets.
@@ -145,5 +146,23 @@ func TestAlarmContentAndNoTarget(t *testing.T) {
 	none := &pending{alarm: *testAlarm()}
 	if status, next, msg := s.send(t.Context(), none); status != "none" || next != nil || msg != "" || none.attempts != 0 {
 		t.Errorf("no target: %s, %v, %q, attempts %d; want none, no retry", status, next, msg, none.attempts)
+	}
+}
+
+// A claimed alarm (runs.ClaimAlarms) starts its delivery with every field
+// the receiver is sent, its job's targets and what earlier attempts did.
+func TestPendingOfCarriesTheClaim(t *testing.T) {
+	want := testAlarm()
+	d := runs.DueAlarm{RunID: want.RunID, JobID: want.JobID, JobName: want.JobName, Group: want.Group, Status: want.Status,
+		Message: want.Message, Attempt: want.Attempt, TriggerType: want.TriggerType, ScheduledAt: want.ScheduledAt,
+		FinishedAt: want.FinishedAt, Webhook: "https://hooks.example/x", Emails: []string{"ops@example.com"},
+		Sent: []string{"webhook"}, Attempts: 2}
+	p := pendingOf(d)
+	want.V, want.Event = 0, "" // set when sent
+	if p.alarm != *want {
+		t.Errorf("alarm %+v, want %+v", p.alarm, *want)
+	}
+	if p.webhook != d.Webhook || !slices.Equal(p.emails, d.Emails) || !slices.Equal(p.sent, d.Sent) || p.attempts != 2 {
+		t.Errorf("targets %q %v, sent %v, attempts %d; want the claim's", p.webhook, p.emails, p.sent, p.attempts)
 	}
 }

@@ -3,6 +3,9 @@
 // daily report), and drops the partitions of days older than the retention
 // once the rollup covers them. It also deletes the counters of child-job
 // chains (run_chains, package runs) idle for longer than the retention.
+// It decides which days and when; the statements that create, drop or
+// empty a day, which write runs, are package runs' (Partitions,
+// CreatePartition, DropPartition, DeleteDefaultDay, ForgetIdleChains).
 //
 // Every scheduler runs the loop, but one does the work at a time: each step
 // runs in its own transaction that first takes pg_try_advisory_xact_lock,
@@ -26,7 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +38,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
@@ -203,10 +206,7 @@ var errNotHolder = errors.New("maintenance lock held by another scheduler")
 // chains.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
-	now := m.now()
-	today := store.DayStart(now)
-	// A day is dropped once all of it is older than the retention.
-	cutoff := store.DayStart(now.Add(-m.cfg.Retention))
+	today, cutoff := bounds(m.now(), m.cfg.Retention)
 	err := m.round(ctx, &rep, today, cutoff)
 	if errors.Is(err, errNotHolder) {
 		rep.Skipped = true
@@ -224,7 +224,7 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 	)
 	if err := m.step(ctx, func(tx pgx.Tx) error {
 		var err error
-		parts, defaultDays, err = days(ctx, tx)
+		parts, defaultDays, err = runs.Partitions(ctx, tx)
 		return err
 	}); err != nil {
 		return err
@@ -232,28 +232,17 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 
 	// 1. Partitions for today and the days ahead, and for the days whose
 	// rows sit in the default partition (inside the retention).
-	want := map[time.Time]bool{}
-	for i := 0; i <= m.cfg.Ahead; i++ {
-		want[today.AddDate(0, 0, i)] = true
-	}
-	horizon := today.AddDate(0, 0, m.cfg.Ahead)
-	for _, d := range defaultDays {
-		if !d.Before(cutoff) && !d.After(horizon) {
-			want[d] = true
-		}
-	}
-	for _, d := range sortedDays(want) {
-		if _, ok := parts[d]; ok {
-			continue
-		}
+	for _, d := range toCreate(today, cutoff, m.cfg.Ahead, parts, defaultDays) {
 		var moved int64
 		if err := m.step(ctx, func(tx pgx.Tx) error {
-			return tx.QueryRow(ctx, `SELECT jetjob_create_run_partition($1)`, d).Scan(&moved)
+			var err error
+			moved, err = runs.CreatePartition(ctx, tx, d)
+			return err
 		}); err != nil {
 			return fmt.Errorf("create partition of %s: %w", d.Format(time.DateOnly), err)
 		}
 		if moved >= 0 {
-			name := partitionName(d)
+			name := runs.PartitionName(d)
 			parts[d] = name
 			rep.Created = append(rep.Created, name)
 			rep.Moved += moved
@@ -274,24 +263,15 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 	for _, d := range doneDays {
 		done[store.DayStart(d)] = true
 	}
-	candidates := map[time.Time]bool{}
-	for d := range parts {
-		candidates[d] = true
-	}
-	for _, d := range defaultDays {
-		candidates[d] = true
-	}
+	days := held(parts, defaultDays)
 	// A day that fails to roll up is reported at the end; the other days
 	// go on, and the failed one is simply not dropped.
 	var errs []error
-	for _, d := range sortedDays(candidates) {
-		if !d.Before(today) || done[d] {
-			continue
-		}
-		var runs, open int64
+	for _, d := range toRollUp(days, today, done) {
+		var total, open int64
 		if err := m.step(ctx, func(tx pgx.Tx) error {
 			var err error
-			runs, open, err = m.rollUp(ctx, tx, d)
+			total, open, err = m.rollUp(ctx, tx, d)
 			return err
 		}); errors.Is(err, errNotHolder) {
 			return err
@@ -301,15 +281,12 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 		}
 		rep.RolledUp = append(rep.RolledUp, d)
 		m.metrics.rolledUp.Inc()
-		m.log.Info("day rolled up", zap.String("day", d.Format(time.DateOnly)), zap.Int64("runs", runs), zap.Int64("open_runs", open))
+		m.log.Info("day rolled up", zap.String("day", d.Format(time.DateOnly)), zap.Int64("runs", total), zap.Int64("open_runs", open))
 	}
 
 	// 3. Drop what is older than the retention, only where the rollup
 	// covers it (checked in the dropping transaction itself).
-	for _, d := range sortedDays(candidates) {
-		if !d.Before(cutoff) {
-			continue
-		}
+	for _, d := range toDrop(days, cutoff) {
 		name, isPart := parts[d]
 		var covered bool
 		var purged int64
@@ -321,11 +298,10 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 				return nil
 			}
 			if isPart {
-				_, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize())
-				return err
+				return runs.DropPartition(ctx, tx, d)
 			}
-			tag, err := tx.Exec(ctx, `DELETE FROM job_runs_default WHERE scheduled_at >= $1 AND scheduled_at < $2`, d, d.AddDate(0, 0, 1))
-			purged = tag.RowsAffected()
+			var err error
+			purged, err = runs.DeleteDefaultDay(ctx, tx, d)
 			return err
 		})
 		if err != nil {
@@ -352,41 +328,13 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 	// cap on the runs a fire causes through child jobs, package runs):
 	// their runs are dropped by now, and no child of theirs is to come.
 	if err := m.step(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM run_chains WHERE updated_at < $1`, cutoff)
-		rep.Chains = tag.RowsAffected()
+		var err error
+		rep.Chains, err = runs.ForgetIdleChains(ctx, tx, cutoff)
 		return err
 	}); err != nil {
 		return fmt.Errorf("delete idle chain counters: %w", err)
 	}
 	return errors.Join(errs...)
-}
-
-// days lists the day partitions of job_runs and the days that have rows
-// in its default partition.
-func days(ctx context.Context, tx pgx.Tx) (map[time.Time]string, []time.Time, error) {
-	rows, _ := tx.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = 'job_runs'::regclass`)
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, nil, fmt.Errorf("list partitions: %w", err)
-	}
-	parts := map[time.Time]string{}
-	for _, n := range names {
-		if d, ok := partitionDay(n); ok {
-			parts[d] = n
-		}
-	}
-	// The default partition is small (it only catches what falls outside
-	// the created days), so reading its days is cheap.
-	rows, _ = tx.Query(ctx, `SELECT DISTINCT (scheduled_at AT TIME ZONE 'UTC')::date FROM job_runs_default`)
-	dd, err := pgx.CollectRows(rows, pgx.RowTo[time.Time])
-	if err != nil {
-		return nil, nil, fmt.Errorf("list days in the default partition: %w", err)
-	}
-	for i := range dd {
-		dd[i] = store.DayStart(dd[i])
-	}
-	return parts, dd, nil
 }
 
 // step runs f in a transaction holding the maintenance lock, with a lock
@@ -406,27 +354,6 @@ func (m *Maintainer) step(ctx context.Context, f func(pgx.Tx) error) error {
 		}
 		return f(tx)
 	})
-}
-
-const partitionPrefix = "job_runs_p"
-
-func partitionName(d time.Time) string { return partitionPrefix + d.Format("20060102") }
-
-func partitionDay(name string) (time.Time, bool) {
-	if len(name) != len(partitionPrefix)+8 || name[:len(partitionPrefix)] != partitionPrefix {
-		return time.Time{}, false
-	}
-	d, err := time.Parse("20060102", name[len(partitionPrefix):])
-	return d, err == nil
-}
-
-func sortedDays(set map[time.Time]bool) []time.Time {
-	out := make([]time.Time, 0, len(set))
-	for d := range set {
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
-	return out
 }
 
 // metrics: what an operator alerts on is the last successful round (max

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
@@ -84,27 +85,27 @@ func TestRetentionDropsOnlyRolledUpDays(t *testing.T) {
 	if !errors.Is(err, failing) {
 		t.Fatalf("round: err %v, want the rollup failure", err)
 	}
-	if !slices.Equal(rep.Dropped, []string{partitionName(old1)}) || !slices.Equal(rep.Kept, []string{partitionName(old2)}) {
-		t.Fatalf("dropped %v, kept %v; want %s dropped and %s kept", rep.Dropped, rep.Kept, partitionName(old1), partitionName(old2))
+	if !slices.Equal(rep.Dropped, []string{runs.PartitionName(old1)}) || !slices.Equal(rep.Kept, []string{runs.PartitionName(old2)}) {
+		t.Fatalf("dropped %v, kept %v; want %s dropped and %s kept", rep.Dropped, rep.Kept, runs.PartitionName(old1), runs.PartitionName(old2))
 	}
 	if rep.Purged != 40 {
 		t.Errorf("purged %d rows of the default partition's old day, want 40", rep.Purged)
 	}
 	parts := partitions(t, pool)
-	if slices.Contains(parts, partitionName(old1)) || !slices.Contains(parts, partitionName(old2)) || !slices.Contains(parts, partitionName(recent)) {
+	if slices.Contains(parts, runs.PartitionName(old1)) || !slices.Contains(parts, runs.PartitionName(old2)) || !slices.Contains(parts, runs.PartitionName(recent)) {
 		t.Fatalf("partitions after the round: %v", parts)
 	}
 
 	// The rollup of the dropped day survives it, with its figures.
-	var runs, timed int64
+	var total, timed int64
 	var p50, maxMS float64
 	if err := pool.QueryRow(ctx, `SELECT runs, timed_runs, p50_ms, max_ms FROM run_stats_daily
-		WHERE day = $1 AND job_id = 1 AND status = 'SUCCEEDED'`, old1).Scan(&runs, &timed, &p50, &maxMS); err != nil {
+		WHERE day = $1 AND job_id = 1 AND status = 'SUCCEEDED'`, old1).Scan(&total, &timed, &p50, &maxMS); err != nil {
 		t.Fatal(err)
 	}
 	// SUCCEEDED: i in 1..40 not divisible by 4 → 30 runs, durations i × 100 ms.
-	if runs != 30 || timed != 30 || maxMS != 3900 || p50 < 1900 || p50 > 2100 {
-		t.Errorf("rollup of %s: runs %d timed %d p50 %.0f max %.0f; want 30, 30, ≈2000, 3900", old1.Format(time.DateOnly), runs, timed, p50, maxMS)
+	if total != 30 || timed != 30 || maxMS != 3900 || p50 < 1900 || p50 > 2100 {
+		t.Errorf("rollup of %s: runs %d timed %d p50 %.0f max %.0f; want 30, 30, ≈2000, 3900", old1.Format(time.DateOnly), total, timed, p50, maxMS)
 	}
 	var covered []time.Time
 	rows, _ := pool.Query(ctx, `SELECT day FROM run_stats_days ORDER BY day`)
@@ -124,7 +125,7 @@ func TestRetentionDropsOnlyRolledUpDays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(rep.Dropped, []string{partitionName(old2)}) || len(rep.Kept) != 0 {
+	if !slices.Equal(rep.Dropped, []string{runs.PartitionName(old2)}) || len(rep.Kept) != 0 {
 		t.Fatalf("second round dropped %v, kept %v", rep.Dropped, rep.Kept)
 	}
 	// Idempotent: a third round does nothing.
@@ -152,11 +153,11 @@ func TestRetentionMovesDefaultRowsIntoNewPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(rep.Created, partitionName(day)) || rep.Moved != 5 {
-		t.Fatalf("round created %v, moved %d; want %s created and 5 moved", rep.Created, rep.Moved, partitionName(day))
+	if !slices.Contains(rep.Created, runs.PartitionName(day)) || rep.Moved != 5 {
+		t.Fatalf("round created %v, moved %d; want %s created and 5 moved", rep.Created, rep.Moved, runs.PartitionName(day))
 	}
-	if got := partitionOf(t, pool, first); got != partitionName(day) {
-		t.Fatalf("run now in %s, want %s", got, partitionName(day))
+	if got := partitionOf(t, pool, first); got != runs.PartitionName(day) {
+		t.Fatalf("run now in %s, want %s", got, runs.PartitionName(day))
 	}
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2`, day, day.AddDate(0, 0, 1)).Scan(&n); err != nil || n != 5 {

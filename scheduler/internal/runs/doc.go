@@ -1,11 +1,20 @@
 // Package runs owns run storage: the in-memory planned run (Planned) that
 // the planner, the wheel and dispatch pass along, and every statement that
-// creates a run or moves its status — insert planned (InsertPlanned,
+// writes job_runs — on the path of a fire: insert planned (InsertPlanned,
 // InsertManual, InsertBackfill), read what is still to publish (LoadShard,
 // LoadOrphans, LoadScheduled), expand a broadcast (Expand), mark triggered
-// or ended (Record), and apply workers' events (ApplyEvents). The callers
-// keep their decisions, batching and timers; the SQL on job_runs that the
-// path of a fire writes lives here, next to the rules it keeps.
+// or ended (Record), apply workers' events (ApplyEvents); for the API:
+// cancel (Cancel, CancelBackfill) and delete an edited job's planned runs
+// (DeletePlanned); for the questions workers ask: choose a catch-up fire
+// (ChooseSuperseders); for the alarm sender: claim and record alarms
+// (ClaimAlarms, SetAlarm); for maintenance: the day partitions (Partitions,
+// CreatePartition, DropPartition, DeleteDefaultDay) and the chain counters
+// (ForgetIdleChains). The callers keep their decisions, batching, locks
+// and timers; the SQL that writes runs lives here, next to the rules it
+// keeps, and owner_test.go fails if a statement writing job_runs or its
+// partitions appears in any other package's source. Reads are not
+// confined: the API's listings and search, the reports and the bench read
+// job_runs where they are.
 //
 // # The run state machine
 //
@@ -25,10 +34,16 @@
 //   - TRIGGERED: Record, deferred (below), or ApplyEvents along with the
 //     event's own status.
 //   - RUNNING and every terminal status a worker reports: ApplyEvents.
+//   - CANCELLED from SCHEDULED, by a user through the API: Cancel (a kill
+//     of a run, store.CancelRun), CancelBackfill (a cancelled backfill's
+//     runs, store.CancelBackfill). A published run may still read
+//     SCHEDULED (the deferred TRIGGERED write, below): it ends CANCELLED
+//     all the same, and the API sends its worker the kill.
+//   - No status, the row deleted: DeletePlanned, an edited, disabled or
+//     deleted job's runs not yet due; DropPartition and DeleteDefaultDay,
+//     days older than the retention, once rolled up.
 //
-// (CANCELLED from SCHEDULED is the API's: store.CancelRun for a kill,
-// store.CancelBackfill for a cancelled backfill's unpublished runs.) The
-// statements compare ranks in SQL with jetjob_status_rank, a function of
+// The statements compare ranks in SQL with jetjob_status_rank, a function of
 // migration 0001 that mirrors wire.Status.Rank; migrations are history and
 // are not edited, so rank_test.go checks, against PostgreSQL, that the two
 // agree for every status in wire.Statuses.
@@ -48,6 +63,20 @@
 // first statement of a planning transaction), Record and Expand. Epoch 0
 // marks a run created outside planning (manual, retry, child): unfenced,
 // its Nats-Msg-Id de-duplicates a later recovery instead.
+//
+// The fence is for writes made on behalf of a shard, which a scheduler
+// paused past its lease must not make. The other writes are made for a
+// user, a worker or the whole table, by whichever scheduler serves them,
+// and hold no lease to check: each says why it is safe without one.
+// Cancel and CancelBackfill only move a run up to a terminal status, and
+// the shard owner's writes only move a run up, so whichever commits second
+// changes nothing (cancel.go). DeletePlanned runs under the job's row lock,
+// which the planner's transaction holds too. ApplyEvents applies what
+// workers report, monotonic by rank. ChooseSuperseders writes a trigger
+// type, ClaimAlarms and SetAlarm the alarm columns, none of which a rule
+// of the state machine reads. The partition statements run under
+// maintenance's advisory lock (package retention) on days no shard plans
+// any more.
 //
 // # Trigger batches
 //
@@ -86,8 +115,10 @@
 //     the same Nats-Msg-Id, which the trigger stream's duplicate window
 //     (2 min) drops;
 //   - editing or disabling a job deletes only its runs not yet due
-//     (store's deletePlanned), never one that may be out already;
-//   - a fire_once question (package supersede) counts a missed SCHEDULED
+//     (DeletePlanned), never one that may be out already;
+//   - a cancel (Cancel, CancelBackfill) ends it CANCELLED and the API
+//     sends the kill that stops it if it is out;
+//   - a fire_once question (ChooseSuperseders) counts a missed SCHEDULED
 //     run as newer: it was published, or will be.
 //
 // A stopping dispatcher writes every mark it holds before the scheduler

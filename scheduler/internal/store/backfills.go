@@ -133,10 +133,7 @@ func (s *Store) CancelBackfill(ctx context.Context, a Actor, id int64) (Backfill
 		case err != nil:
 			return err
 		}
-		rows, _ := tx.Query(ctx, `UPDATE job_runs SET status = 'CANCELLED', finished_at = now(), recorded_at = now(),
-			message = $2 WHERE backfill_id = $1 AND status = 'SCHEDULED' RETURNING id`,
-			id, fmt.Sprintf("backfill %d cancelled before this run was published", id))
-		if cancelled, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		if cancelled, err = runs.CancelBackfill(ctx, tx, id); err != nil {
 			return err
 		}
 		if out, err = scanBackfill(tx.QueryRow(ctx, `SELECT `+backfillColumns+` FROM backfills b WHERE b.id = $1`, id)); err != nil {

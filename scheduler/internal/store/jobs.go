@@ -13,6 +13,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -323,28 +324,17 @@ func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
 // all of them).
 const JobsChannel = "jetjob_jobs"
 
-// deletePlanned removes a job's planned runs that are not due yet and, at
-// commit, tells every scheduler to drop them from memory too. It returns
-// the earliest removed scheduled (or catch-up) fire, nil if none: where a
-// disabled job's schedule resumes.
-//
-// Runs already due are left to go ahead: they were due under the job as it
-// was, and one may be published already while it still reads SCHEDULED
-// (the deferred TRIGGERED write, see package runs). Deleting such a run
-// would leave its trigger running with no row to record it.
+// deletePlanned removes a job's planned runs that are not due yet
+// (runs.DeletePlanned, which says which and why) and, at commit, tells
+// every scheduler to drop them from memory too. It returns the earliest
+// removed scheduled (or catch-up) fire, nil if none: where a disabled
+// job's schedule resumes.
 func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (*time.Time, error) {
-	var (
-		cutoff time.Time
-		first  *time.Time
-	)
-	if err := tx.QueryRow(ctx, `WITH d AS (
-			DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > now()
-			RETURNING scheduled_at, trigger_type)
-		SELECT now(), (SELECT min(scheduled_at) FROM d WHERE trigger_type IN ('schedule', 'misfire'))`,
-		jobID).Scan(&cutoff, &first); err != nil {
+	cutoff, first, err := runs.DeletePlanned(ctx, tx, jobID)
+	if err != nil {
 		return nil, err
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, fmt.Sprintf("%d %d", jobID, cutoff.UnixMicro()))
+	_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, JobsChannel, fmt.Sprintf("%d %d", jobID, cutoff.UnixMicro()))
 	return first, err
 }
 

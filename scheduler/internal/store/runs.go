@@ -332,9 +332,10 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 		}
 		before := runAudit{ID: r.ID, JobID: r.JobID, Status: string(r.Status)}
 		if r.Status == wire.StatusScheduled {
-			r, err = scanRun(tx.QueryRow(ctx, `UPDATE job_runs SET status = 'CANCELLED', finished_at = now(), recorded_at = now(), message = $2
-				WHERE id = $1 AND scheduled_at = $3 RETURNING `+runColumns, id, wire.TruncateMessage(reason), r.ScheduledAt))
-			if err != nil {
+			if _, err := runs.Cancel(ctx, tx, id, r.ScheduledAt, reason); err != nil {
+				return err
+			}
+			if r, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 AND scheduled_at = $2`, id, r.ScheduledAt)); err != nil {
 				return err
 			}
 		}
