@@ -85,8 +85,8 @@ func freePort(t *testing.T) int {
 // is legitimate; anything before is a stale write.) Every fire still runs
 // exactly once.
 func TestPausedSchedulerIsFenced(t *testing.T) {
+	c := newCluster(t) // first: it skips the test under -short, before a build
 	bin := buildScheduler(t)
-	c := newCluster(t)
 	ctx := context.Background()
 	if _, err := c.direct.Exec(ctx, auditSQL); err != nil {
 		t.Fatal(err)
