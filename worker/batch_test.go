@@ -266,9 +266,7 @@ func TestBatchStopHandsBackWaitingRuns(t *testing.T) {
 	e.publishBatch(trigger(1, "h", ""), trigger(2, "h", ""), trigger(3, "h", ""))
 	recv(t, "run 1 to hold a's only slot", holding)
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- a.stop() }()
-	testwait.Eventually(t, waitLimit, "a to begin its stop", func() bool { return a.w.stopCtx.Err() != nil })
+	stopped := a.beginStop()
 	close(release)
 	if err := recv(t, "a to stop", stopped); err != nil {
 		t.Fatal(err)
@@ -417,7 +415,7 @@ func TestBatchSettlesOnceAfterItsLastRun(t *testing.T) {
 	if err := ms[0].DoubleAck(ctx); !errors.Is(err, jetstream.ErrMsgAlreadyAckd) {
 		t.Errorf("second ack of a settled run: %v, want ErrMsgAlreadyAckd", err)
 	}
-	if err := w.ackMsg(ctx, ms[0]); err != nil {
+	if err := w.ackMsg(ms[0]); err != nil {
 		t.Errorf("the run path's ack of a settled run: %v, want done", err)
 	}
 	if err := ms[1].TermWithReason("invalid trigger"); err != nil {

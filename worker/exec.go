@@ -152,7 +152,9 @@ type outcome struct {
 }
 
 // execute runs the trigger and reports whether its result was published.
-func (r *run) execute() bool {
+// ctx ends when the worker stops taking triggers: a run that has not
+// started its handler by then is handed back.
+func (r *run) execute(ctx context.Context) bool {
 	stop := r.w.keepAlive(r.log, r.current)
 	defer stop()
 
@@ -160,7 +162,7 @@ func (r *run) execute() bool {
 	// run that started must not start again under the same attempt,
 	// however late (started.go).
 	if r.mayStart {
-		if out := r.priorStart(); out != nil {
+		if out := r.priorStart(ctx); out != nil {
 			return r.end(*out)
 		}
 	}
@@ -185,13 +187,13 @@ func (r *run) execute() bool {
 		return r.finish(outcome{status: wire.StatusFailed, message: fmt.Sprintf(
 			"no handler %q registered on worker %s (group %s)", r.trig.Handler, r.w.cfg.ID, r.w.cfg.Group)})
 	}
-	if r.w.stopCtx.Err() != nil {
+	if ctx.Err() != nil {
 		r.handBack("worker stopping before the run started")
 		return false
 	}
 	asked := time.Now()
 	endLock := r.traceLock()
-	lock, blocked := r.block()
+	lock, blocked := r.block(ctx)
 	endLock(blocked)
 	r.w.metrics.lockWaited(r, asked)
 	if blocked != nil {
@@ -212,7 +214,7 @@ func (r *run) execute() bool {
 		return false
 	}
 	ran := r.w.metrics.handlerStarted(h.name)
-	out := r.runHandler(h)
+	out := r.runHandler(ctx, h)
 	ran()
 	return r.end(out)
 }
@@ -220,13 +222,13 @@ func (r *run) execute() bool {
 // block applies the run's block strategy (package joblock) before its
 // handler starts. It returns the lock to hold while the run executes, or
 // an outcome that ends the run without running it: DISCARDED, CANCELLED
-// (killed while waiting), or a hand-back (the worker stops).
-func (r *run) block() (*joblock.Lock, *outcome) {
-	lock, waited, err := r.w.locks.Acquire(r.w.stopCtx, joblock.Request{
+// (killed while waiting), or a hand-back (the worker stops: ctx ends).
+func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
+	lock, waited, err := r.w.locks.Acquire(ctx, joblock.Request{
 		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
 		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
 		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
-		Log: r.log, Interrupt: r.interrupted, Waiting: r.lockWaiting,
+		Log: r.log, Interrupt: func() error { return r.interrupted(ctx) }, Waiting: r.lockWaiting,
 	})
 	r.waitedLock = waited
 	var discarded *joblock.DiscardedError
@@ -248,13 +250,13 @@ type interruption struct{ out outcome }
 
 func (i interruption) Error() string { return cmp.Or(i.out.message, i.out.handBack) }
 
-// interrupted says whether the run waiting for its job's lock was killed
-// or the worker stops.
 // lockWaiting tells the tests that the run found its job's lock held and
 // waits for it.
 func (r *run) lockWaiting() { r.w.signals.lockWaiting.Signal(r.trig.RunID) }
 
-func (r *run) interrupted() error {
+// interrupted says whether the run waiting for its job's lock was killed
+// or the worker stops (ctx ended).
+func (r *run) interrupted(ctx context.Context) error {
 	r.mu.Lock()
 	pending := r.pending
 	r.mu.Unlock()
@@ -264,7 +266,7 @@ func (r *run) interrupted() error {
 	if r.w.kills.Killed(r.trig.RunID) {
 		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}}
 	}
-	if r.w.stopCtx.Err() != nil {
+	if ctx.Err() != nil {
 		return interruption{outcome{handBack: "worker stopping while the run waited for the job's active run"}}
 	}
 	return nil
@@ -323,7 +325,7 @@ func (w *Worker) publishEvent(ev wire.Event, traceparent string) error {
 // ack acknowledges every delivery of the run.
 func (r *run) ack() {
 	for _, m := range r.settle() {
-		if err := r.w.ackMsg(r.w.pubCtx, m); err != nil {
+		if err := r.w.ackMsg(m); err != nil {
 			r.log.Warn("trigger not acknowledged; a redelivery will be recognised as finished", zap.Error(err))
 		}
 	}
@@ -348,8 +350,11 @@ type handlerResult struct {
 }
 
 // runHandler runs the handler under the run's timeout and supervises it.
-func (r *run) runHandler(h *handler) (out outcome) {
-	ctx, cancel := context.WithCancelCause(r.w.hctx)
+// Its context carries ctx's values, and is cancelled by a kill, by the run's
+// timeout and at the end of the shutdown grace (handlersEnd), not when ctx
+// ends.
+func (r *run) runHandler(ctx context.Context, h *handler) (out outcome) {
+	ctx, cancel := r.w.handlersEnd.bind(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	ctx, endSpan := r.traceHandler(ctx)
 	defer func() { endSpan(&out) }()

@@ -217,6 +217,7 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 		e.t.Fatal(err)
 	}
 	w.fetchWait = testFetchWait
+	w.signals.stopBegun.Init(e.t)
 	setup(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: e.t, w: w, cancel: cancel, done: make(chan error, 1)}
@@ -234,6 +235,16 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 func (r *running) stop() error {
 	r.cancel()
 	return r.wait()
+}
+
+// beginStop cancels Run's context and returns once the stop has begun
+// (the stages stop from then on); the channel gets what Run returns.
+func (r *running) beginStop() <-chan error {
+	r.t.Helper()
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.stop() }()
+	r.w.signals.stopBegun.WaitFor(r.t, waitLimit, "the stop to begin", func(struct{}) bool { return true })
+	return stopped
 }
 
 // wait returns what Run returned, waiting for it at most waitLimit. The

@@ -35,10 +35,7 @@ func TestGracefulStopFinishesRunningHandler(t *testing.T) {
 	e.publish(trigger(1, "h", ""))
 	recv(t, "the handler to start", started)
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- r.stop() }()
-	// cancel() has run once stopCtx is done; wait for that, not for time.
-	testwait.Eventually(t, waitLimit, "the stop to begin", func() bool { return r.w.stopCtx.Err() != nil })
+	stopped := r.beginStop()
 	close(proceed)
 	if err := recv(t, "Run to return", stopped); err != nil {
 		t.Fatalf("Run: %v", err)

@@ -52,9 +52,7 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 		return bytes.Contains(entry.Value(), []byte(`"run":2`))
 	})
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- a.stop() }()
-	testwait.Eventually(t, waitLimit, "a to begin its stop", func() bool { return a.w.stopCtx.Err() != nil })
+	stopped := a.beginStop()
 	close(release)
 	if err := recv(t, "a to stop", stopped); err != nil {
 		t.Fatal(err)

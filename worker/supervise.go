@@ -22,7 +22,8 @@ import (
 // supervision is the worker's supervisor and why it stopped the worker.
 type supervision struct {
 	super *supervise.Supervisor
-	// stop, set by Run before any loop starts, ends fetching (stopCtx).
+	// stop, set by Run before any loop starts, ends Run's context: the
+	// stages stop (lifecycle.go).
 	stop context.CancelCauseFunc
 	// failure is the first failure that stopped the worker.
 	failure error

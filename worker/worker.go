@@ -242,15 +242,16 @@ type Worker struct {
 	lanes      []*lane    // set by Run before fetching starts
 	trace      *runTracer // nil: tracing off
 
-	// Set once by Run before any goroutine starts.
-	js      jetstream.JetStream
-	stopCtx context.Context
-	hctx    context.Context      // parent of handler contexts, cancelled with errShutdown
-	pubCtx  context.Context      // bounds acks and event publishing during a stop
-	events  *runevents.Publisher // publishes run events
-	ask     *questions.Asker     // asks the schedulers (started.go, misfire.go)
-	locks   *joblock.Locks       // job locks for block strategies (exec.go)
-	kills   *kills.Set           // kill requests seen
+	// Set once by setup, before any goroutine starts.
+	js     jetstream.JetStream
+	events *runevents.Publisher // publishes run events
+	ask    *questions.Asker     // asks the schedulers (started.go, misfire.go)
+	locks  *joblock.Locks       // job locks for block strategies (exec.go)
+	kills  *kills.Set           // kill requests seen
+
+	// The steps of a stop that runs obey once started (lifecycle.go).
+	handlersEnd stopStep // the shutdown grace is over: handlers are cancelled
+	resultsEnd  stopStep // results are given up: acks and publishing end
 
 	judges chan struct{} // semaphore of late triggers judged off their slots (judge.go)
 	// supersedeWait, when set (by tests), replaces the Asker's bound on a
