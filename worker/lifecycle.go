@@ -55,13 +55,18 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	w.lanes = lanes
+	return w.runStages(ctx, w.stages(lanes))
+}
 
+// runStages starts stages, last first, runs until ctx ends or a loop fails
+// for good, then stops them in order. A stage whose start fails is
+// stopped with those started before it, and Run returns the error.
+func (w *Worker) runStages(ctx context.Context, stages []*stage) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	w.mu.Lock()
 	w.sup.stop = stop // a loop that fails for good stops the worker (supervise.go)
 	w.mu.Unlock()
-	stages := w.stages(lanes)
 	var errs []error
 	started := len(stages)
 	for started > 0 {
