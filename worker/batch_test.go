@@ -111,7 +111,7 @@ func TestBatchRunsEveryRunOnce(t *testing.T) {
 	}
 	var got map[string]float64
 	if !testwait.Poll(waitLimit, func() bool {
-		got = series(t, r.w.Collector())
+		got = series(t, r.w.metrics)
 		for k, v := range want {
 			if got[k] != v {
 				return false

@@ -18,29 +18,6 @@ import (
 	"github.com/jetjob/jetjob/worker/internal/kills"
 )
 
-// Job is what a handler learns about its run.
-type Job struct {
-	RunID       int64
-	JobID       int64
-	Group       string
-	Handler     string
-	Params      string
-	TriggerType wire.TriggerType
-	ScheduledAt time.Time
-	// Attempt is the scheduler's attempt number of this fire; retries
-	// count up.
-	Attempt int
-	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
-	ShardIndex int
-	ShardTotal int
-	// Delivery is how many times this trigger has been delivered; above 1
-	// an earlier execution may have done part of the work (its worker died).
-	Delivery int
-	// Logger logs with the run's fields to the worker's log and publishes
-	// each line to the run's log on JETJOB_LOGS.
-	Logger *zap.Logger
-}
-
 // run is one execution of a run in this process.
 type run struct {
 	w        *Worker
@@ -464,14 +441,4 @@ func (r *run) judge(res handlerResult) outcome {
 func (r *run) cutShort(detail string) outcome {
 	return outcome{status: wire.StatusLost, message: fmt.Sprintf(
 		"its worker %s stopped while it ran (shutdown grace %s over): %s", r.w.cfg.ID, r.w.cfg.ShutdownGrace, detail)}
-}
-
-func (r *run) job() *Job {
-	t := r.trig
-	return &Job{
-		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
-		TriggerType: t.TriggerType, ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
-		ShardIndex: t.ShardIndex, ShardTotal: t.ShardTotal, Delivery: int(r.delivery),
-		Logger: r.logs.logger(r.log),
-	}
 }

@@ -28,7 +28,7 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 
 	job := recv(t, "the handler", jobs)
 	if job.Params != `{"to":"alice"}` || job.RunID != 1 || job.JobID != 1001 || job.Group != testGroup ||
-		job.Handler != "echo" || job.TriggerType != wire.TriggerRetry || job.Attempt != 2 ||
+		job.Handler != "echo" || job.TriggerType != TriggerRetry || job.Attempt != 2 ||
 		job.ShardIndex != 1 || job.ShardTotal != 3 || job.Delivery != 1 || !job.ScheduledAt.Equal(tr.ScheduledAt) ||
 		job.Logger == nil {
 		t.Errorf("handler got %+v, trigger was %+v", job, tr)

@@ -179,7 +179,7 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	if got := recv(t, "the late trigger's supersede question", q.asked); got.RunID != 1 {
@@ -230,7 +230,7 @@ func TestJudgedRunWaitsForASlot(t *testing.T) {
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	e.publish(trigger(2, "block", ""))
@@ -324,7 +324,7 @@ func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
 	e, ev, q, c := j.env, j.ev, j.q, &j.c
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	onTime := lateTrigger(2, wire.TriggerSchedule, "fire_once", 60_000, 0)
 	onTime.Handler = "block"
@@ -361,7 +361,7 @@ func TestLateTriggerJudgedOnItsSlotWhenJudgesAreBusy(t *testing.T) {
 			w.judges <- struct{}{}
 		}
 	})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	recv(t, "the late trigger's supersede question", q.asked)

@@ -83,7 +83,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 			return nil
 		})
 	})
-	c := r.w.Collector()
+	c := r.w.metrics
 	ev := e.events()
 	const g = `group="g"`
 

@@ -88,7 +88,7 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, o
 // catch a redelivery that crossed the ack, or a re-publish of the trigger
 // within the stream's duplicate window.
 func (w *Worker) recentTTL() time.Duration {
-	dw := w.cfg.Streams.DuplicateWindow
+	dw := w.streams.DuplicateWindow
 	if dw == 0 {
 		dw = stream.DefaultDuplicateWindow
 	}

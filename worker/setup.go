@@ -57,14 +57,14 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	w.js = js
 	// Existing streams are left as the schedulers provisioned them: a
 	// worker's credential may only read them (stream.WorkerPermissions).
-	if err := stream.Provision(ctx, js, w.cfg.Streams, stream.LeaveExisting(w.log)); err != nil {
+	if err := stream.Provision(ctx, js, w.streams, stream.LeaveExisting(w.log)); err != nil {
 		return nil, fmt.Errorf("worker: %w%s", err, w.inboxHint())
 	}
-	locks, err := stream.Locks(ctx, js, w.cfg.Streams)
+	locks, err := stream.Locks(ctx, js, w.streams)
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	w.kills = kills.New(kills.Config{JS: js, Streams: w.cfg.Streams, OnKill: w.cancelKilled, Logger: w.log})
+	w.kills = kills.New(kills.Config{JS: js, Streams: w.streams, OnKill: w.cancelKilled, Logger: w.log})
 	w.locks = joblock.New(joblock.Config{
 		NATS: w.cfg.NATS, KV: locks, WorkerID: w.cfg.ID, TTL: w.cfg.LockTTL,
 		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log,

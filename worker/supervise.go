@@ -80,8 +80,10 @@ func (w *Worker) failure() error {
 }
 
 // Ready reports whether every loop of the worker runs: nil, or an error
-// naming those that are down (failed, waiting for their restart, or
-// stopping the worker). The drop-in worker's /readyz answers 503 with it.
-// The error's message names the loops; within this module, errors.As to
-// a *supervise.DownError lists them.
-func (w *Worker) Ready() error { return w.sup.super.Err() }
+// whose message names those that are down (failed, waiting for their
+// restart, or stopping the worker). The drop-in worker's /readyz answers
+// 503 with it.
+func (w *Worker) Ready() error {
+	// Within this module, errors.As to a *supervise.DownError lists them.
+	return w.sup.super.Err()
+}

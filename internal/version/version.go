@@ -6,9 +6,9 @@
 // (the module version, vcs.revision, vcs.time, vcs.modified), overridden
 // by what the Makefile's build target sets with
 //
-//	-ldflags "-X github.com/jetjob/jetjob/shared/version.version=$(git describe --tags --always --dirty)
-//	          -X github.com/jetjob/jetjob/shared/version.commit=$(git rev-parse HEAD)
-//	          -X github.com/jetjob/jetjob/shared/version.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+//	-ldflags "-X github.com/jetjob/jetjob/internal/version.version=$(git describe --tags --always --dirty)
+//	          -X github.com/jetjob/jetjob/internal/version.commit=$(git rev-parse HEAD)
+//	          -X github.com/jetjob/jetjob/internal/version.date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 //
 // Both are needed: go build stamps no module version for a build from a
 // source tree ("(devel)") and no VCS data when built without the .git

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "jetjob-worker")
-	const pkg = "github.com/jetjob/jetjob/shared/version."
+	const pkg = "github.com/jetjob/jetjob/internal/version."
 	build := exec.Command("go", "build", "-o", binary, "-ldflags",
 		"-X "+pkg+"version="+testVersion+" -X "+pkg+"commit="+testCommit+" -X "+pkg+"date="+testDate, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0") // the binary must be static
