@@ -78,8 +78,11 @@ func TestBatchRunsEveryRunOnce(t *testing.T) {
 		ts = append(ts, trigger(id, "h", fmt.Sprintf("params of %d", id)))
 	}
 	seq := e.publishBatch(ts...)
+	r.waitProcessed(ids...)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want the batch acknowledged", left)
+	}
 	fin := ev.waitFinished(ids...)
-	testwait.Eventually(t, waitLimit, "the batch to be acknowledged", func() bool { return e.triggersLeft() == 0 })
 	ev.expectNone(2 * testFetchWait)
 
 	for _, id := range ids {
@@ -109,17 +112,9 @@ func TestBatchRunsEveryRunOnce(t *testing.T) {
 		`jetjob_worker_slots_busy{` + g + `,lane="batch"}`:             0,
 		`jetjob_worker_trigger_pickup_seconds{` + g + `,lane="batch"}`: 5, // one per run
 	}
-	var got map[string]float64
-	if !testwait.Poll(waitLimit, func() bool {
-		got = series(t, r.w.metrics)
-		for k, v := range want {
-			if got[k] != v {
-				return false
-			}
-		}
-		return true
-	}) {
-		for k, v := range want {
+	got := series(t, r.w.metrics)
+	for k, v := range want {
+		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
 	}
@@ -134,7 +129,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	const limit, n = 2, 6
 	var g gauge
 	release := make(chan struct{})
-	e.start(Config{Concurrency: limit}, func(w *Worker) {
+	r := e.start(Config{Concurrency: limit}, func(w *Worker) {
 		w.Handle("h", g.blocking(release))
 	})
 	ids := make([]int64, n)
@@ -145,13 +140,16 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	}
 	e.publishBatch(ts...)
 	g.releaseOneByOne(t, release, limit, n)
+	r.waitProcessed(ids...)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want the batch acknowledged", left)
+	}
 	fin := ev.waitFinished(ids...)
 	for _, id := range ids {
 		if fin[id].Status != wire.StatusSucceeded {
 			t.Errorf("run %d: %+v", id, fin[id])
 		}
 	}
-	testwait.Eventually(t, waitLimit, "the batch to be acknowledged", func() bool { return e.triggersLeft() == 0 })
 	if p := g.peak.Load(); p != limit {
 		t.Errorf("peak concurrency %d, want %d", p, limit)
 	}
@@ -177,7 +175,7 @@ func TestBatchInvalidMember(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	var execs execLog
-	e.start(Config{}, func(w *Worker) {
+	r := e.start(Config{}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { execs.add(job); return nil })
 	})
 	var lines [][]byte
@@ -192,8 +190,11 @@ func TestBatchInvalidMember(t *testing.T) {
 		lines = append(lines, data)
 	}
 	e.publishBatchRaw(bytes.Join(lines, []byte("\n")), wire.BatchMsgID(1))
+	r.waitProcessed(1, 2, 3)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want the batch acknowledged", left)
+	}
 	fin := ev.waitFinished(1, 2, 3)
-	testwait.Eventually(t, waitLimit, "the batch to leave the stream", func() bool { return e.triggersLeft() == 0 })
 	if fin[2].Status != wire.StatusFailed || len(ev.run(2)) != 1 {
 		t.Errorf("invalid run 2: events %+v, want FAILED only", ev.run(2))
 	}
@@ -268,7 +269,7 @@ func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
 		}
 		e.publishSigned(stream.TriggerWorker(testGroup, "w1"), testGroup, false, data, wire.MsgID(id))
 	}
-	e.start(Config{ID: "w1", Concurrency: limit, HeartbeatInterval: testBeat}, func(w *Worker) {
+	r := e.start(Config{ID: "w1", Concurrency: limit, HeartbeatInterval: testBeat}, func(w *Worker) {
 		block := g.blocking(release)
 		w.Handle("h", func(ctx context.Context, job *Job) error { execs.add(job); return block(ctx, job) })
 	})
@@ -277,13 +278,16 @@ func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
 		t.Fatalf("heartbeat %+v does not say the worker reads directed batches", hb)
 	}
 	g.releaseOneByOne(t, release, limit, n+lone)
+	r.waitProcessed(ids...)
 	fin := ev.waitFinished(ids...)
 	for _, id := range ids {
 		if fin[id].Status != wire.StatusSucceeded || len(execs.get(id)) != 1 {
 			t.Errorf("run %d: %+v, executed %d times; want SUCCEEDED once", id, fin[id], len(execs.get(id)))
 		}
 	}
-	testwait.Eventually(t, waitLimit, "the batch to be acknowledged", func() bool { return e.triggersLeft() == 0 })
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want the batch and the lone triggers acknowledged", left)
+	}
 	if info := e.consumer(stream.WorkerConsumer(testGroup, "w1")); info.NumAckPending != 0 || info.NumRedelivered != 0 {
 		t.Errorf("directed consumer: %d unacknowledged, %d redelivered; want 0, 0", info.NumAckPending, info.NumRedelivered)
 	}

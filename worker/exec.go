@@ -190,6 +190,7 @@ func (r *run) execute(ctx context.Context) bool {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
+	r.w.signals.started.Signal(laneRun{lane: r.slot.l.name, run: r.trig.RunID})
 	ran := r.w.metrics.handlerStarted(h.name)
 	out := r.runHandler(ctx, h)
 	ran()
@@ -205,7 +206,7 @@ func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
 		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
 		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
 		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
-		Log: r.log, Interrupt: func() error { return r.interrupted(ctx) }, Waiting: r.lockWaiting,
+		Log: r.log, Interrupt: func() error { return r.interrupted(ctx) },
 	})
 	r.waitedLock = waited
 	var discarded *joblock.DiscardedError
@@ -226,10 +227,6 @@ func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
 type interruption struct{ out outcome }
 
 func (i interruption) Error() string { return cmp.Or(i.out.message, i.out.handBack) }
-
-// lockWaiting tells the tests that the run found its job's lock held and
-// waits for it.
-func (r *run) lockWaiting() { r.w.signals.lockWaiting.Signal(r.trig.RunID) }
 
 // interrupted says whether the run waiting for its job's lock was killed
 // or the worker stops (ctx ended).
@@ -403,6 +400,7 @@ func (r *run) call(ctx context.Context, fn HandlerFunc, job *Job, done chan<- ha
 		if !r.state.CompareAndSwap(handlerRunning, handlerReturned) {
 			r.w.counts.abandonedLive.Add(-1)
 			r.log.Info("abandoned handler returned at last")
+			r.w.signals.abandonedReturned.Signal(r.trig.RunID)
 			return
 		}
 		done <- res

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/testsignal"
 )
 
 // How triggers are fetched.
@@ -105,6 +106,9 @@ type lane struct {
 	mu      sync.Mutex
 	waiting []waiter
 	closed  bool // the worker stops: nothing may wait any more
+
+	// waitingSignal: a trigger waits for a slot (testSignals.slotWaiting).
+	waitingSignal testsignal.Signal[laneRun]
 }
 
 // A waiter is a trigger waiting in a lane's queue for a run slot.
@@ -322,6 +326,7 @@ func (l *lane) enqueue(wt waiter) bool {
 	}
 	l.waiting = append(l.waiting, wt)
 	l.mu.Unlock()
+	l.waitingSignal.Signal(laneRun{lane: l.name})
 	return true
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -217,7 +218,7 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 		e.t.Fatal(err)
 	}
 	w.fetchWait = testFetchWait
-	w.signals.stopBegun.Init(e.t)
+	w.signals.init(e.t)
 	setup(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: e.t, w: w, cancel: cancel, done: make(chan error, 1)}
@@ -235,6 +236,29 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 func (r *running) stop() error {
 	r.cancel()
 	return r.wait()
+}
+
+// waitProcessed waits until a delivery of each of ids has been processed
+// here (testSignals.finished: settled, its run out of the run table, its
+// slot free). A run's ack is confirmed by the server before that, so the
+// stream and consumer state that follows from it shows at once. It takes
+// the signals up to the last of ids: wait in the order they come.
+func (r *running) waitProcessed(ids ...int64) {
+	r.t.Helper()
+	waitRuns(r.t, &r.w.signals.finished, fmt.Sprintf("runs %v processed", ids), ids...)
+}
+
+// waitRuns waits until sig has reported each of ids.
+func waitRuns(t *testing.T, sig *testsignal.Signal[laneRun], what string, ids ...int64) {
+	t.Helper()
+	left := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		left[id] = true
+	}
+	sig.WaitFor(t, waitLimit, what, func(v laneRun) bool {
+		delete(left, v.run)
+		return len(left) == 0
+	})
 }
 
 // beginStop cancels Run's context and returns once the stop has begun
@@ -434,16 +458,58 @@ func (e *env) answerQuestions(subject string, answer func(data []byte) any) {
 	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
 }
 
-// gauge counts the handlers running at once, and the most seen at once.
-type gauge struct{ cur, peak atomic.Int32 }
+// gauge counts the handlers running at once, and the most seen at once;
+// a test waits for a count with waitFor.
+type gauge struct {
+	cur, peak atomic.Int32
+
+	mu      sync.Mutex
+	changed chan struct{} // closed, and replaced, at each change of cur
+}
 
 func (g *gauge) enter() {
 	c := g.cur.Add(1)
 	for p := g.peak.Load(); c > p && !g.peak.CompareAndSwap(p, c); p = g.peak.Load() {
 	}
+	g.change()
 }
 
-func (g *gauge) leave() { g.cur.Add(-1) }
+func (g *gauge) leave() {
+	g.cur.Add(-1)
+	g.change()
+}
+
+func (g *gauge) change() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.changed != nil {
+		close(g.changed)
+	}
+	g.changed = make(chan struct{})
+}
+
+// waitFor waits until want handlers run, checking at each change.
+func (g *gauge) waitFor(t *testing.T, what string, want int32) {
+	t.Helper()
+	deadline := time.NewTimer(waitLimit)
+	defer deadline.Stop()
+	for {
+		g.mu.Lock()
+		if g.changed == nil {
+			g.changed = make(chan struct{})
+		}
+		changed := g.changed // taken before the check: no change is missed
+		g.mu.Unlock()
+		if g.cur.Load() == want {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("timed out after %s waiting for %s: %d handlers running, want %d", waitLimit, what, g.cur.Load(), want)
+		}
+	}
+}
 
 // blocking is a handler that counts itself in g while it waits for release.
 func (g *gauge) blocking(release <-chan struct{}) HandlerFunc {
@@ -462,8 +528,7 @@ func (g *gauge) releaseOneByOne(t *testing.T, release chan<- struct{}, limit, n 
 	t.Helper()
 	for done := 0; done < n; done++ {
 		want := int32(min(limit, n-done))
-		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
-			func() bool { return g.cur.Load() == want })
+		g.waitFor(t, fmt.Sprintf("%d handlers running with %d done", want, done), want)
 		if p := g.peak.Load(); p > int32(limit) {
 			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
 		}

@@ -27,6 +27,8 @@ import (
 // worker stops taking triggers.
 func (w *Worker) process(ctx context.Context, l *lane, msg jetstream.Msg) {
 	defer w.procs.Done()
+	seen := laneRun{lane: l.name}
+	defer func() { w.signals.finished.Signal(seen) }() // once the slot is free
 	slot := w.holdSlot(l)
 	defer slot.end()
 
@@ -39,6 +41,10 @@ func (w *Worker) process(ctx context.Context, l *lane, msg jetstream.Msg) {
 	trig, err := wire.DecodeTrigger(msg.Data())
 	if err == nil && trig.Group != w.cfg.Group {
 		err = fmt.Errorf("invalid trigger: group %q delivered to a worker of group %q", trig.Group, w.cfg.Group)
+	}
+	if w.signals.admitted.On() || w.signals.finished.On() {
+		seen.run, _ = readIDs(trig, msg.Data())
+		w.signals.admitted.Signal(seen)
 	}
 	if err != nil {
 		w.reject(msg, trig, origin, err)

@@ -67,11 +67,12 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	w.kills = kills.New(kills.Config{JS: js, Streams: w.streams, OnKill: w.cancelKilled, Logger: w.log})
 	w.locks = joblock.New(joblock.Config{
 		NATS: w.cfg.NATS, KV: locks, WorkerID: w.cfg.ID, TTL: w.cfg.LockTTL,
-		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log,
+		Active: w.runs.has, Kill: w.kills.Request, Logger: w.log, TestSignals: w.signals.locks,
 	})
 	// The event publisher and the questions to the schedulers outlive
 	// every run (stages: publishing).
 	w.events = runevents.New(js, w.cfg.Group, w.cfg.ID, w.log)
+	w.events.Signals = w.signals.events
 	w.ask = questions.New(w.cfg.NATS, w.log)
 	if w.supersedeWait > 0 {
 		w.ask.SupersedeTimeout = w.supersedeWait
@@ -93,11 +94,15 @@ func (w *Worker) setup(ctx context.Context) ([]*lane, error) {
 	}
 	batch := newLane(laneBatch, batches, w.cfg.Concurrency, w.maxFetches)
 	batch.runsPerMsg = batchRunsGuess
-	return []*lane{
+	lanes := []*lane{
 		newLane(laneShared, shared, w.cfg.Concurrency, w.maxFetches),
 		newLane(laneDirected, directed, w.cfg.Concurrency, w.maxFetches),
 		batch,
-	}, nil
+	}
+	for _, l := range lanes {
+		l.waitingSignal = w.signals.slotWaiting
+	}
+	return lanes, nil
 }
 
 // groupConsumer is the config of a consumer all workers of the group share

@@ -124,7 +124,7 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 				}
 			}
 		}
-		req.waiting()
+		ls.waiting(&req)
 		sleep(ctx)
 	}
 }

@@ -56,7 +56,7 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 			continue
 		}
 		waited = true
-		req.waiting()
+		ls.waiting(&req)
 		sleep(ctx)
 	}
 }
