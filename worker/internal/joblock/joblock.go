@@ -197,17 +197,14 @@ func (ls *Locks) Acquire(ctx context.Context, req Request) (lock *Lock, waited b
 			ls.cfg.TestSignals.Held.Signal(req.Run)
 		}
 	}()
-	strategy, err := policy.ParseBlock(string(req.Strategy))
-	if err != nil {
-		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
-	}
-	if strategy == policy.BlockConcurrent {
-		if req.MaxConcurrency == 0 {
-			return nil, false, nil // unbounded: nothing to hold
-		}
+	switch kind, strategy := kindOf(req.Strategy, req.MaxConcurrency); kind {
+	case noLock:
+		return nil, false, nil
+	case slotLock:
 		return ls.acquireSlot(ctx, req, SlotsKey(req.Job, req.ShardIndex, req.ShardTotal), req.MaxConcurrency)
+	default:
+		return ls.acquireHolder(ctx, req, Key(req.Job, req.ShardIndex, req.ShardTotal), strategy)
 	}
-	return ls.acquireHolder(ctx, req, Key(req.Job, req.ShardIndex, req.ShardTotal), strategy)
 }
 
 // interrupted is why a waiting run must stop waiting, nil if it need not.
