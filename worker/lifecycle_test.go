@@ -48,6 +48,14 @@ func (j *journal) get() []string {
 	return slices.Clone(j.lines)
 }
 
+// expect fails the test unless the journal holds want, in order.
+func (j *journal) expect(t *testing.T, want ...string) {
+	t.Helper()
+	if got := j.get(); !slices.Equal(got, want) {
+		t.Fatalf("journal %q\nwant %q", got, want)
+	}
+}
+
 // recorded is a stage named name that records its start, its loop's end
 // and its stop (with the failure it is given) in j.
 func recorded(j *journal, name string) *stage {
@@ -83,18 +91,13 @@ func TestStagesStartBackwardsStopInOrder(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.runStages(ctx, []*stage{first, recorded(&j, "b"), recorded(&j, "c")}) }()
 	recv(t, "every stage started", running)
-	if got := j.get(); !slices.Equal(got, []string{"start c", "start b", "start a"}) {
-		t.Fatalf("before the stop: %q", got)
-	}
+	j.expect(t, "start c", "start b", "start a")
 	cancel()
 	if err := recv(t, "runStages to return", done); err != nil {
 		t.Fatalf("runStages: %v", err)
 	}
-	want := []string{"start c", "start b", "start a",
-		"loop a ended", "stop a", "loop b ended", "stop b", "loop c ended", "stop c"}
-	if got := j.get(); !slices.Equal(got, want) {
-		t.Fatalf("journal %q\nwant %q", got, want)
-	}
+	j.expect(t, "start c", "start b", "start a",
+		"loop a ended", "stop a", "loop b ended", "stop b", "loop c ended", "stop c")
 }
 
 // A stage whose start fails is stopped, with the stages started before
@@ -109,10 +112,7 @@ func TestStageStartFailureStopsWhatStarted(t *testing.T) {
 	if err == nil || err.Error() != "init: injected" {
 		t.Fatalf("runStages: %v, want the start's error", err)
 	}
-	want := []string{"start c", "start b", "loop b ended", "stop b after init: injected", "loop c ended", "stop c after init: injected"}
-	if got := j.get(); !slices.Equal(got, want) {
-		t.Fatalf("journal %q\nwant %q", got, want)
-	}
+	j.expect(t, "start c", "start b", "loop b ended", "stop b after init: injected", "loop c ended", "stop c after init: injected")
 }
 
 // A loop that fails under policy Stop stops the worker: every stage
