@@ -32,7 +32,7 @@ type execution struct {
 	job, run    int64
 	index, tot  int
 	started     time.Time
-	triggerType wire.TriggerType
+	triggerType worker.TriggerType
 }
 
 // executions records handler calls.
@@ -56,7 +56,7 @@ func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func(
 	stops := map[string]func(){}
 	for _, id := range ids {
 		w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id),
-			Streams: routeStreams, HeartbeatInterval: time.Second})
+			Streams: worker.Streams{WorkerTTL: routeStreams.WorkerTTL}, HeartbeatInterval: time.Second})
 		if err != nil {
 			c.t.Fatal(err)
 		}

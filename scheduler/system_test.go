@@ -86,16 +86,14 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	s.SetTestSignals(signals)
 	// The worker logs through cfg.Logger too, so an option that observes
 	// the logs sees both sides.
-	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"), AbandonGrace: 500 * time.Millisecond, Concurrency: 128})
+	// One registry for both, as jetjob-scheduler dev serves them: a series
+	// of the same name with other labels on both sides would fail New.
+	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: connect(), Group: "g", Logger: cfg.Logger.Named("worker"),
+		AbandonGrace: 500 * time.Millisecond, Concurrency: 128, Metrics: s.Registry()})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("worker beside the scheduler, metrics in one registry: %v", err)
 	}
 	register(w)
-	// One registry for both, as jetjob-scheduler dev serves them: a series
-	// of the same name with other labels on both sides would panic dev.
-	if err := s.Registry().Register(w.Collector()); err != nil {
-		t.Fatalf("the worker's metrics beside the scheduler's: %v", err)
-	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)

@@ -65,7 +65,7 @@ const batchProgressGap = time.Second
 // slots the pull request holds, the rest as slots free up. It returns how
 // many of the owned slots it used. A message that is no batch at all is
 // terminated: it names no run, and a redelivery would be just as unusable.
-func (w *Worker) splitBatch(l *lane, msg jetstream.Msg, owned int) (used int) {
+func (w *Worker) splitBatch(ctx context.Context, l *lane, msg jetstream.Msg, owned int) (used int) {
 	var seq uint64
 	if md, err := msg.Metadata(); err == nil {
 		seq = md.Sequence.Stream
@@ -85,8 +85,8 @@ func (w *Worker) splitBatch(l *lane, msg jetstream.Msg, owned int) (used int) {
 		switch {
 		case used < owned:
 			used++
-			w.startRun(l, m)
-		case !l.enqueue(w.slotWaiter(l, m, m.b.log)):
+			w.startRun(ctx, l, m)
+		case !l.enqueue(w.slotWaiter(ctx, l, m, m.b.log)):
 			w.handBack(m, m.b.log, "worker stopping before the run started")
 		}
 	}
@@ -119,10 +119,10 @@ func (w *Worker) newBatch(msg jetstream.Msg, seq uint64, lines [][]byte) []*batc
 // slotWaiter is trigger msg (a batch member, or a lone trigger that
 // arrived beyond its request's slots) waiting for a slot of l: its run
 // starts on the slot handed to it, and it is handed back if the lane
-// closes first. log is the trigger's.
-func (w *Worker) slotWaiter(l *lane, msg jetstream.Msg, log *zap.Logger) waiter {
+// closes first. log is the trigger's, ctx the fetch loop's.
+func (w *Worker) slotWaiter(ctx context.Context, l *lane, msg jetstream.Msg, log *zap.Logger) waiter {
 	return waiter{
-		start: func() { w.startWaiter(l, msg, log) },
+		start: func() { w.startWaiter(ctx, l, msg, log) },
 		drop:  func() { w.handBack(msg, log, "worker stopping before the run started") },
 	}
 }
@@ -130,13 +130,13 @@ func (w *Worker) slotWaiter(l *lane, msg jetstream.Msg, log *zap.Logger) waiter 
 // startWaiter starts the run of a trigger that waited for a slot of l,
 // now handed to it; a stopping worker hands the trigger back instead, and
 // the slot on.
-func (w *Worker) startWaiter(l *lane, msg jetstream.Msg, log *zap.Logger) {
-	if w.stopCtx.Err() != nil {
+func (w *Worker) startWaiter(ctx context.Context, l *lane, msg jetstream.Msg, log *zap.Logger) {
+	if ctx.Err() != nil {
 		w.handBack(msg, log, "worker stopping before the run started")
 		l.release(1)
 		return
 	}
-	w.startRun(l, msg)
+	w.startRun(ctx, l, msg)
 }
 
 // batchMsg is one delivered trigger batch, shared by its members.

@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 )
@@ -32,7 +31,7 @@ func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 	ev := e.events()
 	var mu sync.Mutex
 	active, peak := 0, 0
-	e.start(Config{Concurrency: 16, LockTTL: testLockTTL}, func(w *Worker) {
+	r := e.start(Config{Concurrency: 16, LockTTL: testLockTTL}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			mu.Lock()
 			active++
@@ -67,7 +66,8 @@ func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 	if peak > 2 {
 		t.Errorf("%d runs of a job with max_concurrency 2 ran at once", peak)
 	}
-	testwait.Eventually(t, waitLimit, "the slots key deleted after the last run", func() bool {
+	// Each run gives its slot back with a write before it is released.
+	r.w.signals.locks.Released.WaitUntil(t, waitLimit, "the slots key deleted after the last run", func() bool {
 		_, err := e.lockKV().Get(e.ctx(), key)
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})
@@ -79,13 +79,10 @@ func TestConcurrentRunsTakeNoLock(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	release := make(chan struct{})
-	var mu sync.Mutex
-	active := 0
+	running := make(chan int64, 5)
 	e.start(Config{Concurrency: 16}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
-			mu.Lock()
-			active++
-			mu.Unlock()
+			running <- job.RunID
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -99,11 +96,9 @@ func TestConcurrentRunsTakeNoLock(t *testing.T) {
 		tr.JobID, tr.BlockStrategy = 7, "concurrent"
 		e.publish(tr)
 	}
-	testwait.Eventually(t, waitLimit, "5 runs of one job executing at once", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return active == 5
-	})
+	for n := range len(ids) {
+		recv(t, fmt.Sprintf("%d runs of one job executing at once", n+1), running)
+	}
 	close(release)
 	ev.waitFinished(ids...)
 	for _, k := range []string{joblock.Key(7, 0, 0), joblock.SlotsKey(7, 0, 0)} {
@@ -223,7 +218,7 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 	}
 	close(unblock)
 	ev.waitFinished(2)
-	testwait.Eventually(t, waitLimit, "run 2 to leave the worker", func() bool { return !r.w.runs.has(2) })
+	r.waitProcessed(2)
 	if ask(1) {
 		t.Error("asked about run 1 after run 2 ended: busy, want not busy")
 	}
@@ -267,8 +262,12 @@ func TestLockHeldBeyondTTLByItsBeat(t *testing.T) {
 			return nil
 		})
 	}
-	e.start(Config{ID: "w1", LockTTL: testLockTTL}, handler)
-	e.start(Config{ID: "w2", LockTTL: testLockTTL}, handler)
+	// One set of lock signals for both workers: run 2 waits on either.
+	var locks joblock.TestSignals
+	locks.Init(t)
+	withLocks := func(w *Worker) { handler(w); w.signals.locks = locks }
+	e.start(Config{ID: "w1", LockTTL: testLockTTL}, withLocks)
+	e.start(Config{ID: "w2", LockTTL: testLockTTL}, withLocks)
 	tr := trigger(1, "h", "long")
 	tr.JobID = 7
 	e.publish(tr)
@@ -284,20 +283,17 @@ func TestLockHeldBeyondTTLByItsBeat(t *testing.T) {
 	// saw the holder, and a still holder would have been taken over by then.
 	// (If run 2 takes the lock over meanwhile, the wait ends too, and the
 	// overlap is reported below.)
-	var joined int64 = -1
-	testwait.Eventually(t, waitLimit, "run 1 to beat four times while run 2 waits for its lock", func() bool {
-		v := e.lockValue(7)
-		if joined >= 0 && v.Holder != 1 {
-			return true
-		}
-		if v.Holder != 1 || !slices.ContainsFunc(v.Queue, func(q struct{ Run int64 }) bool { return q.Run == 2 }) {
-			return false
-		}
-		if joined < 0 {
-			joined = v.Beat
-		}
-		return v.Beat >= joined+4
-	})
+	locks.Waiting.WaitFor(t, waitLimit, "run 2 to wait for the lock", func(run int64) bool { return run == 2 })
+	v := e.lockValue(7)
+	if v.Holder != 1 || !slices.ContainsFunc(v.Queue, func(q struct{ Run int64 }) bool { return q.Run == 2 }) {
+		t.Fatalf("job lock %+v once run 2 waits, want run 1 holding and run 2 queued", v)
+	}
+	joined := v.Beat
+	locks.Beat.WaitFor(t, waitLimit, "run 1 to beat four times while run 2 waits for its lock (else run 2 took it over)",
+		func(b joblock.Beat) bool { return b.Run == 1 && b.Beat >= joined+4 })
+	if held := e.lockValue(7); held.Holder != 1 {
+		t.Errorf("job lock %+v after run 1's fourth beat, want run 1 still holding it", held)
+	}
 	close(release)
 	got := ev.waitFinished(1, 2)
 	if got[1].Status != wire.StatusSucceeded || got[2].Status != wire.StatusSucceeded {
@@ -322,7 +318,7 @@ func (e *env) runJob7(ev *events, r *running, id int64) {
 	tr.JobID = 7
 	e.publish(tr)
 	ev.waitFinished(id)
-	testwait.Eventually(e.t, waitLimit, fmt.Sprint("run ", id, " to leave the worker"), func() bool { return !r.w.runs.has(id) })
+	r.waitProcessed(id)
 }
 
 func (e *env) lockKV() jetstream.KeyValue {

@@ -18,29 +18,6 @@ import (
 	"github.com/jetjob/jetjob/worker/internal/kills"
 )
 
-// Job is what a handler learns about its run.
-type Job struct {
-	RunID       int64
-	JobID       int64
-	Group       string
-	Handler     string
-	Params      string
-	TriggerType wire.TriggerType
-	ScheduledAt time.Time
-	// Attempt is the scheduler's attempt number of this fire; retries
-	// count up.
-	Attempt int
-	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
-	ShardIndex int
-	ShardTotal int
-	// Delivery is how many times this trigger has been delivered; above 1
-	// an earlier execution may have done part of the work (its worker died).
-	Delivery int
-	// Logger logs with the run's fields to the worker's log and publishes
-	// each line to the run's log on JETJOB_LOGS.
-	Logger *zap.Logger
-}
-
 // run is one execution of a run in this process.
 type run struct {
 	w        *Worker
@@ -152,7 +129,9 @@ type outcome struct {
 }
 
 // execute runs the trigger and reports whether its result was published.
-func (r *run) execute() bool {
+// ctx ends when the worker stops taking triggers: a run that has not
+// started its handler by then is handed back.
+func (r *run) execute(ctx context.Context) bool {
 	stop := r.w.keepAlive(r.log, r.current)
 	defer stop()
 
@@ -160,7 +139,7 @@ func (r *run) execute() bool {
 	// run that started must not start again under the same attempt,
 	// however late (started.go).
 	if r.mayStart {
-		if out := r.priorStart(); out != nil {
+		if out := r.priorStart(ctx); out != nil {
 			return r.end(*out)
 		}
 	}
@@ -185,13 +164,13 @@ func (r *run) execute() bool {
 		return r.finish(outcome{status: wire.StatusFailed, message: fmt.Sprintf(
 			"no handler %q registered on worker %s (group %s)", r.trig.Handler, r.w.cfg.ID, r.w.cfg.Group)})
 	}
-	if r.w.stopCtx.Err() != nil {
+	if ctx.Err() != nil {
 		r.handBack("worker stopping before the run started")
 		return false
 	}
 	asked := time.Now()
 	endLock := r.traceLock()
-	lock, blocked := r.block()
+	lock, blocked := r.block(ctx)
 	endLock(blocked)
 	r.w.metrics.lockWaited(r, asked)
 	if blocked != nil {
@@ -211,8 +190,9 @@ func (r *run) execute() bool {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
+	r.w.signals.started.Signal(laneRun{lane: r.slot.l.name, run: r.trig.RunID})
 	ran := r.w.metrics.handlerStarted(h.name)
-	out := r.runHandler(h)
+	out := r.runHandler(ctx, h)
 	ran()
 	return r.end(out)
 }
@@ -220,13 +200,13 @@ func (r *run) execute() bool {
 // block applies the run's block strategy (package joblock) before its
 // handler starts. It returns the lock to hold while the run executes, or
 // an outcome that ends the run without running it: DISCARDED, CANCELLED
-// (killed while waiting), or a hand-back (the worker stops).
-func (r *run) block() (*joblock.Lock, *outcome) {
-	lock, waited, err := r.w.locks.Acquire(r.w.stopCtx, joblock.Request{
+// (killed while waiting), or a hand-back (the worker stops: ctx ends).
+func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
+	lock, waited, err := r.w.locks.Acquire(ctx, joblock.Request{
 		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
 		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
 		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
-		Log: r.log, Interrupt: r.interrupted, Waiting: r.lockWaiting,
+		Log: r.log, Interrupt: func() error { return r.interrupted(ctx) },
 	})
 	r.waitedLock = waited
 	var discarded *joblock.DiscardedError
@@ -249,12 +229,8 @@ type interruption struct{ out outcome }
 func (i interruption) Error() string { return cmp.Or(i.out.message, i.out.handBack) }
 
 // interrupted says whether the run waiting for its job's lock was killed
-// or the worker stops.
-// lockWaiting tells the tests that the run found its job's lock held and
-// waits for it.
-func (r *run) lockWaiting() { r.w.signals.lockWaiting.Signal(r.trig.RunID) }
-
-func (r *run) interrupted() error {
+// or the worker stops (ctx ended).
+func (r *run) interrupted(ctx context.Context) error {
 	r.mu.Lock()
 	pending := r.pending
 	r.mu.Unlock()
@@ -264,7 +240,7 @@ func (r *run) interrupted() error {
 	if r.w.kills.Killed(r.trig.RunID) {
 		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}}
 	}
-	if r.w.stopCtx.Err() != nil {
+	if ctx.Err() != nil {
 		return interruption{outcome{handBack: "worker stopping while the run waited for the job's active run"}}
 	}
 	return nil
@@ -323,7 +299,7 @@ func (w *Worker) publishEvent(ev wire.Event, traceparent string) error {
 // ack acknowledges every delivery of the run.
 func (r *run) ack() {
 	for _, m := range r.settle() {
-		if err := r.w.ackMsg(r.w.pubCtx, m); err != nil {
+		if err := r.w.ackMsg(m); err != nil {
 			r.log.Warn("trigger not acknowledged; a redelivery will be recognised as finished", zap.Error(err))
 		}
 	}
@@ -348,8 +324,11 @@ type handlerResult struct {
 }
 
 // runHandler runs the handler under the run's timeout and supervises it.
-func (r *run) runHandler(h *handler) (out outcome) {
-	ctx, cancel := context.WithCancelCause(r.w.hctx)
+// Its context carries ctx's values, and is cancelled by a kill, by the run's
+// timeout and at the end of the shutdown grace (handlersEnd), not when ctx
+// ends.
+func (r *run) runHandler(ctx context.Context, h *handler) (out outcome) {
+	ctx, cancel := r.w.handlersEnd.bind(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	ctx, endSpan := r.traceHandler(ctx)
 	defer func() { endSpan(&out) }()
@@ -421,6 +400,7 @@ func (r *run) call(ctx context.Context, fn HandlerFunc, job *Job, done chan<- ha
 		if !r.state.CompareAndSwap(handlerRunning, handlerReturned) {
 			r.w.counts.abandonedLive.Add(-1)
 			r.log.Info("abandoned handler returned at last")
+			r.w.signals.abandonedReturned.Signal(r.trig.RunID)
 			return
 		}
 		done <- res
@@ -459,14 +439,4 @@ func (r *run) judge(res handlerResult) outcome {
 func (r *run) cutShort(detail string) outcome {
 	return outcome{status: wire.StatusLost, message: fmt.Sprintf(
 		"its worker %s stopped while it ran (shutdown grace %s over): %s", r.w.cfg.ID, r.w.cfg.ShutdownGrace, detail)}
-}
-
-func (r *run) job() *Job {
-	t := r.trig
-	return &Job{
-		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
-		TriggerType: t.TriggerType, ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
-		ShardIndex: t.ShardIndex, ShardTotal: t.ShardTotal, Delivery: int(r.delivery),
-		Logger: r.logs.logger(r.log),
-	}
 }

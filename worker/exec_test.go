@@ -28,7 +28,7 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 
 	job := recv(t, "the handler", jobs)
 	if job.Params != `{"to":"alice"}` || job.RunID != 1 || job.JobID != 1001 || job.Group != testGroup ||
-		job.Handler != "echo" || job.TriggerType != wire.TriggerRetry || job.Attempt != 2 ||
+		job.Handler != "echo" || job.TriggerType != TriggerRetry || job.Attempt != 2 ||
 		job.ShardIndex != 1 || job.ShardTotal != 3 || job.Delivery != 1 || !job.ScheduledAt.Equal(tr.ScheduledAt) ||
 		job.Logger == nil {
 		t.Errorf("handler got %+v, trigger was %+v", job, tr)
@@ -47,7 +47,10 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 	if got[1].At.Before(got[0].At) {
 		t.Errorf("finished at %s before started at %s", got[1].At, got[0].At)
 	}
-	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	r.waitProcessed(1)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want them acked", left)
+	}
 }
 
 // Each handler outcome maps to its status and message.
@@ -122,8 +125,14 @@ func TestRunResults(t *testing.T) {
 	}
 	close(release)
 	recv(t, "the abandoned handler to return", stubbornReturned)
-	testwait.Eventually(t, waitLimit, "the abandoned count to drop", func() bool { return r.w.Stats().Abandoned == 0 })
-	testwait.Eventually(t, waitLimit, "all triggers acked", func() bool { return e.triggersLeft() == 0 })
+	r.w.signals.abandonedReturned.WaitFor(t, waitLimit, "the worker to see it return", func(run int64) bool { return run == 4 })
+	if s := r.w.Stats(); s.Abandoned != 0 {
+		t.Errorf("stats %+v once the abandoned handler returned, want none abandoned", s)
+	}
+	r.waitProcessed(1, 2, 3, 4, 5, 6)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want them acked", left)
+	}
 }
 
 // Garbage on the trigger subject is reported when it names a run and
@@ -194,5 +203,8 @@ func TestPanicFailsRunAndWorkerGoesOn(t *testing.T) {
 		t.Fatalf("worker stopped after a handler panicked: %v", err)
 	default:
 	}
-	testwait.Eventually(t, waitLimit, "both triggers to be acked", func() bool { return e.triggersLeft() == 0 })
+	r.waitProcessed(1, 2)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want them acked", left)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/testsignal"
 )
 
 // How triggers are fetched.
@@ -105,6 +106,9 @@ type lane struct {
 	mu      sync.Mutex
 	waiting []waiter
 	closed  bool // the worker stops: nothing may wait any more
+
+	// waitingSignal: a trigger waits for a slot (testSignals.slotWaiting).
+	waitingSignal testsignal.Signal[laneRun]
 }
 
 // A waiter is a trigger waiting in a lane's queue for a run slot.
@@ -141,10 +145,12 @@ func (l *lane) messagesFor(n int) int {
 // good: no retry can mend it.
 var errNATSClosed = errors.New("worker: NATS connection closed")
 
-// fetchLoop sends pull requests on l until the worker stops. It returns nil
-// when Run's context is cancelled, and an error (after calling stop with
-// it) when fetching can never succeed again.
-func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
+// fetchLoop sends pull requests on l until ctx, the fetching stage's
+// context, ends (it returns nil then), and hands what arrives to drain. It
+// stops the worker and returns an error when fetching can never succeed
+// again. The runs it starts get ctx too: it says when the worker stops
+// taking triggers, and a run that has not started by then is handed back.
+func (w *Worker) fetchLoop(ctx context.Context, l *lane) error {
 	// A failed pull request is retried after a delay; each one that
 	// succeeds starts the delays again.
 	retry := backoff.Policy{
@@ -165,7 +171,7 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 			batch jetstream.MessageBatch
 			n     int
 		)
-		err := backoff.Retry(w.stopCtx, retry, func(ctx context.Context) (err error) {
+		err := backoff.Retry(ctx, retry, func(ctx context.Context) (err error) {
 			batch, n, err = w.fetch(ctx, l)
 			return err
 		})
@@ -174,11 +180,11 @@ func (w *Worker) fetchLoop(l *lane, stop context.CancelCauseFunc) error {
 				return nil // the worker stops
 			}
 			w.log.Error("cannot fetch triggers any more", zap.String("lane", l.name), zap.Error(err))
-			stop(err)
+			w.failed(err)
 			return err
 		}
 		w.fetchers.Add(1)
-		go w.drain(l, batch, n)
+		go w.drain(ctx, l, batch, n)
 	}
 }
 
@@ -219,11 +225,12 @@ func (w *Worker) fetch(ctx context.Context, l *lane) (jetstream.MessageBatch, in
 // drain starts a run for each trigger of batch, each on one of the n slots
 // acquired for it, and releases the rest when the request ends. A trigger
 // batch's runs take a slot each; those beyond the n wait for one (batch.go).
-func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
+// ctx is fetchLoop's.
+func (w *Worker) drain(ctx context.Context, l *lane, batch jetstream.MessageBatch, n int) {
 	defer w.fetchers.Done()
 	used := 0
 	for msg := range batch.Messages() {
-		if w.stopCtx.Err() != nil {
+		if ctx.Err() != nil {
 			w.handBack(msg, w.log, "worker stopping before the run started")
 			continue
 		}
@@ -232,7 +239,7 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 			continue // terminated: it holds no slot
 		}
 		if batch {
-			used += w.splitBatch(l, msg, n-used)
+			used += w.splitBatch(ctx, l, msg, n-used)
 			continue
 		}
 		if l.lastRuns.Load() != 1 {
@@ -240,12 +247,12 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 		}
 		if used < n {
 			used++
-			w.startRun(l, msg)
+			w.startRun(ctx, l, msg)
 			continue
 		}
 		// Only on the directed lane, after batches took the request's
 		// slots: the lone trigger waits for one like a batch member.
-		if !l.enqueue(w.slotWaiter(l, msg, w.log)) {
+		if !l.enqueue(w.slotWaiter(ctx, l, msg, w.log)) {
 			w.handBack(msg, w.log, "worker stopping before the run started")
 		}
 	}
@@ -253,7 +260,7 @@ func (w *Worker) drain(l *lane, batch jetstream.MessageBatch, n int) {
 		// e.g. missing heartbeats or a deleted consumer: slow the next
 		// request down instead of spinning.
 		w.log.Warn("pull request failed", zap.String("lane", l.name), zap.Error(err))
-		_ = backoff.Sleep(w.stopCtx, time.Second)
+		_ = backoff.Sleep(ctx, time.Second)
 	}
 	l.release(n - used)
 	<-l.tokens
@@ -319,6 +326,7 @@ func (l *lane) enqueue(wt waiter) bool {
 	}
 	l.waiting = append(l.waiting, wt)
 	l.mu.Unlock()
+	l.waitingSignal.Signal(laneRun{lane: l.name})
 	return true
 }
 
@@ -332,8 +340,9 @@ func (l *lane) close() []waiter {
 	return waiting
 }
 
-// startRun runs msg, which owns one slot of l, in a goroutine of its own.
-func (w *Worker) startRun(l *lane, msg jetstream.Msg) {
+// startRun runs msg, which owns one slot of l, in a goroutine of its own;
+// ctx is that of the fetch loop that took it.
+func (w *Worker) startRun(ctx context.Context, l *lane, msg jetstream.Msg) {
 	w.procs.Add(1)
-	go w.process(l, msg)
+	go w.process(ctx, l, msg)
 }

@@ -24,22 +24,19 @@ func TestWorkersShareTriggers(t *testing.T) {
 	ev := e.events()
 	var (
 		mu       sync.Mutex
-		runs     = make(map[int64]int)    // executions per run id
-		byWorker = make(map[string]int)   // executions per worker
-		blocked  = make(map[string]int64) // worker → the gated run it holds
+		runs     = make(map[int64]int)  // executions per run id
+		byWorker = make(map[string]int) // executions per worker
 	)
 	gate := make(chan struct{})
+	held := make(chan string, 2) // the workers holding a gated run
 	handler := func(id string) HandlerFunc {
 		return func(ctx context.Context, job *Job) error {
 			mu.Lock()
 			runs[job.RunID]++
 			byWorker[id]++
-			gated := job.RunID <= 2
-			if gated {
-				blocked[id] = job.RunID
-			}
 			mu.Unlock()
-			if gated {
+			if job.RunID <= 2 {
+				held <- id
 				<-gate
 			}
 			return nil
@@ -51,11 +48,9 @@ func TestWorkersShareTriggers(t *testing.T) {
 	e.start(Config{ID: "w2", Concurrency: 1}, func(w *Worker) { w.Handle("h", handler("w2")) })
 	e.publish(trigger(1, "h", ""))
 	e.publish(trigger(2, "h", ""))
-	testwait.Eventually(t, waitLimit, "both workers to hold a gated run", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(blocked) == 2
-	})
+	if a, b := recv(t, "a worker to hold a gated run", held), recv(t, "both workers to hold a gated run", held); a == b {
+		t.Fatalf("worker %s holds both gated runs, with concurrency 1", a)
+	}
 	close(gate)
 
 	const n = 40
@@ -104,7 +99,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	for done := 0; done < n; done++ {
 		want := int32(min(limit, n-done))
-		testwait.Eventually(t, waitLimit, "the worker to fill its slots", func() bool { return g.cur.Load() == want })
+		g.waitFor(t, "the worker to fill its slots", want)
 		info := e.groupConsumer()
 		if info.NumAckPending > limit {
 			t.Fatalf("%d triggers delivered to a worker of concurrency %d: it holds triggers it cannot run",
@@ -147,19 +142,26 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 	e.publishRaw(data)
 	recv(t, "the first execution", started)
 	e.publishRaw(data)
-	testwait.Eventually(t, waitLimit, "the second delivery to reach the worker", func() bool {
-		info := e.groupConsumer()
-		return info.NumAckPending == 2 && info.NumPending == 0
-	})
+	// The second delivery is processed (it joins) while the first runs.
+	r.waitProcessed(5)
 	if s := r.w.Stats(); s.Running != 1 {
 		t.Errorf("stats %+v, want 1 running", s)
 	}
+	if info := e.groupConsumer(); info.NumAckPending != 2 {
+		t.Errorf("%d deliveries unacknowledged while the run goes on, want both held", info.NumAckPending)
+	}
 	close(gate)
+	r.waitProcessed(5)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d messages left once the run ended, want both acked", left)
+	}
 	ev.waitFinished(5)
-	testwait.Eventually(t, waitLimit, "both messages to be acked", func() bool { return e.triggersLeft() == 0 })
 
 	e.publishRaw(data) // after it finished
-	testwait.Eventually(t, waitLimit, "the late message to be acked", func() bool { return e.triggersLeft() == 0 })
+	r.waitProcessed(5)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d messages left, want the late one acked", left)
+	}
 	ev.expectNone(2 * testFetchWait)
 	if n := execs.Load(); n != 1 {
 		t.Errorf("%d executions, want 1", n)
@@ -179,7 +181,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 	var execs atomic.Int32
 	started := make(chan struct{}, 1)
 	gate := make(chan struct{})
-	e.start(Config{Concurrency: 2, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))},
+	r := e.start(Config{Concurrency: 2, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))},
 		func(w *Worker) {
 			w.Handle("h", func(ctx context.Context, job *Job) error {
 				execs.Add(1)
@@ -199,9 +201,11 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 	if _, err := e.js.CreateOrUpdateConsumer(e.ctx(), stream.Triggers, cfg); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, waitLimit, "the redelivery to join the running execution", func() bool {
-		return observed.FilterMessageSnippet("joined, not started twice").Len() >= 1
-	})
+	// The first execution is gated: a delivery processed now joined it.
+	r.waitProcessed(1)
+	if observed.FilterMessageSnippet("joined, not started twice").Len() == 0 {
+		t.Error("a redelivery processed while the run goes on, yet no join logged")
+	}
 	close(gate)
 	fin := ev.waitFinished(1)
 	if fin[1].Status != wire.StatusSucceeded {
@@ -222,7 +226,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 func TestLongRunKeepsItsTrigger(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
-	e.start(Config{AckWait: 600 * time.Millisecond}, func(w *Worker) {
+	r := e.start(Config{AckWait: 600 * time.Millisecond}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			select {
 			case <-time.After(2 * time.Second): // more than three ack waits
@@ -232,10 +236,13 @@ func TestLongRunKeepsItsTrigger(t *testing.T) {
 		})
 	})
 	e.publish(trigger(1, "h", ""))
+	r.waitProcessed(1)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once the run was processed, want it acked", left)
+	}
 	if fin := ev.waitFinished(1); fin[1].Status != wire.StatusSucceeded {
 		t.Fatalf("finished %+v, want SUCCEEDED", fin[1])
 	}
-	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 	if info := e.groupConsumer(); info.Delivered.Consumer != 1 || info.NumRedelivered != 0 {
 		t.Errorf("the consumer delivered %d times (%d redelivered), want the trigger once",
 			info.Delivered.Consumer, info.NumRedelivered)

@@ -125,7 +125,7 @@ func (h *registration) loop(ctx context.Context) {
 func (h *registration) open(ctx context.Context, bound time.Duration) {
 	octx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	kv, err := stream.Workers(octx, h.w.js, h.w.cfg.Streams)
+	kv, err := stream.Workers(octx, h.w.js, h.w.streams)
 	if err != nil {
 		h.failed("workers bucket not available; heartbeat retried next beat", err)
 		return

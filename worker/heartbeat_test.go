@@ -164,7 +164,7 @@ func TestRegistryKeyExpiresAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := e.start(Config{ID: "w1", HeartbeatInterval: testBeat, Streams: streams}, func(w *Worker) {
+	r := e.start(Config{ID: "w1", HeartbeatInterval: testBeat, Streams: Streams{WorkerTTL: time.Second}}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})
 	waitHeartbeat(t, kv, "w1", "the first heartbeat", func(*wire.WorkerInfo) bool { return true })
@@ -197,7 +197,7 @@ func TestHeartbeatIntervalValidated(t *testing.T) {
 	}{
 		{Config{HeartbeatInterval: -time.Second}, "heartbeat interval -1s: must be positive"},
 		{Config{HeartbeatInterval: 15 * time.Second}, "must be shorter than the workers bucket TTL 15s"},
-		{Config{HeartbeatInterval: 2 * time.Second, Streams: stream.Config{WorkerTTL: 2 * time.Second}}, "TTL 2s"},
+		{Config{HeartbeatInterval: 2 * time.Second, Streams: Streams{WorkerTTL: 2 * time.Second}}, "TTL 2s"},
 	} {
 		c.cfg.NATS, c.cfg.Group, c.cfg.AcceptUnsignedTriggers = nc, "g", true
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -212,7 +212,7 @@ func TestHeartbeatIntervalValidated(t *testing.T) {
 		t.Errorf("default heartbeat interval %s", w.cfg.HeartbeatInterval)
 	}
 	if _, err := New(Config{NATS: nc, Group: "g", AcceptUnsignedTriggers: true, HeartbeatInterval: 20 * time.Second,
-		Streams: stream.Config{WorkerTTL: time.Minute}}); err != nil {
+		Streams: Streams{WorkerTTL: time.Minute}}); err != nil {
 		t.Errorf("interval below a longer TTL refused: %v", err)
 	}
 }

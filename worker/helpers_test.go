@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/internal/testtier"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -217,6 +217,7 @@ func (e *env) start(cfg Config, setup func(w *Worker)) *running {
 		e.t.Fatal(err)
 	}
 	w.fetchWait = testFetchWait
+	w.signals.init(e.t)
 	setup(w)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{t: e.t, w: w, cancel: cancel, done: make(chan error, 1)}
@@ -236,6 +237,39 @@ func (r *running) stop() error {
 	return r.wait()
 }
 
+// waitProcessed waits until a delivery of each of ids has been processed
+// here (testSignals.finished: settled, its run out of the run table, its
+// slot free). A run's ack is confirmed by the server before that, so the
+// stream and consumer state that follows from it shows at once. It takes
+// the signals up to the last of ids: wait in the order they come.
+func (r *running) waitProcessed(ids ...int64) {
+	r.t.Helper()
+	waitRuns(r.t, &r.w.signals.finished, fmt.Sprintf("runs %v processed", ids), ids...)
+}
+
+// waitRuns waits until sig has reported each of ids.
+func waitRuns(t *testing.T, sig *testsignal.Signal[laneRun], what string, ids ...int64) {
+	t.Helper()
+	left := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		left[id] = true
+	}
+	sig.WaitFor(t, waitLimit, what, func(v laneRun) bool {
+		delete(left, v.run)
+		return len(left) == 0
+	})
+}
+
+// beginStop cancels Run's context and returns once the stop has begun
+// (the stages stop from then on); the channel gets what Run returns.
+func (r *running) beginStop() <-chan error {
+	r.t.Helper()
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.stop() }()
+	r.w.signals.stopBegun.WaitFor(r.t, waitLimit, "the stop to begin", func(struct{}) bool { return true })
+	return stopped
+}
+
 // wait returns what Run returned, waiting for it at most waitLimit. The
 // test then owns the error: the cleanup does not report it again.
 func (r *running) wait() error {
@@ -252,111 +286,6 @@ func (r *running) result() error {
 		}
 	})
 	return r.err
-}
-
-// events reads JETJOB_EVENTS through the test's own consumer (the stream is
-// a work queue: this is the only consumer on jetjob.event.>).
-type events struct {
-	t    *testing.T
-	cons jetstream.Consumer
-	all  []wire.Event
-}
-
-func (e *env) events() *events {
-	e.t.Helper()
-	c, err := e.js.CreateOrUpdateConsumer(e.ctx(), stream.Events, jetstream.ConsumerConfig{
-		Durable: "test-events", FilterSubject: "jetjob.event.>", AckPolicy: jetstream.AckExplicitPolicy,
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return &events{t: e.t, cons: c}
-}
-
-// read appends what arrives within wait.
-func (ev *events) read(wait time.Duration) int {
-	ev.t.Helper()
-	m, err := ev.cons.Next(jetstream.FetchMaxWait(wait))
-	if err != nil {
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
-			return 0
-		}
-		ev.t.Fatalf("reading events: %v", err)
-	}
-	got, err := wire.DecodeEvents(m.Data())
-	if err != nil {
-		ev.t.Fatalf("worker published an invalid events message: %v", err)
-	}
-	if err := m.Ack(); err != nil {
-		ev.t.Fatal(err)
-	}
-	ev.all = append(ev.all, got...)
-	return len(got)
-}
-
-// run returns the events of one run seen so far, in arrival order.
-func (ev *events) run(runID int64) []wire.Event {
-	var out []wire.Event
-	for _, e := range ev.all {
-		if e.RunID == runID {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (ev *events) finished(runID int64) *wire.Event {
-	for _, e := range ev.run(runID) {
-		if e.Kind == wire.EventFinished {
-			return &e
-		}
-	}
-	return nil
-}
-
-// waitFor reads until cond holds.
-func (ev *events) waitFor(what string, cond func() bool) {
-	ev.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			ev.t.Fatalf("timed out after %s waiting for %s; events: %+v", waitLimit, what, ev.all)
-		}
-		ev.read(200 * time.Millisecond)
-	}
-}
-
-// waitFinished reads until every run has a finished event and returns them.
-func (ev *events) waitFinished(runIDs ...int64) map[int64]wire.Event {
-	ev.t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for {
-		out := make(map[int64]wire.Event)
-		for _, id := range runIDs {
-			if f := ev.finished(id); f != nil {
-				out[id] = *f
-			}
-		}
-		if len(out) == len(runIDs) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			ev.t.Fatalf("runs finished: %d of %d after %s; events: %+v", len(out), len(runIDs), waitLimit, ev.all)
-		}
-		ev.read(200 * time.Millisecond)
-	}
-}
-
-// expectNone fails if any event arrives within wait. Proving an absence
-// needs some bound; it is only used after everything expected has arrived.
-func (ev *events) expectNone(wait time.Duration) {
-	ev.t.Helper()
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		if n := ev.read(time.Until(deadline)); n > 0 {
-			ev.t.Fatalf("unexpected events: %+v", ev.all[len(ev.all)-n:])
-		}
-	}
 }
 
 // recv waits for a value on ch, failing the test after waitLimit.
@@ -421,41 +350,4 @@ func (e *env) answerQuestions(subject string, answer func(data []byte) any) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
-}
-
-// gauge counts the handlers running at once, and the most seen at once.
-type gauge struct{ cur, peak atomic.Int32 }
-
-func (g *gauge) enter() {
-	c := g.cur.Add(1)
-	for p := g.peak.Load(); c > p && !g.peak.CompareAndSwap(p, c); p = g.peak.Load() {
-	}
-}
-
-func (g *gauge) leave() { g.cur.Add(-1) }
-
-// blocking is a handler that counts itself in g while it waits for release.
-func (g *gauge) blocking(release <-chan struct{}) HandlerFunc {
-	return func(context.Context, *Job) error {
-		g.enter()
-		defer g.leave()
-		<-release
-		return nil
-	}
-}
-
-// releaseOneByOne lets n handlers blocked on release finish one at a
-// time, checking before each that as many run as the limit allows (all
-// that are left, at most limit) and never more.
-func (g *gauge) releaseOneByOne(t *testing.T, release chan<- struct{}, limit, n int) {
-	t.Helper()
-	for done := 0; done < n; done++ {
-		want := int32(min(limit, n-done))
-		testwait.Eventually(t, waitLimit, fmt.Sprintf("%d handlers running with %d done", want, done),
-			func() bool { return g.cur.Load() == want })
-		if p := g.peak.Load(); p > int32(limit) {
-			t.Fatalf("%d handlers ran at once, concurrency %d", p, limit)
-		}
-		release <- struct{}{}
-	}
 }

@@ -152,16 +152,11 @@ func lateFireOnce(runID int64) *wire.Trigger {
 	return lateTrigger(runID, wire.TriggerSchedule, "fire_once", 1000, 10*time.Second)
 }
 
-// waiting is how many triggers wait for a slot of w's lane named name.
-func waiting(w *Worker, name string) int {
-	for _, l := range w.lanes {
-		if l.name == name {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			return len(l.waiting)
-		}
-	}
-	return -1
+// waitSlotWaiting waits until a trigger waits for a slot of r's lane
+// named name.
+func (r *running) waitSlotWaiting(what, name string) {
+	r.t.Helper()
+	r.w.signals.slotWaiting.WaitFor(r.t, waitLimit, what, func(v laneRun) bool { return v.lane == name })
 }
 
 const (
@@ -179,7 +174,7 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	if got := recv(t, "the late trigger's supersede question", q.asked); got.RunID != 1 {
@@ -200,12 +195,17 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 	if n := g.cur.Load(); n != 1 {
 		t.Errorf("%d handlers running when run 1 expired, want run 2 still holding the slot", n)
 	}
-	testwait.Eventually(t, waitLimit, "run 1 acked, the judge back, run 2 on the slot", func() bool {
-		s := series(t, col)
-		return e.groupConsumer().NumAckPending == 1 && s[judging] == 0 && s[busyShared] == 1
-	})
+	r.waitProcessed(1)
+	if s, pending := series(t, col), e.groupConsumer().NumAckPending; pending != 1 || s[judging] != 0 || s[busyShared] != 1 {
+		t.Errorf("once run 1 was processed: %d unacknowledged, %s = %v, %s = %v; want run 2 alone on the slot, no judge",
+			pending, judging, s[judging], busyShared, s[busyShared])
+	}
 	close(release)
 	e.publish(trigger(3, "h", ""))
+	r.waitProcessed(2, 3)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want them acked", left)
+	}
 	fin := ev.waitFinished(2, 3)
 	for _, id := range []int64{2, 3} {
 		if fin[id].Status != wire.StatusSucceeded {
@@ -218,7 +218,6 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 	if s := r.w.Stats(); s.ExpiredTotal != 1 {
 		t.Errorf("stats %+v, want 1 expired", s)
 	}
-	testwait.Eventually(t, waitLimit, "every trigger acked", func() bool { return e.triggersLeft() == 0 })
 }
 
 // A late trigger judged to run after all waits for the next slot ahead of
@@ -230,7 +229,7 @@ func TestJudgedRunWaitsForASlot(t *testing.T) {
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	e.publish(trigger(2, "block", ""))
@@ -238,7 +237,7 @@ func TestJudgedRunWaitsForASlot(t *testing.T) {
 	recv(t, "run 2 to start on the slot run 1 left", started)
 	q.answer <- 0 // no newer fire: run 1 runs
 
-	testwait.Eventually(t, waitLimit, "run 1 waiting for the slot", func() bool { return waiting(r.w, laneShared) == 1 })
+	r.waitSlotWaiting("run 1 waiting for the slot", laneShared)
 	if s := series(t, col); s[judging] != 0 || s[busyShared] != 1 {
 		t.Errorf("while run 1 waits: %s = %v, %s = %v; want 0 and 1", judging, s[judging], busyShared, s[busyShared])
 	}
@@ -268,9 +267,10 @@ func TestJudgedRunWaitsForASlot(t *testing.T) {
 	if kinds := eventKinds(ev.run(1)); !slices.Equal(kinds, []wire.EventKind{wire.EventStarted, wire.EventFinished}) {
 		t.Errorf("run 1's events %v, want started then finished", kinds)
 	}
-	testwait.Eventually(t, waitLimit, "every trigger acked, no slot busy", func() bool {
-		return e.triggersLeft() == 0 && series(t, col)[busyShared] == 0
-	})
+	r.waitProcessed(1, 2, 3)
+	if left, busy := e.triggersLeft(), series(t, col)[busyShared]; left != 0 || busy != 0 {
+		t.Errorf("once every run was processed: %d triggers left, %v slots busy; want none", left, busy)
+	}
 }
 
 func eventKinds(evs []wire.Event) []wire.EventKind {
@@ -295,7 +295,7 @@ func TestStopWhileJudgedRunWaits(t *testing.T) {
 	recv(t, "the late trigger's supersede question", q.asked)
 	recv(t, "run 2 to start on the slot run 1 left", started)
 	q.answer <- 0
-	testwait.Eventually(t, waitLimit, "run 1 waiting for a's slot", func() bool { return waiting(a.w, laneShared) == 1 })
+	a.waitSlotWaiting("run 1 waiting for a's slot", laneShared)
 
 	a.cancel() // run 2 keeps a running until released
 	j.startWorker(Config{ID: "b", Concurrency: 1})
@@ -324,7 +324,7 @@ func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
 	e, ev, q, c := j.env, j.ev, j.q, &j.c
 	started, release := j.started, j.release
 	r := j.startWorker(Config{Concurrency: 1})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	onTime := lateTrigger(2, wire.TriggerSchedule, "fire_once", 60_000, 0)
 	onTime.Handler = "block"
@@ -346,9 +346,10 @@ func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
 	if got := c.of(1); len(got) != 0 {
 		t.Errorf("run 1's handler called on %v, want never", got)
 	}
-	testwait.Eventually(t, waitLimit, "the batch acked", func() bool {
-		return e.triggersLeft() == 0 && e.batchConsumer().NumAckPending == 0
-	})
+	r.waitProcessed(1, 2)
+	if left, pending := e.triggersLeft(), e.batchConsumer().NumAckPending; left != 0 || pending != 0 {
+		t.Errorf("once both runs were processed: %d triggers left, %d unacknowledged; want the batch acked", left, pending)
+	}
 }
 
 // When the pool of judges is full, a late trigger is judged on its slot,
@@ -361,7 +362,7 @@ func TestLateTriggerJudgedOnItsSlotWhenJudgesAreBusy(t *testing.T) {
 			w.judges <- struct{}{}
 		}
 	})
-	col := r.w.Collector()
+	col := r.w.metrics
 
 	e.publish(lateFireOnce(1))
 	recv(t, "the late trigger's supersede question", q.asked)
@@ -373,7 +374,8 @@ func TestLateTriggerJudgedOnItsSlotWhenJudgesAreBusy(t *testing.T) {
 	if f := ev.waitFinished(1)[1]; f.Status != wire.StatusExpired {
 		t.Errorf("run 1 finished %+v, want EXPIRED", f)
 	}
-	testwait.Eventually(t, waitLimit, "the trigger acked, its slot free", func() bool {
-		return e.triggersLeft() == 0 && series(t, col)[busyShared] == 0
-	})
+	r.waitProcessed(1)
+	if left, busy := e.triggersLeft(), series(t, col)[busyShared]; left != 0 || busy != 0 {
+		t.Errorf("once run 1 was processed: %d triggers left, %v slots busy; want none", left, busy)
+	}
 }

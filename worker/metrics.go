@@ -124,11 +124,8 @@ func newMetrics(w *Worker) *metrics {
 	return m
 }
 
-// Collector returns the worker's Prometheus metrics (docs/metrics.md) for
-// the caller's registry: jetjob_worker_* series, each labelled with the
-// worker's group. Register it once per Worker.
-func (w *Worker) Collector() prometheus.Collector { return w.metrics }
-
+// metrics is a prometheus.Collector of every series: New registers it in
+// Config.Metrics.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range m.all {
 		c.Describe(ch)

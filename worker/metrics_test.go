@@ -10,8 +10,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 // series gathers c and returns every sample as `name{label="value",…}` →
@@ -65,10 +63,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 	e := newEnv(t)
 	release := make(chan struct{})
 	holding := make(chan struct{}, 1)
-	var signals *testSignals
 	r := e.start(Config{Concurrency: 4}, func(w *Worker) {
-		signals = &w.signals
-		signals.lockWaiting.Init(t)
 		w.Handle("ok", func(context.Context, *Job) error { return nil })
 		w.Handle("fail", func(context.Context, *Job) error { return errors.New("boom") })
 		w.Handle("hold", func(ctx context.Context, _ *Job) error {
@@ -83,7 +78,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 			return nil
 		})
 	})
-	c := r.w.Collector()
+	c := r.w.metrics
 	ev := e.events()
 	const g = `group="g"`
 
@@ -101,7 +96,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 	e.publish(second)
 	// Released only once the second run waits for the lock: released
 	// earlier, it would find the lock free and observe no wait.
-	signals.lockWaiting.WaitFor(t, waitLimit, "the second serial run waiting for the lock",
+	r.w.signals.locks.Waiting.WaitFor(t, waitLimit, "the second serial run waiting for the lock",
 		func(run int64) bool { return run == second.RunID })
 	if busy := series(t, c)[`jetjob_worker_slots_busy{`+g+`,lane="shared"}`]; busy != 2 {
 		t.Errorf("shared slots busy while the second run waits: %v, want 2", busy)
@@ -127,22 +122,14 @@ func TestCollectorCountsRuns(t *testing.T) {
 		`jetjob_worker_events_pending{` + g + `}`:                                             0,
 		`jetjob_worker_handlers_abandoned_total{` + g + `}`:                                   0,
 	}
-	var got map[string]float64
-	var off []string
-	defer func() {
-		if t.Failed() {
-			t.Logf("series that differ: %v", off)
+	// Every series is updated before a run's processing ends.
+	r.waitProcessed(1, 2, 3, 4, 5, 6)
+	got := series(t, c)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
 		}
-	}()
-	testwait.Eventually(t, waitLimit, "the series to match", func() bool {
-		got, off = series(t, c), nil
-		for k, v := range want {
-			if got[k] != v {
-				off = append(off, fmt.Sprintf("%s = %v, want %v", k, got[k], v))
-			}
-		}
-		return len(off) == 0
-	})
+	}
 	for k := range got {
 		if strings.Contains(k, "nosuch") {
 			t.Errorf("a trigger's unknown handler became a label value: %s", k)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/policy"
-	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -68,14 +67,13 @@ func TestLateSkipTriggerExpires(t *testing.T) {
 		t.Errorf("handler called for runs %v, want never", calls)
 	}
 	mu.Unlock()
-	testwait.Eventually(t, waitLimit, "the expired triggers to be acked", func() bool {
-		return e.triggersLeft() == 0 && e.groupConsumer().NumAckPending == 0
-	})
-	// A run leaves the running set just after its trigger is acked.
-	testwait.Eventually(t, waitLimit, "2 expired, none running", func() bool {
-		s := r.w.Stats()
-		return s.ExpiredTotal == 2 && s.Running == 0
-	})
+	r.waitProcessed(1, 2)
+	if left, pending := e.triggersLeft(), e.groupConsumer().NumAckPending; left != 0 || pending != 0 {
+		t.Errorf("once both runs were processed: %d triggers left, %d unacknowledged; want them acked", left, pending)
+	}
+	if s := r.w.Stats(); s.ExpiredTotal != 2 || s.Running != 0 {
+		t.Errorf("stats %+v, want 2 expired, none running", s)
+	}
 }
 
 // Late triggers that the misfire policy, the trigger type or a zero
@@ -127,7 +125,10 @@ func TestLateTriggersThatRun(t *testing.T) {
 			t.Errorf("%s: finished %+v after %d handler calls, want SUCCEEDED after 1", c.name, f, calls[id])
 		}
 	}
-	testwait.Eventually(t, waitLimit, "every trigger to be acked", func() bool { return e.triggersLeft() == 0 })
+	r.waitProcessed(ids...)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once every run was processed, want them acked", left)
+	}
 	if s := r.w.Stats(); s.ExpiredTotal != 0 {
 		t.Errorf("stats %+v, want nothing expired", s)
 	}

@@ -23,9 +23,12 @@ import (
 
 // process owns one delivered trigger from receipt to its ack, nak or term,
 // and the slot of lane l it arrived on: held throughout, but while a late
-// trigger is judged (judge.go).
-func (w *Worker) process(l *lane, msg jetstream.Msg) {
+// trigger is judged (judge.go). ctx is the fetch loop's: it ends when the
+// worker stops taking triggers.
+func (w *Worker) process(ctx context.Context, l *lane, msg jetstream.Msg) {
 	defer w.procs.Done()
+	seen := laneRun{lane: l.name}
+	defer func() { w.signals.finished.Signal(seen) }() // once the slot is free
 	slot := w.holdSlot(l)
 	defer slot.end()
 
@@ -39,6 +42,10 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 	if err == nil && trig.Group != w.cfg.Group {
 		err = fmt.Errorf("invalid trigger: group %q delivered to a worker of group %q", trig.Group, w.cfg.Group)
 	}
+	if w.signals.admitted.On() || w.signals.finished.On() {
+		seen.run, _ = readIDs(trig, msg.Data())
+		w.signals.admitted.Signal(seen)
+	}
 	if err != nil {
 		w.reject(msg, trig, origin, err)
 		return
@@ -48,7 +55,7 @@ func (w *Worker) process(l *lane, msg jetstream.Msg) {
 		return
 	}
 	w.trace.begin(r, msg)
-	reported := r.execute()
+	reported := r.execute(ctx)
 	w.trace.end(r, reported)
 	w.runs.remove(r.trig.RunID, reported, w.recentTTL())
 }
@@ -76,7 +83,7 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, o
 		_ = msg.InProgress()
 	case claimedFinished:
 		log.Warn("trigger delivered again after its run finished here: acknowledged without running again")
-		if err := w.ackMsg(w.pubCtx, msg); err != nil {
+		if err := w.ackMsg(msg); err != nil {
 			log.Warn("ack of repeated trigger failed", zap.Error(err))
 		}
 	}
@@ -87,7 +94,7 @@ func (w *Worker) claim(trig *wire.Trigger, msg jetstream.Msg, delivery uint64, o
 // catch a redelivery that crossed the ack, or a re-publish of the trigger
 // within the stream's duplicate window.
 func (w *Worker) recentTTL() time.Duration {
-	dw := w.cfg.Streams.DuplicateWindow
+	dw := w.streams.DuplicateWindow
 	if dw == 0 {
 		dw = stream.DefaultDuplicateWindow
 	}
@@ -184,8 +191,11 @@ const ackAttempts = 3
 // ackAttemptTimeout bounds one ack attempt.
 const ackAttemptTimeout = 5 * time.Second
 
-// ackMsg acknowledges msg and waits for the server to confirm it.
-func (w *Worker) ackMsg(ctx context.Context, msg jetstream.Msg) error {
+// ackMsg acknowledges msg and waits for the server to confirm it, unless
+// a stop gives up on results first (resultsEnd).
+func (w *Worker) ackMsg(msg jetstream.Msg) error {
+	ctx, cancel := w.resultsEnd.bind(context.Background())
+	defer cancel(nil)
 	err := backoff.Retry(ctx, backoff.Policy{
 		Backoff:     backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2},
 		MaxAttempts: ackAttempts,

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,10 +36,7 @@ func TestGracefulStopFinishesRunningHandler(t *testing.T) {
 	e.publish(trigger(1, "h", ""))
 	recv(t, "the handler to start", started)
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- r.stop() }()
-	// cancel() has run once stopCtx is done; wait for that, not for time.
-	testwait.Eventually(t, waitLimit, "the stop to begin", func() bool { return r.w.stopCtx.Err() != nil })
+	stopped := r.beginStop()
 	close(proceed)
 	if err := recv(t, "Run to return", stopped); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -114,7 +112,7 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 	logger := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))
 	proceed := make(chan struct{})
 	started := make(chan struct{})
-	e.start(Config{Logger: logger}, func(w *Worker) {
+	r := e.start(Config{Logger: logger}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			close(started)
 			<-proceed
@@ -137,11 +135,18 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 	if err := stream.Provision(e.ctx(), e.js, stream.Config{}); err != nil {
 		t.Fatal(err)
 	}
+	// The result is stored, and only then the trigger acked.
+	r.w.signals.events.Flushed.WaitFor(t, waitLimit, "run 1's result stored", func(evs []wire.Event) bool {
+		return slices.ContainsFunc(evs, func(ev wire.Event) bool { return ev.RunID == 1 && ev.Kind == wire.EventFinished })
+	})
+	r.waitProcessed(1)
+	if left := e.triggersLeft(); left != 0 {
+		t.Errorf("%d triggers left once the run was processed, want it acked", left)
+	}
 	ev := e.events()
 	if f := ev.waitFinished(1)[1]; f.Status != wire.StatusSucceeded {
 		t.Errorf("finished %+v", f)
 	}
-	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
 }
 
 // A connection closed under the worker ends Run with an error instead of a

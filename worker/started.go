@@ -63,7 +63,7 @@ func mayHaveStarted(msg jetstream.Msg, delivery uint64) bool {
 // priorStart applies the start check to a trigger that may have started
 // before (see the top of this file). It returns nil when the run is to
 // start here, or how the execution ends instead.
-func (r *run) priorStart() *outcome {
+func (r *run) priorStart(ctx context.Context) *outcome {
 	for attempt := 0; ; attempt++ {
 		prior, err := r.w.ask.Started(wire.StartQuery{RunID: r.trig.RunID, ScheduledAt: r.trig.ScheduledAt})
 		switch {
@@ -76,7 +76,7 @@ func (r *run) priorStart() *outcome {
 			return &outcome{settleOnly: fmt.Sprintf("run already ended %s: the trigger is acknowledged, nothing runs", prior.Status)}
 		case !prior.Started():
 			return nil
-		case prior.WorkerID != r.w.cfg.ID && r.w.askRunActive(prior.WorkerID, r.trig.RunID):
+		case prior.WorkerID != r.w.cfg.ID && r.w.askRunActive(ctx, prior.WorkerID, r.trig.RunID):
 			if attempt%10 == 0 {
 				r.log.Warn("redelivered run still executes on another worker; waiting for it",
 					zap.String("running_on", prior.WorkerID))
@@ -90,19 +90,19 @@ func (r *run) priorStart() *outcome {
 				"its worker %s died while it ran (started %s); not run again under attempt %d: worker %s got its trigger again (delivery %d)",
 				by, prior.StartedAt.Format(time.RFC3339Nano), r.trig.Attempt, r.w.cfg.ID, r.delivery)}
 		}
-		if backoff.Sleep(r.w.stopCtx, retryStartCheck) != nil {
+		if backoff.Sleep(ctx, retryStartCheck) != nil {
 			return &outcome{handBack: "worker stopping before it learnt whether the run had started elsewhere"}
 		}
 	}
 }
 
 // askRunActive asks worker id whether run executes there. No answer (the
-// worker is gone) is "no".
-func (w *Worker) askRunActive(id string, run int64) bool {
+// worker is gone) is "no"; so is the end of ctx.
+func (w *Worker) askRunActive(ctx context.Context, id string, run int64) bool {
 	if id == "" {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(w.stopCtx, control.AskTimeout)
+	ctx, cancel := context.WithTimeout(ctx, control.AskTimeout)
 	defer cancel()
 	reply, err := stream.Ask(ctx, w.cfg.NATS, id, wire.ControlRequest{Op: wire.OpRunActive, RunID: run})
 	return err == nil && reply.Busy

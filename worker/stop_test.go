@@ -1,12 +1,10 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"testing"
 
 	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 )
@@ -24,7 +22,11 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 	// follows finds it never started.
 	e.answerStartChecks(func(wire.StartQuery) wire.RunStart { return wire.RunStart{Status: wire.StatusTriggered} })
 	release := make(chan struct{})
+	// One set of lock signals for both workers: run 2 waits on either.
+	var locks joblock.TestSignals
+	locks.Init(t)
 	a := e.start(Config{ID: "a", ShutdownGrace: waitLimit}, func(w *Worker) {
+		w.signals.locks = locks
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			if job.Params == "block" {
 				<-release
@@ -38,23 +40,16 @@ func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
 	ev.waitFor("run 1 to start on a", func() bool { return len(ev.run(1)) > 0 })
 
 	e.start(Config{ID: "b"}, func(w *Worker) {
+		w.signals.locks = locks
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})
 	second := trigger(2, "h", "")
 	second.JobID = 7
 	e.publish(second)
 	// Wherever run 2 was delivered, it now waits for run 1's lock.
-	testwait.Eventually(t, waitLimit, "run 2 to queue for the job's lock", func() bool {
-		entry, err := e.lockKV().Get(e.ctx(), joblock.Key(7, 0, 0))
-		if err != nil {
-			return false
-		}
-		return bytes.Contains(entry.Value(), []byte(`"run":2`))
-	})
+	locks.Waiting.WaitFor(t, waitLimit, "run 2 to queue for the job's lock", func(run int64) bool { return run == 2 })
 
-	stopped := make(chan error, 1)
-	go func() { stopped <- a.stop() }()
-	testwait.Eventually(t, waitLimit, "a to begin its stop", func() bool { return a.w.stopCtx.Err() != nil })
+	stopped := a.beginStop()
 	close(release)
 	if err := recv(t, "a to stop", stopped); err != nil {
 		t.Fatal(err)

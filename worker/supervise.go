@@ -22,7 +22,8 @@ import (
 // supervision is the worker's supervisor and why it stopped the worker.
 type supervision struct {
 	super *supervise.Supervisor
-	// stop, set by Run before any loop starts, ends fetching (stopCtx).
+	// stop, set by Run before any loop starts, ends Run's context: the
+	// stages stop (lifecycle.go).
 	stop context.CancelCauseFunc
 	// failure is the first failure that stopped the worker.
 	failure error
@@ -79,8 +80,10 @@ func (w *Worker) failure() error {
 }
 
 // Ready reports whether every loop of the worker runs: nil, or an error
-// naming those that are down (failed, waiting for their restart, or
-// stopping the worker). The drop-in worker's /readyz answers 503 with it.
-// The error's message names the loops; within this module, errors.As to
-// a *supervise.DownError lists them.
-func (w *Worker) Ready() error { return w.sup.super.Err() }
+// whose message names those that are down (failed, waiting for their
+// restart, or stopping the worker). The drop-in worker's /readyz answers
+// 503 with it.
+func (w *Worker) Ready() error {
+	// Within this module, errors.As to a *supervise.DownError lists them.
+	return w.sup.super.Err()
+}

@@ -53,10 +53,12 @@ func newRunTracer(tp trace.TracerProvider) *runTracer {
 
 // runSpan is an execution's tracing state; zero with tracing off.
 type runSpan struct {
-	ctx         context.Context // carries span
-	span        trace.Span      // jetjob.run
-	traceparent string          // span's context, for the run's events
+	span        trace.Span // jetjob.run
+	traceparent string     // span's context, for the run's events
 }
+
+// parent is a context carrying the run's span, to start its children from.
+func (s runSpan) parent() context.Context { return trace.ContextWithSpan(context.Background(), s.span) }
 
 // begin starts r's spans on receipt of msg, and puts the trace id in r's
 // log lines.
@@ -86,7 +88,7 @@ func (t *runTracer) begin(r *run, msg jetstream.Msg) {
 	_, wait := t.tr.Start(parent, SpanWait, trace.WithTimestamp(start),
 		trace.WithAttributes(runtrace.AttrRunID.Int64(r.trig.RunID), runtrace.AttrDelivery.Int64(int64(r.delivery))))
 	wait.End(trace.WithTimestamp(now))
-	r.trace = runSpan{ctx: ctx, span: span, traceparent: runtrace.Traceparent(span.SpanContext())}
+	r.trace = runSpan{span: span, traceparent: runtrace.Traceparent(span.SpanContext())}
 	r.log = r.log.With(runtrace.LogField(span))
 }
 
@@ -112,7 +114,7 @@ func (r *run) traceLock() func(*outcome) {
 	if r.trace.span == nil {
 		return noSpanEnd
 	}
-	_, span := r.w.trace.tr.Start(r.trace.ctx, SpanLock,
+	_, span := r.w.trace.tr.Start(r.trace.parent(), SpanLock,
 		trace.WithAttributes(runtrace.AttrStrategy.String(string(cmp.Or(r.trig.BlockStrategy, policy.DefaultBlock)))))
 	return func(out *outcome) {
 		if out != nil {
@@ -130,7 +132,7 @@ func (r *run) traceHandler(ctx context.Context) (context.Context, func(*outcome)
 	if r.trace.span == nil {
 		return ctx, noSpanEnd
 	}
-	_, span := r.w.trace.tr.Start(r.trace.ctx, SpanHandler,
+	_, span := r.w.trace.tr.Start(r.trace.parent(), SpanHandler,
 		trace.WithAttributes(runtrace.AttrHandler.String(r.trig.Handler), runtrace.AttrRunID.Int64(r.trig.RunID)))
 	return trace.ContextWithSpan(ctx, span), func(out *outcome) { endWith(span, out) }
 }

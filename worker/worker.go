@@ -2,192 +2,23 @@ package worker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
-	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
 	"github.com/jetjob/jetjob/worker/internal/kills"
 	"github.com/jetjob/jetjob/worker/internal/questions"
 	"github.com/jetjob/jetjob/worker/internal/runevents"
 )
-
-// Defaults for the zero values of Config.
-const (
-	DefaultConcurrency   = 10
-	DefaultAckWait       = stream.DefaultAckWait
-	DefaultMaxDeliver    = stream.DefaultMaxDeliver
-	DefaultAbandonGrace  = 5 * time.Second
-	DefaultShutdownGrace = 30 * time.Second
-)
-
-// Config configures a Worker. Zero values mean the defaults above.
-//
-// Every worker of a group writes AckWait and MaxDeliver into the group's
-// shared consumer at Run, so all of them should be given the same values.
-type Config struct {
-	// NATS is the connection to use; required. The caller owns it: the
-	// worker never closes it.
-	NATS *nats.Conn
-	// Group is the job group (xxl-job's executor appname) this worker serves.
-	Group string
-	// ID identifies this worker in events and logs; default
-	// <hostname>-<pid>-<random>.
-	ID string
-	// Concurrency is how many runs execute at once in this process.
-	Concurrency int
-	// AckWait is the consumer's ack wait: a trigger not acknowledged (or
-	// marked in progress) for this long is redelivered. In-progress acks are
-	// sent every AckWait/3 while a run lasts.
-	AckWait time.Duration
-	// MaxDeliver bounds the deliveries of one trigger; after the last one the
-	// scheduler records the run LOST.
-	MaxDeliver int
-	// AbandonGrace is how long a handler is waited for after its timeout or
-	// the shutdown cancelled its context, before it is abandoned.
-	AbandonGrace time.Duration
-	// ShutdownGrace is how long running handlers may continue after Run's
-	// context is cancelled before their own contexts are cancelled.
-	ShutdownGrace time.Duration
-	// HeartbeatInterval is how often the worker puts its heartbeat into the
-	// workers bucket (heartbeat.go); default 5s, and shorter than the
-	// bucket's TTL (Streams.WorkerTTL, default 15s = three beats).
-	HeartbeatInterval time.Duration
-	// Logger receives the worker's logs; default none.
-	Logger *zap.Logger
-	// TracerProvider records the runs' spans (trace.go); nil: the global
-	// provider as New finds it. Tracing is off while neither is a real
-	// provider: no span is started and no trace header is written.
-	TracerProvider trace.TracerProvider
-	// LockTTL is how long a job lock holder (or a run waiting for a lock
-	// or slot) may go without refreshing its beat before the other runs
-	// take it for dead and take its place over: holders and waiters beat
-	// every LockTTL/3. Default stream.LockTTL (6s), the locks bucket's key
-	// TTL. Between 1s and stream.LockTTL: a longer one would let the
-	// bucket expire held keys between beats. Every worker of a group must
-	// use the same value, or a shorter one takes over the locks of the
-	// others while they still run; it exists so that tests of a dead
-	// holder need not wait out the default.
-	LockTTL time.Duration
-	// Streams is passed to stream.Provision when Run starts: streams
-	// missing then are created with these settings, existing ones are left
-	// as the schedulers set them up (stream.LeaveExisting).
-	Streams stream.Config
-	// TriggerKeys verifies the schedulers' signatures on triggers
-	// (package trigsign; the public half of their --trigger-signing-key,
-	// two keys while it is rotated). A trigger without a valid signature
-	// is terminated unrun, logged and counted (verify.go). Required unless
-	// AcceptUnsignedTriggers.
-	TriggerKeys *trigsign.Verifier
-	// AcceptUnsignedTriggers runs triggers that carry no signature: anyone
-	// who may publish on the group's trigger subjects can then run its
-	// handlers with the params of their choice. Only where the NATS
-	// account lets nobody but the schedulers publish triggers, or to roll
-	// signing out (keys on the workers first, then signing schedulers,
-	// then this off). A trigger that is signed is verified all the same
-	// when TriggerKeys is set.
-	AcceptUnsignedTriggers bool
-}
-
-// withDefaults fills zero values and validates, naming each bad field.
-func (c Config) withDefaults() (Config, error) {
-	var errs []error
-	if c.NATS == nil {
-		errs = append(errs, errors.New("NATS connection is required"))
-	}
-	if err := wire.CheckName("group", c.Group); err != nil {
-		errs = append(errs, err)
-	}
-	if c.ID == "" {
-		c.ID = defaultID()
-	} else if err := wire.CheckName("worker id", c.ID); err != nil {
-		errs = append(errs, err)
-	}
-	pos := func(name string, v *int, def int) {
-		switch {
-		case *v == 0:
-			*v = def
-		case *v < 0:
-			errs = append(errs, fmt.Errorf("%s %d: must be positive", name, *v))
-		}
-	}
-	dur := func(name string, v *time.Duration, def time.Duration) {
-		switch {
-		case *v == 0:
-			*v = def
-		case *v < 0:
-			errs = append(errs, fmt.Errorf("%s %s: must be positive", name, *v))
-		}
-	}
-	pos("concurrency", &c.Concurrency, DefaultConcurrency)
-	pos("max deliver", &c.MaxDeliver, DefaultMaxDeliver)
-	dur("ack wait", &c.AckWait, DefaultAckWait)
-	dur("abandon grace", &c.AbandonGrace, DefaultAbandonGrace)
-	dur("shutdown grace", &c.ShutdownGrace, DefaultShutdownGrace)
-	if c.AckWait > 0 && c.AckWait < 100*time.Millisecond {
-		// In-progress acks go out every AckWait/3; below this they would
-		// be a busy loop and any hiccup would cause redeliveries.
-		errs = append(errs, fmt.Errorf("ack wait %s: want at least 100ms", c.AckWait))
-	}
-	dur("lock ttl", &c.LockTTL, stream.LockTTL)
-	if c.LockTTL > 0 && (c.LockTTL < time.Second || c.LockTTL > stream.LockTTL) {
-		errs = append(errs, fmt.Errorf("lock ttl %s: want between 1s and %s", c.LockTTL, stream.LockTTL))
-	}
-	if err := c.Streams.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.TriggerKeys == nil && !c.AcceptUnsignedTriggers {
-		errs = append(errs, errors.New("trigger keys: set TriggerKeys (the schedulers' trigger public keys), "+
-			"or AcceptUnsignedTriggers to run triggers anyone allowed to publish them could forge"))
-	}
-	if err := c.heartbeatDefaults(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if err := errors.Join(errs...); err != nil {
-		return c, fmt.Errorf("worker config: %w", err)
-	}
-	return c, nil
-}
-
-// defaultID is <hostname>-<pid>-<6 hex>, the hostname reduced to the
-// characters a NATS subject token allows so that the id is always valid.
-func defaultID() string {
-	host, _ := os.Hostname()
-	host = strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '-'
-	}, host)
-	if len(host) > 40 {
-		host = host[:40]
-	}
-	if host == "" {
-		host = "worker"
-	}
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-}
 
 // HandlerFunc runs one run of a job. Its context is cancelled at the run's
 // timeout and at shutdown; a handler should return soon after.
@@ -216,16 +47,17 @@ type handler struct {
 
 // Worker runs the handlers of one group. Create it with New, register
 // handlers with Handle, then call Run once.
-//
-// The Worker is the SDK's shell: it fetches triggers, runs handlers and
-// settles deliveries. The protocols it takes part in live in internal
-// packages with their own state: the job lock (joblock), run events
-// (events), questions to the schedulers (questions), kill requests (kills)
-// and control requests (control). They learn about this worker's runs only
-// through the run table (runtable.go).
 type Worker struct {
-	cfg Config
-	log *zap.Logger
+	// The Worker is the SDK's shell: it fetches triggers, runs handlers
+	// and settles deliveries. The protocols it takes part in live in
+	// internal packages with their own state: the job lock (joblock), run
+	// events (runevents), questions to the schedulers (questions), kill
+	// requests (kills) and control requests (control). They learn about
+	// this worker's runs only through the run table (runtable.go).
+
+	cfg     Config
+	streams stream.Config // cfg.Streams as package stream takes it
+	log     *zap.Logger
 
 	mu       sync.Mutex // guards handlers, order and started
 	handlers map[string]*handler
@@ -242,15 +74,16 @@ type Worker struct {
 	lanes      []*lane    // set by Run before fetching starts
 	trace      *runTracer // nil: tracing off
 
-	// Set once by Run before any goroutine starts.
-	js      jetstream.JetStream
-	stopCtx context.Context
-	hctx    context.Context      // parent of handler contexts, cancelled with errShutdown
-	pubCtx  context.Context      // bounds acks and event publishing during a stop
-	events  *runevents.Publisher // publishes run events
-	ask     *questions.Asker     // asks the schedulers (started.go, misfire.go)
-	locks   *joblock.Locks       // job locks for block strategies (exec.go)
-	kills   *kills.Set           // kill requests seen
+	// Set once by setup, before any goroutine starts.
+	js     jetstream.JetStream
+	events *runevents.Publisher // publishes run events
+	ask    *questions.Asker     // asks the schedulers (started.go, misfire.go)
+	locks  *joblock.Locks       // job locks for block strategies (exec.go)
+	kills  *kills.Set           // kill requests seen
+
+	// The steps of a stop that runs obey once started (lifecycle.go).
+	handlersEnd stopStep // the shutdown grace is over: handlers are cancelled
+	resultsEnd  stopStep // results are given up: acks and publishing end
 
 	judges chan struct{} // semaphore of late triggers judged off their slots (judge.go)
 	// supersedeWait, when set (by tests), replaces the Asker's bound on a
@@ -280,6 +113,7 @@ func New(cfg Config) (*Worker, error) {
 	}
 	w := &Worker{
 		cfg:        c,
+		streams:    c.Streams.config(),
 		log:        c.Logger.With(logging.Group(c.Group), logging.Worker(c.ID)),
 		handlers:   make(map[string]*handler),
 		runs:       newRunTable(),
@@ -292,6 +126,11 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w.metrics = newMetrics(w)
+	if c.Metrics != nil {
+		if err := c.Metrics.Register(w.metrics); err != nil {
+			return nil, fmt.Errorf("worker: register metrics: %w", err)
+		}
+	}
 	return w, nil
 }
 

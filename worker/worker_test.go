@@ -3,11 +3,13 @@ package worker
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -30,7 +32,7 @@ func TestNewValidatesConfig(t *testing.T) {
 		{"negative grace", Config{NATS: nc, Group: "g", ShutdownGrace: -time.Second}, "shutdown grace -1s"},
 		{"short lock ttl", Config{NATS: nc, Group: "g", LockTTL: 500 * time.Millisecond}, "lock ttl 500ms: want between 1s and 6s"},
 		{"long lock ttl", Config{NATS: nc, Group: "g", LockTTL: time.Minute}, "lock ttl 1m0s"},
-		{"bad streams", Config{NATS: nc, Group: "g", Streams: stream.Config{Replicas: 9}}, "stream replicas 9"},
+		{"bad streams", Config{NATS: nc, Group: "g", Streams: Streams{Replicas: 9}}, "stream replicas 9"},
 		{"no trigger keys", Config{NATS: nc, Group: "g"}, "trigger keys: set TriggerKeys"},
 	}
 	for _, c := range cases {
@@ -144,5 +146,52 @@ func TestInitAndDestroy(t *testing.T) {
 	}
 	if !destroyed {
 		t.Error("the handler initialised before the failure was not destroyed")
+	}
+}
+
+// The SDK's own names for what package stream defines say the same.
+func TestSDKNamesMatchStream(t *testing.T) {
+	if DefaultAckWait != stream.DefaultAckWait || DefaultMaxDeliver != stream.DefaultMaxDeliver || DefaultLockTTL != stream.LockTTL {
+		t.Errorf("defaults: ack wait %s, max deliver %d, lock TTL %s; package stream's: %s, %d, %s",
+			DefaultAckWait, DefaultMaxDeliver, DefaultLockTTL, stream.DefaultAckWait, stream.DefaultMaxDeliver, stream.LockTTL)
+	}
+	// Every field of Streams reaches stream.Config, and nothing else.
+	s := Streams{Replicas: 3, DuplicateWindow: time.Minute, LogMaxAge: time.Hour, LogMaxBytes: 1 << 20, WorkerTTL: 9 * time.Second}
+	want := stream.Config{Replicas: 3, DuplicateWindow: time.Minute, LogMaxAge: time.Hour, LogMaxBytes: 1 << 20, WorkerTTL: 9 * time.Second}
+	if got := s.config(); got != want || reflect.TypeOf(s).NumField() != reflect.TypeOf(want).NumField() {
+		t.Errorf("Streams %+v as stream.Config: %+v, want %+v (with as many fields)", s, got, want)
+	}
+	for _, tt := range []TriggerType{TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill} {
+		if !wire.TriggerType(tt).Valid() {
+			t.Errorf("trigger type %q is not one of wire's", tt)
+		}
+	}
+}
+
+// New registers the worker's series in Config.Metrics, and fails when a
+// worker of the same group is registered there already.
+func TestNewRegistersMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	cfg := Config{NATS: &nats.Conn{}, Group: "g", AcceptUnsignedTriggers: true, Metrics: reg}
+	if _, err := New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, mf := range mfs {
+		found = found || mf.GetName() == "jetjob_worker_slots"
+	}
+	if !found {
+		t.Errorf("jetjob_worker_slots not in the registry: %d families", len(mfs))
+	}
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "register metrics") {
+		t.Errorf("second worker of the group in one registry: %v, want a registration error", err)
+	}
+	cfg.Group = "other"
+	if _, err := New(cfg); err != nil {
+		t.Errorf("a worker of another group beside it: %v", err)
 	}
 }

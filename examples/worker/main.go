@@ -88,15 +88,15 @@ func run(ctx context.Context, cfg config, log *zap.Logger, ready func(metricsAdd
 	if err != nil {
 		return err
 	}
-	w, err := worker.New(worker.Config{NATS: nc, Group: cfg.group, Logger: log, TriggerKeys: keys})
+	// The worker's series (docs/metrics.md) go into the service's registry.
+	reg := prometheus.NewRegistry()
+	w, err := worker.New(worker.Config{NATS: nc, Group: cfg.group, Logger: log, TriggerKeys: keys, Metrics: reg})
 	if err != nil {
 		return err
 	}
 	w.Handle("report", report)
 	w.Handle("sleep", sleep)
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(w.Collector())
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", cfg.metricsAddr)

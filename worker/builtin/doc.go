@@ -3,7 +3,7 @@
 //
 //	w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
 //	w.Handle("http", builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.internal.example.com"},
-//		Egress: egress.Config{Allow: []string{"10.20.0.0/16"}}})) // where *.internal.example.com lives
+//		Egress: builtin.Egress{Allow: []string{"10.20.0.0/16"}}})) // where *.internal.example.com lives
 //
 // Both take their instructions from the job's params and write what happens
 // to job.Logger, so it lands in the run's log on JETJOB_LOGS.

@@ -132,7 +132,7 @@ func killAtEnd(t *testing.T, pid int) {
 // directJob is a Job for calling a handler without a worker.
 func directJob(log *zap.Logger, params string) *worker.Job {
 	return &worker.Job{
-		RunID: 1, JobID: 2, Group: group, Handler: "h", Params: params, TriggerType: wire.TriggerManual,
+		RunID: 1, JobID: 2, Group: group, Handler: "h", Params: params, TriggerType: worker.TriggerManual,
 		ScheduledAt: time.Now().UTC(), Logger: log,
 	}
 }

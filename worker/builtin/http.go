@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -36,17 +37,35 @@ type HTTPConfig struct {
 	// Redirects are followed only to allowed hosts.
 	//
 	// Every connection is also checked on the address it goes to, by the
-	// egress policy (package internal/egress): an exact entry trusts what
-	// its name resolves to, internal addresses included (the operator
-	// named that host); a wildcard or "*" reaches public addresses only,
-	// unless Egress.Allow allows an internal range too. So no DNS answer
+	// egress policy (docs/operations.md, "Egress policy"): an exact entry
+	// trusts what its name resolves to, internal addresses included (the
+	// operator named that host); a wildcard or "*" reaches public
+	// addresses only, unless Egress.Allow allows an internal range too. So no DNS answer
 	// for a name under a wildcard, and no redirect, leads a job to the
 	// worker's loopback, the metadata endpoint or the private network.
 	AllowHosts []string
 	// Egress is what the policy allows beyond public addresses and the
-	// exact entries of AllowHosts (Allow: --egress-allow), and the
-	// worker's own listeners, which are never reached (Self).
-	Egress egress.Config
+	// exact entries of AllowHosts, and the worker's own listeners, which
+	// are never reached.
+	Egress Egress
+}
+
+// Egress tunes the egress policy of HTTP's connections.
+type Egress struct {
+	// Allow lists internal targets that may be reached (jetjob-worker's
+	// --egress-allow). Each entry is one of: a CIDR ("10.20.0.0/16",
+	// "fd00:1::/64"), an address ("10.0.0.7"), an address and port
+	// ("10.0.0.7:8080", "[fd00::7]:443"), a host name ("hooks.internal"),
+	// or a host name and port ("hooks.internal:8443"). A host name is
+	// matched exactly, case-insensitively, against the name connected to:
+	// no wildcards (a range is a CIDR).
+	Allow []string
+	// Self are the listeners of this process (its /metrics, say): never
+	// reached, whatever Allow says. An unspecified address (0.0.0.0, ::)
+	// stands for every address of the host.
+	Self []netip.AddrPort
+	// Resolver resolves host names; nil: net.DefaultResolver.
+	Resolver *net.Resolver
 }
 
 // httpParams is the JSON of HTTP's params.
@@ -174,9 +193,11 @@ func checkHostHeader(hosts []string, p *httpParams) error {
 // bound to the run's context, so the run's timeout and a kill abort it.
 func HTTP(cfg HTTPConfig) worker.HandlerFunc {
 	hosts := slices.Clone(cfg.AllowHosts)
-	ecfg := cfg.Egress
-	ecfg.Allow = append(slices.Clone(ecfg.Allow), exactHosts(hosts)...)
-	policy, err := egress.New(ecfg)
+	policy, err := egress.New(egress.Config{
+		Allow:    append(slices.Clone(cfg.Egress.Allow), exactHosts(hosts)...),
+		Self:     slices.Clone(cfg.Egress.Self),
+		Resolver: cfg.Egress.Resolver,
+	})
 	if err != nil {
 		return func(context.Context, *worker.Job) error { return fmt.Errorf("http: %w", err) }
 	}

@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/internal/testdns"
 	"github.com/jetjob/jetjob/worker/builtin"
 )
@@ -108,11 +107,11 @@ func TestHTTPEgressPolicy(t *testing.T) {
 		{"wildcard", builtin.HTTPConfig{AllowHosts: []string{"*.internal.test"}},
 			"http://api.svc.internal.test:" + port + "/", "loopback address"},
 		{"wildcard with the range allowed", builtin.HTTPConfig{AllowHosts: []string{"*.internal.test"},
-			Egress: egress.Config{Allow: []string{"127.0.0.0/8"}}}, "http://api.svc.internal.test:" + port + "/", ""},
+			Egress: builtin.Egress{Allow: []string{"127.0.0.0/8"}}}, "http://api.svc.internal.test:" + port + "/", ""},
 		{"wildcard with another range allowed", builtin.HTTPConfig{AllowHosts: []string{"*.internal.test"},
-			Egress: egress.Config{Allow: []string{"10.0.0.0/8"}}}, "http://api.svc.internal.test:" + port + "/", "loopback address"},
+			Egress: builtin.Egress{Allow: []string{"10.0.0.0/8"}}}, "http://api.svc.internal.test:" + port + "/", "loopback address"},
 		{"own listener", builtin.HTTPConfig{AllowHosts: []string{"127.0.0.1"},
-			Egress: egress.Config{Self: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())}}},
+			Egress: builtin.Egress{Self: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())}}},
 			srv.URL + "/metrics", "own listener"},
 	}
 	for _, c := range cases {
@@ -128,7 +127,7 @@ func TestHTTPEgressPolicy(t *testing.T) {
 			t.Errorf("%s: denied, yet the server got the request", c.name)
 		}
 	}
-	bad := httpHandler(builtin.HTTPConfig{AllowHosts: []string{"*"}, Egress: egress.Config{Allow: []string{"*.internal"}}})
+	bad := httpHandler(builtin.HTTPConfig{AllowHosts: []string{"*"}, Egress: builtin.Egress{Allow: []string{"*.internal"}}})
 	if err := bad(`{"url": "http://example.com/"}`); err == nil || !strings.Contains(err.Error(), "wildcards are not allowed") {
 		t.Errorf("a handler with a bad egress allow-list: %v, want every run to fail naming the problem", err)
 	}

@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/internal/testdns"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker"
@@ -168,7 +167,7 @@ func TestHTTPWildcardAllowed(t *testing.T) {
 		dns.Set(name, netip.MustParseAddr("127.0.0.1"))
 	}
 	h := builtin.HTTP(builtin.HTTPConfig{AllowHosts: []string{"*.Example.com", "exact.test"},
-		Egress: egress.Config{Allow: []string{"127.0.0.1"}, Resolver: dns.Resolver()}})
+		Egress: builtin.Egress{Allow: []string{"127.0.0.1"}, Resolver: dns.Resolver()}})
 	port := srv.port()
 	for _, u := range []string{"http://api.example.com:" + port + "/", "http://a.b.EXAMPLE.com:" + port + "/", "http://exact.test:" + port + "/"} {
 		core, logs := observer.New(zapcore.InfoLevel)

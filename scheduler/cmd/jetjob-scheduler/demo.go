@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -64,9 +65,9 @@ func createDemoJobs(ctx context.Context, pool *pgxpool.Pool, shardCount int) ([]
 }
 
 // demoWorker is a worker of the demo group with the demo handlers; it runs
-// the triggers keys verifies (dev's own).
-func demoWorker(nc *nats.Conn, keys *trigsign.Verifier, log *zap.Logger) (*worker.Worker, error) {
-	w, err := worker.New(worker.Config{NATS: nc, Group: demoGroup, Logger: log.Named("worker"), TriggerKeys: keys})
+// the triggers keys verifies (dev's own), and registers its series in reg.
+func demoWorker(nc *nats.Conn, keys *trigsign.Verifier, log *zap.Logger, reg prometheus.Registerer) (*worker.Worker, error) {
+	w, err := worker.New(worker.Config{NATS: nc, Group: demoGroup, Logger: log.Named("worker"), TriggerKeys: keys, Metrics: reg})
 	if err != nil {
 		return nil, err
 	}

@@ -203,11 +203,10 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		if demoIDs, err = createDemoJobs(ctx, pool, o.shardCount); err != nil {
 			return err
 		}
-		if w, err = demoWorker(nc, keys, log); err != nil {
+		// One /metrics for the whole dev cluster: the worker's series too.
+		if w, err = demoWorker(nc, keys, log, s.Registry()); err != nil {
 			return err
 		}
-		// One /metrics for the whole dev cluster: the worker's series too.
-		s.Registry().MustRegister(w.Collector())
 	}
 
 	fmt.Fprintf(os.Stderr, `

@@ -86,11 +86,16 @@ func run(ctx context.Context, o *options) (err error) {
 		return nil
 	}
 
-	w, err := worker.New(worker.Config{
+	cfg := worker.Config{
 		NATS: nc, Group: o.group, ID: o.id, Concurrency: o.concurrency, AckWait: o.ackWait,
 		MaxDeliver: o.maxDeliver, ShutdownGrace: o.shutdownGrace, HeartbeatInterval: o.heartbeat,
-		Streams: streams, Logger: log, TriggerKeys: o.verifier, AcceptUnsignedTriggers: o.acceptUnsigned,
-	})
+		Streams: worker.Streams{Replicas: streams.Replicas}, Logger: log, TriggerKeys: o.verifier,
+		AcceptUnsignedTriggers: o.acceptUnsigned,
+	}
+	if pr != nil {
+		cfg.Metrics = pr.reg
+	}
+	w, err := worker.New(cfg)
 	if err != nil {
 		return usageError{Err: err}
 	}
@@ -101,14 +106,13 @@ func run(ctx context.Context, o *options) (err error) {
 		}
 		pr.js.Store(&js)
 		pr.worker.Store(w)
-		pr.reg.MustRegister(w.Collector())
 	}
 	for _, h := range handlers {
 		switch h {
 		case handlerShell:
 			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}))
 		case handlerHTTP:
-			ecfg := egress.Config{Allow: egress.ParseList(o.egressAllow)}
+			ecfg := builtin.Egress{Allow: egress.ParseList(o.egressAllow)}
 			if pr != nil {
 				ecfg.Self = append(ecfg.Self, pr.addr) // the worker's own /metrics
 			}

@@ -1,7 +1,6 @@
 package joblock
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,25 +80,26 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 			if v.Holder == me.Run {
 				return ls.hold(req, key, rev, time.Now()), true, nil // handed over to us (by an older worker)
 			}
-			stale := seen.stale(v.Holder, v.Beat, time.Now(), ls.cfg.TTL)
-			if (len(v.Queue) == 0 || v.Queue[0].Run == me.Run) && (stale || ls.holderEnded(ctx, req.Job, key, &v)) {
+			f := holderFacts{v: v, me: me, strategy: strategy, askedKill: askedKill,
+				stale: seen.stale(v.Holder, v.Beat, time.Now(), ls.cfg.TTL)}
+			// The holder's worker is asked only when the answer matters.
+			f.ended = f.next() && !f.stale && ls.holderEnded(ctx, req.Job, key, &v)
+			d := decideHolder(f)
+			switch d.do {
+			case takeOver:
 				// The holder ended and left the lock, or stopped beating
-				// (its worker died or stalled), and this run is next:
-				// take it over.
-				if stale {
+				// (its worker died or stalled), and this run is next.
+				if f.stale {
 					req.Log.Warn("job lock holder stopped refreshing; taking the lock over",
 						zap.Int64("holder_run", v.Holder), zap.String("holder_worker", v.Worker))
 				}
-				v.Holder, v.Worker, v.Beat = me.Run, me.Worker, 0
-				v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == me.Run })
-				body, _ := json.Marshal(v)
+				body, _ := json.Marshal(d.write)
 				at := time.Now()
 				if rev, err := ls.write(ctx, key, body, rev); err == nil {
 					return ls.hold(req, key, rev, at), true, nil
 				}
 				continue // changed meanwhile: look again at once
-			}
-			if strategy == policy.BlockDiscardLater {
+			case discard:
 				holder := v.Holder
 				if v.Worker == ls.cfg.WorkerID {
 					// A run here may hold the lock under the name of the
@@ -108,30 +108,23 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 				}
 				return nil, true, &DiscardedError{Holder: holder}
 			}
-			if strategy == policy.BlockCoverEarly && !askedKill {
+			if d.kill {
 				askedKill = true
 				req.Log.Info("covering the active run (block strategy cover_early)", zap.Int64("active_run", v.Holder))
 				if err := ls.cfg.Kill(ctx, v.Holder, fmt.Sprintf("covered by run %d (block strategy cover_early)", me.Run)); err != nil {
 					req.Log.Warn("kill request for the covered run not stored; waiting for it to end", zap.Error(err))
 				}
 			}
-			if !v.queued(me.Run) {
-				v.Queue = append(v.Queue, me)
-				slices.SortFunc(v.Queue, byFire)
-				body, _ := json.Marshal(v)
+			if d.write != nil {
+				body, _ := json.Marshal(d.write)
 				if _, err := ls.write(ctx, key, body, rev); err != nil {
 					continue // changed meanwhile: look again at once
 				}
 			}
 		}
-		req.waiting()
+		ls.waiting(&req)
 		sleep(ctx)
 	}
-}
-
-// byFire orders waiters by fire time, then run id.
-func byFire(a, b waiter) int {
-	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Run, b.Run))
 }
 
 // leaveQueue takes a run that gives up waiting out of the queue (and hands

@@ -66,6 +66,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/internal/testsignal"
 )
 
 // Config is what Locks needs from its worker. Every field is required but
@@ -91,6 +92,39 @@ type Config struct {
 	// Logger receives what goes wrong with locks no run is asking for
 	// (Stop); default none.
 	Logger *zap.Logger
+	// TestSignals: see TestSignals (nothing in production).
+	TestSignals TestSignals
+}
+
+// TestSignals are the locks' key moments (package internal/testsignal),
+// for tests to wait on instead of polling the bucket; inert unless a test
+// calls Init on one before New.
+type TestSignals struct {
+	// Waiting: a run (its id) found its lock held and waits for it
+	// (serial, cover_early, or a capped job's slots), its place in the
+	// queue written.
+	Waiting testsignal.Signal[int64]
+	// Held: a run holds its lock, or a slot of its job's.
+	Held testsignal.Signal[int64]
+	// Beat: a holder's beat was written.
+	Beat testsignal.Signal[Beat]
+	// Released: a run released its lock (a slot: the write that gives it
+	// back is done).
+	Released testsignal.Signal[int64]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) {
+	ts.Waiting.Init(tb)
+	ts.Held.Init(tb)
+	ts.Beat.Init(tb)
+	ts.Released.Init(tb)
+}
+
+// Beat is a holder's beat written: the run holding, and its beat now.
+type Beat struct {
+	Run  int64
+	Beat int64
 }
 
 // Locks is one worker's side of the job lock protocol.
@@ -133,9 +167,8 @@ type Request struct {
 	// error (the run was killed, the worker stops) ends the wait, the run
 	// gives its place up, and Acquire returns the error wrapped.
 	Interrupt func() error
-	// Waiting, when set, is called once if the run finds the lock held
-	// and starts to wait (a moment tests wait for; nil in production).
-	Waiting func()
+
+	waited bool // TestSignals.Waiting was signalled
 }
 
 // DiscardedError is Acquire's answer under block strategy discard_later
@@ -159,17 +192,19 @@ func (ls *Locks) Acquire(ctx context.Context, req Request) (lock *Lock, waited b
 	if req.Log == nil {
 		req.Log = ls.cfg.Logger
 	}
-	strategy, err := policy.ParseBlock(string(req.Strategy))
-	if err != nil {
-		strategy = policy.DefaultBlock // a newer scheduler's strategy: the safe default
-	}
-	if strategy == policy.BlockConcurrent {
-		if req.MaxConcurrency == 0 {
-			return nil, false, nil // unbounded: nothing to hold
+	defer func() {
+		if lock != nil {
+			ls.cfg.TestSignals.Held.Signal(req.Run)
 		}
+	}()
+	switch kind, strategy := kindOf(req.Strategy, req.MaxConcurrency); kind {
+	case noLock:
+		return nil, false, nil
+	case slotLock:
 		return ls.acquireSlot(ctx, req, SlotsKey(req.Job, req.ShardIndex, req.ShardTotal), req.MaxConcurrency)
+	default:
+		return ls.acquireHolder(ctx, req, Key(req.Job, req.ShardIndex, req.ShardTotal), strategy)
 	}
-	return ls.acquireHolder(ctx, req, Key(req.Job, req.ShardIndex, req.ShardTotal), strategy)
 }
 
 // interrupted is why a waiting run must stop waiting, nil if it need not.
@@ -188,10 +223,10 @@ func (req *Request) interrupted(ctx context.Context, key string) error {
 }
 
 // waiting reports, once, that the run waits for the lock.
-func (req *Request) waiting() {
-	if req.Waiting != nil {
-		req.Waiting()
-		req.Waiting = nil
+func (ls *Locks) waiting(req *Request) {
+	if !req.waited {
+		req.waited = true
+		ls.cfg.TestSignals.Waiting.Signal(req.Run)
 	}
 }
 
@@ -289,35 +324,38 @@ func (l *Lock) bump() {
 		return
 	}
 	at := time.Now()
+	var beat int64
 	if rev := l.ls.update(context.Background(), l.key, func(v *value) bool {
-		if !l.beatIn(v) {
+		var ok bool
+		if beat, ok = l.beatIn(v); !ok {
 			l.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 			return false
 		}
 		return true
 	}); rev != 0 {
 		l.rev, l.wrote = rev, at
+		l.ls.cfg.TestSignals.Beat.Signal(Beat{Run: l.run, Beat: beat})
 	}
 	l.timer.Reset(l.ls.cfg.TTL / 3)
 }
 
-// beatIn bumps the beat of l's holder in v, and reports false if v no
-// longer names l's run (the lock expired or was taken over).
-func (l *Lock) beatIn(v *value) bool {
+// beatIn bumps the beat of l's holder in v and returns it, or reports
+// false if v no longer names l's run (the lock expired or was taken over).
+func (l *Lock) beatIn(v *value) (int64, bool) {
 	if !l.slots {
 		if v.Holder != l.as {
-			return false
+			return 0, false
 		}
 		v.Beat++
-		return true
+		return v.Beat, true
 	}
 	for i := range v.Slots {
 		if v.Slots[i].Run == l.as {
 			v.Slots[i].Beat++
-			return true
+			return v.Slots[i].Beat, true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // Release stops refreshing and leaves the lock as it is, naming this run
@@ -344,9 +382,10 @@ func (l *Lock) Release() {
 	l.beat.Unlock()
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
-		return
+	} else {
+		l.ls.held.release(l.key, l)
 	}
-	l.ls.held.release(l.key, l)
+	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }
 
 // Asked answers another worker's question (control op run_active) whether

@@ -1,8 +1,6 @@
 package joblock
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -10,203 +8,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/internal/testwait"
-	"github.com/jetjob/jetjob/worker/internal/control"
-	"github.com/jetjob/jetjob/worker/internal/testnats"
 )
-
-const waitLimit = testnats.WaitLimit
-
-// testTTL is the TTL of the tests that wait for a holder to go stale: 2s,
-// not the default 6s, yet beats (every 2/3 s) keep a live holder's lock
-// through the stalls of a loaded -race run.
-const testTTL = 2 * time.Second
-
-const job = 7
-
-// env is one embedded NATS server with the locks bucket.
-type env struct {
-	*testnats.Env
-	t  *testing.T
-	kv jetstream.KeyValue
-}
-
-func newEnv(t *testing.T) *env {
-	t.Helper()
-	e := &env{Env: testnats.New(t), t: t}
-	var err error
-	if e.kv, err = stream.Locks(e.Ctx(), e.JS, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
-func (e *env) ctx() context.Context { return e.Ctx() }
-
-// worker is one worker's Locks, with the parts of a worker they ask: its
-// run table (active) and its control server, which answers run_active
-// from the locks and the table as the real worker does.
-type worker struct {
-	t     *testing.T
-	id    string
-	locks *Locks
-	ctl   *control.Server
-
-	mu     sync.Mutex
-	active map[int64]bool
-	held   map[int64]*Lock
-	kills  map[int64]string // kill requests made (cover_early)
-}
-
-func (e *env) worker(id string, ttl time.Duration) *worker {
-	e.t.Helper()
-	nc := e.Connect()
-	w := &worker{t: e.t, id: id, active: map[int64]bool{}, held: map[int64]*Lock{}, kills: map[int64]string{}}
-	w.locks = New(Config{
-		NATS: nc, KV: e.kv, WorkerID: id, TTL: ttl, Logger: zaptest.NewLogger(e.t),
-		Active: w.isActive,
-		Kill: func(_ context.Context, run int64, reason string) error {
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			w.kills[run] = reason
-			return nil
-		},
-	})
-	ctl, err := control.Serve(nc, id, w, zaptest.NewLogger(e.t))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	w.ctl = ctl
-	e.t.Cleanup(func() {
-		ctl.Stop()
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		for _, l := range w.held {
-			l.Release() // no beat may log after the test
-		}
-	})
-	return w
-}
-
-func (w *worker) isActive(run int64) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.active[run]
-}
-
-func (w *worker) RunsJob(int64) bool { return false }
-
-func (w *worker) RunActive(job int64, lock string, run int64) bool {
-	holds := w.locks.Asked(job, lock, run)
-	return holds || w.isActive(run)
-}
-
-type result struct {
-	lock   *Lock
-	waited bool
-	err    error
-}
-
-// acquire asks for run's lock in a goroutine, the run counting as active
-// here from now on, as it is in a worker's run table while it waits.
-func (w *worker) acquire(req Request) <-chan result {
-	w.mu.Lock()
-	w.active[req.Run] = true
-	w.mu.Unlock()
-	out := make(chan result, 1)
-	go func() {
-		l, waited, err := w.locks.Acquire(context.Background(), req)
-		if l != nil {
-			w.mu.Lock()
-			w.held[req.Run] = l
-			w.mu.Unlock()
-		}
-		out <- result{l, waited, err}
-	}()
-	return out
-}
-
-// end ends run as a worker does: the lock is released, then the run leaves
-// the table.
-func (w *worker) end(run int64) {
-	w.mu.Lock()
-	l := w.held[run]
-	delete(w.held, run)
-	w.mu.Unlock()
-	l.Release()
-	w.mu.Lock()
-	delete(w.active, run)
-	w.mu.Unlock()
-}
-
-func req(run int64, at time.Time, strategy policy.Block) Request {
-	return Request{Run: run, Job: job, FireAt: at, Strategy: strategy}
-}
-
-func recv(t *testing.T, what string, ch <-chan result) result {
-	t.Helper()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			t.Fatalf("%s: %v", what, r.err)
-		}
-		return r
-	case <-time.After(waitLimit):
-		t.Fatalf("timed out after %s waiting for %s", waitLimit, what)
-		panic("unreachable")
-	}
-}
-
-func pending(t *testing.T, what string, ch <-chan result) {
-	t.Helper()
-	select {
-	case r := <-ch:
-		t.Fatalf("%s: returned %+v, want it still waiting", what, r)
-	default:
-	}
-}
-
-// value reads key, the zero value when it is absent.
-func (e *env) value(key string) value {
-	e.t.Helper()
-	var v value
-	entry, err := e.kv.Get(e.ctx(), key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return v
-	}
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := json.Unmarshal(entry.Value(), &v); err != nil {
-		e.t.Fatalf("lock %s holds %s: %v", key, entry.Value(), err)
-	}
-	return v
-}
-
-func (v value) queue() []int64 {
-	var q []int64
-	for _, w := range v.Queue {
-		q = append(q, w.Run)
-	}
-	return q
-}
-
-// waitQueue waits until the job's lock queues exactly runs, in order.
-func (e *env) waitQueue(runs ...int64) {
-	e.t.Helper()
-	testwait.Eventually(e.t, waitLimit, "the queue to be "+fmtRuns(runs), func() bool {
-		return slices.Equal(e.value(Key(job, 0, 0)).queue(), runs)
-	})
-}
-
-func fmtRuns(runs []int64) string {
-	b, _ := json.Marshal(runs)
-	return string(b)
-}
 
 // Runs of a serial job on two workers take the lock one at a time, in fire
 // order whatever order they asked in: the holder's worker answers that its
@@ -220,9 +25,9 @@ func TestSerialRunsInFireOrder(t *testing.T) {
 	}
 	// Run 3, a later fire, asks first; run 2 still goes before it.
 	r3 := w2.acquire(req(3, t0.Add(2*time.Second), policy.BlockSerial))
-	e.waitQueue(3)
+	e.waitQueue(Key(job, 0, 0), 3)
 	r2 := w2.acquire(req(2, t0.Add(time.Second), policy.BlockSerial))
-	e.waitQueue(2, 3)
+	e.waitQueue(Key(job, 0, 0), 2, 3)
 	pending(t, "run 2 while run 1 holds the lock", r2)
 
 	w1.end(1)
@@ -272,17 +77,13 @@ func TestLiveHolderKeepsLockByBeating(t *testing.T) {
 	t0 := time.Now()
 	recv(t, "run 1's lock", w1.acquire(req(1, t0, "")))
 	r2 := w2.acquire(req(2, t0.Add(time.Second), ""))
-	e.waitQueue(2)
+	e.waitQueue(Key(job, 0, 0), 2)
 	// Four beats after run 2 joined are three beat intervals (TTL/3 each),
 	// a whole TTL, after it first saw the holder: a still holder would
 	// have been taken over by then.
 	joined := e.value(Key(job, 0, 0)).Beat
-	testwait.Eventually(t, waitLimit, "run 1 to beat four times", func() bool {
-		v := e.value(Key(job, 0, 0))
-		if v.Holder != 1 {
-			t.Fatalf("lock %+v: run 1's lock taken over while it beats", v)
-		}
-		return v.Beat >= joined+4
+	e.signals.Beat.WaitFor(t, waitLimit, "run 1 to beat four times (else its lock was taken over)", func(b Beat) bool {
+		return b.Run == 1 && b.Beat >= joined+4
 	})
 	pending(t, "run 2 while run 1 beats", r2)
 	if v := e.value(Key(job, 0, 0)); v.Holder != 1 {
@@ -303,8 +104,8 @@ func TestStopHandsLockOn(t *testing.T) {
 	t0 := time.Now()
 	recv(t, "run 1's lock", w1.acquire(req(1, t0, "")))
 	r2 := w2.acquire(req(2, t0.Add(time.Second), ""))
-	e.waitQueue(2) // run 2 asked w1 about run 1 first: w1's lock is contended
-	w1.ctl.Stop()  // from now on only the hand-over can give run 2 the lock in time
+	e.waitQueue(Key(job, 0, 0), 2) // run 2 asked w1 about run 1 first: w1's lock is contended
+	w1.ctl.Stop()                  // from now on only the hand-over can give run 2 the lock in time
 	w1.end(1)
 	stopped := time.Now()
 	w1.locks.Stop(e.ctx())
@@ -371,7 +172,7 @@ func TestInterruptedWaiterLeavesQueue(t *testing.T) {
 		return stop
 	}
 	r2 := w2.acquire(rq)
-	e.waitQueue(2)
+	e.waitQueue(Key(job, 0, 0), 2)
 	mu.Lock()
 	stop = errKilled
 	mu.Unlock()
@@ -435,7 +236,7 @@ func TestCoverEarly(t *testing.T) {
 	w1, w2 := e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
 	recv(t, "run 1's lock", w1.acquire(req(1, time.Now(), "")))
 	r2 := w2.acquire(req(2, time.Now(), policy.BlockCoverEarly))
-	e.waitQueue(2)
+	e.waitQueue(Key(job, 0, 0), 2)
 	w2.mu.Lock()
 	reason := w2.kills[1]
 	w2.mu.Unlock()
@@ -463,9 +264,7 @@ func TestSlots(t *testing.T) {
 	recv(t, "run 2's slot", w2.acquire(slot(2, t0.Add(time.Second))))
 	r3 := w2.acquire(slot(3, t0.Add(2*time.Second)))
 	key := SlotsKey(job, 0, 0)
-	testwait.Eventually(t, waitLimit, "run 3 to queue for a slot", func() bool {
-		return slices.Equal(e.value(key).queue(), []int64{3})
-	})
+	e.waitQueue(key, 3)
 	pending(t, "run 3 while both slots are held", r3)
 	w1.end(1)
 	if r := recv(t, "run 3's slot", r3); !r.waited {

@@ -1,7 +1,6 @@
 package joblock
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -56,7 +55,7 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 			continue
 		}
 		waited = true
-		req.waiting()
+		ls.waiting(&req)
 		sleep(ctx)
 	}
 }
@@ -92,41 +91,26 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 		}
 	}
 	now := time.Now()
-	isMe := func(w waiter) bool { return w.Run == q.me.Run }
-	if slices.ContainsFunc(v.Slots, func(s slotHolder) bool { return s.Run == q.me.Run }) {
+	f := slotFacts{me: q.me, n: q.n, fresh: now.Sub(q.beatAt) < ls.cfg.TTL/3}
+	if !slices.ContainsFunc(v.Slots, func(s slotHolder) bool { return s.Run == q.me.Run }) {
+		f.dropped = q.dropStale(&v, now, ls.cfg.TTL, req.Log)
+	}
+	f.v = v
+	switch do, write := decideSlot(f); do {
+	case holdSlot:
 		return ls.holdSlot(req, q.key, rev, now), false // taken by a write whose answer was lost
-	}
-	dropped := q.dropStale(&v, now, ls.cfg.TTL, req.Log)
-	// Runs ahead of this one: the queued ones of earlier fires.
-	ahead := 0
-	for _, w := range v.Queue {
-		if !isMe(w) && cmp.Or(cmp.Compare(w.At, q.me.At), cmp.Compare(w.Run, q.me.Run)) < 0 {
-			ahead++
-		}
-	}
-	if len(v.Slots)+ahead < q.n {
-		v.Slots = append(v.Slots, slotHolder{Run: q.me.Run, Worker: q.me.Worker})
-		v.Queue = slices.DeleteFunc(v.Queue, isMe)
-		if rev, err := ls.put(ctx, q.key, &v, rev); err == nil {
+	case takeSlot:
+		if rev, err := ls.put(ctx, q.key, write, rev); err == nil {
 			return ls.holdSlot(req, q.key, rev, now), false
 		}
 		return nil, true
+	case queueForSlot:
+		if _, err := ls.put(ctx, q.key, write, rev); err != nil {
+			return nil, true
+		}
+		q.beatAt = now
 	}
-	i := slices.IndexFunc(v.Queue, isMe)
-	if i >= 0 && !dropped && now.Sub(q.beatAt) < ls.cfg.TTL/3 {
-		return nil, false // in line, and the place is fresh
-	}
-	if i >= 0 {
-		v.Queue[i].Beat++
-	} else {
-		v.Queue = append(v.Queue, q.me)
-		slices.SortFunc(v.Queue, byFire)
-	}
-	if _, err := ls.put(ctx, q.key, &v, rev); err != nil {
-		return nil, true
-	}
-	q.beatAt = now
-	return nil, false
+	return nil, false // waitForSlot: in line, and the place is fresh
 }
 
 // dropStale removes from v the slot holders and waiters (but this run)

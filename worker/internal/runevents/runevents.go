@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/internal/backoff"
 	"github.com/jetjob/jetjob/internal/runtrace"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/groupcommit"
 )
@@ -54,7 +55,22 @@ type Publisher struct {
 	n      atomic.Uint64
 	log    *zap.Logger
 	batch  *groupcommit.Batcher[*pending]
+
+	// Signals, set before Run (tests: initialised), are the publisher's
+	// key moments.
+	Signals TestSignals
 }
+
+// TestSignals are the publisher's key moments (package
+// internal/testsignal); inert unless a test calls Init.
+type TestSignals struct {
+	// Flushed: a batch of events is stored in JetStream (its events,
+	// before the runs waiting for them are told).
+	Flushed testsignal.Signal[[]wire.Event]
+}
+
+// Init initialises every signal for tb's test.
+func (ts *TestSignals) Init(tb testsignal.TB) { ts.Flushed.Init(tb) }
 
 type pending struct {
 	ev          wire.Event
@@ -97,6 +113,13 @@ func (p *Publisher) Publish(ev wire.Event, traceparent string) error {
 // send publishes one batch and tells each of its events the result.
 func (p *Publisher) send(ctx context.Context, batch []*pending) {
 	err := p.publish(ctx, batch, fmt.Sprintf("%s-%d", p.prefix, p.n.Add(1)))
+	if err == nil && p.Signals.Flushed.On() {
+		evs := make([]wire.Event, len(batch))
+		for i, e := range batch {
+			evs[i] = e.ev
+		}
+		p.Signals.Flushed.Signal(evs)
+	}
 	for _, e := range batch {
 		e.res <- err
 	}

@@ -1,0 +1,176 @@
+package joblock
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/jetjob/jetjob/internal/policy"
+)
+
+// The block strategies' decisions, apart from the reads and writes of the
+// bucket that carry them out (holder.go, slots.go): what a run does with
+// the lock value it has just read. Pure, so that every strategy is tested
+// without a server (decide_test.go).
+
+// lockKind is what a run of a job takes: no lock, one of the job's slots,
+// or the job's lock (one holder).
+type lockKind int
+
+const (
+	noLock lockKind = iota
+	slotLock
+	holderLock
+)
+
+// kindOf says which lock a run of block strategy s (with max_concurrency
+// maxConcurrency) takes, and under which strategy: one this build does not
+// know is taken for the default (serial), the safe one.
+func kindOf(s policy.Block, maxConcurrency int) (lockKind, policy.Block) {
+	strategy, err := policy.ParseBlock(string(s))
+	if err != nil {
+		strategy = policy.DefaultBlock // a newer scheduler's strategy
+	}
+	switch {
+	case strategy != policy.BlockConcurrent:
+		return holderLock, strategy
+	case maxConcurrency == 0:
+		return noLock, strategy // unbounded: nothing to hold
+	}
+	return slotLock, strategy
+}
+
+// holderFacts is what a run waiting for a single-holder lock knows once it
+// has read the lock value v (held by another run).
+type holderFacts struct {
+	v        value
+	me       waiter
+	strategy policy.Block // serial, discard_later or cover_early
+	// stale: the holder's beat has not moved for Config.TTL (its worker
+	// died or stalled).
+	stale bool
+	// ended: the holder has ended, its worker says (asked only when this
+	// run is next in line and the holder is not stale).
+	ended bool
+	// askedKill: this run has asked for the holder's kill already
+	// (cover_early asks once).
+	askedKill bool
+}
+
+// next says whether the run is next in line: nobody queued, or it first.
+func (f holderFacts) next() bool { return len(f.v.Queue) == 0 || f.v.Queue[0].Run == f.me.Run }
+
+// holderAction is what a run does with a held lock.
+type holderAction int
+
+const (
+	// takeOver: write write (the run as holder, out of the queue) over
+	// the revision read; the run holds the lock if the write sticks.
+	takeOver holderAction = iota
+	// discard: the run ends DISCARDED (discard_later).
+	discard
+	// wait: the run waits (after asking for the holder's kill if kill,
+	// and writing write if set: its place in the queue).
+	wait
+)
+
+// holderDecision is decideHolder's answer.
+type holderDecision struct {
+	do    holderAction
+	write *value // the value to write, nil for none
+	kill  bool   // ask for the holder's kill first (cover_early)
+}
+
+// decideHolder applies the run's block strategy to a lock another run
+// holds (see the package doc): the run next in line takes a lock whose
+// holder has ended or gone stale; otherwise discard_later discards it,
+// cover_early asks once for the holder's kill, and serial and cover_early
+// queue in fire order (then run id) and wait.
+func decideHolder(f holderFacts) holderDecision {
+	v := f.v
+	v.Queue = slices.Clone(v.Queue)
+	isMe := func(w waiter) bool { return w.Run == f.me.Run }
+	if f.next() && (f.stale || f.ended) {
+		v.Holder, v.Worker, v.Beat = f.me.Run, f.me.Worker, 0
+		v.Queue = slices.DeleteFunc(v.Queue, isMe)
+		return holderDecision{do: takeOver, write: &v}
+	}
+	if f.strategy == policy.BlockDiscardLater {
+		return holderDecision{do: discard}
+	}
+	d := holderDecision{do: wait, kill: f.strategy == policy.BlockCoverEarly && !f.askedKill}
+	if !v.queued(f.me.Run) {
+		v.Queue = append(v.Queue, f.me)
+		slices.SortFunc(v.Queue, byFire)
+		d.write = &v
+	}
+	return d
+}
+
+// byFire orders waiters by fire time, then run id.
+func byFire(a, b waiter) int {
+	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Run, b.Run))
+}
+
+// slotAction is what a run does with a capped concurrent job's slots.
+type slotAction int
+
+const (
+	// holdSlot: the value names the run in a slot already (a write whose
+	// answer was lost): it holds it.
+	holdSlot slotAction = iota
+	// takeSlot: write write (the run in a slot, out of the queue).
+	takeSlot
+	// queueForSlot: write write (the run's place in the queue, added or
+	// its beat bumped) and wait.
+	queueForSlot
+	// waitForSlot: wait; the run's place is in the queue and fresh.
+	waitForSlot
+)
+
+// slotFacts is what a run waiting for one of n slots knows once it has
+// read their value v (stale holders and waiters dropped from it).
+type slotFacts struct {
+	v  value
+	me waiter
+	n  int
+	// dropped: stale holders or waiters were dropped from v (so v must
+	// be written even if the run's place is fresh).
+	dropped bool
+	// fresh: the run wrote its place less than TTL/3 ago.
+	fresh bool
+}
+
+// decideSlot applies a max_concurrency of n: a run takes a slot when
+// fewer than n are held by runs and earlier fires waiting; otherwise it
+// joins the queue in fire order (then run id), or refreshes its place
+// there, and waits.
+func decideSlot(f slotFacts) (slotAction, *value) {
+	isMe := func(w waiter) bool { return w.Run == f.me.Run }
+	if slices.ContainsFunc(f.v.Slots, func(s slotHolder) bool { return s.Run == f.me.Run }) {
+		return holdSlot, nil
+	}
+	v := f.v
+	v.Slots, v.Queue = slices.Clone(v.Slots), slices.Clone(v.Queue)
+	ahead := 0 // runs of earlier fires queued
+	for _, w := range v.Queue {
+		if !isMe(w) && byFire(w, f.me) < 0 {
+			ahead++
+		}
+	}
+	if len(v.Slots)+ahead < f.n {
+		v.Slots = append(v.Slots, slotHolder{Run: f.me.Run, Worker: f.me.Worker})
+		v.Queue = slices.DeleteFunc(v.Queue, isMe)
+		return takeSlot, &v
+	}
+	i := slices.IndexFunc(v.Queue, isMe)
+	switch {
+	case i >= 0 && !f.dropped && f.fresh:
+		return waitForSlot, nil
+	case i >= 0:
+		v.Queue[i].Beat++
+	default:
+		v.Queue = append(v.Queue, f.me)
+		slices.SortFunc(v.Queue, byFire)
+	}
+	return queueForSlot, &v
+}

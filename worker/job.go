@@ -1,0 +1,57 @@
+package worker
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Job is what a handler learns about its run.
+type Job struct {
+	RunID       int64
+	JobID       int64
+	Group       string
+	Handler     string
+	Params      string
+	TriggerType TriggerType
+	ScheduledAt time.Time
+	// Attempt is the scheduler's attempt number of this fire; retries
+	// count up.
+	Attempt int
+	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
+	ShardIndex int
+	ShardTotal int
+	// Delivery is how many times this trigger has been delivered; above 1
+	// an earlier execution may have done part of the work (its worker died).
+	Delivery int
+	// Logger logs with the run's fields to the worker's log and publishes
+	// each line to the run's log on JETJOB_LOGS.
+	Logger *zap.Logger
+}
+
+// TriggerType says why a run exists. A newer scheduler may send a type
+// this build does not list.
+type TriggerType string
+
+// The trigger types (shared/wire's, for a worker in another language).
+const (
+	TriggerSchedule = TriggerType(wire.TriggerSchedule) // the job's schedule came due
+	TriggerMisfire  = TriggerType(wire.TriggerMisfire)  // catch-up of a missed fire
+	TriggerManual   = TriggerType(wire.TriggerManual)   // from the API, CLI or console: run now
+	TriggerRetry    = TriggerType(wire.TriggerRetry)    // retry of a failed run
+	TriggerParent   = TriggerType(wire.TriggerParent)   // child job after its parent succeeded
+	TriggerBackfill = TriggerType(wire.TriggerBackfill) // a past fire run by a backfill
+)
+
+// job is what the handler of r learns.
+func (r *run) job() *Job {
+	t := r.trig
+	return &Job{
+		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
+		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
+		ShardIndex: t.ShardIndex, ShardTotal: t.ShardTotal, Delivery: int(r.delivery),
+		Logger: r.logs.logger(r.log),
+	}
+}
