@@ -92,7 +92,7 @@ func (k fireKey) String() string {
 	return fmt.Sprintf("%s/job%d", time.UnixMilli(k.at).UTC().Format("15:04:05.000"), k.job)
 }
 
-// Three schedulers share 300 jobs firing every second for 20 s. One dies
+// Three schedulers share 120 jobs firing every second for 20 s. One dies
 // abruptly (its leases are not released) 8 s in and a new one starts at
 // 14 s. Every fire time reaches a worker exactly once.
 //
@@ -110,11 +110,11 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 		o := c.owned(0, 1, 2)
 		return o[0]+o[1]+o[2] == 16 && o[0] > 0 && o[1] > 0 && o[2] > 0
 	})
-	// Creating 300 jobs takes seconds on a loaded machine: the window
+	// Creating the jobs takes seconds on a loaded machine: the window
 	// opens once they exist.
 	start := time.Now().Truncate(time.Second).Add(30 * time.Second)
 	to := start.Add(19 * time.Second)
-	ids := c.createJobs(300, apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s",
+	ids := c.createJobs(120, apiv1.JobSpec{Name: "tick", ScheduleType: "cron", ScheduleExpr: "@every 1s",
 		MisfirePolicy: "fire_all", StartAt: &start, EndAt: &to})
 	if late := time.Since(start); late > 0 {
 		t.Fatalf("creating the jobs ended %s after their window opened", late)
