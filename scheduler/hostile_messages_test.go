@@ -186,7 +186,9 @@ func TestHostileMessages(t *testing.T) {
 		runOK()
 	}
 	// Every bad message is gone from its stream: nothing left to redeliver.
-	testwait.Eventually(t, 20*time.Second, "the bad messages to leave the streams", func() bool {
+	// A refused trigger comes back 5 s after each refusal until its
+	// deliveries run out (5), then the lost-run monitor deletes it.
+	testwait.Eventually(t, 60*time.Second, "the bad messages to leave the streams", func() bool {
 		return streamMsgs(t, js, stream.Triggers, "jetjob.trigger.g.>") == 0 && streamMsgs(t, js, stream.Events, "jetjob.event.>") == 0
 	})
 	for _, c := range []struct{ stream, consumer string }{{stream.Events, stream.EventsConsumer}, {stream.Triggers, stream.AnyConsumer("g")}} {

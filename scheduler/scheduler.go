@@ -6,6 +6,7 @@ package scheduler
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"net"
@@ -146,6 +147,10 @@ type Deps struct {
 	// unsigned triggers, which only workers told to accept unsigned
 	// triggers run.
 	TriggerSigner *trigsign.Signer
+	// TriggerPublicKeys are more keys whose triggers this scheduler
+	// believes when they come back spent (package lost): the previous
+	// signing key while it is rotated. Ignored without TriggerSigner.
+	TriggerPublicKeys []ed25519.PublicKey
 }
 
 // validate says which required dependency is missing.

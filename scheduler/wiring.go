@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"net/http"
 	"time"
@@ -32,6 +33,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/supersede"
 	"github.com/jetjob/jetjob/scheduler/internal/wheel"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -145,7 +147,11 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log, Egress: egressPolicy}); err != nil {
 		return nil, err
 	}
-	w.lost = lost.New(js, s.log)
+	spentKeys, err := s.spentTriggerKeys()
+	if err != nil {
+		return nil, err
+	}
+	w.lost = lost.New(js, spentKeys, s.log)
 	s.reg.MustRegister(w.alarms.Collector(), w.lost.Collector())
 	if w.backfill, err = backfill.New(s.cfg.Backfill, backfill.Deps{Store: st, Fire: w.fire, Log: s.log}); err != nil {
 		return nil, err
@@ -324,4 +330,19 @@ func (w *wiring) settlePublishes(ctx context.Context) {
 func (w *wiring) holdsShardZero() bool {
 	held := w.leases.Held()
 	return len(held) > 0 && held[0].Shard == 0
+}
+
+// spentTriggerKeys are the keys whose signatures the lost-run monitor
+// accepts on a spent trigger: this scheduler's own and the ones it is told
+// to trust besides (a rotation's previous key); none when it signs
+// nothing.
+func (s *Scheduler) spentTriggerKeys() (*trigsign.Verifier, error) {
+	if s.deps.TriggerSigner == nil {
+		return nil, nil
+	}
+	keys, err := trigsign.NewVerifier(append([]ed25519.PublicKey{s.deps.TriggerSigner.PublicKey()}, s.deps.TriggerPublicKeys...)...)
+	if err != nil {
+		return nil, fmt.Errorf("trigger public keys: %w", err)
+	}
+	return keys, nil
 }

@@ -91,7 +91,7 @@ type Config struct {
 	// TriggerKeys verifies the schedulers' signatures on triggers
 	// (package trigsign; the public half of their --trigger-signing-key,
 	// two keys while it is rotated). A trigger without a valid signature
-	// is terminated unrun, logged and counted (verify.go). Required unless
+	// is handed back unrun, logged and counted (verify.go). Required unless
 	// AcceptUnsignedTriggers.
 	TriggerKeys *trigsign.Verifier
 	// AcceptUnsignedTriggers runs triggers that carry no signature: anyone

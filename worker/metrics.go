@@ -90,7 +90,7 @@ func newMetrics(w *Worker) *metrics {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_worker_triggers_rejected_total", ConstLabels: group,
-			Help: "Trigger messages terminated unrun because their signature is missing (unsigned), by a key not accepted (unknown_key) or does not verify (bad_signature).",
+			Help: "Deliveries of trigger messages refused and handed back unrun because their signature is missing (unsigned), by a key not accepted (unknown_key) or does not verify (bad_signature).",
 		}, []string{"reason"}),
 	}
 	for _, r := range []string{"unsigned", "unknown_key", "bad_signature"} {

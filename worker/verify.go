@@ -15,16 +15,27 @@ import (
 // it (package trigsign; docs/protocol.md, "Signed triggers"). The check is
 // made once per delivered message, before it takes a run slot, in drain
 // (fetch.go): a trigger batch is signed, and verified, as one message. A
-// message that fails it is terminated (a redelivery would fail the same
-// way) without running anything or publishing any event: the run ids it
-// names are not to be believed, so it reports on none. It is logged once
-// per subject and signing key (then at most once a refusalEvery, with how
-// many were not logged) and counted in
-// jetjob_worker_triggers_rejected_total{reason}.
+// message that fails it runs nothing and publishes no event (the run ids
+// it names are not to be believed, so it reports on none): it is handed
+// back after refusedRetry, not terminated. Another worker of the group —
+// one given the right key, in a rotation or a fleet set up half-way — may
+// run it; and once its deliveries run out, the schedulers' lost-run
+// monitor decides (scheduler/internal/lost): a message they signed ends
+// its runs LOST, so a genuine trigger no worker would run is still
+// accounted for, and a forged one is deleted without ending any run. Each
+// refusal is counted in jetjob_worker_triggers_rejected_total{reason} and
+// logged once per subject and signing key (then at most once a
+// refusalEvery, with how many were not logged).
+
+// refusedRetry is how long a refused trigger waits before its next
+// delivery: a few seconds, so that a trigger no worker accepts reaches the
+// lost-run monitor (after the consumer's max deliveries) within about
+// half a minute, not after a redelivery storm.
+const refusedRetry = 5 * time.Second
 
 // trusted reports whether msg, a trigger message of this worker's group (a
-// trigger batch if batch), may run; it terminates, logs and counts one
-// that may not.
+// trigger batch if batch), may run; it hands back, logs and counts one that
+// may not.
 func (w *Worker) trusted(msg jetstream.Msg, batch bool) bool {
 	v := w.cfg.TriggerKeys
 	if v == nil {
@@ -43,12 +54,12 @@ func (w *Worker) trusted(msg jetstream.Msg, batch bool) bool {
 	}
 	key := h.Get(trigsign.HeaderKey)
 	if skipped, ok := w.refusals.due(msg.Subject(), key, time.Now()); ok {
-		w.log.Error("trigger refused: not signed by a scheduler this worker trusts; terminated without running",
+		w.log.Error("trigger refused: not signed by a scheduler this worker trusts; handed back without running",
 			zap.String("subject", msg.Subject()), zap.Uint64("stream_seq", seq), zap.String("key_id", key),
 			zap.String("reason", reason), zap.Int64("not_logged_since", skipped), zap.Error(err))
 	}
-	if terr := msg.TermWithReason("trigger signature: " + reason); terr != nil {
-		w.log.Warn("terminating a refused trigger failed", zap.Uint64("stream_seq", seq), zap.Error(terr))
+	if nerr := msg.NakWithDelay(refusedRetry); nerr != nil {
+		w.log.Warn("handing back a refused trigger failed; it comes back after the ack wait", zap.Uint64("stream_seq", seq), zap.Error(nerr))
 	}
 	return false
 }

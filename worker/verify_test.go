@@ -53,16 +53,19 @@ func encode(t *testing.T, tr *wire.Trigger) []byte {
 }
 
 // A worker runs only what a scheduler it trusts signed, for its group, as
-// the kind of message it arrived as. Every other trigger is terminated
-// without running and without an event (the run ids of a forged message
-// are not to be believed), counted by reason, and logged once per subject
-// and key. Signed triggers and batches run as ever.
+// the kind of message it arrived as. Every other trigger is handed back,
+// never run and without an event (the run ids of a forged message are not
+// to be believed), at each of its deliveries, counted by reason, and
+// logged once per subject and key; once its deliveries run out it stays
+// for the schedulers' lost-run monitor to judge (scheduler/internal/lost).
+// Signed triggers and batches run as ever.
 func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
 	obsCore, observed := observer.New(zap.ErrorLevel)
 	var ran ranLog
-	r := e.start(Config{Concurrency: 1, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))}, func(w *Worker) {
+	const deliveries = 2
+	r := e.start(Config{Concurrency: 1, MaxDeliver: deliveries, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))}, func(w *Worker) {
 		w.Handle("h", ran.record(ran.handler))
 	})
 	stranger, _ := testKeys(t)
@@ -98,8 +101,9 @@ func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
 	e.publishBatch(trigger(11, "h", ""), trigger(12, "h", ""))
 	ev.waitFinished(10, 11, 12)
 
-	reasons := map[string]float64{"unsigned": 2, "unknown_key": 1, "bad_signature": 3}
-	ev.waitFor("every refused trigger to be counted", func() bool {
+	// Every delivery of each: handed back, delivered again, refused again.
+	reasons := map[string]float64{"unsigned": 2 * deliveries, "unknown_key": 1 * deliveries, "bad_signature": 3 * deliveries}
+	ev.waitFor("every delivery of every refused trigger to be counted", func() bool {
 		for reason, want := range reasons {
 			if counterValue(r.w.metrics.rejected.WithLabelValues(reason)) != want {
 				return false
@@ -112,7 +116,9 @@ func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
 			t.Errorf("refused trigger of run %d: ran %v, events %+v; want neither", id, ran.has(id), ev.run(id))
 		}
 	}
-	ev.waitFor("the refused triggers to leave the stream", func() bool { return e.triggersLeft() == 0 })
+	if left := e.triggersLeft(); left != 6 {
+		t.Errorf("%d triggers left in the stream, want the 6 refused ones, for the lost-run monitor", left)
+	}
 	// Once per subject and key: unsigned on the shared subject (runs 1,
 	// 2), the stranger's key, the scheduler's key on the shared subject
 	// (runs 4, 5), and on the batch subject.

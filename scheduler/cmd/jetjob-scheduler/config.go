@@ -65,9 +65,10 @@ type options struct {
 	smtpPassword  string
 	webhookSecret string
 
-	triggerKeyFile   string
-	triggerKey       string
-	insecureUnsigned bool
+	triggerKeyFile    string
+	triggerKey        string
+	triggerPublicKeys string
+	insecureUnsigned  bool
 
 	set *config.Set
 }
@@ -114,6 +115,9 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.triggerKeyFile, "trigger-signing-key", "JETJOB_TRIGGER_SIGNING_KEY_FILE", "",
 		"file of the Ed25519 private key that signs triggers (PEM, or base64 of its seed; `jetjob-scheduler trigger-key generate` makes one); "+
 			"workers run only triggers signed by a key they accept")
+	s.String(&o.triggerPublicKeys, "trigger-public-keys", "JETJOB_TRIGGER_PUBLIC_KEYS", "",
+		"more trigger public keys (base64 or PEM, comma-separated) whose triggers this scheduler believes when they come back spent "+
+			"and ends their runs LOST, besides its signing key's own: the previous key while it is rotated (the workers' list will do)")
 	s.Bool(&o.insecureUnsigned, "insecure-unsigned-triggers", "JETJOB_INSECURE_UNSIGNED_TRIGGERS", false,
 		"publish triggers unsigned when no signing key is given: only workers that accept unsigned triggers run them")
 
@@ -163,6 +167,9 @@ func (o *options) validate() error {
 	}
 	if err := (egress.Config{Allow: egress.ParseList(o.egressAllow)}).Validate(); err != nil {
 		errs = append(errs, o.set.Errorf("egress-allow", "%v", err))
+	}
+	if _, err := trigsign.ParsePublicKeys(o.triggerPublicKeys); err != nil {
+		errs = append(errs, o.set.Errorf("trigger-public-keys", "%v", err))
 	}
 	if o.httpBodyTimeout <= 0 {
 		errs = append(errs, o.set.Errorf("http-body-timeout", "%s: want a positive duration such as 30s", o.httpBodyTimeout))
@@ -233,6 +240,12 @@ func (o *options) triggerSigner() (*trigsign.Signer, error) {
 		return nil, nil
 	}
 	return trigsign.NewSigner(priv)
+}
+
+// spentTriggerKeys are the keys of --trigger-public-keys (validated).
+func (o *options) spentTriggerKeys() []ed25519.PublicKey {
+	keys, _ := trigsign.ParsePublicKeys(o.triggerPublicKeys)
+	return keys
 }
 
 // schedulerConfig builds the scheduler's config from the flags and the

@@ -174,7 +174,8 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	loopback := netip.MustParseAddr("127.0.0.1")
 	cfg.Egress.Self = append(cfg.Egress.Self,
 		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
+		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
 		ln.Close()
 		if mln != nil {

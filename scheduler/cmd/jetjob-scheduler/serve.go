@@ -120,7 +120,8 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	}
 	cfg := o.schedulerConfig(token)
 	cfg.MetricsToken = metricsToken
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
+		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
 		ln.Close()
 		if mln != nil {

@@ -29,13 +29,16 @@ const (
 	// Lost: a spent trigger whose body names a group other than its
 	// subject's.
 	Lost = "lost"
+	// LostUnsigned: a spent trigger not signed by a key the schedulers
+	// trust (package lost): nobody but a scheduler can have made it.
+	LostUnsigned = "lost_unsigned"
 	// Heartbeat: a worker heartbeat under a key of another group or worker.
 	Heartbeat = "heartbeat"
 )
 
 var refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "jetjob_foreign_messages_total",
-	Help: "Messages refused because the group (or worker) their subject names is not the one of the run or worker they speak of, by source.",
+	Help: "Messages refused because the group (or worker) their subject names is not the one of the run or worker they speak of, or (lost_unsigned) a spent trigger no trusted key signed, by source.",
 }, []string{"source"})
 
 // Refused counts one refused message of source.

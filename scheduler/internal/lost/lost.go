@@ -16,6 +16,17 @@
 // only once all its runs have settled, so some of them may have ended
 // already: the applier moves a run only to a status of higher rank, so an
 // ended run keeps its status.
+//
+// Only what a scheduler published is believed. With trigger signing on
+// (docs/protocol.md, "Signed triggers"), a spent message whose signature
+// does not verify with a key the schedulers trust (their own, and the
+// previous one while it is rotated) was not made by a scheduler: it is
+// deleted and counted (jetjob_foreign_messages_total{source="lost_unsigned"}),
+// and the runs it names are left alone, or anyone able to publish on a
+// trigger subject could end any run of the group LOST. Workers hand a
+// trigger they refuse back (they do not terminate it), so a genuine one
+// that no worker would run — every worker of the group given the wrong
+// key — runs out of deliveries and ends LOST here with the rest.
 package lost
 
 import (
@@ -26,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -34,6 +46,7 @@ import (
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
+	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -48,13 +61,16 @@ type advisory struct {
 // Monitor consumes the advisories.
 type Monitor struct {
 	js   jetstream.JetStream
+	keys *trigsign.Verifier // nil: triggers are not signed, and spent ones are believed
 	log  *zap.Logger
 	lost *prometheus.CounterVec
 }
 
-// New returns a monitor; Run drives it.
-func New(js jetstream.JetStream, log *zap.Logger) *Monitor {
-	return &Monitor{js: js, log: log.Named("lost"), lost: prometheus.NewCounterVec(prometheus.CounterOpts{
+// New returns a monitor; Run drives it. keys checks the signature of a
+// spent trigger before its runs are ended; nil where the schedulers do not
+// sign triggers.
+func New(js jetstream.JetStream, keys *trigsign.Verifier, log *zap.Logger) *Monitor {
+	return &Monitor{js: js, keys: keys, log: log.Named("lost"), lost: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jetjob_lost_runs_total",
 		Help: "Runs ended LOST because their trigger ran out of deliveries (their workers died or hung), by group; for a trigger batch every run of it, including any that had ended already.",
 	}, []string{"group"})}
@@ -126,6 +142,13 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 	if err != nil {
 		return fmt.Errorf("read trigger %d: %w", adv.StreamSeq, err)
 	}
+	if err := m.verify(raw.Subject, raw.Header, raw.Data); err != nil {
+		foreign.Refused(foreign.LostUnsigned)
+		m.log.Error("spent trigger not signed by a key the schedulers trust: its runs are not ended; deleting it",
+			zap.String("subject", raw.Subject), zap.Uint64("stream_seq", adv.StreamSeq),
+			zap.String("key_id", raw.Header.Get(trigsign.HeaderKey)), zap.String("reason", trigsign.Reason(err)), zap.Error(err))
+		return m.deleteSpent(ctx, triggers, adv.StreamSeq)
+	}
 	trigs := spentRuns(raw.Subject, raw.Data, func(msg string, err error) {
 		// Not a run: malformed triggers are terminated by workers, but be
 		// safe and drop what names no run.
@@ -145,10 +168,32 @@ func (m *Monitor) handle(ctx context.Context, triggers jetstream.Stream, data []
 		m.log.Warn("run lost", logging.Run(trig.RunID), logging.Job(trig.JobID), logging.Group(trig.Group),
 			zap.Uint64("deliveries", adv.Deliveries), zap.Int("runs_in_message", len(trigs)))
 	}
-	if err := triggers.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return fmt.Errorf("delete spent trigger %d: %w", adv.StreamSeq, err)
+	return m.deleteSpent(ctx, triggers, adv.StreamSeq)
+}
+
+// deleteSpent deletes the spent trigger at seq, which a work-queue stream
+// would otherwise keep forever.
+func (m *Monitor) deleteSpent(ctx context.Context, triggers jetstream.Stream, seq uint64) error {
+	if err := triggers.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("delete spent trigger %d: %w", seq, err)
 	}
 	return nil
+}
+
+// verify checks that a scheduler signed the spent message on subject, as
+// the kind of message (lone trigger or batch) its subject says, for the
+// group its subject names. Without keys every message passes; a message
+// on no trigger subject passes too, and spentRuns drops it.
+func (m *Monitor) verify(subject string, h nats.Header, data []byte) error {
+	if m.keys == nil {
+		return nil
+	}
+	group, ok := stream.ParseTrigger(subject)
+	if !ok {
+		return nil
+	}
+	_, batch := stream.ParseTriggerBatch(subject)
+	return m.keys.Verify(h, group, batch, data)
 }
 
 // spentRuns returns the triggers of a spent message on subject: its one

@@ -121,7 +121,7 @@ func TestSpentBatchEndsEveryRunLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New(js, zaptest.NewLogger(t))
+	m := New(js, nil, zaptest.NewLogger(t))
 	adv := fmt.Appendf(nil, `{"stream":%q,"consumer":%q,"stream_seq":%d,"deliveries":5}`, stream.Triggers, stream.BatchConsumer("g"), ack.Sequence)
 	if err := m.handle(ctx, triggers, adv); err != nil {
 		t.Fatal(err)
