@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -88,7 +89,12 @@ func TestNATSPerRun(t *testing.T) {
 	got := natsPerRun(end.plus(start, -1), 1000, 3, 3)
 	want := NATSPerRun{Servers: 3, Replicas: 3, InMsgs: 4, OutMsgs: 3, InBytes: 400, OutBytes: 300, ClientInMsgs: 1,
 		ClientOutMsgs: 2, ClientInBytes: 100, ClientOutBytes: 200, RouteInMsgs: 3, RouteInBytes: 300}
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Fatalf("natsPerRun = %+v, want %+v", *got, want)
+	}
+	st := streamsPerRun(map[string]uint64{"JETJOB_TRIGGERS": 10, "KV_JETJOB_LOCKS": 5},
+		map[string]uint64{"JETJOB_TRIGGERS": 510, "KV_JETJOB_LOCKS": 5, "JETJOB_EVENTS": 250}, 1000)
+	if want := map[string]float64{"JETJOB_TRIGGERS": 0.5, "JETJOB_EVENTS": 0.25}; !reflect.DeepEqual(st, want) {
+		t.Fatalf("streamsPerRun = %v, want %v (streams that stored nothing left out)", st, want)
 	}
 }

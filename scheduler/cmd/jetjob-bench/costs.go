@@ -19,6 +19,7 @@ import (
 type costSnap struct {
 	nats   NATSTraffic
 	natsOK bool
+	seqs   map[string]uint64 // each stream's last sequence
 	pg     pgCounters
 	pgOK   bool
 }
@@ -49,6 +50,7 @@ const pgCountersSQL = `SELECT pg_current_wal_lsn()::text, pg_wal_lsn_diff(pg_cur
 func (e *env) costs(ctx context.Context) *costSnap {
 	s := &costSnap{}
 	s.nats, s.natsOK = e.natsTraffic(ctx)
+	s.seqs = e.streamSeqs(ctx)
 	if e.pool == nil {
 		return s
 	}
@@ -91,6 +93,9 @@ type NATSPerRun struct {
 	ClientOutBytes float64 `json:"client_out_bytes"`
 	RouteInMsgs    float64 `json:"route_in_msgs"`
 	RouteInBytes   float64 `json:"route_in_bytes"`
+	// StreamMsgs is the messages each stream stored per run (its last
+	// sequence's advance), by stream name.
+	StreamMsgs map[string]float64 `json:"stream_msgs,omitempty"`
 }
 
 // PGPerRun is PostgreSQL's work per run. Statements, statement rows,
@@ -151,6 +156,7 @@ func (e *env) perRun(ctx context.Context, a, b *costSnap, runs int64) *PerRun {
 	if a.natsOK && b.natsOK {
 		out.Window.NATS = b.nats.plus(a.nats, -1)
 		out.NATS = natsPerRun(out.Window.NATS, runs, e.o.natsCluster, e.o.replicas)
+		out.NATS.StreamMsgs = streamsPerRun(a.seqs, b.seqs, runs)
 	}
 	if !a.pgOK || !b.pgOK {
 		return out
@@ -201,6 +207,21 @@ func natsPerRun(d NATSTraffic, runs int64, servers, replicas int) *NATSPerRun {
 		RouteInMsgs: per(d.InMsgs - d.InClientMsgs), RouteInBytes: per(d.InBytes - d.InClientBytes)}
 }
 
+// streamsPerRun is each stream's stored messages per run, the streams that
+// stored any.
+func streamsPerRun(a, b map[string]uint64, runs int64) map[string]float64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for name, seq := range b {
+		if d := seq - a[name]; seq > a[name] {
+			out[name] = round3(float64(d) / float64(runs))
+		}
+	}
+	return out
+}
+
 type walStat struct {
 	typ          string
 	count, bytes int64
@@ -245,6 +266,14 @@ func (p *PerRun) summary() string {
 		parts = append(parts, fmt.Sprintf("NATS (%d server(s), R%d) msgs in %.2f out %.2f, bytes in %.0f out %.0f (clients: msgs in %.2f out %.2f, bytes in %.0f out %.0f; routes in: msgs %.2f, bytes %.0f)",
 			n.Servers, n.Replicas, n.InMsgs, n.OutMsgs, n.InBytes, n.OutBytes, n.ClientInMsgs, n.ClientOutMsgs,
 			n.ClientInBytes, n.ClientOutBytes, n.RouteInMsgs, n.RouteInBytes))
+		if len(n.StreamMsgs) > 0 {
+			var st []string
+			for name, v := range n.StreamMsgs {
+				st = append(st, fmt.Sprintf("%s %.3f", name, v))
+			}
+			sort.Strings(st)
+			parts = append(parts, "stored by stream "+strings.Join(st, ", "))
+		}
 	}
 	if g := p.Postgres; g != nil {
 		s := fmt.Sprintf("PostgreSQL WAL %.0f bytes (%.2f records, %.3f full-page images), %.3f transactions, rows inserted %.2f updated %.2f (HOT %.2f) deleted %.2f",

@@ -191,6 +191,39 @@ func (e *env) natsTraffic(ctx context.Context) (t NATSTraffic, ok bool) {
 	return t, ok
 }
 
+// streamSeqs reads each stream's last sequence (/jsz: the messages it
+// ever stored, KV buckets' streams included), the highest any node
+// reports (a node holds the streams it replicates).
+func (e *env) streamSeqs(ctx context.Context) map[string]uint64 {
+	out := map[string]uint64{}
+	for i, node := range e.natsNodes {
+		b, err := fetchMetrics(ctx, node.monitor+"/jsz?accounts=true&streams=true")
+		var j struct {
+			Accounts []struct {
+				Streams []struct {
+					Name  string `json:"name"`
+					State struct {
+						LastSeq uint64 `json:"last_seq"`
+					} `json:"state"`
+				} `json:"stream_detail"`
+			} `json:"account_details"`
+		}
+		if err == nil {
+			err = json.Unmarshal(b, &j)
+		}
+		if err != nil {
+			e.note("%s /jsz: %v", e.natsRole(i), err)
+			return nil
+		}
+		for _, a := range j.Accounts {
+			for _, st := range a.Streams {
+				out[st.Name] = max(out[st.Name], st.State.LastSeq)
+			}
+		}
+	}
+	return out
+}
+
 // freePort returns a port free on loopback a moment ago.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

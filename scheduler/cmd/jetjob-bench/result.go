@@ -109,7 +109,10 @@ package main
 //	                             in: what the nodes sent each other,
 //	                             replication mostly; 0 on one server).
 //	                             Bytes are message sizes (subject, headers,
-//	                             payload), before route compression
+//	                             payload), before route compression.
+//	                             stream_msgs: the messages each stream
+//	                             stored per run (its last sequence's
+//	                             advance, /jsz), KV buckets' KV_* streams too
 //	  postgres                   wal_bytes (pg_current_wal_lsn's advance),
 //	                             wal_records, wal_fpi (full-page images;
 //	                             pg_stat_wal: the whole server, checkpoints
