@@ -114,6 +114,7 @@ type PGPerRun struct {
 	RowsFetched    float64     `json:"rows_fetched"`
 	Statements     float64     `json:"statements,omitempty"`
 	StatementRows  float64     `json:"statement_rows,omitempty"`
+	BlocksDirtied  float64     `json:"blocks_dirtied,omitempty"`
 	IndexEntries   float64     `json:"index_entries,omitempty"`
 	WALByRecord    []WALRecord `json:"wal_by_record,omitempty"`
 	// Connections is not per run: the client connections to the
@@ -172,12 +173,12 @@ func (e *env) perRun(ctx context.Context, a, b *costSnap, runs int64) *PerRun {
 	if !e.o.profile {
 		return out
 	}
-	var calls, rows int64
-	if err := e.pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::bigint, coalesce(sum(rows), 0)::bigint
-		FROM pg_stat_statements`).Scan(&calls, &rows); err != nil {
+	var calls, rows, dirtied int64
+	if err := e.pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0)::bigint, coalesce(sum(rows), 0)::bigint,
+		coalesce(sum(shared_blks_dirtied), 0)::bigint FROM pg_stat_statements`).Scan(&calls, &rows, &dirtied); err != nil {
 		e.note("statements: %v", err)
 	} else {
-		out.Window.Statements, p.Statements, p.StatementRows = calls, per(calls), per(rows)
+		out.Window.Statements, p.Statements, p.StatementRows, p.BlocksDirtied = calls, per(calls), per(rows), per(dirtied)
 	}
 	recs, err := walStats(ctx, e, x.lsn, y.lsn)
 	if err != nil {
@@ -279,7 +280,7 @@ func (p *PerRun) summary() string {
 		s := fmt.Sprintf("PostgreSQL WAL %.0f bytes (%.2f records, %.3f full-page images), %.3f transactions, rows inserted %.2f updated %.2f (HOT %.2f) deleted %.2f",
 			g.WALBytes, g.WALRecords, g.WALFPI, g.Transactions, g.RowsInserted, g.RowsUpdated, g.RowsHOTUpdated, g.RowsDeleted)
 		if g.Statements > 0 {
-			s += fmt.Sprintf(", %.3f statements (%.2f rows)", g.Statements, g.StatementRows)
+			s += fmt.Sprintf(", %.3f statements (%.2f rows, %.3f 8 KiB blocks dirtied)", g.Statements, g.StatementRows, g.BlocksDirtied)
 		}
 		if g.IndexEntries > 0 {
 			s += fmt.Sprintf(", %.2f index entries", g.IndexEntries)

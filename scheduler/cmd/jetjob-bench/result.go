@@ -120,8 +120,12 @@ package main
 //	                             rows_updated, rows_hot_updated, rows_deleted,
 //	                             rows_returned, rows_fetched (pg_stat_database,
 //	                             pg_stat_user_tables); with --profile
-//	                             statements and statement_rows
-//	                             (pg_stat_statements: calls, rows),
+//	                             statements, statement_rows and
+//	                             blocks_dirtied (pg_stat_statements: calls,
+//	                             rows, shared_blks_dirtied: 8 KiB pages a
+//	                             statement made dirty, each written to the
+//	                             data files once after, by the checkpointer
+//	                             or the background writer),
 //	                             index_entries (B-tree leaf entries written:
 //	                             the INSERT_LEAF, INSERT_POST and SPLIT
 //	                             records of the window's WAL, pg_walinspect)
