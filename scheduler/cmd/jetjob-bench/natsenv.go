@@ -11,7 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/stream"
 )
 
 // natsNode is one NATS server of the benchmark: a child process, its
@@ -96,6 +100,9 @@ func (e *env) startNATS(ctx context.Context) error {
 	if err := e.waitNATSHealthy(ctx, 90*time.Second); err != nil {
 		return err
 	}
+	if err := e.provision(ctx, 90*time.Second); err != nil {
+		return err
+	}
 	what := "one server"
 	if n > 1 {
 		what = fmt.Sprintf("a cluster of %d, streams R%d", n, e.o.replicas)
@@ -117,6 +124,32 @@ func (e *env) waitNATSHealthy(ctx context.Context, timeout time.Duration) error 
 		if err != nil {
 			return fmt.Errorf("%s not healthy within %s: %w", e.natsRole(i), timeout, err)
 		}
+	}
+	return nil
+}
+
+// provision creates the streams and buckets at --stream-replicas before
+// any worker or scheduler starts, retrying each JetStream request that
+// times out (an R3 stream's creation on a busy host can take longer than
+// a request's 5 s): the workers, started first, then find them and a
+// worker's own provisioning, which does not retry, has nothing to create.
+func (e *env) provision(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	nc, err := nats.Connect(e.natsURL, nats.Name("jetjob-bench provision"))
+	if err != nil {
+		return fmt.Errorf("nats: connect: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	err = backoff.Retry(ctx, backoff.Policy{}, func(ctx context.Context) error {
+		return stream.Provision(ctx, js, stream.Config{Replicas: e.o.replicas})
+	})
+	if err != nil {
+		return fmt.Errorf("nats: provision the streams: %w", err)
 	}
 	return nil
 }

@@ -37,9 +37,6 @@ func runPublish(ctx context.Context, e *env, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := stream.Provision(ctx, js, stream.Config{Replicas: e.o.replicas}); err != nil {
-		return err
-	}
 	s, err := js.Stream(ctx, stream.Triggers)
 	if err != nil {
 		return err
