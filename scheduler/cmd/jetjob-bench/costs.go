@@ -36,13 +36,16 @@ type pgCounters struct {
 	inserted, updated, deleted   int64
 	returned, fetched, hotUpdate int64
 	connections                  int64
+	runsBytes                    int64 // job_runs' partitions with their indexes
 }
 
 const pgCountersSQL = `SELECT pg_current_wal_lsn()::text, pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint,
 		w.wal_records, w.wal_fpi, d.xact_commit + d.xact_rollback, d.tup_inserted, d.tup_updated, d.tup_deleted,
 		d.tup_returned, d.tup_fetched,
 		(SELECT coalesce(sum(n_tup_hot_upd), 0)::bigint FROM pg_stat_user_tables),
-		(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend')
+		(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'),
+		(SELECT coalesce(sum(pg_total_relation_size(i.inhrelid)), 0)::bigint FROM pg_inherits i
+			WHERE i.inhparent = 'job_runs'::regclass)
 	FROM pg_stat_wal w, pg_stat_database d WHERE d.datname = current_database()`
 
 // costs snapshots the counters (each part noted and left out when it
@@ -59,7 +62,7 @@ func (e *env) costs(ctx context.Context) *costSnap {
 	_, _ = e.pool.Exec(ctx, `SELECT pg_stat_clear_snapshot()`)
 	c := &s.pg
 	err := e.pool.QueryRow(ctx, pgCountersSQL).Scan(&c.lsn, &c.walBytes, &c.walRecords, &c.walFPI, &c.xacts,
-		&c.inserted, &c.updated, &c.deleted, &c.returned, &c.fetched, &c.hotUpdate, &c.connections)
+		&c.inserted, &c.updated, &c.deleted, &c.returned, &c.fetched, &c.hotUpdate, &c.connections, &c.runsBytes)
 	if err != nil {
 		e.note("postgres counters: %v", err)
 		return s
@@ -102,16 +105,19 @@ type NATSPerRun struct {
 // index entries and wal_by_record need --profile (pg_stat_statements,
 // pg_walinspect); they are omitted without it.
 type PGPerRun struct {
-	WALBytes       float64     `json:"wal_bytes"`
-	WALRecords     float64     `json:"wal_records"`
-	WALFPI         float64     `json:"wal_fpi"`
-	Transactions   float64     `json:"transactions"`
-	RowsInserted   float64     `json:"rows_inserted"`
-	RowsUpdated    float64     `json:"rows_updated"`
-	RowsHOTUpdated float64     `json:"rows_hot_updated"`
-	RowsDeleted    float64     `json:"rows_deleted"`
-	RowsReturned   float64     `json:"rows_returned"`
-	RowsFetched    float64     `json:"rows_fetched"`
+	WALBytes       float64 `json:"wal_bytes"`
+	WALRecords     float64 `json:"wal_records"`
+	WALFPI         float64 `json:"wal_fpi"`
+	Transactions   float64 `json:"transactions"`
+	RowsInserted   float64 `json:"rows_inserted"`
+	RowsUpdated    float64 `json:"rows_updated"`
+	RowsHOTUpdated float64 `json:"rows_hot_updated"`
+	RowsDeleted    float64 `json:"rows_deleted"`
+	RowsReturned   float64 `json:"rows_returned"`
+	RowsFetched    float64 `json:"rows_fetched"`
+	// RunsTableBytes is job_runs' growth on disk per run: its partitions,
+	// their indexes and TOAST (dead row versions not yet vacuumed too).
+	RunsTableBytes float64     `json:"job_runs_bytes"`
 	Statements     float64     `json:"statements,omitempty"`
 	StatementRows  float64     `json:"statement_rows,omitempty"`
 	BlocksDirtied  float64     `json:"blocks_dirtied,omitempty"`
@@ -168,7 +174,8 @@ func (e *env) perRun(ctx context.Context, a, b *costSnap, runs int64) *PerRun {
 		WALFPI: per(y.walFPI - x.walFPI), Transactions: per(y.xacts - x.xacts),
 		RowsInserted: per(y.inserted - x.inserted), RowsUpdated: per(y.updated - x.updated),
 		RowsHOTUpdated: per(y.hotUpdate - x.hotUpdate), RowsDeleted: per(y.deleted - x.deleted),
-		RowsReturned: per(y.returned - x.returned), RowsFetched: per(y.fetched - x.fetched), Connections: y.connections}
+		RowsReturned: per(y.returned - x.returned), RowsFetched: per(y.fetched - x.fetched), RunsTableBytes: per(y.runsBytes - x.runsBytes),
+		Connections: y.connections}
 	out.Postgres = p
 	if !e.o.profile {
 		return out
@@ -277,8 +284,9 @@ func (p *PerRun) summary() string {
 		}
 	}
 	if g := p.Postgres; g != nil {
-		s := fmt.Sprintf("PostgreSQL WAL %.0f bytes (%.2f records, %.3f full-page images), %.3f transactions, rows inserted %.2f updated %.2f (HOT %.2f) deleted %.2f",
-			g.WALBytes, g.WALRecords, g.WALFPI, g.Transactions, g.RowsInserted, g.RowsUpdated, g.RowsHOTUpdated, g.RowsDeleted)
+		s := fmt.Sprintf("PostgreSQL WAL %.0f bytes (%.2f records, %.3f full-page images), %.3f transactions, rows inserted %.2f updated %.2f (HOT %.2f) deleted %.2f, job_runs grew %.0f bytes",
+			g.WALBytes, g.WALRecords, g.WALFPI, g.Transactions, g.RowsInserted, g.RowsUpdated, g.RowsHOTUpdated, g.RowsDeleted,
+			g.RunsTableBytes)
 		if g.Statements > 0 {
 			s += fmt.Sprintf(", %.3f statements (%.2f rows, %.3f 8 KiB blocks dirtied)", g.Statements, g.StatementRows, g.BlocksDirtied)
 		}

@@ -119,7 +119,9 @@ package main
 //	                             included), transactions, rows_inserted,
 //	                             rows_updated, rows_hot_updated, rows_deleted,
 //	                             rows_returned, rows_fetched (pg_stat_database,
-//	                             pg_stat_user_tables); with --profile
+//	                             pg_stat_user_tables), job_runs_bytes (the
+//	                             growth of job_runs' partitions with their
+//	                             indexes, dead row versions included); with --profile
 //	                             statements, statement_rows and
 //	                             blocks_dirtied (pg_stat_statements: calls,
 //	                             rows, shared_blks_dirtied: 8 KiB pages a
