@@ -64,6 +64,30 @@ type ClusterOptions struct {
 	Routes []string
 }
 
+// RoutePorts picks n distinct ports free on 127.0.0.1 for the route
+// listeners of a cluster's nodes (each node's Routes must name the others
+// before any starts): all n are held at once while they are picked, so
+// none repeats; another process may still take one before its node binds
+// it, and that node's Start then fails.
+func RoutePorts(n int) ([]int, error) {
+	var ports []int
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: route port: %w", err)
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
 // Server is a running embedded NATS server.
 type Server struct {
 	srv  *server.Server

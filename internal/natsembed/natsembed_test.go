@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -79,7 +78,10 @@ func TestRestartKeepsMessages(t *testing.T) {
 // benchmark's replicated setup (jetjob-bench --nats-cluster 3).
 func TestClusterReplicatesStreams(t *testing.T) {
 	testtier.Needs(t, testtier.NATS)
-	ports := freePorts(t, 3)
+	ports, err := RoutePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var routes []string
 	for _, p := range ports {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
@@ -149,19 +151,4 @@ func TestClusterReplicatesStreams(t *testing.T) {
 	if v.InMsgs == 0 || v.Routes == 0 {
 		t.Fatalf("varz of node 0: in_msgs %d, routes %d; want both above 0", v.InMsgs, v.Routes)
 	}
-}
-
-// freePorts returns n ports free on loopback a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-	}
-	return ports
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
 )
 
@@ -45,14 +45,17 @@ func (e *env) natsRole(i int) string {
 func (e *env) startNATS(ctx context.Context) error {
 	n := e.o.natsCluster
 	if e.natsNodes == nil {
-		for range n {
+		var ports []int
+		if n > 1 {
+			var err error
+			if ports, err = natsembed.RoutePorts(n); err != nil {
+				return err
+			}
+		}
+		for i := range n {
 			node := &natsNode{}
 			if n > 1 {
-				p, err := freePort()
-				if err != nil {
-					return fmt.Errorf("nats: route port: %w", err)
-				}
-				node.clusterPort = p
+				node.clusterPort = ports[i]
 			}
 			e.natsNodes = append(e.natsNodes, node)
 		}
@@ -255,14 +258,4 @@ func (e *env) streamSeqs(ctx context.Context) map[string]uint64 {
 		}
 	}
 	return out
-}
-
-// freePort returns a port free on loopback a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
