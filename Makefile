@@ -163,6 +163,9 @@ clean:
 #                                            --restart-postgres=false keeps PostgreSQL up)
 #   make bench ARGS='--scenario steady --jobs 7000 --schedulers 2 --workers 2'
 #                                           (scale-out: compare "CPU per run" with 1 + 1)
+#   make bench ARGS='--scenario steady --jobs 1000 --duration 30s --profile --nats-cluster 3'
+#                                           (three NATS nodes, streams R3: messages, bytes,
+#                                            WAL and index entries per run; docs/capacity.md)
 #   make bench ARGS='--scenario steady --handler sleep50 --profile'
 #   make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 1'
 #                                           (a process per run; see README, "Sizing workers")

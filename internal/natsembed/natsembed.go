@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -38,6 +39,53 @@ type Options struct {
 	// and TLS, so a test gets a server it controls with the very
 	// configuration an operator ships.
 	ConfigFile string
+	// Name is the server's name (default "jetjob-embedded"); each node of
+	// a cluster needs its own.
+	Name string
+	// Cluster, when set, makes the server a node of a JetStream cluster
+	// (see ClusterOptions).
+	Cluster *ClusterOptions
+	// MonitorPort, when not 0, serves the HTTP monitoring endpoints
+	// (/varz, /jsz, ...) on Host: -1 picks a free port (MonitorURL says
+	// which).
+	MonitorPort int
+}
+
+// ClusterOptions makes an embedded server a node of a cluster: the
+// benchmark's three-node cluster on one machine (replicated streams),
+// never a production deployment.
+type ClusterOptions struct {
+	// Name is the cluster's name, the same on every node.
+	Name string
+	// Port is this node's route port on Host.
+	Port int
+	// Routes are the nats-route://host:port URLs of the nodes (this one's
+	// may be among them).
+	Routes []string
+}
+
+// RoutePorts picks n distinct ports free on 127.0.0.1 for the route
+// listeners of a cluster's nodes (each node's Routes must name the others
+// before any starts): all n are held at once while they are picked, so
+// none repeats; another process may still take one before its node binds
+// it, and that node's Start then fails.
+func RoutePorts(n int) ([]int, error) {
+	var ports []int
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("natsembed: route port: %w", err)
+		}
+		held = append(held, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // Server is a running embedded NATS server.
@@ -68,6 +116,25 @@ func Start(o Options) (*Server, error) {
 		}
 	}
 	opts.ServerName = "jetjob-embedded"
+	if o.Name != "" {
+		opts.ServerName = o.Name
+	}
+	if c := o.Cluster; c != nil {
+		if c.Name == "" || c.Port <= 0 || o.Name == "" {
+			return nil, errors.New("natsembed: a cluster node needs Name, Cluster.Name and Cluster.Port")
+		}
+		opts.Cluster.Name, opts.Cluster.Host, opts.Cluster.Port = c.Name, o.Host, c.Port
+		for _, r := range c.Routes {
+			u, err := url.Parse(r)
+			if err != nil {
+				return nil, fmt.Errorf("natsembed: route %q: %w", r, err)
+			}
+			opts.Routes = append(opts.Routes, u)
+		}
+	}
+	if o.MonitorPort != 0 {
+		opts.HTTPHost, opts.HTTPPort = o.Host, o.MonitorPort
+	}
 	opts.Host, opts.Port = o.Host, o.Port
 	opts.JetStream, opts.StoreDir = true, o.StoreDir
 	opts.NoSigs, opts.NoLog = true, !o.Logs
@@ -102,6 +169,26 @@ func (s *Server) ClientURL() string { return s.srv.ClientURL() }
 
 // Port is the port the server listens on (useful to restart on it).
 func (s *Server) Port() int { return s.srv.Addr().(*net.TCPAddr).Port }
+
+// MonitorURL is the http:// URL of the monitoring endpoints, "" without
+// Options.MonitorPort.
+func (s *Server) MonitorURL() string {
+	a := s.srv.MonitorAddr()
+	if a == nil {
+		return ""
+	}
+	return "http://" + a.String()
+}
+
+// JetStreamReady reports whether JetStream can serve requests: always on a
+// single server; on a cluster node, once the cluster has a meta leader and
+// this node has caught up with it.
+func (s *Server) JetStreamReady() bool {
+	if s.opts.Cluster == nil {
+		return s.srv.JetStreamEnabled()
+	}
+	return s.srv.JetStreamIsCurrent()
+}
 
 // Shutdown stops the server and waits until it has stopped.
 func (s *Server) Shutdown() {

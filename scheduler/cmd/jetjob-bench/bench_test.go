@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -64,5 +65,36 @@ func TestRecovered(t *testing.T) {
 		if got := recovered(tc.secs, 1000, stopped); got != tc.want {
 			t.Errorf("%s: recovered = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A cluster's nodes (nats-0, nats-1, ...) are one kind, nats, as the
+// single server is.
+func TestCPUPerRunCountsClusterNodesAsNATS(t *testing.T) {
+	ps := []ProcStat{{Role: "nats-0", CPUWindow: 1}, {Role: "nats-1", CPUWindow: 1}, {Role: "nats-2", CPUWindow: 2},
+		{Role: "worker-0", CPUWindow: 1}}
+	c := cpuPerRun(ps, 1000)
+	if len(c.ByKind) != 2 || c.ByKind[0] != (KindCPU{"nats", 3, 4, 4}) || c.ByKind[1].Kind != "workers" {
+		t.Fatalf("by kind %+v, want nats (3 processes, 4 cpu-s, 4 ms) then workers", c.ByKind)
+	}
+}
+
+// Traffic per run: every counter over the runs, and what came in over
+// routes (replication) is all in less the clients' in.
+func TestNATSPerRun(t *testing.T) {
+	start := NATSTraffic{InMsgs: 100, OutMsgs: 100, InBytes: 1000, OutBytes: 1000, InClientMsgs: 50, OutClientMsgs: 50,
+		InClientBytes: 500, OutClientBytes: 500}
+	end := NATSTraffic{InMsgs: 4100, OutMsgs: 3100, InBytes: 401000, OutBytes: 301000, InClientMsgs: 1050,
+		OutClientMsgs: 2050, InClientBytes: 100500, OutClientBytes: 200500}
+	got := natsPerRun(end.plus(start, -1), 1000, 3, 3)
+	want := NATSPerRun{Servers: 3, Replicas: 3, InMsgs: 4, OutMsgs: 3, InBytes: 400, OutBytes: 300, ClientInMsgs: 1,
+		ClientOutMsgs: 2, ClientInBytes: 100, ClientOutBytes: 200, RouteInMsgs: 3, RouteInBytes: 300}
+	if !reflect.DeepEqual(*got, want) {
+		t.Fatalf("natsPerRun = %+v, want %+v", *got, want)
+	}
+	st := streamsPerRun(map[string]uint64{"JETJOB_TRIGGERS": 10, "KV_JETJOB_LOCKS": 5},
+		map[string]uint64{"JETJOB_TRIGGERS": 510, "KV_JETJOB_LOCKS": 5, "JETJOB_EVENTS": 250}, 1000)
+	if want := map[string]float64{"JETJOB_TRIGGERS": 0.5, "JETJOB_EVENTS": 0.25}; !reflect.DeepEqual(st, want) {
+		t.Fatalf("streamsPerRun = %v, want %v (streams that stored nothing left out)", st, want)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/jetjob/jetjob/internal/gctune"
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
@@ -151,11 +152,17 @@ func childLogger(level string) *zap.Logger {
 }
 
 // runNATS is `jetjob-bench nats --port P --dir D`: an embedded NATS server
-// with JetStream file storage in D (default settings: fsync every 2 min).
+// with JetStream file storage in D (default settings: fsync every 2 min),
+// a node of a cluster with --cluster-port and --routes. It prints "READY
+// <client URL> <server version> <monitoring URL>".
 func runNATS(args []string) error {
 	fs := pflag.NewFlagSet("nats", pflag.ContinueOnError)
 	port := fs.Int("port", 0, "client port (0: a free one)")
 	dir := fs.String("dir", "", "JetStream store directory")
+	monitorPort := fs.Int("monitor-port", -1, "HTTP monitoring port (-1: a free one)")
+	name := fs.String("name", "", "server name (a cluster node's own)")
+	clusterPort := fs.Int("cluster-port", 0, "route port: a node of the cluster jetjob-bench (0: no cluster)")
+	routes := fs.String("routes", "", "the cluster's nats-route:// URLs, comma separated")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -165,11 +172,15 @@ func runNATS(args []string) error {
 	defer cancel()
 	prof := pf.begin(ctx, childLogger("warn"))
 	defer prof.stop()
-	s, err := natsembed.Start(natsembed.Options{StoreDir: *dir, Port: *port})
+	o := natsembed.Options{StoreDir: *dir, Port: *port, Name: *name, MonitorPort: *monitorPort}
+	if *clusterPort > 0 {
+		o.Cluster = &natsembed.ClusterOptions{Name: "jetjob-bench", Port: *clusterPort, Routes: strings.Split(*routes, ",")}
+	}
+	s, err := natsembed.Start(o)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("READY %s %s\n", s.ClientURL(), server.VERSION)
+	fmt.Printf("READY %s %s %s\n", s.ClientURL(), server.VERSION, s.MonitorURL())
 	<-ctx.Done()
 	prof.stop()
 	s.Shutdown()
@@ -193,6 +204,7 @@ func runScheduler(args []string) error {
 	window := fs.Duration("planning-window", 0, "how far ahead fires are planned (0: the default)")
 	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
 	keyFile := fs.String("trigger-signing-key", "", "file of the trigger signing key; required")
+	replicas := fs.Int("stream-replicas", 1, "replicas of the streams and buckets it provisions")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -240,6 +252,7 @@ func runScheduler(args []string) error {
 	cfg.Backlog.Interval = *backlogInterval
 	cfg.Planner.TriggerBatch = *triggerBatch
 	cfg.Planner.Window = *window
+	cfg.Streams.Replicas = *replicas
 	priv, err := trigsign.LoadPrivateKeyFile(*keyFile)
 	if err != nil {
 		ln.Close()
@@ -272,6 +285,7 @@ func runWorker(args []string) error {
 	out := fs.String("out", "", "file for the invocation counts, written at exit")
 	logLevel := fs.String("log-level", "warn", "zap level")
 	publicKeys := fs.String("trigger-public-keys", "", "the schedulers' trigger public keys, base64, comma-separated; required")
+	replicas := fs.Int("stream-replicas", 1, "replicas of the streams and buckets it creates if missing")
 	var pf profileFlags
 	pf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -303,7 +317,7 @@ func runWorker(args []string) error {
 	}
 	defer nc.Close()
 	w, err := worker.New(worker.Config{NATS: nc, Group: *group, ID: *id, Concurrency: *concurrency,
-		ShutdownGrace: 5 * time.Second, Logger: log, TriggerKeys: keys})
+		ShutdownGrace: 5 * time.Second, Logger: log, TriggerKeys: keys, Streams: stream.Config{Replicas: *replicas}})
 	if err != nil {
 		return err
 	}

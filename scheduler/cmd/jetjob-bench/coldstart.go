@@ -163,6 +163,7 @@ func (e *env) phaseFigures(ctx context.Context, sets []*jobSet, w watched, u *un
 	withPeakRSS(p.Processes, peak)
 	p.HostCPU = hostCPU(w.u0, w.u1)
 	p.CPUPerRun = cpuPerRun(p.Processes, rates.succeeded)
+	p.PerRun = e.perRun(ctx, w.u0.cost, w.u1.cost, rates.succeeded)
 	return p, nil
 }
 

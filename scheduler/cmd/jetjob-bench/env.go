@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,19 +29,21 @@ import (
 // settings), an embedded NATS server with JetStream file storage, and the
 // scheduler and worker processes, each its own process.
 type env struct {
-	o       *options
-	name    string // <scenario>-<timestamp>
-	tmp     string
-	logDir  string
-	pg      *localpg.Server
-	pool    *pgxpool.Pool
-	dbURL   string
-	nats    *child
-	natsURL string
-	natsVer string
-	scheds  []*schedProc
-	workers []*workerProc
-	notes   []string
+	o      *options
+	name   string // <scenario>-<timestamp>
+	tmp    string
+	logDir string
+	pg     *localpg.Server
+	pool   *pgxpool.Pool
+	dbURL  string
+	// natsNodes are the NATS servers (one, or --nats-cluster nodes);
+	// natsURL lists their client URLs, comma separated.
+	natsNodes []*natsNode
+	natsURL   string
+	natsVer   string
+	scheds    []*schedProc
+	workers   []*workerProc
+	notes     []string
 	// profilePaths are the CPU profiles asked for (--profile).
 	profilePaths []string
 	// cold: insert leaves the tables as COPY made them (no VACUUM
@@ -52,9 +53,6 @@ type env struct {
 	// counts of a restarted process get a "-restartN" suffix so that the
 	// first incarnation's are kept.
 	gen int
-	// natsPort is the NATS server's port once it has one: a restart
-	// binds it again.
-	natsPort int
 	// past holds the invocation counts of workers stopped by a restart.
 	past []Seen
 	// triggerKeyFile and triggerPublicKey are the schedulers' trigger
@@ -105,7 +103,7 @@ func (e *env) note(format string, args ...any) {
 // startPostgres starts the throwaway server (localpg defaults: fsync,
 // synchronous_commit and full_page_writes on), creates and migrates the
 // database and fixes the shard count. With --profile it also loads
-// pg_stat_statements (a restart).
+// pg_stat_statements (a restart) and pg_walinspect.
 func (e *env) startPostgres(ctx context.Context) error {
 	t := time.Now()
 	pg, err := localpg.Start(ctx, localpg.Options{})
@@ -136,8 +134,10 @@ func (e *env) startPostgres(ctx context.Context) error {
 		return fmt.Errorf("cluster has %d shards, want %d", st.ShardCount(), e.o.shards)
 	}
 	if e.o.profile {
-		if _, err := e.pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
-			return err
+		for _, ext := range []string{"pg_stat_statements", "pg_walinspect"} {
+			if _, err := e.pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS `+ext); err != nil {
+				return err
+			}
 		}
 	}
 	logf("postgres ready on port %d (%s)", pg.Port(), time.Since(t).Round(time.Millisecond))
@@ -182,38 +182,14 @@ func (e *env) enableStatStatements(ctx context.Context) error {
 	defer c.Close()
 	_, err = c.Exec(ctx, `ALTER SYSTEM SET pg_stat_statements.track_planning = on`)
 	if err == nil {
+		// The window's WAL is read by type after it (pg_walinspect, the
+		// index entries per run): keep it past the checkpoints meanwhile.
+		_, err = c.Exec(ctx, `ALTER SYSTEM SET wal_keep_size = '8GB'`)
+	}
+	if err == nil {
 		_, err = c.Exec(ctx, `SELECT pg_reload_conf()`)
 	}
 	return err
-}
-
-func (e *env) startNATS() error {
-	dir := filepath.Join(e.tmp, "nats")
-	args := []string{"--dir", dir, "--port", strconv.Itoa(e.natsPort)}
-	if e.o.profile {
-		p := e.file(e.o.out, e.name+"-nats", ".pprof")
-		e.profilePaths = append(e.profilePaths, p)
-		args = append(args, "--cpuprofile", p, "--cpuprofile-signal")
-	}
-	c, err := startChild("nats", e.file(e.logDir, "nats", ".log"), 60*time.Second, "nats", args...)
-	if err != nil {
-		return fmt.Errorf("start nats: %w", err)
-	}
-	e.nats = c
-	f := strings.Fields(c.info)
-	if len(f) < 2 {
-		return fmt.Errorf("nats: unexpected READY line %q", c.info)
-	}
-	e.natsURL, e.natsVer = f[0], f[1]
-	u, err := url.Parse(e.natsURL)
-	if err != nil {
-		return fmt.Errorf("nats: client URL %q: %w", e.natsURL, err)
-	}
-	if e.natsPort, err = strconv.Atoi(u.Port()); err != nil {
-		return fmt.Errorf("nats: client URL %q has no port", e.natsURL)
-	}
-	logf("nats ready at %s (nats-server %s, JetStream in %s)", e.natsURL, e.natsVer, dir)
-	return nil
 }
 
 // triggerKeys makes the schedulers' trigger signing key, once.
@@ -245,7 +221,7 @@ func (e *env) startSchedulers(n int) error {
 		id := fmt.Sprintf("bench-s%d", i)
 		args := []string{"--database-url", e.dbURL, "--nats-url", e.natsURL, "--id", id, "--log-level", e.o.logLevel,
 			"--trigger-batch", strconv.Itoa(e.o.triggerBatch), "--planning-window", e.o.planningWindow.String(),
-			"--trigger-signing-key", e.triggerKeyFile}
+			"--trigger-signing-key", e.triggerKeyFile, "--stream-replicas", strconv.Itoa(e.o.replicas)}
 		sp := &schedProc{}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-scheduler-%d", e.name, i), ".pprof")
@@ -277,7 +253,7 @@ func (e *env) startWorkers(n, concurrency int) error {
 		sp := &workerProc{out: e.file(e.tmp, role, ".gob")}
 		args := []string{"--nats-url", e.natsURL, "--id", fmt.Sprintf("bench-w%d", i),
 			"--concurrency", strconv.Itoa(concurrency), "--out", sp.out, "--log-level", e.o.logLevel,
-			"--trigger-public-keys", e.triggerPublicKey}
+			"--trigger-public-keys", e.triggerPublicKey, "--stream-replicas", strconv.Itoa(e.o.replicas)}
 		if e.o.profile {
 			sp.profile = e.file(e.o.out, fmt.Sprintf("%s-worker-%d", e.name, i), ".pprof")
 			e.profilePaths = append(e.profilePaths, sp.profile)
@@ -328,8 +304,8 @@ func (e *env) signalProfiles(sig syscall.Signal) {
 	if !e.o.profile {
 		return
 	}
-	if e.nats != nil {
-		_ = e.nats.cmd.Process.Signal(sig)
+	for _, c := range e.natsRunning() {
+		_ = c.cmd.Process.Signal(sig)
 	}
 	for _, s := range e.scheds {
 		_ = s.c.cmd.Process.Signal(sig)
@@ -444,8 +420,8 @@ type roleRef struct {
 
 func (e *env) roles() []roleRef {
 	rs := []roleRef{{role: "orchestrator", pid: os.Getpid()}}
-	if e.nats != nil {
-		rs = append(rs, roleRef{role: "nats", pid: e.nats.pid()})
+	for _, c := range e.natsRunning() {
+		rs = append(rs, roleRef{role: c.role, pid: c.pid()})
 	}
 	if e.pg != nil {
 		if pid, err := postmasterPID(e.pg.DataDir()); err == nil {
@@ -466,6 +442,9 @@ type usage struct {
 	order       []string
 	m           map[string]roleSample
 	busy, total float64
+	// cost is the count snapshot taken with it at a window's ends
+	// (windowStart, windowEnd), nil elsewhere.
+	cost *costSnap
 }
 
 func (e *env) sample() usage {
@@ -546,11 +525,8 @@ func (e *env) close() {
 	if e.scheds != nil {
 		_ = e.stopSchedulers()
 	}
-	if e.nats != nil {
-		if err := e.nats.stop(20 * time.Second); err != nil {
-			logf("nats: %v", err)
-		}
-		e.nats = nil
+	if err := e.stopNATS(); err != nil {
+		logf("nats: %v", err)
 	}
 	if e.pool != nil {
 		e.pool.Close()
@@ -637,10 +613,9 @@ func (e *env) restartAll(ctx context.Context, pg bool) (stopped, down, ready tim
 	if err := e.stopSchedulers(); err != nil {
 		return stopped, down, ready, fmt.Errorf("restart: stopping schedulers: %w", err)
 	}
-	if err := e.nats.stop(20 * time.Second); err != nil {
+	if err := e.stopNATS(); err != nil {
 		return stopped, down, ready, fmt.Errorf("restart: stopping nats: %w", err)
 	}
-	e.nats = nil
 	if pg {
 		e.pool.Close()
 		e.pool = nil
@@ -659,7 +634,7 @@ func (e *env) restartAll(ctx context.Context, pg bool) (stopped, down, ready tim
 			return stopped, down, ready, fmt.Errorf("restart: %w", err)
 		}
 	}
-	if err := e.startNATS(); err != nil {
+	if err := e.startNATS(ctx); err != nil {
 		return stopped, down, ready, fmt.Errorf("restart: %w", err)
 	}
 	if err := e.startWorkers(e.o.workers, e.o.concurrency()); err != nil {

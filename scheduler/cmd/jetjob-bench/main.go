@@ -54,6 +54,9 @@
 //	make bench ARGS='--scenario steady --jobs 7000 --schedulers 2 --workers 2'
 //	                                             # scale-out: compare "CPU per run"
 //	                                             # with 1 + 1 at the same rate
+//	make bench ARGS='--scenario steady --jobs 2000 --duration 30s --nats-cluster 3 --profile'
+//	                                             # three NATS nodes, streams R3: the
+//	                                             # messages, bytes and WAL per run
 //	make bench ARGS='--scenario publish'
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
 //	make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 4'
@@ -67,6 +70,12 @@
 // a goroutine dump of each at the window's end (*-goroutines.txt: where runs
 // wait) and PostgreSQL's top statements (pg_stat_statements, loaded with a
 // restart of the throwaway server).
+//
+// Every window also reports counts per run that do not depend on how busy
+// the host is (per_run): the NATS servers' messages and bytes in and out
+// (/varz, summed over the nodes, the routes' share apart), PostgreSQL's WAL
+// bytes, transactions and rows, and with --profile its statements and the
+// index entries its WAL records (pg_walinspect).
 //
 // Everything runs on one host: other workloads there take CPU from the
 // system under test. host_cpu in the result says how much (other_cpu_s);
@@ -129,6 +138,8 @@ type options struct {
 	recovery          time.Duration
 	recoveryLag       time.Duration
 	restartPostgres   bool
+	natsCluster       int
+	replicas          int
 }
 
 // concurrency is the workers' concurrency: the flag, or enough slots for
@@ -217,6 +228,8 @@ func orchestrate(args []string) error {
 	fs.BoolVar(&o.restartPostgres, "restart-postgres", true, "coldstart: restart PostgreSQL too, with the other processes")
 	fs.IntVar(&o.triggerBatch, "trigger-batch", 0, "runs per trigger message, the schedulers' --trigger-batch (0: their default, 16; 1: one message per run)")
 	fs.DurationVar(&o.planningWindow, "planning-window", 0, "how far ahead the schedulers plan fires, their --planning-window (0: their default, 5s)")
+	fs.IntVar(&o.natsCluster, "nats-cluster", 1, "NATS servers: 1, or the nodes of a cluster on 127.0.0.1 (3: the production shape)")
+	fs.IntVar(&o.replicas, "stream-replicas", 0, "replicas of the streams and buckets (0: 1 on one server, 3 on a cluster of 3 or more)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -292,6 +305,13 @@ func orchestrate(args []string) error {
 		return errors.New("--recovery: want 0s or more")
 	case o.recoveryLag <= 0:
 		return errors.New("--recovery-lag: want more than 0s")
+	case o.natsCluster < 1 || o.natsCluster > 5:
+		return errors.New("--nats-cluster: want 1 to 5 servers")
+	case o.replicas < 0 || o.replicas > o.natsCluster:
+		return fmt.Errorf("--stream-replicas: want 1 to %d (the servers), or 0 for the default", o.natsCluster)
+	}
+	if o.replicas == 0 {
+		o.replicas = min(o.natsCluster, 3)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -357,7 +377,8 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	res := &Result{Scenario: scenario, StartedAt: started.UTC(), Command: os.Args, Source: source(),
 		Config: RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			Schedulers: o.schedulers, Workers: o.workers, WorkerConcurrency: o.concurrency(), Handler: o.handler,
-			Shards: o.shards, BlockStrategy: o.blockStrategy, Route: o.route, MisfirePolicy: o.misfirePolicy, Profile: o.profile}}
+			Shards: o.shards, BlockStrategy: o.blockStrategy, Route: o.route, MisfirePolicy: o.misfirePolicy, Profile: o.profile,
+			NATSServers: o.natsCluster, StreamReplicas: o.replicas}}
 	switch scenario {
 	case "steady", "max", "overload", "coldstart":
 		res.Config.Phases = o.phases

@@ -208,8 +208,8 @@ func cpuPerRun(ps []ProcStat, runs int64) *CPUPerRun {
 		c.ByKind = append(c.ByKind, KindCPU{Kind: k})
 	}
 	for _, p := range ps {
-		kind, _, numbered := strings.Cut(p.Role, "-") // scheduler-0 → schedulers
-		if numbered {
+		kind, _, numbered := strings.Cut(p.Role, "-") // scheduler-0 → schedulers; nats-0 → nats
+		if numbered && kind != "nats" {
 			kind += "s"
 		}
 		i, ok := at[kind]

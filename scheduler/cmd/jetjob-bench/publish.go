@@ -24,7 +24,7 @@ import (
 // its last run in a jetjob that publishes that many fires due at one
 // instant.
 func runPublish(ctx context.Context, e *env, res *Result) error {
-	if err := e.startNATS(); err != nil {
+	if err := e.startNATS(ctx); err != nil {
 		return err
 	}
 	res.Machine = e.machine(ctx)
@@ -35,9 +35,6 @@ func runPublish(ctx context.Context, e *env, res *Result) error {
 	defer nc.Close()
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1<<16))
 	if err != nil {
-		return err
-	}
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
 		return err
 	}
 	s, err := js.Stream(ctx, stream.Triggers)

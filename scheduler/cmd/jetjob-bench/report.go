@@ -289,6 +289,7 @@ func printTable(w io.Writer, r *Result) {
 		}
 	}
 	printProcs(w, r.Processes, r.HostCPU, r.CPUPerRun)
+	printPerRun(w, r.PerRun)
 	if len(r.TopSQL) > 0 {
 		fmt.Fprintln(w, "top SQL in the window (pg_stat_statements):")
 		for _, s := range r.TopSQL {
@@ -409,6 +410,7 @@ func printColdStart(w io.Writer, cs *ColdStart, warmup float64) {
 			printCorrect(w, p.Correctness)
 		}
 		printProcs(w, p.Processes, p.HostCPU, p.CPUPerRun)
+		printPerRun(w, p.PerRun)
 		if p == cs.WindowA {
 			fmt.Fprintf(w, "tables at window A's end: %s\n", tablesLine(cs.TablesAtWindowAEnd))
 		}

@@ -26,7 +26,9 @@ package main
 //	                    --misfire-policy, fire_once as the API's default),
 //	                    capacity_per_s (overload: --capacity, 0 when not
 //	                    given), recovery_s and restart_postgres (coldstart:
-//	                    --recovery, --restart-postgres), profile
+//	                    --recovery, --restart-postgres), profile,
+//	                    nats_servers (--nats-cluster), stream_replicas
+//	                    (--stream-replicas: of every stream and bucket)
 //	window              the measured interval: start, end (UTC, whole
 //	                    seconds) and seconds. Warm-up precedes it: the jobs'
 //	                    first fire is at window.start - warmup. coldstart:
@@ -93,6 +95,49 @@ package main
 //	                    (postgres, nats, schedulers, workers, orchestrator:
 //	                    processes, cpu_s, ms): compare --schedulers 2
 //	                    --workers 2 with 1 + 1 at the same rate by it
+//	per_run             counts over the window per run that succeeded in it
+//	                    (runs, as cpu_per_run's; steady, sparse, burst,
+//	                    overload; coldstart: per window). They do not depend
+//	                    on how busy the host is, CPU does:
+//	  nats                       the NATS servers' /varz counters, summed
+//	                             over the nodes: servers, stream_replicas,
+//	                             in_msgs, out_msgs, in_bytes, out_bytes (every
+//	                             connection), client_in_msgs, client_out_msgs,
+//	                             client_in_bytes, client_out_bytes (the
+//	                             schedulers' and workers' connections),
+//	                             route_in_msgs, route_in_bytes (in - client
+//	                             in: what the nodes sent each other,
+//	                             replication mostly; 0 on one server).
+//	                             Bytes are message sizes (subject, headers,
+//	                             payload), before route compression.
+//	                             stream_msgs: the messages each stream
+//	                             stored per run (its last sequence's
+//	                             advance, /jsz), KV buckets' KV_* streams too
+//	  postgres                   wal_bytes (pg_current_wal_lsn's advance),
+//	                             wal_records, wal_fpi (full-page images;
+//	                             pg_stat_wal: the whole server, checkpoints
+//	                             included), transactions, rows_inserted,
+//	                             rows_updated, rows_hot_updated, rows_deleted,
+//	                             rows_returned, rows_fetched (pg_stat_database,
+//	                             pg_stat_user_tables), job_runs_bytes (the
+//	                             growth of job_runs' partitions with their
+//	                             indexes, dead row versions included); with --profile
+//	                             statements, statement_rows and
+//	                             blocks_dirtied (pg_stat_statements: calls,
+//	                             rows, shared_blks_dirtied: 8 KiB pages a
+//	                             statement made dirty, each written to the
+//	                             data files once after, by the checkpointer
+//	                             or the background writer),
+//	                             index_entries (B-tree leaf entries written:
+//	                             the INSERT_LEAF, INSERT_POST and SPLIT
+//	                             records of the window's WAL, pg_walinspect)
+//	                             and wal_by_record (type, count, bytes per run,
+//	                             the largest first); connections (not per
+//	                             run: client connections to the database at
+//	                             the window's end)
+//	  window_totals              the raw counts: nats (the counters above,
+//	                             whole), wal_bytes, start_lsn, end_lsn,
+//	                             statements, index_entries
 //	host_cpu            the whole machine over the window (/proc/stat):
 //	                    busy_pct (of all cores), busy_cpu_s,
 //	                    benchmark_cpu_s (the processes above), other_cpu_s
@@ -221,6 +266,7 @@ type Result struct {
 	Steps               []Step         `json:"steps,omitempty"`
 	MaxSustainedPerSec  float64        `json:"max_sustained_fires_per_s,omitempty"`
 	CPUPerRun           *CPUPerRun     `json:"cpu_per_run,omitempty"`
+	PerRun              *PerRun        `json:"per_run,omitempty"`
 	Overload            *Overload      `json:"overload,omitempty"`
 	ColdStart           *ColdStart     `json:"coldstart,omitempty"`
 	DueRead             []DueRead      `json:"due_read,omitempty"`
@@ -286,6 +332,9 @@ type RunConfig struct {
 	RecoverySeconds       float64 `json:"recovery_s,omitempty"`
 	RestartPostgres       *bool   `json:"restart_postgres,omitempty"`
 	Profile               bool    `json:"profile"`
+	// NATSServers and StreamReplicas: --nats-cluster, --stream-replicas.
+	NATSServers    int `json:"nats_servers,omitempty"`
+	StreamReplicas int `json:"stream_replicas,omitempty"`
 }
 
 // Window is the measured interval.
@@ -518,6 +567,7 @@ type Phase struct {
 	Processes    []ProcStat `json:"processes"`
 	HostCPU      *HostCPU   `json:"host_cpu"`
 	CPUPerRun    *CPUPerRun `json:"cpu_per_run,omitempty"`
+	PerRun       *PerRun    `json:"per_run,omitempty"`
 }
 
 // Restart is coldstart's restart of every process and the recovery after

@@ -28,7 +28,7 @@ func (e *env) start(ctx context.Context, res *Result, sets []*jobSet) error {
 	if err := e.startPostgres(ctx); err != nil {
 		return err
 	}
-	if err := e.startNATS(); err != nil {
+	if err := e.startNATS(ctx); err != nil {
 		return err
 	}
 	res.Machine = e.machine(ctx)
@@ -164,6 +164,7 @@ func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error
 	res.Processes = procStats(u0, u1, secs)
 	res.HostCPU = hostCPU(u0, u1)
 	res.CPUPerRun = cpuPerRun(res.Processes, rates.succeeded)
+	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, rates.succeeded)
 	withPeakRSS(res.Processes, u2)
 	if res.Scenario == "overload" {
 		return e.overload(ctx, res, sets, w0, w1, ws, u)
@@ -191,13 +192,16 @@ func (e *env) windowStart(ctx context.Context) (usage, map[string]float64) {
 		}
 	}
 	e.signalProfiles(syscall.SIGUSR1)
-	return e.sample(), e.counters(ctx, "jetjob_runs_planned_total", "jetjob_triggers_published_total")
+	u := e.sample()
+	u.cost = e.costs(ctx)
+	return u, e.counters(ctx, "jetjob_runs_planned_total", "jetjob_triggers_published_total")
 }
 
 // windowEnd snapshots CPU and counters, stops the profiles and reads the
 // statement statistics.
 func (e *env) windowEnd(ctx context.Context, res *Result) (usage, map[string]float64) {
 	u := e.sample()
+	u.cost = e.costs(ctx)
 	c := e.counters(ctx, "jetjob_runs_planned_total", "jetjob_triggers_published_total")
 	e.signalProfiles(syscall.SIGUSR2)
 	if e.o.profile {
@@ -350,6 +354,7 @@ func runBurst(ctx context.Context, e *env, res *Result) error {
 	res.Processes = procStats(u0, u1, secs)
 	res.HostCPU = hostCPU(u0, u1)
 	res.CPUPerRun = cpuPerRun(res.Processes, rates.succeeded)
+	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, rates.succeeded)
 	return nil
 }
 
