@@ -28,7 +28,6 @@ import (
 	"github.com/jetjob/jetjob/internal/gctune"
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/natsembed"
-	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
@@ -317,7 +316,7 @@ func runWorker(args []string) error {
 	}
 	defer nc.Close()
 	w, err := worker.New(worker.Config{NATS: nc, Group: *group, ID: *id, Concurrency: *concurrency,
-		ShutdownGrace: 5 * time.Second, Logger: log, TriggerKeys: keys, Streams: stream.Config{Replicas: *replicas}})
+		ShutdownGrace: 5 * time.Second, Logger: log, TriggerKeys: keys, Streams: worker.Streams{Replicas: *replicas}})
 	if err != nil {
 		return err
 	}
