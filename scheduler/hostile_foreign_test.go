@@ -59,7 +59,7 @@ func signAsScheduler(m *nats.Msg) {
 // unsignedTrigger is a trigger on subject with no signature: what anyone
 // allowed to publish there could send.
 func unsignedTrigger(subject string, data []byte) *hostileMsg {
-	return &hostileMsg{what: "trigger: unsigned", subject: subject, data: data, logged: true, header: nats.Header{}}
+	return &hostileMsg{what: "trigger: unsigned", subject: subject, data: data, logged: true, refused: true, header: nats.Header{}}
 }
 
 // strangerTrigger is a trigger signed by a key no worker accepts.
@@ -72,7 +72,7 @@ func strangerTrigger(t *testing.T, subject string, data []byte) *hostileMsg {
 	h := nats.Header{}
 	group, _ := stream.ParseTrigger(subject)
 	s.Sign(h, group, false, data)
-	return &hostileMsg{what: "trigger: signed by a key no worker accepts", subject: subject, data: data, logged: true, header: h}
+	return &hostileMsg{what: "trigger: signed by a key no worker accepts", subject: subject, data: data, logged: true, refused: true, header: h}
 }
 
 // replayedTrigger is a trigger a scheduler signed for group from,
@@ -80,7 +80,7 @@ func strangerTrigger(t *testing.T, subject string, data []byte) *hostileMsg {
 func replayedTrigger(subject, from string, data []byte) *hostileMsg {
 	h := nats.Header{}
 	testTriggerSigner.Sign(h, from, false, data)
-	return &hostileMsg{what: "trigger: signed for group " + from + ", replayed on " + subject, subject: subject, data: data, logged: true, header: h}
+	return &hostileMsg{what: "trigger: signed for group " + from + ", replayed on " + subject, subject: subject, data: data, logged: true, refused: true, header: h}
 }
 
 // loneAsBatch is a lone trigger's signature on a trigger batch subject.
@@ -88,7 +88,7 @@ func loneAsBatch(subject string, data []byte) *hostileMsg {
 	h := nats.Header{}
 	group, _ := stream.ParseTrigger(subject)
 	testTriggerSigner.Sign(h, group, false, data)
-	return &hostileMsg{what: "trigger batch: signed as a lone trigger", subject: subject, data: data, logged: true, header: h}
+	return &hostileMsg{what: "trigger batch: signed as a lone trigger", subject: subject, data: data, logged: true, refused: true, header: h}
 }
 
 // checkUnsignedNeverRan checks that the runs of the triggers no scheduler

@@ -30,7 +30,11 @@ type hostileMsg struct {
 	// subject and stream sequence (false for a well-formed trigger the
 	// worker cannot tell from a real one: what it causes is checked instead).
 	logged bool
-	seq    uint64
+	// refused marks a trigger no scheduler signed: logged twice, by the
+	// worker that refuses it and by the lost-run monitor that deletes it
+	// once its deliveries run out.
+	refused bool
+	seq     uint64
 	// header is published as it is; nil: a message on a trigger subject
 	// is signed as a scheduler signs what it publishes (so that what
 	// follows the signature check is tested too).
@@ -157,6 +161,7 @@ func TestHostileMessages(t *testing.T) {
 		loneAsBatch(stream.TriggerBatch("g"), trig(func(tr *wire.Trigger) { tr.RunID = 990013 })),
 	}
 	foreignBefore := foreign.Total(foreign.Events)
+	unsignedBefore := foreign.Total(foreign.LostUnsigned)
 	nc, err := nats.Connect(sys.natsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -208,8 +213,12 @@ func TestHostileMessages(t *testing.T) {
 			continue
 		}
 		n := logs.FilterField(zap.Uint64("stream_seq", m.seq)).FilterField(zap.String("subject", m.subject)).Len()
-		if n != 1 {
-			t.Errorf("%s (seq %d): logged %d times with its subject and sequence, want once", m.what, m.seq, n)
+		want := 1
+		if m.refused {
+			want = 2
+		}
+		if n != want {
+			t.Errorf("%s (seq %d): logged %d times with its subject and sequence, want %d", m.what, m.seq, n, want)
 		}
 	}
 	// What the well-formed foreign triggers caused was refused by the applier.
@@ -235,6 +244,9 @@ func TestHostileMessages(t *testing.T) {
 	}
 	checkForeignRefused(t, sys, hRun.ID, foreignBefore)
 	checkUnsignedNeverRan(t, logs, 990010, 990011, 990012, 990013)
+	if got := foreign.Total(foreign.LostUnsigned) - unsignedBefore; got != 4 {
+		t.Errorf("%v spent triggers deleted unsigned by the lost-run monitor, want the 4 no scheduler signed", got)
+	}
 }
 
 // streamMsgs counts the messages of a stream on subjects matching filter.
