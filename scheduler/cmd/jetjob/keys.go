@@ -160,12 +160,8 @@ func (a *app) keysRevokeCmd() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke an API key: requests with it are refused from then on",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("key", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("key", func(cmd *cobra.Command, id int64) error {
 			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.RevokeKey(ctx, id) }, "key %d revoked", id)
-		},
+		}),
 	}
 }
