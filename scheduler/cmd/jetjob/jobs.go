@@ -15,12 +15,11 @@ import (
 )
 
 func (a *app) jobsCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "jobs",
 		Aliases: []string{"job"},
 		Short:   "Create, update, list, inspect, enable, disable, delete and trigger jobs",
-	})
-	cmd.AddCommand(
+	},
 		a.jobsCreateCmd(),
 		a.jobsUpdateCmd(),
 		a.jobsListCmd(),
@@ -36,7 +35,6 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsBackfillOpCmd(false),
 		a.jobsBackfillOpCmd(true),
 	)
-	return cmd
 }
 
 func (a *app) jobsCreateCmd() *cobra.Command {

@@ -16,16 +16,14 @@ import (
 )
 
 func (a *app) keysCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "keys",
 		Aliases: []string{"key"},
 		Short:   "Create, list and revoke API keys",
 		Long: `API keys authenticate scripts and the CLI (--token, JETJOB_API_TOKEN, or the
 key "jetjob login" saves). A key acts as its user, with the user's role;
 anyone manages their own keys, an admin anyone's (--user).`,
-	})
-	cmd.AddCommand(a.keysCreateCmd(), a.keysListCmd(), a.keysRevokeCmd())
-	return cmd
+	}, a.keysCreateCmd(), a.keysListCmd(), a.keysRevokeCmd())
 }
 
 // expiresAt reads --expires: a duration from now ("90d", "12h") or an RFC
