@@ -236,8 +236,7 @@ func sameVersions(a, b map[string]apiv1.Job) bool {
 // Bad flags are usage errors, naming the flag, before anything is read or
 // sent.
 func TestImportXXLJobFlags(t *testing.T) {
-	isolate(t)
-	api := newRealAPI(t)
+	api := isolatedAPI(t)
 	for _, c := range []struct {
 		args []string
 		want string
