@@ -9,11 +9,10 @@ import (
 )
 
 func auditList(es []store.AuditEntry, more bool) apiv1.AuditList {
-	out := apiv1.AuditList{Entries: make([]apiv1.AuditEntry, 0, len(es))}
-	for _, e := range es {
-		out.Entries = append(out.Entries, apiv1.AuditEntry{ID: e.ID, At: e.At, Actor: e.Actor, Auth: e.Auth,
-			Action: e.Action, Target: e.Target, Group: e.Group, Before: e.Before, After: e.After, Client: e.Client})
-	}
+	out := apiv1.AuditList{Entries: docs(es, func(e store.AuditEntry) apiv1.AuditEntry {
+		return apiv1.AuditEntry{ID: e.ID, At: e.At, Actor: e.Actor, Auth: e.Auth,
+			Action: e.Action, Target: e.Target, Group: e.Group, Before: e.Before, After: e.After, Client: e.Client}
+	})}
 	if more {
 		out.Next = es[len(es)-1].ID
 	}

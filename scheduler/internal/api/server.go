@@ -244,6 +244,16 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 	})
 }
 
+// docs maps records to their API documents: never nil, so that an empty
+// list is [] in JSON, not null.
+func docs[T, D any](xs []T, doc func(T) D) []D {
+	out := make([]D, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, doc(x))
+	}
+	return out
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
