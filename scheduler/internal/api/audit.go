@@ -1,8 +1,9 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
-	"time"
+	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -43,17 +44,10 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if a := q.Get("action"); a != "" {
 		f.Actions = []string{a}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := q.Get(p.name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return invalidf("%s=%q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.name, v)
-			}
-			*p.dst = t
-		}
+	var bad []string
+	queryTimes(q, &f.From, &f.To, func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) })
+	if len(bad) > 0 {
+		return invalidf("%s", strings.Join(bad, "; "))
 	}
 	if err := auditPage(r, &f); err != nil {
 		return err

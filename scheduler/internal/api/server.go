@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -399,6 +400,24 @@ func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) 
 		}
 		writeJSON(w, http.StatusOK, doc(v))
 		return nil
+	}
+}
+
+// queryTimes reads the optional RFC 3339 query parameters from and to
+// into *from and *to, telling add of each malformed one.
+func queryTimes(q url.Values, from, to *time.Time, add func(format string, args ...any)) {
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", from}, {"to", to}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				add("%s=%q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.name, v)
+				continue
+			}
+			*p.dst = t
+		}
 	}
 }
 
