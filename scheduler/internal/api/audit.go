@@ -20,8 +20,9 @@ func auditList(es []store.AuditEntry, more bool) apiv1.AuditList {
 	return out
 }
 
-// auditPage reads limit and before.
-func auditPage(r *http.Request, f *store.AuditFilter) error {
+// listAudit answers the page of the audit log that f selects, its limit
+// and before read from the query.
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, f store.AuditFilter) error {
 	limit, err := queryInt(r, "limit", 100, 1, 1000)
 	if err != nil {
 		return err
@@ -31,6 +32,11 @@ func auditPage(r *http.Request, f *store.AuditFilter) error {
 		return err
 	}
 	f.Limit, f.Before = int(limit), before
+	es, more, err := s.store.ListAudit(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, auditList(es, more))
 	return nil
 }
 
@@ -49,15 +55,7 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if len(bad) > 0 {
 		return invalidf("%s", strings.Join(bad, "; "))
 	}
-	if err := auditPage(r, &f); err != nil {
-		return err
-	}
-	es, more, err := s.store.ListAudit(r.Context(), f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, auditList(es, more))
-	return nil
+	return s.listAudit(w, r, f)
 }
 
 // jobHistory lists a job's revisions (create, update, enable, disable,
@@ -70,14 +68,5 @@ func (s *Server) jobHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Target: store.JobTarget(id), Actions: store.JobRevisionActions}
-	if err := auditPage(r, &f); err != nil {
-		return err
-	}
-	es, more, err := s.store.ListAudit(r.Context(), f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, auditList(es, more))
-	return nil
+	return s.listAudit(w, r, store.AuditFilter{Target: store.JobTarget(id), Actions: store.JobRevisionActions})
 }
