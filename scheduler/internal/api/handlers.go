@@ -124,10 +124,8 @@ func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req apiv1.TriggerRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, &req); err != nil {
+		return err
 	}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)

@@ -296,6 +296,15 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
+// decodeOptional is decode for a body that may be left out: without one,
+// v stays as it is.
+func decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return decode(w, r, v)
+}
+
 // badText names the top-level field of a JSON object whose raw value bad
 // reports, as "field \"name\" <what>"; "" when none does. A body that is
 // not an object is reported as a whole.
