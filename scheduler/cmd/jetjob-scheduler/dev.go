@@ -158,10 +158,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	// dev's NATS need the public key it prints.
 	signer, keys, err := devTriggerKeys(o)
 	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
+		closeListeners(ln, mln)
 		return usageError{Err: err}
 	}
 	o.insecureNoAuth = false
@@ -176,10 +173,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer})
 	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
+		closeListeners(ln, mln)
 		return err
 	}
 	metricsURL := "(off: --metrics-listen is empty)"
