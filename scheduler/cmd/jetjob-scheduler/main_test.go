@@ -100,12 +100,7 @@ func TestBadEnvironment(t *testing.T) {
 func TestBooleansFromEnvironment(t *testing.T) {
 	for v, want := range map[string]bool{"1": true, "true": true, "T": true, "0": false, "false": false, "F": false} {
 		t.Setenv("JETJOB_SMTP_STARTTLS", v)
-		var o options
-		s := config.New(pflag.NewFlagSet("serve", pflag.ContinueOnError))
-		o.register(s, ":8080", "json")
-		if err := s.Load(os.LookupEnv); err != nil {
-			t.Fatal(err)
-		}
+		o := serveOptions(t)
 		if got := o.schedulerConfig("").Alarm.SMTP.StartTLS; got != want {
 			t.Errorf("JETJOB_SMTP_STARTTLS=%s: StartTLS %v, want %v", v, got, want)
 		}
@@ -116,12 +111,7 @@ func TestBooleansFromEnvironment(t *testing.T) {
 // refused by name before anything starts.
 func TestTriggerBatchSetting(t *testing.T) {
 	t.Setenv("JETJOB_TRIGGER_BATCH", "8")
-	var o options
-	s := config.New(pflag.NewFlagSet("serve", pflag.ContinueOnError))
-	o.register(s, ":8080", "json")
-	if err := s.Load(os.LookupEnv); err != nil {
-		t.Fatal(err)
-	}
+	o := serveOptions(t)
 	if got := o.schedulerConfig("").Planner.TriggerBatch; got != 8 {
 		t.Errorf("JETJOB_TRIGGER_BATCH=8: Planner.TriggerBatch %d", got)
 	}
@@ -135,6 +125,18 @@ func TestTriggerBatchSetting(t *testing.T) {
 			t.Errorf("JETJOB_TRIGGER_BATCH=%s: error %v, want a usage error naming it", bad, err)
 		}
 	}
+}
+
+// serveOptions are serve's options as the environment sets them.
+func serveOptions(t *testing.T) *options {
+	t.Helper()
+	var o options
+	s := config.New(pflag.NewFlagSet("serve", pflag.ContinueOnError))
+	o.register(s, ":8080", "json")
+	if err := s.Load(os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	return &o
 }
 
 func TestVersion(t *testing.T) {
