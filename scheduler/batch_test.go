@@ -66,10 +66,7 @@ func TestTriggerBatchesCarryRunsDueTogether(t *testing.T) {
 	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
 	ids := make([]int64, 0, 20)
 	for i := range 20 {
-		j, err := c.api.CreateJob(context.Background(), onceAt(fmt.Sprint("tick-", i), "count", fireAt))
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := createJob(t, c.api, onceAt(fmt.Sprint("tick-", i), "count", fireAt))
 		ids = append(ids, j.ID)
 	}
 	testwait.Eventually(t, 30*time.Second, "the 20 runs to end", func() bool {
@@ -123,14 +120,8 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 	go func() { aDone <- a.Run(context.Background()) }()
 
 	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
-	quick, err := c.api.CreateJob(ctx, onceAt("quick", "quick", fireAt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hang, err := c.api.CreateJob(ctx, onceAt("hang", "hang", fireAt))
-	if err != nil {
-		t.Fatal(err)
-	}
+	quick := createJob(t, c.api, onceAt("quick", "quick", fireAt))
+	hang := createJob(t, c.api, onceAt("hang", "hang", fireAt))
 	testwait.Recv(t, 20*time.Second, "the hanging run to start", hangStarted)
 	quickRun := onlyRunWhen(t, c.api, quick.ID, "SUCCEEDED", 20*time.Second, "the quick run to succeed")
 	if n := c.count(`SELECT count(DISTINCT batch) FROM job_runs WHERE job_id = ANY($1) AND batch IS NOT NULL`, []int64{quick.ID, hang.ID}); n != 1 {

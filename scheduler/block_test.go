@@ -77,11 +77,8 @@ func TestBlockSerialAcrossWorkers(t *testing.T) {
 	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "1200ms",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "1200ms",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s", BlockStrategy: "serial", MisfirePolicy: "fire_all"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.Eventually(t, 40*time.Second, "6 executions", func() bool { return len(rec.all()) >= 6 })
 	if _, err := c.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
@@ -117,11 +114,8 @@ func TestBlockDiscardLater(t *testing.T) {
 	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "2500ms",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "2500ms",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s", BlockStrategy: "discard_later"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var discarded []apiv1.Run
 	testwait.Eventually(t, 30*time.Second, "discarded runs", func() bool {
 		discarded = discarded[:0]
@@ -154,24 +148,12 @@ func TestBlockCoverEarly(t *testing.T) {
 	var rec record[span]
 	startSleepers(c, &rec)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "cover", Handler: "sleep", Params: "1h",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "cover", Handler: "sleep", Params: "1h",
 		ScheduleType: "none", BlockStrategy: "cover_early"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := c.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testwait.Eventually(t, 10*time.Second, "the first run RUNNING", func() bool {
-		r, err := c.api.GetRun(ctx, first.ID)
-		return err == nil && r.Status == "RUNNING"
-	})
+	first := trigger(t, c.api, job.ID, nil)
+	waitStatus(t, c.api, first.ID, "RUNNING", 10*time.Second)
 	quick := "100ms"
-	second, err := c.api.TriggerJob(ctx, job.ID, &quick)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := trigger(t, c.api, job.ID, &quick)
 	var r1, r2 *apiv1.Run
 	testwait.Eventually(t, 20*time.Second, "the first CANCELLED and the second SUCCEEDED", func() bool {
 		r1, _ = c.api.GetRun(ctx, first.ID)

@@ -233,10 +233,7 @@ func (c *cluster) createJobs(n int, spec apiv1.JobSpec) []int64 {
 	for i := range n {
 		s := spec
 		s.Group, s.Name, s.Handler = "g", fmt.Sprintf("%s-%d", spec.Name, i), "count"
-		j, err := c.api.CreateJob(context.Background(), s)
-		if err != nil {
-			c.t.Fatal(err)
-		}
+		j := createJob(c.t, c.api, s)
 		ids = append(ids, j.ID)
 	}
 	return ids

@@ -36,15 +36,9 @@ func TestLostRunIsRetried(t *testing.T) {
 	aDone := make(chan error, 1)
 	go func() { aDone <- a.Run(context.Background()) }()
 
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "work", Handler: "work", ScheduleType: "none",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "work", Handler: "work", ScheduleType: "none",
 		MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := c.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, c.api, job.ID, nil)
 	select {
 	case id := <-startedOnA:
 		if id != run.ID {

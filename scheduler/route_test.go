@@ -87,11 +87,8 @@ func (c *cluster) waitWorkers(n int) {
 
 // manualJob creates a job of handler "who" that fires only when triggered.
 func (c *cluster) manualJob(name, route, params string) int64 {
-	j, err := c.api.CreateJob(context.Background(), apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
+	j := createJob(c.t, c.api, apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
 		Params: params, ScheduleType: "none", RouteStrategy: route})
-	if err != nil {
-		c.t.Fatal(err)
-	}
 	return j.ID
 }
 
@@ -278,10 +275,7 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 
 	// first picks w0, which never fetches: the run waits on its subject.
 	first := c.manualJob("first", "first", "")
-	run, err := c.api.TriggerJob(context.Background(), first, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, c.api, first, nil)
 	// No worker reports on it: dispatch's write is what records it TRIGGERED.
 	c.signals.Dispatch.Flushed.WaitUntil(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
@@ -334,10 +328,7 @@ func TestHashedBatchesFollowTheirWorker(t *testing.T) {
 	for i := range 30 {
 		spec := apiv1.JobSpec{Group: "g", Name: fmt.Sprint("hashed-", i), Handler: "who", ScheduleType: "once",
 			ScheduleExpr: fireAt.UTC().Format(time.RFC3339), RouteStrategy: "consistent_hash", MisfirePolicy: "fire_all"}
-		j, err := c.api.CreateJob(context.Background(), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := createJob(t, c.api, spec)
 		want[j.ID] = ring.BatchTarget(j.ID, "g", "who")
 		perWorker[want[j.ID]]++
 	}
@@ -405,11 +396,8 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 	ctx := context.Background()
 	jobs := map[string]int64{}
 	for _, p := range []string{"fire_all", "fire_once", "skip"} {
-		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: p, Handler: "who",
+		j := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: p, Handler: "who",
 			ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: p})
-		if err != nil {
-			t.Fatal(err)
-		}
 		jobs[p] = j.ID
 	}
 	published := func(job int64) int {

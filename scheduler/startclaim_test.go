@@ -64,11 +64,8 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 
 	jobs := make([]int64, inHandler)
 	for i := range jobs {
-		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("work-%d", i), Handler: "work",
+		j := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("work-%d", i), Handler: "work",
 			ScheduleType: "none", MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
-		if err != nil {
-			t.Fatal(err)
-		}
 		jobs[i] = j.ID
 	}
 	// One run of each job starts on a; a second run of the first job waits
@@ -76,10 +73,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 	// trigger without having started it.
 	var started, waiting []int64
 	for _, job := range jobs {
-		r, err := c.api.TriggerJob(ctx, job, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := trigger(t, c.api, job, nil)
 		started = append(started, r.ID)
 	}
 	for range started {
@@ -89,10 +83,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 			t.Fatal("worker a did not start every run")
 		}
 	}
-	r, err := c.api.TriggerJob(ctx, jobs[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := trigger(t, c.api, jobs[0], nil)
 	waiting = append(waiting, r.ID)
 	testwait.Eventually(t, 10*time.Second, "the second run of the first job to reach worker a", func() bool {
 		got, err := c.api.GetRun(ctx, r.ID)
