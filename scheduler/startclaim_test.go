@@ -44,23 +44,15 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 		deliveries[k] = j.Delivery
 	}
 
-	hung := make(chan struct{})
-	t.Cleanup(func() { close(hung) })
 	startedOnA := make(chan int64, 2*inHandler)
-	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait,
-		AbandonGrace: 100 * time.Millisecond, Logger: c.log.Named("a")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := c.newCrashWorker(worker.Config{AckWait: ackWait, AbandonGrace: 100 * time.Millisecond})
 	a.Handle("work", func(ctx context.Context, j *worker.Job) error {
 		record("a", j)
 		startedOnA <- j.RunID
-		<-hung // the process "dies" while this runs
+		a.hang() // the process "dies" while this runs
 		return nil
 	})
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(context.Background()) }()
+	a.start()
 
 	jobs := make([]int64, inHandler)
 	for i := range jobs {
@@ -90,9 +82,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 		return err == nil && got.Status == "TRIGGERED" && a.Stats().Running == inHandler+1
 	})
 
-	// Crash: the connection goes away with no ack, no nak, no final event.
-	ncA.Close()
-	<-aDone
+	a.crash()
 	crashed := time.Now()
 
 	b, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, Logger: c.log.Named("b")})
