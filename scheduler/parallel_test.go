@@ -94,11 +94,7 @@ func broadcastJob(t *testing.T, c *cluster, name, block string) int64 {
 // block strategy: the strategy applies between fires, part i of a fire
 // against part i of the fire before (worker/internal/joblock).
 func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2", "w3")
-	c.waitWorkers(3)
+	c, _ := recordersCluster(t, "w1", "w2", "w3")
 
 	t.Run("serial", func(t *testing.T) {
 		job := broadcastJob(t, c, "bc-serial", "serial")
@@ -179,10 +175,7 @@ func spans(runs []apiv1.Run) string {
 // handler overlap; with max_concurrency 2 never more than two at once
 // anywhere in the group, and none is lost.
 func TestConcurrentBlockStrategy(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2")
+	c, _ := recordersCluster(t, "w1", "w2")
 	ctx := context.Background()
 	spec := func(name string, maxConc int) apiv1.JobSpec {
 		return apiv1.JobSpec{Group: "g", Name: name, Handler: "who", Params: "3s", ScheduleType: "cron",
