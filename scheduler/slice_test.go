@@ -133,14 +133,20 @@ func TestVerticalSlice(t *testing.T) {
 		}
 	})
 
-	t.Run("handler error ends FAILED with its message", func(t *testing.T) {
-		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "boom", Handler: "boom", ScheduleType: "none"})
-		run := trigger(t, api, job.ID, nil)
-		r := waitStatus(t, api, run.ID, "FAILED", 10*time.Second)
-		if !strings.Contains(r.Message, "disk full on /data") {
-			t.Errorf("message %q does not carry the handler's error", r.Message)
-		}
-	})
+	// A run that fails says why: the handler's error, or that no worker
+	// has its handler.
+	for _, tc := range []struct{ name, job, handler, why string }{
+		{"handler error ends FAILED with its message", "boom", "boom", "disk full on /data"},
+		{"unknown handler ends FAILED with the reason", "nohandler", "does-not-exist", "does-not-exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: tc.job, Handler: tc.handler, ScheduleType: "none"})
+			r := waitStatus(t, api, trigger(t, api, job.ID, nil).ID, "FAILED", 10*time.Second)
+			if !strings.Contains(r.Message, tc.why) {
+				t.Errorf("message %q does not say %q", r.Message, tc.why)
+			}
+		})
+	}
 
 	t.Run("timeout ends TIMED_OUT", func(t *testing.T) {
 		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "slow",
@@ -149,15 +155,6 @@ func TestVerticalSlice(t *testing.T) {
 		r := waitStatus(t, api, run.ID, "TIMED_OUT", 10*time.Second)
 		if d := r.FinishedAt.Sub(*r.StartedAt); d < 300*time.Millisecond || d > 5*time.Second {
 			t.Errorf("timed out after %s, want about 300ms", d)
-		}
-	})
-
-	t.Run("unknown handler ends FAILED with the reason", func(t *testing.T) {
-		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "nohandler", Handler: "does-not-exist", ScheduleType: "none"})
-		run := trigger(t, api, job.ID, nil)
-		r := waitStatus(t, api, run.ID, "FAILED", 10*time.Second)
-		if !strings.Contains(r.Message, "does-not-exist") {
-			t.Errorf("message %q does not name the missing handler", r.Message)
 		}
 	})
 }
