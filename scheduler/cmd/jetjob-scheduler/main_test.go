@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/configtest"
 	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/testpki"
 	"github.com/jetjob/jetjob/internal/testtier"
@@ -85,11 +86,7 @@ func TestBadEnvironment(t *testing.T) {
 	if !errors.As(err, &ue) {
 		t.Fatalf("error %v, want a usage error", err)
 	}
-	for _, w := range []string{`JETJOB_MIGRATE="yes": want true or false`, `JETJOB_SMTP_STARTTLS="on": want true or false`, `JETJOB_LEASE_TTL="10": want a duration`} {
-		if !strings.Contains(err.Error(), w) {
-			t.Errorf("error %q does not contain %q", err, w)
-		}
-	}
+	configtest.WantErr(t, err, `JETJOB_MIGRATE="yes": want true or false`, `JETJOB_SMTP_STARTTLS="on": want true or false`, `JETJOB_LEASE_TTL="10": want a duration`)
 	if strings.Contains(err.Error(), "hunter") {
 		t.Errorf("error shows a secret: %v", err)
 	}
