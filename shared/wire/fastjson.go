@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"time"
-
-	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // decodeTriggerFast decodes the common shape of a trigger message — the one
@@ -34,9 +32,7 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		case "params":
 			t.Params, ok = p.string()
 		case "trigger_type":
-			var s string
-			s, ok = p.string()
-			t.TriggerType = TriggerType(s)
+			ok = enum(&p, &t.TriggerType)
 		case "scheduled_at":
 			t.ScheduledAt, ok = p.time()
 		case "attempt":
@@ -48,15 +44,11 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		case "timeout_ms":
 			t.TimeoutMS, ok = p.int()
 		case "misfire_policy":
-			var s string
-			s, ok = p.string()
-			t.MisfirePolicy = policy.Misfire(s)
+			ok = enum(&p, &t.MisfirePolicy)
 		case "misfire_threshold_ms":
 			t.MisfireThresholdMS, ok = p.int()
 		case "block_strategy":
-			var s string
-			s, ok = p.string()
-			t.BlockStrategy = policy.Block(s)
+			ok = enum(&p, &t.BlockStrategy)
 		case "max_concurrency":
 			ok = p.intInto(&t.MaxConcurrency)
 		}
@@ -109,11 +101,9 @@ func (p *fastParser) events(out *[]Event) bool {
 
 func (p *fastParser) event(e *Event) bool {
 	return p.object(func(key []byte) (ok bool) {
-		var s string
 		switch string(key) {
 		case "kind":
-			s, ok = p.string()
-			e.Kind = EventKind(s)
+			ok = enum(p, &e.Kind)
 		case "run_id":
 			e.RunID, ok = p.int()
 		case "job_id":
@@ -121,8 +111,7 @@ func (p *fastParser) event(e *Event) bool {
 		case "worker_id":
 			e.WorkerID, ok = p.string()
 		case "status":
-			s, ok = p.string()
-			e.Status = Status(s)
+			ok = enum(p, &e.Status)
 		case "message":
 			e.Message, ok = p.string()
 		case "at":
@@ -209,6 +198,14 @@ func (p *fastParser) str() ([]byte, bool) {
 func (p *fastParser) string() (string, bool) {
 	s, ok := p.str()
 	return string(s), ok
+}
+
+// enum reads a string into one of the string types of a message (a kind,
+// a status, a policy).
+func enum[T ~string](p *fastParser, dst *T) bool {
+	s, ok := p.string()
+	*dst = T(s)
+	return ok
 }
 
 // int reads an integer without sign, fraction or exponent that fits int64.
