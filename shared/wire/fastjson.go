@@ -321,29 +321,17 @@ func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 	w.int(`,"job_id":`, t.JobID)
 	w.str(`,"group":`, t.Group)
 	w.str(`,"handler":`, t.Handler)
-	if t.Params != "" {
-		w.str(`,"params":`, t.Params)
-	}
+	w.optStr(`,"params":`, t.Params)
 	w.str(`,"trigger_type":`, string(t.TriggerType))
 	w.time(`,"scheduled_at":`, t.ScheduledAt)
 	w.int(`,"attempt":`, int64(t.Attempt))
 	w.int(`,"shard_index":`, int64(t.ShardIndex))
 	w.int(`,"shard_total":`, int64(t.ShardTotal))
-	if t.TimeoutMS != 0 {
-		w.int(`,"timeout_ms":`, t.TimeoutMS)
-	}
-	if t.MisfirePolicy != "" {
-		w.str(`,"misfire_policy":`, string(t.MisfirePolicy))
-	}
-	if t.MisfireThresholdMS != 0 {
-		w.int(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
-	}
-	if t.BlockStrategy != "" {
-		w.str(`,"block_strategy":`, string(t.BlockStrategy))
-	}
-	if t.MaxConcurrency != 0 {
-		w.int(`,"max_concurrency":`, int64(t.MaxConcurrency))
-	}
+	w.optInt(`,"timeout_ms":`, t.TimeoutMS)
+	w.optStr(`,"misfire_policy":`, string(t.MisfirePolicy))
+	w.optInt(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
+	w.optStr(`,"block_strategy":`, string(t.BlockStrategy))
+	w.optInt(`,"max_concurrency":`, int64(t.MaxConcurrency))
 	w.b = append(w.b, '}')
 	return w.b, w.ok
 }
@@ -361,24 +349,16 @@ func encodeEventsFast(evs []Event) ([]byte, bool) {
 		w.str(`{"kind":`, string(e.Kind))
 		w.int(`,"run_id":`, e.RunID)
 		w.int(`,"job_id":`, e.JobID)
-		if e.WorkerID != "" {
-			w.str(`,"worker_id":`, e.WorkerID)
-		}
+		w.optStr(`,"worker_id":`, e.WorkerID)
 		w.str(`,"status":`, string(e.Status))
-		if e.Message != "" {
-			w.str(`,"message":`, e.Message)
-		}
+		w.optStr(`,"message":`, e.Message)
 		w.time(`,"at":`, e.At)
-		if !e.ScheduledAt.IsZero() {
-			w.time(`,"scheduled_at":`, e.ScheduledAt)
-		}
+		w.optTime(`,"scheduled_at":`, e.ScheduledAt)
 		if e.TriggerSeq != 0 {
 			w.b = append(w.b, `,"trigger_seq":`...)
 			w.b = strconv.AppendUint(w.b, e.TriggerSeq, 10)
 		}
-		if !e.TriggeredAt.IsZero() {
-			w.time(`,"triggered_at":`, e.TriggeredAt)
-		}
+		w.optTime(`,"triggered_at":`, e.TriggeredAt)
 		w.b = append(w.b, '}')
 	}
 	w.b = append(w.b, ']', '}')
@@ -407,6 +387,26 @@ func (w *fastWriter) str(key, s string) {
 		}
 	}
 	w.b = append(append(append(append(w.b, key...), '"'), s...), '"')
+}
+
+// optStr, optInt and optTime leave out a zero value, as omitempty does.
+
+func (w *fastWriter) optStr(key, s string) {
+	if s != "" {
+		w.str(key, s)
+	}
+}
+
+func (w *fastWriter) optInt(key string, n int64) {
+	if n != 0 {
+		w.int(key, n)
+	}
+}
+
+func (w *fastWriter) optTime(key string, t time.Time) {
+	if !t.IsZero() {
+		w.time(key, t)
+	}
 }
 
 // time writes UTC times only ("Z"): an offset is left to encoding/json.
