@@ -5,8 +5,11 @@
 # where those tests look: $JETJOB_CHROMIUM, then chromium and
 # chromium-browser on PATH. When none is found it installs Debian's
 # `chromium` package if it can (root with apt-get), and otherwise says what
-# to install and fails. It prints nothing when a browser is there.
+# to install and fails (deploy/ensure-lib.sh). It prints nothing when a
+# browser is there.
 set -euo pipefail
+# shellcheck source=deploy/ensure-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ensure-lib.sh"
 
 found() {
 	if [[ -n "${JETJOB_CHROMIUM:-}" ]]; then
@@ -16,21 +19,6 @@ found() {
 	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1
 }
 
-if found; then
-	exit 0
-fi
-if [[ -n "${JETJOB_CHROMIUM:-}" ]]; then
-	echo "ensure-chromium: JETJOB_CHROMIUM=$JETJOB_CHROMIUM is not an executable" >&2
-	exit 1
-fi
-if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-chromium: no chromium found; the console's browser tests need one: install Debian's chromium (apt-get install -y chromium) or set JETJOB_CHROMIUM" >&2
-	exit 1
-fi
-echo "ensure-chromium: installing chromium for the console's browser tests (apt-get install chromium)" >&2
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-found || {
-	echo "ensure-chromium: installed chromium but still found none on PATH" >&2
-	exit 1
-}
+name=ensure-chromium what="Chromium browser (chromium, chromium-browser)" override=JETJOB_CHROMIUM
+packages=chromium needed_by="the console's browser tests" apt_opts=""
+ensure

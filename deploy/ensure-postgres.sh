@@ -8,9 +8,12 @@
 # It looks where localpg.FindBinaries looks, in the same order:
 #   $JETJOB_PG_BIN, /usr/lib/postgresql/*/bin, the directory of pg_ctl on PATH.
 # When they are missing it installs Debian's `postgresql` package if it can
-# (root with apt-get), and otherwise says exactly what to install and fails.
-# It prints nothing and changes nothing when the binaries are already there.
+# (root with apt-get), and otherwise says exactly what to install and fails
+# (deploy/ensure-lib.sh). It prints nothing and changes nothing when the
+# binaries are already there.
 set -euo pipefail
+# shellcheck source=deploy/ensure-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/ensure-lib.sh"
 
 has_bins() {
 	[[ -x "$1/initdb" && -x "$1/pg_ctl" ]]
@@ -33,26 +36,6 @@ found() {
 	return 1
 }
 
-if found; then
-	exit 0
-fi
-
-if [[ -n "${JETJOB_PG_BIN:-}" ]]; then
-	# Installing a package would not change what JETJOB_PG_BIN points at.
-	echo "ensure-postgres: JETJOB_PG_BIN=$JETJOB_PG_BIN has no initdb and pg_ctl: point it at PostgreSQL's server bin directory, or unset it" >&2
-	exit 1
-fi
-
-if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-postgres: PostgreSQL server binaries not found (initdb, pg_ctl): install them with \`apt-get install -y postgresql\` (Debian/Ubuntu) or set JETJOB_PG_BIN" >&2
-	exit 1
-fi
-
-echo "ensure-postgres: installing PostgreSQL server binaries (apt-get install postgresql)" >&2
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-
-if ! found; then
-	echo "ensure-postgres: installed the postgresql package but still found no initdb and pg_ctl under /usr/lib/postgresql/*/bin" >&2
-	exit 1
-fi
+name=ensure-postgres what="PostgreSQL server binaries (initdb, pg_ctl)" override=JETJOB_PG_BIN
+packages=postgresql needed_by="the integration tests and jetjob-scheduler dev" apt_opts=""
+ensure

@@ -502,9 +502,13 @@ func (c *cluster) api() *jclient.Client {
 }
 
 // ready reports whether scheduler n answers 200 on /readyz.
-func (c *cluster) ready(n *node) bool {
+func (c *cluster) ready(n *node) bool { return c.answersOK(n, "8080/tcp", "/readyz") }
+
+// answersOK reports whether node n answers 200 to a GET of path on its
+// port (within two seconds).
+func (c *cluster) answersOK(n *node, port, path string) bool {
 	hc := &http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get("http://" + c.endpoint(n, "8080/tcp") + "/readyz")
+	resp, err := hc.Get("http://" + c.endpoint(n, port) + path)
 	if err != nil {
 		return false
 	}
@@ -580,15 +584,7 @@ func (c *cluster) natsConn() *nats.Conn {
 
 // natsHealthy reports whether node n's /healthz answers 200 (JetStream
 // included: meta leader known, streams and consumers current).
-func (c *cluster) natsHealthy(n *node) bool {
-	hc := &http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get("http://" + c.endpoint(n, "8222/tcp") + "/healthz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
+func (c *cluster) natsHealthy(n *node) bool { return c.answersOK(n, "8222/tcp", "/healthz") }
 
 func (c *cluster) waitNATSClusterHealthy(within time.Duration) {
 	c.t.Helper()

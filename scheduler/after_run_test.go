@@ -47,16 +47,10 @@ func TestRetriesWithBackoff(t *testing.T) {
 			return nil
 		})
 	}, allowEgress("127.0.0.1:1"))
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "flaky", Handler: "flaky", ScheduleType: "none",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "flaky", Handler: "flaky", ScheduleType: "none",
 		MaxRetries: 3, RetryBackoff: "exponential", RetryInitial: apiv1.Duration(500 * time.Millisecond),
 		AlarmWebhook: "http://127.0.0.1:1/never-called"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	trigger(t, sys.api, job.ID, nil)
 	var runs []apiv1.Run
 	testwait.Eventually(t, 20*time.Second, "a third attempt that succeeds", func() bool {
 		runs = runsByAttempt(t, sys.api, job.ID)
@@ -124,16 +118,10 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		c.Alarm = alarm.Config{WebhookSecret: secret, ConsoleURL: "https://jetjob.example",
 			SMTP: alarm.SMTP{Host: mail.IP.String(), Port: mail.Port, From: "jetjob@example.com"}}
 	}, allowEgress(hook.Listener.Addr().String()))
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
 		MaxRetries: 2, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(200 * time.Millisecond),
 		AlarmWebhook: hook.URL, AlarmEmails: []string{"ops@example.com"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	trigger(t, sys.api, job.ID, nil)
 	var runs []apiv1.Run
 	testwait.Eventually(t, 20*time.Second, "the last attempt's alarm sent", func() bool {
 		runs = runsByAttempt(t, sys.api, job.ID)
@@ -179,19 +167,10 @@ func TestChildJobs(t *testing.T) {
 		w.Handle("child", func(ctx context.Context, j *worker.Job) error { childRuns.Add(1); return nil })
 	})
 	ctx := context.Background()
-	child, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "child", Handler: "child", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	parent, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "parent", Handler: "parent", ScheduleType: "none",
+	child := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "child", Handler: "child", ScheduleType: "none"})
+	parent := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "parent", Handler: "parent", ScheduleType: "none",
 		ChildJobIDs: []int64{child.ID}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, err := sys.api.TriggerJob(ctx, parent.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pr := trigger(t, sys.api, parent.ID, nil)
 	var cr []apiv1.Run
 	testwait.Eventually(t, 10*time.Second, "the child run to succeed", func() bool {
 		cr = runsOf(t, sys.api, child.ID)
@@ -202,14 +181,8 @@ func TestChildJobs(t *testing.T) {
 	}
 
 	fail.Store(true)
-	failed, err := sys.api.TriggerJob(ctx, parent.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testwait.Eventually(t, 10*time.Second, "the parent to fail", func() bool {
-		r, err := sys.api.GetRun(ctx, failed.ID)
-		return err == nil && r.Status == "FAILED"
-	})
+	failed := trigger(t, sys.api, parent.ID, nil)
+	waitStatus(t, sys.api, failed.ID, "FAILED", 10*time.Second)
 	// The results applier creates children in the same transaction as it
 	// records the parent's end: once FAILED is visible, a child would be too.
 	if n := len(runsOf(t, sys.api, child.ID)); n != 1 {
@@ -223,7 +196,7 @@ func TestChildJobs(t *testing.T) {
 	spec := child.JobSpec
 	spec.ChildJobIDs = []int64{parent.ID}
 	spec.Version = child.Version
-	_, err = sys.api.UpdateJob(ctx, child.ID, spec)
+	_, err := sys.api.UpdateJob(ctx, child.ID, spec)
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest || !strings.Contains(ae.Message, "cycle") {
 		t.Fatalf("closing a cycle: %v, want 400 naming the cycle", err)
@@ -252,13 +225,8 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 	// 100 jobs, one run each: runs of one job would wait for each other
 	// (block strategy serial).
 	for i := range 100 {
-		job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: fmt.Sprint("wait-", i), Handler: "wait", ScheduleType: "none"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
-			t.Fatal(err)
-		}
+		job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: fmt.Sprint("wait-", i), Handler: "wait", ScheduleType: "none"})
+		trigger(t, sys.api, job.ID, nil)
 	}
 	testwait.Eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
 	pg := pgtest.Server(t)

@@ -46,13 +46,8 @@ func TestBacklogIsVisible(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "b", Name: fmt.Sprintf("slow%d", i), Handler: "slow", ScheduleType: "none"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
-			t.Fatal(err)
-		}
+		job := createJob(t, sys.api, apiv1.JobSpec{Group: "b", Name: fmt.Sprintf("slow%d", i), Handler: "slow", ScheduleType: "none"})
+		trigger(t, sys.api, job.ID, nil)
 	}
 	backlogOf := func() apiv1.GroupBacklog {
 		l, err := sys.api.ListWorkers(ctx, "b")

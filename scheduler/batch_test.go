@@ -66,10 +66,7 @@ func TestTriggerBatchesCarryRunsDueTogether(t *testing.T) {
 	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
 	ids := make([]int64, 0, 20)
 	for i := range 20 {
-		j, err := c.api.CreateJob(context.Background(), onceAt(fmt.Sprint("tick-", i), "count", fireAt))
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := createJob(t, c.api, onceAt(fmt.Sprint("tick-", i), "count", fireAt))
 		ids = append(ids, j.ID)
 	}
 	testwait.Eventually(t, 30*time.Second, "the 20 runs to end", func() bool {
@@ -105,40 +102,25 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 	ctx := context.Background()
 	const ackWait = 2 * time.Second
 
-	hung := make(chan struct{})
-	t.Cleanup(func() { close(hung) })
 	hangStarted := make(chan int64, 1)
-	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := c.newCrashWorker(worker.Config{AckWait: ackWait, MaxDeliver: 1})
 	a.Handle("quick", func(context.Context, *worker.Job) error { return nil })
 	a.Handle("hang", func(ctx context.Context, j *worker.Job) error {
 		hangStarted <- j.RunID
-		<-hung // the process "dies" while this runs
+		a.hang() // the process "dies" while this runs
 		return nil
 	})
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(context.Background()) }()
+	a.start()
 
 	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
-	quick, err := c.api.CreateJob(ctx, onceAt("quick", "quick", fireAt))
-	if err != nil {
-		t.Fatal(err)
-	}
-	hang, err := c.api.CreateJob(ctx, onceAt("hang", "hang", fireAt))
-	if err != nil {
-		t.Fatal(err)
-	}
+	quick := createJob(t, c.api, onceAt("quick", "quick", fireAt))
+	hang := createJob(t, c.api, onceAt("hang", "hang", fireAt))
 	testwait.Recv(t, 20*time.Second, "the hanging run to start", hangStarted)
 	quickRun := onlyRunWhen(t, c.api, quick.ID, "SUCCEEDED", 20*time.Second, "the quick run to succeed")
 	if n := c.count(`SELECT count(DISTINCT batch) FROM job_runs WHERE job_id = ANY($1) AND batch IS NOT NULL`, []int64{quick.ID, hang.ID}); n != 1 {
 		t.Fatalf("the two runs are in %d batches, want one", n)
 	}
-	// Crash: the connection goes away with no ack, no nak, no final event.
-	ncA.Close()
-	<-aDone
+	a.crash()
 
 	lost := onlyRunWhen(t, c.api, hang.ID, "LOST", 30*time.Second, "the hanging run to end LOST")
 	if lost.Message == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/internal/workertest"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -40,13 +41,16 @@ func (r *record[T]) all() []T {
 	return append([]T(nil), r.items...)
 }
 
-// startSleepers starts two workers of group g whose handler "sleep" sleeps
-// for the duration in its params (or until cancelled) and records spans.
-func startSleepers(c *cluster, rec *record[span]) {
+// sleepersCluster is a cluster of one scheduler (four shards) and two
+// workers of group g whose handler "sleep" sleeps for the duration in its
+// params (or until cancelled) and records the spans in rec.
+func sleepersCluster(t *testing.T) (c *cluster, rec *record[span]) {
+	c, rec = newCluster(t), new(record[span])
+	c.startScheduler(4)
 	for _, id := range []string{"w1", "w2"} {
 		w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(id), Group: "g", ID: id, Logger: c.log.Named(id)})
 		if err != nil {
-			c.t.Fatal(err)
+			t.Fatal(err)
 		}
 		w.Handle("sleep", func(ctx context.Context, j *worker.Job) error {
 			d, err := time.ParseDuration(j.Params)
@@ -62,26 +66,18 @@ func startSleepers(c *cluster, rec *record[span]) {
 				return ctx.Err()
 			}
 		})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
-		c.t.Cleanup(func() { cancel(); <-done })
+		workertest.Start(t, w)
 	}
+	return c, rec
 }
 
 // serial: runs of one job never overlap anywhere in the group, and run in
 // fire order, although two workers share the queue.
 func TestBlockSerialAcrossWorkers(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4)
-	var rec record[span]
-	startSleepers(c, &rec)
+	c, rec := sleepersCluster(t)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "1200ms",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "1200ms",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s", BlockStrategy: "serial", MisfirePolicy: "fire_all"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.Eventually(t, 40*time.Second, "6 executions", func() bool { return len(rec.all()) >= 6 })
 	if _, err := c.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
@@ -112,16 +108,10 @@ func TestBlockSerialAcrossWorkers(t *testing.T) {
 // discard_later: a trigger arriving while the job's run is active ends
 // DISCARDED with the reason, and never overlaps.
 func TestBlockDiscardLater(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4)
-	var rec record[span]
-	startSleepers(c, &rec)
+	c, rec := sleepersCluster(t)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "2500ms",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "sleep", Params: "2500ms",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s", BlockStrategy: "discard_later"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var discarded []apiv1.Run
 	testwait.Eventually(t, 30*time.Second, "discarded runs", func() bool {
 		discarded = discarded[:0]
@@ -149,29 +139,14 @@ func TestBlockDiscardLater(t *testing.T) {
 
 // cover_early: a new trigger cancels the active run (CANCELLED) and runs.
 func TestBlockCoverEarly(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4)
-	var rec record[span]
-	startSleepers(c, &rec)
+	c, _ := sleepersCluster(t)
 	ctx := context.Background()
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "cover", Handler: "sleep", Params: "1h",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "cover", Handler: "sleep", Params: "1h",
 		ScheduleType: "none", BlockStrategy: "cover_early"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := c.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testwait.Eventually(t, 10*time.Second, "the first run RUNNING", func() bool {
-		r, err := c.api.GetRun(ctx, first.ID)
-		return err == nil && r.Status == "RUNNING"
-	})
+	first := trigger(t, c.api, job.ID, nil)
+	waitStatus(t, c.api, first.ID, "RUNNING", 10*time.Second)
 	quick := "100ms"
-	second, err := c.api.TriggerJob(ctx, job.ID, &quick)
-	if err != nil {
-		t.Fatal(err)
-	}
+	second := trigger(t, c.api, job.ID, &quick)
 	var r1, r2 *apiv1.Run
 	testwait.Eventually(t, 20*time.Second, "the first CANCELLED and the second SUCCEEDED", func() bool {
 		r1, _ = c.api.GetRun(ctx, first.ID)

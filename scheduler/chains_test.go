@@ -84,7 +84,6 @@ func TestChainCapAtRunTime(t *testing.T) {
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("hop", func(context.Context, *worker.Job) error { ran.Add(1); return nil })
 	})
-	ctx := context.Background()
 	c := chainJobs{t, sys}
 	var leaves, mids []int64
 	for i := range 10 {
@@ -95,10 +94,7 @@ func TestChainCapAtRunTime(t *testing.T) {
 	}
 	root := c.create("root")
 	c.link(root.ID, mids) // 10 × (1 + 10) = 110 runs per fire
-	run, err := sys.api.TriggerJob(ctx, root.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, sys.api, root.ID, nil)
 	// A run's children are triggered (or refused) in the transaction that
 	// records its success: once the ten middle runs read SUCCEEDED, every
 	// leaf run that will ever exist does.
@@ -146,9 +142,7 @@ func TestChainCapSetting(t *testing.T) {
 	}
 	root := c.create("root")
 	c.link(root.ID, []int64{a.ID, b.ID})
-	if _, err := sys.api.TriggerJob(ctx, root.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	trigger(t, sys.api, root.ID, nil)
 	testwait.Eventually(t, 30*time.Second, "a and b to succeed", func() bool {
 		return c.runCount([]int64{a.ID, b.ID}, "SUCCEEDED") == 2
 	})
@@ -159,12 +153,8 @@ func TestChainCapSetting(t *testing.T) {
 		t.Errorf("a's run says %q, want why its children did not run", notes)
 	}
 	// Another fire is another chain, with a budget of its own.
-	if _, err := sys.api.TriggerJob(ctx, b.ID, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sys.api.TriggerJob(ctx, a.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	trigger(t, sys.api, b.ID, nil)
+	trigger(t, sys.api, a.ID, nil)
 	testwait.Eventually(t, 30*time.Second, "a's own fire to trigger x and y", func() bool {
 		return c.runCount([]int64{x.ID, y.ID}, "SUCCEEDED") == 2
 	})

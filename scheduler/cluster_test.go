@@ -233,10 +233,7 @@ func (c *cluster) createJobs(n int, spec apiv1.JobSpec) []int64 {
 	for i := range n {
 		s := spec
 		s.Group, s.Name, s.Handler = "g", fmt.Sprintf("%s-%d", spec.Name, i), "count"
-		j, err := c.api.CreateJob(context.Background(), s)
-		if err != nil {
-			c.t.Fatal(err)
-		}
+		j := createJob(c.t, c.api, s)
 		ids = append(ids, j.ID)
 	}
 	return ids
@@ -267,4 +264,39 @@ func (c *cluster) count(query string, args ...any) int {
 		c.t.Fatal(err)
 	}
 	return n
+}
+
+// crashWorker is worker a of group g in a process the test kills: a
+// handler calls hang to stay in its run as a run in flight stays when the
+// process dies, and crash kills the process: its connection goes away with
+// no ack, no nak, no final event.
+type crashWorker struct {
+	*worker.Worker
+	nc   *nats.Conn
+	hung chan struct{}
+	done chan error
+}
+
+// newCrashWorker builds worker a with cfg's settings (its identity, NATS
+// and keys filled in); register its handlers, then start it.
+func (c *cluster) newCrashWorker(cfg worker.Config) *crashWorker {
+	c.t.Helper()
+	w := &crashWorker{nc: c.connect("worker-a"), hung: make(chan struct{}), done: make(chan error, 1)}
+	c.t.Cleanup(func() { close(w.hung) })
+	cfg.TriggerKeys, cfg.NATS, cfg.Group, cfg.ID, cfg.Logger = testTriggerKeys, w.nc, "g", "a", c.log.Named("a")
+	var err error
+	if w.Worker, err = worker.New(cfg); err != nil {
+		c.t.Fatal(err)
+	}
+	return w
+}
+
+func (w *crashWorker) start() { go func() { w.done <- w.Run(context.Background()) }() }
+
+// hang blocks a handler until the test ends.
+func (w *crashWorker) hang() { <-w.hung }
+
+func (w *crashWorker) crash() {
+	w.nc.Close()
+	<-w.done
 }

@@ -106,15 +106,8 @@ func (b *tab) acceptConfirms() {
 func TestConsoleRunLogFollowsLive(t *testing.T) {
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
+	run := trigger(t, sys.api, job.ID, nil)
 	b := newTab(t, sys.url)
 	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
 	if loc := b.location(); !strings.HasSuffix(loc, fmt.Sprintf("/runs/%d", run.ID)) {
@@ -141,18 +134,9 @@ func TestConsoleKillsARun(t *testing.T) {
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	testwait.Eventually(t, 30*time.Second, "the run RUNNING", func() bool {
-		r, err := sys.api.GetRun(ctx, run.ID)
-		return err == nil && r.Status == "RUNNING"
-	})
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
+	run := trigger(t, sys.api, job.ID, nil)
+	waitStatus(t, sys.api, run.ID, "RUNNING", 30*time.Second)
 	b := newTab(t, sys.url)
 	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
 	b.waitText("#run-log", "waiting to be killed", 30*time.Second)
@@ -180,16 +164,9 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 		c.Alarm = alarm.Config{ConsoleURL: "http://" + c.Listener.Addr().String()}
 	}, allowEgress(hook.Listener.Addr().String()))
 	consoleUsers(t, sys)
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
 		AlarmWebhook: hook.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, sys.api, job.ID, nil)
 	var link string
 	select {
 	case link = <-links:
@@ -345,16 +322,9 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 func TestConsoleFitsAPhone(t *testing.T) {
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
 		Handler: "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, sys.api, job.ID, nil)
 	b := newTab(t, sys.url)
 	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")

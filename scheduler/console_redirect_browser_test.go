@@ -68,10 +68,7 @@ func TestConsoleRedirectsStayOnSite(t *testing.T) {
 	evilHost := strings.TrimPrefix(evil.URL, "http://")
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
-	job, err := sys.api.CreateJob(context.Background(), apiv1.JobSpec{Group: "g", Name: "target", Handler: "noop", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "target", Handler: "noop", ScheduleType: "none"})
 	b := newTab(t, sys.url)
 	var seen int64
 	onSite := func(how, v, href string) {

@@ -58,13 +58,8 @@ func TestAlarmWebhookEgress(t *testing.T) {
 		"internal-500": internal.URL + "/hook",
 	}
 	for name, want := range failing {
-		job, err := sys.api.CreateJob(ctx, spec(name, hooks[name]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := sys.api.TriggerJob(ctx, job.ID, nil); err != nil {
-			t.Fatal(err)
-		}
+		job := createJob(t, sys.api, spec(name, hooks[name]))
+		trigger(t, sys.api, job.ID, nil)
 		var runs []apiv1.Run
 		testwait.Eventually(t, 30*time.Second, name+"'s alarm to fail", func() bool {
 			runs = runsOf(t, sys.api, job.ID)

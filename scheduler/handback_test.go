@@ -31,10 +31,7 @@ func TestStoppingSchedulerHandsBackEvents(t *testing.T) {
 	c.startWorker("w1")
 	ctx := context.Background()
 	job := c.createJobs(1, apiv1.JobSpec{Name: "once", ScheduleType: "none"})[0]
-	run, err := c.api.TriggerJob(ctx, job, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, c.api, job, nil)
 	nc := c.connect("test")
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -56,35 +56,18 @@ func TestHostileMessages(t *testing.T) {
 		c.Logger = zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core))
 	})
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
 	runOK := func() *apiv1.Run {
 		t.Helper()
-		r, err := sys.api.TriggerJob(ctx, job.ID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Eventually(t, 20*time.Second, fmt.Sprintf("run %d to succeed", r.ID), func() bool {
-			r, err = sys.api.GetRun(ctx, r.ID)
-			return err == nil && r.Status == "SUCCEEDED"
-		})
-		return r
+		return waitStatus(t, sys.api, trigger(t, sys.api, job.ID, nil).ID, "SUCCEEDED", 20*time.Second)
 	}
 	done := runOK() // a finished run of group g
 	// A run of another group, which has no worker: it waits, TRIGGERED.
 	if _, err := sys.api.CreateGroup(ctx, apiv1.Group{Name: "h"}); err != nil {
 		t.Fatal(err)
 	}
-	hJob, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "h", Name: "other", Handler: "ok", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hRun, err := sys.api.TriggerJob(ctx, hJob.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hJob := createJob(t, sys.api, apiv1.JobSpec{Group: "h", Name: "other", Handler: "ok", ScheduleType: "none"})
+	hRun := trigger(t, sys.api, hJob.ID, nil)
 
 	now := time.Now().UTC()
 	trig := func(mut func(*wire.Trigger)) []byte {

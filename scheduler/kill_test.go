@@ -26,14 +26,8 @@ func TestKillRun(t *testing.T) {
 	ctx := context.Background()
 
 	// Running: cancelled on its worker.
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
+	run := trigger(t, sys.api, job.ID, nil)
 	// The run becomes RUNNING, then CANCELLED, only when the results
 	// applier applies its worker's events (a kill of a published run is
 	// the worker's to report): each applied batch is the moment to look.
@@ -47,6 +41,7 @@ func TestKillRun(t *testing.T) {
 	}
 	var r *apiv1.Run
 	applied.WaitUntil(t, 10*time.Second, "the killed run to end CANCELLED", func() bool {
+		var err error
 		r, err = sys.api.GetRun(ctx, run.ID)
 		return err == nil && r.Status == "CANCELLED"
 	})
@@ -62,14 +57,8 @@ func TestKillRun(t *testing.T) {
 	if _, err := sys.api.CreateGroup(ctx, apiv1.Group{Name: "later"}); err != nil {
 		t.Fatal(err)
 	}
-	lj, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "later", Name: "waits", Handler: "count", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiting, err := sys.api.TriggerJob(ctx, lj.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lj := createJob(t, sys.api, apiv1.JobSpec{Group: "later", Name: "waits", Handler: "count", ScheduleType: "none"})
+	waiting := trigger(t, sys.api, lj.ID, nil)
 	// With no worker of its group, only dispatch's write records it.
 	sys.signals.Dispatch.Flushed.WaitUntil(t, 10*time.Second, "the run to be TRIGGERED", func() bool {
 		r, err := sys.api.GetRun(ctx, waiting.ID)

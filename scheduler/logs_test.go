@@ -29,14 +29,8 @@ func TestRunLogs(t *testing.T) {
 		})
 	})
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
+	run := trigger(t, sys.api, job.ID, nil)
 	followed := make(chan []string, 1)
 	go func() {
 		var got []string

@@ -20,31 +20,18 @@ func TestLostRunIsRetried(t *testing.T) {
 	ctx := context.Background()
 	const ackWait = 2 * time.Second
 
-	hung := make(chan struct{})
-	t.Cleanup(func() { close(hung) })
 	startedOnA := make(chan int64, 1)
-	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("a")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := c.newCrashWorker(worker.Config{AckWait: ackWait, MaxDeliver: 1})
 	a.Handle("work", func(ctx context.Context, j *worker.Job) error {
 		startedOnA <- j.RunID
-		<-hung // the process "dies" while this runs
+		a.hang() // the process "dies" while this runs
 		return nil
 	})
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(context.Background()) }()
+	a.start()
 
-	job, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "work", Handler: "work", ScheduleType: "none",
+	job := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "work", Handler: "work", ScheduleType: "none",
 		MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := c.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, c.api, job.ID, nil)
 	select {
 	case id := <-startedOnA:
 		if id != run.ID {
@@ -53,10 +40,8 @@ func TestLostRunIsRetried(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("worker a never started the run")
 	}
-	// Crash: the connection goes away with no ack, no nak, no final event.
-	ncA.Close()
+	a.crash()
 	crashed := time.Now()
-	<-aDone
 
 	b, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, MaxDeliver: 1, Logger: c.log.Named("b")})
 	if err != nil {

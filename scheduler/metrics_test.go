@@ -22,20 +22,11 @@ func TestMetricsFollowRuns(t *testing.T) {
 		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })
 		w.Handle("fail", func(context.Context, *worker.Job) error { return errors.New("boom") })
 	}, allowEgress("127.0.0.1:1"))
-	ctx := context.Background()
-	ok, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fail, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "fail", Handler: "fail", ScheduleType: "none",
+	ok := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "ok", Handler: "ok", ScheduleType: "none"})
+	fail := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "fail", Handler: "fail", ScheduleType: "none",
 		AlarmWebhook: "http://127.0.0.1:1/refused"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, id := range []int64{ok.ID, ok.ID, fail.ID} {
-		if _, err := sys.api.TriggerJob(ctx, id, nil); err != nil {
-			t.Fatal(err)
-		}
+		trigger(t, sys.api, id, nil)
 	}
 	// A missing job and an unknown endpoint: counted under their patterns.
 	for _, path := range []string{"/api/v1/jobs/987654", "/api/v1/no-such-thing"} {

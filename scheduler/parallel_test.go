@@ -18,10 +18,7 @@ import (
 // scheduled time, which all its broadcast parts share.
 func fireOf(t *testing.T, c *cluster, job int64, params string) time.Time {
 	t.Helper()
-	r, err := c.api.TriggerJob(context.Background(), job, &params)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := trigger(t, c.api, job, &params)
 	return r.ScheduledAt
 }
 
@@ -88,11 +85,8 @@ func maxOverlap(t *testing.T, runs []apiv1.Run) int {
 
 func broadcastJob(t *testing.T, c *cluster, name, block string) int64 {
 	t.Helper()
-	j, err := c.api.CreateJob(context.Background(), apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
+	j := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
 		ScheduleType: "none", RouteStrategy: "sharding_broadcast", BlockStrategy: block})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return j.ID
 }
 
@@ -100,11 +94,7 @@ func broadcastJob(t *testing.T, c *cluster, name, block string) int64 {
 // block strategy: the strategy applies between fires, part i of a fire
 // against part i of the fire before (worker/internal/joblock).
 func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2", "w3")
-	c.waitWorkers(3)
+	c, _ := recordersCluster(t, "w1", "w2", "w3")
 
 	t.Run("serial", func(t *testing.T) {
 		job := broadcastJob(t, c, "bc-serial", "serial")
@@ -185,23 +175,14 @@ func spans(runs []apiv1.Run) string {
 // handler overlap; with max_concurrency 2 never more than two at once
 // anywhere in the group, and none is lost.
 func TestConcurrentBlockStrategy(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2")
+	c, _ := recordersCluster(t, "w1", "w2")
 	ctx := context.Background()
 	spec := func(name string, maxConc int) apiv1.JobSpec {
 		return apiv1.JobSpec{Group: "g", Name: name, Handler: "who", Params: "3s", ScheduleType: "cron",
 			ScheduleExpr: "@every 1s", MisfirePolicy: "fire_all", BlockStrategy: "concurrent", MaxConcurrency: maxConc}
 	}
-	free, err := c.api.CreateJob(ctx, spec("free", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	capped, err := c.api.CreateJob(ctx, spec("capped", 2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	free := createJob(t, c.api, spec("free", 0))
+	capped := createJob(t, c.api, spec("capped", 2))
 	if capped.MaxConcurrency != 2 {
 		t.Errorf("created job has max_concurrency %d, want 2", capped.MaxConcurrency)
 	}
@@ -270,17 +251,14 @@ func TestMaxConcurrencyValidated(t *testing.T) {
 	bad("unknown strategy", s, `unknown block_strategy "parallel"`)
 
 	s.BlockStrategy, s.MaxConcurrency = "concurrent", 3
-	j, err := c.api.CreateJob(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := createJob(t, c.api, s)
 	if got, err := c.api.GetJob(ctx, j.ID); err != nil || got.MaxConcurrency != 3 || got.BlockStrategy != "concurrent" {
 		t.Fatalf("stored job: %+v, %v; want concurrent with max_concurrency 3", got, err)
 	}
 	// Switching to serial while keeping the cap is refused; dropping it works.
 	upd := j.JobSpec
 	upd.BlockStrategy, upd.Version = "serial", j.Version
-	_, err = c.api.UpdateJob(ctx, j.ID, upd)
+	_, err := c.api.UpdateJob(ctx, j.ID, upd)
 	var ae *client.APIError
 	if !errors.As(err, &ae) || ae.StatusCode != 400 || !strings.Contains(ae.Message, "max_concurrency") {
 		t.Errorf("update to serial keeping the cap: %v, want a 400 naming max_concurrency", err)

@@ -32,11 +32,8 @@ func TestQuartzJobFires(t *testing.T) {
 	today := time.Now().In(berlin).Weekday()
 	expr := fmt.Sprintf("*/2 * * ? * %d,%d", today+1, (today+1)%7+1)
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "quartz", Handler: "tick",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "quartz", Handler: "tick",
 		ScheduleType: "quartz", ScheduleExpr: expr, Timezone: "Europe/Berlin"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.Eventually(t, 60*time.Second, "3 quartz fires", func() bool { return len(rec.all()) >= 3 })
 	if _, err := sys.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)

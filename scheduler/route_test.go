@@ -78,6 +78,17 @@ func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func(
 	return stops
 }
 
+// recordersCluster is a cluster of one scheduler (four shards, the route
+// streams) and recording workers of group g (startRecorders) with the ids
+// given, all of them seen live.
+func recordersCluster(t *testing.T, ids ...string) (c *cluster, rec *executions) {
+	c, rec = newCluster(t), new(executions)
+	c.startScheduler(4, withStreams)
+	startRecorders(c, rec, ids...)
+	c.waitWorkers(len(ids))
+	return c, rec
+}
+
 func (c *cluster) waitWorkers(n int) {
 	testwait.Eventually(c.t, 20*time.Second, fmt.Sprintf("%d workers listed", n), func() bool {
 		l, err := c.api.ListWorkers(context.Background(), "g")
@@ -87,11 +98,8 @@ func (c *cluster) waitWorkers(n int) {
 
 // manualJob creates a job of handler "who" that fires only when triggered.
 func (c *cluster) manualJob(name, route, params string) int64 {
-	j, err := c.api.CreateJob(context.Background(), apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
+	j := createJob(c.t, c.api, apiv1.JobSpec{Group: "g", Name: name, Handler: "who",
 		Params: params, ScheduleType: "none", RouteStrategy: route})
-	if err != nil {
-		c.t.Fatal(err)
-	}
 	return j.ID
 }
 
@@ -125,11 +133,7 @@ func countEach(ws []string) map[string]int {
 // Each routing strategy picks what it promises over a known live set of
 // three workers.
 func TestRoutingStrategies(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2", "w3")
-	c.waitWorkers(3)
+	c, rec := recordersCluster(t, "w1", "w2", "w3")
 
 	first, last := c.manualJob("first", "first", ""), c.manualJob("last", "last", "")
 	round, lfu, lru := c.manualJob("round", "round", ""), c.manualJob("lfu", "lfu", ""), c.manualJob("lru", "lru", "")
@@ -138,23 +142,23 @@ func TestRoutingStrategies(t *testing.T) {
 	for _, j := range []int64{first, last, round, lfu, lru, hashA, hashB, random} {
 		c.trigger(j, 6)
 	}
-	if got := countEach(workersOf(c, &rec, first, 6)); got["w1"] != 6 {
+	if got := countEach(workersOf(c, rec, first, 6)); got["w1"] != 6 {
 		t.Errorf("first: %v, want all 6 on w1", got)
 	}
-	if got := countEach(workersOf(c, &rec, last, 6)); got["w3"] != 6 {
+	if got := countEach(workersOf(c, rec, last, 6)); got["w3"] != 6 {
 		t.Errorf("last: %v, want all 6 on w3", got)
 	}
 	for name, j := range map[string]int64{"round": round, "lfu": lfu, "lru": lru} {
-		if got := countEach(workersOf(c, &rec, j, 6)); got["w1"] != 2 || got["w2"] != 2 || got["w3"] != 2 {
+		if got := countEach(workersOf(c, rec, j, 6)); got["w1"] != 2 || got["w2"] != 2 || got["w3"] != 2 {
 			t.Errorf("%s: %v, want 2 runs on each worker", name, got)
 		}
 	}
 	for _, j := range []int64{hashA, hashB} {
-		if got := countEach(workersOf(c, &rec, j, 6)); len(got) != 1 {
+		if got := countEach(workersOf(c, rec, j, 6)); len(got) != 1 {
 			t.Errorf("consistent_hash job %d: %v, want every run on one worker", j, got)
 		}
 	}
-	for w := range countEach(workersOf(c, &rec, random, 6)) {
+	for w := range countEach(workersOf(c, rec, random, 6)) {
 		if !slices.Contains([]string{"w1", "w2", "w3"}, w) {
 			t.Errorf("random picked %q", w)
 		}
@@ -163,9 +167,9 @@ func TestRoutingStrategies(t *testing.T) {
 	// busyover: while w1 runs the job, the next trigger goes to w2.
 	busy := c.manualJob("busy", "busyover", "1500ms")
 	c.trigger(busy, 1)
-	testwait.Eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(of(&rec, busy)) == 1 })
+	testwait.Eventually(t, 10*time.Second, "the first busyover run to start", func() bool { return len(of(rec, busy)) == 1 })
 	c.trigger(busy, 1)
-	if got := workersOf(c, &rec, busy, 2); !slices.Equal(got, []string{"w1", "w2"}) {
+	if got := workersOf(c, rec, busy, 2); !slices.Equal(got, []string{"w1", "w2"}) {
 		t.Errorf("busyover: ran on %v, want w1 then w2 (w1 was busy with the job)", got)
 	}
 
@@ -181,7 +185,7 @@ func TestRoutingStrategies(t *testing.T) {
 	if n := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1`, bc); n != 3 {
 		t.Errorf("broadcast: %d runs in job_runs, want 3", n)
 	}
-	got := of(&rec, bc)
+	got := of(rec, bc)
 	slices.SortFunc(got, func(a, b execution) int { return a.index - b.index })
 	if len(got) != 3 {
 		t.Fatalf("broadcast: %d executions, want 3: %+v", len(got), got)
@@ -263,25 +267,19 @@ func fakeWorker(c *cluster, id string) context.CancelFunc {
 // trigger directed to a worker that then dies is moved to the shared
 // queue and runs on a live worker.
 func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
-	c := newCluster(t)
-	c.startScheduler(4, withStreams)
-	var rec executions
-	startRecorders(c, &rec, "w1", "w2")
+	c, rec := recordersCluster(t, "w1", "w2")
 	stopFake := fakeWorker(c, "w0") // sorts first
 	c.waitWorkers(3)
 
 	fo := c.manualJob("failover", "failover", "")
 	c.trigger(fo, 3)
-	if got := countEach(workersOf(c, &rec, fo, 3)); got["w1"] != 3 {
+	if got := countEach(workersOf(c, rec, fo, 3)); got["w1"] != 3 {
 		t.Errorf("failover: %v, want all on w1 (w0 does not answer)", got)
 	}
 
 	// first picks w0, which never fetches: the run waits on its subject.
 	first := c.manualJob("first", "first", "")
-	run, err := c.api.TriggerJob(context.Background(), first, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := trigger(t, c.api, first, nil)
 	// No worker reports on it: dispatch's write is what records it TRIGGERED.
 	c.signals.Dispatch.Flushed.WaitUntil(t, 10*time.Second, "the run TRIGGERED towards w0", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'TRIGGERED'`, run.ID) == 1
@@ -294,14 +292,14 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 	testwait.Eventually(t, 10*time.Second, "the trigger waiting on w0's subject", func() bool {
 		return subjectMsgs(c, js, stream.TriggerWorker("g", "w0")) == 1
 	})
-	if n := len(of(&rec, first)); n != 0 {
+	if n := len(of(rec, first)); n != 0 {
 		t.Fatalf("the run directed to w0 ran %d times while w0 was registered", n)
 	}
 	stopFake() // w0 "dies": its heartbeat expires after the TTL
 	testwait.Eventually(t, 20*time.Second, "the run to finish on a live worker", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED' AND worker_id IN ('w1', 'w2')`, run.ID) == 1
 	})
-	if n := len(of(&rec, first)); n != 1 {
+	if n := len(of(rec, first)); n != 1 {
 		t.Errorf("the re-routed run ran %d times, want once", n)
 	}
 }
@@ -334,10 +332,7 @@ func TestHashedBatchesFollowTheirWorker(t *testing.T) {
 	for i := range 30 {
 		spec := apiv1.JobSpec{Group: "g", Name: fmt.Sprint("hashed-", i), Handler: "who", ScheduleType: "once",
 			ScheduleExpr: fireAt.UTC().Format(time.RFC3339), RouteStrategy: "consistent_hash", MisfirePolicy: "fire_all"}
-		j, err := c.api.CreateJob(context.Background(), spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j := createJob(t, c.api, spec)
 		want[j.ID] = ring.BatchTarget(j.ID, "g", "who")
 		perWorker[want[j.ID]]++
 	}
@@ -405,11 +400,8 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 	ctx := context.Background()
 	jobs := map[string]int64{}
 	for _, p := range []string{"fire_all", "fire_once", "skip"} {
-		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: p, Handler: "who",
+		j := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: p, Handler: "who",
 			ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: p})
-		if err != nil {
-			t.Fatal(err)
-		}
 		jobs[p] = j.ID
 	}
 	published := func(job int64) int {

@@ -49,16 +49,10 @@ func (s *system) firesAfter(t *testing.T, job int64, after time.Time) []time.Tim
 func TestNextFiresAgreeWithRealFires(t *testing.T) {
 	sys := startSystem(t, noopWorker)
 	ctx := context.Background()
-	every5, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "every5", Handler: "noop",
+	every5 := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "every5", Handler: "noop",
 		ScheduleType: "cron", ScheduleExpr: "@every 5s"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jittered, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "jittered", Handler: "noop",
+	jittered := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "jittered", Handler: "noop",
 		ScheduleType: "cron", ScheduleExpr: "@every 3s", Jitter: apiv1.Duration(time.Second)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Scheduled fires are rows only the planner writes: each shard pass is
 	// the moment to look.
 	planned := &sys.signals.Planner.ShardPlanned
@@ -117,12 +111,9 @@ func TestReenableAfter200Days(t *testing.T) {
 	// The job fires daily at the minute two hours ago, so that its
 	// newest fire is always missed and well past, whenever the test runs.
 	newest := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Minute)
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "daily", Handler: "noop",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "daily", Handler: "noop",
 		ScheduleType: "cron", ScheduleExpr: fmt.Sprintf("0 %d %d * * *", newest.Minute(), newest.Hour()),
 		MisfirePolicy: "fire_once", MaxCatchup: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pause := func(daysAgo int) {
 		t.Helper()
 		j, err := sys.api.DisableJobWith(ctx, job.ID, apiv1.DisableRequest{Note: "db maintenance"})
@@ -198,11 +189,8 @@ func TestBackfill(t *testing.T) {
 		c.Backfill = backfill.Config{Interval: 100 * time.Millisecond, PerSecond: 20, InFlight: inFlight}
 	})
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "minutely", Handler: "noop",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "minutely", Handler: "noop",
 		ScheduleType: "cron", ScheduleExpr: "0 * * * * *"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC().Truncate(time.Minute)
 	from, to := now.Add(-30*time.Minute), now.Add(-10*time.Minute)
 

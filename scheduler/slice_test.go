@@ -76,11 +76,8 @@ func TestVerticalSlice(t *testing.T) {
 	api := sys.api
 
 	t.Run("every second", func(t *testing.T) {
-		job, err := api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "tick", Handler: "tick",
+		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "tick", Handler: "tick",
 			ScheduleType: "cron", ScheduleExpr: "@every 1s"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		start := time.Now()
 		var runs []apiv1.Run
 		testwait.Eventually(t, 6*time.Second, "5 SUCCEEDED runs of an @every 1s job", func() bool {
@@ -122,84 +119,42 @@ func TestVerticalSlice(t *testing.T) {
 	})
 
 	t.Run("manual trigger delivers params", func(t *testing.T) {
-		job, err := api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "echo", Handler: "echo",
+		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "echo", Handler: "echo",
 			ScheduleType: "none", Params: "default"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		p := `{"file":"report.csv"}`
-		run, err := api.TriggerJob(ctx, job.ID, &p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := trigger(t, api, job.ID, &p)
 		if run.TriggerType != "manual" {
 			t.Errorf("trigger type %q, want manual", run.TriggerType)
 		}
-		testwait.Eventually(t, 10*time.Second, "manual run SUCCEEDED", func() bool {
-			r, err := api.GetRun(ctx, run.ID)
-			return err == nil && r.Status == "SUCCEEDED"
-		})
+		waitStatus(t, api, run.ID, "SUCCEEDED", 10*time.Second)
 		got := seen.get("echo")
 		if len(got) != 1 || got[0].Params != p || got[0].RunID != run.ID {
 			t.Fatalf("handler saw %+v, want one run %d with params %s", got, run.ID, p)
 		}
 	})
 
-	t.Run("handler error ends FAILED with its message", func(t *testing.T) {
-		job, err := api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "boom", Handler: "boom", ScheduleType: "none"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := api.TriggerJob(ctx, job.ID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r *apiv1.Run
-		testwait.Eventually(t, 10*time.Second, "run FAILED", func() bool {
-			r, err = api.GetRun(ctx, run.ID)
-			return err == nil && r.Status == "FAILED"
+	// A run that fails says why: the handler's error, or that no worker
+	// has its handler.
+	for _, tc := range []struct{ name, job, handler, why string }{
+		{"handler error ends FAILED with its message", "boom", "boom", "disk full on /data"},
+		{"unknown handler ends FAILED with the reason", "nohandler", "does-not-exist", "does-not-exist"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: tc.job, Handler: tc.handler, ScheduleType: "none"})
+			r := waitStatus(t, api, trigger(t, api, job.ID, nil).ID, "FAILED", 10*time.Second)
+			if !strings.Contains(r.Message, tc.why) {
+				t.Errorf("message %q does not say %q", r.Message, tc.why)
+			}
 		})
-		if !strings.Contains(r.Message, "disk full on /data") {
-			t.Errorf("message %q does not carry the handler's error", r.Message)
-		}
-	})
+	}
 
 	t.Run("timeout ends TIMED_OUT", func(t *testing.T) {
-		job, err := api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "slow",
+		job := createJob(t, api, apiv1.JobSpec{Group: "g", Name: "slow", Handler: "slow",
 			ScheduleType: "none", Timeout: apiv1.Duration(300 * time.Millisecond)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := api.TriggerJob(ctx, job.ID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r *apiv1.Run
-		testwait.Eventually(t, 10*time.Second, "run TIMED_OUT", func() bool {
-			r, err = api.GetRun(ctx, run.ID)
-			return err == nil && r.Status == "TIMED_OUT"
-		})
+		run := trigger(t, api, job.ID, nil)
+		r := waitStatus(t, api, run.ID, "TIMED_OUT", 10*time.Second)
 		if d := r.FinishedAt.Sub(*r.StartedAt); d < 300*time.Millisecond || d > 5*time.Second {
 			t.Errorf("timed out after %s, want about 300ms", d)
-		}
-	})
-
-	t.Run("unknown handler ends FAILED with the reason", func(t *testing.T) {
-		job, err := api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "nohandler", Handler: "does-not-exist", ScheduleType: "none"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run, err := api.TriggerJob(ctx, job.ID, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r *apiv1.Run
-		testwait.Eventually(t, 10*time.Second, "run FAILED", func() bool {
-			r, err = api.GetRun(ctx, run.ID)
-			return err == nil && r.Status == "FAILED"
-		})
-		if !strings.Contains(r.Message, "does-not-exist") {
-			t.Errorf("message %q does not name the missing handler", r.Message)
 		}
 	})
 }
@@ -211,11 +166,8 @@ func TestDisabledJobStopsFiring(t *testing.T) {
 		w.Handle("tick", func(ctx context.Context, j *worker.Job) error { seen.add(j); return nil })
 	})
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "tick", Handler: "tick",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "tick", Handler: "tick",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.Eventually(t, 10*time.Second, "2 runs", func() bool { return len(finished(runsOf(t, sys.api, job.ID))) >= 2 })
 	if _, err := sys.api.DisableJob(ctx, job.ID); err != nil {
 		t.Fatal(err)
@@ -224,11 +176,8 @@ func TestDisabledJobStopsFiring(t *testing.T) {
 	before := len(runsOf(t, sys.api, job.ID))
 	// Wait until three fire times have passed since the disable, observed
 	// through a second job that keeps firing (no bare sleep).
-	other, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "witness", Handler: "tick",
+	other := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "witness", Handler: "tick",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	testwait.Eventually(t, 15*time.Second, "3 runs of the witness job", func() bool { return len(finished(runsOf(t, sys.api, other.ID))) >= 3 })
 	runs := runsOf(t, sys.api, job.ID)
 	if len(runs) != before {
@@ -328,12 +277,8 @@ func TestFixDelay(t *testing.T) {
 			}
 		})
 	})
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "delay", Handler: "slow",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "delay", Handler: "slow",
 		ScheduleType: "fix_delay", ScheduleExpr: "1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var runs []apiv1.Run
 	testwait.Eventually(t, 15*time.Second, "3 finished runs", func() bool {
 		runs = finished(runsOf(t, sys.api, job.ID))

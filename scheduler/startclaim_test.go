@@ -44,31 +44,20 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 		deliveries[k] = j.Delivery
 	}
 
-	hung := make(chan struct{})
-	t.Cleanup(func() { close(hung) })
 	startedOnA := make(chan int64, 2*inHandler)
-	ncA := c.connect("worker-a")
-	a, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: ncA, Group: "g", ID: "a", AckWait: ackWait,
-		AbandonGrace: 100 * time.Millisecond, Logger: c.log.Named("a")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := c.newCrashWorker(worker.Config{AckWait: ackWait, AbandonGrace: 100 * time.Millisecond})
 	a.Handle("work", func(ctx context.Context, j *worker.Job) error {
 		record("a", j)
 		startedOnA <- j.RunID
-		<-hung // the process "dies" while this runs
+		a.hang() // the process "dies" while this runs
 		return nil
 	})
-	aDone := make(chan error, 1)
-	go func() { aDone <- a.Run(context.Background()) }()
+	a.start()
 
 	jobs := make([]int64, inHandler)
 	for i := range jobs {
-		j, err := c.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("work-%d", i), Handler: "work",
+		j := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("work-%d", i), Handler: "work",
 			ScheduleType: "none", MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
-		if err != nil {
-			t.Fatal(err)
-		}
 		jobs[i] = j.ID
 	}
 	// One run of each job starts on a; a second run of the first job waits
@@ -76,10 +65,7 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 	// trigger without having started it.
 	var started, waiting []int64
 	for _, job := range jobs {
-		r, err := c.api.TriggerJob(ctx, job, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := trigger(t, c.api, job, nil)
 		started = append(started, r.ID)
 	}
 	for range started {
@@ -89,19 +75,14 @@ func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
 			t.Fatal("worker a did not start every run")
 		}
 	}
-	r, err := c.api.TriggerJob(ctx, jobs[0], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := trigger(t, c.api, jobs[0], nil)
 	waiting = append(waiting, r.ID)
 	testwait.Eventually(t, 10*time.Second, "the second run of the first job to reach worker a", func() bool {
 		got, err := c.api.GetRun(ctx, r.ID)
 		return err == nil && got.Status == "TRIGGERED" && a.Stats().Running == inHandler+1
 	})
 
-	// Crash: the connection goes away with no ack, no nak, no final event.
-	ncA.Close()
-	<-aDone
+	a.crash()
 	crashed := time.Now()
 
 	b, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("worker-b"), Group: "g", ID: "b", AckWait: ackWait, Logger: c.log.Named("b")})

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -132,4 +133,37 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 func isAPIError(err error, code int) bool {
 	var ae *client.APIError
 	return errors.As(err, &ae) && ae.StatusCode == code
+}
+
+// createJob creates a job, failing the test if the API refuses it.
+func createJob(t *testing.T, api *client.Client, spec apiv1.JobSpec) *apiv1.Job {
+	t.Helper()
+	job, err := api.CreateJob(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
+// trigger starts a manual run of a job (params nil: the job's own),
+// failing the test if the API refuses it.
+func trigger(t *testing.T, api *client.Client, jobID int64, params *string) *apiv1.Run {
+	t.Helper()
+	run, err := api.TriggerJob(t.Context(), jobID, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// waitStatus waits until a run reads status and returns it as read then.
+func waitStatus(t *testing.T, api *client.Client, runID int64, status string, timeout time.Duration) *apiv1.Run {
+	t.Helper()
+	var run *apiv1.Run
+	testwait.Eventually(t, timeout, fmt.Sprintf("run %d %s", runID, status), func() bool {
+		r, err := api.GetRun(t.Context(), runID)
+		run = r
+		return err == nil && r.Status == status
+	})
+	return run
 }

@@ -93,11 +93,8 @@ func TestTracingOneTracePerRun(t *testing.T) {
 	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
 	events := rawSubscription(t, sys, "jetjob.event.g")
 	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "traced", Handler: "traced",
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "traced", Handler: "traced",
 		ScheduleType: "cron", ScheduleExpr: "@every 1s"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := firstSucceeded(t, sys, job.ID)
 	traceID := runtrace.RunTraceID(run.ID)
 
@@ -237,15 +234,8 @@ func TestTracingOffWritesNoHeader(t *testing.T) {
 	})
 	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
 	events := rawSubscription(t, sys, "jetjob.event.g")
-	ctx := context.Background()
-	job, err := sys.api.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "plain", Handler: "plain", ScheduleType: "none"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := sys.api.TriggerJob(ctx, job.ID, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "plain", Handler: "plain", ScheduleType: "none"})
+	run := trigger(t, sys.api, job.ID, nil)
 	m, err := triggers.NextMsg(10 * time.Second)
 	if err != nil {
 		t.Fatalf("no trigger seen: %v", err)

@@ -40,3 +40,24 @@ func Run[C Validator](t *testing.T, cases Cases[C], construct func(C) error) {
 		})
 	}
 }
+
+// WantErr checks an error of loading or validating settings against the
+// parts its message must hold: none means no error, else an error that
+// holds each of wants (each one missing is reported).
+func WantErr(t testing.TB, err error, wants ...string) {
+	t.Helper()
+	if len(wants) == 0 {
+		if err != nil {
+			t.Fatalf("error %v, want none", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("no error, want one holding %q", wants)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+}

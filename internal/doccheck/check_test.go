@@ -42,18 +42,9 @@ func openRepo(root string) (*repo, error) {
 			r.top[e.Name()] = true
 		}
 	}
-	err = filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if p != root && skipDir(e.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		r.byName[e.Name()] = append(r.byName[e.Name()], filepath.ToSlash(rel))
+	err = walkFiles(root, func(p, rel string) error {
+		name := path.Base(rel)
+		r.byName[name] = append(r.byName[name], rel)
 		return nil
 	})
 	if err != nil {

@@ -54,33 +54,33 @@ func markdownFiles(t *testing.T, r *repo) []string {
 // TestDocClaims: every path, package symbol, bare source file and
 // signature the docs name exists as named.
 func TestDocClaims(t *testing.T) {
-	r := openTestRepo(t)
-	for _, rel := range markdownFiles(t, r) {
-		d, err := r.doc(rel)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range r.checkClaims(d) {
-			t.Error(p)
-		}
-	}
+	r := checkDocs(t, (*repo).checkClaims)
 	t.Logf("claims checked: %v", r.checked)
 }
 
 // TestDocLinks: every link of README.md and docs/ to a local file
 // resolves, its #anchor to a heading there.
 func TestDocLinks(t *testing.T) {
+	r := checkDocs(t, (*repo).checkLinks)
+	t.Logf("links checked: %d", r.checked["link"])
+}
+
+// checkDocs runs check on every Markdown file of the repository, failing
+// the test with each problem it reports, and returns the repository (for
+// what it counted).
+func checkDocs(t *testing.T, check func(*repo, *mdDoc) []string) *repo {
+	t.Helper()
 	r := openTestRepo(t)
 	for _, rel := range markdownFiles(t, r) {
 		d, err := r.doc(rel)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range r.checkLinks(d) {
+		for _, p := range check(r, d) {
 			t.Error(p)
 		}
 	}
-	t.Logf("links checked: %d", r.checked["link"])
+	return r
 }
 
 // TestArchitectureNamesEveryPackage: docs/architecture.md says what each

@@ -38,11 +38,10 @@ func skipDir(name string) bool {
 		name == "bin" || name == "bench-results"
 }
 
-func indexGo(root string) (*goIndex, error) {
-	ix := &goIndex{byDir: map[string]map[string]bool{}, byFile: map[string]map[string]bool{},
-		funcs: map[string]map[string]string{}, pkgDirs: map[string][]string{}, packages: map[string]bool{}}
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+// walkFiles calls fn with the path and the slash-separated path from root
+// of every file of the project below root (skipDir says what is not).
+func walkFiles(root string, fn func(p, rel string) error) error {
+	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -52,6 +51,19 @@ func indexGo(root string) (*goIndex, error) {
 			}
 			return nil
 		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return fn(p, filepath.ToSlash(rel))
+	})
+}
+
+func indexGo(root string) (*goIndex, error) {
+	ix := &goIndex{byDir: map[string]map[string]bool{}, byFile: map[string]map[string]bool{},
+		funcs: map[string]map[string]string{}, pkgDirs: map[string][]string{}, packages: map[string]bool{}}
+	fset := token.NewFileSet()
+	err := walkFiles(root, func(p, rel string) error {
 		if !strings.HasSuffix(p, ".go") {
 			return nil
 		}
@@ -59,11 +71,6 @@ func indexGo(root string) (*goIndex, error) {
 		if err != nil {
 			return fmt.Errorf("parse %s: %w", p, err)
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
 		ix.add(fset, path.Dir(rel), rel, f)
 		return nil
 	})

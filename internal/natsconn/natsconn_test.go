@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/config"
+	"github.com/jetjob/jetjob/internal/configtest"
 	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/testpki"
 	"github.com/jetjob/jetjob/internal/testtier"
@@ -104,21 +105,8 @@ func TestValidate(t *testing.T) {
 			s := config.New(pflag.NewFlagSet("test", pflag.ContinueOnError))
 			o.Register(s, DefaultURL)
 			err := c.o.Validate(s)
-			if len(c.want) == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("valid, want %q", c.want)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			if strings.Contains(err.Error(), "hunter2") {
+			configtest.WantErr(t, err, c.want...)
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
 				t.Errorf("error shows the password: %v", err)
 			}
 		})

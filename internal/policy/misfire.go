@@ -133,24 +133,23 @@ func Decide(f Facts) Decision {
 // message is the text of outcome o at f's stage ("" where none is written).
 func (f Facts) message(o Outcome) string {
 	switch f.Stage {
-	case AtPlanning:
-		late := f.Late.Round(time.Millisecond)
-		switch o {
-		case Run:
-			return fmt.Sprintf("misfire: late by %s, fired now (misfire policy %s)", late, f.Policy)
-		case Skip:
-			return fmt.Sprintf("misfire: late by %s, skipped (misfire policy %s)", late, f.Policy)
-		case Superseded:
-			return fmt.Sprintf("misfire: late by %s, skipped: a later missed fire ran instead (misfire policy %s)", late, f.Policy)
+	case AtPlanning, AtPublishing:
+		var what string
+		switch {
+		case o == Run && f.Stage == AtPlanning:
+			what = "fired now"
+		case o == Skip:
+			what = "skipped"
+		case o == Superseded:
+			what = "skipped: a later missed fire ran instead"
+		default:
+			return ""
 		}
-	case AtPublishing:
-		late := f.Late.Round(time.Millisecond)
-		switch o {
-		case Skip:
-			return fmt.Sprintf("misfire: late by %s when it could be published, skipped (misfire policy %s)", late, f.Policy)
-		case Superseded:
-			return fmt.Sprintf("misfire: late by %s when it could be published, skipped: a later missed fire ran instead (misfire policy %s)", late, f.Policy)
+		when := ""
+		if f.Stage == AtPublishing {
+			when = " when it could be published"
 		}
+		return fmt.Sprintf("misfire: late by %s%s, %s (misfire policy %s)", f.Late.Round(time.Millisecond), when, what, f.Policy)
 	case AtPickUp:
 		switch o {
 		case Skip:

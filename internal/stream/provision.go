@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,21 +44,11 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.Replicas == 0 {
-		c.Replicas = 1
-	}
-	if c.DuplicateWindow == 0 {
-		c.DuplicateWindow = DefaultDuplicateWindow
-	}
-	if c.LogMaxAge == 0 {
-		c.LogMaxAge = DefaultLogMaxAge
-	}
-	if c.LogMaxBytes == 0 {
-		c.LogMaxBytes = DefaultLogMaxBytes
-	}
-	if c.WorkerTTL == 0 {
-		c.WorkerTTL = DefaultWorkerTTL
-	}
+	c.Replicas = cmp.Or(c.Replicas, 1)
+	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, DefaultDuplicateWindow)
+	c.LogMaxAge = cmp.Or(c.LogMaxAge, DefaultLogMaxAge)
+	c.LogMaxBytes = cmp.Or(c.LogMaxBytes, DefaultLogMaxBytes)
+	c.WorkerTTL = cmp.Or(c.WorkerTTL, DefaultWorkerTTL)
 	return c
 }
 

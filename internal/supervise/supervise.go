@@ -21,6 +21,7 @@
 package supervise
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -101,15 +102,9 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Backoff.Initial == 0 {
-		c.Backoff.Initial = DefaultInitial
-	}
-	if c.Backoff.Max == 0 {
-		c.Backoff.Max = max(DefaultMax, c.Backoff.Initial)
-	}
-	if c.Healthy == 0 {
-		c.Healthy = DefaultHealthy
-	}
+	c.Backoff.Initial = cmp.Or(c.Backoff.Initial, DefaultInitial)
+	c.Backoff.Max = cmp.Or(c.Backoff.Max, max(DefaultMax, c.Backoff.Initial))
+	c.Healthy = cmp.Or(c.Healthy, DefaultHealthy)
 	return c
 }
 

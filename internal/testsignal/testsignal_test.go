@@ -1,11 +1,12 @@
 package testsignal
 
 import (
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jetjob/jetjob/internal/testwait"
 )
 
 func TestZeroSignalDoesNothing(t *testing.T) {
@@ -91,31 +92,11 @@ func TestWaitUntilChecksAfterEachSignal(t *testing.T) {
 	}
 }
 
-// failer records Fatalf instead of ending the test.
-type failer struct {
-	testing.TB
-	msg string
-}
-
-func (f *failer) Helper() {}
-func (f *failer) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	panic(f)
-}
-
-// fails runs f with a failer and returns the message it failed with.
+// fails runs f with a TB that records its failure (testwait.Fails) and
+// returns the message it failed with.
 func fails(t *testing.T, f func(tb TB)) string {
 	t.Helper()
-	fl := &failer{TB: t}
-	func() {
-		defer func() {
-			if r := recover(); r != fl {
-				t.Fatalf("recovered %v, want a failure", r)
-			}
-		}()
-		f(fl)
-	}()
-	return fl.msg
+	return testwait.Fails(t, func(tb testing.TB) { f(tb) })
 }
 
 func TestWaitForTimesOut(t *testing.T) {

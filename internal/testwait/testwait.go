@@ -9,6 +9,7 @@
 package testwait
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -67,4 +68,33 @@ func Recv[T any](t testing.TB, limit time.Duration, what string, ch <-chan T) T 
 		t.Fatalf("timed out after %s waiting for %s", limit, what)
 		panic("unreachable")
 	}
+}
+
+// Fails runs f with a testing.TB whose Fatalf ends f, not the test, and
+// returns the message f failed with; t fails if f does not fail. It is for
+// testing the helpers that fail tests, such as Eventually.
+func Fails(t testing.TB, f func(tb testing.TB)) string {
+	t.Helper()
+	fl := &failer{TB: t}
+	func() {
+		defer func() {
+			if r := recover(); r != fl {
+				t.Fatalf("recovered %v, want a failure", r)
+			}
+		}()
+		f(fl)
+	}()
+	return fl.msg
+}
+
+// failer records Fatalf instead of ending the test.
+type failer struct {
+	testing.TB
+	msg string
+}
+
+func (f *failer) Helper() {}
+func (f *failer) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic(f)
 }

@@ -1,7 +1,6 @@
 package testwait
 
 import (
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,31 +14,11 @@ func TestEventuallyPollsUntilTrue(t *testing.T) {
 	}
 }
 
-// failer records Fatalf instead of ending the test.
-type failer struct {
-	testing.TB
-	msg string
-}
-
-func (f *failer) Helper() {}
-func (f *failer) Fatalf(format string, args ...any) {
-	f.msg = fmt.Sprintf(format, args...)
-	panic(f)
-}
-
 func TestEventuallyTimesOut(t *testing.T) {
-	f := &failer{TB: t}
 	start := time.Now()
-	func() {
-		defer func() {
-			if r := recover(); r != f {
-				t.Fatalf("recovered %v, want the failer", r)
-			}
-		}()
-		Eventually(f, 100*time.Millisecond, "never", func() bool { return false })
-	}()
-	if f.msg != "timed out after 100ms waiting for never" {
-		t.Fatalf("message %q", f.msg)
+	msg := Fails(t, func(tb testing.TB) { Eventually(tb, 100*time.Millisecond, "never", func() bool { return false }) })
+	if msg != "timed out after 100ms waiting for never" {
+		t.Fatalf("message %q", msg)
 	}
 	if d := time.Since(start); d < 100*time.Millisecond || d > time.Second {
 		t.Fatalf("gave up after %s, want just over 100ms", d)

@@ -22,11 +22,7 @@ func WithSessionCookie(value string) Option {
 
 // Me returns the principal the client authenticates as.
 func (c *Client) Me(ctx context.Context) (*apiv1.Me, error) {
-	var out apiv1.Me
-	if err := c.do(ctx, http.MethodGet, "/me", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Me](ctx, c, http.MethodGet, "/me", nil, nil)
 }
 
 // Login starts a session with a user's name and password. It returns the
@@ -53,38 +49,22 @@ func (c *Client) Logout(ctx context.Context) error {
 
 // ListUsers lists every user (admin).
 func (c *Client) ListUsers(ctx context.Context) (*apiv1.UserList, error) {
-	var out apiv1.UserList
-	if err := c.do(ctx, http.MethodGet, "/users", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.UserList](ctx, c, http.MethodGet, "/users", nil, nil)
 }
 
 // CreateUser creates a user (admin).
 func (c *Client) CreateUser(ctx context.Context, u apiv1.UserCreate) (*apiv1.User, error) {
-	var out apiv1.User
-	if err := c.do(ctx, http.MethodPost, "/users", nil, u, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.User](ctx, c, http.MethodPost, "/users", nil, u)
 }
 
 // GetUser reads a user (admin, or the user themself).
 func (c *Client) GetUser(ctx context.Context, name string) (*apiv1.User, error) {
-	var out apiv1.User
-	if err := c.do(ctx, http.MethodGet, userPath(name), nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.User](ctx, c, http.MethodGet, userPath(name), nil, nil)
 }
 
 // UpdateUser changes the fields of p that are set.
 func (c *Client) UpdateUser(ctx context.Context, name string, p apiv1.UserPatch) (*apiv1.User, error) {
-	var out apiv1.User
-	if err := c.do(ctx, http.MethodPatch, userPath(name), nil, p, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.User](ctx, c, http.MethodPatch, userPath(name), nil, p)
 }
 
 // DeleteUser deletes a user with their grants, keys and sessions (admin).
@@ -95,21 +75,13 @@ func (c *Client) DeleteUser(ctx context.Context, name string) error {
 // SetGrant gives a user a role on a group, replacing the grant the user
 // had on that group (admin).
 func (c *Client) SetGrant(ctx context.Context, user string, g apiv1.Grant) (*apiv1.User, error) {
-	var out apiv1.User
-	if err := c.do(ctx, http.MethodPost, userPath(user)+"/grants", nil, g, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.User](ctx, c, http.MethodPost, userPath(user)+"/grants", nil, g)
 }
 
 // DeleteGrant removes a user's grant on a group (admin).
 func (c *Client) DeleteGrant(ctx context.Context, user, group string) (*apiv1.User, error) {
-	var out apiv1.User
 	q := url.Values{"group": {group}}
-	if err := c.do(ctx, http.MethodDelete, userPath(user)+"/grants", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.User](ctx, c, http.MethodDelete, userPath(user)+"/grants", q, nil)
 }
 
 // ListKeys lists a user's API keys ("" for the caller's own).
@@ -118,21 +90,13 @@ func (c *Client) ListKeys(ctx context.Context, user string) (*apiv1.KeyList, err
 	if user != "" {
 		q.Set("user", user)
 	}
-	var out apiv1.KeyList
-	if err := c.do(ctx, http.MethodGet, "/keys", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.KeyList](ctx, c, http.MethodGet, "/keys", q, nil)
 }
 
 // CreateKey creates an API key; the answer holds its secret, which is
 // never shown again.
 func (c *Client) CreateKey(ctx context.Context, k apiv1.KeyCreate) (*apiv1.CreatedKey, error) {
-	var out apiv1.CreatedKey
-	if err := c.do(ctx, http.MethodPost, "/keys", nil, k, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.CreatedKey](ctx, c, http.MethodPost, "/keys", nil, k)
 }
 
 // RevokeKey revokes an API key: requests with it answer 401 from then on.
@@ -179,22 +143,14 @@ func (o AuditOptions) query() url.Values {
 
 // Audit reads a page of the audit log, newest first (admin).
 func (c *Client) Audit(ctx context.Context, opts AuditOptions) (*apiv1.AuditList, error) {
-	var out apiv1.AuditList
-	if err := c.do(ctx, http.MethodGet, "/audit", opts.query(), nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.AuditList](ctx, c, http.MethodGet, "/audit", opts.query(), nil)
 }
 
 // JobHistory reads a page of a job's revisions, newest first; only
 // opts.Limit and opts.Before apply.
 func (c *Client) JobHistory(ctx context.Context, id int64, opts AuditOptions) (*apiv1.AuditList, error) {
 	q := AuditOptions{Limit: opts.Limit, Before: opts.Before}.query()
-	var out apiv1.AuditList
-	if err := c.do(ctx, http.MethodGet, jobPath(id)+"/history", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.AuditList](ctx, c, http.MethodGet, jobPath(id)+"/history", q, nil)
 }
 
 func userPath(name string) string { return "/users/" + url.PathEscape(name) }

@@ -158,38 +158,22 @@ type ListRunsOptions struct {
 
 // CreateGroup creates an executor group.
 func (c *Client) CreateGroup(ctx context.Context, g apiv1.Group) (*apiv1.Group, error) {
-	var out apiv1.Group
-	if err := c.do(ctx, http.MethodPost, "/groups", nil, g, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Group](ctx, c, http.MethodPost, "/groups", nil, g)
 }
 
 // ListGroups lists every group.
 func (c *Client) ListGroups(ctx context.Context) (*apiv1.GroupList, error) {
-	var out apiv1.GroupList
-	if err := c.do(ctx, http.MethodGet, "/groups", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.GroupList](ctx, c, http.MethodGet, "/groups", nil, nil)
 }
 
 // CreateJob creates a job.
 func (c *Client) CreateJob(ctx context.Context, spec apiv1.JobSpec) (*apiv1.Job, error) {
-	var out apiv1.Job
-	if err := c.do(ctx, http.MethodPost, "/jobs", nil, spec, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Job](ctx, c, http.MethodPost, "/jobs", nil, spec)
 }
 
 // GetJob reads one job.
 func (c *Client) GetJob(ctx context.Context, id int64) (*apiv1.Job, error) {
-	var out apiv1.Job
-	if err := c.do(ctx, http.MethodGet, jobPath(id), nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Job](ctx, c, http.MethodGet, jobPath(id), nil, nil)
 }
 
 // ListJobs reads one page of jobs, ordered by id. Pass the returned
@@ -211,11 +195,7 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	if opts.After > 0 {
 		q.Set("after", strconv.FormatInt(opts.After, 10))
 	}
-	var out apiv1.JobList
-	if err := c.do(ctx, http.MethodGet, "/jobs", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.JobList](ctx, c, http.MethodGet, "/jobs", q, nil)
 }
 
 // ListAllJobs reads every page of jobs from opts.After on, ordered by id.
@@ -241,11 +221,7 @@ func (c *Client) ListAllJobs(ctx context.Context, opts ListJobsOptions) ([]apiv1
 // the change was based on (Job.Version): if the job changed since, the
 // answer is a 409 *APIError whose CurrentVersion is the job's version.
 func (c *Client) UpdateJob(ctx context.Context, id int64, spec apiv1.JobSpec) (*apiv1.Job, error) {
-	var out apiv1.Job
-	if err := c.do(ctx, http.MethodPut, jobPath(id), nil, spec, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Job](ctx, c, http.MethodPut, jobPath(id), nil, spec)
 }
 
 // DeleteJob deletes a job.
@@ -255,31 +231,19 @@ func (c *Client) DeleteJob(ctx context.Context, id int64) error {
 
 // EnableJob enables a job and returns it.
 func (c *Client) EnableJob(ctx context.Context, id int64) (*apiv1.Job, error) {
-	var out apiv1.Job
-	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/enable", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Job](ctx, c, http.MethodPost, jobPath(id)+"/enable", nil, nil)
 }
 
 // DisableJob disables a job and returns it.
 func (c *Client) DisableJob(ctx context.Context, id int64) (*apiv1.Job, error) {
-	var out apiv1.Job
-	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/disable", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Job](ctx, c, http.MethodPost, jobPath(id)+"/disable", nil, nil)
 }
 
 // TriggerJob starts a manual run of a job. When params is not nil it
 // replaces the job's params for this run (an empty string included).
 func (c *Client) TriggerJob(ctx context.Context, id int64, params *string) (*apiv1.Run, error) {
-	var out apiv1.Run
 	body := apiv1.TriggerRequest{Params: params}
-	if err := c.do(ctx, http.MethodPost, jobPath(id)+"/trigger", nil, body, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Run](ctx, c, http.MethodPost, jobPath(id)+"/trigger", nil, body)
 }
 
 // NextFires returns the next n fire times of a job; n <= 0 lets the server
@@ -289,11 +253,7 @@ func (c *Client) NextFires(ctx context.Context, id int64, n int) (*apiv1.NextFir
 	if n > 0 {
 		q.Set("n", strconv.Itoa(n))
 	}
-	var out apiv1.NextFires
-	if err := c.do(ctx, http.MethodGet, jobPath(id)+"/next", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.NextFires](ctx, c, http.MethodGet, jobPath(id)+"/next", q, nil)
 }
 
 // ListRuns reads one page of a job's runs, newest first. Pass the returned
@@ -312,11 +272,7 @@ func (c *Client) ListRuns(ctx context.Context, jobID int64, opts ListRunsOptions
 	if opts.Before > 0 {
 		q.Set("before", strconv.FormatInt(opts.Before, 10))
 	}
-	var out apiv1.RunList
-	if err := c.do(ctx, http.MethodGet, jobPath(jobID)+"/runs", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.RunList](ctx, c, http.MethodGet, jobPath(jobID)+"/runs", q, nil)
 }
 
 // SearchRunsOptions filters GET /runs. Zero values are left out of the
@@ -362,11 +318,7 @@ func (c *Client) SearchRuns(ctx context.Context, opts SearchRunsOptions) (*apiv1
 	if opts.Cursor != "" {
 		q.Set("cursor", opts.Cursor)
 	}
-	var out apiv1.RunList
-	if err := c.do(ctx, http.MethodGet, "/runs", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.RunList](ctx, c, http.MethodGet, "/runs", q, nil)
 }
 
 // StatsOptions selects the days (YYYY-MM-DD, UTC, inclusive; empty: the
@@ -392,23 +344,27 @@ func (c *Client) Stats(ctx context.Context, opts StatsOptions) (*apiv1.Stats, er
 	if opts.Group != "" {
 		q.Set("group", opts.Group)
 	}
-	var out apiv1.Stats
-	if err := c.do(ctx, http.MethodGet, "/stats", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Stats](ctx, c, http.MethodGet, "/stats", q, nil)
 }
 
 // GetRun reads one run.
 func (c *Client) GetRun(ctx context.Context, id int64) (*apiv1.Run, error) {
-	var out apiv1.Run
-	if err := c.do(ctx, http.MethodGet, "/runs/"+strconv.FormatInt(id, 10), nil, nil, &out); err != nil {
+	return call[apiv1.Run](ctx, c, http.MethodGet, runPath(id), nil, nil)
+}
+
+func jobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
+
+func runPath(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
+
+// call sends one request and returns its JSON answer as a new T: the
+// body of every method that answers a document.
+func call[T any](ctx context.Context, c *Client, method, path string, query url.Values, in any) (*T, error) {
+	var out T
+	if err := c.do(ctx, method, path, query, in, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
-
-func jobPath(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }
 
 // do sends one request. in, when not nil, is sent as JSON; out, when not
 // nil, receives the JSON answer of a 2xx response.
@@ -497,11 +453,7 @@ func (c *Client) RunLogs(ctx context.Context, id int64, from uint64, limit int) 
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var out apiv1.RunLogs
-	if err := c.do(ctx, http.MethodGet, "/runs/"+strconv.FormatInt(id, 10)+"/logs", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.RunLogs](ctx, c, http.MethodGet, runPath(id)+"/logs", q, nil)
 }
 
 // FollowRunLogs streams a run's log lines from cursor from to emit as they
@@ -512,7 +464,7 @@ func (c *Client) FollowRunLogs(ctx context.Context, id int64, from uint64, emit 
 	if from > 0 {
 		q.Set("from", strconv.FormatUint(from, 10))
 	}
-	target := c.base + apiPrefix + "/runs/" + strconv.FormatInt(id, 10) + "/logs?" + q.Encode()
+	target := c.base + apiPrefix + runPath(id) + "/logs?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return fmt.Errorf("client: follow logs of run %d: %w", id, err)
@@ -551,19 +503,11 @@ func (c *Client) ListWorkers(ctx context.Context, group string) (*apiv1.WorkerLi
 	if group != "" {
 		q.Set("group", group)
 	}
-	var out apiv1.WorkerList
-	if err := c.do(ctx, http.MethodGet, "/workers", q, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.WorkerList](ctx, c, http.MethodGet, "/workers", q, nil)
 }
 
 // KillRun stops a run wherever it is; the run ends CANCELLED (at once if it
 // was not published yet, else when its worker reports).
 func (c *Client) KillRun(ctx context.Context, id int64) (*apiv1.Run, error) {
-	var out apiv1.Run
-	if err := c.do(ctx, http.MethodPost, "/runs/"+strconv.FormatInt(id, 10)+"/kill", nil, nil, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
+	return call[apiv1.Run](ctx, c, http.MethodPost, runPath(id)+"/kill", nil, nil)
 }

@@ -152,18 +152,24 @@ func (s *apiServer) listJobs(w http.ResponseWriter, r *http.Request) {
 	group := r.URL.Query().Get("group")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := apiv1.JobList{Jobs: []apiv1.Job{}}
+	matched := []apiv1.Job{}
 	for _, j := range s.jobs {
-		if j.ID <= after || (group != "" && j.Group != group) {
-			continue
+		if j.ID > after && (group == "" || j.Group == group) {
+			matched = append(matched, j)
 		}
-		if int64(len(out.Jobs)) == limit {
-			out.Next = out.Jobs[len(out.Jobs)-1].ID
-			break
-		}
-		out.Jobs = append(out.Jobs, j)
 	}
+	var out apiv1.JobList
+	out.Jobs, out.Next = page(matched, limit, func(j apiv1.Job) int64 { return j.ID })
 	writeJSON(w, http.StatusOK, out)
+}
+
+// page is the fake's paging, the server's: the first limit of the matched
+// items, and the last one's id as the next cursor when more are left.
+func page[T any](matched []T, limit int64, id func(T) int64) ([]T, int64) {
+	if int64(len(matched)) <= limit {
+		return matched, 0
+	}
+	return matched[:limit], id(matched[limit-1])
 }
 
 func (s *apiServer) findJob(w http.ResponseWriter, r *http.Request) (int, bool) {
@@ -261,18 +267,14 @@ func (s *apiServer) listRuns(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	jobID := s.jobs[i].ID
-	out := apiv1.RunList{Runs: []apiv1.Run{}}
+	matched := []apiv1.Run{}
 	for k := len(s.runs) - 1; k >= 0; k-- {
-		run := s.runs[k]
-		if run.JobID != jobID || (before > 0 && run.ID >= before) {
-			continue
+		if run := s.runs[k]; run.JobID == jobID && (before == 0 || run.ID < before) {
+			matched = append(matched, run)
 		}
-		if int64(len(out.Runs)) == limit {
-			out.Next = out.Runs[len(out.Runs)-1].ID
-			break
-		}
-		out.Runs = append(out.Runs, run)
 	}
+	var out apiv1.RunList
+	out.Runs, out.Next = page(matched, limit, func(r apiv1.Run) int64 { return r.ID })
 	writeJSON(w, http.StatusOK, out)
 }
 

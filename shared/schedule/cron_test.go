@@ -8,9 +8,7 @@ import (
 // TestCronNextN covers the cron forms away from DST transitions. Each case
 // lists the expected fire times in UTC.
 func TestCronNextN(t *testing.T) {
-	tests := []struct {
-		name, expr, tz, after, want string
-	}{
+	checkNext(t, "cron", []nextCase{
 		{"seconds field", "*/15 * * * * *", "", "2026-01-02T09:59:59Z",
 			"2026-01-02T10:00:00Z 2026-01-02T10:00:15Z 2026-01-02T10:00:30Z 2026-01-02T10:00:45Z 2026-01-02T10:01:00Z"},
 		{"strictly after a fire", "*/15 * * * * *", "", "2026-01-02T10:00:15Z",
@@ -64,12 +62,7 @@ func TestCronNextN(t *testing.T) {
 			"2026-01-02T11:30:00Z 2026-01-02T13:00:00Z"},
 		{"@every ignores fall-back", "@every 30m", "America/New_York", "2026-11-01T05:15:00Z",
 			"2026-11-01T05:45:00Z 2026-11-01T06:15:00Z 2026-11-01T06:45:00Z 2026-11-01T07:15:00Z"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assertNextN(t, mustParse(t, "cron", tt.expr, tt.tz), ts(t, tt.after), tt.want)
-		})
-	}
+	})
 }
 
 // TestCronAfterInAnyLocation checks that the location of `after` does not

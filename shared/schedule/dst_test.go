@@ -12,9 +12,7 @@ import "testing"
 // 03:00 CEST), fall back on Oct 25 at 01:00Z (03:00 CEST becomes 02:00 CET).
 func TestDST(t *testing.T) {
 	const ny, berlin = "America/New_York", "Europe/Berlin"
-	tests := []struct {
-		name, expr, tz, after, want string
-	}{
+	checkNext(t, "cron", []nextCase{
 		// New York, spring forward
 		{"NY gap time fires at 03:00 EDT", "0 30 2 * * *", ny, "2026-03-07T12:00:00Z",
 			"2026-03-08T07:00:00Z 2026-03-09T06:30:00Z 2026-03-10T06:30:00Z"},
@@ -58,19 +56,12 @@ func TestDST(t *testing.T) {
 			"2026-10-26T01:30:00Z"},
 		{"Berlin every minute over fall back", "0 58-59,0-1 2,3 * * *", berlin, "2026-10-25T00:57:30Z",
 			"2026-10-25T00:58:00Z 2026-10-25T00:59:00Z 2026-10-25T02:00:00Z 2026-10-25T02:01:00Z 2026-10-25T02:58:00Z"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assertNextN(t, mustParse(t, "cron", tt.expr, tt.tz), ts(t, tt.after), tt.want)
-		})
-	}
+	})
 }
 
 // TestDSTOddZones covers transitions that are not one hour.
 func TestDSTOddZones(t *testing.T) {
-	tests := []struct {
-		name, expr, tz, after, want string
-	}{
+	checkNext(t, "cron", []nextCase{
 		// Lord Howe Island moves its clocks by 30 minutes. 2026-04-05:
 		// 02:00 (+11) becomes 01:30 (+10:30) at 2026-04-04T15:00Z;
 		// 2026-10-04: 02:00 (+10:30) becomes 02:30 (+11) at
@@ -87,10 +78,5 @@ func TestDSTOddZones(t *testing.T) {
 		// became 01:00 (-02) at 03:00Z, so that day had no midnight.
 		{"Sao Paulo missing midnight", "@daily", "America/Sao_Paulo", "2018-11-03T12:00:00Z",
 			"2018-11-04T03:00:00Z 2018-11-05T02:00:00Z"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assertNextN(t, mustParse(t, "cron", tt.expr, tt.tz), ts(t, tt.after), tt.want)
-		})
-	}
+	})
 }

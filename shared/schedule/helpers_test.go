@@ -56,6 +56,22 @@ func assertNextN(t *testing.T, s *Schedule, after time.Time, want string) {
 	}
 }
 
+// nextCase is a row of a fire-times table: a schedule's expression and
+// zone, the instant after which to look and the fires it must give, in
+// UTC, space-separated (assertNextN).
+type nextCase struct{ name, expr, tz, after, want string }
+
+// checkNext checks every row of a table of schedules of type typ as a
+// subtest.
+func checkNext(t *testing.T, typ string, cases []nextCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assertNextN(t, mustParse(t, typ, c.expr, c.tz), ts(t, c.after), c.want)
+		})
+	}
+}
+
 func loadZoneT(t *testing.T, name string) *time.Location {
 	t.Helper()
 	loc, err := time.LoadLocation(name)

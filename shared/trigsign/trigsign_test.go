@@ -38,6 +38,19 @@ func trigger(t testing.TB, run int64) []byte {
 	return data
 }
 
+// signedTrigger is a trigger of group g signed by s, with its headers,
+// checked to be accepted by v.
+func signedTrigger(t *testing.T, s *Signer, v *Verifier) ([]byte, nats.Header) {
+	t.Helper()
+	data := trigger(t, 1)
+	h := nats.Header{}
+	s.Sign(h, "g", false, data)
+	if err := v.Verify(h, "g", false, data); err != nil {
+		t.Fatalf("the signer's own verifier: %v", err)
+	}
+	return data, h
+}
+
 // A pair's verifier accepts what its signer signs, and another pair's does
 // not: the two halves belong to one key.
 func TestPairIsOneKey(t *testing.T) {
@@ -49,12 +62,7 @@ func TestPairIsOneKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := trigger(t, 1)
-	h := nats.Header{}
-	s.Sign(h, "g", false, data)
-	if err := v.Verify(h, "g", false, data); err != nil {
-		t.Fatalf("its own verifier: %v", err)
-	}
+	data, h := signedTrigger(t, s, v)
 	if err := other.Verify(h, "g", false, data); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("another pair's verifier: %v, want ErrUnknownKey", err)
 	}
@@ -74,12 +82,7 @@ func TestVerifyAcceptsOnlyWhatWasSigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := trigger(t, 1)
-	h := nats.Header{}
-	s.Sign(h, "g", false, data)
-	if err := v.Verify(h, "g", false, data); err != nil {
-		t.Fatalf("the signed message: %v", err)
-	}
+	data, h := signedTrigger(t, s, v)
 	if h.Get(HeaderKey) != s.KeyID() || len(h.Get(HeaderSig)) != 86 {
 		t.Errorf("headers %v, want the key id %s and an 86-character signature", h, s.KeyID())
 	}

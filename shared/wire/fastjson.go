@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"time"
-
-	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // decodeTriggerFast decodes the common shape of a trigger message — the one
@@ -34,9 +32,7 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		case "params":
 			t.Params, ok = p.string()
 		case "trigger_type":
-			var s string
-			s, ok = p.string()
-			t.TriggerType = TriggerType(s)
+			ok = enum(&p, &t.TriggerType)
 		case "scheduled_at":
 			t.ScheduledAt, ok = p.time()
 		case "attempt":
@@ -48,15 +44,11 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 		case "timeout_ms":
 			t.TimeoutMS, ok = p.int()
 		case "misfire_policy":
-			var s string
-			s, ok = p.string()
-			t.MisfirePolicy = policy.Misfire(s)
+			ok = enum(&p, &t.MisfirePolicy)
 		case "misfire_threshold_ms":
 			t.MisfireThresholdMS, ok = p.int()
 		case "block_strategy":
-			var s string
-			s, ok = p.string()
-			t.BlockStrategy = policy.Block(s)
+			ok = enum(&p, &t.BlockStrategy)
 		case "max_concurrency":
 			ok = p.intInto(&t.MaxConcurrency)
 		}
@@ -109,11 +101,9 @@ func (p *fastParser) events(out *[]Event) bool {
 
 func (p *fastParser) event(e *Event) bool {
 	return p.object(func(key []byte) (ok bool) {
-		var s string
 		switch string(key) {
 		case "kind":
-			s, ok = p.string()
-			e.Kind = EventKind(s)
+			ok = enum(p, &e.Kind)
 		case "run_id":
 			e.RunID, ok = p.int()
 		case "job_id":
@@ -121,8 +111,7 @@ func (p *fastParser) event(e *Event) bool {
 		case "worker_id":
 			e.WorkerID, ok = p.string()
 		case "status":
-			s, ok = p.string()
-			e.Status = Status(s)
+			ok = enum(p, &e.Status)
 		case "message":
 			e.Message, ok = p.string()
 		case "at":
@@ -209,6 +198,14 @@ func (p *fastParser) str() ([]byte, bool) {
 func (p *fastParser) string() (string, bool) {
 	s, ok := p.str()
 	return string(s), ok
+}
+
+// enum reads a string into one of the string types of a message (a kind,
+// a status, a policy).
+func enum[T ~string](p *fastParser, dst *T) bool {
+	s, ok := p.string()
+	*dst = T(s)
+	return ok
 }
 
 // int reads an integer without sign, fraction or exponent that fits int64.
@@ -324,29 +321,17 @@ func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 	w.int(`,"job_id":`, t.JobID)
 	w.str(`,"group":`, t.Group)
 	w.str(`,"handler":`, t.Handler)
-	if t.Params != "" {
-		w.str(`,"params":`, t.Params)
-	}
+	w.optStr(`,"params":`, t.Params)
 	w.str(`,"trigger_type":`, string(t.TriggerType))
 	w.time(`,"scheduled_at":`, t.ScheduledAt)
 	w.int(`,"attempt":`, int64(t.Attempt))
 	w.int(`,"shard_index":`, int64(t.ShardIndex))
 	w.int(`,"shard_total":`, int64(t.ShardTotal))
-	if t.TimeoutMS != 0 {
-		w.int(`,"timeout_ms":`, t.TimeoutMS)
-	}
-	if t.MisfirePolicy != "" {
-		w.str(`,"misfire_policy":`, string(t.MisfirePolicy))
-	}
-	if t.MisfireThresholdMS != 0 {
-		w.int(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
-	}
-	if t.BlockStrategy != "" {
-		w.str(`,"block_strategy":`, string(t.BlockStrategy))
-	}
-	if t.MaxConcurrency != 0 {
-		w.int(`,"max_concurrency":`, int64(t.MaxConcurrency))
-	}
+	w.optInt(`,"timeout_ms":`, t.TimeoutMS)
+	w.optStr(`,"misfire_policy":`, string(t.MisfirePolicy))
+	w.optInt(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
+	w.optStr(`,"block_strategy":`, string(t.BlockStrategy))
+	w.optInt(`,"max_concurrency":`, int64(t.MaxConcurrency))
 	w.b = append(w.b, '}')
 	return w.b, w.ok
 }
@@ -364,24 +349,16 @@ func encodeEventsFast(evs []Event) ([]byte, bool) {
 		w.str(`{"kind":`, string(e.Kind))
 		w.int(`,"run_id":`, e.RunID)
 		w.int(`,"job_id":`, e.JobID)
-		if e.WorkerID != "" {
-			w.str(`,"worker_id":`, e.WorkerID)
-		}
+		w.optStr(`,"worker_id":`, e.WorkerID)
 		w.str(`,"status":`, string(e.Status))
-		if e.Message != "" {
-			w.str(`,"message":`, e.Message)
-		}
+		w.optStr(`,"message":`, e.Message)
 		w.time(`,"at":`, e.At)
-		if !e.ScheduledAt.IsZero() {
-			w.time(`,"scheduled_at":`, e.ScheduledAt)
-		}
+		w.optTime(`,"scheduled_at":`, e.ScheduledAt)
 		if e.TriggerSeq != 0 {
 			w.b = append(w.b, `,"trigger_seq":`...)
 			w.b = strconv.AppendUint(w.b, e.TriggerSeq, 10)
 		}
-		if !e.TriggeredAt.IsZero() {
-			w.time(`,"triggered_at":`, e.TriggeredAt)
-		}
+		w.optTime(`,"triggered_at":`, e.TriggeredAt)
 		w.b = append(w.b, '}')
 	}
 	w.b = append(w.b, ']', '}')
@@ -410,6 +387,26 @@ func (w *fastWriter) str(key, s string) {
 		}
 	}
 	w.b = append(append(append(append(w.b, key...), '"'), s...), '"')
+}
+
+// optStr, optInt and optTime leave out a zero value, as omitempty does.
+
+func (w *fastWriter) optStr(key, s string) {
+	if s != "" {
+		w.str(key, s)
+	}
+}
+
+func (w *fastWriter) optInt(key string, n int64) {
+	if n != 0 {
+		w.int(key, n)
+	}
+}
+
+func (w *fastWriter) optTime(key string, t time.Time) {
+	if !t.IsZero() {
+		w.time(key, t)
+	}
 }
 
 // time writes UTC times only ("Z"): an offset is left to encoding/json.

@@ -307,22 +307,37 @@ func DecodeEvents(data []byte) ([]Event, error) {
 // EncodeLogLine validates and marshals a log line, stamping the version.
 func EncodeLogLine(l *LogLine) ([]byte, error) {
 	l.V = Version
-	if err := l.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(l)
+	return encodeValid(l)
 }
 
 // DecodeLogLine unmarshals and validates a log line.
-func DecodeLogLine(data []byte) (*LogLine, error) {
-	var l LogLine
-	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, fmt.Errorf("log line: malformed JSON: %w", err)
-	}
-	if err := l.Validate(); err != nil {
+func DecodeLogLine(data []byte) (*LogLine, error) { return decodeValid[LogLine]("log line", data) }
+
+// validator is a message that checks itself.
+type validator interface{ Validate() error }
+
+// encodeValid validates a message and marshals it.
+func encodeValid(m validator) ([]byte, error) {
+	if err := m.Validate(); err != nil {
 		return nil, err
 	}
-	return &l, nil
+	return json.Marshal(m)
+}
+
+// decodeValid unmarshals data into a new T and validates it; what names
+// the message in errors.
+func decodeValid[T any, P interface {
+	*T
+	validator
+}](what string, data []byte) (*T, error) {
+	m := P(new(T))
+	if err := json.Unmarshal(data, m); err != nil {
+		return nil, fmt.Errorf("%s: malformed JSON: %w", what, err)
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // TruncateMessage bounds a run's result message to MaxMessageBytes, cutting

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -111,21 +110,11 @@ func EncodeWorkerInfo(w *WorkerInfo) ([]byte, error) {
 	if w.Running == nil {
 		w.Running = []int64{}
 	}
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	return json.Marshal(w)
+	return encodeValid(w)
 }
 
 // DecodeWorkerInfo unmarshals and validates a heartbeat. A reader should
 // also check that the key it was stored under is <Group>.<ID>.
 func DecodeWorkerInfo(data []byte) (*WorkerInfo, error) {
-	var w WorkerInfo
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("worker info: malformed JSON: %w", err)
-	}
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	return &w, nil
+	return decodeValid[WorkerInfo]("worker info", data)
 }

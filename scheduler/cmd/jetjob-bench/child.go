@@ -34,9 +34,26 @@ import (
 	"github.com/jetjob/jetjob/worker/builtin"
 )
 
-// childContext is cancelled by SIGTERM or SIGINT.
-func childContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+// beginChild parses a child's command line with the flags every child
+// takes (--log-level, --cpuprofile, --cpuprofile-signal) and starts what
+// every child runs in: a context that SIGTERM or SIGINT ends, a logger and
+// the CPU profiler. stop ends them, the profile first; it may be called
+// early (to leave a shutdown out of the profile) and again.
+func beginChild(fs *pflag.FlagSet, args []string) (ctx context.Context, log *zap.Logger, stop func(), err error) {
+	logLevel := fs.String("log-level", "warn", "zap level")
+	var pf profileFlags
+	pf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	log = childLogger(*logLevel)
+	prof := pf.begin(ctx, log)
+	return ctx, log, func() {
+		prof.stop()
+		_ = log.Sync()
+		cancel()
+	}, nil
 }
 
 // profiler writes a CPU profile to a file: from start to exit, or, with
@@ -162,15 +179,11 @@ func runNATS(args []string) error {
 	name := fs.String("name", "", "server name (a cluster node's own)")
 	clusterPort := fs.Int("cluster-port", 0, "route port: a node of the cluster jetjob-bench (0: no cluster)")
 	routes := fs.String("routes", "", "the cluster's nats-route:// URLs, comma separated")
-	var pf profileFlags
-	pf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	ctx, _, stop, err := beginChild(fs, args)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := childContext()
-	defer cancel()
-	prof := pf.begin(ctx, childLogger("warn"))
-	defer prof.stop()
+	defer stop()
 	o := natsembed.Options{StoreDir: *dir, Port: *port, Name: *name, MonitorPort: *monitorPort}
 	if *clusterPort > 0 {
 		o.Cluster = &natsembed.ClusterOptions{Name: "jetjob-bench", Port: *clusterPort, Routes: strings.Split(*routes, ",")}
@@ -181,7 +194,7 @@ func runNATS(args []string) error {
 	}
 	fmt.Printf("READY %s %s %s\n", s.ClientURL(), server.VERSION, s.MonitorURL())
 	<-ctx.Done()
-	prof.stop()
+	stop()
 	s.Shutdown()
 	return nil
 }
@@ -198,23 +211,16 @@ func runScheduler(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:0", "HTTP address of the API")
 	metricsListen := fs.String("metrics-listen", "127.0.0.1:0", "HTTP address for /metrics")
 	id := fs.String("id", "", "scheduler id")
-	logLevel := fs.String("log-level", "warn", "zap level")
 	triggerBatch := fs.Int("trigger-batch", 0, "runs per trigger message (0: the default)")
 	window := fs.Duration("planning-window", 0, "how far ahead fires are planned (0: the default)")
 	backlogInterval := fs.Duration("backlog-interval", time.Second, "how often the group backlog is sampled (the burst scenario records its peak)")
 	keyFile := fs.String("trigger-signing-key", "", "file of the trigger signing key; required")
 	replicas := fs.Int("stream-replicas", 1, "replicas of the streams and buckets it provisions")
-	var pf profileFlags
-	pf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	ctx, log, stop, err := beginChild(fs, args)
+	if err != nil {
 		return err
 	}
-	ctx, cancel := childContext()
-	defer cancel()
-	log := childLogger(*logLevel)
-	defer log.Sync() //nolint:errcheck
-	prof := pf.begin(ctx, log)
-	defer prof.stop()
+	defer stop()
 	defer gctune.Start(ctx, log)() // as jetjob-scheduler serve
 
 	// The same pool shape as `jetjob-scheduler serve` (openPool there).
@@ -282,14 +288,13 @@ func runWorker(args []string) error {
 	group := fs.String("group", benchGroup, "job group")
 	concurrency := fs.Int("concurrency", 256, "runs at once")
 	out := fs.String("out", "", "file for the invocation counts, written at exit")
-	logLevel := fs.String("log-level", "warn", "zap level")
 	publicKeys := fs.String("trigger-public-keys", "", "the schedulers' trigger public keys, base64, comma-separated; required")
 	replicas := fs.Int("stream-replicas", 1, "replicas of the streams and buckets it creates if missing")
-	var pf profileFlags
-	pf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	ctx, log, stop, err := beginChild(fs, args)
+	if err != nil {
 		return err
 	}
+	defer stop()
 	if *out == "" {
 		return errors.New("worker: --out is required")
 	}
@@ -301,12 +306,6 @@ func runWorker(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := childContext()
-	defer cancel()
-	log := childLogger(*logLevel)
-	defer log.Sync() //nolint:errcheck
-	prof := pf.begin(ctx, log)
-	defer prof.stop()
 	defer gctune.Start(ctx, log)() // as jetjob-worker does (a program on the SDK may too)
 
 	nc, err := nats.Connect(*natsURL, nats.Name("jetjob-bench worker"), nats.RetryOnFailedConnect(true),
@@ -342,7 +341,7 @@ func runWorker(args []string) error {
 	})
 	fmt.Printf("READY %s\n", w.ID())
 	runErr := w.Run(ctx)
-	prof.stop()
+	stop()
 	f, err := os.Create(*out)
 	if err != nil {
 		return errors.Join(runErr, err)

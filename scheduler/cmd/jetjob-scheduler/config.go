@@ -220,6 +220,15 @@ func (o *options) listenMetrics(token string, log *zap.Logger) (net.Listener, er
 	return ln, nil
 }
 
+// closeListeners closes what a start that failed leaves open: the API's
+// listener and the metrics one, if any.
+func closeListeners(ln, mln net.Listener) {
+	ln.Close()
+	if mln != nil {
+		mln.Close()
+	}
+}
+
 // triggerSigner is the signer of the key --trigger-signing-key's file or
 // JETJOB_TRIGGER_SIGNING_KEY holds (not both); nil when neither is given.
 func (o *options) triggerSigner() (*trigsign.Signer, error) {

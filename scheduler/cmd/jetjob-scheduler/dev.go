@@ -158,10 +158,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	// dev's NATS need the public key it prints.
 	signer, keys, err := devTriggerKeys(o)
 	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
+		closeListeners(ln, mln)
 		return usageError{Err: err}
 	}
 	o.insecureNoAuth = false
@@ -177,10 +174,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
 		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
+		closeListeners(ln, mln)
 		return err
 	}
 	metricsURL := "(off: --metrics-listen is empty)"

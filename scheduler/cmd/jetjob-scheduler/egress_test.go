@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
-	"github.com/jetjob/jetjob/internal/config"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 )
 
@@ -18,12 +14,7 @@ import (
 // policy cannot read stops the scheduler before anything starts, by name.
 func TestEgressAllowSetting(t *testing.T) {
 	t.Setenv("JETJOB_EGRESS_ALLOW", "10.20.0.0/16, hooks.internal:8443")
-	var o options
-	s := config.New(pflag.NewFlagSet("serve", pflag.ContinueOnError))
-	o.register(s, ":8080", "json")
-	if err := s.Load(os.LookupEnv); err != nil {
-		t.Fatal(err)
-	}
+	o := serveOptions(t)
 	if got := o.schedulerConfig("").Egress.Allow; !slices.Equal(got, []string{"10.20.0.0/16", "hooks.internal:8443"}) {
 		t.Errorf("Egress.Allow = %q", got)
 	}

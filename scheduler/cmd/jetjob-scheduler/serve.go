@@ -123,10 +123,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
 		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
+		closeListeners(ln, mln)
 		return err
 	}
 	log.Info("API listening", zap.String("addr", ln.Addr().String()))

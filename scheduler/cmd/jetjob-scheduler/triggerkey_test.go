@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jetjob/jetjob/internal/configtest"
 	"github.com/jetjob/jetjob/shared/trigsign"
 )
 
@@ -50,11 +51,7 @@ func TestServeNeedsATriggerSigningKey(t *testing.T) {
 			if !errors.As(err, &ue) {
 				t.Fatalf("error %v, want a usage error", err)
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
+			configtest.WantErr(t, err, c.want...)
 			if strings.Contains(err.Error(), "hunter8") {
 				t.Errorf("the key's value is quoted: %v", err)
 			}

@@ -208,10 +208,7 @@ func TestLoginInsecureNoAuth(t *testing.T) {
 // disable and enable; a key works until it is revoked, and a refused key is
 // reported as such.
 func TestUsersAndKeys(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
-	r.admin(t, "", "groups", "create", "ops")
+	r := isolatedAPI(t, "demo", "ops")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello")
 	r.admin(t, "", "users", "create", "bot", "--role", "viewer", "--group", "demo,ops", "--no-password")
 	r.admin(t, "", "users", "grant", "bot", "--group", "ops", "--role", "operator")
@@ -220,12 +217,12 @@ func TestUsersAndKeys(t *testing.T) {
 	if len(rows) != 2 || strings.Join(rows[1], "|") != "bot|-|no|no|demo: viewer, ops: operator|-" {
 		t.Fatalf("users list: %q", rows)
 	}
-	u := decodeJSON[apiv1.User](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "users", "revoke", "bot", "--group", "ops"), "revoke"))
+	u := adminJSON[apiv1.User](t, r, "users", "revoke", "bot", "--group", "ops")
 	if len(u.Grants) != 1 || u.Grants[0].Group != "demo" {
 		t.Fatalf("after users revoke: %+v", u.Grants)
 	}
 
-	k := decodeJSON[apiv1.CreatedKey](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "keys", "create", "--user", "bot", "--name", "ci"), "keys create"))
+	k := adminJSON[apiv1.CreatedKey](t, r, "keys", "create", "--user", "bot", "--name", "ci")
 	out := r.admin(t, "", "keys", "create", "--user", "bot", "--expires", "2099-01-01T00:00:00Z")
 	printed(t, "keys create", out, "Created API key 2 (", "of user bot", "expires 2099-01-01T00:00:00.000Z", "\n    jj_", "only time the secret is shown")
 	as := func(args ...string) result { return r.as(t, k.Secret, "", args...) }
@@ -268,8 +265,7 @@ func TestUsersAndKeys(t *testing.T) {
 // Every malformed command line is refused with exit status 2 before any
 // request; a password is never taken from anything but a terminal or stdin.
 func TestAccessUsage(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
+	r := isolatedAPI(t)
 	bad := []struct {
 		stdin string
 		args  []string

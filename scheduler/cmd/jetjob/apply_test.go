@@ -95,8 +95,7 @@ func writeFile(t *testing.T, content string) string {
 // editing one field shows exactly that diff, --dry-run leaves the cluster
 // as it is, and the apply then changes that field.
 func TestExportApplyRoundTrip(t *testing.T) {
-	isolate(t)
-	src := newRealAPI(t)
+	src := isolatedAPI(t)
 	seedCluster(t, src)
 	exported := src.admin(t, "", "export")
 	if again := src.admin(t, "", "export"); again != exported {
@@ -171,8 +170,7 @@ func TestExportApplyRoundTrip(t *testing.T) {
 // --prune deletes the jobs of the file's groups that the file does not
 // name, and nothing in other groups.
 func TestApplyPruneStaysInTheFilesGroups(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
+	r := isolatedAPI(t)
 	seedCluster(t, r)
 	billing := r.admin(t, "", "export", "--group", "billing")
 	if strings.Contains(billing, "ops/cleanup\n") == false || strings.Contains(billing, "group: ops") {
@@ -208,8 +206,7 @@ func TestApplyPruneStaysInTheFilesGroups(t *testing.T) {
 // overwritten: the apply reports the conflict and fails; the other change
 // stays, and a new plan shows the difference again.
 func TestApplyRefusesConcurrentEdit(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
+	r := isolatedAPI(t)
 	seedCluster(t, r)
 	ctx := context.Background()
 	c := r.apiClient(t)
@@ -257,9 +254,7 @@ func TestApplyRefusesConcurrentEdit(t *testing.T) {
 // An invalid file is refused before anything is written, naming the line
 // and field, with exit status 1; a misused command line exits 2.
 func TestApplyRefusesInvalidFiles(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "billing")
+	r := isolatedAPI(t, "billing")
 	for _, tc := range []struct {
 		name, doc, want string
 	}{

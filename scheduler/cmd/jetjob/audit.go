@@ -107,11 +107,7 @@ func (a *app) jobsHistoryCmd() *cobra.Command {
 first, with who made each, the version it produced and the fields it changed.
 -o json prints the job's documents before and after each revision.`,
 		Args: needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			if err := pageFlags(cmd, opts.Limit, after, &opts.Before); err != nil {
 				return err
 			}
@@ -124,7 +120,7 @@ first, with who made each, the version it produced and the fields it changed.
 				}
 				return a.finishPage(t, list.Next, "revisions")
 			})
-		},
+		}),
 	}
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "page size, 1 to 1000 (server default 100 when 0)")
 	cmd.Flags().StringVar(&after, "after", "", "read the page after this cursor (printed with the previous page)")

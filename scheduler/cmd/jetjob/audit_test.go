@@ -11,9 +11,7 @@ import (
 // "audit" filters by actor, target, action and time, pages with the
 // cursor it prints, and refuses malformed filters before any request.
 func TestAuditFiltersAndPages(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
+	r := isolatedAPI(t, "demo")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "a", "--handler", "hello")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "b", "--handler", "hello")
 	r.admin(t, "", "jobs", "disable", "2")
@@ -40,19 +38,19 @@ func TestAuditFiltersAndPages(t *testing.T) {
 		}
 	}
 
-	l := decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "audit", "--target", "job:2", "--action", "job.create"), "filtered"))
+	l := adminJSON[apiv1.AuditList](t, r, "audit", "--target", "job:2", "--action", "job.create")
 	if len(l.Entries) != 1 || l.Entries[0].Target != "job:2" || l.Entries[0].Action != "job.create" || len(l.Entries[0].After) == 0 {
 		t.Fatalf("--target job:2 --action job.create: %+v", l)
 	}
-	l = decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "audit", "--actor", "alice"), "other actor"))
+	l = adminJSON[apiv1.AuditList](t, r, "audit", "--actor", "alice")
 	if len(l.Entries) != 0 {
 		t.Fatalf("--actor alice: %+v", l)
 	}
-	l = decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "audit", "--since", "1h", "--until", "2099-01-01T00:00:00Z"), "time range"))
+	l = adminJSON[apiv1.AuditList](t, r, "audit", "--since", "1h", "--until", "2099-01-01T00:00:00Z")
 	if len(l.Entries) != 4 {
 		t.Fatalf("--since 1h: %d entries", len(l.Entries))
 	}
-	l = decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "audit", "--until", "1d"), "until a day ago"))
+	l = adminJSON[apiv1.AuditList](t, r, "audit", "--until", "1d")
 	if len(l.Entries) != 0 {
 		t.Fatalf("--until 1d: %+v", l)
 	}

@@ -32,17 +32,25 @@ func show[T any](a *app, cmd *cobra.Command, call func(*client.Client, context.C
 	return a.emit(v, func(w io.Writer) error { return human(w, v) })
 }
 
-// showID is the RunE of a command whose one argument is the id of a what
-// ("job", "run", "backfill"): it shows what call answers for that id.
-// call is typically a method expression such as (*client.Client).GetRun.
-func showID[T any](a *app, what string, call func(*client.Client, context.Context, int64) (T, error), human func(io.Writer, T) error) func(*cobra.Command, []string) error {
+// onID is the RunE of a command whose one argument is the id of a what
+// ("job", "run", "key"): it reads the id, then runs run with it.
+func onID(what string, run func(cmd *cobra.Command, id int64) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		id, err := parseID(what, args[0])
 		if err != nil {
 			return err
 		}
-		return show(a, cmd, func(c *client.Client, ctx context.Context) (T, error) { return call(c, ctx, id) }, human)
+		return run(cmd, id)
 	}
+}
+
+// showID is the RunE of a command whose one argument is the id of a what
+// ("job", "run", "backfill"): it shows what call answers for that id.
+// call is typically a method expression such as (*client.Client).GetRun.
+func showID[T any](a *app, what string, call func(*client.Client, context.Context, int64) (T, error), human func(io.Writer, T) error) func(*cobra.Command, []string) error {
+	return onID(what, func(cmd *cobra.Command, id int64) error {
+		return show(a, cmd, func(c *client.Client, ctx context.Context) (T, error) { return call(c, ctx, id) }, human)
+	})
 }
 
 // detail renders a document as its key-value listing, for show's human.

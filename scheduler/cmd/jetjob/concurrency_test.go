@@ -11,11 +11,9 @@ import (
 // block strategy drops it (the server refuses a cap without concurrent);
 // a negative cap is a usage error.
 func TestJobsMaxConcurrency(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
-	job := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "create",
-		"--group", "demo", "--name", "hello", "--handler", "hello", "--block", "concurrent", "--max-concurrency", "3"), "create"))
+	r := isolatedAPI(t, "demo")
+	job := adminJSON[apiv1.Job](t, r, "jobs", "create",
+		"--group", "demo", "--name", "hello", "--handler", "hello", "--block", "concurrent", "--max-concurrency", "3")
 	if job.BlockStrategy != "concurrent" || job.MaxConcurrency != 3 {
 		t.Fatalf("created %s with max_concurrency %d, want concurrent with 3", job.BlockStrategy, job.MaxConcurrency)
 	}
@@ -23,7 +21,7 @@ func TestJobsMaxConcurrency(t *testing.T) {
 	if !strings.Contains(res.stdout, "Max concurrency: 3\n") {
 		t.Errorf("jobs get printed\n%s\nwithout the cap", res.stdout)
 	}
-	job = decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", "1", "--block", "serial"), "update --block serial"))
+	job = adminJSON[apiv1.Job](t, r, "jobs", "update", "1", "--block", "serial")
 	if job.BlockStrategy != "serial" || job.MaxConcurrency != 0 {
 		t.Fatalf("after --block serial: %s with max_concurrency %d, want serial without a cap", job.BlockStrategy, job.MaxConcurrency)
 	}

@@ -10,13 +10,11 @@ import (
 )
 
 func (a *app) groupsCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "groups",
 		Aliases: []string{"group"},
 		Short:   "List and create executor groups",
-	})
-	cmd.AddCommand(a.groupsListCmd(), a.groupsCreateCmd())
-	return cmd
+	}, a.groupsListCmd(), a.groupsCreateCmd())
 }
 
 func (a *app) groupsListCmd() *cobra.Command {

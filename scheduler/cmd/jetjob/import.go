@@ -16,12 +16,10 @@ import (
 )
 
 func (a *app) importCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:   "import",
 		Short: "Import groups and jobs from another scheduler",
-	})
-	cmd.AddCommand(a.importXXLJobCmd())
-	return cmd
+	}, a.importXXLJobCmd())
 }
 
 // Import actions, as the table and the JSON report name them.

@@ -17,7 +17,7 @@ import (
 
 // xxlFixture is the xxl-job database of scheduler/internal/xxljob's tests: 5
 // executor groups, 55 jobs.
-var xxlFixture = []string{"../../xxljob/testdata/schema.sql", "../../xxljob/testdata/jobs.sql"}
+var xxlFixture = []string{"../../internal/xxljob/testdata/schema.sql", "../../internal/xxljob/testdata/jobs.sql"}
 
 // xxlUnmappable are the fixture's jobs that cannot be imported: an invalid
 // Quartz hour, GLUE(Java), unknown route, block and misfire strategies,
@@ -236,8 +236,7 @@ func sameVersions(a, b map[string]apiv1.Job) bool {
 // Bad flags are usage errors, naming the flag, before anything is read or
 // sent.
 func TestImportXXLJobFlags(t *testing.T) {
-	isolate(t)
-	api := newRealAPI(t)
+	api := isolatedAPI(t)
 	for _, c := range []struct {
 		args []string
 		want string

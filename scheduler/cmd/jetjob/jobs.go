@@ -15,12 +15,11 @@ import (
 )
 
 func (a *app) jobsCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "jobs",
 		Aliases: []string{"job"},
 		Short:   "Create, update, list, inspect, enable, disable, delete and trigger jobs",
-	})
-	cmd.AddCommand(
+	},
 		a.jobsCreateCmd(),
 		a.jobsUpdateCmd(),
 		a.jobsListCmd(),
@@ -36,7 +35,6 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsBackfillOpCmd(false),
 		a.jobsBackfillOpCmd(true),
 	)
-	return cmd
 }
 
 func (a *app) jobsCreateCmd() *cobra.Command {
@@ -104,11 +102,7 @@ version the change is based on instead (e.g. the one a script read earlier).`,
   jetjob jobs update 7 --cron '0 0 3 * * *' --tz Europe/Paris --description 'nightly, later'
   jetjob jobs update 7 --params-file params.json --version 4`,
 		Args: needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			var changes int
 			cmd.LocalNonPersistentFlags().VisitAll(func(fl *pflag.Flag) {
 				if fl.Changed && fl.Name != "version" {
@@ -148,7 +142,7 @@ version the change is based on instead (e.g. the one a script read earlier).`,
 				return err
 			}
 			return a.emit(job, func(w io.Writer) error { return jobDetail(job).write(w) })
-		},
+		}),
 	}
 	f.register(cmd.Flags())
 	cmd.Flags().Bool("no-schedule", false, "remove the schedule: the job runs only when triggered")
@@ -261,11 +255,7 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 		Use:   use + " ID",
 		Short: short,
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			if catchUp != "" && catchUp != "none" && catchUp != "policy" {
 				return usagef("--catch-up %q: want none or policy", catchUp)
 			}
@@ -278,7 +268,7 @@ func (a *app) jobsSwitchCmd(enable bool) *cobra.Command {
 				_, err := fmt.Fprintf(w, "job %d (%s) %s; next fire: %s\n", job.ID, cell(job.Name), done, fmtTimePtr(job.NextFireAt))
 				return err
 			})
-		},
+		}),
 	}
 	if enable {
 		cmd.Flags().StringVar(&catchUp, "catch-up", "", "fires missed while disabled: policy (replay by the misfire policy, the default) or none (resume from now)")
@@ -293,13 +283,9 @@ func (a *app) jobsDeleteCmd() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete a job",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteJob(ctx, id) }, "job %d deleted", id)
-		},
+		}),
 	}
 }
 
@@ -309,11 +295,7 @@ func (a *app) jobsTriggerCmd() *cobra.Command {
 		Use:   "trigger ID",
 		Short: "Run a job now (optionally with other params)",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			var p *string
 			if cmd.Flags().Changed("params") {
 				p = &params
@@ -321,7 +303,7 @@ func (a *app) jobsTriggerCmd() *cobra.Command {
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Run, error) {
 				return c.TriggerJob(ctx, id, p)
 			}, detail(runDetail))
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&params, "params", "", "params for this run instead of the job's (may be empty)")
 	return cmd
@@ -333,11 +315,7 @@ func (a *app) jobsNextCmd() *cobra.Command {
 		Use:   "next ID",
 		Short: "Show the next fire times of a job, in UTC and in the job's time zone",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			if n < 1 {
 				return usagef("-n %d: must be at least 1", n)
 			}
@@ -374,7 +352,7 @@ func (a *app) jobsNextCmd() *cobra.Command {
 				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
 			}
 			return t.flush()
-		},
+		}),
 	}
 	cmd.Flags().IntVarP(&n, "count", "n", 5, "how many fire times")
 	return cmd

@@ -13,12 +13,10 @@ import (
 // next` shows its fire times in the job's zone, `jobs update --quartz`
 // replaces it, and a bad expression is refused with the field named.
 func TestJobsQuartzFlag(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
-	created := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "create",
+	r := isolatedAPI(t, "demo")
+	created := adminJSON[apiv1.Job](t, r, "jobs", "create",
 		"--group", "demo", "--name", "report", "--handler", "hello",
-		"--quartz", "0 15 10 ? * 6L", "--tz", "Europe/Berlin"), "create --quartz"))
+		"--quartz", "0 15 10 ? * 6L", "--tz", "Europe/Berlin")
 	if created.ScheduleType != "quartz" || created.ScheduleExpr != "0 15 10 ? * 6L" || created.Timezone != "Europe/Berlin" {
 		t.Fatalf("created schedule %q %q %q", created.ScheduleType, created.ScheduleExpr, created.Timezone)
 	}
@@ -29,7 +27,7 @@ func TestJobsQuartzFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := decodeJSON[apiv1.NextFires](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "next", id, "-n", "4"), "next"))
+	next := adminJSON[apiv1.NextFires](t, r, "jobs", "next", id, "-n", "4")
 	if len(next.Times) != 4 {
 		t.Fatalf("next: %d times, want 4", len(next.Times))
 	}
@@ -44,8 +42,8 @@ func TestJobsQuartzFlag(t *testing.T) {
 		t.Errorf("jobs get does not show the quartz schedule with its zone:\n%s", detail)
 	}
 
-	upd := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", id,
-		"--quartz", "0 0 12 ? * 1"), "update --quartz"))
+	upd := adminJSON[apiv1.Job](t, r, "jobs", "update", id,
+		"--quartz", "0 0 12 ? * 1")
 	if upd.ScheduleType != "quartz" || upd.ScheduleExpr != "0 0 12 ? * 1" || upd.Timezone != "Europe/Berlin" {
 		t.Fatalf("after update --quartz: %q %q %q", upd.ScheduleType, upd.ScheduleExpr, upd.Timezone)
 	}

@@ -22,15 +22,13 @@ func decodeJSON[T any](t *testing.T, res result) T {
 // "jobs update" changes only the fields its flags name, keeps the job's
 // enabled state unless --disabled is given, and sends the version it read.
 func TestJobsUpdate(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
-	created := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "create",
+	r := isolatedAPI(t, "demo")
+	created := adminJSON[apiv1.Job](t, r, "jobs", "create",
 		"--group", "demo", "--name", "hello", "--handler", "hello", "--every", "30s",
-		"--description", "first", "--params", "p1", "--max-retries", "2", "--timeout", "5m"), "create"))
+		"--description", "first", "--params", "p1", "--max-retries", "2", "--timeout", "5m")
 	id := fmt.Sprint(created.ID)
 
-	upd := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", id, "--every", "1m"), "update --every"))
+	upd := adminJSON[apiv1.Job](t, r, "jobs", "update", id, "--every", "1m")
 	if upd.ScheduleType != "fix_rate" || upd.ScheduleExpr != "1m" || upd.Version != created.Version+1 {
 		t.Fatalf("after --every 1m: schedule %s %s, version %d (was %d)", upd.ScheduleType, upd.ScheduleExpr, upd.Version, created.Version)
 	}
@@ -42,18 +40,18 @@ func TestJobsUpdate(t *testing.T) {
 	}
 
 	// --disabled disables; a later update without it keeps the job disabled.
-	upd = decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", id, "--disabled"), "update --disabled"))
+	upd = adminJSON[apiv1.Job](t, r, "jobs", "update", id, "--disabled")
 	if upd.Enabled || upd.NextFireAt != nil {
 		t.Fatalf("after --disabled: enabled %v, next fire %v", upd.Enabled, upd.NextFireAt)
 	}
-	upd = decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", id,
-		"--description", "second", "--params", ""), "update --description"))
+	upd = adminJSON[apiv1.Job](t, r, "jobs", "update", id,
+		"--description", "second", "--params", "")
 	if upd.Enabled || upd.Description != "second" || upd.Params != "" || upd.MaxRetries != 2 {
 		t.Fatalf("after --description: %+v", upd)
 	}
 	// --no-schedule leaves a job that only runs when triggered.
-	upd = decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "update", id,
-		"--no-schedule", "--disabled=false"), "update --no-schedule"))
+	upd = adminJSON[apiv1.Job](t, r, "jobs", "update", id,
+		"--no-schedule", "--disabled=false")
 	if upd.ScheduleType != "none" || upd.ScheduleExpr != "" || !upd.Enabled || upd.Version != created.Version+4 {
 		t.Fatalf("after --no-schedule: %+v", upd)
 	}
@@ -66,9 +64,7 @@ func TestJobsUpdate(t *testing.T) {
 // A change based on a version that is no longer the job's is refused by
 // the server (409) and reported as such; nothing is written.
 func TestJobsUpdateStaleVersion(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
+	r := isolatedAPI(t, "demo")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello", "--every", "30s")
 	r.admin(t, "", "jobs", "update", "1", "--description", "someone else's change") // version 2
 	r.admin(t, "", "jobs", "update", "1", "--version", "2", "--max-retries", "1")   // based on 2: fine, now 3
@@ -78,16 +74,14 @@ func TestJobsUpdateStaleVersion(t *testing.T) {
 	if res.code != exitError || res.stdout != "" || res.stderr != want {
 		t.Fatalf("stale update: exit %d, stdout %q, stderr %q; want exit 1 and %q", res.code, res.stdout, res.stderr, want)
 	}
-	job := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "get", "1"), "get"))
+	job := adminJSON[apiv1.Job](t, r, "jobs", "get", "1")
 	if job.Version != 3 || job.Description != "someone else's change" || job.MaxRetries != 1 {
 		t.Fatalf("the stale update wrote: %+v", job)
 	}
 }
 
 func TestJobsUpdateUsage(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
+	r := isolatedAPI(t, "demo")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello")
 	bad := []struct {
 		args []string
@@ -122,9 +116,7 @@ func TestJobsUpdateUsage(t *testing.T) {
 // "jobs history" lists the revisions newest first with who made them, the
 // version each produced and the fields it changed; it pages like audit.
 func TestJobsHistory(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
+	r := isolatedAPI(t, "demo")
 	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello", "--every", "30s")
 	r.admin(t, "", "jobs", "update", "1", "--every", "1m", "--description", "slower")
 	r.admin(t, "", "jobs", "disable", "1")
@@ -161,7 +153,7 @@ func TestJobsHistory(t *testing.T) {
 		t.Fatalf("page 1 announced no next page: %q", page.stderr)
 	}
 	cursor = strings.Fields(cursor)[0]
-	rest := decodeJSON[apiv1.AuditList](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "history", "1", "--after", cursor), "page 2"))
+	rest := adminJSON[apiv1.AuditList](t, r, "jobs", "history", "1", "--after", cursor)
 	if len(rest.Entries) != 3 || rest.Entries[0].Action != "job.disable" || rest.Entries[2].Action != "job.create" || rest.Next != 0 {
 		t.Fatalf("page 2: %+v", rest)
 	}

@@ -16,16 +16,14 @@ import (
 )
 
 func (a *app) keysCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "keys",
 		Aliases: []string{"key"},
 		Short:   "Create, list and revoke API keys",
 		Long: `API keys authenticate scripts and the CLI (--token, JETJOB_API_TOKEN, or the
 key "jetjob login" saves). A key acts as its user, with the user's role;
 anyone manages their own keys, an admin anyone's (--user).`,
-	})
-	cmd.AddCommand(a.keysCreateCmd(), a.keysListCmd(), a.keysRevokeCmd())
-	return cmd
+	}, a.keysCreateCmd(), a.keysListCmd(), a.keysRevokeCmd())
 }
 
 // expiresAt reads --expires: a duration from now ("90d", "12h") or an RFC
@@ -160,12 +158,8 @@ func (a *app) keysRevokeCmd() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke an API key: requests with it are refused from then on",
 		Args:  needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("key", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("key", func(cmd *cobra.Command, id int64) error {
 			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.RevokeKey(ctx, id) }, "key %d revoked", id)
-		},
+		}),
 	}
 }

@@ -19,11 +19,7 @@ func (a *app) runsLogsCmd() *cobra.Command {
 		Use:   "logs RUN_ID",
 		Short: "Print a run's log lines; --follow tails them until the run ends",
 		Args:  needArgs("RUN_ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("run", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("run", func(cmd *cobra.Command, id int64) error {
 			if limit < 0 {
 				return usagef("--limit %d: must not be negative", limit)
 			}
@@ -50,7 +46,7 @@ func (a *app) runsLogsCmd() *cobra.Command {
 				}
 				from = page.Next
 			}
-		},
+		}),
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing lines as they arrive, until the run has ended")
 	cmd.Flags().Uint64Var(&from, "from", 0, "start at this cursor (a line's cursor + 1 reads on after it)")

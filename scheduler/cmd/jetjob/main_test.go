@@ -169,6 +169,17 @@ func (f *fakeAPI) requests() []request {
 	return append([]request(nil), f.reqs...)
 }
 
+// ok runs the CLI against the fake with args, requires it to succeed and
+// returns what it printed.
+func (f *fakeAPI) ok(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := cli(t, append([]string{"--api", f.srv.URL}, args...)...)
+	if code != exitOK {
+		t.Fatalf("%v: exit %d, stderr %q", args, code, stderr)
+	}
+	return stdout
+}
+
 // last is the latest request the fake served.
 func (f *fakeAPI) last() request {
 	f.mu.Lock()
@@ -384,10 +395,7 @@ func TestJobsCreateSendsSpec(t *testing.T) {
 func TestJobsListAllTable(t *testing.T) {
 	isolate(t)
 	f := newFakeAPI(t)
-	code, stdout, stderr := cli(t, "--api", f.srv.URL, "jobs", "list", "--all", "--limit", "2")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	stdout := f.ok(t, "jobs", "list", "--all", "--limit", "2")
 	var queries []string
 	for _, r := range f.requests() {
 		queries = append(queries, r.Query)
@@ -408,7 +416,7 @@ func TestJobsListAllTable(t *testing.T) {
 	}
 
 	// One page without --all: the rest is announced on stderr.
-	code, stdout, stderr = cli(t, "--api", f.srv.URL, "jobs", "list", "--limit", "2")
+	code, stdout, stderr := cli(t, "--api", f.srv.URL, "jobs", "list", "--limit", "2")
 	if code != exitOK || strings.Count(stdout, "\n") != 3 || !strings.Contains(stderr, "--all") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -477,10 +485,7 @@ func TestRunsOutput(t *testing.T) {
 func TestStatsOutput(t *testing.T) {
 	isolate(t)
 	f := newFakeAPI(t)
-	code, stdout, stderr := cli(t, "--api", f.srv.URL, "stats", "--from", "2026-03-28", "--job", "1")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	stdout := f.ok(t, "stats", "--from", "2026-03-28", "--job", "1")
 	if last := f.last(); last.Path != "/api/v1/stats" || last.Query != "from=2026-03-28&job=1" {
 		t.Fatalf("request = %+v", last)
 	}
@@ -491,19 +496,15 @@ func TestStatsOutput(t *testing.T) {
 	if got := strings.Join(strings.Fields(lines[1]), " "); got != "2026-03-28 1 demo SUCCEEDED 42 1500 - - - rollup" {
 		t.Errorf("row = %q", got)
 	}
-	code, stdout, _ = cli(t, "--api", f.srv.URL, "stats", "-o", "json")
-	if code != exitOK || !strings.Contains(stdout, `"source": "live"`) {
-		t.Errorf("stats -o json: exit %d\n%s", code, stdout)
+	if stdout := f.ok(t, "stats", "-o", "json"); !strings.Contains(stdout, `"source": "live"`) {
+		t.Errorf("stats -o json printed\n%s", stdout)
 	}
 }
 
 func TestJobsNextAndTrigger(t *testing.T) {
 	isolate(t)
 	f := newFakeAPI(t)
-	code, stdout, stderr := cli(t, "--api", f.srv.URL, "jobs", "next", "3", "-n", "2")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	stdout := f.ok(t, "jobs", "next", "3", "-n", "2")
 	// 2026-03-29 is the day Paris moves from +01:00 to +02:00.
 	want := "#  UTC                       LOCAL (Europe/Paris)\n" +
 		"1  2026-03-29T00:59:00.000Z  2026-03-29T01:59:00.000+01:00\n" +
@@ -516,12 +517,8 @@ func TestJobsNextAndTrigger(t *testing.T) {
 	}
 
 	n := len(f.requests())
-	if code, _, stderr := cli(t, "--api", f.srv.URL, "jobs", "trigger", "1", "--params", ""); code != exitOK {
-		t.Fatalf("trigger: exit %d, stderr %q", code, stderr)
-	}
-	if code, _, stderr := cli(t, "--api", f.srv.URL, "jobs", "trigger", "1"); code != exitOK {
-		t.Fatalf("trigger: exit %d, stderr %q", code, stderr)
-	}
+	f.ok(t, "jobs", "trigger", "1", "--params", "")
+	f.ok(t, "jobs", "trigger", "1")
 	reqs := f.requests()[n:]
 	if len(reqs) != 2 || strings.TrimSpace(reqs[0].Body) != `{"params":""}` || strings.TrimSpace(reqs[1].Body) != `{}` {
 		t.Fatalf("trigger requests = %+v", reqs)

@@ -10,8 +10,7 @@ import (
 // another user's with only the new one, and --revoke-credentials takes
 // away their keys (the CLI's saved one included).
 func TestUsersPassword(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
+	r := isolatedAPI(t)
 	r.admin(t, "op-password-12\n", "users", "create", "op", "--role", "viewer", "--password-stdin")
 	must(t, runCLI(t, "op-password-12\n", "--api", r.URL, "login", "--user", "op", "--password-stdin"), "login")
 

@@ -15,8 +15,7 @@ import (
 // applying the export back changes nothing, and applying an edit of the
 // parent keeps the link it cannot name (issue #26, finding 1).
 func TestExportApplyWithUnreadableChild(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
+	r := isolatedAPI(t)
 	dir := t.TempDir()
 	setup := filepath.Join(dir, "setup.yaml")
 	if err := os.WriteFile(setup, []byte(`apiVersion: jetjob/v1

@@ -119,10 +119,12 @@ func usagef(format string, args ...any) error {
 	return &usageError{err: fmt.Errorf(format, args...)}
 }
 
-// parent makes cmd a command that only groups subcommands: without
-// arguments it prints its help, and an unknown subcommand is a usage error
-// (cobra would otherwise print the help and succeed).
-func parent(cmd *cobra.Command) *cobra.Command {
+// parent makes cmd a command that only groups subcommands, subs and any
+// added later: without arguments it prints its help, and an unknown
+// subcommand is a usage error (cobra would otherwise print the help and
+// succeed).
+func parent(cmd *cobra.Command, subs ...*cobra.Command) *cobra.Command {
+	cmd.AddCommand(subs...)
 	if cmd.SuggestionsMinimumDistance <= 0 {
 		cmd.SuggestionsMinimumDistance = 2
 	}

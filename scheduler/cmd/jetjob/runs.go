@@ -13,13 +13,11 @@ import (
 )
 
 func (a *app) runsCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "runs",
 		Aliases: []string{"run"},
 		Short:   "List and inspect the runs of jobs",
-	})
-	cmd.AddCommand(a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd(), a.runsKillCmd())
-	return cmd
+	}, a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd(), a.runsKillCmd())
 }
 
 func (a *app) runsListCmd() *cobra.Command {

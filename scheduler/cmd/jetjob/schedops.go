@@ -129,11 +129,7 @@ func (a *app) jobsBackfillCmd() *cobra.Command {
 at a time. Fires that already have a run are not run again. Follow it with
 "jobs backfill-get OP", stop it with "jobs backfill-cancel OP".`,
 		Args: needArgs("ID"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID("job", args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
 			f, err := optTime("--from", from, true)
 			if err != nil {
 				return err
@@ -153,7 +149,7 @@ at a time. Fires that already have a run are not run again. Follow it with
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Backfill, error) {
 				return c.Backfill(ctx, id, apiv1.BackfillRequest{From: *f, To: *t, Max: maxFires})
 			}, detail(backfillDetail))
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&from, "from", "", "start of the range (RFC 3339, inclusive)")
 	cmd.Flags().StringVar(&to, "to", "", "end of the range (RFC 3339, exclusive)")

@@ -12,13 +12,11 @@ import (
 // The schedule operation flags reach the job, a disable note is shown and
 // cleared, and backfills are started, listed and cancelled by id.
 func TestJobsScheduleOps(t *testing.T) {
-	isolate(t)
-	r := newRealAPI(t)
-	r.admin(t, "", "groups", "create", "demo")
+	r := isolatedAPI(t, "demo")
 	start := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
-	job := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "create",
+	job := adminJSON[apiv1.Job](t, r, "jobs", "create",
 		"--group", "demo", "--name", "hourly", "--handler", "h", "--cron", "0 0 * * * *",
-		"--jitter", "10s", "--max-catchup", "3", "--misfire-threshold", "1m", "--start-at", start), "create"))
+		"--jitter", "10s", "--max-catchup", "3", "--misfire-threshold", "1m", "--start-at", start)
 	if time.Duration(job.Jitter) != 10*time.Second || job.MaxCatchup != 3 || time.Duration(job.MisfireThreshold) != time.Minute ||
 		job.StartAt == nil || job.StartAt.Format(time.RFC3339) != start {
 		t.Fatalf("created %+v: the schedule flags did not reach the job", job)
@@ -31,7 +29,7 @@ func TestJobsScheduleOps(t *testing.T) {
 			t.Errorf("%s does not show the note:\n%s", strings.Join(args, " "), res.stdout)
 		}
 	}
-	got := decodeJSON[apiv1.Job](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "enable", id, "--catch-up", "none"), "enable"))
+	got := adminJSON[apiv1.Job](t, r, "jobs", "enable", id, "--catch-up", "none")
 	if !got.Enabled || got.PausedNote != "" {
 		t.Errorf("enabled job %+v: want enabled with the note cleared", got)
 	}
@@ -52,7 +50,7 @@ func TestJobsScheduleOps(t *testing.T) {
 	if res := r.as(t, bootstrapToken, "", "jobs", "backfill", id, "--from", from, "--to", to, "--max", "2"); res.code != 1 || !strings.Contains(res.stderr, "max=2") {
 		t.Errorf("backfill of 4 fires with --max 2: exit %d, stderr %q; want the server's refusal naming max", res.code, res.stderr)
 	}
-	op := decodeJSON[apiv1.Backfill](t, must(t, r.as(t, bootstrapToken, "", "-o", "json", "jobs", "backfill", id, "--from", from, "--to", to), "backfill"))
+	op := adminJSON[apiv1.Backfill](t, r, "jobs", "backfill", id, "--from", from, "--to", to)
 	if op.Planned != 4 || op.State != apiv1.BackfillRunning {
 		t.Fatalf("backfill %+v: want 4 planned, running", op)
 	}

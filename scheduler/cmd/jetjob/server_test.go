@@ -34,6 +34,18 @@ type realAPI struct {
 
 func newRealAPI(t *testing.T) *realAPI { return newRealAPIWith(t, nil) }
 
+// isolatedAPI is how most tests start: the CLI isolated from the user's
+// configuration (isolate), a fresh real server, and groups created on it.
+func isolatedAPI(t *testing.T, groups ...string) *realAPI {
+	t.Helper()
+	isolate(t)
+	r := newRealAPI(t)
+	for _, g := range groups {
+		r.admin(t, "", "groups", "create", g)
+	}
+	return r
+}
+
 // newRealAPIWith is newRealAPI with its configuration changed by edit.
 func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
 	t.Helper()
@@ -83,6 +95,13 @@ func (r *realAPI) admin(t *testing.T, stdin string, args ...string) string {
 		t.Fatalf("%v: exit %d, stderr %q", args, res.code, res.stderr)
 	}
 	return res.stdout
+}
+
+// adminJSON runs the CLI as the bootstrap admin with -o json, requires
+// success, and decodes what it printed.
+func adminJSON[T any](t *testing.T, r *realAPI, args ...string) T {
+	t.Helper()
+	return decodeJSON[T](t, must(t, r.as(t, bootstrapToken, "", append([]string{"-o", "json"}, args...)...), strings.Join(args, " ")))
 }
 
 // runCLI runs the jetjob root command in-process with stdin.

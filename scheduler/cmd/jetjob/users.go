@@ -66,7 +66,7 @@ func groupRole(role string, scripts bool) error {
 }
 
 func (a *app) usersCmd() *cobra.Command {
-	cmd := parent(&cobra.Command{
+	return parent(&cobra.Command{
 		Use:     "users",
 		Aliases: []string{"user"},
 		Short:   "Create users and give them roles on groups (admin)",
@@ -76,10 +76,8 @@ to them: viewer (read its jobs, runs, logs, workers, stats) or operator
 (also create, edit, enable, disable, trigger, kill and delete its jobs;
 jobs whose handler runs commands also need --scripts). Everyone changes
 their own password with "users password NAME" (the current one is asked).`,
-	})
-	cmd.AddCommand(a.usersCreateCmd(), a.usersListCmd(), a.usersGetCmd(), a.usersGrantCmd(), a.usersRevokeCmd(),
+	}, a.usersCreateCmd(), a.usersListCmd(), a.usersGetCmd(), a.usersGrantCmd(), a.usersRevokeCmd(),
 		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersPasswordCmd(), a.usersDeleteCmd())
-	return cmd
 }
 
 func (a *app) usersCreateCmd() *cobra.Command {

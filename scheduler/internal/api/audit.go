@@ -1,27 +1,28 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
-	"time"
+	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
 func auditList(es []store.AuditEntry, more bool) apiv1.AuditList {
-	out := apiv1.AuditList{Entries: make([]apiv1.AuditEntry, 0, len(es))}
-	for _, e := range es {
-		out.Entries = append(out.Entries, apiv1.AuditEntry{ID: e.ID, At: e.At, Actor: e.Actor, Auth: e.Auth,
-			Action: e.Action, Target: e.Target, Group: e.Group, Before: e.Before, After: e.After, Client: e.Client})
-	}
+	out := apiv1.AuditList{Entries: docs(es, func(e store.AuditEntry) apiv1.AuditEntry {
+		return apiv1.AuditEntry{ID: e.ID, At: e.At, Actor: e.Actor, Auth: e.Auth,
+			Action: e.Action, Target: e.Target, Group: e.Group, Before: e.Before, After: e.After, Client: e.Client}
+	})}
 	if more {
 		out.Next = es[len(es)-1].ID
 	}
 	return out
 }
 
-// auditPage reads limit and before.
-func auditPage(r *http.Request, f *store.AuditFilter) error {
+// listAudit answers the page of the audit log that f selects, its limit
+// and before read from the query.
+func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, f store.AuditFilter) error {
 	limit, err := queryInt(r, "limit", 100, 1, 1000)
 	if err != nil {
 		return err
@@ -31,6 +32,11 @@ func auditPage(r *http.Request, f *store.AuditFilter) error {
 		return err
 	}
 	f.Limit, f.Before = int(limit), before
+	es, more, err := s.store.ListAudit(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, auditList(es, more))
 	return nil
 }
 
@@ -44,27 +50,12 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
 	if a := q.Get("action"); a != "" {
 		f.Actions = []string{a}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := q.Get(p.name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return invalidf("%s=%q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.name, v)
-			}
-			*p.dst = t
-		}
+	var bad []string
+	queryTimes(q, &f.From, &f.To, func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) })
+	if len(bad) > 0 {
+		return invalidf("%s", strings.Join(bad, "; "))
 	}
-	if err := auditPage(r, &f); err != nil {
-		return err
-	}
-	es, more, err := s.store.ListAudit(r.Context(), f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, auditList(es, more))
-	return nil
+	return s.listAudit(w, r, f)
 }
 
 // jobHistory lists a job's revisions (create, update, enable, disable,
@@ -77,14 +68,5 @@ func (s *Server) jobHistory(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := store.AuditFilter{Target: store.JobTarget(id), Actions: store.JobRevisionActions}
-	if err := auditPage(r, &f); err != nil {
-		return err
-	}
-	es, more, err := s.store.ListAudit(r.Context(), f)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, auditList(es, more))
-	return nil
+	return s.listAudit(w, r, store.AuditFilter{Target: store.JobTarget(id), Actions: store.JobRevisionActions})
 }

@@ -84,11 +84,7 @@ func (s *Server) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.BackfillList{Backfills: make([]apiv1.Backfill, 0, len(bs))}
-	for _, b := range bs {
-		out.Backfills = append(out.Backfills, backfillDoc(b))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.BackfillList{Backfills: docs(bs, backfillDoc)})
 	return nil
 }
 

@@ -17,12 +17,12 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.GroupList{Groups: make([]apiv1.Group, 0, len(gs))}
-	for _, g := range gs {
-		out.Groups = append(out.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt})
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.GroupList{Groups: docs(gs, groupDoc)})
 	return nil
+}
+
+func groupDoc(g store.Group) apiv1.Group {
+	return apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt}
 }
 
 func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
@@ -48,7 +48,7 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, apiv1.Group{Name: out.Name, Title: out.Title, CommandHandlers: out.CommandHandlers, CreatedAt: out.CreatedAt})
+	writeJSON(w, http.StatusCreated, groupDoc(out))
 	return nil
 }
 
@@ -124,10 +124,8 @@ func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var req apiv1.TriggerRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, &req); err != nil {
+		return err
 	}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
@@ -195,10 +193,7 @@ func jobPage(r *http.Request) (id int64, limit int, err error) {
 }
 
 func runList(rs []store.Run, more bool) apiv1.RunList {
-	out := apiv1.RunList{Runs: make([]apiv1.Run, 0, len(rs))}
-	for _, run := range rs {
-		out.Runs = append(out.Runs, runDoc(run))
-	}
+	out := apiv1.RunList{Runs: docs(rs, runDoc)}
 	if more {
 		last := rs[len(rs)-1]
 		out.Cursor = encodeCursor(store.RunKey{ScheduledAt: last.ScheduledAt, ID: last.ID})
@@ -212,14 +207,13 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("group %q is not a valid group name", group)
 	}
 	live, groups := s.liveGroups(r, group)
-	out := apiv1.WorkerList{Workers: make([]apiv1.Worker, 0, len(live)), Groups: groups}
-	for _, wi := range live {
-		out.Workers = append(out.Workers, apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID,
-			Version: wi.Version, Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running,
-			StartedAt: wi.StartedAt, BeatAt: wi.BeatAt})
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.WorkerList{Workers: docs(live, workerDoc), Groups: groups})
 	return nil
+}
+
+func workerDoc(wi wire.WorkerInfo) apiv1.Worker {
+	return apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID, Version: wi.Version,
+		Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running, StartedAt: wi.StartedAt, BeatAt: wi.BeatAt}
 }
 
 // liveGroups are the live workers the caller may see (of group, or all

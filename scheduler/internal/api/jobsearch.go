@@ -40,10 +40,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.JobList{Jobs: make([]apiv1.Job, 0, len(js))}
-	for _, j := range js {
-		out.Jobs = append(out.Jobs, jobDoc(j))
-	}
+	out := apiv1.JobList{Jobs: docs(js, jobDoc)}
 	if more {
 		last := js[len(js)-1]
 		out.Cursor = encodeJobCursor(f.Sort, f.Desc, store.KeyOf(last))

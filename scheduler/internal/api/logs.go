@@ -47,11 +47,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		out := apiv1.RunLogs{Lines: make([]apiv1.LogLine, 0, len(lines)), Next: next}
-		for _, l := range lines {
-			out.Lines = append(out.Lines, logDoc(l))
-		}
-		writeJSON(w, http.StatusOK, out)
+		writeJSON(w, http.StatusOK, apiv1.RunLogs{Lines: docs(lines, logDoc), Next: next})
 		return nil
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")

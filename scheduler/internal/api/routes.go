@@ -279,16 +279,28 @@ func (s *Server) pathRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, 
 // pathGroup is the group of the path's {id}, a kind looked up by group
 // (a missing one answers like another group's: hidden).
 func pathGroup(r *http.Request, kind string, group func(context.Context, int64) (string, error)) ([]auth.Need, error) {
-	id, err := pathID(r)
+	g, what, err := pathRecord(r, kind, group)
 	if err != nil {
 		return nil, err
 	}
-	what := fmt.Sprintf("%s %d", kind, id)
-	g, err := group(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, what)
-	}
 	return []auth.Need{{Group: g, Hidden: true, What: what}}, nil
+}
+
+// pathRecord reads what a rule looks at of the path's {id}, a kind, with
+// get; it also returns the name a refusal gives it ("job 7"). A missing
+// one answers like another group's: hidden.
+func pathRecord[T any](r *http.Request, kind string, get func(context.Context, int64) (T, error)) (T, string, error) {
+	var zero T
+	id, err := pathID(r)
+	if err != nil {
+		return zero, "", err
+	}
+	what := fmt.Sprintf("%s %d", kind, id)
+	v, err := get(r.Context(), id)
+	if err != nil {
+		return zero, what, hidden(err, what)
+	}
+	return v, what, nil
 }
 
 // jobFields are the fields of a job spec the rules look at.
@@ -356,22 +368,15 @@ func (s *Server) jobBodyGroup(r *http.Request, p *auth.Principal) ([]auth.Need, 
 // moving a job needs both, and scripts where either handler runs commands
 // (editing a shell job's params is running a command).
 func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
-	id, err := pathID(r)
-	if err != nil {
+	cur, what, err := pathRecord(r, "job", s.store.GetJob)
+	if err != nil || p.Admin {
 		return nil, err
-	}
-	cur, err := s.store.GetJob(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, fmt.Sprintf("job %d", id))
-	}
-	if p.Admin {
-		return nil, nil
 	}
 	was, err := s.commandNeed(r.Context(), cur.Group, cur.Handler)
 	if err != nil {
 		return nil, err
 	}
-	was.Hidden, was.What = true, fmt.Sprintf("job %d", id)
+	was.Hidden, was.What = true, what
 	var f jobFields
 	if _, err := peekBody(r, &f); err != nil {
 		return nil, err
@@ -384,17 +389,9 @@ func (s *Server) jobUpdateGroups(r *http.Request, p *auth.Principal) ([]auth.Nee
 // job runs commands: deleting a command-running job is writing it, as
 // creating or editing one is.
 func (s *Server) pathJobWriteGroup(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
-	id, err := pathID(r)
-	if err != nil {
+	j, what, err := pathRecord(r, "job", s.store.GetJob)
+	if err != nil || p.Admin {
 		return nil, err
-	}
-	what := fmt.Sprintf("job %d", id)
-	j, err := s.store.GetJob(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, what)
-	}
-	if p.Admin {
-		return nil, nil
 	}
 	n, err := s.commandNeed(r.Context(), j.Group, j.Handler)
 	n.Hidden, n.What = true, what
@@ -404,23 +401,16 @@ func (s *Server) pathJobWriteGroup(r *http.Request, p *auth.Principal) ([]auth.N
 // triggerGroups is the job's group; triggering a command-running job with
 // other params is running a command of one's choosing: scripts.
 func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
-	id, err := pathID(r)
-	if err != nil {
+	j, what, err := pathRecord(r, "job", s.store.GetJob)
+	if err != nil || p.Admin {
 		return nil, err
-	}
-	j, err := s.store.GetJob(r.Context(), id)
-	if err != nil {
-		return nil, hidden(err, fmt.Sprintf("job %d", id))
-	}
-	if p.Admin {
-		return nil, nil
 	}
 	var f jobFields
 	hasBody, err := peekBody(r, &f)
 	if err != nil {
 		return nil, err
 	}
-	n := auth.Need{Group: j.Group, Hidden: true, What: fmt.Sprintf("job %d", id)}
+	n := auth.Need{Group: j.Group, Hidden: true, What: what}
 	if hasBody && f.Params != nil {
 		cn, err := s.commandNeed(r.Context(), j.Group, j.Handler)
 		if err != nil {
@@ -454,13 +444,9 @@ func (s *Server) bodyUser(r *http.Request, p *auth.Principal) (string, bool, err
 
 // keyOwner is the user of the path's key; a stranger's key is not found.
 func (s *Server) keyOwner(r *http.Request, _ *auth.Principal) (string, bool, error) {
-	id, err := pathID(r)
+	k, _, err := pathRecord(r, "key", s.store.GetKey)
 	if err != nil {
 		return "", false, err
-	}
-	k, err := s.store.GetKey(r.Context(), id)
-	if err != nil {
-		return "", false, hidden(err, fmt.Sprintf("key %d", id))
 	}
 	return k.User, true, nil
 }

@@ -74,10 +74,8 @@ func utcPtr(t *time.Time) *time.Time {
 // policy, the default) or not at all (none).
 func (s *Server) enableJob(w http.ResponseWriter, r *http.Request) error {
 	var req apiv1.EnableRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, &req); err != nil {
+		return err
 	}
 	catchUp, err := store.ParseCatchUp(req.CatchUp)
 	if err != nil {
@@ -89,10 +87,8 @@ func (s *Server) enableJob(w http.ResponseWriter, r *http.Request) error {
 // disableJob disables a job, keeping the optional body's note.
 func (s *Server) disableJob(w http.ResponseWriter, r *http.Request) error {
 	var req apiv1.DisableRequest
-	if r.ContentLength != 0 {
-		if err := decode(w, r, &req); err != nil {
-			return err
-		}
+	if err := decodeOptional(w, r, &req); err != nil {
+		return err
 	}
 	if n := utf8.RuneCountInString(req.Note); n > maxPauseNoteLen {
 		return invalidf("note is %d characters, more than %d", n, maxPauseNoteLen)

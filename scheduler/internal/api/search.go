@@ -76,18 +76,7 @@ func searchFilter(r *http.Request) (store.RunFilter, error) {
 		}
 		f.TriggerTypes = appendNew(f.TriggerTypes, tt)
 	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := q.Get(p.name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				add("%s=%q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.name, v)
-			}
-			*p.dst = t
-		}
-	}
+	queryTimes(q, &f.From, &f.To, add)
 	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
 		add("from (%s) must be before to (%s)", q.Get("from"), q.Get("to"))
 	}

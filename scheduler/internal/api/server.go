@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -244,6 +245,16 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 	})
 }
 
+// docs maps records to their API documents: never nil, so that an empty
+// list is [] in JSON, not null.
+func docs[T, D any](xs []T, doc func(T) D) []D {
+	out := make([]D, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, doc(x))
+	}
+	return out
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
@@ -283,6 +294,15 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 	}
 	return nil
+}
+
+// decodeOptional is decode for a body that may be left out: without one,
+// v stays as it is.
+func decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	return decode(w, r, v)
 }
 
 // badText names the top-level field of a JSON object whose raw value bad
@@ -389,6 +409,24 @@ func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) 
 		}
 		writeJSON(w, http.StatusOK, doc(v))
 		return nil
+	}
+}
+
+// queryTimes reads the optional RFC 3339 query parameters from and to
+// into *from and *to, telling add of each malformed one.
+func queryTimes(q url.Values, from, to *time.Time, add func(format string, args ...any)) {
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", from}, {"to", to}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				add("%s=%q: want an RFC 3339 time such as 2026-11-22T00:00:00Z", p.name, v)
+				continue
+			}
+			*p.dst = t
+		}
 	}
 }
 

@@ -60,11 +60,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.UserList{Users: make([]apiv1.User, 0, len(us))}
-	for _, u := range us {
-		out.Users = append(out.Users, userDoc(u))
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, apiv1.UserList{Users: docs(us, userDoc)})
 	return nil
 }
 

@@ -61,6 +61,7 @@ package backlog
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,12 +104,8 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.WarnAfter == 0 {
-		c.WarnAfter = 5 * time.Second
-	}
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.WarnAfter = cmp.Or(c.WarnAfter, 5*time.Second)
 	return c
 }
 

@@ -28,14 +28,25 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 // publish stores n triggers on subject and returns when each was stored.
 func publish(t *testing.T, js jetstream.JetStream, subject string, n int) []time.Time {
 	t.Helper()
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		bodies[i] = fmt.Appendf(nil, `{"n":%d}`, i)
+	}
+	return store(t, js, subject, bodies)
+}
+
+// store publishes each body on subject to the triggers stream and returns
+// when each was stored.
+func store(t *testing.T, js jetstream.JetStream, subject string, bodies [][]byte) []time.Time {
+	t.Helper()
 	ctx := context.Background()
 	st, err := js.Stream(ctx, stream.Triggers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []time.Time
-	for i := range n {
-		ack, err := js.Publish(ctx, subject, fmt.Appendf(nil, `{"n":%d}`, i))
+	out := make([]time.Time, 0, len(bodies))
+	for _, b := range bodies {
+		ack, err := js.Publish(ctx, subject, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,28 +261,15 @@ func TestConfigValidate(t *testing.T) {
 // was stored.
 func publishBatches(t *testing.T, js jetstream.JetStream, group string, sizes ...int) []time.Time {
 	t.Helper()
-	ctx := context.Background()
-	st, err := js.Stream(ctx, stream.Triggers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []time.Time
+	bodies := make([][]byte, len(sizes))
 	for i, n := range sizes {
 		lines := make([]string, n)
 		for l := range lines {
 			lines[l] = fmt.Sprintf(`{"n":%d,"line":%d}`, i, l)
 		}
-		ack, err := js.Publish(ctx, stream.TriggerBatch(group), []byte(strings.Join(lines, "\n")))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := st.GetMsg(ctx, ack.Sequence)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m.Time)
+		bodies[i] = []byte(strings.Join(lines, "\n"))
 	}
-	return out
+	return store(t, js, stream.TriggerBatch(group), bodies)
 }
 
 // A trigger batch counts as the runs it carries: pending with no worker

@@ -161,6 +161,16 @@ func (b *browser) do(method, path string, form url.Values) page {
 
 func (b *browser) get(path string) page { return b.do(http.MethodGet, path, nil) }
 
+// open gets the page at path and fails the test unless it answers 200.
+func (b *browser) open(path string) page {
+	b.e.t.Helper()
+	p := b.get(path)
+	if p.Code != http.StatusOK {
+		b.e.t.Fatalf("GET %s: %d\n%s", path, p.Code, p.Body)
+	}
+	return p
+}
+
 func (b *browser) post(path string, form url.Values) page {
 	if form == nil {
 		form = url.Values{}

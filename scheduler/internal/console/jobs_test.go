@@ -18,10 +18,7 @@ func TestJobsListEmptyAndFull(t *testing.T) {
 	v := e.browser().login("viewer")
 
 	// Empty: an operator is invited to create one, a viewer is not.
-	p := op.get("/jobs")
-	if p.Code != http.StatusOK {
-		t.Fatalf("jobs page: %d\n%s", p.Code, p.Body)
-	}
+	p := op.open("/jobs")
 	mustContain(t, p, `id="no-jobs"`, "No jobs yet — ", `href="/jobs/new"`, `id="new-job"`)
 	p = v.get("/jobs")
 	mustContain(t, p, `id="no-jobs"`, "No jobs yet in the groups you may read.")
@@ -123,10 +120,7 @@ func TestJobPageShowsEverything(t *testing.T) {
 	}
 	admin := e.browser().login("admin")
 	path := fmt.Sprintf("/jobs/%d", j.ID)
-	p := admin.get(path)
-	if p.Code != http.StatusOK {
-		t.Fatalf("job page: %d\n%s", p.Code, p.Body)
-	}
+	p := admin.open(path)
 	// Next fires in the job's zone and in UTC: 02:30 in Tokyo is 17:30 UTC.
 	mustContain(t, p, `id="job-title"`, "nightly-report", `id="preview-table"`, "<th>In Asia/Tokyo</th>",
 		"02:30:00 JST</td>", "17:30:00</td>", `id="no-runs"`, `id="job-edit"`, `id="job-trigger"`, `id="job-delete"`,
@@ -207,10 +201,7 @@ func TestJobFormCreates(t *testing.T) {
 	op := e.browser().login("operator")
 
 	// The empty form offers only the groups the user operates.
-	p := op.get("/jobs/new")
-	if p.Code != http.StatusOK {
-		t.Fatalf("new job form: %d\n%s", p.Code, p.Body)
-	}
+	p := op.open("/jobs/new")
 	mustContain(t, p, `id="job-form"`, `id="f-name"`, `id="f-schedule_expr"`, `id="f-timezone"`, `id="f-params"`,
 		`id="f-child_job_ids"`, `id="f-alarm_emails"`, `<label for="f-retry_max">`, `<option selected>a</option>`)
 	mustLack(t, p, `<option>b</option>`, `<option selected>b</option>`, `id="f-version"`)
@@ -313,10 +304,7 @@ func TestJobFormEditsAndConflicts(t *testing.T) {
 	path := fmt.Sprintf("/jobs/%d", j.ID)
 
 	// The edit form carries the job's values and version.
-	p = op.get(path + "/edit")
-	if p.Code != http.StatusOK {
-		t.Fatalf("edit form: %d\n%s", p.Code, p.Body)
-	}
+	p = op.open(path + "/edit")
 	mustContain(t, p, fmt.Sprintf(`id="f-version" value="%d"`, j.Version), `value="nightly"`, `value="10m"`,
 		`value="Europe/Berlin"`, `id="f-enabled" name="enabled" value="on" checked`, fmt.Sprintf(`action="%s"`, path))
 

@@ -19,10 +19,7 @@ func TestWorkersPage(t *testing.T) {
 	}
 
 	admin := e.browser().login("admin")
-	p := admin.get("/workers")
-	if p.Code != http.StatusOK {
-		t.Fatalf("workers page: %d\n%s", p.Code, p.Body)
-	}
+	p := admin.open("/workers")
 	// Group a: its worker with host, handlers, 3 of 8 slots busy.
 	mustContain(t, p, `id="groups-table"`, `id="workers-a"`, `data-worker="wa-1"`, "host-a1", "echo, report",
 		"<td>3 / 8</td>", `id="workers-b"`, `id="new-group-form"`)

@@ -22,6 +22,7 @@
 package httplimit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -78,18 +79,10 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.ReadHeaderTimeout == 0 {
-		c.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if c.BodyTimeout == 0 {
-		c.BodyTimeout = DefaultBodyTimeout
-	}
-	if c.IdleTimeout == 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.MaxAnonymous == 0 {
-		c.MaxAnonymous = DefaultMaxAnonymous
-	}
+	c.ReadHeaderTimeout = cmp.Or(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	c.BodyTimeout = cmp.Or(c.BodyTimeout, DefaultBodyTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.MaxAnonymous = cmp.Or(c.MaxAnonymous, DefaultMaxAnonymous)
 	return c
 }
 

@@ -314,47 +314,40 @@ var (
 )
 
 func mapStrategies(j Job, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
-	route, ok := routes[j.RouteStrategy]
-	switch {
-	case j.RouteStrategy == "":
-		route = policy.RouteAny
-		changed("no route strategy: jetjob's default, any (the group's shared queue)")
-	case !ok:
-		problem("route strategy %q is unknown to jetjob", j.RouteStrategy)
-	default:
-		mapped("route %s → %s", j.RouteStrategy, route)
-	}
+	route, _ := mapStrategy("route", j.RouteStrategy, routes, policy.RouteAny,
+		"jetjob's default, any (the group's shared queue)", mapped, changed, problem)
 	if route == policy.RouteBusyover {
 		changed("busyover: when every worker is busy with the job jetjob sends the run to the first one (xxl-job failed the trigger)")
 	}
 	spec.RouteStrategy = string(route)
 
-	block, ok := blocks[j.BlockStrategy]
-	switch {
-	case j.BlockStrategy == "":
-		block = policy.BlockSerial
-		changed("no block strategy: serial, as xxl-job's default")
-	case !ok:
-		problem("block strategy %q is unknown to jetjob", j.BlockStrategy)
-	default:
-		mapped("block %s → %s", j.BlockStrategy, block)
-	}
+	block, ok := mapStrategy("block", j.BlockStrategy, blocks, policy.BlockSerial,
+		"serial, as xxl-job's default", mapped, changed, problem)
 	if ok && spreading[route] {
 		changed("block %s now holds across the group: runs on different workers no longer overlap (xxl-job blocked per executor)", block)
 	}
 	spec.BlockStrategy = string(block)
 
-	misfire, ok := misfires[j.MisfireStrategy]
-	switch {
-	case j.MisfireStrategy == "":
-		misfire = policy.MisfireSkip
-		changed("no misfire strategy: skip, as xxl-job's default DO_NOTHING")
-	case !ok:
-		problem("misfire strategy %q is unknown to jetjob", j.MisfireStrategy)
-	default:
-		mapped("misfire %s → %s", j.MisfireStrategy, misfire)
-	}
+	misfire, _ := mapStrategy("misfire", j.MisfireStrategy, misfires, policy.MisfireSkip,
+		"skip, as xxl-job's default DO_NOTHING", mapped, changed, problem)
 	spec.MisfirePolicy = string(misfire)
+}
+
+// mapStrategy maps one of an xxl-job job's strategies, of kind (route,
+// block, misfire), through table: none becomes def (noted with why), an
+// unknown one is a problem. ok says whether table knows it.
+func mapStrategy[T ~string](kind, from string, table map[string]T, def T, why string, mapped, changed, problem noteFunc) (to T, ok bool) {
+	to, ok = table[from]
+	switch {
+	case from == "":
+		to = def
+		changed("no %s strategy: %s", kind, why)
+	case !ok:
+		problem("%s strategy %q is unknown to jetjob", kind, from)
+	default:
+		mapped("%s %s → %s", kind, from, to)
+	}
+	return to, ok
 }
 
 func mapHandler(j Job, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
