@@ -91,12 +91,7 @@ func TestLostEvent(t *testing.T) {
 // as it is by the applier), and deletes the message only then. A line
 // that names no run is left out.
 func TestSpentBatchEndsEveryRunLost(t *testing.T) {
-	_, _, js := natsembed.StartTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, js, triggers, events := monitorEnv(t)
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	var ts []*wire.Trigger
 	for id := int64(101); id <= 103; id++ {
@@ -109,15 +104,6 @@ func TestSpentBatchEndsEveryRunLost(t *testing.T) {
 	}
 	data = append(data, []byte("\nnot a trigger")...)
 	ack, err := js.Publish(ctx, stream.TriggerBatch("g"), data, jetstream.WithMsgID(wire.BatchMsgID(101)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	triggers, err := js.Stream(ctx, stream.Triggers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
-		Durable: "test", FilterSubject: stream.Event("g"), AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,4 +155,26 @@ func TestSpentBatchEndsEveryRunLost(t *testing.T) {
 	if got := counted.GetCounter().GetValue(); got != 3 {
 		t.Errorf("jetjob_lost_runs_total{group=g} = %v, want 3", got)
 	}
+}
+
+// monitorEnv is a NATS server with jetjob's streams, for a monitor's
+// handle: the triggers stream and a consumer of group g's events.
+func monitorEnv(t *testing.T) (context.Context, jetstream.JetStream, jetstream.Stream, jetstream.Consumer) {
+	t.Helper()
+	_, _, js := natsembed.StartTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	triggers, err := js.Stream(ctx, stream.Triggers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
+		Durable: "test", FilterSubject: stream.Event("g"), AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, js, triggers, events
 }

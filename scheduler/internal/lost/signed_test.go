@@ -1,7 +1,6 @@
 package lost
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -27,12 +25,7 @@ import (
 // scheduler's key, or by the previous key of a rotation, end their runs
 // LOST.
 func TestOnlySignedSpentTriggersEndRuns(t *testing.T) {
-	_, _, js := natsembed.StartTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, js, triggers, events := monitorEnv(t)
 	signer, _, err := trigsign.GeneratePair()
 	if err != nil {
 		t.Fatal(err)
@@ -46,15 +39,6 @@ func TestOnlySignedSpentTriggersEndRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, err := trigsign.NewVerifier(signer.PublicKey(), previous.PublicKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	triggers, err := js.Stream(ctx, stream.Triggers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := js.CreateOrUpdateConsumer(ctx, stream.Events, jetstream.ConsumerConfig{
-		Durable: "test", FilterSubject: stream.Event("g"), AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatal(err)
 	}
