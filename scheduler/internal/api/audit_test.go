@@ -61,7 +61,7 @@ func TestAuditRowsForEveryMutation(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	spec := j.JobSpec
-	spec.Description, spec.Version = "second", j.Version
+	spec.Description, spec.Version, spec.Jitter = "second", j.Version, apiv1.Duration(3*time.Second)
 	if code, body := e.do("operator", "PUT", fmt.Sprintf("/api/v1/jobs/%d", j.ID), spec); code != http.StatusOK {
 		t.Fatalf("update: %d %s", code, body)
 	}
@@ -91,6 +91,7 @@ func TestAuditRowsForEveryMutation(t *testing.T) {
 	}{
 		{"job.create", fmt.Sprint("job:", j.ID), "description", nil, nil},
 		{"job.update", fmt.Sprint("job:", j.ID), "description", nil, "second"},
+		{"job.update", fmt.Sprint("job:", j.ID), "jitter", nil, "3s"},
 		{"job.disable", fmt.Sprint("job:", j.ID), "enabled", true, false},
 		{"job.enable", fmt.Sprint("job:", j.ID), "enabled", false, true},
 		{"job.trigger", fmt.Sprint("job:", j.ID), "status", nil, "SCHEDULED"},

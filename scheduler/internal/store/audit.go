@@ -181,6 +181,20 @@ type jobAudit struct {
 	AlarmEmails   []string `json:"alarm_emails,omitempty"`
 	Enabled       bool     `json:"enabled"`
 	Version       int64    `json:"version"`
+	// The schedule operations (0 and nil: the defaults, left out).
+	MisfireThreshold string     `json:"misfire_threshold,omitempty"`
+	MaxCatchup       int        `json:"max_catchup,omitempty"`
+	Jitter           string     `json:"jitter,omitempty"`
+	StartAt          *time.Time `json:"start_at,omitempty"`
+	EndAt            *time.Time `json:"end_at,omitempty"`
+}
+
+// optDuration is d as the audit log writes it, "" for 0 (the default).
+func optDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 func jobDoc(j Job) *jobAudit {
@@ -189,7 +203,9 @@ func jobDoc(j Job) *jobAudit {
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
 		MaxConc: j.MaxConcurrency, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
-		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Enabled: j.Enabled, Version: j.Version}
+		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Enabled: j.Enabled, Version: j.Version,
+		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
+		StartAt: j.StartAt, EndAt: j.EndAt}
 }
 
 // runAudit is a run as the audit log keeps it.
