@@ -84,8 +84,11 @@ func TestNATSOutageMisfirePolicies(t *testing.T) {
 			t.Errorf("skip job %d: %d missed fires recorded SKIPPED/EXPIRED, want at least 3", id, n)
 		}
 	}
-	// fire_once: exactly one catch-up run per job, the rest SKIPPED.
-	for id, n := range c.lateRuns(once, missedFrom, missedTo.Add(time.Second)) {
+	// fire_once: exactly one catch-up run per job, the rest SKIPPED. The
+	// catch-up is the newest fire still late when dispatch published
+	// again, which on a loaded machine can be later than the test saw
+	// /readyz answer again: it is looked for up to the window's end.
+	for id, n := range c.lateRuns(once, missedFrom, to) {
 		if n != 1 {
 			t.Errorf("fire_once job %d: %d late runs, want exactly 1 catch-up", id, n)
 		}
