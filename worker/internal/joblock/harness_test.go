@@ -37,11 +37,17 @@ type env struct {
 	kv jetstream.KeyValue
 	// signals are every worker's of the test, shared.
 	signals TestSignals
+
+	mu sync.Mutex
+	// asking: the runs of every worker whose Acquire has not returned, by
+	// fire time (Unix ms).
+	asking map[int64]int64
+	fires  map[int64]int64 // every run's fire time
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{Env: testnats.New(t), t: t}
+	e := &env{Env: testnats.New(t), t: t, asking: map[int64]int64{}, fires: map[int64]int64{}}
 	e.signals.Init(t)
 	var err error
 	if e.kv, err = stream.Locks(e.Ctx(), e.JS, stream.Config{}); err != nil {
@@ -57,6 +63,7 @@ func (e *env) ctx() context.Context { return e.Ctx() }
 // from the locks and the table as the real worker does.
 type worker struct {
 	t     *testing.T
+	e     *env
 	id    string
 	locks *Locks
 	ctl   *control.Server
@@ -70,7 +77,7 @@ type worker struct {
 func (e *env) worker(id string, ttl time.Duration) *worker {
 	e.t.Helper()
 	nc := e.Connect()
-	w := &worker{t: e.t, id: id, active: map[int64]bool{}, held: map[int64]*Lock{}, kills: map[int64]string{}}
+	w := &worker{t: e.t, e: e, id: id, active: map[int64]bool{}, held: map[int64]*Lock{}, kills: map[int64]string{}}
 	w.locks = New(Config{
 		NATS: nc, KV: e.kv, WorkerID: id, TTL: ttl, Logger: zaptest.NewLogger(e.t),
 		Active: w.isActive, TestSignals: e.signals,
@@ -122,9 +129,15 @@ func (w *worker) acquire(req Request) <-chan result {
 	w.mu.Lock()
 	w.active[req.Run] = true
 	w.mu.Unlock()
+	w.e.mu.Lock()
+	w.e.asking[req.Run], w.e.fires[req.Run] = req.FireAt.UnixMilli(), req.FireAt.UnixMilli()
+	w.e.mu.Unlock()
 	out := make(chan result, 1)
 	go func() {
 		l, waited, err := w.locks.Acquire(context.Background(), req)
+		w.e.mu.Lock()
+		delete(w.e.asking, req.Run)
+		w.e.mu.Unlock()
 		if l != nil {
 			w.mu.Lock()
 			w.held[req.Run] = l
@@ -212,4 +225,22 @@ func (e *env) waitQueue(key string, runs ...int64) {
 func fmtRuns(runs []int64) string {
 	b, _ := json.Marshal(runs)
 	return string(b)
+}
+
+// nextHold takes the next lock a run of the test's workers took (the Held
+// signal, in the order they were taken) and fails unless run took it, or
+// if a run of an earlier fire still asks for it (waits, or is about to).
+func (e *env) nextHold(run int64) {
+	e.t.Helper()
+	got := e.signals.Held.WaitOrTimeout(e.t, waitLimit)
+	if got != run {
+		e.t.Fatalf("run %d took the lock next, want run %d", got, run)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for other, at := range e.asking {
+		if other != run && at < e.fires[run] {
+			e.t.Fatalf("run %d took the lock while run %d, of an earlier fire, asked for it", run, other)
+		}
+	}
 }

@@ -106,7 +106,8 @@ type TestSignals struct {
 	Waiting testsignal.Signal[int64]
 	// Held: a run holds its lock, or a slot of its job's.
 	Held testsignal.Signal[int64]
-	// Beat: a holder's beat was written.
+	// Beat: a holder's beat was written, or a waiting run's beat of its
+	// place in the queue (not of a slot's queue).
 	Beat testsignal.Signal[Beat]
 	// Released: a run released its lock (a slot: the write that gives it
 	// back is done).
@@ -121,7 +122,7 @@ func (ts *TestSignals) Init(tb testsignal.TB) {
 	ts.Released.Init(tb)
 }
 
-// Beat is a holder's beat written: the run holding, and its beat now.
+// Beat is a beat written: the run holding (or waiting), and its beat now.
 type Beat struct {
 	Run  int64
 	Beat int64
@@ -293,11 +294,12 @@ func (ls *Locks) newLock(req Request, key string) *Lock {
 }
 
 // hold registers the lock key req's run has just written (revision rev,
-// the write sent at wrote) and keeps it refreshed until released.
-func (ls *Locks) hold(req Request, key string, rev uint64, wrote time.Time) *Lock {
+// the write sent at wrote), or found handed to it, and keeps it refreshed
+// until released; contended: runs are queued behind it.
+func (ls *Locks) hold(req Request, key string, rev uint64, wrote time.Time, contended bool) *Lock {
 	l := ls.newLock(req, key)
 	l.rev, l.wrote = rev, wrote
-	ls.held.hold(key, l)
+	ls.held.hold(key, l, contended)
 	return l.start()
 }
 
@@ -331,6 +333,11 @@ func (l *Lock) bump() {
 			l.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 			return false
 		}
+		if !l.slots && len(v.Queue) > 0 {
+			// Runs wait for it, maybe without this worker having heard:
+			// it is handed on when this run ends, not left for reuse.
+			l.ls.held.contendHeld(l)
+		}
 		return true
 	}); rev != 0 {
 		l.rev, l.wrote = rev, at
@@ -358,12 +365,15 @@ func (l *Lock) beatIn(v *value) (int64, bool) {
 	return 0, false
 }
 
-// Release stops refreshing and leaves the lock as it is, naming this run
-// (or the one it holds it for), which has ended (the caller has published
-// its result, and the run leaves the worker's table right after): no
-// write. The job's next run takes it over (see Acquire). Unless someone
-// waits for it, the lock is remembered for the job's next run here
-// (heldLocks).
+// Release stops refreshing and, unless someone waits for the lock, leaves
+// it as it is, naming this run (or the one it holds it for), which has
+// ended (the caller has published its result, and the run leaves the
+// worker's table right after): no write. The job's next run takes it over
+// (see Acquire), and the lock is remembered for the job's next run here
+// (heldLocks). A contended lock — runs queued behind it, another worker
+// asked about it, or another run here asks for it — is handed to the first
+// in line instead (one write, handOn), so that the queue moves on without
+// the waiters having to reach this worker.
 //
 // (Releasing by a delete cost a second write per run; purging the run's own
 // revision instead, tried before, stalled one job's waiters for about a
@@ -382,8 +392,8 @@ func (l *Lock) Release() {
 	l.beat.Unlock()
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
-	} else {
-		l.ls.held.release(l.key, l)
+	} else if l.ls.held.release(l.key, l) {
+		l.ls.handOn(l.key, l.as)
 	}
 	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }
@@ -417,7 +427,10 @@ func (ls *Locks) Stop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			ls.cfg.Logger.Debug("left job lock not deleted (taken over or expired since?)", zap.String("lock", key), zap.Error(err))
+			// Written since: taken over, or someone queued whose
+			// question never came here.
+			ls.cfg.Logger.Debug("left job lock not deleted (written since); handing it on", zap.String("lock", key), zap.Error(err))
+			contended[key] = true
 		}
 	}
 	for key := range contended {
