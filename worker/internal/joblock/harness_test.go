@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -244,3 +245,46 @@ func (e *env) nextHold(run int64) {
 		}
 	}
 }
+
+// script drives runs of a serial job on the test's workers, run n firing
+// n seconds after the script began, and checks the order in which they
+// take the lock.
+type script struct {
+	t     *testing.T
+	e     *env
+	t0    time.Time
+	on    map[int64]*worker
+	asked map[int64]<-chan result
+}
+
+func (e *env) script() *script {
+	return &script{t: e.t, e: e, t0: time.Now(), on: map[int64]*worker{}, asked: map[int64]<-chan result{}}
+}
+
+// arrive asks for run's lock on w.
+func (s *script) arrive(w *worker, run int64) {
+	s.on[run] = w
+	s.asked[run] = w.acquire(req(run, s.t0.Add(time.Duration(run)*time.Second), policy.BlockSerial))
+}
+
+// hold waits for run to take the lock, the next run to (nextHold).
+func (s *script) hold(run int64) {
+	s.t.Helper()
+	s.e.nextHold(run)
+	recv(s.t, fmt.Sprintf("run %d's lock", run), s.asked[run])
+}
+
+// queue waits until the job's lock queues runs, in order.
+func (s *script) queue(runs ...int64) {
+	s.t.Helper()
+	s.e.waitQueue(Key(job, 0, 0), runs...)
+}
+
+// waits checks that run still waits.
+func (s *script) waits(run int64) {
+	s.t.Helper()
+	pending(s.t, fmt.Sprintf("run %d", run), s.asked[run])
+}
+
+// end ends run on its worker.
+func (s *script) end(run int64) { s.on[run].end(run) }

@@ -69,7 +69,9 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 		case again:
 			continue // changed meanwhile: look again at once
 		}
-		ls.waiting(&req)
+		if w.queued {
+			ls.waiting(&req)
+		}
 		sleep(ctx)
 	}
 }
@@ -84,6 +86,7 @@ type holderWait struct {
 	waiters   beatsSeen  // the other waiters' place beats
 	placeAt   time.Time  // when this run last wrote its place
 	created   bool       // the lock held was absent, and created
+	queued    bool       // this run's place is in the queue, as last seen
 }
 
 // lookHolder reads the lock once and acts on it (decideHolder): it returns
@@ -164,15 +167,20 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 			req.Log.Warn("kill request for the covered run not stored; waiting for it to end", zap.Error(err))
 		}
 	}
+	wasQueued := f.v.queued(me.Run)
+	w.queued = wasQueued
 	if d.write != nil {
 		if _, err := ls.put(ctx, key, d.write, rev); err != nil {
 			return nil, true, nil
 		}
-		if i := d.write.place(me.Run); i >= 0 {
-			if f.placeDue {
-				ls.cfg.TestSignals.Beat.Signal(Beat{Run: me.Run, Beat: d.write.Queue[i].Beat})
-			}
+		i := d.write.place(me.Run)
+		w.queued = i >= 0
+		switch {
+		case i >= 0 && f.placeDue:
+			ls.cfg.TestSignals.Beat.Signal(Beat{Run: me.Run, Beat: d.write.Queue[i].Beat, Place: true})
 			w.placeAt = now
+		case i >= 0 && !wasQueued:
+			w.placeAt = now // joined
 		}
 	}
 	return nil, false, nil

@@ -15,25 +15,45 @@
 // JETJOB_LOCKS names it and its worker as the holder, with the queue of
 // runs waiting behind it:
 //
-//	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2"}, …]}
+//	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2", "beat": 2}, …]}
 //
 // Every change is a compare-and-set on the key's revision. When a holder
-// ends it writes nothing: the key keeps naming it, and the job's next run
-// takes the lock over — on the same worker without writing while the lock
-// is young (heldLocks; serial and discard_later), or with one conditional
-// write from the revision it remembers; elsewhere with one conditional write after asking the
-// holder's worker whether that run has ended (control op run_active). So
-// runs that do not overlap cost at most one lock write each, and none
-// while a job's runs keep landing on the same worker. Waiting runs queue
-// in fire order (then run id) and the first of the queue takes over. The
-// holder bumps the value's beat every TTL/3 while it executes; a waiter
-// that sees the same holder and beat for Config.TTL (on its own clock)
-// takes the lock over: that is how the lock of a dead worker, which cannot
-// answer, frees itself, however often waiters write the key. A key nobody
-// writes expires after stream.LockTTL, the bucket's TTL.
+// that nobody waits for ends it writes nothing: the key keeps naming it,
+// and the job's next run takes the lock over — on the same worker without
+// writing while the lock is young (heldLocks; serial and discard_later),
+// or with one conditional write from the revision it remembers; elsewhere
+// with one conditional write after asking the holder's worker whether that
+// run has ended (control op run_active). So runs that do not overlap cost
+// at most one lock write each, and none while a job's runs keep landing on
+// the same worker. Waiting runs queue in fire order (then run id) and the
+// first of the queue takes over. A holder that others wait for — runs
+// queued behind it when it took the lock or when it beat, a question from
+// another worker, another run of its own worker asking — is contended: it
+// is not left for reuse, and when it ends its worker hands the lock to the
+// first in line (one write, handOn), so the queue moves on without the
+// waiters reaching that worker; a run of the holder's worker that finds
+// its ended run holding the lock hands it on too. The holder bumps the
+// value's beat every TTL/3 while it executes, and each waiter its place's:
+// a key some run waits for never expires, and a waiter whose place stands
+// still for Config.TTL (its worker died or stalled) is dropped by the
+// others (a live one joins again at its fire's place); a waiter that sees
+// the same holder and beat for Config.TTL (on its own clock) takes the
+// lock over: that is how the lock of a dead worker, which cannot answer,
+// frees itself, however often waiters write the key. A key nobody writes
+// expires after stream.LockTTL, the bucket's TTL.
 //
 //   - serial: a run that finds the job held joins the queue and waits, so
-//     runs go one at a time in fire order wherever they wait.
+//     runs go one at a time in fire order wherever they wait: no run takes
+//     the lock while one of an earlier fire waits for it, nor ahead of
+//     one of its own worker about to queue. Exceptions, each bounded: a
+//     worker that has not heard of a waiter elsewhere (whose questions are
+//     slow or lost, and which joined after that worker's last write of
+//     the key) may let its next runs reuse the lock for up to TTL/2 after
+//     that write (heldLocks); two runs on different workers deciding at
+//     the same moment go in the order their writes land; a waiter whose
+//     worker cannot reach NATS for Config.TTL loses its place, and joins
+//     again, at its fire's place, when it can; a holder that stalls
+//     beyond Config.TTL is taken over.
 //   - discard_later: Acquire returns a *DiscardedError.
 //   - cover_early: it asks for the holder to be killed (Config.Kill),
 //     joins the queue, and runs next.
@@ -126,6 +146,8 @@ func (ts *TestSignals) Init(tb testsignal.TB) {
 type Beat struct {
 	Run  int64
 	Beat int64
+	// Place: the beat of a waiting run's place in the queue.
+	Place bool
 }
 
 // Locks is one worker's side of the job lock protocol.
