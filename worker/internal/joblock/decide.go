@@ -40,8 +40,8 @@ func kindOf(s policy.Block, maxConcurrency int) (lockKind, policy.Block) {
 }
 
 // holderFacts is what a run waiting for a single-holder lock knows once it
-// has read the lock value v (held by another run; the waiters whose place
-// went stale dropped from it).
+// has read the lock value v (held by another run; the first waiter
+// dropped from it if its place went stale).
 type holderFacts struct {
 	v        value
 	me       waiter
@@ -59,11 +59,11 @@ type holderFacts struct {
 	// has not written its place in the queue yet: this run neither takes
 	// the lock nor hands it on ahead of it.
 	yield bool
-	// dropped: waiters whose place went stale were dropped from v, which
-	// must then be written back.
+	// dropped: the first waiter's place went stale and was dropped from
+	// v, which must then be written back.
 	dropped bool
-	// placeDue: this run wrote its place TTL/3 ago or more: its beat is
-	// due (a key some run waits for must not expire).
+	// placeDue: this run is first in line and wrote its place TTL/3 ago or
+	// more: its beat is due (a key some run waits for must not expire).
 	placeDue bool
 	// askedKill: this run has asked for the holder's kill already
 	// (cover_early asks once).
@@ -104,8 +104,8 @@ type holderDecision struct {
 // about to queue; a run of the holder's worker that finds it ended hands
 // it to the first in line; otherwise discard_later discards the run,
 // cover_early asks once for the holder's kill, and serial and cover_early
-// queue in fire order (then run id), beat their place every TTL/3, and
-// wait.
+// queue in fire order (then run id) and wait, the first in line beating
+// its place every TTL/3.
 func decideHolder(f holderFacts) holderDecision {
 	v := f.v
 	v.Queue = slices.Clone(v.Queue)

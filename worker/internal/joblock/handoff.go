@@ -15,8 +15,8 @@ import (
 // How a single-holder lock passes from run to run, and how a waiting run
 // tells the live from the dead: the holder's worker answers whether it
 // ended (holderEnded), a contended lock is handed on when its holder ends
-// (handOn), and beats that stand still for Config.TTL mark a holder or a
-// waiter dead (holderSeen, beatsSeen).
+// (handOn), and beats that stand still for Config.TTL mark a holder or the
+// first waiter dead (holderSeen).
 
 // handOn passes the lock key, which this worker's run holder (the name a
 // run here held it under) has just ended, to the first in line: the lock
@@ -70,45 +70,20 @@ func (h *holderSeen) stale(holder, beat int64, now time.Time, ttl time.Duration)
 	return now.Sub(h.since) > ttl
 }
 
-// beatsSeen is a waiting run's view of the beats of the other runs a lock
-// value names (the slots' holders, the waiters), by run.
-type beatsSeen map[int64]*holderSeen
-
-// stale records run's beat, seen at now, and reports whether it has not
-// moved for ttl.
-func (b beatsSeen) stale(run, beat int64, now time.Time, ttl time.Duration) bool {
-	h := b[run]
-	if h == nil {
-		h = &holderSeen{}
-		b[run] = h
+// dropStaleHead removes from v's queue its first waiter, unless that is
+// me, if its place's beat has not moved for ttl since h first saw it
+// first (only the first in line beats its place: the others will once they
+// are first) — its worker died or stalled; a live one that was only slow
+// joins again at its next look, at its fire's place —, and reports whether
+// it did.
+func (h *holderSeen) dropStaleHead(v *value, me int64, now time.Time, ttl time.Duration, log *zap.Logger) bool {
+	if len(v.Queue) == 0 || v.Queue[0].Run == me || !h.stale(v.Queue[0].Run, v.Queue[0].Beat, now, ttl) {
+		return false
 	}
-	return h.stale(run, beat, now, ttl)
-}
-
-// forget drops the runs that present says the value no longer names.
-func (b beatsSeen) forget(present func(run int64) bool) {
-	for run := range b {
-		if !present(run) {
-			delete(b, run)
-		}
-	}
-}
-
-// dropStaleWaiters removes from v's queue the waiters, but me, whose
-// place's beat has not moved for ttl — their worker died or stalled; a
-// live one that was only slow joins again at its next look, at its fire's
-// place — and reports whether it removed any. The caller forgets the runs
-// v no longer names.
-func (b beatsSeen) dropStaleWaiters(v *value, me int64, now time.Time, ttl time.Duration, log *zap.Logger) bool {
-	n := len(v.Queue)
-	v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool {
-		if w.Run == me || !b.stale(w.Run, w.Beat, now, ttl) {
-			return false
-		}
-		log.Warn("a run waiting for the job lock stopped refreshing its place; dropping it", zap.Int64("stale_run", w.Run))
-		return true
-	})
-	return len(v.Queue) != n
+	log.Warn("the first run waiting for the job lock stopped refreshing its place; dropping it",
+		zap.Int64("stale_run", v.Queue[0].Run))
+	v.Queue = v.Queue[1:]
+	return true
 }
 
 // holderEnded says whether the run holding a job lock has ended (runs leave

@@ -53,7 +53,7 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	ls.held.contend(key)
-	w := &holderWait{key: key, me: me, strategy: strategy, waiters: beatsSeen{}}
+	w := &holderWait{key: key, me: me, strategy: strategy}
 	for first := true; ; first = false {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveQueue(ctx, key, me.Run)
@@ -83,7 +83,7 @@ type holderWait struct {
 	strategy  policy.Block
 	askedKill bool
 	holder    holderSeen // the holder's beat
-	waiters   beatsSeen  // the other waiters' place beats
+	head      holderSeen // the first waiter's place beat
 	placeAt   time.Time  // when this run last wrote its place
 	created   bool       // the lock held was absent, and created
 	queued    bool       // this run's place is in the queue, as last seen
@@ -123,12 +123,11 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 	now := time.Now()
 	f := holderFacts{me: me, strategy: w.strategy, askedKill: w.askedKill, mine: v.Worker == ls.cfg.WorkerID,
 		stale:   w.holder.stale(v.Holder, v.Beat, now, ls.cfg.TTL),
-		dropped: w.waiters.dropStaleWaiters(&v, me.Run, now, ls.cfg.TTL, req.Log),
+		dropped: w.head.dropStaleHead(&v, me.Run, now, ls.cfg.TTL, req.Log),
 	}
-	w.waiters.forget(v.queued)
 	f.v = v
 	f.yield = ls.held.yield(key, me, v.Queue)
-	f.placeDue = v.queued(me.Run) && now.Sub(w.placeAt) >= ls.cfg.TTL/3
+	f.placeDue = f.v.place(me.Run) == 0 && now.Sub(w.placeAt) >= ls.cfg.TTL/3
 	// The holder's worker is asked only when the answer matters; this
 	// worker's own runs are looked up here.
 	if f.mine || (f.next() && !f.stale && !f.yield) {

@@ -33,10 +33,11 @@
 // first in line (one write, handOn), so the queue moves on without the
 // waiters reaching that worker; a run of the holder's worker that finds
 // its ended run holding the lock hands it on too. The holder bumps the
-// value's beat every TTL/3 while it executes, and each waiter its place's:
-// a key some run waits for never expires, and a waiter whose place stands
-// still for Config.TTL (its worker died or stalled) is dropped by the
-// others (a live one joins again at its fire's place); a waiter that sees
+// value's beat every TTL/3 while it executes, and the first in line its
+// place's: a key some run waits for never expires, and a first in line
+// whose place stands still for Config.TTL (its worker died or stalled) is
+// dropped by the others (a live one joins again at its fire's place); a
+// waiter that sees
 // the same holder and beat for Config.TTL (on its own clock) takes the
 // lock over: that is how the lock of a dead worker, which cannot answer,
 // frees itself, however often waiters write the key. A key nobody writes

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/stream"
 )
 
@@ -159,27 +158,39 @@ func TestSerialFireOrderAcrossWorkers(t *testing.T) {
 	}
 }
 
-// A waiter beats its place every TTL/3, so that a key some run waits for
-// never expires (the queue would go with it), and one whose place stands
-// still for the TTL is dropped: here the head of the queue, of a dead
-// worker, does not keep the run behind it from taking over the dead
-// holder's lock.
+// The first in line beats its place every TTL/3, so that a key some run
+// waits for never expires (the queue would go with it).
+func TestFirstWaiterBeatsItsPlace(t *testing.T) {
+	e := newEnv(t)
+	w1, w2 := e.worker("w1", testTTL), e.worker("w2", testTTL)
+	s := e.script()
+	s.arrive(w1, 1)
+	s.hold(1)
+	s.arrive(w2, 2)
+	s.queue(2)
+	e.signals.Beat.WaitFor(t, waitLimit, "run 2 to beat its place", func(b Beat) bool { return b.Run == 2 && b.Place })
+	s.end(1)
+	s.hold(2)
+	s.end(2)
+}
+
+// A first in line whose place stands still for the TTL is dropped: here
+// the head of the queue, of a dead worker, does not keep the run behind it
+// from taking over the dead holder's lock.
 func TestDeadWaiterDropped(t *testing.T) {
 	e := newEnv(t)
 	w := e.worker("w1", testTTL)
 	key := Key(job, 0, 0)
-	t0 := time.Now()
-	dead := fmt.Sprintf(`{"holder":999,"worker":"gone","beat":3,"queue":[{"run":998,"at":%d,"worker":"gone","beat":1}]}`, t0.UnixMilli())
+	s := e.script()
+	dead := fmt.Sprintf(`{"holder":999,"worker":"gone","beat":3,"queue":[{"run":998,"at":%d,"worker":"gone","beat":1}]}`, s.t0.UnixMilli())
 	if _, err := e.kv.Create(e.ctx(), key, []byte(dead)); err != nil {
 		t.Fatal(err)
 	}
-	r := w.acquire(req(1, t0.Add(time.Second), policy.BlockSerial))
-	e.waitQueue(key, 998, 1)
-	e.signals.Beat.WaitFor(t, waitLimit, "run 1 to beat its place", func(b Beat) bool { return b.Run == 1 && b.Place })
-	e.nextHold(1)
-	recv(t, "run 1's lock", r)
+	s.arrive(w, 1)
+	s.queue(998, 1)
+	s.hold(1)
 	if v := e.value(key); v.Holder != 1 || len(v.Queue) != 0 {
 		t.Errorf("lock %+v, want run 1 holding, the dead waiter dropped", v)
 	}
-	w.end(1)
+	s.end(1)
 }

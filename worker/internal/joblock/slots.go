@@ -150,3 +150,27 @@ func (ls *Locks) leaveSlots(ctx context.Context, key string, run int64) {
 		return len(v.Slots)+len(v.Queue) != n
 	})
 }
+
+// beatsSeen is a waiting run's view of the beats of the other runs a slots
+// value names (holders, waiters), by run.
+type beatsSeen map[int64]*holderSeen
+
+// stale records run's beat, seen at now, and reports whether it has not
+// moved for ttl.
+func (b beatsSeen) stale(run, beat int64, now time.Time, ttl time.Duration) bool {
+	h := b[run]
+	if h == nil {
+		h = &holderSeen{}
+		b[run] = h
+	}
+	return h.stale(run, beat, now, ttl)
+}
+
+// forget drops the runs that present says the value no longer names.
+func (b beatsSeen) forget(present func(run int64) bool) {
+	for run := range b {
+		if !present(run) {
+			delete(b, run)
+		}
+	}
+}
