@@ -228,18 +228,21 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 	}
 	e.wantLockHolder(r, 3)
 
-	// A question about a lock left here and held by nobody: the next run
-	// here writes. Run 4 writes too, because run 3's lock was contended;
-	// the question about run 1 was used up when run 3 registered its hold,
-	// so run 4 leaves its lock for reuse (joblock's tests check the window
-	// in which a question counts, on a fake clock).
+	// The question about run 1 came before run 3 took the lock over: it
+	// does not make run 3's hold contended, and run 4 holds the lock run 3
+	// left without a write. A question about the run the key names (3),
+	// left here and held by nobody, makes the next run here write
+	// (joblock's tests check which questions count).
 	e.runJob7(ev, r, 4)
-	if ask(4) {
-		t.Error("asked about run 4 after it ended: busy, want not busy")
+	if n := e.lockWrites(); n != 2 {
+		t.Errorf("the job lock was written %d times, want 2 (run 4 holds it as run 3)", n)
+	}
+	if ask(3) {
+		t.Error("asked about run 3 after runs 3 and 4 ended: busy, want not busy")
 	}
 	e.runJob7(ev, r, 5)
-	if n := e.lockWrites(); n != 4 {
-		t.Errorf("the job lock was written %d times, want 4 (runs 4 and 5 take it over)", n)
+	if n := e.lockWrites(); n != 3 {
+		t.Errorf("the job lock was written %d times, want 3 (run 5 takes it over)", n)
 	}
 	e.wantLockHolder(r, 5)
 }

@@ -40,7 +40,8 @@ func kindOf(s policy.Block, maxConcurrency int) (lockKind, policy.Block) {
 }
 
 // holderFacts is what a run waiting for a single-holder lock knows once it
-// has read the lock value v (held by another run).
+// has read the lock value v (held by another run; the first waiter
+// dropped from it if its place went stale).
 type holderFacts struct {
 	v        value
 	me       waiter
@@ -48,9 +49,22 @@ type holderFacts struct {
 	// stale: the holder's beat has not moved for Config.TTL (its worker
 	// died or stalled).
 	stale bool
-	// ended: the holder has ended, its worker says (asked only when this
-	// run is next in line and the holder is not stale).
+	// ended: the holder has ended, its worker says (this worker's own
+	// runs are looked up here; another worker is asked only when this run
+	// is next in line and the holder is not stale).
 	ended bool
+	// mine: the holder is a run of this worker.
+	mine bool
+	// yield: a run of this worker of an earlier fire asks for the lock and
+	// has not written its place in the queue yet: this run neither takes
+	// the lock nor hands it on ahead of it.
+	yield bool
+	// dropped: the first waiter's place went stale and was dropped from
+	// v, which must then be written back.
+	dropped bool
+	// placeDue: this run is first in line and wrote its place TTL/3 ago or
+	// more: its beat is due (a key some run waits for must not expire).
+	placeDue bool
 	// askedKill: this run has asked for the holder's kill already
 	// (cover_early asks once).
 	askedKill bool
@@ -66,10 +80,14 @@ const (
 	// takeOver: write write (the run as holder, out of the queue) over
 	// the revision read; the run holds the lock if the write sticks.
 	takeOver holderAction = iota
+	// handOn: write write (the first in line as holder) over the revision
+	// read, then look again: the holder, a run of this worker, has ended,
+	// and an earlier fire waits ahead of this run.
+	handOn
 	// discard: the run ends DISCARDED (discard_later).
 	discard
 	// wait: the run waits (after asking for the holder's kill if kill,
-	// and writing write if set: its place in the queue).
+	// and writing write if set: its place in the queue, or its beat).
 	wait
 )
 
@@ -82,14 +100,17 @@ type holderDecision struct {
 
 // decideHolder applies the run's block strategy to a lock another run
 // holds (see the package doc): the run next in line takes a lock whose
-// holder has ended or gone stale; otherwise discard_later discards it,
+// holder has ended or gone stale, unless an earlier fire of this worker is
+// about to queue; a run of the holder's worker that finds it ended hands
+// it to the first in line; otherwise discard_later discards the run,
 // cover_early asks once for the holder's kill, and serial and cover_early
-// queue in fire order (then run id) and wait.
+// queue in fire order (then run id) and wait, the first in line beating
+// its place every TTL/3.
 func decideHolder(f holderFacts) holderDecision {
 	v := f.v
 	v.Queue = slices.Clone(v.Queue)
 	isMe := func(w waiter) bool { return w.Run == f.me.Run }
-	if f.next() && (f.stale || f.ended) {
+	if f.next() && !f.yield && (f.stale || f.ended) {
 		v.Holder, v.Worker, v.Beat = f.me.Run, f.me.Worker, 0
 		v.Queue = slices.DeleteFunc(v.Queue, isMe)
 		return holderDecision{do: takeOver, write: &v}
@@ -97,13 +118,35 @@ func decideHolder(f holderFacts) holderDecision {
 	if f.strategy == policy.BlockDiscardLater {
 		return holderDecision{do: discard}
 	}
+	i := slices.IndexFunc(v.Queue, isMe)
+	if f.mine && f.ended && i > 0 && !f.yield {
+		handOver(&v)
+		return holderDecision{do: handOn, write: &v}
+	}
 	d := holderDecision{do: wait, kill: f.strategy == policy.BlockCoverEarly && !f.askedKill}
-	if !v.queued(f.me.Run) {
+	switch {
+	case i >= 0 && f.placeDue:
+		v.Queue[i].Beat++
+		d.write = &v
+	case i < 0 && !f.yield:
 		v.Queue = append(v.Queue, f.me)
 		slices.SortFunc(v.Queue, byFire)
 		d.write = &v
+	case f.dropped:
+		d.write = &v
 	}
 	return d
+}
+
+// handOver passes the lock to the first queued run; with no queue it
+// clears the holder (update then deletes the key).
+func handOver(v *value) bool {
+	if len(v.Queue) == 0 {
+		v.Holder, v.Worker, v.Beat = 0, "", 0
+		return true
+	}
+	v.Holder, v.Worker, v.Beat, v.Queue = v.Queue[0].Run, v.Queue[0].Worker, 0, v.Queue[1:]
+	return true
 }
 
 // byFire orders waiters by fire time, then run id.

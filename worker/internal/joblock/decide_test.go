@@ -42,6 +42,8 @@ func TestDecideHolder(t *testing.T) {
 	late := waiter{Run: 9, At: 900, Worker: "w3"}
 	sameFire := waiter{Run: 4, At: 500, Worker: "w3"}
 	mine := value{Holder: 5, Worker: "w2", Queue: []waiter{late}}
+	beaten := me
+	beaten.Beat = 1
 	cases := []struct {
 		name string
 		f    holderFacts
@@ -77,6 +79,33 @@ func TestDecideHolder(t *testing.T) {
 		{"cover_early: kill asked already: wait",
 			holderFacts{v: queued(me), me: me, strategy: policy.BlockCoverEarly, askedKill: true},
 			holderDecision{do: wait}},
+		{"serial: holder ended, next, but an earlier fire here is about to queue: wait unqueued",
+			holderFacts{v: held, me: me, strategy: policy.BlockSerial, ended: true, mine: true, yield: true},
+			holderDecision{do: wait}},
+		{"serial: holder stale, first in line, an earlier fire here is about to queue: wait",
+			holderFacts{v: queued(me), me: me, strategy: policy.BlockSerial, stale: true, yield: true},
+			holderDecision{do: wait}},
+		{"serial: holder of this worker ended, an earlier fire first: hand it on",
+			holderFacts{v: queued(early, me), me: me, strategy: policy.BlockSerial, ended: true, mine: true},
+			holderDecision{do: handOn, write: &value{Holder: 3, Worker: "w3", Queue: []waiter{me}}}},
+		{"serial: holder of this worker ended, not queued yet: join first",
+			holderFacts{v: queued(early), me: me, strategy: policy.BlockSerial, ended: true, mine: true},
+			holderDecision{do: wait, write: ptr(queued(early, me))}},
+		{"serial: holder of this worker ended, an earlier fire here about to queue: no hand-on",
+			holderFacts{v: queued(early, me), me: me, strategy: policy.BlockSerial, ended: true, mine: true, yield: true},
+			holderDecision{do: wait}},
+		{"serial: holder elsewhere ended, an earlier fire first: wait for it",
+			holderFacts{v: queued(early, me), me: me, strategy: policy.BlockSerial, ended: true},
+			holderDecision{do: wait}},
+		{"serial: first in line, place due: beat it",
+			holderFacts{v: queued(me, late), me: me, strategy: policy.BlockSerial, placeDue: true},
+			holderDecision{do: wait, write: ptr(queued(beaten, late))}},
+		{"serial: queued, the stale first waiter dropped: write the queue back",
+			holderFacts{v: queued(me), me: me, strategy: policy.BlockSerial, dropped: true},
+			holderDecision{do: wait, write: ptr(queued(me))}},
+		{"serial: holder stale, a stale head dropped: take over",
+			holderFacts{v: queued(me, late), me: me, strategy: policy.BlockSerial, stale: true, dropped: true},
+			holderDecision{do: takeOver, write: &mine}},
 		{"cover_early: the killed holder ended: take over",
 			holderFacts{v: queued(me), me: me, strategy: policy.BlockCoverEarly, askedKill: true, ended: true},
 			holderDecision{do: takeOver, write: &value{Holder: 5, Worker: "w2"}}},

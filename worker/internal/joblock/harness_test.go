@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -37,11 +38,17 @@ type env struct {
 	kv jetstream.KeyValue
 	// signals are every worker's of the test, shared.
 	signals TestSignals
+
+	mu sync.Mutex
+	// asking: the runs of every worker whose Acquire has not returned, by
+	// fire time (Unix ms).
+	asking map[int64]int64
+	fires  map[int64]int64 // every run's fire time
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	e := &env{Env: testnats.New(t), t: t}
+	e := &env{Env: testnats.New(t), t: t, asking: map[int64]int64{}, fires: map[int64]int64{}}
 	e.signals.Init(t)
 	var err error
 	if e.kv, err = stream.Locks(e.Ctx(), e.JS, stream.Config{}); err != nil {
@@ -57,6 +64,7 @@ func (e *env) ctx() context.Context { return e.Ctx() }
 // from the locks and the table as the real worker does.
 type worker struct {
 	t     *testing.T
+	e     *env
 	id    string
 	locks *Locks
 	ctl   *control.Server
@@ -70,7 +78,7 @@ type worker struct {
 func (e *env) worker(id string, ttl time.Duration) *worker {
 	e.t.Helper()
 	nc := e.Connect()
-	w := &worker{t: e.t, id: id, active: map[int64]bool{}, held: map[int64]*Lock{}, kills: map[int64]string{}}
+	w := &worker{t: e.t, e: e, id: id, active: map[int64]bool{}, held: map[int64]*Lock{}, kills: map[int64]string{}}
 	w.locks = New(Config{
 		NATS: nc, KV: e.kv, WorkerID: id, TTL: ttl, Logger: zaptest.NewLogger(e.t),
 		Active: w.isActive, TestSignals: e.signals,
@@ -122,9 +130,15 @@ func (w *worker) acquire(req Request) <-chan result {
 	w.mu.Lock()
 	w.active[req.Run] = true
 	w.mu.Unlock()
+	w.e.mu.Lock()
+	w.e.asking[req.Run], w.e.fires[req.Run] = req.FireAt.UnixMilli(), req.FireAt.UnixMilli()
+	w.e.mu.Unlock()
 	out := make(chan result, 1)
 	go func() {
 		l, waited, err := w.locks.Acquire(context.Background(), req)
+		w.e.mu.Lock()
+		delete(w.e.asking, req.Run)
+		w.e.mu.Unlock()
 		if l != nil {
 			w.mu.Lock()
 			w.held[req.Run] = l
@@ -213,3 +227,64 @@ func fmtRuns(runs []int64) string {
 	b, _ := json.Marshal(runs)
 	return string(b)
 }
+
+// nextHold takes the next lock a run of the test's workers took (the Held
+// signal, in the order they were taken) and fails unless run took it, or
+// if a run of an earlier fire still asks for it (waits, or is about to).
+func (e *env) nextHold(run int64) {
+	e.t.Helper()
+	got := e.signals.Held.WaitOrTimeout(e.t, waitLimit)
+	if got != run {
+		e.t.Fatalf("run %d took the lock next, want run %d", got, run)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for other, at := range e.asking {
+		if other != run && at < e.fires[run] {
+			e.t.Fatalf("run %d took the lock while run %d, of an earlier fire, asked for it", run, other)
+		}
+	}
+}
+
+// script drives runs of a serial job on the test's workers, run n firing
+// n seconds after the script began, and checks the order in which they
+// take the lock.
+type script struct {
+	t     *testing.T
+	e     *env
+	t0    time.Time
+	on    map[int64]*worker
+	asked map[int64]<-chan result
+}
+
+func (e *env) script() *script {
+	return &script{t: e.t, e: e, t0: time.Now(), on: map[int64]*worker{}, asked: map[int64]<-chan result{}}
+}
+
+// arrive asks for run's lock on w.
+func (s *script) arrive(w *worker, run int64) {
+	s.on[run] = w
+	s.asked[run] = w.acquire(req(run, s.t0.Add(time.Duration(run)*time.Second), policy.BlockSerial))
+}
+
+// hold waits for run to take the lock, the next run to (nextHold).
+func (s *script) hold(run int64) {
+	s.t.Helper()
+	s.e.nextHold(run)
+	recv(s.t, fmt.Sprintf("run %d's lock", run), s.asked[run])
+}
+
+// queue waits until the job's lock queues runs, in order.
+func (s *script) queue(runs ...int64) {
+	s.t.Helper()
+	s.e.waitQueue(Key(job, 0, 0), runs...)
+}
+
+// waits checks that run still waits.
+func (s *script) waits(run int64) {
+	s.t.Helper()
+	pending(s.t, fmt.Sprintf("run %d", run), s.asked[run])
+}
+
+// end ends run on its worker.
+func (s *script) end(run int64) { s.on[run].end(run) }

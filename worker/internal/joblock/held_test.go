@@ -22,7 +22,7 @@ const key = "job.7"
 // holdRun registers run as holding key, written now.
 func holdRun(h *heldLocks, c *fakeClock, run int64, rev uint64) *Lock {
 	l := &Lock{key: key, as: run, rev: rev, wrote: c.now}
-	h.hold(key, l)
+	h.hold(key, l, false)
 	return l
 }
 
@@ -45,10 +45,10 @@ func TestHeldLocksReuseWhileYoung(t *testing.T) {
 	if h.reuse(key, &Lock{key: key, as: 3}) {
 		t.Fatal("a left lock half a TTL old was reused without a write")
 	}
-	if rev, ok := h.take(key); !ok || rev != 10 {
+	if rev, ok := h.take(key, 3); !ok || rev != 10 {
 		t.Errorf("take: %d, %v; want revision 10 for a conditional write", rev, ok)
 	}
-	if _, ok := h.take(key); ok {
+	if _, ok := h.take(key, 3); ok {
 		t.Error("a left lock was taken twice")
 	}
 }
@@ -56,8 +56,9 @@ func TestHeldLocksReuseWhileYoung(t *testing.T) {
 // A question from another worker about a lock left here makes it
 // contended: it is not reused, and a stop hands it on instead of deleting
 // it. A question about a lock nobody here holds counts for a run that
-// registers its hold within askedWindow (its write may have crossed the
-// question), and not for one that registers later.
+// registers its hold under the name asked about (its write crossed the
+// question), however late, and not for one holding under another name
+// (the asker's write over the run asked about fails, and it asks again).
 func TestHeldLocksQuestions(t *testing.T) {
 	c := &fakeClock{now: time.Unix(1000, 0)}
 	h := newHeld(c, stream.LockTTL)
@@ -73,24 +74,22 @@ func TestHeldLocksQuestions(t *testing.T) {
 		t.Errorf("drain: left %v, contended %v; want the asked-about lock contended, none left", left, contended)
 	}
 
-	// Asked while nobody holds it; a run registers within the window.
-	h.asked(key, 1)
-	c.advance(askedWindow - time.Millisecond)
+	// Asked about run 2 while nobody holds the lock; run 2 registers.
+	h.asked(key, 2)
+	c.advance(stream.LockTTL)
 	l := holdRun(h, c, 2, 11)
 	if !l.contended {
-		t.Error("a hold registered just after a question is not contended")
+		t.Error("a hold registered after a question about its run is not contended")
 	}
-	h.release(key, l)
-	if _, ok := h.left[key]; ok {
+	if h.release(key, l); h.left[key] != (leftLock{}) {
 		t.Error("a contended lock was left for reuse")
 	}
 
-	// Asked while nobody holds it; a run registers after the window.
+	// Asked about run 2 again (it ended); run 3 registers.
 	h.asked(key, 2)
-	c.advance(askedWindow)
 	l = holdRun(h, c, 3, 12)
 	if l.contended {
-		t.Error("a hold registered askedWindow after a question is contended")
+		t.Error("a hold registered after a question about another run is contended")
 	}
 	if !h.asked(key, 3) || !l.contended {
 		t.Error("asked about the run holding the lock: not active, or the lock not contended")
@@ -122,6 +121,43 @@ func TestHeldLocksLocalContention(t *testing.T) {
 	h.release(key, l)
 	if h.reuse(key, &Lock{key: key, as: 2}) {
 		t.Error("a lock a local run waited for was reused")
+	}
+}
+
+// While another run here asks for a lock, no run takes a fast path to it
+// (reuse, take, create) and the lock held here is contended; a run of an
+// earlier fire that has not queued yet is yielded to, one in the queue
+// read or of a later fire is not.
+func TestHeldLocksPending(t *testing.T) {
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	h := newHeld(c, stream.LockTTL)
+	early, late := waiter{Run: 2, At: 200}, waiter{Run: 3, At: 300}
+	h.release(key, holdRun(h, c, 1, 10))
+	h.arrive(key, early)
+	h.arrive(key, late)
+	if h.reuse(key, &Lock{key: key, run: 3, as: 3}) {
+		t.Error("a left lock was reused while another run here asks for it")
+	}
+	if _, ok := h.take(key, 3); ok {
+		t.Error("a left lock was taken back while another run here asks for it")
+	}
+	if h.alone(key, 3) {
+		t.Error("alone while another run here asks")
+	}
+	if !h.yield(key, late, nil) || h.yield(key, late, []waiter{early, late}) || h.yield(key, early, nil) {
+		t.Error("yield: want it to the earlier unqueued run only")
+	}
+	l := &Lock{key: key, run: 2, as: 2, rev: 11}
+	h.hold(key, l, false) // run 2 holds; run 3 still asks
+	if !l.contended {
+		t.Error("a lock held while another run here asks is not contended")
+	}
+	h.depart(key, 3)
+	if !h.release(key, l) || h.left[key] != (leftLock{}) {
+		t.Error("a contended lock was not to be handed on, or was left for reuse")
+	}
+	if !h.alone(key, 4) {
+		t.Error("runs still ask after they held or departed")
 	}
 }
 

@@ -5,29 +5,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/policy"
-	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/shared/wire"
-	"github.com/jetjob/jetjob/worker/internal/control"
 )
 
 // acquireHolder takes a single-holder lock (serial, discard_later,
 // cover_early): see the package doc.
 func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (*Lock, bool, error) {
 	me := waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID}
-	askedKill := false
-	var seen holderSeen
-	// The common cases first: the job's last run ended here and left the
-	// lock (see heldLocks): no write while it is young, else one; or nobody
-	// holds it: one write. Not under cover_early: a run elsewhere that
-	// covers this one would ask for the kill of the run the key names, the
-	// ended one.
+	// From now until it holds the lock or gives up, the run asks for it
+	// here: no other run here takes the lock ahead of it (heldLocks).
+	ls.held.arrive(key, me)
+	defer ls.held.depart(key, me.Run)
+	// The common cases first, while no other run here asks for the lock:
+	// the job's last run ended here and left the lock (see heldLocks): no
+	// write while it is young, else one; or nobody holds it: one write.
+	// Not under cover_early: a run elsewhere that covers this one would
+	// ask for the kill of the run the key names, the ended one.
 	if strategy != policy.BlockCoverEarly {
 		l := ls.newLock(req, key)
 		if ls.held.reuse(key, l) {
@@ -35,160 +33,154 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 		}
 	}
 	body := ls.freshValue(me.Run)
-	if rev, ok := ls.held.take(key); ok {
+	if rev, ok := ls.held.take(key, me.Run); ok {
 		at := time.Now()
 		if rev, err := ls.write(ctx, key, body, rev); err == nil {
-			return ls.hold(req, key, rev, at), false, nil
+			return ls.hold(req, key, rev, at, false), false, nil
 		}
 	}
 	// A create is the one write a free lock costs; a lock that another
 	// worker took from this one lately (it asked) most likely still names
 	// that worker's run, so it is read at once instead of after a create
-	// bound to fail.
-	readFirst := ls.held.takenAway(key)
+	// bound to fail; so is one another run here asks for.
+	readFirst := ls.held.takenAway(key) || !ls.held.alone(key, me.Run)
 	if !readFirst {
 		at := time.Now()
 		if rev, err := ls.write(ctx, key, body, 0); err == nil {
-			return ls.hold(req, key, rev, at), false, nil
+			return ls.hold(req, key, rev, at, false), false, nil
 		}
 	}
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	ls.held.contend(key)
+	w := &holderWait{key: key, me: me, strategy: strategy}
 	for first := true; ; first = false {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveQueue(ctx, key, me.Run)
 			return nil, true, err
 		}
-		val, rev, err := ls.read(ctx, key)
+		l, again, err := ls.lookHolder(ctx, &req, w)
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			// Absent, or deleted (rev is then the delete marker's).
-			at := time.Now()
-			if rev, err := ls.write(ctx, key, body, rev); err == nil {
-				return ls.hold(req, key, rev, at), !(first && readFirst), nil
-			}
-			continue // someone took it first: look again
+		case l != nil:
+			// A free lock this run created at its first look did not wait.
+			return l, !(first && readFirst && w.created), nil
 		case err != nil:
-			req.Log.Warn("job lock unreadable; retrying", zap.Error(err))
-		default:
-			var v value
-			if err := json.Unmarshal(val, &v); err != nil {
-				req.Log.Warn("job lock holds garbage; waiting for it to expire", zap.Error(err))
-				break
-			}
-			if v.Holder == me.Run {
-				return ls.hold(req, key, rev, time.Now()), true, nil // handed over to us (by an older worker)
-			}
-			f := holderFacts{v: v, me: me, strategy: strategy, askedKill: askedKill,
-				stale: seen.stale(v.Holder, v.Beat, time.Now(), ls.cfg.TTL)}
-			// The holder's worker is asked only when the answer matters.
-			f.ended = f.next() && !f.stale && ls.holderEnded(ctx, req.Job, key, &v)
-			d := decideHolder(f)
-			switch d.do {
-			case takeOver:
-				// The holder ended and left the lock, or stopped beating
-				// (its worker died or stalled), and this run is next.
-				if f.stale {
-					req.Log.Warn("job lock holder stopped refreshing; taking the lock over",
-						zap.Int64("holder_run", v.Holder), zap.String("holder_worker", v.Worker))
-				}
-				body, _ := json.Marshal(d.write)
-				at := time.Now()
-				if rev, err := ls.write(ctx, key, body, rev); err == nil {
-					return ls.hold(req, key, rev, at), true, nil
-				}
-				continue // changed meanwhile: look again at once
-			case discard:
-				holder := v.Holder
-				if v.Worker == ls.cfg.WorkerID {
-					// A run here may hold the lock under the name of the
-					// ended run the key names (heldLocks.reuse): name it.
-					holder = ls.held.running(key, holder)
-				}
-				return nil, true, &DiscardedError{Holder: holder}
-			}
-			if d.kill {
-				askedKill = true
-				req.Log.Info("covering the active run (block strategy cover_early)", zap.Int64("active_run", v.Holder))
-				if err := ls.cfg.Kill(ctx, v.Holder, fmt.Sprintf("covered by run %d (block strategy cover_early)", me.Run)); err != nil {
-					req.Log.Warn("kill request for the covered run not stored; waiting for it to end", zap.Error(err))
-				}
-			}
-			if d.write != nil {
-				body, _ := json.Marshal(d.write)
-				if _, err := ls.write(ctx, key, body, rev); err != nil {
-					continue // changed meanwhile: look again at once
-				}
-			}
+			return nil, true, err
+		case again:
+			continue // changed meanwhile: look again at once
 		}
-		ls.waiting(&req)
+		if w.queued {
+			ls.waiting(&req)
+		}
 		sleep(ctx)
 	}
 }
 
-// leaveQueue takes a run that gives up waiting out of the queue (and hands
-// the lock on if it was handed to it meanwhile).
-func (ls *Locks) leaveQueue(ctx context.Context, key string, run int64) {
-	_ = ls.update(context.WithoutCancel(ctx), key, func(v *value) bool {
-		if v.Holder == run {
-			return handOver(v)
+// holderWait is a run's wait for a single-holder lock, across its looks.
+type holderWait struct {
+	key       string
+	me        waiter
+	strategy  policy.Block
+	askedKill bool
+	holder    holderSeen // the holder's beat
+	head      holderSeen // the first waiter's place beat
+	placeAt   time.Time  // when this run last wrote its place
+	created   bool       // the lock held was absent, and created
+	queued    bool       // this run's place is in the queue, as last seen
+}
+
+// lookHolder reads the lock once and acts on it (decideHolder): it returns
+// the lock held, or a DiscardedError, or reports whether to look again at
+// once (a write lost a race); none of them: wait a poll.
+func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*Lock, bool, error) {
+	key, me := w.key, w.me
+	val, rev, err := ls.read(ctx, key)
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		// Absent, or deleted (rev is then the delete marker's): create it,
+		// unless a run here of an earlier fire is about to.
+		if ls.held.yield(key, me, nil) {
+			return nil, false, nil
 		}
-		i := slices.IndexFunc(v.Queue, func(w waiter) bool { return w.Run == run })
-		if i < 0 {
-			return false
+		at := time.Now()
+		if rev, err := ls.write(ctx, key, ls.freshValue(me.Run), rev); err == nil {
+			w.created = true
+			return ls.hold(*req, key, rev, at, false), false, nil
 		}
-		v.Queue = slices.Delete(v.Queue, i, i+1)
-		return true
-	})
-}
-
-// handOver passes the lock to the first queued run; with no queue it
-// clears the holder (update then deletes the key).
-func handOver(v *value) bool {
-	if len(v.Queue) == 0 {
-		v.Holder = 0
-		return true
+		return nil, true, nil // someone took it first: look again
+	case err != nil:
+		req.Log.Warn("job lock unreadable; retrying", zap.Error(err))
+		return nil, false, nil
 	}
-	v.Holder, v.Worker, v.Queue = v.Queue[0].Run, v.Queue[0].Worker, v.Queue[1:]
-	return true
-}
-
-// holderSeen is a waiting run's view of the lock holder: who, at which
-// beat, first seen when (by this process's clock, so clocks of different
-// workers never need to agree).
-type holderSeen struct {
-	holder, beat int64
-	since        time.Time
-}
-
-// stale records a holder and its beat and reports whether they have not
-// changed for ttl (Config.TTL).
-func (h *holderSeen) stale(holder, beat int64, now time.Time, ttl time.Duration) bool {
-	if h.since.IsZero() || h.holder != holder || h.beat != beat {
-		*h = holderSeen{holder: holder, beat: beat, since: now}
-		return false
+	var v value
+	if err := json.Unmarshal(val, &v); err != nil {
+		req.Log.Warn("job lock holds garbage; waiting for it to expire", zap.Error(err))
+		return nil, false, nil
 	}
-	return now.Sub(h.since) > ttl
-}
-
-// holderEnded says whether the run holding a job lock has ended (runs leave
-// the lock when they end, see Release), asking its worker: this process,
-// or another over jetjob.ctl. A worker that does not answer, gone or cut
-// off, is not taken at its word: its lock goes stale after Config.TTL.
-func (ls *Locks) holderEnded(ctx context.Context, job int64, key string, v *value) bool {
-	switch v.Worker {
-	case "":
-		return false // an older worker's lock: it releases by deleting the key
-	case ls.cfg.WorkerID:
-		return !ls.cfg.Active(v.Holder) && !ls.held.holds(key, v.Holder)
+	if v.Holder == me.Run { // handed over to us
+		return ls.hold(*req, key, rev, time.Now(), len(v.Queue) > 0), false, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, control.AskTimeout)
-	defer cancel()
-	req := wire.ControlRequest{Op: wire.OpRunActive, JobID: job, RunID: v.Holder}
-	if key != jobKey(job) {
-		req.Lock = key
+	now := time.Now()
+	f := holderFacts{me: me, strategy: w.strategy, askedKill: w.askedKill, mine: v.Worker == ls.cfg.WorkerID,
+		stale:   w.holder.stale(v.Holder, v.Beat, now, ls.cfg.TTL),
+		dropped: w.head.dropStaleHead(&v, me.Run, now, ls.cfg.TTL, req.Log),
 	}
-	reply, err := stream.Ask(ctx, ls.cfg.NATS, v.Worker, req)
-	return err == nil && !reply.Busy
+	f.v = v
+	f.yield = ls.held.yield(key, me, v.Queue)
+	f.placeDue = f.v.place(me.Run) == 0 && now.Sub(w.placeAt) >= ls.cfg.TTL/3
+	// The holder's worker is asked only when the answer matters; this
+	// worker's own runs are looked up here.
+	if f.mine || (f.next() && !f.stale && !f.yield) {
+		f.ended = ls.holderEnded(ctx, req.Job, key, &v)
+	}
+	d := decideHolder(f)
+	switch d.do {
+	case takeOver:
+		// The holder ended and left the lock, or stopped beating (its
+		// worker died or stalled), and this run is next.
+		if f.stale {
+			req.Log.Warn("job lock holder stopped refreshing; taking the lock over",
+				zap.Int64("holder_run", v.Holder), zap.String("holder_worker", v.Worker))
+		}
+		at := time.Now()
+		if rev, err := ls.put(ctx, key, d.write, rev); err == nil {
+			return ls.hold(*req, key, rev, at, len(d.write.Queue) > 0), false, nil
+		}
+		return nil, true, nil
+	case handOn:
+		_, _ = ls.put(ctx, key, d.write, rev)
+		return nil, true, nil // look again: at the lock handed on, or at what changed
+	case discard:
+		holder := v.Holder
+		if f.mine {
+			// A run here may hold the lock under the name of the ended
+			// run the key names (heldLocks.reuse): name it.
+			holder = ls.held.running(key, holder)
+		}
+		return nil, false, &DiscardedError{Holder: holder}
+	}
+	if d.kill {
+		w.askedKill = true
+		req.Log.Info("covering the active run (block strategy cover_early)", zap.Int64("active_run", v.Holder))
+		if err := ls.cfg.Kill(ctx, v.Holder, fmt.Sprintf("covered by run %d (block strategy cover_early)", me.Run)); err != nil {
+			req.Log.Warn("kill request for the covered run not stored; waiting for it to end", zap.Error(err))
+		}
+	}
+	wasQueued := f.v.queued(me.Run)
+	w.queued = wasQueued
+	if d.write != nil {
+		if _, err := ls.put(ctx, key, d.write, rev); err != nil {
+			return nil, true, nil
+		}
+		i := d.write.place(me.Run)
+		w.queued = i >= 0
+		switch {
+		case i >= 0 && f.placeDue:
+			ls.cfg.TestSignals.Beat.Signal(Beat{Run: me.Run, Beat: d.write.Queue[i].Beat, Place: true})
+			w.placeAt = now
+		case i >= 0 && !wasQueued:
+			w.placeAt = now // joined
+		}
+	}
+	return nil, false, nil
 }

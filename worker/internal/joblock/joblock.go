@@ -15,25 +15,46 @@
 // JETJOB_LOCKS names it and its worker as the holder, with the queue of
 // runs waiting behind it:
 //
-//	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2"}, …]}
+//	{"holder": 17, "worker": "w1", "queue": [{"run": 18, "at": 1764000001000, "worker": "w2", "beat": 2}, …]}
 //
 // Every change is a compare-and-set on the key's revision. When a holder
-// ends it writes nothing: the key keeps naming it, and the job's next run
-// takes the lock over — on the same worker without writing while the lock
-// is young (heldLocks; serial and discard_later), or with one conditional
-// write from the revision it remembers; elsewhere with one conditional write after asking the
-// holder's worker whether that run has ended (control op run_active). So
-// runs that do not overlap cost at most one lock write each, and none
-// while a job's runs keep landing on the same worker. Waiting runs queue
-// in fire order (then run id) and the first of the queue takes over. The
-// holder bumps the value's beat every TTL/3 while it executes; a waiter
-// that sees the same holder and beat for Config.TTL (on its own clock)
-// takes the lock over: that is how the lock of a dead worker, which cannot
-// answer, frees itself, however often waiters write the key. A key nobody
-// writes expires after stream.LockTTL, the bucket's TTL.
+// that nobody waits for ends it writes nothing: the key keeps naming it,
+// and the job's next run takes the lock over — on the same worker without
+// writing while the lock is young (heldLocks; serial and discard_later),
+// or with one conditional write from the revision it remembers; elsewhere
+// with one conditional write after asking the holder's worker whether that
+// run has ended (control op run_active). So runs that do not overlap cost
+// at most one lock write each, and none while a job's runs keep landing on
+// the same worker. Waiting runs queue in fire order (then run id) and the
+// first of the queue takes over. A holder that others wait for — runs
+// queued behind it when it took the lock or when it beat, a question from
+// another worker, another run of its own worker asking — is contended: it
+// is not left for reuse, and when it ends its worker hands the lock to the
+// first in line (one write, handOn), so the queue moves on without the
+// waiters reaching that worker; a run of the holder's worker that finds
+// its ended run holding the lock hands it on too. The holder bumps the
+// value's beat every TTL/3 while it executes, and the first in line its
+// place's: a key some run waits for never expires, and a first in line
+// whose place stands still for Config.TTL (its worker died or stalled) is
+// dropped by the others (a live one joins again at its fire's place); a
+// waiter that sees
+// the same holder and beat for Config.TTL (on its own clock) takes the
+// lock over: that is how the lock of a dead worker, which cannot answer,
+// frees itself, however often waiters write the key. A key nobody writes
+// expires after stream.LockTTL, the bucket's TTL.
 //
 //   - serial: a run that finds the job held joins the queue and waits, so
-//     runs go one at a time in fire order wherever they wait.
+//     runs go one at a time in fire order wherever they wait: no run takes
+//     the lock while one of an earlier fire waits for it, nor ahead of
+//     one of its own worker about to queue. Exceptions, each bounded: a
+//     worker that has not heard of a waiter elsewhere (whose questions are
+//     slow or lost, and which joined after that worker's last write of
+//     the key) may let its next runs reuse the lock for up to TTL/2 after
+//     that write (heldLocks); two runs on different workers deciding at
+//     the same moment go in the order their writes land; a waiter whose
+//     worker cannot reach NATS for Config.TTL loses its place, and joins
+//     again, at its fire's place, when it can; a holder that stalls
+//     beyond Config.TTL is taken over.
 //   - discard_later: Acquire returns a *DiscardedError.
 //   - cover_early: it asks for the holder to be killed (Config.Kill),
 //     joins the queue, and runs next.
@@ -106,7 +127,8 @@ type TestSignals struct {
 	Waiting testsignal.Signal[int64]
 	// Held: a run holds its lock, or a slot of its job's.
 	Held testsignal.Signal[int64]
-	// Beat: a holder's beat was written.
+	// Beat: a holder's beat was written, or a waiting run's beat of its
+	// place in the queue (not of a slot's queue).
 	Beat testsignal.Signal[Beat]
 	// Released: a run released its lock (a slot: the write that gives it
 	// back is done).
@@ -121,10 +143,12 @@ func (ts *TestSignals) Init(tb testsignal.TB) {
 	ts.Released.Init(tb)
 }
 
-// Beat is a holder's beat written: the run holding, and its beat now.
+// Beat is a beat written: the run holding (or waiting), and its beat now.
 type Beat struct {
 	Run  int64
 	Beat int64
+	// Place: the beat of a waiting run's place in the queue.
+	Place bool
 }
 
 // Locks is one worker's side of the job lock protocol.
@@ -293,11 +317,12 @@ func (ls *Locks) newLock(req Request, key string) *Lock {
 }
 
 // hold registers the lock key req's run has just written (revision rev,
-// the write sent at wrote) and keeps it refreshed until released.
-func (ls *Locks) hold(req Request, key string, rev uint64, wrote time.Time) *Lock {
+// the write sent at wrote), or found handed to it, and keeps it refreshed
+// until released; contended: runs are queued behind it.
+func (ls *Locks) hold(req Request, key string, rev uint64, wrote time.Time, contended bool) *Lock {
 	l := ls.newLock(req, key)
 	l.rev, l.wrote = rev, wrote
-	ls.held.hold(key, l)
+	ls.held.hold(key, l, contended)
 	return l.start()
 }
 
@@ -331,6 +356,11 @@ func (l *Lock) bump() {
 			l.log.Warn("job lock lost while the run executes (it expired: the worker stalled)")
 			return false
 		}
+		if !l.slots && len(v.Queue) > 0 {
+			// Runs wait for it, maybe without this worker having heard:
+			// it is handed on when this run ends, not left for reuse.
+			l.ls.held.contendHeld(l)
+		}
 		return true
 	}); rev != 0 {
 		l.rev, l.wrote = rev, at
@@ -358,12 +388,15 @@ func (l *Lock) beatIn(v *value) (int64, bool) {
 	return 0, false
 }
 
-// Release stops refreshing and leaves the lock as it is, naming this run
-// (or the one it holds it for), which has ended (the caller has published
-// its result, and the run leaves the worker's table right after): no
-// write. The job's next run takes it over (see Acquire). Unless someone
-// waits for it, the lock is remembered for the job's next run here
-// (heldLocks).
+// Release stops refreshing and, unless someone waits for the lock, leaves
+// it as it is, naming this run (or the one it holds it for), which has
+// ended (the caller has published its result, and the run leaves the
+// worker's table right after): no write. The job's next run takes it over
+// (see Acquire), and the lock is remembered for the job's next run here
+// (heldLocks). A contended lock — runs queued behind it, another worker
+// asked about it, or another run here asks for it — is handed to the first
+// in line instead (one write, handOn), so that the queue moves on without
+// the waiters having to reach this worker.
 //
 // (Releasing by a delete cost a second write per run; purging the run's own
 // revision instead, tried before, stalled one job's waiters for about a
@@ -382,8 +415,8 @@ func (l *Lock) Release() {
 	l.beat.Unlock()
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
-	} else {
-		l.ls.held.release(l.key, l)
+	} else if l.ls.held.release(l.key, l) {
+		l.ls.handOn(l.key, l.as)
 	}
 	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }
@@ -417,7 +450,10 @@ func (ls *Locks) Stop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			ls.cfg.Logger.Debug("left job lock not deleted (taken over or expired since?)", zap.String("lock", key), zap.Error(err))
+			// Written since: taken over, or someone queued whose
+			// question never came here.
+			ls.cfg.Logger.Debug("left job lock not deleted (written since); handing it on", zap.String("lock", key), zap.Error(err))
+			contended[key] = true
 		}
 	}
 	for key := range contended {

@@ -52,8 +52,9 @@ type waiter struct {
 	Run    int64  `json:"run"`
 	At     int64  `json:"at"` // fire time, Unix ms
 	Worker string `json:"worker,omitempty"`
-	// Beat counts a slots waiter's refreshes (slots.go), so that the
-	// place of a waiter whose worker died is given up.
+	// Beat counts the waiter's refreshes of its place (every TTL/3), so
+	// that the place of a waiter whose worker died is given up, and a key
+	// some run waits for never expires.
 	Beat int64 `json:"beat,omitempty"`
 }
 
@@ -64,8 +65,11 @@ type slotHolder struct {
 	Beat   int64  `json:"beat,omitempty"`
 }
 
-func (v *value) queued(run int64) bool {
-	return slices.ContainsFunc(v.Queue, func(w waiter) bool { return w.Run == run })
+func (v *value) queued(run int64) bool { return v.place(run) >= 0 }
+
+// place is run's index in the queue, -1 if it is not queued.
+func (v *value) place(run int64) int {
+	return slices.IndexFunc(v.Queue, func(w waiter) bool { return w.Run == run })
 }
 
 // empty says whether v names nobody: such a key is deleted, not written.

@@ -40,7 +40,7 @@ const slotsSuffix = "_slots"
 // held, or Interrupt's error (killed while waiting, or a stopping worker).
 func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int) (*Lock, bool, error) {
 	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID},
-		seen: map[int64]*holderSeen{}}
+		seen: beatsSeen{}}
 	waited := false
 	for {
 		if err := req.interrupted(ctx, key); err != nil {
@@ -66,8 +66,8 @@ type slotQueue struct {
 	n   int
 	me  waiter
 	// seen: the beats of the slot holders and waiters, by run, as this
-	// run last saw them (holderSeen).
-	seen map[int64]*holderSeen
+	// run last saw them.
+	seen beatsSeen
 	// beatAt: when this run last wrote its place in the queue.
 	beatAt time.Time
 }
@@ -117,15 +117,8 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 // whose beat has not moved for ttl (Config.TTL), and reports whether it
 // removed any. It forgets the runs no longer in v.
 func (q *slotQueue) dropStale(v *value, now time.Time, ttl time.Duration, log *zap.Logger) bool {
-	present := make(map[int64]bool, len(v.Slots)+len(v.Queue))
 	stale := func(run, beat int64) bool {
-		present[run] = true
-		h := q.seen[run]
-		if h == nil {
-			h = &holderSeen{}
-			q.seen[run] = h
-		}
-		if !h.stale(run, beat, now, ttl) {
+		if !q.seen.stale(run, beat, now, ttl) {
 			return false
 		}
 		log.Warn("a run holding or waiting for a job slot stopped refreshing; dropping it", zap.Int64("stale_run", run))
@@ -134,11 +127,9 @@ func (q *slotQueue) dropStale(v *value, now time.Time, ttl time.Duration, log *z
 	n := len(v.Slots) + len(v.Queue)
 	v.Slots = slices.DeleteFunc(v.Slots, func(s slotHolder) bool { return stale(s.Run, s.Beat) })
 	v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run != q.me.Run && stale(w.Run, w.Beat) })
-	for run := range q.seen {
-		if !present[run] {
-			delete(q.seen, run)
-		}
-	}
+	q.seen.forget(func(run int64) bool {
+		return v.queued(run) || slices.ContainsFunc(v.Slots, func(s slotHolder) bool { return s.Run == run })
+	})
 	return len(v.Slots)+len(v.Queue) != n
 }
 
@@ -158,4 +149,28 @@ func (ls *Locks) leaveSlots(ctx context.Context, key string, run int64) {
 		v.Queue = slices.DeleteFunc(v.Queue, func(w waiter) bool { return w.Run == run })
 		return len(v.Slots)+len(v.Queue) != n
 	})
+}
+
+// beatsSeen is a waiting run's view of the beats of the other runs a slots
+// value names (holders, waiters), by run.
+type beatsSeen map[int64]*holderSeen
+
+// stale records run's beat, seen at now, and reports whether it has not
+// moved for ttl.
+func (b beatsSeen) stale(run, beat int64, now time.Time, ttl time.Duration) bool {
+	h := b[run]
+	if h == nil {
+		h = &holderSeen{}
+		b[run] = h
+	}
+	return h.stale(run, beat, now, ttl)
+}
+
+// forget drops the runs that present says the value no longer names.
+func (b beatsSeen) forget(present func(run int64) bool) {
+	for run := range b {
+		if !present(run) {
+			delete(b, run)
+		}
+	}
 }
