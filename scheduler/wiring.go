@@ -39,14 +39,17 @@ import (
 // callbacks between them: each component gets, at construction, the
 // functions it calls, and nothing is set on a component afterwards.
 type wiring struct {
-	s         *Scheduler
-	js        jetstream.JetStream
-	leases    *lease.Manager
-	registry  *registry.Registry
-	dispatch  *dispatch.Dispatcher
-	planner   *planner.Planner
-	reroute   *reroute.Rerouter
-	results   *results.Applier
+	s        *Scheduler
+	js       jetstream.JetStream
+	leases   *lease.Manager
+	registry *registry.Registry
+	dispatch *dispatch.Dispatcher
+	planner  *planner.Planner
+	reroute  *reroute.Rerouter
+	results  *results.Applier
+	// eventsLag is how far the events applier is behind, whichever
+	// scheduler applies: with the wheel's lag, what planning waits for.
+	eventsLag *results.Lag
 	retention *retention.Maintainer
 	backlog   *backlog.Sampler
 	alarms    *alarm.Sender
@@ -115,12 +118,14 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
+	w.eventsLag = results.NewLag(js)
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
 		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
-		TestSignals: s.testSignals.Planner}); err != nil {
+		Pressure: w.pressure, Held: s.metrics.observeHeld, TestSignals: s.testSignals.Planner}); err != nil {
 		return nil, err
 	}
 	s.metrics.register(s.reg, s.wheel.Len, w.leases.Held)
+	s.metrics.registerPressure(s.reg, s.wheel.Lag, w.eventsLag.Last)
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
@@ -198,6 +203,23 @@ func (w *wiring) leasesLost(shards []int, _ string) {
 		lost[sh] = true
 	}
 	w.s.wheel.Remove(func(r *runs.Planned) bool { return r.Epoch != 0 && lost[r.Shard] })
+}
+
+// pressure is how far the stages after planning are behind: dispatch, by
+// the wheel's oldest due run not yet published, and the events applier
+// (planner/admit.go). While NATS is disconnected dispatch is not behind
+// but stopped, and planning goes on: the wheel holds what falls due and
+// hands it over in one batch when NATS is back, so that dispatch's misfire
+// policy sees all of a job's missed fires at once (fire_once runs one of
+// them); planning held back meanwhile would leave the rest to a catch-up
+// of its own, a second run of the same outage.
+func (w *wiring) pressure(ctx context.Context) planner.Pressure {
+	var p planner.Pressure
+	if w.s.deps.NATS.IsConnected() {
+		p.Dispatch = w.s.wheel.Lag()
+	}
+	p.Results = w.eventsLag.Sample(ctx)
+	return p
 }
 
 // planned hands the planner's runs to the wheel.

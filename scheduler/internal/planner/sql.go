@@ -53,16 +53,17 @@ type dueJob struct {
 	maxConcurrency int
 }
 
-// planBatch plans up to BatchSize due jobs of a shard in one transaction.
-// more reports that the batch was full and another may be due.
-func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (planned []runs.Planned, more bool, err error) {
+// planBatch plans up to BatchSize due jobs of a shard in one transaction,
+// up to window ahead of now. more reports that the batch was full and
+// another may be due.
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, window time.Duration) (planned []runs.Planned, more bool, err error) {
 	shard := l.Shard
-	horizon := now.Add(p.cfg.Window)
+	horizon := now.Add(window)
 	// A job is read once its next fire is within the low-water mark and
 	// then planned up to the whole window: a job firing every second has
 	// its row rewritten (and the jobs index updated) every few fires, not
 	// at every one, and each statement carries more runs.
-	lowWater := now.Add(min(p.cfg.Window, max(p.cfg.Window/2, 2*p.cfg.Interval)))
+	lowWater := now.Add(min(window, max(window/2, 2*p.cfg.Interval)))
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		// First, the fence: it also share-locks the shard's row until commit
 		// and bounds the transaction's idle time (runs.Fence).
