@@ -55,27 +55,31 @@ func TestPlanJobLateWithinThresholdFiresNormally(t *testing.T) {
 func TestPlanJobMisfirePolicies(t *testing.T) {
 	s := mustParse(t, "cron", "@every 1s")
 	now := t0.Add(20 * time.Second) // fires t0 .. t0+14s are more than 5 s late
-	count := func(p plan, st wire.Status, typ wire.TriggerType) int {
-		n := 0
+	// count counts the missed fires of p with status st and type typ,
+	// those a SKIPPED run stands for included; runs counts the rows.
+	count := func(p plan, st wire.Status, typ wire.TriggerType) (fires, runs int) {
 		for _, f := range p.fires {
 			if f.status == st && f.typ == typ && f.at.Before(now.Add(-5*time.Second)) {
-				n++
+				runs++
+				fires += max(f.skip.n, 1)
 			}
 		}
-		return n
+		return fires, runs
 	}
 	t.Run("skip", func(t *testing.T) {
 		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
-		if got := count(p, wire.StatusSkipped, wire.TriggerSchedule); got != 15 {
-			t.Errorf("%d SKIPPED, want 15", got)
+		if fires, runs := count(p, wire.StatusSkipped, wire.TriggerSchedule); fires != 15 || runs != 1 {
+			t.Errorf("%d SKIPPED fires in %d runs, want 15 in one", fires, runs)
 		}
+		assertRange(t, p.fires[0], 15, t0, t0.Add(14*time.Second), "")
 	})
 	t.Run("fire_once", func(t *testing.T) {
 		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireOnce, 5*time.Second, 100)
-		if got := count(p, wire.StatusSkipped, wire.TriggerSchedule); got != 14 {
-			t.Errorf("%d SKIPPED, want 14", got)
+		if fires, runs := count(p, wire.StatusSkipped, wire.TriggerSchedule); fires != 14 || runs != 1 {
+			t.Errorf("%d SKIPPED fires in %d runs, want 14 in one", fires, runs)
 		}
-		if got := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 1 {
+		assertRange(t, p.fires[0], 14, t0, t0.Add(13*time.Second), "the newest missed fire, 2026-05-01T12:00:14Z, runs instead")
+		if got, _ := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 1 {
 			t.Errorf("%d catch-up runs, want 1", got)
 		}
 		for _, f := range p.fires {
@@ -86,13 +90,16 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 	})
 	t.Run("fire_all", func(t *testing.T) {
 		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 100)
-		if got := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 15 {
+		if got, _ := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 15 {
 			t.Errorf("%d catch-up runs, want 15", got)
+		}
+		if p.overflow {
+			t.Error("overflow reported under the cap")
 		}
 	})
 	t.Run("fire_all capped", func(t *testing.T) {
 		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 4)
-		if got := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 4 {
+		if got, _ := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 4 {
 			t.Errorf("%d catch-up runs, want the cap of 4", got)
 		}
 		if !p.overflow {
@@ -141,17 +148,13 @@ func TestPlanJobFireOncePastCapRunsNewest(t *testing.T) {
 	if want := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC); len(ran) != 1 || !ran[0].at.Equal(want) {
 		t.Fatalf("ran %+v, want one catch-up run of the newest missed fire %s", ran, want)
 	}
-	if len(skipped) != 11 {
-		t.Fatalf("%d SKIPPED runs, want the 10 of the cap and one summary", len(skipped))
+	if len(skipped) != 1 {
+		t.Fatalf("%d SKIPPED runs, want one for the 10 of the cap and the 190 past it", len(skipped))
 	}
-	sum := skipped[10]
-	if want := first.AddDate(0, 0, 10); !sum.at.Equal(want) {
-		t.Errorf("summary at %s, want the first fire past the cap %s", sum.at, want)
-	}
-	for _, part := range []string{"190 more missed fires", "from 2025-10-23T00:00:00Z to 2026-04-30T00:00:00Z", "max_catchup 10", "2026-05-01T00:00:00Z, ran instead"} {
-		if !strings.Contains(sum.message, part) {
-			t.Errorf("summary message %q lacks %q", sum.message, part)
-		}
+	assertRange(t, skipped[0], 200, first, time.Date(2026, 4, 30, 0, 0, 0, 0, time.UTC),
+		"the newest missed fire, 2026-05-01T00:00:00Z, runs instead")
+	if p.overflow {
+		t.Error("overflow reported for fire_once: every fire past the cap is accounted for as the policy says")
 	}
 	for i := 1; i < len(p.fires); i++ {
 		if !p.fires[i].at.After(p.fires[i-1].at) {
@@ -170,5 +173,22 @@ func TestPlanJobStopsAtEnd(t *testing.T) {
 	p := planJob(tp, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 3 || p.next != nil {
 		t.Fatalf("fires %+v next %v, want 3 fires up to end_at and no next", p.fires, p.next)
+	}
+}
+
+// assertRange checks that f is a SKIPPED run standing for n missed fires
+// from first to last, and that its message says so (policy.ParseSkipped)
+// and contains also.
+func assertRange(t *testing.T, f fire, n int, first, last time.Time, also string) {
+	t.Helper()
+	if f.status != wire.StatusSkipped || !f.at.Equal(first) || f.skip.n != n || !f.skip.last.Equal(last) {
+		t.Errorf("run %+v, want SKIPPED at %s standing for %d fires up to %s", f, first, n, last)
+	}
+	pn, exact, pf, pl, ok := policy.ParseSkipped(f.message)
+	if !ok || pn != n || !exact || !pf.Equal(first) || !pl.Equal(last) {
+		t.Errorf("message %q reads %d (exact %v) from %s to %s (ok %v), want %d from %s to %s", f.message, pn, exact, pf, pl, ok, n, first, last)
+	}
+	if !strings.Contains(f.message, also) {
+		t.Errorf("message %q lacks %q", f.message, also)
 	}
 }
