@@ -91,18 +91,13 @@ func (m *metrics) register(reg prometheus.Registerer, wheelLen func() int, held 
 	)
 }
 
-// registerPressure adds the lags planning waits for (planner/admit.go):
-// dispatch's (the wheel's oldest due run not yet published) and the events
-// applier's (the oldest run event not yet applied, as last looked at).
-func (m *metrics) registerPressure(reg prometheus.Registerer, dispatch, results func() time.Duration) {
+// registerDispatchLag adds dispatch's lag, one of those planning waits
+// for (planner/admit.go; the others are the backlog sampler's).
+func (m *metrics) registerDispatchLag(reg prometheus.Registerer, lag func() time.Duration) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "jetjob_stage_lag_seconds", Help: "How far a stage after planning is behind, by stage: dispatch (the oldest due run not yet published), results (the oldest run event not yet applied).",
-		ConstLabels: prometheus.Labels{"stage": "dispatch"},
-	}, func() float64 { return dispatch().Seconds() }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "jetjob_stage_lag_seconds", Help: "How far a stage after planning is behind, by stage: dispatch (the oldest due run not yet published), results (the oldest run event not yet applied).",
-			ConstLabels: prometheus.Labels{"stage": "results"},
-		}, func() float64 { return results().Seconds() }))
+		Name: "jetjob_dispatch_lag_seconds",
+		Help: "How long the oldest due run has waited in the wheel to be published (0 when none waits).",
+	}, func() float64 { return lag().Seconds() }))
 }
 
 func (m *metrics) observeHeld(d time.Duration) { m.held.Add(d.Seconds()) }

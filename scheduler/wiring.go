@@ -39,17 +39,14 @@ import (
 // callbacks between them: each component gets, at construction, the
 // functions it calls, and nothing is set on a component afterwards.
 type wiring struct {
-	s        *Scheduler
-	js       jetstream.JetStream
-	leases   *lease.Manager
-	registry *registry.Registry
-	dispatch *dispatch.Dispatcher
-	planner  *planner.Planner
-	reroute  *reroute.Rerouter
-	results  *results.Applier
-	// eventsLag is how far the events applier is behind, whichever
-	// scheduler applies: with the wheel's lag, what planning waits for.
-	eventsLag *results.Lag
+	s         *Scheduler
+	js        jetstream.JetStream
+	leases    *lease.Manager
+	registry  *registry.Registry
+	dispatch  *dispatch.Dispatcher
+	planner   *planner.Planner
+	reroute   *reroute.Rerouter
+	results   *results.Applier
 	retention *retention.Maintainer
 	backlog   *backlog.Sampler
 	alarms    *alarm.Sender
@@ -118,14 +115,13 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
-	w.eventsLag = results.NewLag(js)
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
 		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
 		Pressure: w.pressure, Held: s.metrics.observeHeld, TestSignals: s.testSignals.Planner}); err != nil {
 		return nil, err
 	}
 	s.metrics.register(s.reg, s.wheel.Len, w.leases.Held)
-	s.metrics.registerPressure(s.reg, s.wheel.Lag, w.eventsLag.Last)
+	s.metrics.registerDispatchLag(s.reg, s.wheel.Lag)
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
@@ -206,19 +202,36 @@ func (w *wiring) leasesLost(shards []int, _ string) {
 }
 
 // pressure is how far the stages after planning are behind: dispatch, by
-// the wheel's oldest due run not yet published, and the events applier
-// (planner/admit.go). While NATS is disconnected dispatch is not behind
-// but stopped, and planning goes on: the wheel holds what falls due and
-// hands it over in one batch when NATS is back, so that dispatch's misfire
-// policy sees all of a job's missed fires at once (fire_once runs one of
-// them); planning held back meanwhile would leave the rest to a catch-up
-// of its own, a second run of the same outage.
-func (w *wiring) pressure(ctx context.Context) planner.Pressure {
+// the wheel's oldest due run not yet published; the events applier and
+// each worker group, from the last backlog sample, by the oldest event not
+// yet applied (backlog.Events.Lag) and by the group's oldest trigger no
+// worker took (planner/admit.go). While NATS is disconnected dispatch is
+// not behind but stopped, and planning goes on: the wheel holds what falls
+// due and hands it over in one batch when NATS is back, so that dispatch's
+// misfire policy sees all of a job's missed fires at once (fire_once runs
+// one of them); planning held back meanwhile would leave the rest to a
+// catch-up of its own, a second run of the same outage. For the same
+// reason a group without live workers is not behind but away, and its
+// jobs are planned as before: its triggers wait in the stream, and when a
+// worker comes back fire_once runs the newest of them. A backlog sample
+// older than three intervals (sampling fails) says nothing.
+func (w *wiring) pressure(context.Context) planner.Pressure {
 	var p planner.Pressure
 	if w.s.deps.NATS.IsConnected() {
 		p.Dispatch = w.s.wheel.Lag()
 	}
-	p.Results = w.eventsLag.Sample(ctx)
+	snap := w.backlog.Latest()
+	if !snap.At.IsZero() && time.Since(snap.At) <= 3*w.backlog.Interval() {
+		p.Results = snap.Events.Lag()
+		for _, g := range snap.Groups {
+			if g.OldestPending > 0 && len(w.registry.Live(g.Group)) > 0 {
+				if p.Groups == nil {
+					p.Groups = map[string]time.Duration{}
+				}
+				p.Groups[g.Group] = g.OldestPending
+			}
+		}
+	}
 	return p
 }
 

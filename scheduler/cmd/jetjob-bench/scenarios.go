@@ -235,7 +235,7 @@ func (e *env) progress(ctx context.Context, from, end time.Time) error {
 			}
 			n += m[pub]
 			h += m[held]
-			stage = max(stage, m["jetjob_stage_lag_seconds"])
+			stage = max(stage, m["jetjob_dispatch_lag_seconds"], m["jetjob_events_oldest_unapplied_seconds"])
 			wheel += m["jetjob_wheel_runs"]
 			lag = max(lag, m["jetjob_shard_planning_lag_seconds"])
 			pending = max(pending, m["jetjob_group_pending_triggers"])

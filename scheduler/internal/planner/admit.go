@@ -2,6 +2,7 @@ package planner
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,7 +29,7 @@ import (
 // So before each shard's pass the planner asks how far behind those stages
 // are (Deps.Pressure): dispatch, by how long the oldest due run has waited
 // in the wheel to be published (wheel.Wheel.Lag), and the applier, by how
-// long the oldest run event has waited in JETJOB_EVENTS (results.Lag).
+// long the oldest run event has waited in JETJOB_EVENTS (backlog.Events.Lag).
 // Past Config.MaxLag it waits, checking again every admitPoll, and plans
 // nothing; below it, it plans ahead less the further behind they are
 // (admit). Waiting delays planning and nothing else: it holds no lease,
@@ -39,10 +40,19 @@ import (
 // them: the stages after planning see only what they can take, and lag
 // stays bounded by the jobs' thresholds.
 //
-// What a worker group cannot take (its workers too few, or gone) is not
-// measured: a group's triggers wait in JETJOB_TRIGGERS, durably, and a
-// group without workers must not stop the planning of every other group;
-// its late triggers meet their misfire policy at the worker, as before.
+// A worker group is a stage of its own: what its workers cannot take
+// waits in JETJOB_TRIGGERS, and a group whose workers are few or slow must
+// not stop the planning of every other group. So its lag (the age of its
+// oldest trigger no worker has taken, from the backlog sampler) holds back
+// only its own jobs: past twice MaxLag (a queue in front of workers drains
+// in bursts, each second's aligned fires at once) a pass leaves out the
+// group's jobs whose policy sheds late fires (skip, fire_once), and their
+// fires that pass the threshold meanwhile are shed at planning like the
+// others'. fire_all jobs are planned all the same: their policy runs every
+// fire however late, and their triggers wait in the stream as they always
+// did. A group without live workers is not reported (scheduler/wiring.go):
+// it is away, not slow, and its triggers wait for its workers' return,
+// when fire_once runs the newest of them.
 
 // Pressure is how far the stages after planning are behind, as
 // Deps.Pressure reports it.
@@ -51,12 +61,24 @@ type Pressure struct {
 	// (wheel.Wheel.Lag).
 	Dispatch time.Duration
 	// Results is how long the oldest run event not yet applied has waited
-	// (results.Lag); 0 while that is not known.
+	// (backlog.Events.Lag); 0 while that is not known.
 	Results time.Duration
+	// Groups is, per worker group with triggers no worker has taken yet,
+	// how long the oldest of them has waited (backlog.Group.OldestPending);
+	// nil while that is not known.
+	Groups map[string]time.Duration
 }
 
-// Lag is the larger of the two.
+// Lag is how far the stages every fire goes through are behind: the
+// larger of Dispatch and Results.
 func (p Pressure) Lag() time.Duration { return max(p.Dispatch, p.Results) }
+
+// admission is what admit decides for a shard's pass: how far ahead to
+// plan, and the groups whose jobs wait (sorted).
+type admission struct {
+	ahead  time.Duration
+	behind []string
+}
 
 // DefaultMaxLag is Config.MaxLag's default. Dispatch holds a published
 // run's TRIGGERED write back 2 s and drops it if the applier recorded the
@@ -68,46 +90,59 @@ const DefaultMaxLag = time.Second
 // admitPoll is how often a waiting planner asks again.
 const admitPoll = 100 * time.Millisecond
 
-// admit decides, from the pressure p, whether a shard may be planned now
-// and how far ahead: the whole window while the lag is at most a quarter
-// of maxLag (bursts of fires due at one instant come and go within that),
-// then less in proportion, down to interval, the least that still plans
-// each fire before it is due; from maxLag on, not now. Planning less far
-// ahead when the stages after it fall behind keeps what is already planned
-// from carrying on at the offered rate for a whole window after they said
-// so.
-func admit(p Pressure, window, interval, maxLag time.Duration) (ahead time.Duration, ok bool) {
+// admit decides, from the pressure p, whether a shard may be planned now,
+// how far ahead, and which groups' jobs are left out: the whole window
+// while the lag is at most a quarter of maxLag (bursts of fires due at one
+// instant come and go within that), then less in proportion, down to
+// interval, the least that still plans each fire before it is due; from
+// maxLag on, not now. Planning less far ahead when the stages after it
+// fall behind keeps what is already planned from carrying on at the
+// offered rate for a whole window after they said so. The groups whose
+// oldest waiting trigger waited twice maxLag or more are behind.
+func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok bool) {
 	lag := p.Lag()
-	switch {
-	case lag >= maxLag:
-		return 0, false
-	case lag <= maxLag/4:
-		return window, true
+	if lag >= maxLag {
+		return admission{}, false
+	}
+	for g, wait := range p.Groups {
+		if wait >= 2*maxLag {
+			a.behind = append(a.behind, g)
+		}
+	}
+	slices.Sort(a.behind)
+	if lag <= maxLag/4 {
+		a.ahead = window
+		return a, true
 	}
 	// From window at maxLag/4 down to interval at maxLag.
 	span := maxLag - maxLag/4
-	ahead = window - time.Duration(float64(window-interval)*float64(lag-maxLag/4)/float64(span))
-	return max(min(ahead, window), min(interval, window)), true
+	ahead := window - time.Duration(float64(window-interval)*float64(lag-maxLag/4)/float64(span))
+	a.ahead = max(min(ahead, window), min(interval, window))
+	return a, true
 }
 
 // admitted waits until the stages after planning have room (admit) and
-// returns how far ahead to plan; false when ctx ended first.
-func (p *Planner) admitted(ctx context.Context) (time.Duration, bool) {
+// returns how far ahead to plan and which groups to leave out; false when
+// ctx ended first.
+func (p *Planner) admitted(ctx context.Context) (admission, bool) {
 	if p.pressure == nil {
-		return p.cfg.Window, true
+		return admission{ahead: p.cfg.Window}, true
 	}
 	var since time.Time
 	for {
 		pr := p.pressure(ctx)
-		if ahead, ok := admit(pr, p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag); ok {
+		if a, ok := admit(pr, p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag); ok {
 			if !since.IsZero() {
 				waited := p.now().Sub(since)
-				p.log.Debug("planning resumed", zap.Duration("waited", waited), zap.Duration("ahead", ahead))
+				p.log.Debug("planning resumed", zap.Duration("waited", waited), zap.Duration("ahead", a.ahead))
 				if p.held != nil {
 					p.held(waited)
 				}
 			}
-			return ahead, true
+			if len(a.behind) > 0 {
+				p.log.Debug("leaving out the jobs of groups whose workers are behind", zap.Strings("groups", a.behind))
+			}
+			return a, true
 		}
 		if since.IsZero() {
 			since = p.now()
@@ -116,7 +151,7 @@ func (p *Planner) admitted(ctx context.Context) (time.Duration, bool) {
 			p.signals.Held.Signal(pr)
 		}
 		if backoff.Sleep(ctx, admitPoll) != nil {
-			return 0, false
+			return admission{}, false
 		}
 	}
 }

@@ -98,3 +98,54 @@ func TestPlanningWaitsForTheStagesAfterIt(t *testing.T) {
 		t.Errorf("%d runs planned more than 3 s ahead", pastHorizon)
 	}
 }
+
+// A group whose workers are behind has its jobs left out of planning,
+// those whose policy sheds late fires; its fire_all jobs and every other
+// group's are planned as usual.
+func TestPlanningLeavesOutGroupsBehind(t *testing.T) {
+	var signals planner.TestSignals
+	signals.Init(t)
+	st, pool, p, _ := setupDeps(t, planner.Config{Window: 5 * time.Second}, func(d *planner.Deps) {
+		d.Pressure = func(context.Context) planner.Pressure {
+			return planner.Pressure{Groups: map[string]time.Duration{"slow": 3 * time.Second, "g": 100 * time.Millisecond}}
+		}
+		d.TestSignals = signals
+	})
+	ctx := context.Background()
+	if err := st.EnsureGroup(ctx, store.Group{Name: "slow"}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(group, name, policy string) int64 {
+		t.Helper()
+		spec := everySecond(name)
+		spec.Group, spec.MisfirePolicy = group, policy
+		j, err := st.CreateJob(ctx, store.System, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.ID
+	}
+	fine, held, all := create("g", "fine", "skip"), create("slow", "held", "fire_once"), create("slow", "all", "fire_all")
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- p.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	pass := signals.ShardPlanned.WaitOrTimeout(t, 30*time.Second)
+	if len(pass.Behind) != 1 || pass.Behind[0] != "slow" {
+		t.Errorf("pass left out %v, want [slow]", pass.Behind)
+	}
+	for _, c := range []struct {
+		job     int64
+		what    string
+		planned bool
+	}{{fine, "group g's job", true}, {held, "group slow's fire_once job", false}, {all, "group slow's fire_all job", true}} {
+		if n := countRuns(t, pool, c.job, "SCHEDULED"); (n > 0) != c.planned {
+			t.Errorf("%s: %d runs planned, want planned %v", c.what, n, c.planned)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -27,13 +28,29 @@ func TestAdmit(t *testing.T) {
 		{"past it", Pressure{Results: 10 * time.Second}, 0, false},
 	}
 	for _, c := range cases {
-		ahead, ok := admit(c.p, window, interval, maxLag)
-		if ok != c.ok || ahead != c.ahead {
-			t.Errorf("%s (%+v): admit = %s, %v; want %s, %v", c.name, c.p, ahead, ok, c.ahead, c.ok)
+		a, ok := admit(c.p, window, interval, maxLag)
+		if ok != c.ok || a.ahead != c.ahead || a.behind != nil {
+			t.Errorf("%s (%+v): admit = %+v, %v; want %s ahead, no group behind, %v", c.name, c.p, a, ok, c.ahead, c.ok)
 		}
 	}
 	// A window of one interval stays one interval.
-	if ahead, ok := admit(Pressure{Results: ms(900)}, interval, interval, maxLag); !ok || ahead != interval {
-		t.Errorf("window = interval: admit = %s, %v; want %s, true", ahead, ok, interval)
+	if a, ok := admit(Pressure{Results: ms(900)}, interval, interval, maxLag); !ok || a.ahead != interval {
+		t.Errorf("window = interval: admit = %+v, %v; want %s ahead, true", a, ok, interval)
+	}
+}
+
+// A worker group whose oldest waiting trigger waited twice MaxLag or more
+// is behind: its jobs are left out, and only its; the others' and the
+// window are as the shared stages say.
+func TestAdmitGroupsBehind(t *testing.T) {
+	const window, interval, maxLag = 5 * time.Second, time.Second, time.Second
+	p := Pressure{Groups: map[string]time.Duration{"slow": 2 * time.Second, "slower": time.Minute, "busy": 1999 * time.Millisecond, "idle": 0}}
+	a, ok := admit(p, window, interval, maxLag)
+	if !ok || a.ahead != window || !slices.Equal(a.behind, []string{"slow", "slower"}) {
+		t.Errorf("admit = %+v, %v; want the whole window, groups slow and slower behind", a, ok)
+	}
+	p.Dispatch = maxLag
+	if _, ok := admit(p, window, interval, maxLag); ok {
+		t.Error("dispatch at MaxLag: admitted, want a wait whatever the groups")
 	}
 }

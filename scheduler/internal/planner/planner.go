@@ -206,6 +206,9 @@ type Pass struct {
 	Runs  int
 	At    time.Time
 	Ahead time.Duration
+	// Behind are the groups whose jobs the pass left out, their workers
+	// behind (admit.go).
+	Behind []string
 }
 
 // Planner plans the fires of the shards this scheduler holds.
@@ -273,14 +276,14 @@ func (p *Planner) Run(ctx context.Context) error {
 			}
 			// A pass over many shards can outlast a lease period: plan each
 			// shard under its lease as it is now, not as the pass began.
-			ahead, admitted := p.admitted(ctx)
+			a, admitted := p.admitted(ctx)
 			if !admitted {
 				return nil
 			}
 			if l, ok = p.current(l.Shard); !ok {
 				continue
 			}
-			if _, err := p.planShard(ctx, l, ahead); err != nil && ctx.Err() == nil {
+			if _, err := p.planShard(ctx, l, a); err != nil && ctx.Err() == nil {
 				if errors.Is(err, ErrLeaseLost) {
 					p.log.Warn("shard lease lost; not planning it", logging.Shard(l.Shard))
 				} else {
@@ -325,18 +328,19 @@ func (p *Planner) current(shard int) (lease.Lease, bool) {
 // PlanShard plans one shard until no job is due within the window and
 // returns how many runs it wrote.
 func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
-	return p.planShard(ctx, l, p.cfg.Window)
+	return p.planShard(ctx, l, admission{ahead: p.cfg.Window})
 }
 
-// planShard is PlanShard planning ahead as far as window.
-func (p *Planner) planShard(ctx context.Context, l lease.Lease, window time.Duration) (int, error) {
+// planShard is PlanShard planning as admitted: as far ahead as a.ahead,
+// leaving out the jobs of the groups a says are behind.
+func (p *Planner) planShard(ctx context.Context, l lease.Lease, a admission) (int, error) {
 	total := 0
 	for {
 		now := p.now()
 		if !l.Valid(now) {
 			return total, fmt.Errorf("plan shard %d: %w (local deadline passed)", l.Shard, ErrLeaseLost)
 		}
-		planned, more, err := p.planBatch(ctx, l, now, window)
+		planned, more, err := p.planBatch(ctx, l, now, a)
 		if err != nil {
 			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
@@ -349,7 +353,7 @@ func (p *Planner) planShard(ctx context.Context, l lease.Lease, window time.Dura
 			if p.planned != nil {
 				p.planned(l.Shard, now)
 			}
-			p.signals.ShardPlanned.Signal(Pass{Shard: l.Shard, Epoch: l.Epoch, Runs: total, At: now, Ahead: window})
+			p.signals.ShardPlanned.Signal(Pass{Shard: l.Shard, Epoch: l.Epoch, Runs: total, At: now, Ahead: a.ahead, Behind: a.behind})
 			return total, nil
 		}
 	}

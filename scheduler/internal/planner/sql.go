@@ -19,12 +19,14 @@ import (
 
 // selectDue reads only the columns planning and firing need. SKIP LOCKED:
 // a job being edited right now is planned on the next pass instead of
-// making this pass wait.
+// making this pass wait. The jobs of the groups $4, whose workers are
+// behind, wait too, unless their policy runs every fire (admit.go).
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
+		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
 	ORDER BY next_fire_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED`
@@ -54,10 +56,10 @@ type dueJob struct {
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
-// up to window ahead of now. more reports that the batch was full and
-// another may be due.
-func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, window time.Duration) (planned []runs.Planned, more bool, err error) {
-	shard := l.Shard
+// as admitted (a: how far ahead of now, which groups' jobs wait). more
+// reports that the batch was full and another may be due.
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a admission) (planned []runs.Planned, more bool, err error) {
+	shard, window := l.Shard, a.ahead
 	horizon := now.Add(window)
 	// A job is read once its next fire is within the low-water mark and
 	// then planned up to the whole window: a job firing every second has
@@ -72,7 +74,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, w
 		} else if err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize)
+		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize, a.behind)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
