@@ -81,10 +81,9 @@ type admission struct {
 }
 
 // DefaultMaxLag is Config.MaxLag's default. Dispatch holds a published
-// run's TRIGGERED write back 2 s and drops it if the applier recorded the
-// run meanwhile; an applier kept within a second of its events keeps most
-// of those writes dropped (a run's events come a few hundred milliseconds
-// after its publish).
+// run's TRIGGERED write back (6 s by default) and drops it if the applier
+// recorded the run meanwhile; an applier kept within a second of its
+// events keeps those writes dropped.
 const DefaultMaxLag = time.Second
 
 // admitPoll is how often a waiting planner asks again.
