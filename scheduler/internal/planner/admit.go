@@ -38,7 +38,10 @@ import (
 // so a wait delays all of them alike, and the fires that pass their
 // misfire threshold meanwhile are shed, per job, by the pass that reaches
 // them: the stages after planning see only what they can take, and lag
-// stays bounded by the jobs' thresholds.
+// stays bounded by the jobs' thresholds. Lateness is judged when a worker
+// can be expected to take the fire (admission.wait: dispatch's lag and
+// the group's queue), so that a fire that would reach its worker late is
+// shed here too.
 //
 // A worker group is a stage of its own: what its workers cannot take
 // waits in JETJOB_TRIGGERS, and a group whose workers are few or slow must
@@ -74,10 +77,20 @@ type Pressure struct {
 func (p Pressure) Lag() time.Duration { return max(p.Dispatch, p.Results) }
 
 // admission is what admit decides for a shard's pass: how far ahead to
-// plan, and the groups whose jobs wait (sorted).
+// plan, the groups whose jobs wait (sorted), and the pressure it was
+// decided on.
 type admission struct {
-	ahead  time.Duration
-	behind []string
+	ahead    time.Duration
+	behind   []string
+	pressure Pressure
+}
+
+// wait is how long a trigger of group published now is expected to wait
+// before a worker takes it: dispatch's lag, then the group's queue (its
+// oldest pending trigger's wait so far). A fire that will be late by then
+// is shed at planning (planJob).
+func (a admission) wait(group string) time.Duration {
+	return a.pressure.Dispatch + a.pressure.Groups[group]
 }
 
 // DefaultMaxLag is Config.MaxLag's default. Dispatch holds a published
@@ -103,6 +116,7 @@ func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok 
 	if lag >= maxLag {
 		return admission{}, false
 	}
+	a.pressure = p
 	for g, wait := range p.Groups {
 		if wait >= 2*maxLag {
 			a.behind = append(a.behind, g)

@@ -46,8 +46,12 @@ type plan struct {
 const summaryCountLimit = 100_000
 
 // planJob computes the fires of one job from its next fire up to horizon,
-// in nominal times (see package timing). Fires before now-threshold are
-// misfires and follow the policy.
+// in nominal times (see package timing). A fire that will be more than the
+// threshold late when a worker can take it — now plus wait, how long the
+// stages after planning make a trigger published now wait (admit.go; 0
+// while they keep up) — is a misfire and follows the policy: shed here,
+// in the row planning writes anyway, rather than published to expire at
+// the worker after a question to the schedulers and an event.
 //
 // Past maxCatchup missed fires the walk stops: fire_once runs the newest
 // missed fire (found by probing back from the threshold, not by walking),
@@ -61,14 +65,15 @@ const summaryCountLimit = 100_000
 // behind — every scheduler was down, or planning waited for the stages
 // after it (admit.go) — writes a row or two for it, not one per second
 // missed, so that shedding stays cheap exactly when there is most to shed.
-func planJob(tp timing.Plan, next, now, horizon time.Time, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
+func planJob(tp timing.Plan, next, now, horizon time.Time, wait time.Duration, mp policy.Misfire, threshold time.Duration, maxCatchup int) plan {
 	var p plan
-	lateBefore := policy.LateBefore(now, threshold)
+	pickUp := now.Add(wait)
+	lateBefore := policy.LateBefore(pickUp, threshold)
 	t, ok := next, true
 	var missed []time.Time
 	var summary *fire
 	var newest time.Time
-	for ok && policy.Late(t, now, threshold) {
+	for ok && policy.Late(t, pickUp, threshold) {
 		if len(missed) == maxCatchup {
 			summary, newest = overflow(tp, t, missed[len(missed)-1], lateBefore, mp, maxCatchup)
 			t, ok = tp.Next(lateBefore.Add(-time.Nanosecond))
@@ -80,7 +85,7 @@ func planJob(tp timing.Plan, next, now, horizon time.Time, mp policy.Misfire, th
 	if !newest.IsZero() {
 		missed = append(missed, newest)
 	}
-	p.fires = misfires(missed, now, mp)
+	p.fires = misfires(missed, pickUp, mp)
 	if summary != nil {
 		// Keep the fires in time order: the summary comes before the
 		// newest fire it leaves out.

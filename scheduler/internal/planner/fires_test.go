@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 func TestPlanJobOnTime(t *testing.T) {
 	s := mustParse(t, "cron", "@every 1s")
-	p := planJob(timing.Plan{Sched: s}, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: s}, t0, t0, t0.Add(5*time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 6 {
 		t.Fatalf("planned %d fires in [t0, t0+5s], want 6", len(p.fires))
 	}
@@ -41,7 +41,7 @@ func TestPlanJobOnTime(t *testing.T) {
 func TestPlanJobLateWithinThresholdFiresNormally(t *testing.T) {
 	s := mustParse(t, "cron", "@every 1s")
 	now := t0.Add(3 * time.Second) // 3 s late, threshold 5 s
-	p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 	for _, f := range p.fires {
 		if f.status != wire.StatusScheduled || f.typ != wire.TriggerSchedule {
 			t.Fatalf("fire at %s is %s/%s, want an ordinary SCHEDULED fire", f.at, f.status, f.typ)
@@ -67,14 +67,14 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		return fires, runs
 	}
 	t.Run("skip", func(t *testing.T) {
-		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireSkip, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 		if fires, runs := count(p, wire.StatusSkipped, wire.TriggerSchedule); fires != 15 || runs != 1 {
 			t.Errorf("%d SKIPPED fires in %d runs, want 15 in one", fires, runs)
 		}
 		assertRange(t, p.fires[0], 15, t0, t0.Add(14*time.Second), "")
 	})
 	t.Run("fire_once", func(t *testing.T) {
-		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireOnce, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 0, policy.MisfireFireOnce, 5*time.Second, 100)
 		if fires, runs := count(p, wire.StatusSkipped, wire.TriggerSchedule); fires != 14 || runs != 1 {
 			t.Errorf("%d SKIPPED fires in %d runs, want 14 in one", fires, runs)
 		}
@@ -89,7 +89,7 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		}
 	})
 	t.Run("fire_all", func(t *testing.T) {
-		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 100)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 0, policy.MisfireFireAll, 5*time.Second, 100)
 		if got, _ := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 15 {
 			t.Errorf("%d catch-up runs, want 15", got)
 		}
@@ -98,7 +98,7 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 		}
 	})
 	t.Run("fire_all capped", func(t *testing.T) {
-		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), policy.MisfireFireAll, 5*time.Second, 4)
+		p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 0, policy.MisfireFireAll, 5*time.Second, 4)
 		if got, _ := count(p, wire.StatusScheduled, wire.TriggerMisfire); got != 4 {
 			t.Errorf("%d catch-up runs, want the cap of 4", got)
 		}
@@ -117,12 +117,12 @@ func TestPlanJobMisfirePolicies(t *testing.T) {
 func TestPlanJobOnceAndFixDelayPlanOneFire(t *testing.T) {
 	at := t0.Add(2 * time.Second)
 	once := mustParse(t, "once", at.Format(time.RFC3339))
-	p := planJob(timing.Plan{Sched: once}, at, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(timing.Plan{Sched: once}, at, t0, t0.Add(5*time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 1 || !p.fires[0].at.Equal(at) || p.next != nil {
 		t.Fatalf("once: fires %+v next %v, want one fire at %s and no next", p.fires, p.next, at)
 	}
 	delay := mustParse(t, "fix_delay", "1s")
-	p = planJob(timing.Plan{Sched: delay}, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p = planJob(timing.Plan{Sched: delay}, t0, t0, t0.Add(5*time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 1 || p.next != nil {
 		t.Fatalf("fix_delay: fires %+v next %v, want one fire and no next (planned when the run ends)", p.fires, p.next)
 	}
@@ -135,7 +135,7 @@ func TestPlanJobFireOncePastCapRunsNewest(t *testing.T) {
 	daily := timing.Plan{Sched: mustParse(t, "cron", "0 0 0 * * *")}
 	now := time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
 	first := time.Date(2025, 10, 13, 0, 0, 0, 0, time.UTC) // 201 midnights up to 2026-05-01: 10 + 190 + 1
-	p := planJob(daily, first, now, now.Add(5*time.Second), policy.MisfireFireOnce, 5*time.Second, 10)
+	p := planJob(daily, first, now, now.Add(5*time.Second), 0, policy.MisfireFireOnce, 5*time.Second, 10)
 	var ran, skipped []fire
 	for _, f := range p.fires {
 		switch {
@@ -170,7 +170,7 @@ func TestPlanJobFireOncePastCapRunsNewest(t *testing.T) {
 func TestPlanJobStopsAtEnd(t *testing.T) {
 	end := t0.Add(2500 * time.Millisecond)
 	tp := timing.Plan{Sched: mustParse(t, "cron", "@every 1s"), End: end}
-	p := planJob(tp, t0, t0, t0.Add(5*time.Second), policy.MisfireSkip, 5*time.Second, 100)
+	p := planJob(tp, t0, t0, t0.Add(5*time.Second), 0, policy.MisfireSkip, 5*time.Second, 100)
 	if len(p.fires) != 3 || p.next != nil {
 		t.Fatalf("fires %+v next %v, want 3 fires up to end_at and no next", p.fires, p.next)
 	}
@@ -190,5 +190,27 @@ func assertRange(t *testing.T, f fire, n int, first, last time.Time, also string
 	}
 	if !strings.Contains(f.message, also) {
 		t.Errorf("message %q lacks %q", f.message, also)
+	}
+}
+
+// A fire that will be late when a worker can take it (now plus the wait
+// the stages after planning make a trigger published now wait) is shed
+// at planning; those that will still be on time are planned as usual.
+func TestPlanJobShedsFiresLateByPickUp(t *testing.T) {
+	s := mustParse(t, "cron", "@every 1s")
+	now := t0.Add(5 * time.Second) // t0 .. t0+5s are due, none late yet
+	p := planJob(timing.Plan{Sched: s}, t0, now, now.Add(time.Second), 2*time.Second, policy.MisfireSkip, 5*time.Second, 100)
+	if len(p.fires) == 0 {
+		t.Fatal("no fires planned")
+	}
+	// Picked up at t0+7s: t0 and t0+1s are more than 5 s late then.
+	assertRange(t, p.fires[0], 2, t0, t0.Add(time.Second), "misfire policy skip")
+	for _, f := range p.fires[1:] {
+		if f.status != wire.StatusScheduled || f.typ != wire.TriggerSchedule || f.at.Before(t0.Add(2*time.Second)) {
+			t.Errorf("fire %+v, want ordinary SCHEDULED fires from t0+2s on", f)
+		}
+	}
+	if n := len(p.fires) - 1; n != 5 {
+		t.Errorf("%d fires planned, want t0+2s .. t0+6s", n)
 	}
 }

@@ -99,7 +99,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 		)
 		for i := range jobs {
 			j := &jobs[i]
-			pl, tp, err := p.planOne(j, now, horizon)
+			pl, tp, err := p.planOne(j, now, horizon, a.wait(j.group))
 			if err != nil {
 				// A schedule that no longer parses is switched off
 				// (next_fire_at NULL) rather than retried every pass.
@@ -162,7 +162,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 	return planned, more, nil
 }
 
-func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan, error) {
+func (p *Planner) planOne(j *dueJob, now, horizon time.Time, wait time.Duration) (plan, timing.Plan, error) {
 	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
 	if err != nil {
 		return plan{}, timing.Plan{}, err
@@ -182,7 +182,7 @@ func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan,
 	if j.maxCatchup != nil {
 		maxCatchup = *j.maxCatchup
 	}
-	pl := planJob(tp, j.next, now, horizon, mp, p.threshold(j), maxCatchup)
+	pl := planJob(tp, j.next, now, horizon, wait, mp, p.threshold(j), maxCatchup)
 	if pl.overflow {
 		p.log.Warn("more fires missed than max_catchup; the ones past it are summarised in one SKIPPED run",
 			logging.Job(j.id), zap.Int("max_catchup", maxCatchup), zap.Time("missed_since", j.next))
