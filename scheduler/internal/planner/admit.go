@@ -26,22 +26,25 @@ import (
 // 10,000/s, succeeded 8,000/s, shed the rest after planning it and grew to
 // 1.1 GB).
 //
-// So before each shard's pass the planner asks how far behind those stages
-// are (Deps.Pressure): dispatch, by how long the oldest due run has waited
-// in the wheel to be published (wheel.Wheel.Lag), and the applier, by how
+// So before each pass the planner asks how far behind those stages are
+// (Deps.Pressure): dispatch, by how long the oldest due run has waited in
+// the wheel to be published (wheel.Wheel.Lag), and the applier, by how
 // long the oldest run event has waited in JETJOB_EVENTS (backlog.Events.Lag).
 // Past Config.MaxLag it waits, checking again every admitPoll, and plans
-// nothing; below it, it plans ahead less the further behind they are
-// (admit). Waiting delays planning and nothing else: it holds no lease,
-// lock or transaction, and what is already in the wheel is still fired on
-// time. Every pass still visits every shard it holds, in the same order,
-// so a wait delays all of them alike, and the fires that pass their
-// misfire threshold meanwhile are shed, per job, by the pass that reaches
-// them: the stages after planning see only what they can take, and lag
-// stays bounded by the jobs' thresholds. Lateness is judged when a worker
-// can be expected to take the fire (admission.wait: dispatch's lag and
-// the group's queue), so that a fire that would reach its worker late is
-// shed here too.
+// nothing; then it plans every shard it holds, asking again before each
+// how far ahead (admit: less the further behind they are, one interval
+// when they fell behind again meanwhile). Waiting delays planning and
+// nothing else: it holds no lease, lock or transaction, and what is
+// already in the wheel is still fired on time. A pass, once begun, visits
+// every shard without waiting, so that a wait delays every shard alike
+// (waiting before each shard let a pass take a minute, and a shard's jobs
+// waited that long between two visits), and the fires that pass their
+// misfire threshold meanwhile are shed, per job, by the next pass: the
+// stages after planning see only what they can take, and lag stays bounded
+// by the jobs' thresholds. Lateness is judged when a worker can be
+// expected to take the fire (admission.wait: dispatch's lag and the
+// group's queue), so that a fire that would reach its worker late is shed
+// here too.
 //
 // A worker group is a stage of its own: what its workers cannot take
 // waits in JETJOB_TRIGGERS, and a group whose workers are few or slow must
@@ -102,20 +105,17 @@ const DefaultMaxLag = time.Second
 // admitPoll is how often a waiting planner asks again.
 const admitPoll = 100 * time.Millisecond
 
-// admit decides, from the pressure p, whether a shard may be planned now,
-// how far ahead, and which groups' jobs are left out: the whole window
-// while the lag is at most a quarter of maxLag (bursts of fires due at one
-// instant come and go within that), then less in proportion, down to
-// interval, the least that still plans each fire before it is due; from
-// maxLag on, not now. Planning less far ahead when the stages after it
-// fall behind keeps what is already planned from carrying on at the
-// offered rate for a whole window after they said so. The groups whose
-// oldest waiting trigger waited twice maxLag or more are behind.
+// admit decides, from the pressure p, whether a pass may begin now (ok),
+// and how far ahead a shard is planned and which groups' jobs are left
+// out: the whole window while the lag is at most a quarter of maxLag
+// (bursts of fires due at one instant come and go within that), then less
+// in proportion, down to interval, the least that still plans each fire
+// before it is due, from maxLag on (not ok: a pass waits, one under way
+// plans that far). Planning less far ahead when the stages after it fall
+// behind keeps what is already planned from carrying on at the offered
+// rate for a whole window after they said so. The groups whose oldest
+// waiting trigger waited twice maxLag or more are behind.
 func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok bool) {
-	lag := p.Lag()
-	if lag >= maxLag {
-		return admission{}, false
-	}
 	a.pressure = p
 	for g, wait := range p.Groups {
 		if wait >= 2*maxLag {
@@ -123,6 +123,11 @@ func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok 
 		}
 	}
 	slices.Sort(a.behind)
+	lag := p.Lag()
+	if lag >= maxLag {
+		a.ahead = min(interval, window)
+		return a, false
+	}
 	if lag <= maxLag/4 {
 		a.ahead = window
 		return a, true
@@ -134,28 +139,24 @@ func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok 
 	return a, true
 }
 
-// admitted waits until the stages after planning have room (admit) and
-// returns how far ahead to plan and which groups to leave out; false when
-// ctx ended first.
-func (p *Planner) admitted(ctx context.Context) (admission, bool) {
+// await waits, before a pass, until the stages after planning have room
+// (admit); false when ctx ended first.
+func (p *Planner) await(ctx context.Context) bool {
 	if p.pressure == nil {
-		return admission{ahead: p.cfg.Window}, true
+		return true
 	}
 	var since time.Time
 	for {
 		pr := p.pressure(ctx)
-		if a, ok := admit(pr, p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag); ok {
+		if _, ok := admit(pr, p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag); ok {
 			if !since.IsZero() {
 				waited := p.now().Sub(since)
-				p.log.Debug("planning resumed", zap.Duration("waited", waited), zap.Duration("ahead", a.ahead))
+				p.log.Debug("planning resumed", zap.Duration("waited", waited))
 				if p.held != nil {
 					p.held(waited)
 				}
 			}
-			if len(a.behind) > 0 {
-				p.log.Debug("leaving out the jobs of groups whose workers are behind", zap.Strings("groups", a.behind))
-			}
-			return a, true
+			return true
 		}
 		if since.IsZero() {
 			since = p.now()
@@ -164,7 +165,20 @@ func (p *Planner) admitted(ctx context.Context) (admission, bool) {
 			p.signals.Held.Signal(pr)
 		}
 		if backoff.Sleep(ctx, admitPoll) != nil {
-			return admission{}, false
+			return false
 		}
 	}
+}
+
+// admission is how a shard of the pass under way is planned: as admit
+// says now, never waiting.
+func (p *Planner) admission(ctx context.Context) admission {
+	if p.pressure == nil {
+		return admission{ahead: p.cfg.Window}
+	}
+	a, _ := admit(p.pressure(ctx), p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag)
+	if len(a.behind) > 0 {
+		p.log.Debug("leaving out the jobs of groups whose workers are behind", zap.Strings("groups", a.behind))
+	}
+	return a
 }

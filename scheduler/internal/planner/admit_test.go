@@ -8,8 +8,9 @@ import (
 
 // admit plans the whole window while the stages after planning keep up
 // (up to a quarter of MaxLag behind), less and less as they fall further
-// behind, down to one interval, and nothing from MaxLag on; the further
-// behind of dispatch and the applier decides.
+// behind, down to one interval, and from MaxLag on a pass waits (one under
+// way plans one interval ahead); the further behind of dispatch and the
+// applier decides.
 func TestAdmit(t *testing.T) {
 	const window, interval, maxLag = 5 * time.Second, time.Second, time.Second
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -24,8 +25,8 @@ func TestAdmit(t *testing.T) {
 		{"halfway", Pressure{Results: ms(625)}, 3 * time.Second, true},
 		{"the further behind decides", Pressure{Dispatch: ms(100), Results: ms(625)}, 3 * time.Second, true},
 		{"further", Pressure{Dispatch: ms(850)}, ms(1800), true},
-		{"at the limit", Pressure{Dispatch: maxLag}, 0, false},
-		{"past it", Pressure{Results: 10 * time.Second}, 0, false},
+		{"at the limit", Pressure{Dispatch: maxLag}, interval, false},
+		{"past it", Pressure{Results: 10 * time.Second}, interval, false},
 	}
 	for _, c := range cases {
 		a, ok := admit(c.p, window, interval, maxLag)

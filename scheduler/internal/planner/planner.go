@@ -68,7 +68,8 @@ type Config struct {
 	// MaxLag is how far the stages after planning (dispatch, the results
 	// applier: Deps.Pressure) may fall behind before planning waits for
 	// them (default 1 s); from a quarter of it on, planning looks less far
-	// ahead. See admit.go.
+	// ahead. A worker group twice as far behind has its jobs left out.
+	// See admit.go.
 	MaxLag time.Duration
 }
 
@@ -259,27 +260,27 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 }
 
 // Run plans every Interval until ctx ends, and sweeps for orphaned runs
-// every SweepInterval. Before each shard it waits until the stages after
-// planning have room, and plans as far ahead as they allow (admit.go). A
-// failing pass (PostgreSQL down) is logged and retried on the next tick;
-// the loop itself never dies.
+// every SweepInterval. Before each pass it waits until the stages after
+// planning have room, and plans each shard as far ahead as they allow
+// (admit.go). A failing pass (PostgreSQL down) is logged and retried on
+// the next tick; the loop itself never dies.
 func (p *Planner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	lastSweep := p.now()
 	var ok bool
 	for {
+		if !p.await(ctx) {
+			return nil
+		}
 		sweep := p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
 			}
+			a := p.admission(ctx)
 			// A pass over many shards can outlast a lease period: plan each
 			// shard under its lease as it is now, not as the pass began.
-			a, admitted := p.admitted(ctx)
-			if !admitted {
-				return nil
-			}
 			if l, ok = p.current(l.Shard); !ok {
 				continue
 			}
