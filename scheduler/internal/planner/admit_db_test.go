@@ -35,15 +35,7 @@ func TestPlanningWaitsForTheStagesAfterIt(t *testing.T) {
 		WHERE id = $1 RETURNING next_fire_at`, j.ID).Scan(&start); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(runCtx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	run(t, p)
 
 	held := signals.Held.WaitOrTimeout(t, 30*time.Second)
 	if held.Results != 2*time.Second {
@@ -126,15 +118,7 @@ func TestPlanningLeavesOutGroupsBehind(t *testing.T) {
 		return j.ID
 	}
 	fine, held, all := create("g", "fine", "skip"), create("slow", "held", "fire_once"), create("slow", "all", "fire_all")
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(runCtx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	run(t, p)
 	pass := signals.ShardPlanned.WaitOrTimeout(t, 30*time.Second)
 	if len(pass.Behind) != 1 || pass.Behind[0] != "slow" {
 		t.Errorf("pass left out %v, want [slow]", pass.Behind)
@@ -148,4 +132,18 @@ func TestPlanningLeavesOutGroupsBehind(t *testing.T) {
 			t.Errorf("%s: %d runs planned, want planned %v", c.what, n, c.planned)
 		}
 	}
+}
+
+// run runs p until the test ends.
+func run(t *testing.T, p *planner.Planner) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 }
