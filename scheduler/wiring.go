@@ -223,8 +223,18 @@ func (w *wiring) pressure(context.Context) planner.Pressure {
 	snap := w.backlog.Latest()
 	if !snap.At.IsZero() && time.Since(snap.At) <= 3*w.backlog.Interval() {
 		p.Results = snap.Events.Lag()
+		var live map[string]bool // groups with a live worker, looked up once
 		for _, g := range snap.Groups {
-			if g.OldestPending > 0 && len(w.registry.Live(g.Group)) > 0 {
+			if g.OldestPending <= 0 {
+				continue
+			}
+			if live == nil {
+				live = map[string]bool{}
+				for _, wi := range w.registry.Live("") {
+					live[wi.Group] = true
+				}
+			}
+			if live[g.Group] {
 				if p.Groups == nil {
 					p.Groups = map[string]time.Duration{}
 				}
