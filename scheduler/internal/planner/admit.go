@@ -14,7 +14,8 @@ import (
 // can take (issue #27). Planning is where overload is cheapest to meet: a
 // fire not planned yet is nothing but a job's next_fire_at, and one found
 // late when it is planned is shed by its job's misfire policy in the
-// planning statement itself (fires.go: a SKIPPED row, written once). A fire
+// planning statement itself (fires.go: one SKIPPED row, written once, for
+// all the fires of a job a pass skips). A fire
 // planned beyond what dispatch can publish or the results applier can
 // record costs far more: its SCHEDULED row, then a SKIPPED update when
 // dispatch finds it late, or a trigger, a worker's judgement, a question
@@ -109,13 +110,14 @@ const admitPoll = 100 * time.Millisecond
 // and how far ahead a shard is planned and which groups' jobs are left
 // out: the whole window while the lag is at most a quarter of maxLag
 // (bursts of fires due at one instant come and go within that), then less
-// in proportion, down to interval, the least that still plans each fire
-// before it is due, from maxLag on (not ok: a pass waits, one under way
-// plans that far). Planning less far ahead when the stages after it fall
+// in proportion, down to least, from maxLag on (not ok: a pass waits, one
+// under way plans that far). least is the least that still plans each fire
+// before it is due: a planning interval past the time the passes take
+// (Planner.least). Planning less far ahead when the stages after it fall
 // behind keeps what is already planned from carrying on at the offered
 // rate for a whole window after they said so. The groups whose oldest
 // waiting trigger waited twice maxLag or more are behind.
-func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok bool) {
+func admit(p Pressure, window, least, maxLag time.Duration) (a admission, ok bool) {
 	a.pressure = p
 	for g, wait := range p.Groups {
 		if wait >= 2*maxLag {
@@ -123,20 +125,31 @@ func admit(p Pressure, window, interval, maxLag time.Duration) (a admission, ok 
 		}
 	}
 	slices.Sort(a.behind)
+	least = min(least, window)
 	lag := p.Lag()
 	if lag >= maxLag {
-		a.ahead = min(interval, window)
+		a.ahead = least
 		return a, false
 	}
 	if lag <= maxLag/4 {
 		a.ahead = window
 		return a, true
 	}
-	// From window at maxLag/4 down to interval at maxLag.
+	// From window at maxLag/4 down to least at maxLag.
 	span := maxLag - maxLag/4
-	ahead := window - time.Duration(float64(window-interval)*float64(lag-maxLag/4)/float64(span))
-	a.ahead = max(min(ahead, window), min(interval, window))
+	ahead := window - time.Duration(float64(window-least)*float64(lag-maxLag/4)/float64(span))
+	a.ahead = max(min(ahead, window), least)
 	return a, true
+}
+
+// least is the least a pass plans ahead: until the next pass, as far as
+// the last one tells (from its start to this one's, its wait and its
+// shards included), and a planning interval more; a shard planned less far
+// ahead than its next visit would have its jobs' fires planned late, and
+// shed as late, by a planner that only works slowly. Never past the
+// window.
+func (p *Planner) least() time.Duration {
+	return min(p.cfg.Window, max(p.cfg.Interval, p.period)+p.cfg.Interval)
 }
 
 // await waits, before a pass, until the stages after planning have room
@@ -148,7 +161,7 @@ func (p *Planner) await(ctx context.Context) bool {
 	var since time.Time
 	for {
 		pr := p.pressure(ctx)
-		if _, ok := admit(pr, p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag); ok {
+		if _, ok := admit(pr, p.cfg.Window, p.least(), p.cfg.MaxLag); ok {
 			if !since.IsZero() {
 				waited := p.now().Sub(since)
 				p.log.Debug("planning resumed", zap.Duration("waited", waited))
@@ -176,7 +189,7 @@ func (p *Planner) admission(ctx context.Context) admission {
 	if p.pressure == nil {
 		return admission{ahead: p.cfg.Window}
 	}
-	a, _ := admit(p.pressure(ctx), p.cfg.Window, p.cfg.Interval, p.cfg.MaxLag)
+	a, _ := admit(p.pressure(ctx), p.cfg.Window, p.least(), p.cfg.MaxLag)
 	if len(a.behind) > 0 {
 		p.log.Debug("leaving out the jobs of groups whose workers are behind", zap.Strings("groups", a.behind))
 	}

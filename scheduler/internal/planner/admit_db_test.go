@@ -50,17 +50,19 @@ func TestPlanningWaitsForTheStagesAfterIt(t *testing.T) {
 		t.Fatalf("planning held back wrote %d runs and handed over %d, want none", rows, len(out.runs))
 	}
 
-	// Halfway to MaxLag: planning resumes, 3 s ahead instead of 5.
+	// Halfway to MaxLag: planning resumes, 3.5 s ahead instead of 5 (half
+	// way from the window down to the least a pass plans: 2 s, the first
+	// pass's interval and one more).
 	lag.Store(int64(625 * time.Millisecond))
 	pass := signals.ShardPlanned.WaitOrTimeout(t, 30*time.Second)
-	if pass.Ahead != 3*time.Second {
-		t.Errorf("resumed pass planned %s ahead, want 3s", pass.Ahead)
+	if pass.Ahead != 3500*time.Millisecond {
+		t.Errorf("resumed pass planned %s ahead, want 3.5s", pass.Ahead)
 	}
 	var late, scheduled, pastHorizon int
 	if err := pool.QueryRow(ctx, `SELECT
 			count(*) FILTER (WHERE status = 'SCHEDULED' AND scheduled_at < $2::timestamptz - interval '5 seconds'),
 			count(*) FILTER (WHERE status = 'SCHEDULED'),
-			count(*) FILTER (WHERE scheduled_at > $2::timestamptz + interval '3 seconds')
+			count(*) FILTER (WHERE scheduled_at > $2::timestamptz + interval '3.5 seconds')
 		FROM job_runs WHERE job_id = $1`, j.ID, pass.At).Scan(&late, &scheduled, &pastHorizon); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestPlanningWaitsForTheStagesAfterIt(t *testing.T) {
 		t.Errorf("%d runs planned SCHEDULED past their misfire threshold, want them shed at planning", late)
 	}
 	// The job's fires are whole seconds from start: those before At - 5 s
-	// are late, the rest up to At + 3 s are planned.
+	// are late, the rest up to At + 3.5 s are planned.
 	seconds := func(from, to time.Time) int { // whole seconds s, from ≤ s < to
 		n := 0
 		for s := start; s.Before(to); s = s.Add(time.Second) {
@@ -83,11 +85,11 @@ func TestPlanningWaitsForTheStagesAfterIt(t *testing.T) {
 		t.Errorf("%d SKIPPED runs standing for %d fires, want one for the %d fires that passed the 5 s threshold while planning waited",
 			runs, fires, seconds(start, lateBefore))
 	}
-	if want := seconds(lateBefore, pass.At.Add(3*time.Second+time.Nanosecond)); scheduled != want {
-		t.Errorf("%d SCHEDULED runs, want %d: the fires of the last 5 s and of the 3 s ahead", scheduled, want)
+	if want := seconds(lateBefore, pass.At.Add(3500*time.Millisecond+time.Nanosecond)); scheduled != want {
+		t.Errorf("%d SCHEDULED runs, want %d: the fires of the last 5 s and of the 3.5 s ahead", scheduled, want)
 	}
 	if pastHorizon != 0 {
-		t.Errorf("%d runs planned more than 3 s ahead", pastHorizon)
+		t.Errorf("%d runs planned more than 3.5 s ahead", pastHorizon)
 	}
 }
 

@@ -232,6 +232,9 @@ type Planner struct {
 	// pressure and held are Deps.Pressure and Deps.Held.
 	pressure func(context.Context) Pressure
 	held     func(time.Duration)
+	// period is the time from the start of the last pass to the start of
+	// the one under way (admit.go, least); Run's alone.
+	period time.Duration
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
@@ -269,9 +272,15 @@ func (p *Planner) Run(ctx context.Context) error {
 	defer t.Stop()
 	lastSweep := p.now()
 	var ok bool
+	var began time.Time
 	for {
 		if !p.await(ctx) {
 			return nil
+		}
+		if now := p.now(); !began.IsZero() {
+			p.period, began = now.Sub(began), now
+		} else {
+			began = now
 		}
 		sweep := p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
