@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -119,6 +120,23 @@ func (c *cluster) executions() []execution {
 	}
 	if err := sc.Err(); err != nil {
 		c.t.Fatal(err)
+	}
+	return out
+}
+
+// fires are the fire times r stands for: its own, and for a SKIPPED run
+// that stands for a range of a job's missed fires (policy.ParseSkipped)
+// each of them, evenly spaced from the first to the last (the suite's
+// jobs fire every second).
+func (r runRow) fires() []time.Time {
+	n, _, first, last, ok := policy.ParseSkipped(r.message)
+	if r.status != "SKIPPED" || !ok || n < 2 || !first.Equal(r.at) {
+		return []time.Time{r.at}
+	}
+	step := last.Sub(first) / time.Duration(n-1)
+	out := make([]time.Time, n)
+	for k := range out {
+		out[k] = first.Add(time.Duration(k) * step)
 	}
 	return out
 }
@@ -263,7 +281,9 @@ func (c *cluster) audit(jobs []int64, from, to time.Time, allowed policyFn) repo
 	for _, r := range runs {
 		byID[r.id] = r
 		if r.attempt == 0 && (r.trigger == "schedule" || r.trigger == "misfire") {
-			byFire[fireKey(r.job, r.at)] = append(byFire[fireKey(r.job, r.at)], r)
+			for _, at := range r.fires() {
+				byFire[fireKey(r.job, at)] = append(byFire[fireKey(r.job, at)], r)
+			}
 		}
 	}
 	execsByRun := map[int64][]execution{}

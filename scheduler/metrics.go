@@ -27,6 +27,7 @@ type metrics struct {
 	duration     *prometheus.HistogramVec
 	leaseChanges *prometheus.CounterVec
 	rerouted     prometheus.Counter
+	held         prometheus.Counter
 	lag          *planningLag
 }
 
@@ -65,10 +66,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		rerouted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "jetjob_triggers_rerouted_total", Help: "Directed triggers of dead workers moved to their group's shared queue.",
 		}),
+		held: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jetjob_planning_held_seconds_total",
+			Help: "Seconds planning waited for dispatch or the events applier to catch up (backpressure).",
+		}),
 		lag: &planningLag{last: map[int]time.Time{}},
 	}
 	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.finished, m.startLag, m.duration,
-		m.leaseChanges, m.rerouted)
+		m.leaseChanges, m.rerouted, m.held)
 	return m
 }
 
@@ -85,6 +90,17 @@ func (m *metrics) register(reg prometheus.Registerer, wheelLen func() int, held 
 		m.lag,
 	)
 }
+
+// registerDispatchLag adds dispatch's lag, one of those planning waits
+// for (planner/admit.go; the others are the backlog sampler's).
+func (m *metrics) registerDispatchLag(reg prometheus.Registerer, lag func() time.Duration) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "jetjob_dispatch_lag_seconds",
+		Help: "How long the oldest due run has waited in the wheel to be published (0 when none waits).",
+	}, func() float64 { return lag().Seconds() }))
+}
+
+func (m *metrics) observeHeld(d time.Duration) { m.held.Add(d.Seconds()) }
 
 func (m *metrics) observeFire(_ runs.Planned, lag time.Duration) {
 	m.published.Inc()

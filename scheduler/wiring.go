@@ -119,10 +119,11 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
 		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
-		TestSignals: s.testSignals.Planner}); err != nil {
+		Pressure: w.pressure, Held: s.metrics.observeHeld, TestSignals: s.testSignals.Planner}); err != nil {
 		return nil, err
 	}
 	s.metrics.register(s.reg, s.wheel.Len, w.leases.Held)
+	s.metrics.registerDispatchLag(s.reg, s.wheel.Lag)
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
@@ -204,6 +205,50 @@ func (w *wiring) leasesLost(shards []int, _ string) {
 		lost[sh] = true
 	}
 	w.s.wheel.Remove(func(r *runs.Planned) bool { return r.Epoch != 0 && lost[r.Shard] })
+}
+
+// pressure is how far the stages after planning are behind: dispatch, by
+// the wheel's oldest due run not yet published; the events applier and
+// each worker group, from the last backlog sample, by the oldest event not
+// yet applied (backlog.Events.Lag) and by the group's oldest trigger no
+// worker took (planner/admit.go). While NATS is disconnected dispatch is
+// not behind but stopped, and planning goes on: the wheel holds what falls
+// due and hands it over in one batch when NATS is back, so that dispatch's
+// misfire policy sees all of a job's missed fires at once (fire_once runs
+// one of them); planning held back meanwhile would leave the rest to a
+// catch-up of its own, a second run of the same outage. For the same
+// reason a group without live workers is not behind but away, and its
+// jobs are planned as before: its triggers wait in the stream, and when a
+// worker comes back fire_once runs the newest of them. A backlog sample
+// older than three intervals (sampling fails) says nothing.
+func (w *wiring) pressure(context.Context) planner.Pressure {
+	var p planner.Pressure
+	if w.s.deps.NATS.IsConnected() {
+		p.Dispatch = w.s.wheel.Lag()
+	}
+	snap := w.backlog.Latest()
+	if !snap.At.IsZero() && time.Since(snap.At) <= 3*w.backlog.Interval() {
+		p.Results = snap.Events.Lag()
+		var live map[string]bool // groups with a live worker, looked up once
+		for _, g := range snap.Groups {
+			if g.OldestPending <= 0 {
+				continue
+			}
+			if live == nil {
+				live = map[string]bool{}
+				for _, wi := range w.registry.Live("") {
+					live[wi.Group] = true
+				}
+			}
+			if live[g.Group] {
+				if p.Groups == nil {
+					p.Groups = map[string]time.Duration{}
+				}
+				p.Groups[g.Group] = g.OldestPending
+			}
+		}
+	}
+	return p
 }
 
 // planned hands the planner's runs to the wheel.

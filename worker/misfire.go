@@ -59,8 +59,18 @@ func lateness(trig *wire.Trigger, now time.Time, workerID string) (policy.Facts,
 	if !policy.Late(trig.ScheduledAt, now, threshold) {
 		return policy.Facts{}, false
 	}
-	return policy.Facts{Stage: policy.AtPickUp, Policy: trig.MisfirePolicy,
-		Late: now.Sub(trig.ScheduledAt), Threshold: threshold, Worker: workerID}, true
+	f := policy.Facts{Stage: policy.AtPickUp, Policy: trig.MisfirePolicy,
+		Late: now.Sub(trig.ScheduledAt), Threshold: threshold, Worker: workerID}
+	if trig.TriggerType == wire.TriggerMisfire {
+		// A catch-up: the missed fire its job's fire_once policy chose to
+		// run (the planner made it so, or the schedulers' answer to an
+		// earlier question). No newer fire supersedes it, and asking
+		// would only be told that it runs (package supersede: a chosen
+		// run runs) — a question to PostgreSQL per catch-up, when
+		// overload makes the most of them.
+		f.Newer = policy.NoNewer
+	}
+	return f, true
 }
 
 // superseded applies fire_once to a late trigger: when a newer missed fire

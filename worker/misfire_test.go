@@ -172,3 +172,23 @@ func TestExpired(t *testing.T) {
 		})
 	}
 }
+
+// A late catch-up (trigger type misfire) under fire_once runs without a
+// question to the schedulers, and is not judged off its slot as one that
+// may expire; a late schedule trigger asks.
+func TestCatchUpRunsWithoutAsking(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	now := at.Add(time.Minute)
+	trig := &wire.Trigger{RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: wire.TriggerMisfire, ScheduledAt: at,
+		MisfirePolicy: policy.MisfireFireOnce, MisfireThresholdMS: 5000}
+	if mayExpire(trig, now, "w") {
+		t.Error("a late fire_once catch-up may expire: want it to run")
+	}
+	if f, late := lateness(trig, now, "w"); !late || policy.Decide(f).Outcome != policy.Run {
+		t.Errorf("a late fire_once catch-up: late %v, outcome %v; want late, run", late, policy.Decide(f).Outcome)
+	}
+	trig.TriggerType = wire.TriggerSchedule
+	if f, _ := lateness(trig, now, "w"); policy.Decide(f).Outcome != policy.Ask {
+		t.Errorf("a late fire_once schedule trigger: outcome %v, want a question", policy.Decide(f).Outcome)
+	}
+}

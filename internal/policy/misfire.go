@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -174,6 +176,47 @@ func CatchupSummary(count string, first, last time.Time, maxCatchup int, mp Misf
 		msg += fmt.Sprintf("; the newest missed fire, %s, ran instead", newest.UTC().Format(time.RFC3339))
 	}
 	return msg
+}
+
+// SkippedRange is the message of the SKIPPED run that stands for several
+// missed fires of a job the planner does not run, recorded as one run (see
+// ParseSkipped): count of them (a number, or "at least N") from first to
+// last, by policy mp; ran, when not zero, is the newest missed fire, which
+// runs instead (fire_once). Times to the nanosecond, so that the fires a
+// run stands for can be told from its message alone.
+func SkippedRange(count string, first, last time.Time, mp Misfire, ran time.Time) string {
+	msg := fmt.Sprintf("misfire: %s missed fires from %s to %s, skipped (misfire policy %s)",
+		count, first.UTC().Format(time.RFC3339Nano), last.UTC().Format(time.RFC3339Nano), mp)
+	if !ran.IsZero() {
+		msg += fmt.Sprintf("; the newest missed fire, %s, runs instead", ran.UTC().Format(time.RFC3339Nano))
+	}
+	return msg
+}
+
+// skippedRE matches the messages of SkippedRange and CatchupSummary: the
+// count, the first and the last fire.
+var skippedRE = regexp.MustCompile(`^misfire: (at least )?([0-9]+) (?:more )?missed fires from (\S+) to (\S+?),? `)
+
+// ParseSkipped reads, from a SKIPPED run's message, the missed fires the
+// run stands for when it stands for more than its own (SkippedRange, or a
+// max_catchup summary, CatchupSummary): how many (at least, when exact is
+// false), the first and the last. ok is false for any other message.
+func ParseSkipped(msg string) (n int, exact bool, first, last time.Time, ok bool) {
+	m := skippedRE.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false, time.Time{}, time.Time{}, false
+	}
+	n, err := strconv.Atoi(m[2])
+	if err != nil {
+		return 0, false, time.Time{}, time.Time{}, false
+	}
+	if first, err = time.Parse(time.RFC3339Nano, m[3]); err != nil {
+		return 0, false, time.Time{}, time.Time{}, false
+	}
+	if last, err = time.Parse(time.RFC3339Nano, m[4]); err != nil {
+		return 0, false, time.Time{}, time.Time{}, false
+	}
+	return n, m[1] == "", first, last, true
 }
 
 // roundLateness keeps a lateness readable: tenths of a second from one

@@ -98,3 +98,36 @@ func TestCatchupSummary(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 }
+
+// A SKIPPED run that stands for several missed fires says how many and
+// which, to the nanosecond, and ParseSkipped reads that back, from its
+// message and from a max_catchup summary's; any other message is none.
+func TestSkippedRangeParses(t *testing.T) {
+	first := time.Date(2026, 5, 1, 12, 0, 0, 250_000_000, time.FixedZone("x", 3600))
+	last := first.Add(14 * time.Second)
+	msg := SkippedRange("15", first, last, MisfireFireOnce, last.Add(time.Second))
+	want := "misfire: 15 missed fires from 2026-05-01T11:00:00.25Z to 2026-05-01T11:00:14.25Z, skipped (misfire policy fire_once); the newest missed fire, 2026-05-01T11:00:15.25Z, runs instead"
+	if msg != want {
+		t.Errorf("SkippedRange = %q, want %q", msg, want)
+	}
+	cases := []struct {
+		msg         string
+		n           int
+		exact       bool
+		first, last time.Time
+		ok          bool
+	}{
+		{msg, 15, true, first, last, true},
+		{SkippedRange("at least 100000", first, last, MisfireSkip, time.Time{}), 100000, false, first, last, true},
+		{CatchupSummary("7", first.Truncate(time.Second), last.Truncate(time.Second), 100, MisfireSkip, time.Time{}),
+			7, true, first.Truncate(time.Second), last.Truncate(time.Second), true},
+		{"misfire: late by 6s, skipped (misfire policy skip)", 0, false, time.Time{}, time.Time{}, false},
+		{"misfire: 3 missed fires from yesterday to today, skipped", 0, false, time.Time{}, time.Time{}, false},
+	}
+	for _, c := range cases {
+		n, exact, f, l, ok := ParseSkipped(c.msg)
+		if ok != c.ok || n != c.n || exact != c.exact || !f.Equal(c.first) || !l.Equal(c.last) {
+			t.Errorf("ParseSkipped(%q) = %d, %v, %s, %s, %v; want %d, %v, %s, %s, %v", c.msg, n, exact, f, l, ok, c.n, c.exact, c.first, c.last, c.ok)
+		}
+	}
+}

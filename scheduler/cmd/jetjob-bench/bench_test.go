@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"testing"
 	"time"
-
-	"github.com/jetjob/jetjob/internal/policy"
 )
 
 func TestCPUPerRunByKind(t *testing.T) {
@@ -29,19 +27,6 @@ func TestCPUPerRunByKind(t *testing.T) {
 	}
 	if cpuPerRun(ps, 0) != nil {
 		t.Error("cpuPerRun with no runs: want nil")
-	}
-}
-
-// The count of a max_catchup summary is read from its message: keep the
-// pattern in step with policy.CatchupSummary.
-func TestSummaryCountMatchesPolicy(t *testing.T) {
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for count, want := range map[string]string{"250": "250", "at least 10000": "10000"} {
-		msg := policy.CatchupSummary(count, at, at.Add(time.Hour), 100, policy.MisfireFireOnce, at.Add(2*time.Hour))
-		m := summaryCount.FindStringSubmatch(msg)
-		if m == nil || m[1] != want {
-			t.Errorf("summary %q: matched %q, want count %s", msg, m, want)
-		}
 	}
 }
 
@@ -96,5 +81,29 @@ func TestNATSPerRun(t *testing.T) {
 		map[string]uint64{"JETJOB_TRIGGERS": 510, "KV_JETJOB_LOCKS": 5, "JETJOB_EVENTS": 250}, 1000)
 	if want := map[string]float64{"JETJOB_TRIGGERS": 0.5, "JETJOB_EVENTS": 0.25}; !reflect.DeepEqual(st, want) {
 		t.Fatalf("streamsPerRun = %v, want %v (streams that stored nothing left out)", st, want)
+	}
+}
+
+// A SKIPPED run standing for a range of missed fires counts for those of
+// them within the window.
+func TestFiresIn(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sec := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Second) }
+	for _, tc := range []struct {
+		name        string
+		n           int
+		first, last time.Time
+		want        int64
+	}{
+		{"inside", 5, sec(2), sec(6), 5},
+		{"from before the window", 10, sec(-5), sec(4), 5},
+		{"past its end", 10, sec(5), sec(14), 5},
+		{"around it", 30, sec(-10), sec(19), 10},
+		{"outside", 3, sec(20), sec(22), 0},
+		{"one fire", 1, sec(3), sec(3), 1},
+	} {
+		if got := firesIn(tc.n, tc.first, tc.last, sec(0), sec(10)); got != tc.want {
+			t.Errorf("%s: firesIn = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

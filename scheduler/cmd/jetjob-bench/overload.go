@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jetjob/jetjob/internal/policy"
 )
 
 // overload completes runPeriodic for --scenario overload: "@every 1s" jobs
@@ -53,9 +53,9 @@ func (e *env) overload(ctx context.Context, res *Result, sets []*jobSet, w0, w1 
 		AND job_id BETWEEN $3 AND $4 AND trigger_type = 'misfire'`, w0, w1, first, last).Scan(&ov.CatchUps); err != nil {
 		return fmt.Errorf("overload: catch-up runs: %w", err)
 	}
-	if ov.SummarizedFires > 0 {
-		e.note("%d fires of the window are in max_catchup summaries (one SKIPPED row for many fires): they count as fires without a row",
-			ov.SummarizedFires)
+	if ws.ranged > 0 {
+		e.note("%d fires of the window are in SKIPPED runs that stand for ranges of missed fires (one row for many): counted as shed",
+			ws.ranged)
 	}
 	res.Overload = ov
 	logf("overload: offered %.0f fires/s, succeeded %.0f/s, shed %.0f/s (%d), other %v, without a row %d, duplicates %d",
@@ -65,8 +65,10 @@ func (e *env) overload(ctx context.Context, res *Result, sets []*jobSet, w0, w1 
 
 // shedKinds groups the window's shed runs (SKIPPED, EXPIRED) by status and
 // message, numbers in the message replaced by N ("late by 5.2s" and "late
-// by 6.1s" are one kind), with one real message of each kind. summarized
-// is the fires that max_catchup summaries among them stand for.
+// by 6.1s" are one kind), with one real message of each kind (rows, not
+// the fires a range stands for). summarized is the fires that the SKIPPED
+// runs standing for ranges of missed fires among them stand for
+// (policy.ParseSkipped), wherever they fall.
 func shedKinds(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFrom, idTo int64) (kinds []ShedKind, summarized int64, err error) {
 	rows, _ := pool.Query(ctx, `SELECT status, regexp_replace(message, '[0-9]+([.][0-9]+)?', 'N', 'g') AS kind, count(*), min(message)
 		FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2 AND job_id BETWEEN $3 AND $4
@@ -80,21 +82,17 @@ func shedKinds(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, idFr
 	if err != nil {
 		return nil, 0, fmt.Errorf("shed runs by message: %w", err)
 	}
-	// A summary's count is in its message (policy.CatchupSummary).
 	rows, _ = pool.Query(ctx, `SELECT message FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2
-		AND job_id BETWEEN $3 AND $4 AND status = 'SKIPPED' AND message LIKE 'misfire: % more missed fires %'`, from, to, idFrom, idTo)
+		AND job_id BETWEEN $3 AND $4 AND status = 'SKIPPED' AND message LIKE 'misfire: % missed fires from %'`, from, to, idFrom, idTo)
 	var msg string
 	_, err = pgx.ForEachRow(rows, []any{&msg}, func() error {
-		if m := summaryCount.FindStringSubmatch(msg); m != nil {
-			n, _ := strconv.ParseInt(m[1], 10, 64)
-			summarized += n
+		if n, _, _, _, ok := policy.ParseSkipped(msg); ok {
+			summarized += int64(n)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("max_catchup summaries: %w", err)
+		return nil, 0, fmt.Errorf("skipped ranges: %w", err)
 	}
 	return kinds, summarized, nil
 }
-
-var summaryCount = regexp.MustCompile(`^misfire: (?:at least )?([0-9]+) more missed fires`)

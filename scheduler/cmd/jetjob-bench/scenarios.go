@@ -215,11 +215,13 @@ func (e *env) windowEnd(ctx context.Context, res *Result) (usage, map[string]flo
 }
 
 // progress logs, every 10 s until end, the published rate, the runs
-// waiting in the wheels, the worst shard planning lag and the group
-// backlog (pending triggers, the oldest one's wait).
+// waiting in the wheels, the worst shard planning lag, the group backlog
+// (pending triggers, the oldest one's wait) and the backpressure (how long
+// planning waited, the worst stage lag: planner/admit.go).
 func (e *env) progress(ctx context.Context, from, end time.Time) error {
-	const pub = "jetjob_triggers_published_total"
-	last := e.counters(ctx, pub)[pub]
+	const pub, held = "jetjob_triggers_published_total", "jetjob_planning_held_seconds_total"
+	c := e.counters(ctx, pub, held)
+	last, lastHeld := c[pub], c[held]
 	lastT := time.Now()
 	for {
 		next := time.Now().Add(10 * time.Second)
@@ -229,22 +231,24 @@ func (e *env) progress(ctx context.Context, from, end time.Time) error {
 		if err := sleepUntil(ctx, next); err != nil {
 			return err
 		}
-		var n, wheel, lag, pending, oldest float64
+		var n, h, wheel, lag, pending, oldest, stage float64
 		for _, s := range e.scheds {
 			m, err := scrapeMax(ctx, s.metrics)
 			if err != nil {
 				continue
 			}
 			n += m[pub]
+			h += m[held]
+			stage = max(stage, m["jetjob_dispatch_lag_seconds"], m["jetjob_events_oldest_unapplied_seconds"])
 			wheel += m["jetjob_wheel_runs"]
 			lag = max(lag, m["jetjob_shard_planning_lag_seconds"])
 			pending = max(pending, m["jetjob_group_pending_triggers"])
 			oldest = max(oldest, m["jetjob_group_oldest_pending_seconds"])
 		}
 		now := time.Now()
-		logf("  %3.0fs: %.0f triggers/s published, %.0f runs in the wheel, worst shard planning lag %.1f s, %.0f triggers pending, the oldest waiting %.1f s",
-			now.Sub(from).Seconds(), (n-last)/now.Sub(lastT).Seconds(), wheel, lag, pending, oldest)
-		last, lastT = n, now
+		logf("  %3.0fs: %.0f triggers/s published, %.0f runs in the wheel, worst shard planning lag %.1f s, %.0f triggers pending, the oldest waiting %.1f s; planning held %.1f s, stage lag %.1f s",
+			now.Sub(from).Seconds(), (n-last)/now.Sub(lastT).Seconds(), wheel, lag, pending, oldest, h-lastHeld, stage)
+		last, lastHeld, lastT = n, h, now
 	}
 }
 

@@ -43,6 +43,7 @@ type options struct {
 	leaseTTL         time.Duration
 	interval         time.Duration
 	window           time.Duration
+	maxLag           time.Duration
 	misfireThreshold time.Duration
 	maxCatchup       int
 	maxChainRuns     int
@@ -92,6 +93,7 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.Duration(&o.leaseTTL, "lease-ttl", "JETJOB_LEASE_TTL", 0, "shard lease TTL: a dead scheduler's shards move within it, default 10s")
 	s.Duration(&o.interval, "planning-interval", "JETJOB_PLANNING_INTERVAL", 0, "pause between planning passes, default 1s")
 	s.Duration(&o.window, "planning-window", "JETJOB_PLANNING_WINDOW", 0, "how far ahead fires are planned, default 5s")
+	s.Duration(&o.maxLag, "planning-max-lag", "JETJOB_PLANNING_MAX_LAG", 0, "how far dispatch or the results applier may fall behind before planning waits for them, default 1s; from a quarter of it on, planning looks less far ahead; a worker group twice as far behind has its skip and fire_once jobs left out")
 	s.Duration(&o.misfireThreshold, "misfire-threshold", "JETJOB_MISFIRE_THRESHOLD", 0, "how late a fire may be before its misfire policy applies, default 5s")
 	s.Int(&o.maxCatchup, "max-catchup", "JETJOB_MAX_CATCHUP", 0, "missed fires handled per job and pass, default 100")
 	s.Int(&o.maxChainRuns, "max-chain-runs", "JETJOB_MAX_CHAIN_RUNS", 0, fmt.Sprintf("runs one fire may cause through child jobs, 1 to %d, default %d: longer or wider links are refused, and no child runs past it", refs.MaxRunsLimit, refs.DefaultMaxRuns))
@@ -267,6 +269,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 	c.Lease.TTL = o.leaseTTL
 	c.Planner.Interval = o.interval
 	c.Planner.Window = o.window
+	c.Planner.MaxLag = o.maxLag
 	c.Planner.MisfireThreshold = o.misfireThreshold
 	c.Planner.MaxCatchup = o.maxCatchup
 	c.Planner.TriggerBatch = o.triggerBatch

@@ -48,7 +48,9 @@
 // triggers), one consumer listing (256 consumers a page) and one message get
 // per consumer or subject with pending triggers: nothing per trigger, so a
 // backlog of a million costs what a backlog of one does. Every scheduler
-// samples (it only reads), every 5 s by default.
+// samples (it only reads), every second by default: planning leaves out
+// the jobs of a group whose workers are behind (package planner, admit.go),
+// and reads it from the last sample.
 //
 // Trigger batches: a consumer's figures count messages, and a batch message
 // carries several runs (one per line). So the stored messages of a group's
@@ -79,11 +81,11 @@ import (
 )
 
 // DefaultInterval is the default time between samples.
-const DefaultInterval = 5 * time.Second
+const DefaultInterval = time.Second
 
 // Config configures a Sampler. Zero values mean the defaults.
 type Config struct {
-	// Interval between samples (default 5 s).
+	// Interval between samples (default 1 s).
 	Interval time.Duration
 	// WarnAfter is the age of a group's oldest pending trigger past which
 	// the sampler logs a warning (once per episode, then once at info when
@@ -144,6 +146,52 @@ type Events struct {
 	// OldestUnapplied is the age of the first of them (NATS server times
 	// on both ends, like the triggers' ages); 0 when none waits.
 	OldestUnapplied time.Duration
+	// FirstSeq is the first one's stream sequence, and Still how long it
+	// has been the first (since a sample saw another, or none): an
+	// applier that makes progress moves it; one that is away does not.
+	FirstSeq uint64
+	Still    time.Duration
+}
+
+// StallAfter is how long the first unapplied event may stay the first
+// before the applier counts as away rather than slow (Events.Lag). One
+// batch applied under a loaded PostgreSQL takes up to a few hundred
+// milliseconds.
+const StallAfter = 5 * time.Second
+
+// Lag is how far the events applier is behind, for planning's
+// backpressure (package planner, admit.go): the age of the oldest event
+// not yet applied, while the applier makes progress (Still under
+// StallAfter), else 0. Planning waits for an applier that is slow, never
+// for one that is away (no scheduler holds shard 0 and no stand-in has
+// taken over yet, the applier is being restarted, or a message waits for
+// its redelivery after the process that held it died): that would stop
+// every fire for what only delays the recording of results, which wait
+// durably in the stream.
+func (e Events) Lag() time.Duration {
+	if e.Still >= StallAfter {
+		return 0
+	}
+	return e.OldestUnapplied
+}
+
+// eventsWatch remembers, between samples, since when the first unapplied
+// event has been the first (Events.Still).
+type eventsWatch struct {
+	first uint64
+	since time.Time
+}
+
+// observe sets ev.Still for a sample taken at at.
+func (w *eventsWatch) observe(ev *Events, at time.Time) {
+	if ev.Unapplied == 0 || ev.FirstSeq != w.first || w.since.IsZero() {
+		// Empty (the next event takes the first sequence, which has not
+		// moved then, and must not count as still), or moved.
+		w.first, w.since = ev.FirstSeq, at
+	}
+	if ev.Unapplied > 0 {
+		ev.Still = at.Sub(w.since)
+	}
 }
 
 // Group returns the figures of one group, ok false if the sample did not
@@ -180,6 +228,7 @@ type Sampler struct {
 	mu      sync.Mutex
 	latest  Snapshot
 	watch   watch
+	events  eventsWatch
 	failing bool
 }
 
@@ -199,6 +248,9 @@ func (s *Sampler) Latest() Snapshot {
 	defer s.mu.Unlock()
 	return s.latest
 }
+
+// Interval is the time between samples.
+func (s *Sampler) Interval() time.Duration { return s.cfg.Interval }
 
 // Run samples at once and then every Interval until ctx ends. A failed
 // sample (NATS unreachable) keeps the last one and is retried at the next
@@ -239,6 +291,7 @@ func (s *Sampler) tick(ctx context.Context) {
 		s.log.Info("sampling the trigger backlog works again")
 	}
 	s.failing = false
+	s.events.observe(&snap.Events, snap.At)
 	s.latest = snap
 	changes := s.watch.observe(snap)
 	s.mu.Unlock()
@@ -411,7 +464,7 @@ func sampleEvents(ctx context.Context, js jetstream.JetStream, local time.Time) 
 		return Events{}, fmt.Errorf("backlog: stream %s: %w", stream.Events, err)
 	}
 	info := st.CachedInfo()
-	ev := Events{Unapplied: int64(info.State.Msgs)}
+	ev := Events{Unapplied: int64(info.State.Msgs), FirstSeq: info.State.FirstSeq}
 	if ev.Unapplied > 0 && !info.State.FirstTime.IsZero() {
 		now := info.TimeStamp
 		if now.IsZero() { // a server too old to date its answers

@@ -324,3 +324,36 @@ func TestSampleEstimatesManyBatches(t *testing.T) {
 	stored := publishBatches(t, js, "a", sizes...)
 	expect(t, js, "a", "many batches", int64(4*len(sizes)), 0, 0, stored[0])
 }
+
+// The events applier's lag is the oldest unapplied event's age while the
+// first unapplied event moves from sample to sample; one that stayed the
+// first for StallAfter means the applier is away, and the lag is 0. An
+// empty stream is never still: the next event takes its first sequence.
+func TestEventsLagWhileTheApplierMoves(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var w eventsWatch
+	look := func(at time.Duration, unapplied int64, first uint64, age time.Duration) Events {
+		ev := Events{Unapplied: unapplied, FirstSeq: first, OldestUnapplied: age}
+		w.observe(&ev, t0.Add(at))
+		return ev
+	}
+	for _, c := range []struct {
+		name      string
+		at        time.Duration
+		unapplied int64
+		first     uint64
+		age, lag  time.Duration
+	}{
+		{"first look", 0, 10, 5, 2 * time.Second, 2 * time.Second},
+		{"the same first event 4s later: slow", 4 * time.Second, 10, 5, 6 * time.Second, 6 * time.Second},
+		{"unmoved for StallAfter: away", StallAfter, 10, 5, 7 * time.Second, 0},
+		{"moved again", 6 * time.Second, 10, 9, 3 * time.Second, 3 * time.Second},
+		{"empty", 7 * time.Second, 0, 20, 0, 0},
+		{"empty a minute", 67 * time.Second, 0, 20, 0, 0},
+		{"an event after a minute empty (the empty stream's first sequence)", 68 * time.Second, 1, 20, time.Second, time.Second},
+	} {
+		if got := look(c.at, c.unapplied, c.first, c.age).Lag(); got != c.lag {
+			t.Errorf("%s: lag %s, want %s", c.name, got, c.lag)
+		}
+	}
+}

@@ -84,7 +84,8 @@ type Config struct {
 	// FlushSize flushes earlier when this many runs wait (default 2000).
 	FlushSize int
 	// TriggeredDelay holds a published run's TRIGGERED write back for this
-	// long after its ack (default 2 s; negative: no delay): the deferred
+	// long after its ack (default: the misfire threshold plus a second,
+	// at least 2 s and at most 20 s; negative: no delay): the deferred
 	// TRIGGERED write, explained in package runs.
 	TriggeredDelay time.Duration
 	// InFlight caps publishes awaiting their ack (default 4096); Fire
@@ -159,9 +160,22 @@ func (c Config) withDefaults() Config {
 		c.InFlight = 4096
 	}
 	if c.TriggeredDelay == 0 {
-		c.TriggeredDelay = 2 * time.Second
+		c.TriggeredDelay = DefaultTriggeredDelay(c.MisfireThreshold)
 	}
 	return c
+}
+
+// DefaultTriggeredDelay is Config.TriggeredDelay's default for a misfire
+// threshold: a run is to start within its threshold, however long its
+// trigger waits for a worker (past it, it expires), and its worker's
+// events then record it, so holding its mark a second longer than that
+// drops the mark for every run that starts on time, a queue in front of
+// busy workers included (under overload triggers wait seconds, and a 2 s
+// hold had every one of those runs written twice). At least 2 s, and at
+// most 20 s: the sweep re-publishes runs that still read SCHEDULED 30 s
+// after their time (planner.OrphanAge), and a held mark keeps its run so.
+func DefaultTriggeredDelay(misfireThreshold time.Duration) time.Duration {
+	return min(max(misfireThreshold+time.Second, 2*time.Second), 20*time.Second)
 }
 
 // Dispatcher publishes triggers. Create with New, start Run, then Fire.

@@ -18,9 +18,12 @@ import (
 // the copy. A batch is never re-formed after planning.
 //
 // Only runs that would go to one queue anyway may share a message: a
-// scheduled fire (not a misfire catch-up, which the worker and package
-// supersede treat one by one) of a job routed "any" (the group's batch
-// subject), or of a job routed "consistent_hash" when the scheduler can
+// scheduled fire or a misfire catch-up (the newest missed fire fire_once
+// runs, or a missed fire fire_all runs: a worker runs it without asking
+// anyone, and under overload, where backpressure sheds at planning, a job
+// with missed fires gets one catch-up at each pass) of a job routed "any"
+// (the group's batch subject), or of a job routed "consistent_hash" when
+// the scheduler can
 // tell which worker the hash picks (Deps.BatchTarget): such runs share a
 // batch only with runs bound for the same worker, and dispatch sends the
 // batch to that worker's directed subject, so a job keeps meeting the same
@@ -41,7 +44,7 @@ func triggerBytes(j *dueJob) int { return 1024 + 6*(len(j.handler)+len(j.params)
 // batchable reports whether fire f of job j may share a trigger message;
 // hashed says whether the planner can batch consistent_hash jobs.
 func batchable(j *dueJob, f fire, hashed bool) bool {
-	return f.status == wire.StatusScheduled && f.typ == wire.TriggerSchedule &&
+	return f.status == wire.StatusScheduled && (f.typ == wire.TriggerSchedule || f.typ == wire.TriggerMisfire) &&
 		(j.route == policy.RouteAny || j.route == "" || hashed && j.route == policy.RouteConsistentHash) &&
 		triggerBytes(j) <= maxBatchBytes/2
 }

@@ -214,3 +214,39 @@ func TestPlanShardWithoutBatches(t *testing.T) {
 		}
 	}
 }
+
+// A catch-up (the newest missed fire fire_once runs) joins a batch like a
+// scheduled fire: the catch-ups of jobs that missed the same fires share
+// one message.
+func TestPlanShardBatchesCatchUps(t *testing.T) {
+	st, pool, p, out := setupWith(t, planner.Config{Window: 5 * time.Second}, nil)
+	ctx := context.Background()
+	for i := range 4 {
+		j := everySecond(fmt.Sprintf("once%d", i))
+		j.MisfirePolicy = "fire_once"
+		if _, err := st.CreateJob(ctx, store.System, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every job missed the fires of the last 20 s, the same ones.
+	if _, err := pool.Exec(ctx, `UPDATE jobs SET next_fire_at = date_trunc('second', now()) - interval '20 seconds'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PlanShard(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	catchUps := map[int64]int{} // batch → catch-ups in it
+	for _, r := range out.runs {
+		if r.TriggerType == "misfire" {
+			catchUps[r.Batch]++
+		}
+	}
+	if len(catchUps) != 1 || catchUps[0] != 0 {
+		t.Errorf("catch-ups by batch %v, want the 4 in one batch", catchUps)
+	}
+	for b, n := range catchUps {
+		if n != 4 {
+			t.Errorf("batch %d has %d catch-ups, want 4", b, n)
+		}
+	}
+}

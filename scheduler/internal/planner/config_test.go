@@ -23,6 +23,7 @@ func TestConfigValidate(t *testing.T) {
 		{"negative idle timeout", Config{IdleTxTimeout: -time.Second}, "planner idle transaction timeout -1s: must not be negative"},
 		{"negative trigger batch", Config{TriggerBatch: -1}, "planner: TriggerBatch must be ≥ 0 (0: 16), got -1"},
 		{"trigger batch past what a worker accepts", Config{TriggerBatch: 257}, "planner: TriggerBatch must be at most 256"},
+		{"negative max lag", Config{MaxLag: -time.Second}, "planner: MaxLag must be ≥ 0 (0: 1s), got -1s"},
 	}
 	configtest.Run(t, cases, func(c Config) error { _, err := New(c, Deps{}); return err })
 }

@@ -65,6 +65,12 @@ type Config struct {
 	// Forced to 1 while tracing is on (Deps.Trace): a trace follows one
 	// run from its publish span, in one message of its own.
 	TriggerBatch int
+	// MaxLag is how far the stages after planning (dispatch, the results
+	// applier: Deps.Pressure) may fall behind before planning waits for
+	// them (default 1 s); from a quarter of it on, planning looks less far
+	// ahead. A worker group twice as far behind has its jobs left out.
+	// See admit.go.
+	MaxLag time.Duration
 }
 
 const (
@@ -98,6 +104,9 @@ func (c Config) withDefaults() Config {
 	if c.TriggerBatch == 0 {
 		c.TriggerBatch = DefaultTriggerBatch
 	}
+	if c.MaxLag == 0 {
+		c.MaxLag = DefaultMaxLag
+	}
 	return c
 }
 
@@ -109,7 +118,8 @@ func (c Config) Validate() error {
 			wire.MaxBatchRuns, c.TriggerBatch)
 	}
 	return errors.Join(c.validateTiming(),
-		tuning.NotNegative("planner", "TriggerBatch", c.TriggerBatch, fmt.Sprint(DefaultTriggerBatch)), batch)
+		tuning.NotNegative("planner", "TriggerBatch", c.TriggerBatch, fmt.Sprint(DefaultTriggerBatch)),
+		tuning.NotNegative("planner", "MaxLag", c.MaxLag, DefaultMaxLag.String()), batch)
 }
 
 // validateTiming says which of the planning pass's settings is wrong.
@@ -153,6 +163,12 @@ type Deps struct {
 	Planned func(shard int, at time.Time)
 	// Trace records a span per batch that planned runs; nil: tracing off.
 	Trace *spans.Tracer
+	// Pressure reports how far the stages after planning are behind
+	// (admit.go); nil: planning never waits for them.
+	Pressure func(context.Context) Pressure
+	// Held, when set, is called with how long planning waited for them
+	// each time it resumes (a metric).
+	Held func(time.Duration)
 	// BatchTarget is the worker a trigger batch of a consistent_hash job's
 	// runs is to go to (route.Picker.BatchTarget), "" for none; runs of
 	// such jobs share a batch only with runs bound for the same worker
@@ -169,10 +185,16 @@ type TestSignals struct {
 	// ShardPlanned fires after a shard pass wrote every fire due within
 	// the window (PlanShard succeeded), its runs already handed on.
 	ShardPlanned testsignal.Signal[Pass]
+	// Held fires when planning starts to wait for the stages after it
+	// (admit.go), with the pressure that made it wait.
+	Held testsignal.Signal[Pressure]
 }
 
 // Init initialises every signal for tb's test.
-func (ts *TestSignals) Init(tb testsignal.TB) { ts.ShardPlanned.Init(tb) }
+func (ts *TestSignals) Init(tb testsignal.TB) {
+	ts.ShardPlanned.Init(tb)
+	ts.Held.Init(tb)
+}
 
 // Pass is one successful planning pass over a shard, as
 // TestSignals.ShardPlanned reports it.
@@ -180,9 +202,14 @@ type Pass struct {
 	Shard int
 	Epoch int64
 	// Runs is how many runs the pass planned; At is the time it planned
-	// for (its window runs from At).
-	Runs int
-	At   time.Time
+	// for, and Ahead how far beyond it (its window: Config.Window, or less
+	// under pressure, see admit.go).
+	Runs  int
+	At    time.Time
+	Ahead time.Duration
+	// Behind are the groups whose jobs the pass left out, their workers
+	// behind (admit.go).
+	Behind []string
 }
 
 // Planner plans the fires of the shards this scheduler holds.
@@ -202,6 +229,12 @@ type Planner struct {
 	signals TestSignals
 	// target is Deps.BatchTarget.
 	target func(job int64, group, handler string) string
+	// pressure and held are Deps.Pressure and Deps.Held.
+	pressure func(context.Context) Pressure
+	held     func(time.Duration)
+	// period is the time from the start of the last pass to the start of
+	// the one under way (admit.go, least); Run's alone.
+	period time.Duration
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
@@ -225,29 +258,42 @@ func New(cfg Config, deps Deps) (*Planner, error) {
 		cfg: cfg, pool: deps.Pool, log: log, cache: newScheduleCache(),
 		owner: deps.Owner, leases: deps.Leases, out: deps.Out, now: time.Now,
 		planned: deps.Planned, trace: deps.Trace, signals: deps.TestSignals, target: deps.BatchTarget,
+		pressure: deps.Pressure, held: deps.Held,
 	}, nil
 }
 
 // Run plans every Interval until ctx ends, and sweeps for orphaned runs
-// every SweepInterval. A failing pass (PostgreSQL down) is logged and
-// retried on the next tick; the loop itself never dies.
+// every SweepInterval. Before each pass it waits until the stages after
+// planning have room, and plans each shard as far ahead as they allow
+// (admit.go). A failing pass (PostgreSQL down) is logged and retried on
+// the next tick; the loop itself never dies.
 func (p *Planner) Run(ctx context.Context) error {
 	t := time.NewTicker(p.cfg.Interval)
 	defer t.Stop()
 	lastSweep := p.now()
 	var ok bool
+	var began time.Time
 	for {
+		if !p.await(ctx) {
+			return nil
+		}
+		if now := p.now(); !began.IsZero() {
+			p.period, began = now.Sub(began), now
+		} else {
+			began = now
+		}
 		sweep := p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
 			}
+			a := p.admission(ctx)
 			// A pass over many shards can outlast a lease period: plan each
 			// shard under its lease as it is now, not as the pass began.
 			if l, ok = p.current(l.Shard); !ok {
 				continue
 			}
-			if _, err := p.PlanShard(ctx, l); err != nil && ctx.Err() == nil {
+			if _, err := p.planShard(ctx, l, a); err != nil && ctx.Err() == nil {
 				if errors.Is(err, ErrLeaseLost) {
 					p.log.Warn("shard lease lost; not planning it", logging.Shard(l.Shard))
 				} else {
@@ -292,13 +338,19 @@ func (p *Planner) current(shard int) (lease.Lease, bool) {
 // PlanShard plans one shard until no job is due within the window and
 // returns how many runs it wrote.
 func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
+	return p.planShard(ctx, l, admission{ahead: p.cfg.Window})
+}
+
+// planShard is PlanShard planning as admitted: as far ahead as a.ahead,
+// leaving out the jobs of the groups a says are behind.
+func (p *Planner) planShard(ctx context.Context, l lease.Lease, a admission) (int, error) {
 	total := 0
 	for {
 		now := p.now()
 		if !l.Valid(now) {
 			return total, fmt.Errorf("plan shard %d: %w (local deadline passed)", l.Shard, ErrLeaseLost)
 		}
-		planned, more, err := p.planBatch(ctx, l, now)
+		planned, more, err := p.planBatch(ctx, l, now, a)
 		if err != nil {
 			return total, fmt.Errorf("plan shard %d: %w", l.Shard, err)
 		}
@@ -311,7 +363,7 @@ func (p *Planner) PlanShard(ctx context.Context, l lease.Lease) (int, error) {
 			if p.planned != nil {
 				p.planned(l.Shard, now)
 			}
-			p.signals.ShardPlanned.Signal(Pass{Shard: l.Shard, Epoch: l.Epoch, Runs: total, At: now})
+			p.signals.ShardPlanned.Signal(Pass{Shard: l.Shard, Epoch: l.Epoch, Runs: total, At: now, Ahead: a.ahead, Behind: a.behind})
 			return total, nil
 		}
 	}

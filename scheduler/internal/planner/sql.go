@@ -19,12 +19,14 @@ import (
 
 // selectDue reads only the columns planning and firing need. SKIP LOCKED:
 // a job being edited right now is planned on the next pass instead of
-// making this pass wait.
+// making this pass wait. The jobs of the groups $4, whose workers are
+// behind, wait too, unless their policy runs every fire (admit.go).
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
+		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
 	ORDER BY next_fire_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED`
@@ -53,16 +55,17 @@ type dueJob struct {
 	maxConcurrency int
 }
 
-// planBatch plans up to BatchSize due jobs of a shard in one transaction.
-// more reports that the batch was full and another may be due.
-func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (planned []runs.Planned, more bool, err error) {
-	shard := l.Shard
-	horizon := now.Add(p.cfg.Window)
+// planBatch plans up to BatchSize due jobs of a shard in one transaction,
+// as admitted (a: how far ahead of now, which groups' jobs wait). more
+// reports that the batch was full and another may be due.
+func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a admission) (planned []runs.Planned, more bool, err error) {
+	shard, window := l.Shard, a.ahead
+	horizon := now.Add(window)
 	// A job is read once its next fire is within the low-water mark and
 	// then planned up to the whole window: a job firing every second has
 	// its row rewritten (and the jobs index updated) every few fires, not
 	// at every one, and each statement carries more runs.
-	lowWater := now.Add(min(p.cfg.Window, max(p.cfg.Window/2, 2*p.cfg.Interval)))
+	lowWater := now.Add(min(window, max(window/2, 2*p.cfg.Interval)))
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		// First, the fence: it also share-locks the shard's row until commit
 		// and bounds the transaction's idle time (runs.Fence).
@@ -71,7 +74,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		} else if err != nil {
 			return err
 		}
-		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize)
+		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize, a.behind)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
@@ -96,7 +99,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 		)
 		for i := range jobs {
 			j := &jobs[i]
-			pl, tp, err := p.planOne(j, now, horizon)
+			pl, tp, err := p.planOne(j, now, horizon, a.wait(j.group))
 			if err != nil {
 				// A schedule that no longer parses is switched off
 				// (next_fire_at NULL) rather than retried every pass.
@@ -159,7 +162,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time) (
 	return planned, more, nil
 }
 
-func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan, error) {
+func (p *Planner) planOne(j *dueJob, now, horizon time.Time, wait time.Duration) (plan, timing.Plan, error) {
 	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
 	if err != nil {
 		return plan{}, timing.Plan{}, err
@@ -179,7 +182,7 @@ func (p *Planner) planOne(j *dueJob, now, horizon time.Time) (plan, timing.Plan,
 	if j.maxCatchup != nil {
 		maxCatchup = *j.maxCatchup
 	}
-	pl := planJob(tp, j.next, now, horizon, mp, p.threshold(j), maxCatchup)
+	pl := planJob(tp, j.next, now, horizon, wait, mp, p.threshold(j), maxCatchup)
 	if pl.overflow {
 		p.log.Warn("more fires missed than max_catchup; the ones past it are summarised in one SKIPPED run",
 			logging.Job(j.id), zap.Int("max_catchup", maxCatchup), zap.Time("missed_since", j.next))

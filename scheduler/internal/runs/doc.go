@@ -96,7 +96,8 @@
 //
 // This is the one full account; other comments point here. Dispatch does
 // not record a run TRIGGERED when JetStream acks its trigger: it holds the
-// mark for dispatch.Config.TriggeredDelay (2 s) and then Record writes it
+// mark for dispatch.Config.TriggeredDelay (the misfire threshold plus a
+// second, 6 s by default: dispatch.DefaultTriggeredDelay) and then Record writes it
 // only to a run still SCHEDULED (or moved by events that lacked the
 // trigger's sequence, from an older worker, which gets the sequence
 // added). The reason is row versions: most runs end within those seconds,

@@ -30,6 +30,10 @@ type Wheel struct {
 	held  map[int64]struct{}
 	wake  chan struct{}
 	limit int
+	// firing is the earliest fire time of the runs handed to fire and not
+	// yet returned from it (zero while none are): Lag counts them as
+	// waiting, since dispatch has not published them yet.
+	firing time.Time
 }
 
 // New returns a wheel that calls fire with every batch of due runs, in fire
@@ -106,6 +110,26 @@ func (w *Wheel) IDs() []int64 {
 	return out
 }
 
+// Lag is how long the oldest due run has waited to be published: the
+// earliest fire time of the runs due and still held, or handed to fire and
+// not yet returned from it, up to now; 0 when none is waiting. It is the
+// planner's measure of how far dispatch is behind (package planner, the
+// admission of planning): a dispatcher that publishes as fast as runs fall
+// due keeps it near 0, one held back (NATS away, its own writes slow) lets
+// it grow.
+func (w *Wheel) Lag() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	oldest := w.firing
+	if len(w.h) > 0 && (oldest.IsZero() || w.h[0].ScheduledAt.Before(oldest)) {
+		oldest = w.h[0].ScheduledAt
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return max(0, w.now().Sub(oldest))
+}
+
 // Len is the number of runs held.
 func (w *Wheel) Len() int {
 	w.mu.Lock()
@@ -163,6 +187,9 @@ func (w *Wheel) due() ([]runs.Planned, time.Duration) {
 		}
 		out = append(out, heap.Pop(&w.h).(runs.Planned))
 	}
+	if len(out) > 0 {
+		w.firing = out[0].ScheduledAt // the heap's order: the earliest
+	}
 	if len(out) > 0 || len(w.h) == 0 {
 		return out, time.Hour
 	}
@@ -176,6 +203,7 @@ func (w *Wheel) release(fired []runs.Planned) {
 	for _, r := range fired {
 		delete(w.held, r.RunID)
 	}
+	w.firing = time.Time{}
 	w.mu.Unlock()
 }
 

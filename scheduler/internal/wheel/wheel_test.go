@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/internal/fakeclock"
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 )
 
@@ -314,4 +315,40 @@ func TestRunHoldsRunsUntilReady(t *testing.T) {
 	if w.Len() != 1 {
 		t.Errorf("Len = %d, want run 4 still held", w.Len())
 	}
+}
+
+// Lag is how long the oldest due run has waited to be published: held in
+// the heap, or handed to a dispatcher that has not returned yet. Runs not
+// yet due count for nothing, and once everything due is handed over and
+// the dispatcher returned, the lag is 0 again.
+func TestLagIsTheOldestWaitingRun(t *testing.T) {
+	proceed := make(chan struct{})
+	w, clk, batches := newWheel(nil, proceed)
+	w.Add(planned(1, 1, t0.Add(time.Second)), planned(9, 9, t0.Add(time.Hour)))
+	if lag := w.Lag(); lag != 0 {
+		t.Errorf("Lag with nothing due = %s, want 0", lag)
+	}
+	clk.Advance(3 * time.Second) // run 1 is due 2 s ago; nothing fires yet
+	if lag := w.Lag(); lag != 2*time.Second {
+		t.Errorf("Lag with run 1 due and held = %s, want 2s", lag)
+	}
+	stop := run(t, w)
+	defer stop()
+	if got := next(t, batches, "run 1"); !slices.Equal(got, []int64{1}) {
+		t.Fatalf("fired %v, want [1]", got)
+	}
+	// The dispatcher holds run 1 (it has not returned): it still waits.
+	w.Add(planned(2, 2, t0.Add(2*time.Second)))
+	if lag := w.Lag(); lag != 2*time.Second {
+		t.Errorf("Lag with run 1 handed over, not returned = %s, want 2s", lag)
+	}
+	proceed <- struct{}{}
+	if got := next(t, batches, "run 2"); !slices.Equal(got, []int64{2}) {
+		t.Fatalf("fired %v, want [2]", got)
+	}
+	if lag := w.Lag(); lag != time.Second {
+		t.Errorf("Lag with run 2 handed over = %s, want 1s", lag)
+	}
+	proceed <- struct{}{}
+	testwait.Eventually(t, 10*time.Second, "the lag back to 0 once the dispatcher returned", func() bool { return w.Lag() == 0 })
 }
