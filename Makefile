@@ -166,13 +166,23 @@ clean:
 #   make bench ARGS='--scenario steady --jobs 1000 --duration 30s --profile --nats-cluster 3'
 #                                           (three NATS nodes, streams R3: messages, bytes,
 #                                            WAL and index entries per run; docs/capacity.md)
+#   make bench ARGS='--scenario river --jobs 10000 --duration 40s'
+#                                           (the baseline: the same load run by River on the
+#                                            same PostgreSQL; interleave with steady)
 #   make bench ARGS='--scenario steady --handler sleep50 --profile'
 #   make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 1'
 #                                           (a process per run; see README, "Sizing workers")
 # Results: a table on stdout, bench-results/<scenario>-<time>.json (fields
 # documented in scheduler/cmd/jetjob-bench/result.go), child logs and profiles.
-.PHONY: bench
+.PHONY: bench bench-river
 bench: ensure-postgres
 	@mkdir -p $(BIN)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/jetjob-bench ./scheduler/cmd/jetjob-bench
+	@case "$(ARGS)" in *river*) $(MAKE) --no-print-directory bench-river;; esac
 	$(BIN)/jetjob-bench $(ARGS)
+
+# The River baseline of `--scenario river` (scheduler/cmd/jetjob-bench/river):
+# its own module, so River never enters jetjob's go.mod.
+bench-river:
+	@mkdir -p $(BIN)
+	cd scheduler/cmd/jetjob-bench/river && CGO_ENABLED=0 $(GO) build -o $(CURDIR)/$(BIN)/jetjob-bench-river .

@@ -59,6 +59,8 @@ type env struct {
 	// signing key (a file in tmp) and its public key, for the workers:
 	// the benchmark signs and verifies as a deployment does.
 	triggerKeyFile, triggerPublicKey string
+	// river is the River baseline's process (--scenario river).
+	river *child
 }
 
 // file is name (a role, or a role and an extension) in dir, with the
@@ -434,6 +436,9 @@ func (e *env) roles() []roleRef {
 	for _, w := range e.workers {
 		rs = append(rs, roleRef{role: w.c.role, pid: w.c.pid()})
 	}
+	if e.river != nil {
+		rs = append(rs, roleRef{role: e.river.role, pid: e.river.pid()})
+	}
 	return rs
 }
 
@@ -519,6 +524,10 @@ func (e *env) stopSchedulers() error {
 
 // close stops whatever still runs and removes the temporary directory.
 func (e *env) close() {
+	if e.river != nil {
+		_ = e.river.stop(30 * time.Second)
+		e.river = nil
+	}
 	if e.workers != nil {
 		_, _ = e.stopWorkers()
 	}

@@ -39,6 +39,10 @@
 //	publish  the broker alone: bursts of 1,000, 5,000 and 15,000 triggers
 //	         published at one instant (the floor of fire lag when that
 //	         many fires share an instant)
+//	river    the baseline: steady's load (--jobs periodic jobs "@every 1s",
+//	         no-op handler, --worker-concurrency slots) run by River on the
+//	         same PostgreSQL, for a comparison in one sitting (river.go;
+//	         the binary from `make bench-river`, --river-bin)
 //
 // Examples:
 //
@@ -140,6 +144,7 @@ type options struct {
 	restartPostgres   bool
 	natsCluster       int
 	replicas          int
+	riverBin          string
 }
 
 // concurrency is the workers' concurrency: the flag, or enough slots for
@@ -161,7 +166,7 @@ func (o *options) concurrency() int {
 // --scenario max sustained on the 2-core development machine
 // (docs/performance.md, "Figures of the sittings"); coldstart's is steady's.
 var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000,
-	"overload": 16000, "coldstart": 10000}
+	"overload": 16000, "coldstart": 10000, "river": 10000}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -195,7 +200,7 @@ func orchestrate(args []string) error {
 	var o options
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
-	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, overload, coldstart, dueread, publish")
+	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, overload, coldstart, dueread, publish, river")
 	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with, overload 16000, coldstart 10000)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
@@ -230,6 +235,7 @@ func orchestrate(args []string) error {
 	fs.DurationVar(&o.planningWindow, "planning-window", 0, "how far ahead the schedulers plan fires, their --planning-window (0: their default, 5s)")
 	fs.IntVar(&o.natsCluster, "nats-cluster", 1, "NATS servers: 1, or the nodes of a cluster on 127.0.0.1 (3: the production shape)")
 	fs.IntVar(&o.replicas, "stream-replicas", 0, "replicas of the streams and buckets (0: 1 on one server, 3 on a cluster of 3 or more)")
+	fs.StringVar(&o.riverBin, "river-bin", "bin/jetjob-bench-river", "river: the River baseline's binary (make bench-river)")
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -243,7 +249,7 @@ func orchestrate(args []string) error {
 	for _, s := range strings.Split(scen, ",") {
 		s = strings.TrimSpace(s)
 		if _, ok := defaultJobs[s]; !ok && s != "dueread" && s != "publish" {
-			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread or publish)", s)
+			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread, publish or river)", s)
 		}
 		o.scenarios = append(o.scenarios, s)
 	}
@@ -427,6 +433,10 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	case "publish":
 		res.Config = RunConfig{}
 		err = runPublish(ctx, e, res)
+	case "river":
+		res.Config = RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
+			WorkerConcurrency: o.concurrency(), Handler: "noop (River)", ScheduleType: "cron", ScheduleExpr: "@every 1s"}
+		err = runRiver(ctx, e, res)
 	}
 	if res.Machine.GoVersion == "" || (res.Machine.PostgresVersion == "" && e.pool != nil) {
 		res.Machine = e.machine(ctx)

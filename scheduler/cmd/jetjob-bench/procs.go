@@ -33,11 +33,17 @@ func startChild(role, logPath string, timeout time.Duration, sub string, args ..
 	if err != nil {
 		return nil, err
 	}
+	return startProgram(role, logPath, timeout, self, append([]string{sub}, args...)...)
+}
+
+// startProgram is startChild for another program that speaks the same
+// READY protocol (the River baseline, river.go).
+func startProgram(role, logPath string, timeout time.Duration, path string, args ...string) (*child, error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, append([]string{sub}, args...)...)
+	cmd := exec.Command(path, args...)
 	cmd.Stderr = logf
 	// If the orchestrator dies, its children die with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
