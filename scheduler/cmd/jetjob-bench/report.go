@@ -324,12 +324,15 @@ func printFigures(w io.Writer, x *Rates, lagTitle string, fire, start, e2e *Late
 		fmt.Fprintf(tw, "\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", x.FiresPlanned, x.FiresDue, x.TriggersPublished, x.RunsFinished, x.RunsSucceeded)
 		tw.Flush()
 	}
-	if fire != nil {
+	if fire != nil || start != nil {
 		fmt.Fprintf(tw, "%s\tp50\tp99\tmax\tn\tmissing\t\n", lagTitle)
 		for _, l := range []struct {
 			name string
 			l    *Latency
 		}{{"fire", fire}, {"start", start}, {"end-to-end", e2e}} {
+			if l.l == nil { // the River baseline has start lags only
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", l.name, l.l.P50, l.l.P99, l.l.Max, l.l.N, l.l.Missing)
 		}
 		tw.Flush()
