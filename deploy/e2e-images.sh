@@ -175,7 +175,7 @@ fetch_deb() {
 	mkdir -p "$dl" "$dir"
 	if ! (cd "$dl" && apt-get download "$pkg" >/dev/null 2>&1); then
 		log "apt-get download $pkg failed: updating the package lists once"
-		apt-get update -qq
+		apt-get -o DPkg::Lock::Timeout=600 update -qq
 		(cd "$dl" && apt-get download "$pkg" >/dev/null)
 	fi
 	dpkg-deb -x "$dl"/"$pkg"_*.deb "$dir"
@@ -253,8 +253,8 @@ build_postgres() {
 	[[ $(id -u) -eq 0 ]] || die "building $PG_IMAGE needs root (debootstrap, chroot): run as root or provide the image"
 	if ! command -v debootstrap >/dev/null 2>&1; then
 		log "installing debootstrap"
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+		apt-get -o DPkg::Lock::Timeout=600 update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq debootstrap >/dev/null
 	fi
 	local rootfs=$work/postgres-rootfs mirror
 	mirror=$(debian_mirror)
