@@ -73,6 +73,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		add("%v", err)
 	} else if at, ok := sched.At(); ok && !at.After(now) {
 		add("once time %s is in the past", at.Format(time.RFC3339))
+	} else if sched.Type() == schedule.Quartz {
+		if err := schedule.CheckQuartz(spec.ScheduleExpr); err != nil {
+			add("%v", err)
+		} else if _, ok := sched.Next(now); !ok {
+			add("quartz expression %q never fires again: its years are past", spec.ScheduleExpr)
+		}
 	}
 	misfire, err := policy.ParseMisfire(spec.MisfirePolicy)
 	if err != nil {
