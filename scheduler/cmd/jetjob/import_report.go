@@ -203,8 +203,7 @@ func (r *importReport) markdown() []byte {
 
 // md makes s safe in a Markdown table cell: one line, pipes escaped.
 func md(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", `\|`)
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ", "|", `\|`).Replace(s)
 }
 
 // writeFileAtomic writes data to path through a temporary file in the

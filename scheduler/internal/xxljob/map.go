@@ -297,11 +297,12 @@ func mapSchedule(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem
 		}
 		spec.ScheduleType, spec.ScheduleExpr, spec.Timezone = "quartz", conf, tz
 		s, err := schedule.Parse(spec.ScheduleType, conf, tz)
-		if err == nil {
-			err = schedule.CheckQuartz(conf)
-		}
 		if err != nil {
 			problem("Quartz expression %q: %v", conf, err)
+			return
+		}
+		if err := schedule.CheckQuartz(conf); err != nil {
+			problem("%v", err) // names the expression, with Quartz's reason
 			return
 		}
 		if _, ok := s.Next(o.Now); !ok {

@@ -109,7 +109,7 @@ func PickZone(d *Dump, tz string, now time.Time) (ZoneCheck, error) {
 			}
 		}
 		zc.Zone = fits[0]
-		zc.Note = fmt.Sprintf("picked %s: the next fires of %d running CRON jobs fit it (and %s)", zc.Zone, len(ev), strings.Join(fits, ", "))
+		zc.Note = fmt.Sprintf("picked: the next fires xxl-job stored for %d running CRON jobs fit %s", len(ev), strings.Join(fits, ", "))
 		return zc, nil
 	}
 	given := tz != ""
