@@ -218,3 +218,36 @@ func TestImportXXLJobAPIUnreachable(t *testing.T) {
 		t.Errorf("unreachable API: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
 	}
 }
+
+// A job the API refuses is reported on its row and the import goes on:
+// an operator without the scripts permission imports, so the GLUE jobs
+// (shell) are refused with 403 and the BEAN jobs are created.
+func TestImportXXLJobRefusedRowsDoNotStop(t *testing.T) {
+	isolate(t)
+	dsn := startXXLJob3(t)
+	api := newRealAPI(t)
+	api.admin(t, "", "groups", "create", "xxl-job-executor-sample")
+	api.admin(t, "", "groups", "create", "ops-scripts")
+	api.admin(t, "op-password-12\n", "users", "create", "op", "--role", "operator", "--group", "xxl-job-executor-sample", "--group", "ops-scripts", "--password-stdin")
+	key := decodeJSON[apiv1.CreatedKey](t, must(t, api.as(t, bootstrapToken, "", "keys", "create", "--user", "op", "-o", "json"), "key"))
+	res := api.as(t, key.Secret, "", "import", "xxl-job", "--mysql-url", dsn, "--tz", "Asia/Shanghai", "-o", "json")
+	if res.code != exitOK {
+		t.Fatalf("import as an operator: exit %d, stderr %q", res.code, res.stderr)
+	}
+	rep := decodeJSON[importReport](t, res)
+	for _, r := range rep.Jobs {
+		switch r.OldID {
+		case 2, 3, 4: // GLUE scripts: the shell handler needs the scripts permission
+			if r.Action != actNotImported || !strings.Contains(strings.Join(r.Problems, ";"), "jetjob refused it: api: 403") {
+				t.Errorf("job %d: %s %q, want refused by the API on its row", r.OldID, r.Action, r.Problems)
+			}
+		case 1, 8:
+			if r.Action != actCreated {
+				t.Errorf("job %d: %s %q, want created after the refused ones", r.OldID, r.Action, r.Problems)
+			}
+		}
+	}
+	if rep.Error != "" || rep.Counts[actCreated] != 2 || rep.Counts[actNotImported] != 6 {
+		t.Errorf("error %q, counts %v", rep.Error, rep.Counts)
+	}
+}
