@@ -53,6 +53,24 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 	}
 }
 
+// A run that is no part of a sharding broadcast (the wire's shard_total
+// 0) is part 0 of 1 to its handler, as in xxl-job: `i % ShardTotal` never
+// divides by zero.
+func TestShardOutsideBroadcastIsZeroOfOne(t *testing.T) {
+	e := newEnv(t)
+	jobs := make(chan Job, 1)
+	e.start(Config{}, func(w *Worker) {
+		w.Handle("echo", func(ctx context.Context, job *Job) error {
+			jobs <- *job
+			return nil
+		})
+	})
+	e.publish(trigger(1, "echo", ""))
+	if job := recv(t, "the handler", jobs); job.ShardIndex != 0 || job.ShardTotal != 1 {
+		t.Errorf("shard %d/%d outside a broadcast, want 0/1", job.ShardIndex, job.ShardTotal)
+	}
+}
+
 // Each handler outcome maps to its status and message.
 func TestRunResults(t *testing.T) {
 	e := newEnv(t)

@@ -20,7 +20,10 @@ type Job struct {
 	// Attempt is the scheduler's attempt number of this fire; retries
 	// count up.
 	Attempt int
-	// ShardIndex and ShardTotal are set by sharding broadcast (0/0 otherwise).
+	// ShardIndex and ShardTotal are this run's part of a sharding
+	// broadcast: part ShardIndex of ShardTotal (0-based). Any other run is
+	// part 0 of 1, as in xxl-job, so `i % ShardTotal` and "am I part 0"
+	// need no special case.
 	ShardIndex int
 	ShardTotal int
 	// Delivery is how many times this trigger has been delivered; above 1
@@ -51,7 +54,7 @@ func (r *run) job() *Job {
 	return &Job{
 		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
-		ShardIndex: t.ShardIndex, ShardTotal: t.ShardTotal, Delivery: int(r.delivery),
+		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery),
 		Logger: r.logs.logger(r.log),
 	}
 }

@@ -105,6 +105,11 @@ type JobSpec struct {
 	AlarmWebhook string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails  []string `json:"alarm_emails,omitempty"`
 
+	// Source says where an importer took the job from ("xxl-job
+	// xxl_job#7": database xxl_job, job 7); a re-import finds its jobs by
+	// it. At most 200 characters; "" for a job made otherwise.
+	Source string `json:"source,omitempty"`
+
 	// MaxConcurrency caps the runs of a job with block_strategy concurrent
 	// that execute at once (0: no cap); refused with any other strategy.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
@@ -179,13 +184,15 @@ type Run struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	Attempt     int        `json:"attempt"`
 	RetryOf     *int64     `json:"retry_of,omitempty"`
-	ShardIndex  int        `json:"shard_index"`
-	ShardTotal  int        `json:"shard_total"`
-	ParentRun   *int64     `json:"parent_run,omitempty"`
-	WorkerID    string     `json:"worker_id,omitempty"`
-	Params      string     `json:"params,omitempty"`
-	Message     string     `json:"message,omitempty"`
-	StreamSeq   *uint64    `json:"stream_seq,omitempty"`
+	// ShardIndex and ShardTotal name a sharding-broadcast part; total 0
+	// is a run of no broadcast, which its handler sees as part 0 of 1.
+	ShardIndex int     `json:"shard_index"`
+	ShardTotal int     `json:"shard_total"`
+	ParentRun  *int64  `json:"parent_run,omitempty"`
+	WorkerID   string  `json:"worker_id,omitempty"`
+	Params     string  `json:"params,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	StreamSeq  *uint64 `json:"stream_seq,omitempty"`
 	// AlarmStatus is none (not needed), pending, sent or failed.
 	AlarmStatus string `json:"alarm_status,omitempty"`
 	// AlarmError says why a channel failed: for a webhook a status

@@ -23,11 +23,29 @@ import (
 // does not fire in it: "31W" skips June, "L-30" fires only in 31-day months,
 // "5#5" only in months with five Thursdays (Quartz is loose about these).
 //
-// Quartz requires ? in exactly one of day-of-month and day-of-week. jetjob
+// Quartz requires ? in exactly one of day-of-month and day-of-week. Parse
 // keeps the part of that rule that prevents ambiguity, refusing expressions
-// in which both fields name specific days, but reads * like ?, so
-// "0 0 12 * * *" and "0 0 12 * * MON" are accepted with their obvious
-// meaning (Quartz would refuse both).
+// in which both fields name specific days, and reads * like ?, so that a
+// job saved before CheckQuartz existed ("0 0 12 * * *") stays planned.
+// Where a schedule is written (the API, job files, the xxl-job import)
+// CheckQuartz applies the whole rule, so that the quartz type accepts
+// exactly what Quartz, and so xxl-job, accepts.
+
+// CheckQuartz refuses what Quartz's CronExpression refuses beyond the
+// syntax Parse reads: exactly one of day-of-month and day-of-week must be
+// ?, with Quartz's own reason. It says nothing of an expression without
+// six or seven fields (Parse does).
+func CheckQuartz(expr string) error {
+	f := strings.Fields(expr)
+	if len(f) != 6 && len(f) != 7 {
+		return nil
+	}
+	if (f[3] == "?") == (f[5] == "?") {
+		return invalidf(nil, "quartz expression %q: Support for specifying both a day-of-week AND a day-of-month parameter is not implemented "+
+			"(Quartz's reason: write ? in exactly one of day-of-month %q and day-of-week %q)", expr, f[3], f[5])
+	}
+	return nil
+}
 
 // quartzMinYear and quartzMaxYear bound the year field, as Quartz does.
 const (

@@ -251,3 +251,27 @@ func TestQuartzParseResult(t *testing.T) {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
+
+// TestCheckQuartz checks Quartz's rule on the day fields, which Parse
+// relaxes for stored jobs: exactly one of day-of-month and day-of-week is
+// ?, refused otherwise with Quartz's reason.
+func TestCheckQuartz(t *testing.T) {
+	for expr, ok := range map[string]bool{
+		"0 0 0 * * ?":         true,
+		"0 15 10 ? * MON-FRI": true,
+		"0 0 0 1 1 ? 2030":    true,
+		"0 0 0 * * *":         false, // xxl-job never fired it
+		"0 0 0 ? * ?":         false,
+		"0 0 12 * * MON":      false,
+		"0 0 12 15 * *":       false,
+		"0 0 12 * *":          true, // not 6 or 7 fields: Parse's business
+	} {
+		err := CheckQuartz(expr)
+		if (err == nil) != ok {
+			t.Errorf("CheckQuartz(%q) = %v, want ok %v", expr, err, ok)
+		}
+		if err != nil && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "Support for specifying both a day-of-week AND a day-of-month parameter is not implemented")) {
+			t.Errorf("CheckQuartz(%q) error %q: want ErrInvalid with Quartz's reason", expr, err)
+		}
+	}
+}

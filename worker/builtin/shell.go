@@ -84,7 +84,8 @@ type shellParams struct {
 // zone, ...) and those ShellConfig.PassEnv names, never a JETJOB_* one;
 // then ShellConfig.Env, the params' env, and the run's JETJOB_RUN_ID,
 // JETJOB_JOB_ID, JETJOB_GROUP, JETJOB_SCHEDULED_AT (RFC 3339, milliseconds),
-// JETJOB_ATTEMPT, JETJOB_DELIVERY, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL,
+// JETJOB_ATTEMPT, JETJOB_DELIVERY, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL
+// (0 and 1 outside a sharding broadcast, as in xxl-job),
 // JETJOB_TRIGGER_TYPE and JETJOB_PARAMS. Its stdin is /dev/null. Every line
 // it writes goes to job.Logger, and so to the run log: stdout at info,
 // stderr at warn, each with a field "stream".

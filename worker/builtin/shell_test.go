@@ -93,6 +93,20 @@ func TestShellEnvironment(t *testing.T) {
 	}
 }
 
+// Outside a sharding broadcast the command sees shard 0 of 1, as an
+// xxl-job script's $2 and $3 did: `% $JETJOB_SHARD_TOTAL` works.
+func TestShellShardOutsideBroadcast(t *testing.T) {
+	e := shellEnv(t, builtin.ShellConfig{})
+	e.Publish(trigger(6, "shell", "echo shard=$JETJOB_SHARD_INDEX/$JETJOB_SHARD_TOTAL mod=$((7 % JETJOB_SHARD_TOTAL))"))
+	if f := e.finished(6); f.Status != wire.StatusSucceeded {
+		t.Fatalf("finished %+v", f)
+	}
+	stdout, _ := output(e.logLines(6))
+	if !slices.Contains(stdout, "info shard=0/1 mod=0") {
+		t.Errorf("output %q, want shard=0/1 mod=0", stdout)
+	}
+}
+
 // JSON params run a command directly: no shell expansion, with dir; bad
 // JSON params fail the run with a clear message.
 func TestShellJSONParams(t *testing.T) {

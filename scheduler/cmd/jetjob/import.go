@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"net/http"
 	"strings"
 	"time"
 
@@ -33,14 +34,25 @@ const (
 )
 
 // importReport is what `import xxl-job` did (or, with --dry-run, would do):
-// the -o json document, and the source of the tables.
+// the -o json document, and the source of the table and of the --report
+// Markdown file. Every row of the xxl-job database is in it: mapped,
+// changed meaning (with what changed), or not imported (with why).
 type importReport struct {
-	DryRun   bool             `json:"dry_run"`
-	Timezone string           `json:"timezone"`
-	Enable   bool             `json:"enable"`
-	Groups   []importGroupRow `json:"groups"`
-	Jobs     []importJobRow   `json:"jobs"`
-	Counts   map[string]int   `json:"counts"`
+	DryRun bool `json:"dry_run"`
+	// Database and Generation say what was read: the xxl-job database and
+	// its schema generation (2.0–2.2, 2.3–2.4 or 3.x).
+	Database   string           `json:"database"`
+	Generation string           `json:"generation"`
+	Timezone   string           `json:"timezone"`
+	Zone       xxljob.ZoneCheck `json:"zone_check"`
+	Enable     bool             `json:"enable"`
+	Groups     []importGroupRow `json:"groups"`
+	Jobs       []importJobRow   `json:"jobs"`
+	Users      []importUserRow  `json:"users,omitempty"`
+	Counts     map[string]int   `json:"counts"`
+	// Error is why the import stopped before the end ("" if it did not):
+	// the rows without an action were not tried.
+	Error string `json:"error,omitempty"`
 }
 
 type importGroupRow struct {
@@ -52,10 +64,11 @@ type importGroupRow struct {
 }
 
 type importJobRow struct {
-	OldID int64  `json:"old_id"`
-	NewID int64  `json:"new_id,omitempty"`
-	Group string `json:"group"`
-	Name  string `json:"name"`
+	OldID  int64  `json:"old_id"`
+	NewID  int64  `json:"new_id,omitempty"`
+	Source string `json:"source"`
+	Group  string `json:"group"`
+	Name   string `json:"name"`
 	// XXLRunning is xxl-job's trigger_status.
 	XXLRunning bool     `json:"xxl_running"`
 	Action     string   `json:"action"`
@@ -67,31 +80,35 @@ type importJobRow struct {
 
 func (a *app) importXXLJobCmd() *cobra.Command {
 	var (
-		dsn, prefix, tz string
-		dryRun, enable  bool
+		dsn, prefix, tz, reportFile string
+		dryRun, enable, users       bool
 	)
 	cmd := &cobra.Command{
-		Use:   "xxl-job --mysql-url DSN [--group-prefix P] [--tz ZONE] [--enable] [--dry-run]",
+		Use:   "xxl-job --mysql-url DSN [--group-prefix P] [--tz ZONE|auto] [--enable] [--users] [--report FILE] [--dry-run]",
 		Short: "Create groups and jobs from an xxl-job admin database",
 		Long: `Read xxl-job's executor groups (xxl_job_group) and jobs (xxl_job_info) from its
 MySQL database and create them in jetjob: a group per executor (app_name,
 after --group-prefix), a job per xxl-job job, child links by the new ids.
-The xxl-job database is only read.
+Every schema generation is read (2.0–2.2, 2.3–2.4, 3.x: told apart by the
+columns, and said). The xxl-job database is only read.
 
-Each job is named after its description and its xxl-job id ("nightly-report-17"),
-so the import can run again: jobs that match are left alone ("unchanged"),
-jobs whose xxl-job side changed are updated, new ones created. A table says
-for each job its old and new id, what mapped, what changed meaning, and why a
-job could not be imported (e.g. GLUE(Java)); those are not created.
---dry-run prints the same table and changes nothing.
+Each job records its source, "xxl-job <database>#<id>", and a re-import finds
+its jobs by it: jobs that match are left alone ("unchanged"), jobs whose
+xxl-job side changed are updated (also when --group-prefix or the
+description changed: the job moves or is renamed), new ones created. A table
+says for each row its old and new id, what mapped, what changed meaning, and
+why a job could not be imported (e.g. GLUE(Java)); those are not created,
+and one that cannot be never stops the others. -o json gives the same as a
+document, --report FILE as Markdown for the team. --dry-run changes nothing.
 
 Jobs are created disabled, so that they do not fire in both schedulers while
 xxl-job still runs them. Once they are stopped in xxl-job, import again with
 --enable: it enables the jobs xxl-job ran (trigger_status 1) and disables the
 others. xxl-job fires Quartz expressions in its admin's time zone: give it
-with --tz (default UTC).`,
-		Example: `  jetjob import xxl-job --mysql-url 'reader:secret@tcp(xxl-db:3306)/xxl_job' --dry-run
-  jetjob import xxl-job --mysql-url 'mysql://reader:secret@xxl-db:3306/xxl_job' --group-prefix xxl- --tz Asia/Shanghai
+with --tz; it is checked against the next fire times xxl-job stored (a zone
+they contradict is refused, default UTC), --tz auto picks it from them.`,
+		Example: `  jetjob import xxl-job --mysql-url 'reader:secret@tcp(xxl-db:3306)/xxl_job' --tz auto --dry-run
+  jetjob import xxl-job --mysql-url 'mysql://reader:secret@xxl-db:3306/xxl_job' --group-prefix xxl- --tz Asia/Shanghai --report import.md
   jetjob import xxl-job --mysql-url 'mysql://reader:secret@xxl-db:3306/xxl_job' --tz Asia/Shanghai --enable`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,13 +122,11 @@ with --tz (default UTC).`,
 			if err := xxljob.CheckGroupPrefix(prefix); err != nil {
 				return usagef("--group-prefix: %v", err)
 			}
-			if tz == "" {
-				tz = "UTC"
+			if tz != "" && tz != xxljob.ZoneAuto {
+				if _, err := time.LoadLocation(tz); err != nil {
+					return usagef("--tz %q: unknown time zone (want an IANA name like Asia/Shanghai, or auto)", tz)
+				}
 			}
-			if _, err := time.LoadLocation(tz); err != nil {
-				return usagef("--tz %q: unknown time zone (want an IANA name like Asia/Shanghai)", tz)
-			}
-			opts := xxljob.Options{GroupPrefix: prefix, Timezone: tz, Enable: enable}
 			c, err := a.client()
 			if err != nil {
 				return err
@@ -125,12 +140,35 @@ with --tz (default UTC).`,
 			if err != nil {
 				return fmt.Errorf("xxl-job database %s/%s: %w", cfg.Addr, cfg.DBName, err)
 			}
+			now := time.Now()
+			zone, err := xxljob.PickZone(dump, tz, now)
+			if err != nil {
+				return fmt.Errorf("xxl-job database %s/%s (%s schema): %w", cfg.Addr, cfg.DBName, dump.Generation, err)
+			}
+			opts := xxljob.Options{GroupPrefix: prefix, Timezone: zone.Zone, Enable: enable, Now: now}
 			plan, err := xxljob.Map(dump, opts)
 			if err != nil {
 				return err
 			}
-			rep := &importReport{DryRun: dryRun, Timezone: tz, Enable: enable}
+			rep := &importReport{DryRun: dryRun, Database: dump.Database, Generation: dump.Generation,
+				Timezone: zone.Zone, Zone: zone, Enable: enable}
 			runErr := importPlan(cmd.Context(), c, plan, rep, dryRun, enable)
+			if runErr == nil && users {
+				runErr = importUsers(cmd.Context(), c, dump, rep, dryRun)
+			}
+			if runErr != nil {
+				rep.Error = runErr.Error()
+				if !rep.tried() {
+					// Nothing was tried (the API could not be reached, the
+					// credentials were refused): the error is all there is.
+					return runErr
+				}
+			}
+			if reportFile != "" {
+				if err := writeFileAtomic(reportFile, rep.markdown()); err != nil {
+					return fmt.Errorf("--report %s: %w", reportFile, err)
+				}
+			}
 			if err := a.emit(rep, func(w io.Writer) error { return rep.write(w) }); err != nil {
 				return err
 			}
@@ -140,17 +178,31 @@ with --tz (default UTC).`,
 	fl := cmd.Flags()
 	fl.StringVar(&dsn, "mysql-url", "", "xxl-job's database: user:pass@tcp(host:3306)/xxl_job or mysql://user:pass@host:3306/xxl_job (required)")
 	fl.StringVar(&prefix, "group-prefix", "", "put before every xxl-job app_name to make the group name")
-	fl.StringVar(&tz, "tz", "", "IANA time zone xxl-job's admin ran in: its cron expressions fire there (default UTC)")
+	fl.StringVar(&tz, "tz", "", "IANA time zone xxl-job's admin ran in, where its cron expressions fire (checked against xxl-job's next fire times; default UTC), or auto to pick it from them")
 	fl.BoolVar(&enable, "enable", false, "enable the jobs xxl-job runs and disable the others (default: new jobs are disabled)")
+	fl.BoolVar(&users, "users", false, "also create xxl-job's users (admins as admins, the others as operators of their groups), without passwords")
+	fl.StringVar(&reportFile, "report", "", "also write the report as Markdown to FILE")
 	fl.BoolVar(&dryRun, "dry-run", false, "print what would be done, change nothing")
 	return cmd
 }
 
+// importFatal says whether err from the API must stop the import: anything
+// but the API refusing one job (a 4xx other than 401) is the same for
+// every row — an unreachable API, refused credentials, a failing server.
+func importFatal(err error) bool {
+	var ae *client.APIError
+	if !errors.As(err, &ae) {
+		return true
+	}
+	return ae.StatusCode == http.StatusUnauthorized || ae.StatusCode >= 500 || ae.StatusCode < 400
+}
+
 // importPlan applies the plan through the API (or, dry, only compares)
 // and fills rep. Groups come first, then jobs children first, so that a
-// parent's child links name ids that exist. It stops at the first API
-// error: the rows so far say what was done, and running the import again
-// carries on from there.
+// parent's child links name ids that exist. A job the API refuses is
+// reported on its row and the others go on; an error that would be the
+// same for every row (importFatal) stops the import, the rows so far say
+// what was done, and running it again carries on from there.
 func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *importReport, dry, enable bool) error {
 	rep.Counts = map[string]int{}
 	existingGroups := map[string]bool{}
@@ -161,49 +213,27 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 	for _, g := range gl.Groups {
 		existingGroups[g.Name] = true
 	}
-
-	// Groups.
-	for _, gp := range plan.Groups {
-		row := importGroupRow{OldID: gp.OldID, AppName: gp.AppName, Group: gp.Group.Name, Notes: gp.Notes}
-		switch {
-		case gp.Problem != "":
-			row.Action, row.Notes = actNotImported, append(row.Notes, gp.Problem)
-		case existingGroups[gp.Group.Name]:
-			row.Action = actExists
-		case dry:
-			row.Action = dryPrefix + actCreated
-		default:
-			if _, err := c.CreateGroup(ctx, gp.Group); err != nil {
-				rep.Groups = append(rep.Groups, row)
-				return fmt.Errorf("create group %s (xxl-job group %d): %w", gp.Group.Name, gp.OldID, err)
-			}
-			row.Action = actCreated
-			existingGroups[gp.Group.Name] = true
-		}
-		rep.Groups = append(rep.Groups, row)
+	// Every job, found by source first (a job the import made), then by
+	// group and name (one made before jobs recorded their source).
+	all, err := c.ListAllJobs(ctx, client.ListJobsOptions{Limit: 500})
+	if err != nil {
+		return fmt.Errorf("list jetjob jobs: %w", err)
 	}
-
-	// The jobs that exist already, by group and name.
-	existing := map[string]map[string]apiv1.Job{}
-	for _, gp := range plan.Groups {
-		if gp.Problem != "" || !existingGroups[gp.Group.Name] || existing[gp.Group.Name] != nil {
-			continue
+	bySource := map[string]apiv1.Job{}
+	byName := map[string]apiv1.Job{}
+	for _, j := range all {
+		if j.Source != "" {
+			if _, dup := bySource[j.Source]; !dup || j.ID < bySource[j.Source].ID {
+				bySource[j.Source] = j
+			}
 		}
-		jobs, err := listGroupJobs(ctx, c, gp.Group.Name)
-		if err != nil {
-			return err
-		}
-		byName := map[string]apiv1.Job{}
-		for _, j := range jobs {
-			byName[j.Name] = j
-		}
-		existing[gp.Group.Name] = byName
+		byName[j.Group+"\x00"+j.Name] = j
 	}
 
 	rows := make([]importJobRow, len(plan.Jobs))
 	for i, jp := range plan.Jobs {
-		rows[i] = importJobRow{OldID: jp.OldID, Group: jp.Spec.Group, Name: jp.Spec.Name, XXLRunning: jp.Running,
-			Mapped: jp.Mapped, Changed: jp.Changed, Problems: jp.Problems}
+		rows[i] = importJobRow{OldID: jp.OldID, Source: jp.Spec.Source, Group: jp.Spec.Group, Name: jp.Spec.Name,
+			XXLRunning: jp.Running, Mapped: jp.Mapped, Changed: jp.Changed, Problems: jp.Problems}
 		if !jp.OK() {
 			rows[i].Action = actNotImported
 		}
@@ -217,50 +247,106 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 		}
 	}()
 
+	// Groups.
+	badGroup := map[string]string{} // group name → why it could not be created
+	for _, gp := range plan.Groups {
+		row := importGroupRow{OldID: gp.OldID, AppName: gp.AppName, Group: gp.Group.Name, Notes: gp.Notes}
+		switch {
+		case gp.Problem != "":
+			row.Action, row.Notes = actNotImported, append(row.Notes, gp.Problem)
+		case existingGroups[gp.Group.Name]:
+			row.Action = actExists
+		case dry:
+			row.Action = dryPrefix + actCreated
+		default:
+			if _, err := c.CreateGroup(ctx, gp.Group); err != nil {
+				row.Action = actNotImported
+				if importFatal(err) {
+					rep.Groups = append(rep.Groups, row)
+					return fmt.Errorf("create group %s (xxl-job group %d): %w", gp.Group.Name, gp.OldID, err)
+				}
+				row.Notes = append(row.Notes, "jetjob refused it: "+err.Error())
+				rep.Groups = append(rep.Groups, row)
+				badGroup[gp.Group.Name] = err.Error()
+				continue
+			}
+			row.Action = actCreated
+			existingGroups[gp.Group.Name] = true
+		}
+		rep.Groups = append(rep.Groups, row)
+	}
+
 	newID := map[int64]int64{} // old id → jetjob id
 	for _, i := range plan.Order {
 		jp := plan.Jobs[i]
+		row := &rows[i]
+		if why, bad := badGroup[jp.Spec.Group]; bad {
+			row.Action, row.Problems = actNotImported, append(row.Problems, "its group could not be created: "+why)
+			continue
+		}
 		want := jp.Spec
 		for _, old := range jp.Children {
 			id, ok := newID[old]
-			if !ok {
-				// Only in a dry run: the child would be created, so its id
-				// is unknown; any placeholder differs from what is stored.
+			switch {
+			case ok:
+			case dry:
+				// The child would be created, so its id is unknown; any
+				// placeholder differs from what is stored.
 				id = -old
+			default:
+				row.Changed = append(row.Changed, fmt.Sprintf("child job %d was not imported: link dropped", old))
+				continue
 			}
 			want.ChildJobIDs = append(want.ChildJobIDs, id)
 		}
-		row := &rows[i]
-		cur, found := existing[want.Group][want.Name]
+		cur, found := bySource[want.Source]
+		if !found {
+			cur, found = byName[want.Group+"\x00"+want.Name]
+			if found && cur.Source != "" && cur.Source != want.Source {
+				row.Action = actNotImported
+				row.Problems = append(row.Problems, fmt.Sprintf("jetjob job %d has this group and name but came from %s: rename one of them", cur.ID, cur.Source))
+				continue
+			}
+		}
+		var err error
 		switch {
 		case !found && dry:
 			row.Action = dryPrefix + actCreated
 			continue
 		case !found:
-			job, err := c.CreateJob(ctx, want)
-			if err != nil {
-				return fmt.Errorf("create job %s/%s (xxl-job job %d): %w", want.Group, want.Name, jp.OldID, err)
+			var job *apiv1.Job
+			job, err = c.CreateJob(ctx, want)
+			if err == nil {
+				row.Action, row.NewID = actCreated, job.ID
 			}
-			row.Action, row.NewID = actCreated, job.ID
 		default:
 			row.NewID = cur.ID
 			row.Updated = xxljob.Diff(cur, want, enable)
+			if !enable && cur.Enabled {
+				row.Changed = append(row.Changed, "enabled in jetjob and left so: an import without --enable does not touch the enabled flag")
+			}
 			switch {
 			case len(row.Updated) == 0:
 				row.Action = actUnchanged
 			case dry:
 				row.Action = dryPrefix + actUpdated
 			default:
-				spec := xxljob.Apply(cur, want, enable)
-				_, err := c.UpdateJob(ctx, cur.ID, spec)
+				_, err = c.UpdateJob(ctx, cur.ID, xxljob.Apply(cur, want, enable))
 				if _, ok := versionConflict(err); ok {
-					return fmt.Errorf("update job %d (xxl-job job %d): someone changed it during the import: run the import again", cur.ID, jp.OldID)
+					err = fmt.Errorf("someone changed jetjob job %d during the import (import again): %w", cur.ID, err)
 				}
-				if err != nil {
-					return fmt.Errorf("update job %d (xxl-job job %d): %w", cur.ID, jp.OldID, err)
+				if err == nil {
+					row.Action = actUpdated
 				}
-				row.Action = actUpdated
 			}
+		}
+		if err != nil {
+			if importFatal(err) {
+				return fmt.Errorf("import xxl-job job %d as %s/%s: %w", jp.OldID, want.Group, want.Name, err)
+			}
+			row.Action, row.NewID = actNotImported, 0
+			row.Problems = append(row.Problems, "jetjob refused it: "+err.Error())
+			continue
 		}
 		newID[jp.OldID] = row.NewID
 	}
@@ -274,67 +360,4 @@ func listGroupJobs(ctx context.Context, c *client.Client, group string) ([]apiv1
 		return nil, fmt.Errorf("list jobs of group %s: %w", group, err)
 	}
 	return js, nil
-}
-
-// write prints the groups table, the jobs table and a summary.
-func (r *importReport) write(w io.Writer) error {
-	t := newTable(w, "XXL-JOB GROUP", "GROUP", "ACTION", "NOTES")
-	for _, g := range r.Groups {
-		t.row(strconv.FormatInt(g.OldID, 10)+" "+g.AppName, g.Group, g.Action, strings.Join(g.Notes, "; "))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	t = newTable(w, "OLD ID", "NEW ID", "GROUP", "NAME", "XXL-JOB", "ACTION", "MAPPED", "CHANGED MEANING / NOT MAPPED")
-	for _, j := range r.Jobs {
-		newID := "-"
-		if j.NewID != 0 {
-			newID = strconv.FormatInt(j.NewID, 10)
-		}
-		status := "stopped"
-		if j.XXLRunning {
-			status = "running"
-		}
-		action := j.Action
-		if len(j.Updated) > 0 {
-			action += " (" + strings.Join(j.Updated, ", ") + ")"
-		}
-		notes := j.Changed
-		if len(j.Problems) > 0 {
-			notes = append([]string{"NOT MAPPED: " + strings.Join(j.Problems, "; ")}, notes...)
-		}
-		t.row(strconv.FormatInt(j.OldID, 10), newID, j.Group, j.Name, status, action,
-			strings.Join(j.Mapped, "; "), strings.Join(notes, "; "))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	verb := ""
-	if r.DryRun {
-		verb = dryPrefix
-	}
-	fmt.Fprintf(w, "jobs: %d %s%s, %d %s%s, %d unchanged, %d not imported (Quartz expressions fire in %s)\n",
-		r.Counts[actCreated], verb, actCreated, r.Counts[actUpdated], verb, actUpdated,
-		r.Counts[actUnchanged], r.Counts[actNotImported], r.Timezone)
-	switch {
-	case r.DryRun:
-		fmt.Fprintln(w, "dry run: nothing was changed")
-	case r.Counts[actCreated]+r.Counts[actUpdated] == 0 && !r.groupsCreated():
-		fmt.Fprintln(w, "nothing changed: jetjob already matches the xxl-job database")
-	}
-	if !r.Enable {
-		fmt.Fprintln(w, "new jobs are disabled; once the jobs are stopped in xxl-job, import again with --enable")
-	}
-	return nil
-}
-
-func (r *importReport) groupsCreated() bool {
-	for _, g := range r.Groups {
-		if g.Action == actCreated {
-			return true
-		}
-	}
-	return false
 }

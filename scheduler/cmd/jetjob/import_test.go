@@ -101,6 +101,7 @@ func TestImportXXLJob(t *testing.T) {
 		!strings.Contains(out, "dry run: nothing was changed") {
 		t.Fatalf("dry run printed\n%s", out)
 	}
+	printed(t, "the dry run", out, "xxl-job database xxl_job, schema generation 2.3–2.4")
 	if st := jetjobState(t, c); len(st) != 0 {
 		t.Fatalf("the dry run created %d jobs", len(st))
 	}

@@ -105,7 +105,11 @@ func runDetail(r *apiv1.Run) *kv {
 		retryOf = strconv.FormatInt(*r.RetryOf, 10)
 	}
 	k.add("Retry of", retryOf)
-	k.add("Shard", fmt.Sprintf("%d/%d", r.ShardIndex, r.ShardTotal))
+	if r.ShardTotal > 0 {
+		k.add("Shard", fmt.Sprintf("%d/%d (broadcast part)", r.ShardIndex, r.ShardTotal))
+	} else {
+		k.add("Shard", "0/1 (not a broadcast)") // what its handler saw
+	}
 	k.add("Worker", r.WorkerID)
 	k.add("Scheduled", fmtTime(r.ScheduledAt))
 	k.add("Triggered", fmtTimePtr(r.TriggeredAt))

@@ -73,6 +73,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		add("%v", err)
 	} else if at, ok := sched.At(); ok && !at.After(now) {
 		add("once time %s is in the past", at.Format(time.RFC3339))
+	} else if sched.Type() == schedule.Quartz {
+		if err := schedule.CheckQuartz(spec.ScheduleExpr); err != nil {
+			add("%v", err)
+		} else if _, ok := sched.Next(now); !ok {
+			add("quartz expression %q never fires again: its years are past", spec.ScheduleExpr)
+		}
 	}
 	misfire, err := policy.ParseMisfire(spec.MisfirePolicy)
 	if err != nil {
@@ -143,6 +149,9 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 			add("alarm_emails: %q is not a plain email address", e)
 		}
 	}
+	if len(spec.Source) > 200 || strings.ContainsFunc(spec.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		add("source: at most 200 characters, no control characters")
+	}
 	checkSchedOps(spec, tz, now, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
@@ -157,7 +166,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
 		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
-		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails,
+		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -173,6 +182,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
+			Source: j.Source,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.NextFireAt, LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

@@ -50,19 +50,21 @@ func fieldsOf(t reflect.Type, skip ...string) []field {
 }
 
 // Fields not written as they are in a file: the key, the links (written as
-// children, by name) and the optimistic lock.
+// children, by name), the optimistic lock, and the source an importer
+// records (not a file's to set; an apply that leaves it out keeps it).
 const (
 	fieldGroup    = "group"
 	fieldName     = "name"
 	fieldChildren = "children"
 	fieldChildIDs = "child_job_ids"
 	fieldVersion  = "version"
+	fieldSource   = "source"
 )
 
 var (
 	// jobFields are the fields of a job in a file, group and name first
 	// (JobSpec declares them first).
-	jobFields = fieldsOf(reflect.TypeFor[apiv1.JobSpec](), fieldChildIDs, fieldVersion)
+	jobFields = fieldsOf(reflect.TypeFor[apiv1.JobSpec](), fieldChildIDs, fieldVersion, fieldSource)
 	// groupFields are the fields of a group in a file.
 	groupFields = fieldsOf(reflect.TypeFor[apiv1.Group](), "created_at")
 )

@@ -69,6 +69,10 @@ func (f *File) validate(p *problems) {
 				field = "schedule_type"
 			}
 			bad(field, "%v", err)
+		} else if n.ScheduleType == string(schedule.Quartz) {
+			if err := schedule.CheckQuartz(n.ScheduleExpr); err != nil {
+				bad("schedule_expr", "%v", err)
+			}
 		}
 		if _, err := policy.ParseMisfire(s.MisfirePolicy); err != nil {
 			bad("misfire_policy", "%v", err)

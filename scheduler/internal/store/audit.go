@@ -179,6 +179,7 @@ type jobAudit struct {
 	ChildJobIDs   []int64  `json:"child_job_ids,omitempty"`
 	AlarmWebhook  string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails   []string `json:"alarm_emails,omitempty"`
+	Source        string   `json:"source,omitempty"`
 	Enabled       bool     `json:"enabled"`
 	Version       int64    `json:"version"`
 	// The schedule operations (0 and nil: the defaults, left out).
@@ -203,7 +204,7 @@ func jobDoc(j Job) *jobAudit {
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
 		MaxConc: j.MaxConcurrency, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
-		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Enabled: j.Enabled, Version: j.Version,
+		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Source: j.Source, Enabled: j.Enabled, Version: j.Version,
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
 		StartAt: j.StartAt, EndAt: j.EndAt}
 }

@@ -39,13 +39,16 @@ type Job struct {
 	ChildJobIDs   []int64
 	AlarmWebhook  string
 	AlarmEmails   []string
-	Enabled       bool
-	Shard         int
-	NextFireAt    *time.Time
-	LastFireAt    *time.Time
-	Version       int64
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// Source is where an importer took the job from ("xxl-job db#7"),
+	// "" otherwise.
+	Source     string
+	Enabled    bool
+	Shard      int
+	NextFireAt *time.Time
+	LastFireAt *time.Time
+	Version    int64
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 	// Schedule operations (see schedops.go): 0 / nil mean unset.
 	MisfireThreshold time.Duration
 	MaxCatchup       int
@@ -64,7 +67,7 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, ` + schedOpsColumns
+	max_concurrency, source, ` + schedOpsColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -75,7 +78,7 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
-		&j.MaxConcurrency,
+		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy)
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
@@ -111,7 +114,7 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source"}
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -145,7 +148,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"enabled": j.Enabled, "next_fire_at": next, "delay_ms": delayMS, "retry_backoff": j.retryBackoff(),
 		"retry_initial_ms": j.RetryInitial.Milliseconds(), "retry_max_ms": j.RetryMax.Milliseconds(),
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
-		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency,
+		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source,
 	}
 }
 
@@ -253,6 +256,11 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		}
 		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
 			return err
+		}
+		if j.Source == "" {
+			// An edit that does not name the source (the console, a job
+			// file) keeps it: only an importer sets it.
+			j.Source = cur.Source
 		}
 		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
 			return err

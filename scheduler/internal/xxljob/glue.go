@@ -20,12 +20,18 @@ type glueScript struct {
 	Suffix      string
 }
 
+// glueScripts are the script glue types with the interpreter xxl-job's
+// GlueTypeEnum runs each with: GLUE(Python3) is python3 and GLUE(Python2)
+// python; GLUE_PWSH (PowerShell 7, an admin's addition in some 3.x
+// deployments) is pwsh.
 var glueScripts = map[string]glueScript{
 	"GLUE_SHELL":      {"bash", ".sh"},
-	"GLUE_PYTHON":     {"python", ".py"},
+	"GLUE_PYTHON":     {"python3", ".py"},
+	"GLUE_PYTHON2":    {"python", ".py"},
 	"GLUE_PHP":        {"php", ".php"},
 	"GLUE_NODEJS":     {"node", ".js"},
 	"GLUE_POWERSHELL": {"powershell", ".ps1"},
+	"GLUE_PWSH":       {"pwsh", ".ps1"},
 }
 
 // Names of the environment variables that carry the script and the param

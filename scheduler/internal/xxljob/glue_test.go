@@ -53,7 +53,10 @@ func TestGlueShellRunsLikeXXLJob(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
 	}
-	if !strings.Contains(glueParams(glueScripts["GLUE_PYTHON"], "print(1)", ""), `python \"$d/script.py\"`) {
-		t.Error("python glue does not run python on a .py file")
+	if !strings.Contains(glueParams(glueScripts["GLUE_PYTHON"], "print(1)", ""), `python3 \"$d/script.py\"`) {
+		t.Error("GLUE(Python3) glue does not run python3 on a .py file")
+	}
+	if !strings.Contains(glueParams(glueScripts["GLUE_PYTHON2"], "print 1", ""), `python \"$d/script.py\"`) {
+		t.Error("GLUE(Python2) glue does not run python on a .py file")
 	}
 }

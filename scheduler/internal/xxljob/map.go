@@ -20,13 +20,23 @@ type Options struct {
 	// GroupPrefix is put before every app_name to make the group name.
 	GroupPrefix string
 	// Timezone is the IANA zone the Quartz expressions fire in: xxl-job
-	// fires them in its admin JVM's zone. "" means UTC.
+	// fires them in its admin JVM's zone (PickZone checks it against the
+	// next fires xxl-job stored). "" means UTC. A job with its own
+	// schedule_timezone (newer 3.x) keeps that.
 	Timezone string
+	// Database names the xxl-job database in each job's source
+	// ("xxl-job <database>#<id>"), which a re-import matches jobs by.
+	Database string
+	// Generation is the schema generation read (Dump.Generation).
+	Generation string
 	// Enable makes the jobs xxl-job runs (trigger_status 1) enabled and the
 	// others disabled. Without it every job is created disabled and the
 	// enabled flag of existing jobs is left alone, so that an import made
 	// while xxl-job still runs the jobs does not fire them twice.
 	Enable bool
+	// Now is when the mapping decides whether a schedule still fires;
+	// zero means time.Now().
+	Now time.Time
 }
 
 // Limits of jetjob's API that the mapping checks up front (scheduler/internal/api
@@ -100,6 +110,15 @@ func Map(d *Dump, o Options) (*Plan, error) {
 	}
 	if o.Timezone == "" {
 		o.Timezone = "UTC"
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Database == "" {
+		o.Database = d.Database
+	}
+	if o.Generation == "" {
+		o.Generation = d.Generation
 	}
 	if _, err := time.LoadLocation(o.Timezone); err != nil {
 		return nil, fmt.Errorf("time zone %q: unknown (want an IANA name like Asia/Shanghai)", o.Timezone)
@@ -192,10 +211,11 @@ func mapJob(j Job, groups map[int64]*GroupPlan, o Options) JobPlan {
 	}
 	spec.Name = JobName(j.Desc, j.ID)
 	spec.Description = description(j)
+	spec.Source = Source(o.Database, j.ID)
 
 	mapSchedule(j, o, spec, mapped, changed, problem)
 	mapStrategies(j, spec, mapped, changed, problem)
-	mapHandler(j, spec, mapped, changed, problem)
+	mapHandler(j, o, spec, mapped, changed, problem)
 
 	switch {
 	case j.Timeout <= 0:
@@ -235,6 +255,14 @@ func mapJob(j Job, groups map[int64]*GroupPlan, o Options) JobPlan {
 	return jp
 }
 
+// Source is what a job imported from xxl-job records as its origin, and
+// what a re-import finds it by: "xxl-job <database>#<id>". It survives a
+// change of --group-prefix or of the job's description, which change the
+// group and the name.
+func Source(database string, id int64) string {
+	return "xxl-job " + database + "#" + strconv.FormatInt(id, 10)
+}
+
 // description keeps the original job_desc (the name is only a slug of
 // it), the author, and where the job came from.
 func description(j Job) string {
@@ -259,12 +287,29 @@ func mapSchedule(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem
 	conf := strings.TrimSpace(j.ScheduleConf)
 	switch j.ScheduleType {
 	case "CRON":
-		spec.ScheduleType, spec.ScheduleExpr, spec.Timezone = "quartz", conf, o.Timezone
-		if _, err := schedule.Parse(spec.ScheduleType, conf, o.Timezone); err != nil {
+		tz := o.Timezone
+		if own := strings.TrimSpace(j.ScheduleTimezone); own != "" {
+			if _, err := time.LoadLocation(own); err != nil {
+				problem("schedule_timezone %q is not an IANA time zone jetjob knows", own)
+				return
+			}
+			tz = own
+		}
+		spec.ScheduleType, spec.ScheduleExpr, spec.Timezone = "quartz", conf, tz
+		s, err := schedule.Parse(spec.ScheduleType, conf, tz)
+		if err != nil {
 			problem("Quartz expression %q: %v", conf, err)
 			return
 		}
-		mapped("CRON %s → quartz (%s)", conf, o.Timezone)
+		if err := schedule.CheckQuartz(conf); err != nil {
+			problem("%v", err) // names the expression, with Quartz's reason
+			return
+		}
+		if _, ok := s.Next(o.Now); !ok {
+			problem("Quartz expression %q never fires again (its years are past): xxl-job never fires it either", conf)
+			return
+		}
+		mapped("CRON %s → quartz (%s)", conf, tz)
 		fields := strings.Fields(conf)
 		if len(fields) >= 6 && strings.ContainsAny(fields[5], "0123456789") {
 			note := fmt.Sprintf("day-of-week %q counts as in Quartz, 1 = Sunday … 7 = Saturday: schedule type quartz keeps that, jetjob's cron counts 0 = Sunday", fields[5])
@@ -279,7 +324,12 @@ func mapSchedule(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem
 			problem("FIX_RATE schedule_conf %q: want a positive number of seconds", j.ScheduleConf)
 			return
 		}
-		spec.ScheduleType, spec.ScheduleExpr = "fix_rate", strconv.Itoa(secs)+"s"
+		expr := strconv.Itoa(secs) + "s"
+		if _, err := schedule.Parse("fix_rate", expr, ""); err != nil {
+			problem("FIX_RATE %ds: %v", secs, err)
+			return
+		}
+		spec.ScheduleType, spec.ScheduleExpr = "fix_rate", expr
 		mapped("FIX_RATE %ds → fix_rate", secs)
 	case "NONE", "":
 		spec.ScheduleType = "none"
@@ -350,10 +400,13 @@ func mapStrategy[T ~string](kind, from string, table map[string]T, def T, why st
 	return to, ok
 }
 
-func mapHandler(j Job, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
+func mapHandler(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
 	handler := strings.TrimSpace(j.Handler)
 	switch g, script := glueScripts[j.GlueType]; {
 	case j.GlueType == "BEAN":
+		if handler != j.Handler && handler != "" {
+			changed("executor handler %q trimmed to %q (a jetjob handler name has no spaces): register it under the trimmed name", j.Handler, handler)
+		}
 		switch {
 		case handler == "":
 			problem("BEAN job without an executor handler")
@@ -373,6 +426,9 @@ func mapHandler(j Job, spec *apiv1.JobSpec, mapped, changed, problem noteFunc) {
 		changed("the script is kept in the job's params and written to a temporary file per run; the workers need the shell handler and %s on PATH", g.Interpreter)
 		if handler != "" {
 			changed("executor handler %q ignored: a script glue does not use it", handler)
+		}
+		if j.GlueType == "GLUE_PYTHON" && o.Generation != Gen3 {
+			changed("GLUE_PYTHON runs python3, as xxl-job's GLUE(Python3) does; releases before GLUE_PYTHON2 ran GLUE_PYTHON with python, and this is a %s database: check the script under Python 3", o.Generation)
 		}
 	case j.GlueType == "GLUE_GROOVY":
 		problem("GLUE(Java) runs Groovy inside xxl-job's Java executor, which jetjob has not: port it to a worker handler")

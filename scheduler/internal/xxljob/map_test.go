@@ -18,7 +18,7 @@ func bean(id int64, desc string) Job {
 
 func mustMap(t *testing.T, jobs []Job, o Options) *Plan {
 	t.Helper()
-	p, err := Map(&Dump{Groups: []Group{{ID: 1, AppName: "app", Title: "App"}}, Jobs: jobs}, o)
+	p, err := Map(&Dump{Database: "xxl_job", Generation: Gen3, Groups: []Group{{ID: 1, AppName: "app", Title: "App"}}, Jobs: jobs}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestScheduleAndFields(t *testing.T) {
 		Handler:     "h", Params: "p=1", ScheduleType: "quartz", ScheduleExpr: "0 30 10 ? * 6#3", Timezone: "Asia/Shanghai",
 		MisfirePolicy: "skip", RouteStrategy: "first", BlockStrategy: "serial", Timeout: apiv1.Duration(90 * time.Second),
 		MaxRetries: 3, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(10 * time.Second),
-		AlarmEmails: []string{"a@example.com", "b@example.com"}}
+		AlarmEmails: []string{"a@example.com", "b@example.com"}, Source: "xxl-job xxl_job#6"}
 	enabled := s.Enabled
 	s.Enabled = nil
 	if Diff(apiv1.Job{JobSpec: s}, want, false) != nil || s.Name != want.Name || s.Group != want.Group {
@@ -142,8 +142,8 @@ func TestScheduleAndFields(t *testing.T) {
 // Script glues become shell jobs that the shell handler accepts and that
 // run the script with xxl-job's interpreter and arguments.
 func TestGlueScripts(t *testing.T) {
-	for glue, interp := range map[string]string{"GLUE_SHELL": "bash", "GLUE_PYTHON": "python", "GLUE_PHP": "php",
-		"GLUE_NODEJS": "node", "GLUE_POWERSHELL": "powershell"} {
+	for glue, interp := range map[string]string{"GLUE_SHELL": "bash", "GLUE_PYTHON": "python3", "GLUE_PYTHON2": "python",
+		"GLUE_PHP": "php", "GLUE_NODEJS": "node", "GLUE_POWERSHELL": "powershell", "GLUE_PWSH": "pwsh"} {
 		j := bean(1, "g")
 		j.GlueType, j.GlueSource, j.Param, j.Handler = glue, "echo \"<$1> & done\"\n", "x", ""
 		jp := mustMap(t, []Job{j}, Options{}).Jobs[0]

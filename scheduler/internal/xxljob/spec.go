@@ -13,6 +13,10 @@ import (
 // not undo them. The result carries cur's version, for the PUT.
 func Apply(cur apiv1.Job, want apiv1.JobSpec, withEnabled bool) apiv1.JobSpec {
 	s := cur.JobSpec
+	// The group and name derive from --group-prefix and the description:
+	// a re-import matched by source follows their changes (a move, a
+	// rename) instead of making the job again.
+	s.Group, s.Name, s.Source = want.Group, want.Name, want.Source
 	s.Description = want.Description
 	s.Handler = want.Handler
 	s.Params = want.Params
@@ -42,6 +46,9 @@ func Diff(cur apiv1.Job, want apiv1.JobSpec, withEnabled bool) []string {
 		}
 	}
 	c := cur.JobSpec
+	add(c.Group != want.Group, "group")
+	add(c.Name != want.Name, "name")
+	add(c.Source != want.Source, "source")
 	add(c.Description != want.Description, "description")
 	add(c.Handler != want.Handler, "handler")
 	add(c.Params != want.Params, "params")

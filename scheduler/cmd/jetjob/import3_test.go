@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/xxljob/localmaria"
+)
+
+// startXXLJob3 starts a MariaDB holding the xxl-job 3.x test database
+// (scheduler/internal/xxljob/testdata/gen3.sql) and returns its DSN.
+func startXXLJob3(t *testing.T) string {
+	t.Helper()
+	return startXXLJobGen(t, "gen3.sql")
+}
+
+// startXXLJobGen starts a MariaDB holding one of the generation test
+// databases of scheduler/internal/xxljob/testdata and returns its DSN.
+func startXXLJobGen(t *testing.T, file string) string {
+	t.Helper()
+	srv := localmaria.StartTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := srv.CreateDatabase(ctx, "xxl_job"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.LoadFiles(ctx, "xxl_job", "../../internal/xxljob/testdata/"+file); err != nil {
+		t.Fatal(err)
+	}
+	return srv.DSN("xxl_job")
+}
+
+// An xxl-job 3.x database imports: its generation and zone are found and
+// said, every row is in the report (the JSON document and the Markdown
+// file) as mapped, changed or not imported with why, the rows that cannot
+// be imported stop nothing, and a re-import with another group prefix
+// moves the jobs instead of making them again.
+func TestImportXXLJob3(t *testing.T) {
+	isolate(t)
+	dsn := startXXLJob3(t)
+	api := newRealAPI(t)
+	c, err := client.New(api.URL, bootstrapToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := func(extra ...string) result {
+		t.Helper()
+		return api.as(t, bootstrapToken, "", append([]string{"import", "xxl-job", "--mysql-url", dsn}, extra...)...)
+	}
+
+	// The default zone, UTC, contradicts the next fire xxl-job stored for
+	// job 2 (computed in Asia/Shanghai): refused before anything is sent.
+	before := api.reqs.Load()
+	res := imp("--dry-run")
+	if res.code == exitOK || !strings.Contains(res.stderr, "the default zone, UTC, does not fit") ||
+		!strings.Contains(res.stderr, "Asia/Shanghai") || !strings.Contains(res.stderr, "3.x schema") {
+		t.Fatalf("default zone: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if n := api.reqs.Load() - before; n != 0 {
+		t.Errorf("a refused zone still sent %d requests", n)
+	}
+
+	// --tz auto picks Asia/Shanghai; -o json and --report say everything.
+	report := filepath.Join(t.TempDir(), "import.md")
+	res = must(t, imp("--tz", "auto", "--group-prefix", "x3-", "--users", "--report", report, "-o", "json"), "import")
+	rep := decodeJSON[importReport](t, res)
+	if rep.Generation != "3.x" || rep.Database != "xxl_job" || rep.Timezone != "Asia/Shanghai" || rep.Zone.Evidence != 1 {
+		t.Errorf("report head: generation %q database %q zone %q (%+v)", rep.Generation, rep.Database, rep.Timezone, rep.Zone)
+	}
+	if len(rep.Jobs) != 8 {
+		t.Fatalf("%d job rows, want all 8 of xxl_job_info", len(rep.Jobs))
+	}
+	rows := map[int64]importJobRow{}
+	for _, r := range rep.Jobs {
+		rows[r.OldID] = r
+		if r.Action == "" {
+			t.Errorf("job %d not accounted for: %+v", r.OldID, r)
+		}
+	}
+	for id, why := range map[int64]string{5: "at most 366 days", 6: "Support for specifying both", 7: "never fires again"} {
+		if r := rows[id]; r.Action != actNotImported || !strings.Contains(strings.Join(r.Problems, ";"), why) {
+			t.Errorf("job %d: %s %q, want not imported saying %q", id, r.Action, r.Problems, why)
+		}
+	}
+	for _, id := range []int64{1, 2, 3, 4, 8} {
+		if r := rows[id]; r.Action != actCreated || r.NewID == 0 || r.Source != "xxl-job xxl_job#"+strconv.FormatInt(id, 10) {
+			t.Errorf("job %d: %+v, want created with its source", id, r)
+		}
+	}
+	if rep.Counts[actCreated] != 5 || rep.Counts[actNotImported] != 3 {
+		t.Errorf("counts %v", rep.Counts)
+	}
+	if notes := strings.Join(rows[8].Changed, ";"); !strings.Contains(notes, "trimmed") || !strings.Contains(notes, "child job 5") {
+		t.Errorf("job 8 changed %q: want the handler trim and the dropped link to 5", notes)
+	}
+
+	jobs, err := c.ListAllJobs(context.Background(), client.ListJobsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOld := map[int64]apiv1.Job{}
+	for _, j := range jobs {
+		for id, r := range rows {
+			if r.NewID == j.ID {
+				byOld[id] = j
+			}
+		}
+	}
+	for id, interp := range map[int64]string{2: `python3 \"$d/script.py\"`, 3: `python \"$d/script.py\"`, 4: `pwsh \"$d/script.ps1\"`} {
+		if j := byOld[id]; j.Handler != "shell" || !strings.Contains(j.Params, interp) {
+			t.Errorf("job %d: handler %q params %s, want %s", id, j.Handler, j.Params, interp)
+		}
+	}
+	if j := byOld[8]; j.Handler != "marketOpenHandler" || j.Timezone != "America/New_York" || !slices.Equal(j.ChildJobIDs, []int64{byOld[1].ID}) {
+		t.Errorf("job 8 = %+v", j)
+	}
+	if j := byOld[2]; j.Timezone != "Asia/Shanghai" || j.Group != "x3-ops-scripts" {
+		t.Errorf("job 2 = %+v", j)
+	}
+
+	// Users: ops operates both imported groups, without a password.
+	var ops *importUserRow
+	for i := range rep.Users {
+		if rep.Users[i].User == "ops" {
+			ops = &rep.Users[i]
+		}
+	}
+	if ops == nil || ops.Action != actCreated || !strings.Contains(strings.Join(ops.Notes, ";"), "jetjob users password ops") {
+		t.Fatalf("user ops: %+v (users %+v)", ops, rep.Users)
+	}
+	u, err := c.GetUser(context.Background(), "ops")
+	if err != nil || u.Admin || len(u.Grants) != 2 || u.Grants[0].Role != apiv1.RoleOperator {
+		t.Errorf("user ops = %+v, %v", u, err)
+	}
+
+	md, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed(t, "the Markdown report", string(md), "# xxl-job import: xxl_job", "Schema generation: 3.x", "Asia/Shanghai",
+		"## Not imported (3)", "at most 366 days", "never fires again", "## Imported with a changed meaning",
+		"## Imported as they were", "## Users")
+
+	// Another group prefix: the jobs are found by their source and moved,
+	// not made again.
+	res = must(t, imp("--tz", "Asia/Shanghai", "--group-prefix", "y3-", "-o", "json"), "re-import")
+	rep2 := decodeJSON[importReport](t, res)
+	if rep2.Counts[actUpdated] != 5 || rep2.Counts[actCreated] != 0 {
+		t.Errorf("re-import with another prefix: counts %v, want 5 updated, none created", rep2.Counts)
+	}
+	after, err := c.ListAllJobs(context.Background(), client.ListJobsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 5 {
+		t.Errorf("%d jobs after the re-import, want the same 5", len(after))
+	}
+	for _, j := range after {
+		if !strings.HasPrefix(j.Group, "y3-") {
+			t.Errorf("job %d still in group %s", j.ID, j.Group)
+		}
+	}
+
+	// --enable, then a re-import without it: the enabled job stays enabled
+	// and its row says so instead of a bare "unchanged".
+	must(t, imp("--tz", "Asia/Shanghai", "--group-prefix", "y3-", "--enable"), "--enable")
+	rep3 := decodeJSON[importReport](t, must(t, imp("--tz", "Asia/Shanghai", "--group-prefix", "y3-", "-o", "json"), "again"))
+	for _, r := range rep3.Jobs {
+		if r.OldID == 2 && !strings.Contains(strings.Join(r.Changed, ";"), "enabled in jetjob and left so") {
+			t.Errorf("job 2 after --enable, re-imported without: %+v", r)
+		}
+	}
+}
+
+// The older generations import too: 2.0–2.2 (job_cron) and 2.3–2.4, each
+// with the sample rows its release ships, the zone picked from the next
+// fire xxl-job stored.
+func TestImportXXLJobOlderGenerations(t *testing.T) {
+	for file, gen := range map[string]string{"gen20.sql": "2.0–2.2", "gen23.sql": "2.3–2.4"} {
+		t.Run(gen, func(t *testing.T) {
+			isolate(t)
+			dsn := startXXLJobGen(t, file)
+			api := newRealAPI(t)
+			rep := decodeJSON[importReport](t, must(t, api.as(t, bootstrapToken, "", "import", "xxl-job", "--mysql-url", dsn,
+				"--tz", "auto", "--users", "-o", "json"), "import"))
+			if rep.Generation != gen || rep.Timezone != "Asia/Shanghai" || len(rep.Jobs) != 3 || rep.Counts[actCreated] != 3 {
+				t.Fatalf("generation %q zone %q counts %v jobs %+v", rep.Generation, rep.Timezone, rep.Counts, rep.Jobs)
+			}
+			for _, r := range rep.Jobs {
+				if r.OldID == 1 && (r.Name != "job-1" || !strings.Contains(strings.Join(r.Mapped, ";"), "CRON 0 0 0 * * ? * → quartz (Asia/Shanghai)")) {
+					t.Errorf("the sample job: %+v", r)
+				}
+			}
+			if len(rep.Users) != 2 || rep.Users[1].Action != actCreated {
+				t.Errorf("users %+v", rep.Users)
+			}
+		})
+	}
+}
+
+// With the API unreachable the import says so, and nothing else: no empty
+// table, no "nothing changed".
+func TestImportXXLJobAPIUnreachable(t *testing.T) {
+	isolate(t)
+	dsn := startXXLJob3(t)
+	res := runCLI(t, "", "--api", "http://127.0.0.1:1", "--token", bootstrapToken,
+		"import", "xxl-job", "--mysql-url", dsn, "--tz", "Asia/Shanghai")
+	if res.code == exitOK || !strings.Contains(res.stderr, "list jetjob groups") ||
+		strings.Contains(res.stdout, "nothing changed") || strings.Contains(res.stdout, "OLD ID") {
+		t.Errorf("unreachable API: exit %d, stdout %q, stderr %q", res.code, res.stdout, res.stderr)
+	}
+}
+
+// A job the API refuses is reported on its row and the import goes on:
+// an operator without the scripts permission imports, so the GLUE jobs
+// (shell) are refused with 403 and the BEAN jobs are created.
+func TestImportXXLJobRefusedRowsDoNotStop(t *testing.T) {
+	isolate(t)
+	dsn := startXXLJob3(t)
+	api := newRealAPI(t)
+	api.admin(t, "", "groups", "create", "xxl-job-executor-sample")
+	api.admin(t, "", "groups", "create", "ops-scripts")
+	api.admin(t, "op-password-12\n", "users", "create", "op", "--role", "operator", "--group", "xxl-job-executor-sample", "--group", "ops-scripts", "--password-stdin")
+	key := decodeJSON[apiv1.CreatedKey](t, must(t, api.as(t, bootstrapToken, "", "keys", "create", "--user", "op", "-o", "json"), "key"))
+	res := api.as(t, key.Secret, "", "import", "xxl-job", "--mysql-url", dsn, "--tz", "Asia/Shanghai", "-o", "json")
+	if res.code != exitOK {
+		t.Fatalf("import as an operator: exit %d, stderr %q", res.code, res.stderr)
+	}
+	rep := decodeJSON[importReport](t, res)
+	for _, r := range rep.Jobs {
+		switch r.OldID {
+		case 2, 3, 4: // GLUE scripts: the shell handler needs the scripts permission
+			if r.Action != actNotImported || !strings.Contains(strings.Join(r.Problems, ";"), "jetjob refused it: api: 403") {
+				t.Errorf("job %d: %s %q, want refused by the API on its row", r.OldID, r.Action, r.Problems)
+			}
+		case 1, 8:
+			if r.Action != actCreated {
+				t.Errorf("job %d: %s %q, want created after the refused ones", r.OldID, r.Action, r.Problems)
+			}
+		}
+	}
+	if rep.Error != "" || rep.Counts[actCreated] != 2 || rep.Counts[actNotImported] != 6 {
+		t.Errorf("error %q, counts %v", rep.Error, rep.Counts)
+	}
+}
