@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,8 +177,9 @@ func TestWorkflowDiamond(t *testing.T) {
 			t.Errorf("node %s: %s with %d runs, want SUCCEEDED with one", n, nd.Status, len(nd.Runs))
 		}
 	}
-	if out := string(wfNode(done, "a").Runs[0].Output); out != `{"day":"2026-11-27","rows":42}` {
-		t.Errorf("a's output reads %s", out)
+	var out bytes.Buffer
+	if err := json.Compact(&out, wfNode(done, "a").Runs[0].Output); err != nil || out.String() != `{"day":"2026-11-27","rows":42}` {
+		t.Errorf("a's output reads %s (%v)", out.String(), err)
 	}
 	// The workflow's own run ends as the workflow run did.
 	own, err := sys.api.GetRun(t.Context(), run.ID)
@@ -403,7 +405,7 @@ func TestWorkflowReplayedEventCreatesNothing(t *testing.T) {
 // that does not exist, a template naming a node that is not upstream, a
 // job that does not exist.
 func TestWorkflowValidation(t *testing.T) {
-	sys := startSystem(t, func(*worker.Worker) {})
+	sys := startSystem(t, func(w *worker.Worker) { w.Handle("h", func(context.Context, *worker.Job) error { return nil }) })
 	j := wfJob(t, sys, "j", "h")
 	for _, c := range []struct {
 		what string

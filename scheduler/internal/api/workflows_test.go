@@ -11,7 +11,9 @@ import (
 
 func wfPath(id int64, rest string) string { return fmt.Sprintf("/api/v1/workflows/%d%s", id, rest) }
 
-func wfRunPath(id int64, rest string) string { return fmt.Sprintf("/api/v1/workflow-runs/%d%s", id, rest) }
+func wfRunPath(id int64, rest string) string {
+	return fmt.Sprintf("/api/v1/workflow-runs/%d%s", id, rest)
+}
 
 // workflowSpec is a workflow a → b of group a, both nodes running job.
 func (e *env) workflowSpec(name string, job int64) apiv1.WorkflowSpec {
