@@ -23,7 +23,7 @@ func TestExportApplyWorkflows(t *testing.T) {
 	}
 	exported := src.admin(t, "", "export")
 	for _, w := range []string{"---\napiVersion: jetjob/v1\nkind: Workflow\ngroup: billing\nname: flow\n", "job: ops/cleanup",
-		"overlap: cover_early", "on: always"} {
+		"overlap: cover_early", `"on": always`} {
 		if !strings.Contains(exported, w) {
 			t.Fatalf("export\n%s\nlacks %q", exported, w)
 		}
