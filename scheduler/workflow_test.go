@@ -108,8 +108,8 @@ func (d *diamond) register(w *worker.Worker) {
 		count("a")
 		return j.SetOutput(map[string]any{"rows": 42, "day": "2026-11-27"})
 	})
-	// B and C take a while: a D started on A's end alone would start
-	// before they end.
+	// B and C take a while, C longer: a D started on A's end, or on B's
+	// alone, would start before C ends.
 	w.Handle("wf-b", func(context.Context, *worker.Job) error {
 		count("b")
 		time.Sleep(300 * time.Millisecond)
@@ -123,7 +123,7 @@ func (d *diamond) register(w *worker.Worker) {
 	})
 	w.Handle("wf-c", func(context.Context, *worker.Job) error {
 		count("c")
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(900 * time.Millisecond) // ends well after B: D must wait for it
 		d.mu.Lock()
 		d.cDone = true
 		d.mu.Unlock()

@@ -338,3 +338,43 @@ func TestNodeOverrides(t *testing.T) {
 		t.Errorf("node a's run listed as %+v (%v), want its last retry %d", run.Nodes[0].Runs, err, a[1])
 	}
 }
+
+// An end of a node's earlier attempt (a replay arriving after a retry
+// from failed) changes nothing: the node waits for its current run.
+func TestStaleEndOfAnEarlierAttempt(t *testing.T) {
+	t.Parallel()
+	e := setup(t, wfengine.Policy{})
+	p, _ := e.start()
+	first := e.nodeRuns(p.RunID)["a"][0]
+	e.end(first, wire.StatusFailed)
+	if wf, _ := e.status(p.RunID); wf != "FAILED" {
+		t.Fatalf("after a failed: %s", wf)
+	}
+	done, err := e.st.OperateWorkflowRun(e.ctx, store.System, p.RunID, store.WorkflowOp{Op: "retry"})
+	if err != nil || len(done.Spawned) != 1 {
+		t.Fatalf("retry: %+v %v, want a's second run", done, err)
+	}
+	var at time.Time
+	if err := e.pool.QueryRow(e.ctx, `SELECT scheduled_at FROM job_runs WHERE id = $1`, first).Scan(&at); err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
+		got, err := wfengine.Advance(e.ctx, tx, []runs.NodeEnd{{RunID: first, ScheduledAt: at, Status: wire.StatusSucceeded,
+			WorkflowRun: p.RunID, Node: "a", NodeAttempt: 0}}, 0)
+		if len(got) != 0 {
+			t.Errorf("a stale end of attempt 0 started %v", got)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.st.GetWorkflowRun(e.ctx, p.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := run.Nodes[0]; a.Status != "RUNNING" || a.Attempt != 1 || run.Nodes[1].Status != "PENDING" || run.Status != "RUNNING" {
+		t.Errorf("after a stale end: run %s, a %s at attempt %d, b %s; want RUNNING, RUNNING at 1, PENDING",
+			run.Status, a.Status, a.Attempt, run.Nodes[1].Status)
+	}
+}

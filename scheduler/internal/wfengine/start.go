@@ -117,8 +117,8 @@ func Start(ctx context.Context, db interface {
 		if r.Status == RunRunning {
 			r.Status = RunQueued // begin makes it run, once written
 		}
-		if _, err := r.insert(ctx, tx); err != nil {
-			return err
+		if created, err := r.insert(ctx, tx); err != nil || !created {
+			return err // !created: this fire's workflow run exists (the guard above makes it unreachable)
 		}
 		if wanted == RunRunning {
 			if err := st.begin(ctx, r, time.Duration(timeoutMS)*time.Millisecond); err != nil {

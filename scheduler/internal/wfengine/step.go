@@ -166,12 +166,22 @@ func (st *stepper) start(ctx context.Context, r *run, nodes []string) (settled b
 		}
 		for _, it := range n.Items {
 			if it.Run == 0 {
-				fail(name, fmt.Sprintf("not started: job %d no longer exists", r.Spec.Node(name).JobID))
+				fail(name, st.notCreated(ctx, r.Spec.Node(name).JobID))
 				break
 			}
 		}
 	}
 	return settled, nil
+}
+
+// notCreated says why a node run was not created: its job is gone, or
+// (which a run's lock and state rule out) its key was written already.
+func (st *stepper) notCreated(ctx context.Context, job int64) string {
+	var exists bool
+	if err := st.tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs WHERE id = $1)`, job).Scan(&exists); err == nil && !exists {
+		return fmt.Sprintf("not started: job %d no longer exists", job)
+	}
+	return "not started: a run of this node at this attempt exists already"
 }
 
 // render is a node run's params: the node's template filled, or nil (its
