@@ -203,6 +203,9 @@ func matrix() []matrixRow {
 		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", func(e *env, _ string) req {
 			return req{"POST", wfRunPath(e.workflowRun(false), "/mark-succeeded"), apiv1.NodeAction{Node: "b", Output: []byte(`{"x":1}`)}}
 		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", func(e *env, _ string) req { // an output for shell nodes: scripts
+			return req{"POST", wfRunPath(e.workflowRunOf(e.shell.ID, false), "/mark-succeeded"), apiv1.NodeAction{Node: "b", Output: []byte(`"rm -rf /"`)}}
+		}, with(scripts, s202)},
 		{"POST /api/v1/workflow-runs/{id}/skip", func(e *env, _ string) req {
 			return req{"POST", wfRunPath(e.workflowRun(false), "/skip"), apiv1.NodeAction{Node: "b"}}
 		}, with(operate, s202)},

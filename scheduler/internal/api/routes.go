@@ -75,7 +75,7 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/workflow-runs/{id}", read(s.pathWorkflowRunGroup), s.getWorkflowRun},
 		{"POST /api/v1/workflow-runs/{id}/cancel", operate(s.pathWorkflowRunGroup), s.workflowRunOp("cancel")},
 		{"POST /api/v1/workflow-runs/{id}/retry", operate(s.pathWorkflowRunGroup), s.workflowRunOp("retry")},
-		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", operate(s.pathWorkflowRunGroup), s.workflowRunOp("mark_succeeded")},
+		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", operate(s.markSucceededGroups), s.workflowRunOp("mark_succeeded")},
 		{"POST /api/v1/workflow-runs/{id}/skip", operate(s.pathWorkflowRunGroup), s.workflowRunOp("skip")},
 		{"GET /api/v1/runs", read(queryGroup), s.searchRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -386,6 +387,41 @@ func (s *Server) pathWorkflowGroup(r *http.Request, _ *auth.Principal) ([]auth.N
 
 func (s *Server) pathWorkflowRunGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
 	return pathGroup(r, "workflow run", s.store.WorkflowRunGroup)
+}
+
+// markSucceededGroups is the run's group, and scripts when the call gives
+// an output and a node of the workflow runs commands: the output reaches
+// the params templates of the nodes after it, as a trigger's params do.
+func (s *Server) markSucceededGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
+	needs, err := s.pathWorkflowRunGroup(r, p)
+	if err != nil || p.Admin {
+		return needs, err
+	}
+	var f struct {
+		Output json.RawMessage `json:"output"`
+	}
+	if _, err := peekBody(r, &f); err != nil || len(f.Output) == 0 {
+		return needs, err
+	}
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := s.store.WorkflowOfRun(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	cmds, err := s.store.WorkflowRunsCommands(r.Context(), wf)
+	if errors.Is(err, store.ErrNotFound) {
+		return needs, nil // the workflow was deleted: its runs' nodes go on
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cmds {
+		needs[0].Scripts, needs[0].Why = true, "a node of the workflow runs commands, and the output given may reach it through a params template"
+	}
+	return needs, nil
 }
 
 // queryWorkflowGroup is the group of ?workflow=ID.

@@ -23,12 +23,15 @@ func (e *env) workflowSpec(name string, job int64) apiv1.WorkflowSpec {
 }
 
 // workflow is a fresh workflow a → b of group a running the plain job.
-func (e *env) workflow() store.Workflow {
+func (e *env) workflow() store.Workflow { return e.workflowOf(e.plain.ID) }
+
+// workflowOf is a fresh workflow a → b of group a running job.
+func (e *env) workflowOf(job int64) store.Workflow {
 	e.t.Helper()
 	w, err := e.st.CreateWorkflow(context.Background(), store.System, store.Workflow{
 		Job: store.Job{Group: "a", Name: fmt.Sprint("w", e.next()), ScheduleType: "none", Timezone: "UTC",
 			MisfirePolicy: "skip", Enabled: true},
-		Spec: wfengine.Spec{Nodes: []wfengine.NodeSpec{{Name: "a", JobID: e.plain.ID}, {Name: "b", JobID: e.plain.ID}},
+		Spec: wfengine.Spec{Nodes: []wfengine.NodeSpec{{Name: "a", JobID: job}, {Name: "b", JobID: job}},
 			Edges: []wfengine.EdgeSpec{{From: "a", To: "b"}}},
 		Policy: wfengine.Policy{Overlap: wfengine.OverlapConcurrent},
 	})
@@ -40,10 +43,13 @@ func (e *env) workflow() store.Workflow {
 
 // workflowRun starts a run of a fresh workflow, node a's run not yet
 // published; ended cancels it first (its a is cancelled at once).
-func (e *env) workflowRun(ended bool) int64 {
+func (e *env) workflowRun(ended bool) int64 { return e.workflowRunOf(e.plain.ID, ended) }
+
+// workflowRunOf is workflowRun of a workflow running job.
+func (e *env) workflowRunOf(job int64, ended bool) int64 {
 	e.t.Helper()
 	ctx := context.Background()
-	p, err := e.st.InsertManualRun(ctx, store.System, e.workflow().ID, nil)
+	p, err := e.st.InsertManualRun(ctx, store.System, e.workflowOf(job).ID, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

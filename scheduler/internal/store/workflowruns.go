@@ -84,6 +84,16 @@ func (s *Store) ListWorkflowRuns(ctx context.Context, workflowID, before int64, 
 	return out, nil
 }
 
+// WorkflowOfRun is the workflow of workflow run id.
+func (s *Store) WorkflowOfRun(ctx context.Context, id int64) (int64, error) {
+	var w int64
+	err := s.pool.QueryRow(ctx, `SELECT workflow_id FROM workflow_runs WHERE id = $1`, id).Scan(&w)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, fmt.Errorf("workflow run %d: %w", id, ErrNotFound)
+	}
+	return w, err
+}
+
 // WorkflowRunGroup is the group of workflow run id, for permission checks.
 func (s *Store) WorkflowRunGroup(ctx context.Context, id int64) (string, error) {
 	var g string
