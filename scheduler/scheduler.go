@@ -433,6 +433,7 @@ func (w *wiring) stages() []*stage {
 			{"retention", w.retention.Run, supervise.Restart},
 			{"backlog", w.backlog.Run, supervise.Restart},
 			{"backfill", w.backfill.Run, supervise.Restart},
+			{"workflow timeouts", w.timeOutWorkflows, supervise.Restart},
 		},
 	}, {
 		name:       "publishing",

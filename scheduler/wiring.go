@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/runlog"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
@@ -32,6 +33,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/supersede"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/scheduler/internal/wheel"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -113,7 +115,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
 	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
 		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire,
-		Signer: s.deps.TriggerSigner, TestSignals: s.testSignals.Dispatch}); err != nil {
+		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflow, TestSignals: s.testSignals.Dispatch}); err != nil {
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
@@ -315,6 +317,9 @@ func (w *wiring) hearRecorded(ctx context.Context) error {
 // spawned hands retries and child runs to the wheel: this scheduler fires
 // them at their time (if it dies first, the shard owner's sweep does).
 func (w *wiring) spawned(ctx context.Context, ids []int64) {
+	if len(ids) == 0 {
+		return
+	}
 	runs, err := w.planner.Load(ctx, ids)
 	if err != nil {
 		w.s.log.Warn("loading new retry/child runs failed; the shard owners' sweep fires them", zap.Error(err))
@@ -322,6 +327,53 @@ func (w *wiring) spawned(ctx context.Context, ids []int64) {
 	}
 	w.s.metrics.planned.Add(float64(len(runs)))
 	w.s.wheel.Add(runs...)
+}
+
+// startWorkflow starts a workflow's fire (dispatch hands it over instead
+// of publishing it), fires the node runs that start, and asks the workers
+// to stop the node runs of runs it covered (overlap cover_early). If the
+// start fails the run stays SCHEDULED, and recovery or the sweep hands it
+// over again.
+func (w *wiring) startWorkflow(ctx context.Context, p runs.Planned) {
+	st, err := wfengine.Start(ctx, w.s.deps.Pool, w.leases.ID(), &p, w.s.cfg.MaxChainRuns)
+	if err != nil {
+		w.s.log.Warn("workflow run not started; retried when its run is handed over again", logging.Run(p.RunID), logging.Job(p.JobID), zap.Error(err))
+		return
+	}
+	w.s.log.Debug("workflow run started", logging.Run(p.RunID), logging.Job(p.JobID), zap.String("status", st.Status),
+		zap.Int("node_runs", len(st.Spawned)))
+	w.spawned(ctx, st.Spawned)
+	w.killAll(ctx, st.Kill, fmt.Sprintf("workflow run covered by run %d", p.RunID))
+}
+
+// killAll sends the kills of runs, logging those it could not send.
+func (w *wiring) killAll(ctx context.Context, ids []int64, reason string) {
+	for _, id := range ids {
+		if err := w.kill(ctx, id, reason); err != nil {
+			w.s.log.Warn("kill request not sent", logging.Run(id), zap.Error(err))
+		}
+	}
+}
+
+// timeOutWorkflows ends the workflow runs past their timeout, every
+// second, until ctx ends: each scheduler runs it, and the row locks
+// of each run let one of them do each.
+func (w *wiring) timeOutWorkflows(ctx context.Context) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		done, err := wfengine.TimeOut(ctx, w.s.deps.Pool, 100, w.s.cfg.MaxChainRuns)
+		if err != nil && ctx.Err() == nil {
+			w.s.log.Warn("timing out workflow runs", zap.Error(err))
+		}
+		w.spawned(ctx, done.Spawned)
+		w.killAll(ctx, done.Kill, "workflow run timed out")
+	}
 }
 
 // fire hands backfilled runs to the wheel.

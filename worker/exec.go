@@ -48,6 +48,9 @@ type run struct {
 	// handler returns just as it is being abandoned: whoever moves it out of
 	// handlerRunning first decides.
 	state atomic.Int32
+
+	// output is what the handler set with Job.SetOutput.
+	output outputBox
 }
 
 const (
@@ -270,6 +273,7 @@ func (r *run) finish(out outcome) bool {
 		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: cmp.Or(out.workerID, r.w.cfg.ID),
 		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
+		Output: r.output.get(),
 	}
 	if err := r.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))

@@ -1,6 +1,10 @@
 package worker
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -32,6 +36,51 @@ type Job struct {
 	// Logger logs with the run's fields to the worker's log and publishes
 	// each line to the run's log on JETJOB_LOGS.
 	Logger *zap.Logger
+
+	output *outputBox
+}
+
+// MaxOutputBytes bounds a run's output as JSON (64 KiB).
+const MaxOutputBytes = wire.MaxOutputBytes
+
+// SetOutput sets the run's output: v as JSON, at most MaxOutputBytes. It
+// travels with the run's result and is stored with the run; in a workflow
+// the nodes after this one read it in their params templates
+// ({{ .nodes.<node>.output.<key> }}) and a for_each node iterates over a
+// list in it. A later call replaces an earlier one; a value that cannot
+// be encoded or is too big is refused, and the output stays as it was.
+func (j *Job) SetOutput(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("set output: %w", err)
+	}
+	if len(b) > MaxOutputBytes {
+		return fmt.Errorf("set output: %d bytes of JSON, at most %d", len(b), MaxOutputBytes)
+	}
+	if j.output == nil {
+		return errors.New("set output: this Job was not given by a worker")
+	}
+	j.output.set(b)
+	return nil
+}
+
+// outputBox holds a run's output: its handler may set it from any
+// goroutine while the worker reads it when the run ends.
+type outputBox struct {
+	mu sync.Mutex
+	v  json.RawMessage
+}
+
+func (o *outputBox) set(b []byte) {
+	o.mu.Lock()
+	o.v = b
+	o.mu.Unlock()
+}
+
+func (o *outputBox) get() json.RawMessage {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.v
 }
 
 // TriggerType says why a run exists. A newer scheduler may send a type
@@ -46,6 +95,7 @@ const (
 	TriggerRetry    = TriggerType(wire.TriggerRetry)    // retry of a failed run
 	TriggerParent   = TriggerType(wire.TriggerParent)   // child job after its parent succeeded
 	TriggerBackfill = TriggerType(wire.TriggerBackfill) // a past fire run by a backfill
+	TriggerWorkflow = TriggerType(wire.TriggerWorkflow) // a node of a workflow run
 )
 
 // job is what the handler of r learns.
@@ -55,6 +105,6 @@ func (r *run) job() *Job {
 		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
 		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery),
-		Logger: r.logs.logger(r.log),
+		Logger: r.logs.logger(r.log), output: &r.output,
 	}
 }

@@ -359,6 +359,9 @@ func encodeEventsFast(evs []Event) ([]byte, bool) {
 			w.b = strconv.AppendUint(w.b, e.TriggerSeq, 10)
 		}
 		w.optTime(`,"triggered_at":`, e.TriggeredAt)
+		if len(e.Output) > 0 {
+			w.ok = false // a node's output: encoding/json writes it (compacted)
+		}
 		w.b = append(w.b, '}')
 	}
 	w.b = append(w.b, ']', '}')

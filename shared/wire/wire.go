@@ -26,6 +26,10 @@ const MaxConcurrencyLimit = 1000
 // are cut by TruncateMessage, which says so.
 const MaxMessageBytes = 4 << 10
 
+// MaxOutputBytes bounds the JSON output a handler sets for its run (a
+// workflow node's output, passed to the nodes after it).
+const MaxOutputBytes = 64 << 10
+
 // ErrVersion is returned for a message of a protocol version this build does not know.
 var ErrVersion = errors.New("unsupported message version")
 
@@ -53,12 +57,13 @@ const (
 	TriggerRetry    TriggerType = "retry"    // retry of a failed run
 	TriggerParent   TriggerType = "parent"   // child job after its parent succeeded
 	TriggerBackfill TriggerType = "backfill" // a past fire run by a backfill operation
+	TriggerWorkflow TriggerType = "workflow" // a node of a workflow run, its inputs settled
 )
 
 // Valid reports whether t is a known trigger type.
 func (t TriggerType) Valid() bool {
 	switch t {
-	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill:
+	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill, TriggerWorkflow:
 		return true
 	}
 	return false
@@ -171,6 +176,9 @@ type Event struct {
 	// one row update instead of two. Optional, like ScheduledAt.
 	TriggerSeq  uint64    `json:"trigger_seq,omitempty"`
 	TriggeredAt time.Time `json:"triggered_at,omitzero"`
+	// Output is the JSON value the handler set (finished events only; at
+	// most MaxOutputBytes): a workflow node's output, stored with the run.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // Validate checks one event.
@@ -199,6 +207,16 @@ func (e *Event) Validate() error {
 	}
 	if len(e.Message) > MaxMessageBytes {
 		errs = append(errs, fmt.Sprintf("message is %d bytes, more than %d", len(e.Message), MaxMessageBytes))
+	}
+	if len(e.Output) > 0 {
+		switch {
+		case e.Kind != EventFinished:
+			errs = append(errs, "output on a started event")
+		case len(e.Output) > MaxOutputBytes:
+			errs = append(errs, fmt.Sprintf("output is %d bytes, more than %d", len(e.Output), MaxOutputBytes))
+		case !json.Valid(e.Output):
+			errs = append(errs, "output is not JSON")
+		}
 	}
 	return joinErrs("event", errs)
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,7 +87,9 @@ type shellParams struct {
 // JETJOB_JOB_ID, JETJOB_GROUP, JETJOB_SCHEDULED_AT (RFC 3339, milliseconds),
 // JETJOB_ATTEMPT, JETJOB_DELIVERY, JETJOB_SHARD_INDEX, JETJOB_SHARD_TOTAL
 // (0 and 1 outside a sharding broadcast, as in xxl-job),
-// JETJOB_TRIGGER_TYPE and JETJOB_PARAMS. Its stdin is /dev/null. Every line
+// JETJOB_TRIGGER_TYPE, JETJOB_PARAMS and JETJOB_OUTPUT: a file, empty at
+// start, where the command may write one JSON value (at most 64 KiB), the
+// run's output (worker.Job.SetOutput). Its stdin is /dev/null. Every line
 // it writes goes to job.Logger, and so to the run log: stdout at info,
 // stderr at warn, each with a field "stream".
 //
@@ -114,8 +117,45 @@ func Shell(cfg ShellConfig) worker.HandlerFunc {
 			return err
 		}
 		c.env = shellEnv(pass, cfg.Env, c.env, job)
-		return c.run(ctx, jobLogger(job), cfg.KillGrace)
+		out, err := os.CreateTemp("", "jetjob-output-*.json")
+		if err != nil {
+			return fmt.Errorf("shell: create the output file: %w", err)
+		}
+		path := out.Name()
+		_ = out.Close()
+		defer func() { _ = os.Remove(path) }()
+		c.env = append(c.env, "JETJOB_OUTPUT="+path)
+		if err := c.run(ctx, jobLogger(job), cfg.KillGrace); err != nil {
+			return err
+		}
+		return setOutputFrom(job, path)
 	}
+}
+
+// setOutputFrom sets the run's output from the file the command was given
+// in JETJOB_OUTPUT: JSON of at most worker.MaxOutputBytes, or nothing (an
+// empty file sets no output). What is not JSON fails the run, naming why:
+// the nodes after it in a workflow would otherwise read nothing.
+func setOutputFrom(job *worker.Job, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("shell: JETJOB_OUTPUT: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, worker.MaxOutputBytes+1))
+	if err != nil {
+		return fmt.Errorf("shell: JETJOB_OUTPUT: %w", err)
+	}
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0:
+		return nil
+	case len(b) > worker.MaxOutputBytes:
+		return fmt.Errorf("shell: JETJOB_OUTPUT: more than %d bytes", worker.MaxOutputBytes)
+	case !json.Valid(b):
+		return fmt.Errorf("shell: JETJOB_OUTPUT: the file does not hold one JSON value")
+	}
+	return job.SetOutput(json.RawMessage(b))
 }
 
 // command is one parsed invocation.

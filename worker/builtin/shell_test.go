@@ -258,3 +258,22 @@ func TestShellEscapedProcessDoesNotHang(t *testing.T) {
 		t.Errorf("abandoned output not logged: %v", logs.All())
 	}
 }
+
+// A command writes its run's output, one JSON value, to the file named in
+// $JETJOB_OUTPUT: it travels in the finished event. An empty file sets
+// none; what is not JSON fails the run, saying so.
+func TestShellOutputFile(t *testing.T) {
+	e := shellEnv(t, builtin.ShellConfig{})
+	e.Publish(trigger(1, "shell", `printf '{"rows": 42}\n' > "$JETJOB_OUTPUT"`))
+	e.Publish(trigger(2, "shell", `true`))
+	e.Publish(trigger(3, "shell", `echo 'not json' > "$JETJOB_OUTPUT"`))
+	if f := e.finished(1); f.Status != wire.StatusSucceeded || string(f.Output) != `{"rows":42}` {
+		t.Errorf("finished %+v (output %s), want SUCCEEDED with {\"rows\":42}", f, f.Output)
+	}
+	if f := e.finished(2); f.Status != wire.StatusSucceeded || f.Output != nil {
+		t.Errorf("finished %+v (output %s), want SUCCEEDED with no output", f, f.Output)
+	}
+	if f := e.finished(3); f.Status != wire.StatusFailed || !strings.Contains(f.Message, "JETJOB_OUTPUT") {
+		t.Errorf("finished %+v, want FAILED naming JETJOB_OUTPUT", f)
+	}
+}

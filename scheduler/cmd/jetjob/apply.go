@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -42,6 +43,9 @@ Groups declared under groups: that the cluster lacks are created (which
 needs an admin); existing groups are not changed. Jobs are created first,
 without their children, then updated, then linked to their children, then
 (--prune) deleted: --prune deletes only jobs of the groups the file mentions.
+Workflows (documents of kind: Workflow after the jobs, as export writes
+them) are applied last, created or replaced by group and name ("+ workflow",
+"~ workflow" in the plan); they are never pruned.
 
 Each update sends the job's version read when planning: if someone changed
 the job in between, the server refuses it (409), apply reports the conflict,
@@ -62,7 +66,14 @@ conflict or an API error, 2 on a misused command line.`,
 			if err != nil {
 				return err
 			}
-			f, err := jobfile.Parse(name, data)
+			jobsDoc, wfs, err := splitWorkflows(name, data)
+			if err != nil {
+				return err
+			}
+			if jobsDoc == nil {
+				jobsDoc = fmt.Appendf(nil, "apiVersion: %s\nkind: %s\n", jobfile.APIVersion, jobfile.Kind)
+			}
+			f, err := jobfile.Parse(name, jobsDoc)
 			if err != nil {
 				return err
 			}
@@ -74,17 +85,43 @@ conflict or an API error, 2 on a misused command line.`,
 			if err != nil {
 				return err
 			}
-			if a.output == outputJSON {
-				if dryRun || plan.Empty() {
-					return writeJSON(a.stdout, plan)
-				}
-			} else if err := plan.Write(a.stdout); err != nil {
+			wchanges, err := planWorkflows(cmd.Context(), c, wfs)
+			if err != nil {
 				return err
 			}
-			if dryRun || plan.Empty() {
+			empty := plan.Empty() && !slices.ContainsFunc(wchanges, func(w workflowChange) bool { return w.Action != "unchanged" })
+			doc := any(plan)
+			if len(wfs) > 0 {
+				doc = struct {
+					*jobfile.Plan
+					Workflows []workflowChange `json:"workflows"`
+				}{plan, wchanges}
+			}
+			if a.output == outputJSON {
+				if dryRun || empty {
+					return writeJSON(a.stdout, doc)
+				}
+			} else {
+				if err := writeWorkflowPlan(a.stdout, wchanges); err != nil {
+					return err
+				}
+				if err := plan.Write(a.stdout); err != nil {
+					return err
+				}
+			}
+			if dryRun || empty {
 				return nil
 			}
-			return a.executePlan(cmd.Context(), c, plan)
+			if !plan.Empty() {
+				if err := a.executePlan(cmd.Context(), c, plan); err != nil {
+					return err
+				}
+			}
+			out := a.stdout
+			if a.output == outputJSON {
+				out = a.stderr
+			}
+			return executeWorkflows(cmd.Context(), c, out, wchanges)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the jobs file (- for stdin) (required)")

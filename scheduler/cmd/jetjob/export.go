@@ -32,7 +32,9 @@ is not named: a comment on its parent counts it, and apply keeps it. Fields that
 the file is sorted (groups by name, jobs by group then name), so exporting
 an unchanged cluster twice gives the same bytes. The groups (every group
 the caller can read, or just --group) are declared under groups: with their
-title and command_handlers. The file is always YAML; --output does not apply.`,
+title and command_handlers. Workflows follow, one YAML document each
+(kind: Workflow), their nodes naming jobs by group/name. The file is always
+YAML; --output does not apply.`,
 		Example: `  jetjob export > jobs.yaml
   jetjob export --group billing > billing.yaml`,
 		Args: needArgs(),
@@ -46,6 +48,9 @@ title and command_handlers. The file is always YAML; --output does not apply.`,
 			}
 			data, err := exportJobs(cmd.Context(), c, group)
 			if err != nil {
+				return err
+			}
+			if data, err = exportWorkflows(cmd.Context(), c, group, data); err != nil {
 				return err
 			}
 			_, err = a.stdout.Write(data)

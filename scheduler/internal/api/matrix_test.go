@@ -32,6 +32,7 @@ type matrixRow struct {
 const (
 	s200, s201, s202, s204 = http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusNoContent
 	s401, s403, s404, s409 = http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict
+	s400                   = http.StatusBadRequest
 )
 
 func fixed(method, path string, body any) func(*env, string) req {
@@ -168,6 +169,46 @@ func matrix() []matrixRow {
 			return req{"DELETE", fmt.Sprintf("/api/v1/keys/%d", e.newKey("operator", nil).ID), nil}
 		}, ownKey},
 		{"GET /api/v1/audit", fixed("GET", "/api/v1/audit", nil), adminOnly},
+
+		{"POST /api/v1/workflows", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/workflows", e.workflowSpec(fmt.Sprint("w", e.next()), e.plain.ID)}
+		}, [6]int{s401, s403, s403, s201, s201, s201}},
+		{"POST /api/v1/workflows", func(e *env, _ string) req { // a node running commands needs scripts
+			return req{"POST", "/api/v1/workflows", e.workflowSpec(fmt.Sprint("w", e.next()), e.shell.ID)}
+		}, [6]int{s401, s403, s403, s201, s400, s201}},
+		{"GET /api/v1/workflows", fixed("GET", "/api/v1/workflows", nil), anyUser},
+		{"GET /api/v1/workflows/{id}", func(e *env, _ string) req { return req{"GET", wfPath(e.workflow().ID, ""), nil} }, read},
+		{"PUT /api/v1/workflows/{id}", func(e *env, _ string) req {
+			w := e.workflow()
+			spec := e.workflowSpec(w.Name, e.plain.ID)
+			spec.Description, spec.Version = "edited", w.Version
+			return req{"PUT", wfPath(w.ID, ""), spec}
+		}, operate},
+		{"DELETE /api/v1/workflows/{id}", func(e *env, _ string) req { return req{"DELETE", wfPath(e.workflow().ID, ""), nil} }, with(operate, s204)},
+		{"POST /api/v1/workflows/{id}/trigger", func(e *env, _ string) req {
+			return req{"POST", wfPath(e.workflow().ID, "/trigger"), nil}
+		}, with(operate, s202)},
+		{"GET /api/v1/workflows/{id}/runs", func(e *env, _ string) req { return req{"GET", wfPath(e.workflow().ID, "/runs"), nil} }, read},
+		{"GET /api/v1/workflows/{id}/history", func(e *env, _ string) req { return req{"GET", wfPath(e.workflow().ID, "/history"), nil} }, read},
+		{"GET /api/v1/workflow-runs", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/workflow-runs?workflow=%d", e.workflow().ID), nil}
+		}, read},
+		{"GET /api/v1/workflow-runs/{id}", func(e *env, _ string) req { return req{"GET", wfRunPath(e.workflowRun(false), ""), nil} }, read},
+		{"POST /api/v1/workflow-runs/{id}/cancel", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(false), "/cancel"), nil}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/retry", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(true), "/retry"), nil}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(false), "/mark-succeeded"), apiv1.NodeAction{Node: "b", Output: []byte(`{"x":1}`)}}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", func(e *env, _ string) req { // an output for shell nodes: scripts
+			return req{"POST", wfRunPath(e.workflowRunOf(e.shell.ID, false), "/mark-succeeded"), apiv1.NodeAction{Node: "b", Output: []byte(`"rm -rf /"`)}}
+		}, with(scripts, s202)},
+		{"POST /api/v1/workflow-runs/{id}/skip", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(false), "/skip"), apiv1.NodeAction{Node: "b"}}
+		}, with(operate, s202)},
 		{"/api/", fixed("GET", "/api/v1/nothing-here", nil), [6]int{s401, s404, s404, s404, s404, s404}},
 	}
 }

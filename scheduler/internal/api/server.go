@@ -33,6 +33,8 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
+	"github.com/jetjob/jetjob/scheduler/internal/workflow"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -232,11 +234,12 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		case errors.As(err, &mbe):
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
 		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),
-			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut):
+			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut),
+			errors.Is(err, store.ErrInvalid), errors.Is(err, workflow.ErrInvalid):
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
-		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded):
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, wfengine.ErrNotAllowed):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:
 			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

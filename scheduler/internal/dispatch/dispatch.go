@@ -137,6 +137,10 @@ type Deps struct {
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
 	Observe func(runs.Planned, time.Duration)
+	// StartWorkflow starts the workflow run of a workflow's fire (a run
+	// with Planned.Workflow), which is never published; nil fails such
+	// runs. It is called on Fire's goroutine, the run's lease checked.
+	StartWorkflow func(context.Context, runs.Planned)
 	// TestSignals report written batches to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -317,6 +321,12 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 			d.record(ctx, runs.Mark{RunID: r.RunID, ScheduledAt: r.ScheduledAt, Epoch: r.Epoch, Status: wire.StatusSkipped, At: now, Message: msg})
 			continue
 		}
+		if r.Workflow {
+			// A workflow's fire goes to no worker: its run starts here,
+			// in a transaction fenced by the run's epoch (package wfengine).
+			d.startWorkflow(ctx, r)
+			continue
+		}
 		for _, part := range d.route(ctx, due, i) {
 			if !d.publish(ctx, &part, now) {
 				return
@@ -342,6 +352,16 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 		return true
 	}
 	return d.send(ctx, []runs.Planned{*r}, Subject(r), wire.MsgID(r.RunID), data)
+}
+
+// startWorkflow hands a workflow's run to Deps.StartWorkflow; without one
+// (a dispatcher built for tests of publishing alone) the run fails.
+func (d *Dispatcher) startWorkflow(ctx context.Context, r *runs.Planned) {
+	if d.cfg.StartWorkflow == nil {
+		d.fail(ctx, r, time.Now(), errors.New("this scheduler cannot start workflow runs"))
+		return
+	}
+	d.cfg.StartWorkflow(ctx, *r)
 }
 
 // fits reports, as an error, a message NATS would refuse on every attempt:

@@ -44,7 +44,7 @@ func triggerBytes(j *dueJob) int { return 1024 + 6*(len(j.handler)+len(j.params)
 // batchable reports whether fire f of job j may share a trigger message;
 // hashed says whether the planner can batch consistent_hash jobs.
 func batchable(j *dueJob, f fire, hashed bool) bool {
-	return f.status == wire.StatusScheduled && (f.typ == wire.TriggerSchedule || f.typ == wire.TriggerMisfire) &&
+	return !j.workflow && f.status == wire.StatusScheduled && (f.typ == wire.TriggerSchedule || f.typ == wire.TriggerMisfire) &&
 		(j.route == policy.RouteAny || j.route == "" || hashed && j.route == policy.RouteConsistentHash) &&
 		triggerBytes(j) <= maxBatchBytes/2
 }

@@ -1,6 +1,7 @@
-// Package refs decides what one job may do to another by naming it: today
-// as a child (child_job_ids: a run that succeeds triggers its children),
-// later as a node of a workflow. Every path that writes a reference — the
+// Package refs decides what one job may do to another by naming it: as a
+// child (child_job_ids: a run that succeeds triggers its children), or as a
+// node of a workflow (store.checkNodes: a workflow run runs its nodes'
+// jobs). Every path that writes a reference — the
 // API's create and update, and so the console, `jetjob apply` and `jetjob
 // import xxl-job`, which all write through it — reaches the same two
 // decisions, made in the store's write transaction:
@@ -83,7 +84,7 @@ func (unrestricted) MayName(Target) bool { return true }
 // ErrUnknown is a reference to a job that does not exist or that the writer
 // may not name: one error for both, so that the answer does not tell them
 // apart.
-var ErrUnknown = errors.New("no such job, or not one you may trigger (naming a job as a child needs operator of its group, and scripts when it runs commands)")
+var ErrUnknown = errors.New("no such job, or not one you may trigger (naming a job as a child or a workflow node needs operator of its group, and scripts when it runs commands)")
 
 // UnknownError lists the refused ids of one reference field.
 type UnknownError struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -29,6 +30,8 @@ type runUpdate struct {
 	// scheduledAt is the run's partition key from its events; zero when
 	// none carried it.
 	scheduledAt time.Time
+	// output is the handler's output from the finished event (nil: none).
+	output *string
 	// from are the messages that carried the run's events, for the log
 	// when the update changes nothing (one each: a duplicate is a message
 	// of its own).
@@ -99,6 +102,10 @@ func coalesce(events []sourcedEvent) map[runKey]*runUpdate {
 			if e.Status.Terminal() {
 				u.finishedAt = &at
 				u.message = storable(wire.TruncateMessage(e.Message))
+				if len(e.Output) > 0 {
+					out := strings.ToValidUTF8(string(e.Output), "\uFFFD")
+					u.output = &out
+				}
 			}
 		}
 	}
@@ -165,7 +172,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 			}
 			batch = append(batch, runs.Update{RunID: k.id, Group: k.group, ScheduledAt: at, Status: u.status,
 				StartedAt: u.startedAt, FinishedAt: u.finishedAt, Message: u.message, WorkerID: u.workerID,
-				StreamSeq: u.seq, TriggeredAt: u.triggeredAt})
+				StreamSeq: u.seq, TriggeredAt: u.triggeredAt, Output: u.output})
 		}
 		done, err := runs.ApplyEvents(ctx, tx, batch, maxChainRuns)
 		if err != nil {
@@ -173,6 +180,14 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		}
 		moved := done.Moved
 		spawned, capped = done.Spawned, done.Capped
+		// Workflow node runs that ended for good advance their workflow
+		// runs in this transaction: exactly as durable, and as
+		// exactly-once, as the ends they follow from.
+		nodes, err := wfengine.Advance(ctx, tx, done.NodeEnds, maxChainRuns)
+		if err != nil {
+			return err
+		}
+		spawned = append(spawned, nodes...)
 		changes = slices.Grow(changes, len(moved))
 		applied := make(map[runKey]bool, len(batch))
 		for _, m := range moved {

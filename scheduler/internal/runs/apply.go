@@ -1,8 +1,10 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +32,9 @@ type Update struct {
 	// JETJOB_TRIGGERS (0 and nil when no event said).
 	StreamSeq   uint64
 	TriggeredAt *time.Time
+	// Output is the JSON the handler set (finished events; nil: none),
+	// checked as JSON of at most wire.MaxOutputBytes by the decoder.
+	Output *string
 }
 
 // Moved is a run whose status ApplyEvents moved, as it is after the move.
@@ -59,6 +64,11 @@ type Moved struct {
 //     returned with their number, for spawnChildren (below), which
 //     triggers them within the cap on the runs one fire may cause.
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
+//   - a node run of a workflow (workflow_run set) carries its node key
+//     into its retries; one that ends with no retry to follow is returned
+//     as a NodeEnd (the applied row's workflow run, and no retried row
+//     naming it), for the workflow engine to advance its run in the same
+//     transaction.
 //
 // parents and chained state the predicates of the partial indexes
 // jobs_parents and jobs_fix_delay (migration 0011): few jobs have children
@@ -76,8 +86,8 @@ type Moved struct {
 // event again can never create them twice.
 const applySQL = `WITH u AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
-				$7::timestamptz[], $8::bigint[], $9::timestamptz[], $10::text[])
-			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at, stream_seq, triggered_at, group_name)),
+				$7::timestamptz[], $8::bigint[], $9::timestamptz[], $10::text[], $11::text[])
+			AS u(id, status, started_at, finished_at, message, worker_id, scheduled_at, stream_seq, triggered_at, group_name, output)),
 	applied AS (UPDATE job_runs r SET
 		status = u.status,
 		started_at = COALESCE(r.started_at, u.started_at),
@@ -87,27 +97,31 @@ const applySQL = `WITH u AS (
 		message = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
 		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.recorded_at END,
 		worker_id = CASE WHEN u.worker_id <> '' THEN u.worker_id ELSE r.worker_id END,
+		output = COALESCE(u.output, r.output),
 		alarm_status = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST')
-				AND r.attempt >= COALESCE((SELECT max_retries FROM jobs WHERE id = r.job_id), 0)
+				AND r.attempt >= COALESCE(r.run_max_retries, (SELECT max_retries FROM jobs WHERE id = r.job_id), 0)
 			THEN 'pending' ELSE r.alarm_status END,
 		alarm_next_at = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST') THEN now() ELSE r.alarm_next_at END
 	FROM u
 	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
-		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root),
+		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root,
+		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
-			attempt, retry_of, shard_index, shard_total, params, chain_root)
+			attempt, retry_of, shard_index, shard_total, params, chain_root, workflow_run, node, node_attempt, item,
+			run_timeout_ms, run_max_retries)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
 			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
 				THEN j.retry_initial_ms::float8
 				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
 			END) / 1000),
-			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id)
+			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id),
+			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries
 		FROM applied a JOIN jobs j ON j.id = a.job_id
-		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < j.max_retries
+		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < COALESCE(a.run_max_retries, j.max_retries)
 		ON CONFLICT DO NOTHING
-		RETURNING id),
+		RETURNING id, retry_of),
 	parents AS (SELECT a.id, a.job_id, a.scheduled_at, a.finished_at, COALESCE(a.chain_root, a.id) AS root,
 			count(*)::int AS children
 		FROM applied a JOIN jobs p ON p.id = a.job_id AND p.child_job_ids <> '{}'
@@ -118,9 +132,9 @@ const applySQL = `WITH u AS (
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0 FROM applied
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0 FROM retried
-	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children FROM parents`
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0, COALESCE(workflow_run, 0) FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of FROM retried
+	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, 0 FROM parents`
 
 // Row kinds of applySQL's result.
 const (
@@ -139,6 +153,9 @@ type Applied struct {
 	// Capped are the runs that succeeded but triggered none of their
 	// children: their fire's chain would have passed the cap.
 	Capped []Capped
+	// NodeEnds are the node runs of workflows it ended for good (no
+	// retry follows), in run id order, with their node keys and outputs.
+	NodeEnds []NodeEnd
 }
 
 // Capped is a run whose children were not triggered, and why (the note
@@ -165,6 +182,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		seqs                = make([]*int64, n)
 		triggered           = make([]*time.Time, n)
 		groups              = make([]string, n)
+		outputs             = make([]*string, n)
 	)
 	for i := range ups {
 		u := &ups[i]
@@ -174,30 +192,44 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			v := int64(u.StreamSeq)
 			seqs[i] = &v
 		}
-		triggered[i] = u.TriggeredAt
+		triggered[i], outputs[i] = u.TriggeredAt, u.Output
 	}
 	var (
 		m    Moved
 		kind int
 		// The run's times after the change; NULL for spawned rows.
 		started, sched, finished *time.Time
-		root                     int64
+		root, wr                 int64
 		children                 int
 		out                      Applied
 		parents                  []parent
+		// Workflow node runs that ended, and the runs retried (by the
+		// run they retry): an ended node run that was retried is not
+		// its node's end.
+		nodeEnds []NodeEnd
+		retried  map[int64]bool
 	)
 	out.Moved = make([]Moved, 0, n) // usually every update moves its run
-	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups)
-	_, err := pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished, &root, &children}, func() error {
+	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups, outputs)
+	_, err := pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished, &root, &children, &wr}, func() error {
 		switch kind {
 		case rowSpawned:
 			out.Spawned = append(out.Spawned, m.RunID)
+			if wr != 0 {
+				if retried == nil {
+					retried = map[int64]bool{}
+				}
+				retried[wr] = true
+			}
 		case rowParent:
 			parents = append(parents, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root, Children: children},
 				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished)})
 		default:
 			m.StartedAt, m.ScheduledAt, m.FinishedAt = deref(started), deref(sched), deref(finished)
 			out.Moved = append(out.Moved, m)
+			if wr != 0 && m.Status.Terminal() {
+				nodeEnds = append(nodeEnds, NodeEnd{RunID: m.RunID, ScheduledAt: m.ScheduledAt, Status: m.Status, WorkflowRun: wr})
+			}
 		}
 		return nil
 	})
@@ -210,6 +242,17 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			return Applied{}, err
 		}
 		out.Spawned, out.Capped = append(out.Spawned, spawned...), capped
+	}
+	for _, e := range nodeEnds {
+		if !retried[e.RunID] {
+			out.NodeEnds = append(out.NodeEnds, e)
+		}
+	}
+	if len(out.NodeEnds) > 0 {
+		slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })
+		if err := fillNodeKeys(ctx, tx, out.NodeEnds); err != nil {
+			return Applied{}, err
+		}
 	}
 	return out, nil
 }

@@ -57,6 +57,10 @@ type Planned struct {
 	Target string
 	// MisfireThreshold is the job's own threshold, 0 for the scheduler's.
 	MisfireThreshold time.Duration
+	// Workflow marks a run of a workflow's own jobs row: dispatch starts
+	// the workflow run instead of publishing it (package wfengine), and
+	// the planner never batches it.
+	Workflow bool
 }
 
 // Trigger is the wire message of a planned run; misfireThreshold is the

@@ -93,7 +93,8 @@ func sessionTarget(u string) string { return "user:" + u }
 
 // JobRevisionActions are the actions that change a job's definition: its
 // history.
-var JobRevisionActions = []string{"job.create", "job.update", "job.enable", "job.disable", "job.delete"}
+var JobRevisionActions = []string{"job.create", "job.update", "job.enable", "job.disable", "job.delete",
+	"workflow.create", "workflow.update", "workflow.delete"}
 
 // AuditFilter selects audit rows; zero fields do not filter.
 type AuditFilter struct {

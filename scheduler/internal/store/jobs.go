@@ -61,13 +61,30 @@ type Job struct {
 
 	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
 	MaxConcurrency int
+
+	// Kind is KindJob (also for "") or KindWorkflow: a workflow's own row
+	// (package wfengine), whose fires start workflow runs.
+	Kind string
+}
+
+// Kinds of jobs rows.
+const (
+	KindJob      = "job"
+	KindWorkflow = "workflow"
+)
+
+func (j *Job) kind() string {
+	if j.Kind == "" {
+		return KindJob
+	}
+	return j.Kind
 }
 
 const jobColumns = `id, group_name, name, description, handler, params, schedule_type, schedule_expr,
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, source, ` + schedOpsColumns
+	max_concurrency, source, ` + schedOpsColumns + `, kind`
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -79,7 +96,7 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
-		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy)
+		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind)
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
@@ -114,7 +131,7 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind"}
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -148,7 +165,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"enabled": j.Enabled, "next_fire_at": next, "delay_ms": delayMS, "retry_backoff": j.retryBackoff(),
 		"retry_initial_ms": j.RetryInitial.Milliseconds(), "retry_max_ms": j.RetryMax.Milliseconds(),
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
-		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source,
+		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 	}
 }
 
@@ -156,34 +173,43 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 // recording a job.create by a. An unknown group is ErrNotFound; a taken
 // (group, name) ErrConflict.
 func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
-	next, delayMS, err := firstFire(&j, time.Now())
-	if err != nil {
-		return j, err
-	}
 	var out Job
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
 			return err
 		}
-		args := j.writeArgs(next, delayMS)
-		args["shard_count"] = s.shardCount
-		row := tx.QueryRow(ctx, insertJob, args)
-		out, err = scanJob(row)
-		switch {
-		case pgerr.ForeignKey(err):
-			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case pgerr.Unique(err):
-			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
-		case err != nil:
-			return fmt.Errorf("create job: %w", err)
-		}
-		if out, err = setSchedOps(ctx, tx, out.ID, &j); err != nil {
-			return fmt.Errorf("create job: %w", err)
+		var err error
+		if out, err = s.insertJobRow(ctx, tx, &j); err != nil {
+			return err
 		}
 		return writeAudit(ctx, tx, a, "job.create", JobTarget(out.ID), out.Group, nil, jobDoc(out))
 	})
 	if err != nil {
 		return j, err
+	}
+	return out, nil
+}
+
+// insertJobRow writes j as a new row of jobs in tx, with its shard and
+// first fire: a job's, or a workflow's own row.
+func (s *Store) insertJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
+	next, delayMS, err := firstFire(j, time.Now())
+	if err != nil {
+		return *j, err
+	}
+	args := j.writeArgs(next, delayMS)
+	args["shard_count"] = s.shardCount
+	out, err := scanJob(tx.QueryRow(ctx, insertJob, args))
+	switch {
+	case pgerr.ForeignKey(err):
+		return out, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+	case pgerr.Unique(err):
+		return out, fmt.Errorf("%s %q in group %q: %w", j.kind(), j.Name, j.Group, ErrConflict)
+	case err != nil:
+		return out, fmt.Errorf("create %s: %w", j.kind(), err)
+	}
+	if out, err = setSchedOps(ctx, tx, out.ID, j); err != nil {
+		return out, fmt.Errorf("create %s: %w", j.kind(), err)
 	}
 	return out, nil
 }
@@ -241,12 +267,8 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if cur.Version != j.Version {
 			return &StaleVersionError{ID: j.ID, Given: j.Version, Current: cur.Version}
 		}
-		next, delayMS, err := firstFire(&j, time.Now())
-		if err != nil {
-			return err
-		}
-		if !j.Enabled {
-			next = nil
+		if cur.kind() != j.kind() {
+			return fmt.Errorf("job %d is a %s, not a %s: edit it as one (/api/v1/workflows for a workflow): %w", j.ID, cur.kind(), j.kind(), ErrInvalid)
 		}
 		// Moving a job to another group hands its links to other people
 		// (the new group's operators trigger it): all are checked anew.
@@ -262,22 +284,7 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			// file) keeps it: only an importer sets it.
 			j.Source = cur.Source
 		}
-		if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
-			return err
-		}
-		args := j.writeArgs(next, delayMS)
-		args["id"] = j.ID
-		row := tx.QueryRow(ctx, updateJob, args)
-		out, err = scanJob(row)
-		switch {
-		case pgerr.ForeignKey(err):
-			return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-		case pgerr.Unique(err):
-			return fmt.Errorf("job %q in group %q: %w", j.Name, j.Group, ErrConflict)
-		case err != nil:
-			return err
-		}
-		if out, err = setSchedOps(ctx, tx, j.ID, &j); err != nil {
+		if out, err = updateJobRow(ctx, tx, &j); err != nil {
 			return err
 		}
 		return writeAudit(ctx, tx, a, "job.update", JobTarget(j.ID), out.Group, jobDoc(cur), jobDoc(out))
@@ -286,6 +293,33 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		return out, fmt.Errorf("update job %d: %w", j.ID, err)
 	}
 	return out, nil
+}
+
+// updateJobRow rewrites job row j (locked in tx), deleting its planned
+// runs not yet due and re-planning its next fire from now.
+func updateJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
+	next, delayMS, err := firstFire(j, time.Now())
+	if err != nil {
+		return *j, err
+	}
+	if !j.Enabled {
+		next = nil
+	}
+	if _, err := deletePlanned(ctx, tx, j.ID); err != nil {
+		return *j, err
+	}
+	args := j.writeArgs(next, delayMS)
+	args["id"] = j.ID
+	out, err := scanJob(tx.QueryRow(ctx, updateJob, args))
+	switch {
+	case pgerr.ForeignKey(err):
+		return out, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+	case pgerr.Unique(err):
+		return out, fmt.Errorf("%s %q in group %q: %w", j.kind(), j.Name, j.Group, ErrConflict)
+	case err != nil:
+		return out, err
+	}
+	return setSchedOps(ctx, tx, j.ID, j)
 }
 
 // SetEnabled enables or disables a job with the default options (no

@@ -70,6 +70,16 @@ type JobFilter struct {
 	After        *JobKey
 	// Limit is the page size (required, positive).
 	Limit int
+	// Kind is the kind of row listed: KindJob (also for "") or
+	// KindWorkflow.
+	Kind string
+}
+
+func (f *JobFilter) kind() string {
+	if f.Kind == "" {
+		return KindJob
+	}
+	return f.Kind
 }
 
 // SearchJobs returns up to f.Limit jobs matching f in its order, and
@@ -89,7 +99,7 @@ func (s *Store) SearchJobs(ctx context.Context, f JobFilter) ([]Job, bool, error
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
-	conds := []string{"true"}
+	conds := []string{"kind = " + arg(f.kind())}
 	if f.Group != "" {
 		conds = append(conds, "group_name = "+arg(f.Group))
 	}

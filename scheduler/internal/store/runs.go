@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -292,6 +293,7 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
+		Workflow: j.Kind == KindWorkflow,
 	}
 	if params != nil {
 		p.Params = *params
@@ -332,7 +334,14 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 		}
 		before := runAudit{ID: r.ID, JobID: r.JobID, Status: string(r.Status)}
 		if r.Status == wire.StatusScheduled {
-			if _, err := runs.Cancel(ctx, tx, id, r.ScheduledAt, reason); err != nil {
+			// A node run's end advances its workflow run here, as the
+			// results applier does for an end a worker reports; the node
+			// runs that start are fired by the shard owners' sweep.
+			ends, err := runs.CancelNodeRuns(ctx, tx, []int64{id}, []time.Time{r.ScheduledAt}, reason)
+			if err != nil {
+				return err
+			}
+			if _, err := wfengine.Advance(ctx, tx, ends, s.maxChainRuns); err != nil {
 				return err
 			}
 			if r, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 AND scheduled_at = $2`, id, r.ScheduledAt)); err != nil {

@@ -29,6 +29,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict is returned when a name is already taken.
 	ErrConflict = errors.New("already exists")
+	// ErrInvalid is returned for a write the store refuses as it stands
+	// (a workflow's row edited as a job's).
+	ErrInvalid = errors.New("invalid")
 )
 
 // Store wraps a pgx pool.

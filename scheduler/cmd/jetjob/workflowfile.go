@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+)
+
+// Workflows in jobs files: "jetjob export" writes each workflow the caller
+// can read as a YAML document of its own (kind: Workflow) after the jobs
+// document, nodes naming their jobs by group/name; "jetjob apply -f"
+// applies them after the jobs, creating or replacing each by group and
+// name, and leaving alone one the file states as it is.
+
+// workflowYAML is a workflow as a file holds it, in the order it is
+// written: fields at their default are left out.
+type workflowYAML struct {
+	APIVersion       string     `yaml:"apiVersion"`
+	Kind             string     `yaml:"kind"`
+	Group            string     `yaml:"group"`
+	Name             string     `yaml:"name"`
+	Description      string     `yaml:"description,omitempty"`
+	Params           string     `yaml:"params,omitempty"`
+	ScheduleType     string     `yaml:"schedule_type"`
+	ScheduleExpr     string     `yaml:"schedule_expr,omitempty"`
+	Timezone         string     `yaml:"timezone,omitempty"`
+	MisfirePolicy    string     `yaml:"misfire_policy,omitempty"`
+	MisfireThreshold string     `yaml:"misfire_threshold,omitempty"`
+	MaxCatchup       int        `yaml:"max_catchup,omitempty"`
+	Jitter           string     `yaml:"jitter,omitempty"`
+	StartAt          *time.Time `yaml:"start_at,omitempty"`
+	EndAt            *time.Time `yaml:"end_at,omitempty"`
+	Enabled          *bool      `yaml:"enabled,omitempty"`
+	Overlap          string     `yaml:"overlap,omitempty"`
+	MaxConcurrent    int        `yaml:"max_concurrent,omitempty"`
+	Timeout          string     `yaml:"timeout,omitempty"`
+	Nodes            []nodeYAML `yaml:"nodes"`
+	Edges            []edgeYAML `yaml:"edges,omitempty"`
+}
+
+type nodeYAML struct {
+	Name       string  `yaml:"name"`
+	Job        string  `yaml:"job"`
+	Params     *string `yaml:"params,omitempty"`
+	Join       string  `yaml:"join,omitempty"`
+	Disabled   bool    `yaml:"disabled,omitempty"`
+	ForEach    string  `yaml:"for_each,omitempty"`
+	Timeout    string  `yaml:"timeout,omitempty"`
+	MaxRetries *int    `yaml:"max_retries,omitempty"`
+}
+
+type edgeYAML struct {
+	From string `yaml:"from"`
+	To   string `yaml:"to"`
+	On   string `yaml:"on,omitempty"`
+}
+
+func optDur(d apiv1.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return time.Duration(d).String()
+}
+
+// workflowFileDoc is wf as a file writes it: what a user writes, the
+// defaults left out.
+func workflowFileDoc(wf *apiv1.Workflow) workflowYAML {
+	d := workflowYAML{APIVersion: "jetjob/v1", Kind: "Workflow", Group: wf.Group, Name: wf.Name,
+		Description: wf.Description, Params: wf.Params, ScheduleType: wf.ScheduleType, ScheduleExpr: wf.ScheduleExpr,
+		MisfirePolicy: wf.MisfirePolicy, MisfireThreshold: optDur(wf.MisfireThreshold), MaxCatchup: wf.MaxCatchup,
+		Jitter: optDur(wf.Jitter), StartAt: wf.StartAt, EndAt: wf.EndAt, MaxConcurrent: wf.MaxConcurrent,
+		Timeout: optDur(wf.Timeout)}
+	if wf.Timezone != "UTC" {
+		d.Timezone = wf.Timezone
+	}
+	if wf.Overlap != "serial" {
+		d.Overlap = wf.Overlap
+	}
+	if !wf.Enabled {
+		off := false
+		d.Enabled = &off
+	}
+	for _, n := range wf.Nodes {
+		nd := nodeYAML{Name: n.Name, Job: n.Job, Params: n.Params, Join: n.Join, Disabled: n.Disabled, ForEach: n.ForEach,
+			MaxRetries: n.MaxRetries}
+		if n.Timeout != nil {
+			nd.Timeout = time.Duration(*n.Timeout).String()
+		}
+		d.Nodes = append(d.Nodes, nd)
+	}
+	for _, e := range wf.Edges {
+		d.Edges = append(d.Edges, edgeYAML(e))
+	}
+	return d
+}
+
+// exportWorkflows appends to out the workflows (of group, when set) as
+// YAML documents, sorted by group and name.
+func exportWorkflows(ctx context.Context, c *client.Client, group string, out []byte) ([]byte, error) {
+	list, err := c.ListWorkflows(ctx, group, 0, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("reading workflows: %w", err)
+	}
+	wfs := list.Workflows
+	for i := 1; i < len(wfs); i++ {
+		for j := i; j > 0 && wfs[j].Group+"/"+wfs[j].Name < wfs[j-1].Group+"/"+wfs[j-1].Name; j-- {
+			wfs[j], wfs[j-1] = wfs[j-1], wfs[j]
+		}
+	}
+	for i := range wfs {
+		var b bytes.Buffer
+		enc := yaml.NewEncoder(&b)
+		enc.SetIndent(2)
+		if err := enc.Encode(workflowFileDoc(&wfs[i])); err != nil {
+			return nil, fmt.Errorf("workflow %s/%s: %w", wfs[i].Group, wfs[i].Name, err)
+		}
+		if err := enc.Close(); err != nil {
+			return nil, err
+		}
+		out = append(out, "---\n"...)
+		out = append(out, b.Bytes()...)
+	}
+	return out, nil
+}
+
+// docSeparator splits a file's YAML documents.
+var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+// splitWorkflows parts a file into its jobs document (nil when it holds
+// only workflows) and its workflow documents, parsed.
+func splitWorkflows(name string, data []byte) (jobs []byte, wfs []apiv1.WorkflowSpec, err error) {
+	type part struct {
+		start int
+		b     []byte
+	}
+	var parts []part
+	start := 0
+	for _, l := range docSeparator.FindAllIndex(data, -1) {
+		parts = append(parts, part{start, data[start:l[0]]})
+		start = l[1]
+	}
+	parts = append(parts, part{start, data[start:]})
+	for i, p := range parts {
+		if len(bytes.TrimSpace(p.b)) == 0 {
+			continue
+		}
+		var head struct {
+			Kind string `yaml:"kind"`
+		}
+		if err := yaml.Unmarshal(p.b, &head); err != nil || head.Kind != "Workflow" {
+			if jobs != nil {
+				return nil, nil, fmt.Errorf("%s: document %d: a file holds one jobs document, and workflows (kind: Workflow)", name, i+1)
+			}
+			// Padded with the lines before it, so that the jobs file's
+			// messages name the file's own lines.
+			jobs = append(bytes.Repeat([]byte("\n"), bytes.Count(data[:p.start], []byte("\n"))), p.b...)
+			continue
+		}
+		spec, err := parseWorkflowFile(fmt.Sprintf("%s (document %d)", name, i+1), p.b)
+		if err != nil {
+			return nil, nil, err
+		}
+		wfs = append(wfs, spec)
+	}
+	return jobs, wfs, nil
+}
+
+// workflowChange is what apply does with one workflow of a file.
+type workflowChange struct {
+	Action string `json:"action"` // create, update, unchanged
+	Key    string `json:"workflow"`
+	id     int64
+	spec   apiv1.WorkflowSpec
+}
+
+// planWorkflows compares the file's workflows with the cluster's.
+func planWorkflows(ctx context.Context, c *client.Client, wfs []apiv1.WorkflowSpec) ([]workflowChange, error) {
+	var out []workflowChange
+	cache := map[string][]apiv1.Workflow{}
+	for _, spec := range wfs {
+		cur, ok := cache[spec.Group]
+		if !ok {
+			list, err := c.ListWorkflows(ctx, spec.Group, 0, 1000)
+			if err != nil {
+				return nil, fmt.Errorf("reading workflows of %s: %w", spec.Group, err)
+			}
+			cur, cache[spec.Group] = list.Workflows, list.Workflows
+		}
+		ch := workflowChange{Action: "create", Key: spec.Group + "/" + spec.Name, spec: spec}
+		for i := range cur {
+			if cur[i].Name != spec.Name {
+				continue
+			}
+			ch.Action, ch.id, ch.spec.Version = "update", cur[i].ID, cur[i].Version
+			if sameWorkflow(&cur[i], spec) {
+				ch.Action = "unchanged"
+			}
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// sameWorkflow reports whether the file's spec states wf as it is.
+func sameWorkflow(wf *apiv1.Workflow, spec apiv1.WorkflowSpec) bool {
+	if spec.MisfirePolicy == "" {
+		spec.MisfirePolicy = wf.MisfirePolicy
+	}
+	have := workflowFileDoc(wf)
+	n := apiv1.Workflow{WorkflowSpec: spec, Enabled: spec.Enabled == nil || *spec.Enabled}
+	if n.Timezone == "" {
+		n.Timezone = "UTC"
+	}
+	if n.Overlap == "" {
+		n.Overlap = "serial"
+	}
+	want := workflowFileDoc(&n)
+	a, err1 := json.Marshal(have)
+	b, err2 := json.Marshal(want)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+}
+
+// writeWorkflowPlan prints the workflow lines of a plan.
+func writeWorkflowPlan(w io.Writer, changes []workflowChange) error {
+	var b strings.Builder
+	for _, ch := range changes {
+		switch ch.Action {
+		case "create":
+			fmt.Fprintf(&b, "+ workflow %s\n", cell(ch.Key))
+		case "update":
+			fmt.Fprintf(&b, "~ workflow %s\n", cell(ch.Key))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// executeWorkflows applies the workflow changes, after the jobs.
+func executeWorkflows(ctx context.Context, c *client.Client, out io.Writer, changes []workflowChange) error {
+	for _, ch := range changes {
+		switch ch.Action {
+		case "create":
+			wf, err := c.CreateWorkflow(ctx, ch.spec)
+			if err != nil {
+				return fmt.Errorf("creating workflow %s: %w", ch.Key, err)
+			}
+			fmt.Fprintf(out, "created workflow %s (id %d)\n", cell(ch.Key), wf.ID)
+		case "update":
+			wf, err := c.UpdateWorkflow(ctx, ch.id, ch.spec)
+			if err != nil {
+				return fmt.Errorf("updating workflow %s: %w", ch.Key, err)
+			}
+			fmt.Fprintf(out, "updated workflow %s (version %d → %d)\n", cell(ch.Key), ch.spec.Version, wf.Version)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// Workflows travel with the jobs: export writes each as a document of
+// its own, nodes naming jobs by group/name; apply creates them in another
+// cluster after the jobs, and a second apply changes nothing.
+func TestExportApplyWorkflows(t *testing.T) {
+	src := isolatedAPI(t)
+	seedCluster(t, src)
+	params := `{"day": "{{ .params.day }}"}`
+	if _, err := src.apiClient(t).CreateWorkflow(context.Background(), apiv1.WorkflowSpec{Group: "billing", Name: "flow",
+		ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Overlap: "cover_early", Params: `{"day": "today"}`,
+		Nodes: []apiv1.WorkflowNode{{Name: "nightly", Job: "billing/nightly"}, {Name: "clean", Job: "ops/cleanup", Params: &params}},
+		Edges: []apiv1.WorkflowEdge{{From: "nightly", To: "clean", On: "always"}}}); err != nil {
+		t.Fatal(err)
+	}
+	exported := src.admin(t, "", "export")
+	for _, w := range []string{"---\napiVersion: jetjob/v1\nkind: Workflow\ngroup: billing\nname: flow\n", "job: ops/cleanup",
+		"overlap: cover_early", `"on": always`} {
+		if !strings.Contains(exported, w) {
+			t.Fatalf("export\n%s\nlacks %q", exported, w)
+		}
+	}
+	dst := newRealAPI(t)
+	res := must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "apply into an empty cluster")
+	printed(t, "apply", res.stdout, "+ workflow billing/flow\n", "created workflow billing/flow")
+	if got := dst.admin(t, "", "export"); got != exported {
+		t.Fatalf("the applied cluster exports differently:\n%s\n---\nwant:\n%s", got, exported)
+	}
+	res = must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "second apply")
+	if strings.Contains(res.stdout, "workflow") || strings.Contains(res.stdout, "Applied") {
+		t.Fatalf("second apply printed\n%s", res.stdout)
+	}
+	// The workflows commands read it back.
+	list := dst.admin(t, "", "workflows", "list")
+	if !strings.Contains(list, "flow") || !strings.Contains(list, "cover_early") {
+		t.Errorf("workflows list:\n%s", list)
+	}
+}

@@ -1,0 +1,163 @@
+package wfengine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jetjob/jetjob/scheduler/internal/workflow"
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// Spec is a workflow's graph as stored (workflows.spec, and a copy on each
+// of its runs): nodes naming their jobs by id, and edges.
+type Spec struct {
+	Nodes []NodeSpec `json:"nodes"`
+	Edges []EdgeSpec `json:"edges,omitempty"`
+}
+
+// NodeSpec is one node: the job it runs and how.
+type NodeSpec struct {
+	Name  string `json:"name"`
+	JobID int64  `json:"job_id"`
+	// Params is a template (workflow.RenderParams) rendered when the node
+	// starts; nil runs the job with its own params.
+	Params   *string `json:"params,omitempty"`
+	Join     string  `json:"join,omitempty"`
+	Disabled bool    `json:"disabled,omitempty"`
+	// ForEach is "nodes.<node>.output[.<key>...]": one run per element.
+	ForEach string `json:"for_each,omitempty"`
+	// TimeoutMS and MaxRetries override the job's timeout and retries
+	// for this node's runs (nil: the job's).
+	TimeoutMS  *int64 `json:"timeout_ms,omitempty"`
+	MaxRetries *int   `json:"max_retries,omitempty"`
+}
+
+// EdgeSpec is an edge From → To, taken when From settles as On says.
+type EdgeSpec struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	On   string `json:"on,omitempty"`
+}
+
+// Bounds of a node's overrides: a job's.
+const (
+	maxNodeTimeoutMS = 7 * 24 * 3600 * 1000
+	maxNodeRetries   = 100
+)
+
+// Overlap policies: what a workflow's fire does while another of its runs
+// is active.
+const (
+	OverlapSerial       = "serial"        // waits (QUEUED) for the runs before it
+	OverlapDiscardLater = "discard_later" // ends DISCARDED
+	OverlapCoverEarly   = "cover_early"   // cancels the runs before it
+	OverlapConcurrent   = "concurrent"    // runs alongside, up to max_concurrent (0: no cap)
+)
+
+// Overlaps lists the overlap policies.
+var Overlaps = []string{OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapConcurrent}
+
+// Policy is how a workflow's runs relate to each other and how long one
+// may take.
+type Policy struct {
+	Overlap       string
+	MaxConcurrent int
+	Timeout       time.Duration
+}
+
+// Validate checks the policy, naming the wrong field.
+func (p Policy) Validate() error {
+	var errs []error
+	switch p.Overlap {
+	case OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapConcurrent:
+	default:
+		errs = append(errs, fmt.Errorf("overlap %q: want one of %s", p.Overlap, strings.Join(Overlaps, ", ")))
+	}
+	if p.MaxConcurrent < 0 || p.MaxConcurrent > 10000 {
+		errs = append(errs, fmt.Errorf("max_concurrent %d: want 0 (no cap) to 10000", p.MaxConcurrent))
+	}
+	if p.MaxConcurrent > 0 && p.Overlap != OverlapConcurrent {
+		errs = append(errs, fmt.Errorf("max_concurrent is for overlap concurrent, not %s", p.Overlap))
+	}
+	if p.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("timeout %s: must not be negative", p.Timeout))
+	}
+	return errors.Join(errs...)
+}
+
+// Graph is s as package workflow sees it.
+func (s *Spec) Graph() *workflow.Graph {
+	g := &workflow.Graph{Nodes: make([]workflow.Node, len(s.Nodes)), Edges: make([]workflow.Edge, len(s.Edges))}
+	for i, n := range s.Nodes {
+		g.Nodes[i] = workflow.Node{Name: n.Name, Join: workflow.Join(n.Join), Disabled: n.Disabled, ForEach: n.ForEach}
+	}
+	for i, e := range s.Edges {
+		g.Edges[i] = workflow.Edge{From: e.From, To: e.To, On: workflow.Condition(e.On)}
+	}
+	return g
+}
+
+// Node returns the node named name.
+func (s *Spec) Node(name string) *NodeSpec {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Validate checks s whole: the graph (workflow.Graph.Validate names every
+// problem), each node's job and params template. Every problem is named;
+// the error wraps workflow.ErrInvalid.
+func (s *Spec) Validate() error {
+	g := s.Graph()
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	var problems []string
+	for _, n := range s.Nodes {
+		if n.JobID <= 0 {
+			problems = append(problems, fmt.Sprintf("node %q: names no job", n.Name))
+		}
+		if n.TimeoutMS != nil && (*n.TimeoutMS < 0 || *n.TimeoutMS > maxNodeTimeoutMS) {
+			problems = append(problems, fmt.Sprintf("node %q: timeout %dms: want 0 (none) up to 168h", n.Name, *n.TimeoutMS))
+		}
+		if n.MaxRetries != nil && (*n.MaxRetries < 0 || *n.MaxRetries > maxNodeRetries) {
+			problems = append(problems, fmt.Sprintf("node %q: max_retries %d: want 0 to %d", n.Name, *n.MaxRetries, maxNodeRetries))
+		}
+		if n.Params == nil {
+			continue
+		}
+		if len(*n.Params) > wire.MaxParamsBytes {
+			problems = append(problems, fmt.Sprintf("node %q: params are %d bytes, at most %d", n.Name, len(*n.Params), wire.MaxParamsBytes))
+			continue
+		}
+		if err := workflow.CheckParams(g, n.Name, *n.Params); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", workflow.ErrInvalid, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// JobIDs returns the jobs s's nodes name, each once, in node order.
+func (s *Spec) JobIDs() []int64 {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, n := range s.Nodes {
+		if !seen[n.JobID] {
+			seen[n.JobID] = true
+			ids = append(ids, n.JobID)
+		}
+	}
+	return ids
+}
+
+// Marshal is s as stored.
+func (s *Spec) Marshal() ([]byte, error) { return json.Marshal(s) }
