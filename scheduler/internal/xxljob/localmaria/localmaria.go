@@ -134,9 +134,18 @@ func installDB(ctx context.Context, bin Binaries, dir string) error {
 	cmd := exec.CommandContext(ctx, bin.InstallDB, "--no-defaults",
 		"--datadir="+filepath.Join(dir, "data"), "--user="+currentUser(),
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve")
+	// A temporary directory of its own: the bootstrap server's temporary
+	// tables in a shared /tmp collided with another bootstrap's (two test
+	// packages starting MariaDB at once: "Unknown table
+	// 'mysql.tmp_proxies_priv'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return fmt.Errorf("localmaria: %w", err)
+	}
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("localmaria: mariadb-install-db: %w: %s", err, lastLines(string(out), 5))
+		return fmt.Errorf("localmaria: mariadb-install-db: %w: %s", err, problemLines(string(out), 5))
 	}
 	return nil
 }
@@ -151,7 +160,7 @@ func launch(ctx context.Context, bin Binaries, dir string) (*Server, error) {
 	_ = os.Remove(logFile) // a failed attempt's log would be quoted again
 	cmd := exec.Command(bin.Server, "--no-defaults",
 		"--datadir="+filepath.Join(dir, "data"), "--user="+currentUser(),
-		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--port="+strconv.Itoa(port), "--bind-address=127.0.0.1", "--tmpdir="+filepath.Join(dir, "tmp"),
 		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
 		"--log-error="+logFile, "--skip-name-resolve", "--skip-grant-tables", "--skip-log-bin",
 		"--innodb-buffer-pool-size=16M", "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci")
@@ -309,6 +318,22 @@ func currentUser() string {
 		return u.Username
 	}
 	return strconv.Itoa(os.Geteuid())
+}
+
+// problemLines is what explains a failed mariadb-install-db: the lines
+// that name an error, or else its last n lines (which, on failure, are its
+// advice to file a bug report).
+func problemLines(s string, n int) string {
+	var errs []string
+	for _, line := range strings.Split(s, "\n") {
+		if strings.Contains(line, "ERROR") || strings.Contains(line, "rror:") {
+			errs = append(errs, strings.TrimSpace(line))
+		}
+	}
+	if len(errs) > 0 {
+		return strings.Join(errs, " | ")
+	}
+	return lastLines(s, n)
 }
 
 func lastLines(s string, n int) string {
