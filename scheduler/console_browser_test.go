@@ -73,10 +73,27 @@ func TestConsoleSignIn(t *testing.T) {
 
 // consoleHandlers are the browser tests' handlers: "chatty" logs a line
 // every 300 ms for 6 s, "forever" runs until killed, "broken" fails.
-func consoleHandlers(w *worker.Worker) {
+func consoleHandlers(w *worker.Worker) { consoleHandlersHeld(nil)(w) }
+
+// consoleHandlersHeld is consoleHandlers with "chatty" held after its
+// tenth line until held is closed (nil: not held), for a test that must
+// read the run's page before the run ends, however slowly its browser
+// starts on a loaded machine.
+func consoleHandlersHeld(held <-chan struct{}) func(*worker.Worker) {
+	return func(w *worker.Worker) { registerConsoleHandlers(w, held) }
+}
+
+func registerConsoleHandlers(w *worker.Worker, held <-chan struct{}) {
 	w.Handle("chatty", func(ctx context.Context, j *worker.Job) error {
 		for i := 1; i <= 20; i++ {
 			j.Logger.Info(fmt.Sprintf("chatty line %d", i))
+			if i == 10 && held != nil {
+				select {
+				case <-held:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -104,7 +121,10 @@ func (b *tab) acceptConfirms() {
 // A run's page follows its log while it runs: lines arrive without a
 // reload, and the status turns SUCCEEDED when the run ends.
 func TestConsoleRunLogFollowsLive(t *testing.T) {
-	sys := startSystem(t, consoleHandlers)
+	// The run waits after its tenth line until the page was read once:
+	// the browser may take longer to start than the run's 6 s.
+	held := make(chan struct{})
+	sys := startSystem(t, consoleHandlersHeld(held))
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
@@ -119,6 +139,7 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 	}
 	// The marker is lost if the page reloads: lines must arrive live.
 	evalIn[bool](b, "(window.__noReload = true, true)")
+	close(held)
 	b.waitText("#run-log", "chatty line 20", 60*time.Second)
 	b.waitText("#run-status", "SUCCEEDED", 30*time.Second)
 	if !evalIn[bool](b, "window.__noReload === true") {
