@@ -2,6 +2,7 @@ package wfengine_test
 
 import (
 	"context"
+	"github.com/jetjob/jetjob/internal/testwait"
 	"testing"
 	"time"
 
@@ -239,23 +240,21 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	e := setup(t, wfengine.Policy{Timeout: time.Millisecond})
 	p, _ := e.start()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	// The sweep, called as the timeout loop calls it, until the 1 ms
+	// timeout has passed and the sweep ended the run.
+	testwait.Eventually(t, 10*time.Second, "the run to time out", func() bool {
 		done, err := wfengine.TimeOut(e.ctx, e.pool, 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wf, _ := e.status(p.RunID); wf == "TIMED_OUT" {
-			if len(done.Kill) != 1 {
-				t.Errorf("kills %v, want a's run", done.Kill)
-			}
-			break
+		if wf, _ := e.status(p.RunID); wf != "TIMED_OUT" {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run did not time out")
+		if len(done.Kill) != 1 {
+			t.Errorf("kills %v, want a's run", done.Kill)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 	if _, own := e.status(p.RunID); own != wire.StatusTimedOut {
 		t.Errorf("the workflow's own run %s, want TIMED_OUT", own)
 	}
