@@ -200,13 +200,8 @@ func (s *Store) insertJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error
 	args := j.writeArgs(next, delayMS)
 	args["shard_count"] = s.shardCount
 	out, err := scanJob(tx.QueryRow(ctx, insertJob, args))
-	switch {
-	case pgerr.ForeignKey(err):
-		return out, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-	case pgerr.Unique(err):
-		return out, fmt.Errorf("%s %q in group %q: %w", j.kind(), j.Name, j.Group, ErrConflict)
-	case err != nil:
-		return out, fmt.Errorf("create %s: %w", j.kind(), err)
+	if err != nil {
+		return out, j.rowErr(fmt.Errorf("create %s: %w", j.kind(), err))
 	}
 	if out, err = setSchedOps(ctx, tx, out.ID, j); err != nil {
 		return out, fmt.Errorf("create %s: %w", j.kind(), err)
@@ -311,15 +306,22 @@ func updateJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
 	args := j.writeArgs(next, delayMS)
 	args["id"] = j.ID
 	out, err := scanJob(tx.QueryRow(ctx, updateJob, args))
-	switch {
-	case pgerr.ForeignKey(err):
-		return out, fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
-	case pgerr.Unique(err):
-		return out, fmt.Errorf("%s %q in group %q: %w", j.kind(), j.Name, j.Group, ErrConflict)
-	case err != nil:
-		return out, err
+	if err != nil {
+		return out, j.rowErr(err)
 	}
 	return setSchedOps(ctx, tx, j.ID, j)
+}
+
+// rowErr is what a failed write of j's row (insertJobRow, updateJobRow)
+// says: its group does not exist, its name is taken in the group, or err.
+func (j *Job) rowErr(err error) error {
+	switch {
+	case pgerr.ForeignKey(err):
+		return fmt.Errorf("group %q: %w", j.Group, ErrNotFound)
+	case pgerr.Unique(err):
+		return fmt.Errorf("%s %q in group %q: %w", j.kind(), j.Name, j.Group, ErrConflict)
+	}
+	return err
 }
 
 // SetEnabled enables or disables a job with the default options (no
