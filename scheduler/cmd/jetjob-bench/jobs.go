@@ -34,6 +34,7 @@ type jobSet struct {
 	block   string // block_strategy
 	route   string // route_strategy ("": any)
 	misfire string // misfire_policy
+	kind    string // jobs.kind ("": job; workflow: the graph is inserted apart)
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
 	armedUntil time.Duration
@@ -54,7 +55,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		return fmt.Errorf("group: %w", err)
 	}
 	cols := []string{"id", "shard", "group_name", "name", "handler", "params", "schedule_type", "schedule_expr", "timezone",
-		"misfire_policy", "route_strategy", "block_strategy", "timeout_ms", "enabled", "next_fire_at"}
+		"misfire_policy", "route_strategy", "block_strategy", "timeout_ms", "enabled", "next_fire_at", "kind"}
 	i := int64(0)
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		if i == int64(s.n) {
@@ -63,7 +64,7 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		id := s.firstID + i
 		route := cmp.Or(s.route, "any")
 		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, s.params,
-			s.typ, s.expr, "UTC", s.misfire, route, s.block, int64(30000), true, parked.Add(s.offset(i))}
+			s.typ, s.expr, "UTC", s.misfire, route, s.block, int64(30000), true, parked.Add(s.offset(i)), cmp.Or(s.kind, "job")}
 		i++
 		return row, nil
 	})

@@ -43,6 +43,13 @@
 //	         no-op handler, --worker-concurrency slots) run by River on the
 //	         same PostgreSQL, for a comparison in one sitting (river.go;
 //	         the binary from `make bench-river`, --river-bin)
+//	workflow --jobs workflows (default 200) "@every 1s", each a run of ten
+//	         no-op nodes (start → a1..a4 → mid → b1..b3 → end, every node
+//	         its own job): node runs/s, CPU per node run, node wait
+//	         (ready → started), workflow run duration, and an audit that
+//	         every run ended SUCCEEDED with no node run twice
+//	         (workflow.go); compare CPU per run with steady at the same
+//	         runs/s (--jobs 2000)
 //
 // Examples:
 //
@@ -166,7 +173,7 @@ func (o *options) concurrency() int {
 // --scenario max sustained on the 2-core development machine
 // (docs/performance.md, "Figures of the sittings"); coldstart's is steady's.
 var defaultJobs = map[string]int{"steady": 10000, "sparse": 1_000_000, "burst": 50_000, "max": 1000,
-	"overload": 16000, "coldstart": 10000, "river": 10000}
+	"overload": 16000, "coldstart": 10000, "river": 10000, "workflow": 200}
 
 func main() {
 	if len(os.Args) > 1 {
@@ -200,8 +207,8 @@ func orchestrate(args []string) error {
 	var o options
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
-	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, overload, coldstart, dueread, publish, river")
-	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with, overload 16000, coldstart 10000)")
+	fs.StringVar(&scen, "scenario", "steady,dueread", "scenarios, comma separated: steady, sparse, burst, max, overload, coldstart, dueread, publish, river, workflow")
+	fs.IntVar(&o.jobs, "jobs", 0, "jobs (default: steady 10000, sparse 1000000, burst 50000, max 1000 to start with, overload 16000, coldstart 10000; workflow: workflows, 200)")
 	fs.DurationVar(&o.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&o.warmup, "warmup", 10*time.Second, "warm-up before the window (from the first fire)")
 	fs.IntVar(&o.schedulers, "schedulers", 1, "scheduler processes")
@@ -249,7 +256,7 @@ func orchestrate(args []string) error {
 	for _, s := range strings.Split(scen, ",") {
 		s = strings.TrimSpace(s)
 		if _, ok := defaultJobs[s]; !ok && s != "dueread" && s != "publish" {
-			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread, publish or river)", s)
+			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread, publish, river or workflow)", s)
 		}
 		o.scenarios = append(o.scenarios, s)
 	}
@@ -433,6 +440,9 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 	case "publish":
 		res.Config = RunConfig{}
 		err = runPublish(ctx, e, res)
+	case "workflow":
+		res.Config.ScheduleType, res.Config.ScheduleExpr = "cron", "@every 1s (workflows)"
+		err = runWorkflow(ctx, e, res)
 	case "river":
 		res.Config = RunConfig{Jobs: o.jobs, DurationSeconds: o.duration.Seconds(), WarmupSeconds: o.warmup.Seconds(),
 			WorkerConcurrency: o.concurrency(), Handler: "noop (River)", ScheduleType: "cron", ScheduleExpr: "@every 1s"}

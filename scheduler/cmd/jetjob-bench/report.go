@@ -95,6 +95,12 @@ func judge(r *Result) {
 			add("start lag p99", "≤ 50 ms", ms(r.StartLagMs.P99), r.StartLagMs.P99 <= 50)
 		}
 		correct()
+	case "workflow":
+		if wf := r.Workflow; wf != nil {
+			add("node wait p99", "≤ 100 ms", ms(wf.NodeWaitMs.P99), wf.NodeWaitMs.P99 <= 100 && wf.NodeWaitMs.N > 0)
+			add("workflow runs ended SUCCEEDED", strconv.FormatInt(wf.Expected, 10), fmt.Sprint(wf.Runs), wf.ended())
+			add("node runs twice", "0", strconv.FormatInt(wf.DuplicateNodeRuns+wf.HandlerDuplicates, 10), wf.DuplicateNodeRuns+wf.HandlerDuplicates == 0)
+		}
 	case "sparse":
 		if r.FireLagMs != nil {
 			add("fire lag p99", "≤ 10 ms", ms(r.FireLagMs.P99), r.FireLagMs.P99 <= 10)
@@ -242,6 +248,16 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintln(w, "-- the whole run, from the first fire to the end of window B --")
 		}
 		printCorrect(w, k)
+	}
+	if wf := r.Workflow; wf != nil {
+		fmt.Fprintf(w, "workflows %d × %d nodes: %.0f node runs/s succeeded; node wait (ready → started) p50 %.1f / p99 %.1f / max %.1f ms over %d node runs; workflow run (fire → end) p50 %.0f / p99 %.0f / max %.0f ms\n",
+			wf.Workflows, wf.NodesPerRun, wf.NodeRunsPerS, wf.NodeWaitMs.P50, wf.NodeWaitMs.P99, wf.NodeWaitMs.Max, wf.NodeWaitMs.N,
+			wf.RunDurationMs.P50, wf.RunDurationMs.P99, wf.RunDurationMs.Max)
+		fmt.Fprintf(w, "workflow runs of the window: %d expected, by status %v; node keys with two runs %d, node runs a handler ran twice %d\n",
+			wf.Expected, wf.Runs, wf.DuplicateNodeRuns, wf.HandlerDuplicates)
+		for _, x := range wf.DuplicateExamples {
+			fmt.Fprintf(w, "  duplicate: %s\n", x)
+		}
 	}
 	if ov := r.Overload; ov != nil {
 		share := "no --capacity given"

@@ -269,6 +269,7 @@ type Result struct {
 	PerRun              *PerRun        `json:"per_run,omitempty"`
 	Overload            *Overload      `json:"overload,omitempty"`
 	ColdStart           *ColdStart     `json:"coldstart,omitempty"`
+	Workflow            *WorkflowStats `json:"workflow,omitempty"`
 	DueRead             []DueRead      `json:"due_read,omitempty"`
 	Publish             []PublishBurst `json:"publish,omitempty"`
 	TopSQL              []SQLStat      `json:"top_sql,omitempty"`

@@ -25,8 +25,15 @@ type Seen struct {
 	// Bits[job] has bit (t - Base) set for each fire time t (in whole
 	// seconds, rounded down) that reached a handler at least once.
 	Bits map[int64][]uint64
-	// Odd counts fire times before Base or too far after it.
+	// Odd counts fire times before Base or too far after it, and those
+	// off their job's phase.
 	Odd map[FireKey]int
+	// Phase is, per job, the microsecond within its second of the first
+	// fire seen: a job's fires share it (whole seconds, or whole seconds
+	// plus a fixed phase) unless they are a workflow's node runs, due when
+	// their upstream ended, two of which may fall in one second: a fire
+	// off its job's phase is counted exactly, in Odd.
+	Phase map[int64]int64
 	// Repeats counts invocations after the first of a (job, fire time)
 	// recorded in Bits.
 	Repeats map[FireKey]int
@@ -49,7 +56,7 @@ func (k FireKey) String() string {
 
 func newSeenSet(base time.Time) *seenSet {
 	return &seenSet{snap: Seen{
-		Base: base.Unix(), Bits: map[int64][]uint64{}, Odd: map[FireKey]int{},
+		Base: base.Unix(), Bits: map[int64][]uint64{}, Odd: map[FireKey]int{}, Phase: map[int64]int64{},
 		Repeats: map[FireKey]int{}, ByHandler: map[string]int64{},
 	}}
 }
@@ -59,8 +66,11 @@ func (s *seenSet) add(job int64, at time.Time, handler string) {
 	defer s.mu.Unlock()
 	s.snap.Total++
 	s.snap.ByHandler[handler]++
+	if _, ok := s.snap.Phase[job]; !ok {
+		s.snap.Phase[job] = phase(at)
+	}
 	sec := at.Unix()
-	if sec < s.snap.Base || sec-s.snap.Base > 1<<24 {
+	if s.snap.odd(job, at) {
 		s.snap.Odd[FireKey{job, at.UnixMicro()}]++
 		return
 	}
@@ -98,9 +108,22 @@ func (u *union) invoked(job int64, at time.Time) bool {
 	return false
 }
 
+// phase is the microsecond of at within its second.
+func phase(at time.Time) int64 { return at.UnixMicro() % 1e6 }
+
+// odd reports whether the fire of job at at is counted in Odd: out of the
+// bitset's range, or off the job's phase.
+func (s *Seen) odd(job int64, at time.Time) bool {
+	sec := at.Unix()
+	if p, ok := s.Phase[job]; ok && p != phase(at) {
+		return true
+	}
+	return sec < s.Base || sec-s.Base > 1<<24
+}
+
 func (s *Seen) has(job int64, at time.Time) bool {
 	sec := at.Unix()
-	if sec < s.Base || sec-s.Base > 1<<24 {
+	if s.odd(job, at) {
 		return s.Odd[FireKey{job, at.UnixMicro()}] > 0
 	}
 	i := sec - s.Base
