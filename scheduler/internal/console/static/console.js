@@ -142,8 +142,11 @@ document.addEventListener("submit", (ev) => {
         const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
         const fresh = doc.getElementById("wfrun-summary");
         const current = document.getElementById("wfrun-summary");
-        if (!resp.ok || !fresh || !current) {
+        if ([401, 403, 404].includes(resp.status) || !current) {
           return; // signed out, or the run is gone: the page stays as it is
+        }
+        if (!resp.ok || !fresh) {
+          throw new Error("workflow run page answered " + resp.status);
         }
         current.replaceWith(fresh);
         delay = 1000;
@@ -151,7 +154,8 @@ document.addEventListener("submit", (ev) => {
           return;
         }
       } catch (err) {
-        delay = Math.min(delay * 2, 30000); // the server is unreachable: try again later
+        console.warn("jetjob: reading the workflow run again:", err);
+        delay = Math.min(delay * 2, 30000); // the server is unreachable or failed: try again later
       }
     }
   })();
