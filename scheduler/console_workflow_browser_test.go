@@ -131,7 +131,10 @@ func TestConsoleWorkflow(t *testing.T) {
 
 	// Retry from failed: load runs again, report waits on the gate until
 	// the page has shown it running; then every node turns green live.
-	b.do("retry from failed", chromedp.Click(chromedp.ID("retry-submit")), chromedp.WaitVisible(chromedp.CSS(".flash")))
+	// The page already shows the trigger's notice: wait for the retry's,
+	// so that the marker below is set on the page the retry opened.
+	b.do("retry from failed", chromedp.Click(chromedp.ID("retry-submit")))
+	b.waitText(".flash", "Retrying", 30*time.Second)
 	evalIn[bool](b, "(window.__noReload = true, true)")
 	b.waitFor("report running", `(() => { const n = document.querySelector('#wf-graph g.wf-node[data-node="report"]'); return n && n.dataset.status === "RUNNING"; })()`, 60*time.Second)
 	close(held)
