@@ -8,12 +8,12 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 )
 
 // Workflows in jobs files: "jetjob export" writes each workflow the caller
@@ -21,88 +21,6 @@ import (
 // document, nodes naming their jobs by group/name; "jetjob apply -f"
 // applies them after the jobs, creating or replacing each by group and
 // name, and leaving alone one the file states as it is.
-
-// workflowYAML is a workflow as a file holds it, in the order it is
-// written: fields at their default are left out.
-type workflowYAML struct {
-	APIVersion       string     `yaml:"apiVersion"`
-	Kind             string     `yaml:"kind"`
-	Group            string     `yaml:"group"`
-	Name             string     `yaml:"name"`
-	Description      string     `yaml:"description,omitempty"`
-	Params           string     `yaml:"params,omitempty"`
-	ScheduleType     string     `yaml:"schedule_type"`
-	ScheduleExpr     string     `yaml:"schedule_expr,omitempty"`
-	Timezone         string     `yaml:"timezone,omitempty"`
-	MisfirePolicy    string     `yaml:"misfire_policy,omitempty"`
-	MisfireThreshold string     `yaml:"misfire_threshold,omitempty"`
-	MaxCatchup       int        `yaml:"max_catchup,omitempty"`
-	Jitter           string     `yaml:"jitter,omitempty"`
-	StartAt          *time.Time `yaml:"start_at,omitempty"`
-	EndAt            *time.Time `yaml:"end_at,omitempty"`
-	Enabled          *bool      `yaml:"enabled,omitempty"`
-	Overlap          string     `yaml:"overlap,omitempty"`
-	MaxConcurrent    int        `yaml:"max_concurrent,omitempty"`
-	Timeout          string     `yaml:"timeout,omitempty"`
-	Nodes            []nodeYAML `yaml:"nodes"`
-	Edges            []edgeYAML `yaml:"edges,omitempty"`
-}
-
-type nodeYAML struct {
-	Name       string  `yaml:"name"`
-	Job        string  `yaml:"job"`
-	Params     *string `yaml:"params,omitempty"`
-	Join       string  `yaml:"join,omitempty"`
-	Disabled   bool    `yaml:"disabled,omitempty"`
-	ForEach    string  `yaml:"for_each,omitempty"`
-	Timeout    string  `yaml:"timeout,omitempty"`
-	MaxRetries *int    `yaml:"max_retries,omitempty"`
-}
-
-type edgeYAML struct {
-	From string `yaml:"from"`
-	To   string `yaml:"to"`
-	On   string `yaml:"on,omitempty"`
-}
-
-func optDur(d apiv1.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return time.Duration(d).String()
-}
-
-// workflowFileDoc is wf as a file writes it: what a user writes, the
-// defaults left out.
-func workflowFileDoc(wf *apiv1.Workflow) workflowYAML {
-	d := workflowYAML{APIVersion: "jetjob/v1", Kind: "Workflow", Group: wf.Group, Name: wf.Name,
-		Description: wf.Description, Params: wf.Params, ScheduleType: wf.ScheduleType, ScheduleExpr: wf.ScheduleExpr,
-		MisfirePolicy: wf.MisfirePolicy, MisfireThreshold: optDur(wf.MisfireThreshold), MaxCatchup: wf.MaxCatchup,
-		Jitter: optDur(wf.Jitter), StartAt: wf.StartAt, EndAt: wf.EndAt, MaxConcurrent: wf.MaxConcurrent,
-		Timeout: optDur(wf.Timeout)}
-	if wf.Timezone != "UTC" {
-		d.Timezone = wf.Timezone
-	}
-	if wf.Overlap != "serial" {
-		d.Overlap = wf.Overlap
-	}
-	if !wf.Enabled {
-		off := false
-		d.Enabled = &off
-	}
-	for _, n := range wf.Nodes {
-		nd := nodeYAML{Name: n.Name, Job: n.Job, Params: n.Params, Join: n.Join, Disabled: n.Disabled, ForEach: n.ForEach,
-			MaxRetries: n.MaxRetries}
-		if n.Timeout != nil {
-			nd.Timeout = time.Duration(*n.Timeout).String()
-		}
-		d.Nodes = append(d.Nodes, nd)
-	}
-	for _, e := range wf.Edges {
-		d.Edges = append(d.Edges, edgeYAML(e))
-	}
-	return d
-}
 
 // exportWorkflows appends to out the workflows (of group, when set) as
 // YAML documents, sorted by group and name.
@@ -118,17 +36,12 @@ func exportWorkflows(ctx context.Context, c *client.Client, group string, out []
 		}
 	}
 	for i := range wfs {
-		var b bytes.Buffer
-		enc := yaml.NewEncoder(&b)
-		enc.SetIndent(2)
-		if err := enc.Encode(workflowFileDoc(&wfs[i])); err != nil {
-			return nil, fmt.Errorf("workflow %s/%s: %w", wfs[i].Group, wfs[i].Name, err)
-		}
-		if err := enc.Close(); err != nil {
+		b, err := jobfile.EncodeWorkflow(&wfs[i])
+		if err != nil {
 			return nil, err
 		}
 		out = append(out, "---\n"...)
-		out = append(out, b.Bytes()...)
+		out = append(out, b...)
 	}
 	return out, nil
 }
@@ -166,7 +79,7 @@ func splitWorkflows(name string, data []byte) (jobs []byte, wfs []apiv1.Workflow
 			jobs = append(bytes.Repeat([]byte("\n"), bytes.Count(data[:p.start], []byte("\n"))), p.b...)
 			continue
 		}
-		spec, err := parseWorkflowFile(fmt.Sprintf("%s (document %d)", name, i+1), p.b)
+		spec, err := jobfile.ParseWorkflow(fmt.Sprintf("%s (document %d)", name, i+1), p.b)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -216,7 +129,7 @@ func sameWorkflow(wf *apiv1.Workflow, spec apiv1.WorkflowSpec) bool {
 	if spec.MisfirePolicy == "" {
 		spec.MisfirePolicy = wf.MisfirePolicy
 	}
-	have := workflowFileDoc(wf)
+	have := jobfile.WorkflowDoc(wf)
 	n := apiv1.Workflow{WorkflowSpec: spec, Enabled: spec.Enabled == nil || *spec.Enabled}
 	if n.Timezone == "" {
 		n.Timezone = "UTC"
@@ -224,7 +137,7 @@ func sameWorkflow(wf *apiv1.Workflow, spec apiv1.WorkflowSpec) bool {
 	if n.Overlap == "" {
 		n.Overlap = "serial"
 	}
-	want := workflowFileDoc(&n)
+	want := jobfile.WorkflowDoc(&n)
 	a, err1 := json.Marshal(have)
 	b, err2 := json.Marshal(want)
 	return err1 == nil && err2 == nil && bytes.Equal(a, b)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 )
 
 func (a *app) workflowsCmd() *cobra.Command {
@@ -128,7 +127,7 @@ func (a *app) workflowsFileCmd(verb, short string, upsert bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			spec, err := parseWorkflowFile(name, data)
+			spec, err := jobfile.ParseWorkflow(name, data)
 			if err != nil {
 				return err
 			}
@@ -158,49 +157,6 @@ func applyWorkflow(ctx context.Context, c *client.Client, spec apiv1.WorkflowSpe
 		}
 	}
 	return c.CreateWorkflow(ctx, spec)
-}
-
-// parseWorkflowFile reads a workflow file: YAML (JSON is YAML too) with
-// the API's fields, and optionally apiVersion jetjob/v1 and kind Workflow.
-// An unknown field is an error naming it.
-func parseWorkflowFile(name string, data []byte) (apiv1.WorkflowSpec, error) {
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return apiv1.WorkflowSpec{}, fmt.Errorf("%s: %w", name, err)
-	}
-	return workflowFromDoc(name, doc)
-}
-
-// workflowFromDoc reads one workflow from a decoded YAML document.
-func workflowFromDoc(name string, doc map[string]any) (apiv1.WorkflowSpec, error) {
-	var spec apiv1.WorkflowSpec
-	if doc == nil {
-		return spec, fmt.Errorf("%s: empty", name)
-	}
-	if v, ok := doc["apiVersion"]; ok && v != "jetjob/v1" {
-		return spec, fmt.Errorf("%s: apiVersion %v: want jetjob/v1", name, v)
-	}
-	if v, ok := doc["kind"]; ok && v != "Workflow" {
-		return spec, fmt.Errorf("%s: kind %v: want Workflow", name, v)
-	}
-	delete(doc, "apiVersion")
-	delete(doc, "kind")
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return spec, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&spec); err != nil {
-		return spec, fmt.Errorf("%s: %w", name, err)
-	}
-	if spec.Group == "" || spec.Name == "" {
-		return spec, fmt.Errorf("%s: group and name are required", name)
-	}
-	if spec.ScheduleType == "" {
-		spec.ScheduleType = "none"
-	}
-	return spec, nil
 }
 
 func (a *app) workflowsDeleteCmd() *cobra.Command {

@@ -11,7 +11,8 @@
 //
 // Pages and forms are plain HTML (real links, every filter in the URL); the
 // little JavaScript in static/console.js only follows a run's log live,
-// previews a schedule as it is typed and asks before destructive actions.
+// re-reads an active workflow run's summary, previews a schedule as it is
+// typed and asks before destructive actions.
 package console
 
 import (
@@ -97,6 +98,20 @@ func (c *Console) routeTable() []route {
 		{"POST /jobs/{id}/disable", c.jobAction("/disable", noticeJobDisabled, disableBody)},
 		{"POST /jobs/{id}/trigger", c.triggerJob},
 		{"POST /jobs/{id}/delete", c.deleteJob},
+		// workflows
+		{"GET /workflows", c.workflows},
+		{"GET /workflows/new", c.newWorkflow},
+		{"POST /workflows", c.createWorkflow},
+		{"GET /workflows/{id}", c.workflow},
+		{"GET /workflows/{id}/edit", c.editWorkflow},
+		{"POST /workflows/{id}", c.updateWorkflow},
+		{"POST /workflows/{id}/trigger", c.triggerWorkflow},
+		{"POST /workflows/{id}/delete", c.deleteWorkflow},
+		{"GET /workflow-runs/{id}", c.workflowRun},
+		{"POST /workflow-runs/{id}/cancel", c.workflowRunOp("cancel", noticeWorkflowCancelled)},
+		{"POST /workflow-runs/{id}/retry", c.workflowRunOp("retry", noticeWorkflowRetried)},
+		{"POST /workflow-runs/{id}/mark-succeeded", c.workflowRunOp("mark-succeeded", noticeNodeMarked)},
+		{"POST /workflow-runs/{id}/skip", c.workflowRunOp("skip", noticeNodeSkipped)},
 		{"/", c.notFound},
 	}
 }

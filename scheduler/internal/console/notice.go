@@ -39,6 +39,15 @@ var (
 	noticeRunCancelled = newNotice("run-cancelled", "Run cancelled before it started.")
 	noticeGroupCreated = newNotice("group-created", "Group created.")
 	noticeSignedOut    = newNotice("signed-out", "Signed out.")
+
+	noticeWorkflowCreated   = newNotice("workflow-created", "Workflow created.")
+	noticeWorkflowSaved     = newNotice("workflow-saved", "Workflow saved.")
+	noticeWorkflowDeleted   = newNotice("workflow-deleted", "Workflow deleted; its runs stay.")
+	noticeWorkflowTriggered = newNotice("workflow-triggered", "Workflow triggered.")
+	noticeWorkflowCancelled = newNotice("workflow-cancelled", "Cancel sent: running nodes are killed, the others will not start.")
+	noticeWorkflowRetried   = newNotice("workflow-retried", "Retrying the failed and cancelled nodes.")
+	noticeNodeMarked        = newNotice("node-marked", "Node marked succeeded.")
+	noticeNodeSkipped       = newNotice("node-skipped", "Node skipped; what follows it runs as if it succeeded.")
 )
 
 // noticeParam is the query parameter that names a page's notice.

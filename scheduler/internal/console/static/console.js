@@ -1,6 +1,7 @@
 // jetjob console: the only script. Everything works without it except the
-// live parts: a run's log that follows while the run is active, the job
-// form's schedule preview, and confirmations before destructive actions.
+// live parts: a run's log that follows while the run is active, a workflow
+// run's summary read again while it runs, the job form's schedule preview,
+// and confirmations before destructive actions.
 "use strict";
 
 // Forms with data-confirm ask first (delete, kill, disable).
@@ -109,6 +110,54 @@ document.addEventListener("submit", (ev) => {
     }
     log.removeAttribute("data-follow");
     state.textContent = "ended";
+  })();
+})();
+
+// workflows: a workflow run's page reads its summary again while the run
+// can change (there is no stream of node ends to follow, as a run's log
+// is followed): every second the server's #wfrun-summary is fetched and
+// swapped in, so node colours, statuses and buttons are the stored ones.
+// It stops when the run has ended, and waits while the user is typing in
+// one of the summary's forms (a node's output) so nothing typed is lost.
+(() => {
+  const summary = document.getElementById("wfrun-summary");
+  if (!summary || summary.dataset.active !== "true") {
+    return;
+  }
+  const url = summary.dataset.refresh;
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+  const busy = () => {
+    const cur = document.getElementById("wfrun-summary");
+    const el = document.activeElement;
+    return cur && el && cur.contains(el) && (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && el.value !== "";
+  };
+  (async () => {
+    for (let delay = 1000; ; ) {
+      await sleep(delay);
+      if (busy()) {
+        continue;
+      }
+      try {
+        const resp = await fetch(url, { credentials: "same-origin" });
+        const doc = new DOMParser().parseFromString(await resp.text(), "text/html");
+        const fresh = doc.getElementById("wfrun-summary");
+        const current = document.getElementById("wfrun-summary");
+        if ([401, 403, 404].includes(resp.status) || !current) {
+          return; // signed out, or the run is gone: the page stays as it is
+        }
+        if (!resp.ok || !fresh) {
+          throw new Error("workflow run page answered " + resp.status);
+        }
+        current.replaceWith(fresh);
+        delay = 1000;
+        if (fresh.dataset.active !== "true") {
+          return;
+        }
+      } catch (err) {
+        console.warn("jetjob: reading the workflow run again:", err);
+        delay = Math.min(delay * 2, 30000); // the server is unreachable or failed: try again later
+      }
+    }
   })();
 })();
 
