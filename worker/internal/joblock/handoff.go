@@ -26,14 +26,14 @@ import (
 // written when nobody is queued yet (an asker about to queue takes the
 // lock over), when the key names another run (taken over), or when a run
 // here of an earlier fire than the first in line is about to queue (it
-// takes the lock over itself).
-func (ls *Locks) handOn(key string, holder int64) {
+// takes the lock over itself). It reports whether it wrote.
+func (ls *Locks) handOn(key string, holder int64) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), ls.cfg.TTL/3)
 	defer cancel()
-	ls.update(ctx, key, func(v *value) bool {
+	return ls.update(ctx, key, func(v *value) bool {
 		return v.Holder == holder && v.Worker == ls.cfg.WorkerID && len(v.Queue) > 0 &&
 			!ls.held.yield(key, v.Queue[0], v.Queue) && handOver(v)
-	})
+	}) != 0
 }
 
 // leaveQueue takes a run that gives up waiting out of the queue (and hands

@@ -15,12 +15,19 @@ import (
 
 // acquireHolder takes a single-holder lock (serial, discard_later,
 // cover_early): see the package doc.
-func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (*Lock, bool, error) {
+func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (lock *Lock, waited bool, err error) {
 	me := waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID}
 	// From now until it holds the lock or gives up, the run asks for it
 	// here: no other run here takes the lock ahead of it (heldLocks).
 	ls.held.arrive(key, me)
-	defer ls.held.depart(key, me.Run)
+	defer func() {
+		ls.held.depart(key, me.Run)
+		if lock == nil {
+			// Gave up, maybe without a write: runs here of later fires
+			// may have yielded to it.
+			ls.wake.changed(key)
+		}
+	}()
 	// The common cases first, while no other run here asks for the lock:
 	// the job's last run ended here and left the lock (see heldLocks): no
 	// write while it is young, else one; or nobody holds it: one write.
@@ -53,12 +60,18 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	ls.held.contend(key)
+	ls.wake.join(key)
+	defer ls.wake.leave(key)
 	w := &holderWait{key: key, me: me, strategy: strategy}
+	// stay: the holder last seen is still held here, and the run goes on
+	// waiting (wake.go).
+	stay := func() bool { return ls.held.holds(key, w.seen) && req.interrupted(ctx, key) == nil }
 	for first := true; ; first = false {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveQueue(ctx, key, me.Run)
 			return nil, true, err
 		}
+		woken := ls.wake.next(key) // before the read: no change after it is missed
 		l, again, err := ls.lookHolder(ctx, &req, w)
 		switch {
 		case l != nil:
@@ -72,7 +85,13 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 		if w.queued {
 			ls.waiting(&req)
 		}
-		sleep(ctx)
+		if w.wrote {
+			// Its own write woke it; a compare-and-set that stuck means
+			// nobody wrote the key between its read and that write, and
+			// a release here since is caught by stay.
+			woken = ls.wake.next(key)
+		}
+		ls.await(ctx, woken, w.seen != 0 && ls.held.holds(key, w.seen), stay)
 	}
 }
 
@@ -87,6 +106,8 @@ type holderWait struct {
 	placeAt   time.Time  // when this run last wrote its place
 	created   bool       // the lock held was absent, and created
 	queued    bool       // this run's place is in the queue, as last seen
+	seen      int64      // the holder the last look read, 0 if none
+	wrote     bool       // the last look wrote the run's place
 }
 
 // lookHolder reads the lock once and acts on it (decideHolder): it returns
@@ -94,6 +115,7 @@ type holderWait struct {
 // once (a write lost a race); none of them: wait a poll.
 func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*Lock, bool, error) {
 	key, me := w.key, w.me
+	w.seen, w.wrote = 0, false
 	val, rev, err := ls.read(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
@@ -120,6 +142,7 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 	if v.Holder == me.Run { // handed over to us
 		return ls.hold(*req, key, rev, time.Now(), len(v.Queue) > 0), false, nil
 	}
+	w.seen = v.Holder
 	now := time.Now()
 	f := holderFacts{me: me, strategy: w.strategy, askedKill: w.askedKill, mine: v.Worker == ls.cfg.WorkerID,
 		stale:   w.holder.stale(v.Holder, v.Beat, now, ls.cfg.TTL),
@@ -172,6 +195,7 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 		if _, err := ls.put(ctx, key, d.write, rev); err != nil {
 			return nil, true, nil
 		}
+		w.wrote = true
 		i := d.write.place(me.Run)
 		w.queued = i >= 0
 		switch {

@@ -41,7 +41,10 @@
 // the same holder and beat for Config.TTL (on its own clock) takes the
 // lock over: that is how the lock of a dead worker, which cannot answer,
 // frees itself, however often waiters write the key. A key nobody writes
-// expires after stream.LockTTL, the bucket's TTL.
+// expires after stream.LockTTL, the bucket's TTL. A waiter reads the key
+// every pollLock while its holder is elsewhere; this worker wakes its own
+// waiters on a key whenever it changes it, so they read a key whose holder
+// is a run here only when woken, and every TTL/3 (wake.go).
 //
 //   - serial: a run that finds the job held joins the queue and waits, so
 //     runs go one at a time in fire order wherever they wait: no run takes
@@ -80,6 +83,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -157,6 +161,13 @@ type Locks struct {
 	held heldLocks
 	// workerJSON is Config.WorkerID as a JSON string, for freshValue.
 	workerJSON []byte
+	// wake wakes this process's waiters on a key it changes (wake.go).
+	wake wakes
+	// poll is how often a waiter reads a lock held elsewhere (pollLock),
+	// pollLocal one held here (TTL/3, else when woken); tests set them.
+	poll, pollLocal time.Duration
+	// reads counts the reads of lock keys (read), for tests to count.
+	reads atomic.Int64
 }
 
 // New returns the locks of one worker.
@@ -165,11 +176,14 @@ func New(cfg Config) *Locks {
 		cfg.Logger = zap.NewNop()
 	}
 	id, _ := json.Marshal(cfg.WorkerID) // a string always encodes
-	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}, workerJSON: id}
+	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}, workerJSON: id,
+		poll: pollLock, pollLocal: max(cfg.TTL/3, pollLock)}
 }
 
-// pollLock is how often a waiting run looks at the lock. (A watch on the
-// key would not help: a holder that ends writes nothing, see Release.)
+// pollLock is how often a waiting run looks at a lock held by another
+// worker. (A watch on the key would not help: a holder that ends writes
+// nothing, see Release.) One held here is looked at when this process
+// changes it, and every TTL/3 (wake.go).
 const pollLock = 100 * time.Millisecond
 
 // Request is a run asking for its job's lock.
@@ -251,16 +265,6 @@ func (ls *Locks) waiting(req *Request) {
 	if !req.waited {
 		req.waited = true
 		ls.cfg.TestSignals.Waiting.Signal(req.Run)
-	}
-}
-
-// sleep waits one poll, or until ctx ends.
-func sleep(ctx context.Context) {
-	t := time.NewTimer(pollLock)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
@@ -415,8 +419,10 @@ func (l *Lock) Release() {
 	l.beat.Unlock()
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
-	} else if l.ls.held.release(l.key, l) {
-		l.ls.handOn(l.key, l.as)
+	} else if !l.ls.held.release(l.key, l) || !l.ls.handOn(l.key, l.as) {
+		// Not handed on (that write woke them): the lock is no longer
+		// held here, which the waiters here may act on (wake.go).
+		l.ls.wake.changed(l.key)
 	}
 	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }

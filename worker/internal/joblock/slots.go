@@ -42,11 +42,14 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID},
 		seen: beatsSeen{}}
 	waited := false
+	ls.wake.join(key)
+	defer ls.wake.leave(key)
 	for {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveSlots(ctx, key, req.Run)
 			return nil, waited, err
 		}
+		woken := ls.wake.next(key) // a slot given back here wakes it at once
 		l, again := ls.trySlot(ctx, req, &q)
 		if l != nil {
 			return l, waited, nil
@@ -56,7 +59,10 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 		}
 		waited = true
 		ls.waiting(&req)
-		sleep(ctx)
+		if q.wrote {
+			woken = ls.wake.next(key) // its own write woke it (see acquireHolder)
+		}
+		ls.await(ctx, woken, false, nil)
 	}
 }
 
@@ -70,12 +76,15 @@ type slotQueue struct {
 	seen beatsSeen
 	// beatAt: when this run last wrote its place in the queue.
 	beatAt time.Time
+	// wrote: the last look wrote the run's place.
+	wrote bool
 }
 
 // trySlot reads the lock once: it takes a slot if this run's turn has
 // come, else joins the queue or refreshes its place. It reports the lock
 // taken, or whether to look again at once (a write lost a race).
 func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock, bool) {
+	q.wrote = false
 	val, rev, err := ls.read(ctx, q.key)
 	var v value
 	switch {
@@ -108,7 +117,7 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 		if _, err := ls.put(ctx, q.key, write, rev); err != nil {
 			return nil, true
 		}
-		q.beatAt = now
+		q.beatAt, q.wrote = now, true
 	}
 	return nil, false // waitForSlot: in line, and the place is fresh
 }
