@@ -42,9 +42,9 @@
 // lock over: that is how the lock of a dead worker, which cannot answer,
 // frees itself, however often waiters write the key. A key nobody writes
 // expires after stream.LockTTL, the bucket's TTL. A waiter reads the key
-// every pollLock while its holder is elsewhere; this worker wakes its own
-// waiters on a key whenever it changes it, so they read a key whose holder
-// is a run here only when woken, and every TTL/3 (wake.go).
+// every pollLock while its holder is elsewhere; one whose holder is a run
+// here reads it only when this worker wakes it (the lock handed to it, or
+// let go otherwise) and every TTL/3 (wake.go).
 //
 //   - serial: a run that finds the job held joins the queue and waits, so
 //     runs go one at a time in fire order wherever they wait: no run takes
@@ -161,7 +161,8 @@ type Locks struct {
 	held heldLocks
 	// workerJSON is Config.WorkerID as a JSON string, for freshValue.
 	workerJSON []byte
-	// wake wakes this process's waiters on a key it changes (wake.go).
+	// wake wakes this process's waiters on a key when they have something
+	// to do (wake.go).
 	wake wakes
 	// poll is how often a waiter reads a lock held elsewhere (pollLock),
 	// pollLocal one held here (TTL/3, else when woken); tests set them.
@@ -183,7 +184,7 @@ func New(cfg Config) *Locks {
 // pollLock is how often a waiting run looks at a lock held by another
 // worker. (A watch on the key would not help: a holder that ends writes
 // nothing, see Release.) One held here is looked at when this process
-// changes it, and every TTL/3 (wake.go).
+// wakes the waiter, and every TTL/3 (wake.go).
 const pollLock = 100 * time.Millisecond
 
 // Request is a run asking for its job's lock.
@@ -419,10 +420,13 @@ func (l *Lock) Release() {
 	l.beat.Unlock()
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
-	} else if !l.ls.held.release(l.key, l) || !l.ls.handOn(l.key, l.as) {
-		// Not handed on (that write woke them): the lock is no longer
-		// held here, which the waiters here may act on (wake.go).
-		l.ls.wake.changed(l.key)
+	} else if l.ls.held.release(l.key, l) {
+		if to := l.ls.handOn(l.key, l.as); to != 0 {
+			l.ls.wake.handedTo(l.key, to)
+		} else {
+			// Not handed on: the first in line here takes it over.
+			l.ls.wake.all(l.key)
+		}
 	}
 	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }

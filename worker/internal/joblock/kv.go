@@ -200,7 +200,6 @@ func (ls *Locks) publish(ctx context.Context, key string, m *nats.Msg) (uint64, 
 	case ack.Seq == 0:
 		return 0, fmt.Errorf("write job lock %s: no revision in the answer %q", key, msg.Data)
 	}
-	ls.wake.changed(key) // the runs here waiting for it look at once
 	return ack.Seq, nil
 }
 

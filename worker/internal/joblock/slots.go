@@ -42,14 +42,14 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID},
 		seen: beatsSeen{}}
 	waited := false
-	ls.wake.join(key)
-	defer ls.wake.leave(key)
+	woken := ls.wake.join(key, req.Run)
+	defer ls.wake.leave(key, req.Run)
 	for {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveSlots(ctx, key, req.Run)
 			return nil, waited, err
 		}
-		woken := ls.wake.next(key) // a slot given back here wakes it at once
+		drain(woken) // a slot given back here wakes it at once
 		l, again := ls.trySlot(ctx, req, &q)
 		if l != nil {
 			return l, waited, nil
@@ -59,9 +59,6 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 		}
 		waited = true
 		ls.waiting(&req)
-		if q.wrote {
-			woken = ls.wake.next(key) // its own write woke it (see acquireHolder)
-		}
 		ls.await(ctx, woken, false, nil)
 	}
 }
@@ -76,15 +73,12 @@ type slotQueue struct {
 	seen beatsSeen
 	// beatAt: when this run last wrote its place in the queue.
 	beatAt time.Time
-	// wrote: the last look wrote the run's place.
-	wrote bool
 }
 
 // trySlot reads the lock once: it takes a slot if this run's turn has
 // come, else joins the queue or refreshes its place. It reports the lock
 // taken, or whether to look again at once (a write lost a race).
 func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock, bool) {
-	q.wrote = false
 	val, rev, err := ls.read(ctx, q.key)
 	var v value
 	switch {
@@ -117,7 +111,7 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 		if _, err := ls.put(ctx, q.key, write, rev); err != nil {
 			return nil, true
 		}
-		q.beatAt, q.wrote = now, true
+		q.beatAt = now
 	}
 	return nil, false // waitForSlot: in line, and the place is fresh
 }
@@ -152,6 +146,7 @@ func (ls *Locks) holdSlot(req Request, key string, rev uint64, wrote time.Time) 
 
 // leaveSlots gives run's slot, or its place in the queue, back.
 func (ls *Locks) leaveSlots(ctx context.Context, key string, run int64) {
+	defer ls.wake.all(key) // a slot or a place ahead of them is free
 	_ = ls.update(context.WithoutCancel(ctx), key, func(v *value) bool {
 		n := len(v.Slots) + len(v.Queue)
 		v.Slots = slices.DeleteFunc(v.Slots, func(s slotHolder) bool { return s.Run == run })

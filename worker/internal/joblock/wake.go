@@ -11,77 +11,116 @@ import (
 // the run holding the lock; polling the key every pollLock was then a
 // fifth of the worker's CPU (docs/performance.md, issue #27), every waiter
 // re-reading a key that only a run of its own process could change. So a
-// waiter is woken by its own process instead: every change this process
-// makes to a key — a write or delete that sticks (publish), a release that
-// writes nothing (Lock.Release), a run giving up its wait (acquireHolder) —
-// wakes the process's waiters on that key at once, and a waiter whose
-// holder is held here (heldLocks.holds) re-reads the key only when woken or
-// every pollLocal (TTL/3), which still catches what only another worker can
-// do to it: take over a holder gone stale, write a place, drop a dead
-// first in line. A holder elsewhere is polled every pollLock as before:
-// its release or death shows only in the key.
+// waiter is woken by its own process instead, and only when it has
+// something to do: the run a lock is handed to (handOn, leaveQueue, a
+// waiter handing an ended holder's lock on); every waiter when a holder
+// here ends without handing the lock on, hands it to another worker's run,
+// or a run gives up its wait; and the runs that yield to an earlier fire
+// here (heldLocks.yield) whenever another run here joins the queue, takes
+// the lock or gives up. Other writes (beats, places, take-overs) wake
+// nobody: a waiter that stays in line behind a run of this process need
+// not look. A waiter whose holder is held here (heldLocks.holds) therefore
+// reads the key only when woken, or every pollLocal (TTL/3), which still
+// catches what only another worker can do to it: take over a holder gone
+// stale, write a place, drop a dead first in line. A holder elsewhere is
+// polled every pollLock as before: its release or death shows only in the
+// key.
 
-// wakes is the per-key notifier of one Locks: for each key some run here
-// waits for, a channel closed when this process changes the key. Keys
-// nobody here waits for have no entry, so a change to them costs a map
-// lookup.
+// wakes is the per-key notifier of one Locks: for each key some runs here
+// wait for, each waiter's wake-up channel. Keys nobody here waits for have
+// no entry, so waking them costs a map lookup.
 type wakes struct {
 	mu   sync.Mutex
-	keys map[string]*keyWake
+	keys map[string]map[int64]*wakeup // lock key → waiting run → its wake-up
 }
 
-// keyWake is the notifier of one key.
-type keyWake struct {
-	ch      chan struct{} // closed, and replaced, at the key's next change
-	waiters int           // runs here between join and leave
+// wakeup is one waiting run's: a token in ch (capacity 1) wakes it. The
+// run empties ch before each read of the key, so a wake-up after the read
+// is never lost, and one before it costs at most a look.
+type wakeup struct {
+	ch chan struct{}
+	// yielding: the run's last look yielded to a run here of an earlier
+	// fire that had not queued yet.
+	yielding bool
 }
 
-// join registers a run here as waiting for the lock key; leave ends that.
-func (ws *wakes) join(key string) {
+func (u *wakeup) wake() {
+	select {
+	case u.ch <- struct{}{}:
+	default: // a token is there already
+	}
+}
+
+// join registers run as waiting for the lock key and returns its wake-up
+// channel; leave ends that.
+func (ws *wakes) join(key string, run int64) chan struct{} {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	if ws.keys == nil {
-		ws.keys = make(map[string]*keyWake)
+		ws.keys = make(map[string]map[int64]*wakeup)
 	}
-	k := ws.keys[key]
-	if k == nil {
-		k = &keyWake{ch: make(chan struct{})}
-		ws.keys[key] = k
+	runs := ws.keys[key]
+	if runs == nil {
+		runs = make(map[int64]*wakeup)
+		ws.keys[key] = runs
 	}
-	k.waiters++
+	u := &wakeup{ch: make(chan struct{}, 1)}
+	runs[run] = u
+	return u.ch
 }
 
-// leave unregisters a waiter of the lock key (joined before); the key's
+// leave unregisters run, no longer waiting for the lock key; the key's
 // entry goes with its last waiter.
-func (ws *wakes) leave(key string) {
+func (ws *wakes) leave(key string, run int64) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if k := ws.keys[key]; k != nil {
-		if k.waiters--; k.waiters <= 0 {
-			delete(ws.keys, key)
+	delete(ws.keys[key], run)
+	if len(ws.keys[key]) == 0 {
+		delete(ws.keys, key)
+	}
+}
+
+// yield records whether run's last look at the lock key yielded.
+func (ws *wakes) yield(key string, run int64, yielding bool) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if u := ws.keys[key][run]; u != nil {
+		u.yielding = yielding
+	}
+}
+
+// all wakes every run here waiting for the lock key.
+func (ws *wakes) all(key string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.wake(key, 0, true)
+}
+
+// handedTo wakes run, to which the lock key was handed, and the runs
+// that yield; if run does not wait here, every waiter here: the holder is
+// now elsewhere, so they poll again.
+func (ws *wakes) handedTo(key string, run int64) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.wake(key, run, ws.keys[key][run] == nil)
+}
+
+// yielders wakes the runs waiting for the lock key that yield to an
+// earlier fire here: another run here joined the queue, took the lock or
+// gave up.
+func (ws *wakes) yielders(key string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	ws.wake(key, 0, false)
+}
+
+// wake wakes run, the runs that yield, or with all every waiter of the
+// lock key. ws.mu is held.
+func (ws *wakes) wake(key string, run int64, all bool) {
+	for r, u := range ws.keys[key] {
+		if all || r == run || u.yielding {
+			u.wake()
 		}
-	}
-}
-
-// next is the channel closed at the lock key's next change here. A waiter
-// that joined takes it before it reads the key, so that a change after the
-// read is never missed.
-func (ws *wakes) next(key string) <-chan struct{} {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if k := ws.keys[key]; k != nil {
-		return k.ch
-	}
-	return nil // not joined: never woken, polls only
-}
-
-// changed wakes the waiters of the lock key: this process changed it.
-func (ws *wakes) changed(key string) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if k := ws.keys[key]; k != nil {
-		close(k.ch)
-		k.ch = make(chan struct{})
 	}
 }
 
@@ -93,14 +132,19 @@ func (ws *wakes) watched() int {
 	return len(ws.keys)
 }
 
-// await waits until a waiting run should look at its lock again: woken
-// (the key changed here), ctx done, or the next poll. With local unset it
-// waits one pollLock. With local set (the holder the run saw is held here)
-// it waits up to pollLocal, and every pollLock it asks stay whether to go
-// on waiting without a read — false once the holder is no longer held here
-// (a wake missed between the read and the check is then no worse than a
-// poll) or the run is interrupted, which Request.Interrupt only tells when
-// asked.
+// drain empties a wake-up channel: the run is about to read the key.
+func drain(ch <-chan struct{}) {
+	select {
+	case <-ch:
+	default:
+	}
+}
+
+// await waits until a waiting run should look at its lock again: woken,
+// ctx done, or the next poll: one pollLock, or with local set (the holder
+// the run saw is held here) pollLocal. A local wait still asks stay every
+// pollLock whether to go on (Request.Interrupt tells a kill only when
+// asked).
 func (ls *Locks) await(ctx context.Context, woken <-chan struct{}, local bool, stay func() bool) {
 	tick := time.NewTicker(ls.poll)
 	defer tick.Stop()
