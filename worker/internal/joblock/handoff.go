@@ -26,22 +26,39 @@ import (
 // written when nobody is queued yet (an asker about to queue takes the
 // lock over), when the key names another run (taken over), or when a run
 // here of an earlier fire than the first in line is about to queue (it
-// takes the lock over itself).
-func (ls *Locks) handOn(key string, holder int64) {
+// takes the lock over itself). It returns the run it handed the lock to,
+// 0 if none.
+func (ls *Locks) handOn(key string, holder int64) (to int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), ls.cfg.TTL/3)
 	defer cancel()
-	ls.update(ctx, key, func(v *value) bool {
-		return v.Holder == holder && v.Worker == ls.cfg.WorkerID && len(v.Queue) > 0 &&
-			!ls.held.yield(key, v.Queue[0], v.Queue) && handOver(v)
-	})
+	if ls.update(ctx, key, func(v *value) bool {
+		if v.Holder == holder && v.Worker == ls.cfg.WorkerID && len(v.Queue) > 0 &&
+			!ls.held.yield(key, v.Queue[0], v.Queue) && handOver(v) {
+			to = v.Holder
+			return true
+		}
+		return false
+	}) == 0 {
+		return 0
+	}
+	return to
 }
 
 // leaveQueue takes a run that gives up waiting out of the queue (and hands
 // the lock on if it was handed to it meanwhile).
 func (ls *Locks) leaveQueue(ctx context.Context, key string, run int64) {
+	var to int64
+	defer func() {
+		if to != 0 {
+			ls.wake.handedTo(key, to)
+		}
+	}()
 	_ = ls.update(context.WithoutCancel(ctx), key, func(v *value) bool {
+		to = 0
 		if v.Holder == run {
-			return handOver(v)
+			handOver(v)
+			to = v.Holder
+			return true
 		}
 		i := v.place(run)
 		if i < 0 {

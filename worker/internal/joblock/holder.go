@@ -15,12 +15,21 @@ import (
 
 // acquireHolder takes a single-holder lock (serial, discard_later,
 // cover_early): see the package doc.
-func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (*Lock, bool, error) {
+func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, strategy policy.Block) (lock *Lock, waited bool, err error) {
 	me := waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID}
 	// From now until it holds the lock or gives up, the run asks for it
 	// here: no other run here takes the lock ahead of it (heldLocks).
 	ls.held.arrive(key, me)
-	defer ls.held.depart(key, me.Run)
+	defer func() {
+		ls.held.depart(key, me.Run)
+		if lock == nil {
+			// Gave up, maybe without a write (an ended holder's lock
+			// left to it, runs here of later fires yielding to it).
+			ls.wake.all(key)
+		} else {
+			ls.wake.yielders(key)
+		}
+	}()
 	// The common cases first, while no other run here asks for the lock:
 	// the job's last run ended here and left the lock (see heldLocks): no
 	// write while it is young, else one; or nobody holds it: one write.
@@ -53,12 +62,16 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 	// Taken: whoever holds it, a run of this worker does not leave it for
 	// reuse but for the queue this run joins.
 	ls.held.contend(key)
+	woken := ls.wake.join(key, me.Run)
+	defer ls.wake.leave(key, me.Run)
 	w := &holderWait{key: key, me: me, strategy: strategy}
+	stay := func() bool { return req.interrupted(ctx, key) == nil }
 	for first := true; ; first = false {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveQueue(ctx, key, me.Run)
 			return nil, true, err
 		}
+		drain(woken) // before the read: no wake-up after it is lost
 		l, again, err := ls.lookHolder(ctx, &req, w)
 		switch {
 		case l != nil:
@@ -72,7 +85,10 @@ func (ls *Locks) acquireHolder(ctx context.Context, req Request, key string, str
 		if w.queued {
 			ls.waiting(&req)
 		}
-		sleep(ctx)
+		// A holder here changes only by this process, which wakes the
+		// run when it has something to do; one yielded to is polled.
+		local := w.seen != 0 && !w.yielded && ls.held.holds(key, w.seen)
+		ls.await(ctx, woken, local, stay)
 	}
 }
 
@@ -87,6 +103,19 @@ type holderWait struct {
 	placeAt   time.Time  // when this run last wrote its place
 	created   bool       // the lock held was absent, and created
 	queued    bool       // this run's place is in the queue, as last seen
+	seen      int64      // the holder the last look read, 0 if none
+	yielded   bool       // the last look yielded to an earlier fire here
+}
+
+// yield records whether the run's look yields to an earlier fire here
+// (its wake-up then comes when that run queues, holds or gives up), and
+// returns it.
+func (w *holderWait) yield(ls *Locks, yielding bool) bool {
+	if yielding != w.yielded {
+		w.yielded = yielding
+		ls.wake.yield(w.key, w.me.Run, yielding)
+	}
+	return yielding
 }
 
 // lookHolder reads the lock once and acts on it (decideHolder): it returns
@@ -94,12 +123,13 @@ type holderWait struct {
 // once (a write lost a race); none of them: wait a poll.
 func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*Lock, bool, error) {
 	key, me := w.key, w.me
+	w.seen = 0
 	val, rev, err := ls.read(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		// Absent, or deleted (rev is then the delete marker's): create it,
 		// unless a run here of an earlier fire is about to.
-		if ls.held.yield(key, me, nil) {
+		if w.yield(ls, ls.held.yield(key, me, nil)) {
 			return nil, false, nil
 		}
 		at := time.Now()
@@ -120,13 +150,14 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 	if v.Holder == me.Run { // handed over to us
 		return ls.hold(*req, key, rev, time.Now(), len(v.Queue) > 0), false, nil
 	}
+	w.seen = v.Holder
 	now := time.Now()
 	f := holderFacts{me: me, strategy: w.strategy, askedKill: w.askedKill, mine: v.Worker == ls.cfg.WorkerID,
 		stale:   w.holder.stale(v.Holder, v.Beat, now, ls.cfg.TTL),
 		dropped: w.head.dropStaleHead(&v, me.Run, now, ls.cfg.TTL, req.Log),
 	}
 	f.v = v
-	f.yield = ls.held.yield(key, me, v.Queue)
+	f.yield = w.yield(ls, ls.held.yield(key, me, v.Queue))
 	f.placeDue = f.v.place(me.Run) == 0 && now.Sub(w.placeAt) >= ls.cfg.TTL/3
 	// The holder's worker is asked only when the answer matters; this
 	// worker's own runs are looked up here.
@@ -148,7 +179,9 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 		}
 		return nil, true, nil
 	case handOn:
-		_, _ = ls.put(ctx, key, d.write, rev)
+		if _, err := ls.put(ctx, key, d.write, rev); err == nil {
+			ls.wake.handedTo(key, d.write.Holder)
+		}
 		return nil, true, nil // look again: at the lock handed on, or at what changed
 	case discard:
 		holder := v.Holder
@@ -173,6 +206,9 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 			return nil, true, nil
 		}
 		i := d.write.place(me.Run)
+		if i >= 0 && !wasQueued {
+			ls.wake.yielders(key) // joined: a run yielding to it may go on
+		}
 		w.queued = i >= 0
 		switch {
 		case i >= 0 && f.placeDue:

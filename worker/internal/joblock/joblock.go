@@ -41,7 +41,10 @@
 // the same holder and beat for Config.TTL (on its own clock) takes the
 // lock over: that is how the lock of a dead worker, which cannot answer,
 // frees itself, however often waiters write the key. A key nobody writes
-// expires after stream.LockTTL, the bucket's TTL.
+// expires after stream.LockTTL, the bucket's TTL. A waiter reads the key
+// every pollLock while its holder is elsewhere; one whose holder is a run
+// here reads it only when this worker wakes it (the lock handed to it, or
+// let go otherwise) and every TTL/3 (wake.go).
 //
 //   - serial: a run that finds the job held joins the queue and waits, so
 //     runs go one at a time in fire order wherever they wait: no run takes
@@ -80,6 +83,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -157,6 +161,14 @@ type Locks struct {
 	held heldLocks
 	// workerJSON is Config.WorkerID as a JSON string, for freshValue.
 	workerJSON []byte
+	// wake wakes this process's waiters on a key when they have something
+	// to do (wake.go).
+	wake wakes
+	// poll is how often a waiter reads a lock held elsewhere (pollLock),
+	// pollLocal one held here (TTL/3, else when woken); tests set them.
+	poll, pollLocal time.Duration
+	// reads counts the reads of lock keys (read), for tests to count.
+	reads atomic.Int64
 }
 
 // New returns the locks of one worker.
@@ -165,11 +177,14 @@ func New(cfg Config) *Locks {
 		cfg.Logger = zap.NewNop()
 	}
 	id, _ := json.Marshal(cfg.WorkerID) // a string always encodes
-	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}, workerJSON: id}
+	return &Locks{cfg: cfg, held: heldLocks{reuseFor: cfg.TTL / 2, now: time.Now}, workerJSON: id,
+		poll: pollLock, pollLocal: max(cfg.TTL/3, pollLock)}
 }
 
-// pollLock is how often a waiting run looks at the lock. (A watch on the
-// key would not help: a holder that ends writes nothing, see Release.)
+// pollLock is how often a waiting run looks at a lock held by another
+// worker. (A watch on the key would not help: a holder that ends writes
+// nothing, see Release.) One held here is looked at when this process
+// wakes the waiter, and every TTL/3 (wake.go).
 const pollLock = 100 * time.Millisecond
 
 // Request is a run asking for its job's lock.
@@ -251,16 +266,6 @@ func (ls *Locks) waiting(req *Request) {
 	if !req.waited {
 		req.waited = true
 		ls.cfg.TestSignals.Waiting.Signal(req.Run)
-	}
-}
-
-// sleep waits one poll, or until ctx ends.
-func sleep(ctx context.Context) {
-	t := time.NewTimer(pollLock)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
 
@@ -416,7 +421,12 @@ func (l *Lock) Release() {
 	if l.slots {
 		l.ls.leaveSlots(context.Background(), l.key, l.as)
 	} else if l.ls.held.release(l.key, l) {
-		l.ls.handOn(l.key, l.as)
+		if to := l.ls.handOn(l.key, l.as); to != 0 {
+			l.ls.wake.handedTo(l.key, to)
+		} else {
+			// Not handed on: the first in line here takes it over.
+			l.ls.wake.all(l.key)
+		}
 	}
 	l.ls.cfg.TestSignals.Released.Signal(l.run)
 }

@@ -212,6 +212,7 @@ func (ls *Locks) publish(ctx context.Context, key string, m *nats.Msg) (uint64, 
 // against, which the leader holds. Only contended locks are read this way,
 // so the leader's extra work is small.
 func (ls *Locks) read(ctx context.Context, key string) ([]byte, uint64, error) {
+	ls.reads.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := json.Marshal(map[string]string{"last_by_subj": lockSubject(key)})

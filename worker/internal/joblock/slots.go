@@ -42,11 +42,14 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID},
 		seen: beatsSeen{}}
 	waited := false
+	woken := ls.wake.join(key, req.Run)
+	defer ls.wake.leave(key, req.Run)
 	for {
 		if err := req.interrupted(ctx, key); err != nil {
 			ls.leaveSlots(ctx, key, req.Run)
 			return nil, waited, err
 		}
+		drain(woken) // a slot given back here wakes it at once
 		l, again := ls.trySlot(ctx, req, &q)
 		if l != nil {
 			return l, waited, nil
@@ -56,7 +59,7 @@ func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int
 		}
 		waited = true
 		ls.waiting(&req)
-		sleep(ctx)
+		ls.await(ctx, woken, false, nil)
 	}
 }
 
@@ -143,6 +146,7 @@ func (ls *Locks) holdSlot(req Request, key string, rev uint64, wrote time.Time) 
 
 // leaveSlots gives run's slot, or its place in the queue, back.
 func (ls *Locks) leaveSlots(ctx context.Context, key string, run int64) {
+	defer ls.wake.all(key) // a slot or a place ahead of them is free
 	_ = ls.update(context.WithoutCancel(ctx), key, func(v *value) bool {
 		n := len(v.Slots) + len(v.Queue)
 		v.Slots = slices.DeleteFunc(v.Slots, func(s slotHolder) bool { return s.Run == run })
