@@ -138,6 +138,10 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 			return ls.hold(*req, key, rev, at, false), false, nil
 		}
 		return nil, true, nil // someone took it first: look again
+	case err != nil && ctx.Err() != nil:
+		// The worker stops or the run was given up: nothing to retry,
+		// the caller sees ctx ended.
+		return nil, false, nil
 	case err != nil:
 		req.Log.Warn("job lock unreadable; retrying", zap.Error(err))
 		return nil, false, nil

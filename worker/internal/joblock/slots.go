@@ -84,6 +84,8 @@ func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock,
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		// rev: 0, or the delete marker's, over which put creates the key.
+	case err != nil && ctx.Err() != nil:
+		return nil, false // stopping: the caller sees ctx ended
 	case err != nil:
 		req.Log.Warn("job slots unreadable; retrying", zap.Error(err))
 		return nil, false
