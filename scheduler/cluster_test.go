@@ -54,6 +54,9 @@ type node struct {
 	cancel context.CancelFunc
 	done   chan error
 	url    string
+	// nc is its NATS connection: closing it cuts the scheduler off NATS,
+	// as its process dying would (kill9).
+	nc *nats.Conn
 }
 
 // invocations counts handler calls per (job, scheduled time).
@@ -147,7 +150,8 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: c.connect(lc.ID), Listener: ln, Logger: c.log.Named(lc.ID), TriggerSigner: testTriggerSigner})
+	nc := c.connect(lc.ID)
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, Logger: c.log.Named(lc.ID), TriggerSigner: testTriggerSigner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +160,7 @@ func (c *cluster) startScheduler(shards int, opts ...func(*scheduler.Config)) in
 		c.prepare(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &node{s: s, cancel: cancel, done: make(chan error, 1), url: "http://" + ln.Addr().String()}
+	n := &node{s: s, cancel: cancel, done: make(chan error, 1), url: "http://" + ln.Addr().String(), nc: nc}
 	go func() { n.done <- s.Run(ctx); pool.Close() }()
 	c.mu.Lock()
 	c.nodes = append(c.nodes, n)
