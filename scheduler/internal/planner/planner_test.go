@@ -49,18 +49,8 @@ func setupWith(t *testing.T, cfg planner.Config, tr *spans.Tracer) (*store.Store
 // setupDeps is setupWith with the planner's Deps edited by edit.
 func setupDeps(t *testing.T, cfg planner.Config, edit func(*planner.Deps)) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	ctx := context.Background()
-	st, err := store.Open(ctx, pool, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'me', epoch = 1, expires_at = now() + interval '1 hour' WHERE shard = 0`); err != nil {
-		t.Fatal(err)
-	}
+	pool, st := pgtest.Store(t)
+	pgtest.HoldShard(t, pool, "me", 1)
 	out := &sink{}
 	deps := planner.Deps{Pool: pool, Owner: "me",
 		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)}
