@@ -90,12 +90,7 @@ func (s *Store) GetBackfill(ctx context.Context, id int64) (Backfill, error) {
 
 // BackfillGroup is the group of an operation's job (for permissions).
 func (s *Store) BackfillGroup(ctx context.Context, id int64) (string, error) {
-	var g string
-	err := s.pool.QueryRow(ctx, `SELECT group_name FROM backfills WHERE id = $1`, id).Scan(&g)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("backfill %d: %w", id, ErrNotFound)
-	}
-	return g, err
+	return columnOf[string](ctx, s.pool, "backfill", `SELECT group_name FROM backfills WHERE id = $1`, id)
 }
 
 // ListBackfills returns a job's latest operations, newest first.

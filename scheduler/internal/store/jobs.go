@@ -413,6 +413,20 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
+// columnOf reads the one column query selects of the row id of a kind
+// ("run", "backfill"): a missing row is ErrNotFound, named as "kind id".
+func columnOf[T any](ctx context.Context, q querier, kind, query string, id int64) (T, error) {
+	var v T
+	err := q.QueryRow(ctx, query, id).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, fmt.Errorf("%s %d: %w", kind, id, ErrNotFound)
+	}
+	if err != nil {
+		return v, fmt.Errorf("%s %d: %w", kind, id, err)
+	}
+	return v, nil
+}
+
 // checkChildren decides whether job id (0 for a new job) may have the
 // children next where it had cur (nil when the write moves it to another
 // group). Only the references the write adds are checked (package refs
