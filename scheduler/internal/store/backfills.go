@@ -78,14 +78,7 @@ func (s *Store) CreateBackfill(ctx context.Context, a Actor, j Job, from, to tim
 
 // GetBackfill returns one operation.
 func (s *Store) GetBackfill(ctx context.Context, id int64) (Backfill, error) {
-	b, err := scanBackfill(s.pool.QueryRow(ctx, `SELECT `+backfillColumns+` FROM backfills b WHERE b.id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return b, fmt.Errorf("backfill %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return b, fmt.Errorf("get backfill %d: %w", id, err)
-	}
-	return b, nil
+	return rowOf(ctx, s.pool, "backfill", `SELECT `+backfillColumns+` FROM backfills b WHERE b.id = $1`, id, scanBackfill)
 }
 
 // BackfillGroup is the group of an operation's job (for permissions).

@@ -56,14 +56,7 @@ func scanRun(row pgx.Row) (Run, error) {
 
 // GetRun returns one run.
 func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, fmt.Errorf("run %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return r, fmt.Errorf("get run %d: %w", id, err)
-	}
-	return r, nil
+	return rowOf(ctx, s.pool, "run", `SELECT `+runColumns+` FROM job_runs WHERE id = $1`, id, scanRun)
 }
 
 // RunKey is a run's place in the newest-first order of run listings:
