@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -103,11 +102,7 @@ func TestBacklogIsVisible(t *testing.T) {
 	}
 
 	// A worker with one slot and a slow handler drains the group.
-	nc, err := nats.Connect(sys.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := sys.connect(t)
 	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: nc, Group: "b", Concurrency: 1, AbandonGrace: 500 * time.Millisecond,
 		Logger: zaptest.NewLogger(t).Named("worker-b")})
 	if err != nil {

@@ -145,12 +145,7 @@ func TestHostileMessages(t *testing.T) {
 	}
 	foreignBefore := foreign.Total(foreign.Events)
 	unsignedBefore := foreign.Total(foreign.LostUnsigned)
-	nc, err := nats.Connect(sys.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(sys.connect(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -67,11 +65,7 @@ func TestKillRun(t *testing.T) {
 	if _, err := sys.api.KillRun(ctx, waiting.ID); err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(sys.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := sys.connect(t)
 	var ran atomic.Int64
 	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: nc, Group: "later"})
 	if err != nil {

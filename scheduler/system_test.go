@@ -36,6 +36,18 @@ type system struct {
 	signals *scheduler.TestSignals
 }
 
+// connect opens a connection of the test's own to the system's NATS (a
+// worker's, or a stranger's that publishes), closed when the test ends.
+func (s *system) connect(t testing.TB) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(s.natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
 // systemConfig is what startSystem's options adjust: the scheduler's
 // settings and what it runs on (an option may tee the logger).
 type systemConfig struct {

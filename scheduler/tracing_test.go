@@ -30,11 +30,7 @@ import (
 // headers included, beside JetStream's consumers.
 func rawSubscription(t *testing.T, sys *system, subject string) *nats.Subscription {
 	t.Helper()
-	nc, err := nats.Connect(sys.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := sys.connect(t)
 	sub, err := nc.SubscribeSync(subject)
 	if err != nil {
 		t.Fatal(err)

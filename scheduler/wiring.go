@@ -14,6 +14,7 @@ import (
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/runlog"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/backfill"
@@ -359,21 +360,14 @@ func (w *wiring) killAll(ctx context.Context, ids []int64, reason string) {
 // second, until ctx ends: each scheduler runs it, and the row locks
 // of each run let one of them do each.
 func (w *wiring) timeOutWorkflows(ctx context.Context) error {
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return supervise.Every(ctx, time.Second, func(ctx context.Context) {
 		done, err := wfengine.TimeOut(ctx, w.s.deps.Pool, 100, w.s.cfg.MaxChainRuns)
 		if err != nil && ctx.Err() == nil {
 			w.s.log.Warn("timing out workflow runs", zap.Error(err))
 		}
 		w.spawned(ctx, done.Spawned)
 		w.killAll(ctx, done.Kill, "workflow run timed out")
-	}
+	})
 }
 
 // fire hands backfilled runs to the wheel.

@@ -14,9 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
@@ -108,10 +106,10 @@ func TestBatchRedeliveryToSameWorker(t *testing.T) {
 		}
 		return wire.RunStart{Status: wire.StatusTriggered}
 	})
-	obsCore, observed := observer.New(zap.WarnLevel)
+	logger, observed := observedLogger(t, zap.WarnLevel)
 	started := make(chan struct{}, 1)
 	gate := make(chan struct{})
-	e.start(Config{ID: "w", Concurrency: 4, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))},
+	e.start(Config{ID: "w", Concurrency: 4, Logger: logger},
 		func(w *Worker) {
 			w.Handle("h", func(ctx context.Context, job *Job) error {
 				execs.add(job)

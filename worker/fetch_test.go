@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
@@ -177,11 +174,11 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 func TestRedeliveryWhileRunningJoins(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
-	obsCore, observed := observer.New(zap.WarnLevel)
+	logger, observed := observedLogger(t, zap.WarnLevel)
 	var execs atomic.Int32
 	started := make(chan struct{}, 1)
 	gate := make(chan struct{})
-	r := e.start(Config{Concurrency: 2, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))},
+	r := e.start(Config{Concurrency: 2, Logger: logger},
 		func(w *Worker) {
 			w.Handle("h", func(ctx context.Context, job *Job) error {
 				execs.Add(1)

@@ -13,9 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
@@ -129,8 +126,7 @@ func TestRegistryRetriesFailedHeartbeat(t *testing.T) {
 	e := newEnv(t)
 	kv := e.workersKV()
 	ev := e.events()
-	core, logs := observer.New(zapcore.WarnLevel)
-	log := zap.New(zapcore.NewTee(core, zaptest.NewLogger(t).Core()))
+	log, logs := observedLogger(t, zap.WarnLevel)
 	e.start(Config{ID: "w1", HeartbeatInterval: testBeat, Logger: log}, func(w *Worker) {
 		w.Handle("h", func(ctx context.Context, job *Job) error { return nil })
 	})

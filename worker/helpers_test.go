@@ -12,21 +12,22 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testsignal"
-	"github.com/jetjob/jetjob/internal/testtier"
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
-
-	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/worker/internal/testnats"
 )
 
 // waitLimit bounds every wait of the tests: generous for slow CI machines,
 // yet a hang becomes a failure, not a stuck test run.
-const waitLimit = 30 * time.Second
+const waitLimit = testnats.WaitLimit
 
 // testFetchWait shortens pull requests so that stops are quick in tests.
 const testFetchWait = 300 * time.Millisecond
@@ -43,6 +44,7 @@ const testGroup = "g"
 // and every worker they start accepts it (unless the test says otherwise).
 type env struct {
 	t      *testing.T
+	nats   *testnats.Env
 	url    string
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -52,39 +54,19 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	testtier.Needs(t, testtier.NATS)
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	e := &env{t: t, url: srv.ClientURL()}
+	n := testnats.New(t)
+	e := &env{t: t, nats: n, url: n.URL, nc: n.NC, js: n.JS}
 	e.signer, e.keys = testKeys(t)
-	e.nc = e.connect()
-	e.js, err = jetstream.New(e.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Provision(e.ctx(), e.js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
-func (e *env) ctx() context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	e.t.Cleanup(cancel)
-	return ctx
-}
+// ctx is a context bounded by waitLimit.
+func (e *env) ctx() context.Context { return e.nats.Ctx() }
 
+// connect opens another connection, closed when the test ends.
 func (e *env) connect() *nats.Conn {
 	e.t.Helper()
-	nc, err := nats.Connect(e.url)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(nc.Close)
-	return nc
+	return e.nats.Connect()
 }
 
 // trigger returns a valid trigger of testGroup; job id is 1000+run id.
@@ -350,4 +332,11 @@ func (e *env) answerQuestions(subject string, answer func(data []byte) any) {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = sub.Unsubscribe() })
+}
+
+// observedLogger is a logger that writes to the test's log and keeps the
+// entries at level or above for the test to look for.
+func observedLogger(t testing.TB, level zapcore.Level) (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(level)
+	return zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), core)), logs
 }

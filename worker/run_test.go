@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/testwait"
@@ -108,8 +105,7 @@ func TestStopEndsUnfinishedRunLost(t *testing.T) {
 // retried until it succeeds, and only then is the trigger acked.
 func TestResultPublishRetriedBeforeAck(t *testing.T) {
 	e := newEnv(t)
-	obsCore, observed := observer.New(zap.WarnLevel)
-	logger := zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))
+	logger, observed := observedLogger(t, zap.WarnLevel)
 	proceed := make(chan struct{})
 	started := make(chan struct{})
 	r := e.start(Config{Logger: logger}, func(w *Worker) {

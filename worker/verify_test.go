@@ -10,9 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -62,10 +59,10 @@ func encode(t *testing.T, tr *wire.Trigger) []byte {
 func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
-	obsCore, observed := observer.New(zap.ErrorLevel)
+	logger, observed := observedLogger(t, zap.ErrorLevel)
 	var ran ranLog
 	const deliveries = 2
-	r := e.start(Config{Concurrency: 1, MaxDeliver: deliveries, Logger: zap.New(zapcore.NewTee(zaptest.NewLogger(t).Core(), obsCore))}, func(w *Worker) {
+	r := e.start(Config{Concurrency: 1, MaxDeliver: deliveries, Logger: logger}, func(w *Worker) {
 		w.Handle("h", ran.record(ran.handler))
 	})
 	stranger, _ := testKeys(t)

@@ -23,8 +23,14 @@ type Validator interface{ Validate() error }
 // (nil when Want is ""), and construct, which builds the component from the
 // same configuration, fails exactly when Validate does. A case is a name, a
 // configuration and the start of the message Validate must give for it.
+//
+// The zero configuration is always checked first, as valid: every
+// component reads its zero values as its defaults, so that is one rule for
+// all of them, not a case each table has to remember.
 func Run[C Validator](t *testing.T, cases Cases[C], construct func(C) error) {
 	t.Helper()
+	var zero C
+	cases = append(Cases[C]{{"zero", zero, ""}}, cases...)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			err := c.Config.Validate()

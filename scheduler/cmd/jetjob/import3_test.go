@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -26,16 +25,7 @@ func startXXLJob3(t *testing.T) string {
 // databases of scheduler/internal/xxljob/testdata and returns its DSN.
 func startXXLJobGen(t *testing.T, file string) string {
 	t.Helper()
-	srv := localmaria.StartTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := srv.CreateDatabase(ctx, "xxl_job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.LoadFiles(ctx, "xxl_job", "../../internal/xxljob/testdata/"+file); err != nil {
-		t.Fatal(err)
-	}
-	return srv.DSN("xxl_job")
+	return localmaria.StartTestDB(t, "xxl_job", "../../internal/xxljob/testdata/"+file).DSN("xxl_job")
 }
 
 // An xxl-job 3.x database imports: its generation and zone are found and

@@ -28,15 +28,7 @@ var xxlUnmappable = []int64{19, 23, 28, 29, 30, 31, 32, 33, 34, 54, 55}
 // startXXLJob starts a MariaDB holding the fixture and returns its DSN.
 func startXXLJob(t *testing.T) (dsn string, db *sql.DB) {
 	t.Helper()
-	srv := localmaria.StartTest(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := srv.CreateDatabase(ctx, "xxl_job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.LoadFiles(ctx, "xxl_job", xxlFixture...); err != nil {
-		t.Fatal(err)
-	}
+	srv := localmaria.StartTestDB(t, "xxl_job", xxlFixture...)
 	db, err := sql.Open("mysql", srv.DSN("xxl_job"))
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,6 @@ func newEgressSender(t *testing.T, cfg Config, ecfg egress.Config) *Sender {
 // zero values (the defaults) and working settings through.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"everything set", Config{Attempts: 5, Backoff: time.Second, Interval: time.Second, Timeout: time.Second,
 			ConsoleURL: "https://jetjob.example.com/", WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			SMTP: SMTP{Host: "mail.example.com", Port: 465, User: "u", Password: "p", From: "Jetjob <jetjob@example.com>"}}, ""},

@@ -52,85 +52,39 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) createJob(w http.ResponseWriter, r *http.Request) error {
-	var spec apiv1.JobSpec
-	if err := decode(w, r, &spec); err != nil {
-		return err
-	}
-	j, err := s.jobFromSpec(r.Context(), spec, s.now())
-	if err != nil {
-		return err
-	}
-	out, err := s.store.CreateJob(r.Context(), actor(r), j)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, jobDoc(out))
-	return nil
-}
-
-func (s *Server) updateJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	var spec apiv1.JobSpec
-	if err := decode(w, r, &spec); err != nil {
-		return err
-	}
-	version, err := jobVersion(r, spec.Version)
-	if err != nil {
-		return err
-	}
-	if spec.Enabled == nil {
-		// PUT without "enabled" keeps the job's current state.
-		cur, err := s.store.GetJob(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		spec.Enabled = &cur.Enabled
-	}
-	j, err := s.jobFromSpec(r.Context(), spec, s.now())
-	if err != nil {
-		return err
-	}
-	j.ID, j.Version = id, version
-	out, err := s.store.UpdateJob(r.Context(), actor(r), j)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, jobDoc(out))
-	return nil
-}
-
-func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteJob(r.Context(), actor(r), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
 // triggerJob writes a manual run and hands it to the firing path, which
 // publishes it at once (retrying if NATS is away). It answers 202 with the
 // run as written: follow it with GET /runs/{id}.
 func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, req, err := triggerRequest(w, r)
 	if err != nil {
 		return err
 	}
+	return s.fireManual(w, r, id, req.Params)
+}
+
+// triggerRequest reads a trigger of the path's job row (a job, a
+// workflow): its id and the optional body, params within their limit.
+func triggerRequest(w http.ResponseWriter, r *http.Request) (int64, apiv1.TriggerRequest, error) {
 	var req apiv1.TriggerRequest
+	id, err := pathID(r)
+	if err != nil {
+		return 0, req, err
+	}
 	if err := decodeOptional(w, r, &req); err != nil {
-		return err
+		return 0, req, err
 	}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
-		return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+		return 0, req, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
 	}
-	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, req.Params)
+	return id, req, nil
+}
+
+// fireManual writes a manual run of job row id with params (nil: its
+// own), hands it to the firing path and answers 202 with the run as
+// written.
+func (s *Server) fireManual(w http.ResponseWriter, r *http.Request, id int64, params *string) error {
+	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, params)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ func (s *Server) routeTable() []route {
 	public, authed, admin := auth.Public(), auth.Authenticated(), auth.Admin()
 	read := auth.ReadGroup
 	operate := auth.OperateGroup
+	jobs, workflows := s.jobKind(), s.workflowKind()
 	return []route{
 		{"GET /healthz", public, s.healthz},
 		{"GET /readyz", public, s.readyz},
@@ -46,11 +47,11 @@ func (s *Server) routeTable() []route {
 		// Listings without ?group= are filtered to the caller's groups.
 		{"GET /api/v1/groups", authed, s.listGroups},
 		{"POST /api/v1/groups", admin, s.createGroup},
-		{"POST /api/v1/jobs", operate(s.jobBodyGroup), s.createJob},
+		{"POST /api/v1/jobs", operate(s.jobBodyGroup), jobs.post},
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
-		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), byID(s.store.GetJob, jobDoc)},
-		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), s.updateJob},
-		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), s.deleteJob},
+		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), jobs.one},
+		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), jobs.put},
+		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), jobs.delete},
 		{"POST /api/v1/jobs/{id}/enable", operate(s.pathJobGroup), s.enableJob},
 		{"POST /api/v1/jobs/{id}/disable", operate(s.pathJobGroup), s.disableJob},
 		{"POST /api/v1/jobs/{id}/trigger", operate(s.triggerGroups), s.triggerJob},
@@ -63,16 +64,16 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		// Workflows (docs/workflows.md): stored as jobs are, their runs
 		// operated on as a whole.
-		{"POST /api/v1/workflows", operate(s.workflowBodyGroup), s.createWorkflow},
+		{"POST /api/v1/workflows", operate(s.workflowBodyGroup), workflows.post},
 		{"GET /api/v1/workflows", read(queryGroup), s.listWorkflows},
-		{"GET /api/v1/workflows/{id}", read(s.pathWorkflowGroup), s.getWorkflow},
-		{"PUT /api/v1/workflows/{id}", operate(s.workflowUpdateGroups), s.updateWorkflow},
-		{"DELETE /api/v1/workflows/{id}", operate(s.pathWorkflowGroup), s.deleteWorkflow},
+		{"GET /api/v1/workflows/{id}", read(s.pathWorkflowGroup), workflows.one},
+		{"PUT /api/v1/workflows/{id}", operate(s.workflowUpdateGroups), workflows.put},
+		{"DELETE /api/v1/workflows/{id}", operate(s.pathWorkflowGroup), workflows.delete},
 		{"POST /api/v1/workflows/{id}/trigger", operate(s.workflowTriggerGroups), s.triggerWorkflow},
 		{"GET /api/v1/workflows/{id}/runs", read(s.pathWorkflowGroup), s.listWorkflowRuns},
 		{"GET /api/v1/workflows/{id}/history", read(s.pathWorkflowGroup), s.jobHistory},
 		{"GET /api/v1/workflow-runs", read(s.queryWorkflowGroup), s.listWorkflowRuns},
-		{"GET /api/v1/workflow-runs/{id}", read(s.pathWorkflowRunGroup), s.getWorkflowRun},
+		{"GET /api/v1/workflow-runs/{id}", read(s.pathWorkflowRunGroup), byID(s.store.GetWorkflowRun, workflowRunDoc)},
 		{"POST /api/v1/workflow-runs/{id}/cancel", operate(s.pathWorkflowRunGroup), s.workflowRunOp("cancel")},
 		{"POST /api/v1/workflow-runs/{id}/retry", operate(s.pathWorkflowRunGroup), s.workflowRunOp("retry")},
 		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", operate(s.markSucceededGroups), s.workflowRunOp("mark_succeeded")},
@@ -417,7 +418,21 @@ func (s *Server) pathJobWriteGroup(r *http.Request, p *auth.Principal) ([]auth.N
 // triggerGroups is the job's group; triggering a command-running job with
 // other params is running a command of one's choosing: scripts.
 func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
-	j, what, err := pathRecord(r, "job", s.store.GetJob)
+	return triggerNeeds(r, p, "job", s.store.GetJob, func(ctx context.Context, j store.Job) (string, error) {
+		n, err := s.commandNeed(ctx, j.Group, j.Handler)
+		if err != nil || !n.Scripts {
+			return "", err
+		}
+		return n.Why + ", and the trigger replaces its params", nil
+	})
+}
+
+// triggerNeeds is the group of the path's job row (a kind: a job, a
+// workflow), with scripts when the trigger gives params and commands
+// says why they may reach a command ("": they cannot).
+func triggerNeeds(r *http.Request, p *auth.Principal, kind string, get func(context.Context, int64) (store.Job, error),
+	commands func(context.Context, store.Job) (why string, err error)) ([]auth.Need, error) {
+	j, what, err := pathRecord(r, kind, get)
 	if err != nil || p.Admin {
 		return nil, err
 	}
@@ -428,11 +443,11 @@ func (s *Server) triggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need,
 	}
 	n := auth.Need{Group: j.Group, Hidden: true, What: what}
 	if hasBody && f.Params != nil {
-		cn, err := s.commandNeed(r.Context(), j.Group, j.Handler)
+		why, err := commands(r.Context(), j)
 		if err != nil {
 			return nil, err
 		}
-		n.Scripts, n.Why = cn.Scripts, cn.Why+", and the trigger replaces its params"
+		n.Scripts, n.Why = why != "", why
 	}
 	return []auth.Need{n}, nil
 }

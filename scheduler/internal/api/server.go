@@ -401,6 +401,12 @@ func pathID(r *http.Request) (int64, error) {
 // byID answers a GET of one record: the record get finds under the
 // path's id, as its document.
 func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) func(http.ResponseWriter, *http.Request) error {
+	return byIDWith(get, func(_ context.Context, v T) D { return doc(v) })
+}
+
+// byIDWith is byID for a document that reads more than the record (a
+// workflow's names its nodes' jobs).
+func byIDWith[T, D any](get func(context.Context, int64) (T, error), doc func(context.Context, T) D) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		id, err := pathID(r)
 		if err != nil {
@@ -410,7 +416,7 @@ func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) 
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, doc(v))
+		writeJSON(w, http.StatusOK, doc(r.Context(), v))
 		return nil
 	}
 }

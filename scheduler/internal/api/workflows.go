@@ -14,7 +14,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
-	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // The workflow endpoints (docs/workflows.md): CRUD like jobs (audit,
@@ -39,11 +38,8 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 	if err != nil {
 		add("%s", strings.TrimPrefix(err.Error(), errInvalid.Error()+": "))
 	}
-	if p := strings.TrimSpace(spec.Params); p != "" {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(p), &obj) != nil {
-			add("params: want a JSON object (nodes read it as {{ .params.<key> }})")
-		}
+	if p := strings.TrimSpace(spec.Params); p != "" && !jsonObject(p) {
+		add("%s", errParamsObject)
 	}
 	pol := wfengine.Policy{Overlap: spec.Overlap, MaxConcurrent: spec.MaxConcurrent, Timeout: time.Duration(spec.Timeout)}
 	if pol.Overlap == "" {
@@ -122,36 +118,6 @@ func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workfl
 	return d
 }
 
-func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request) error {
-	var spec apiv1.WorkflowSpec
-	if err := decode(w, r, &spec); err != nil {
-		return err
-	}
-	wf, err := s.workflowFromSpec(r.Context(), spec)
-	if err != nil {
-		return err
-	}
-	out, err := s.store.CreateWorkflow(r.Context(), actor(r), wf)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, s.workflowDoc(r.Context(), out))
-	return nil
-}
-
-func (s *Server) getWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	wf, err := s.store.GetWorkflow(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s.workflowDoc(r.Context(), wf))
-	return nil
-}
-
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err := onlyParams(r, "group", "after", "limit"); err != nil {
 		return err
@@ -176,88 +142,33 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) updateWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	var spec apiv1.WorkflowSpec
-	if err := decode(w, r, &spec); err != nil {
-		return err
-	}
-	version, err := jobVersion(r, spec.Version)
-	if err != nil {
-		return err
-	}
-	if spec.Enabled == nil {
-		cur, err := s.store.GetWorkflow(r.Context(), id)
-		if err != nil {
-			return err
-		}
-		spec.Enabled = &cur.Enabled
-	}
-	wf, err := s.workflowFromSpec(r.Context(), spec)
-	if err != nil {
-		return err
-	}
-	wf.ID, wf.Version = id, version
-	out, err := s.store.UpdateWorkflow(r.Context(), actor(r), wf)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s.workflowDoc(r.Context(), out))
-	return nil
-}
-
-func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteWorkflow(r.Context(), actor(r), id); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
 // triggerWorkflow writes a manual run of the workflow, with the params
 // given (a JSON object; none: the workflow's), and hands it to the firing
 // path, which starts the workflow run. It answers 202 with the run as
 // written: GET /api/v1/workflow-runs/{id} follows it (404 for the moment
 // before it starts).
 func (s *Server) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, req, err := triggerRequest(w, r)
 	if err != nil {
 		return err
 	}
-	var req apiv1.TriggerRequest
-	if err := decodeOptional(w, r, &req); err != nil {
-		return err
-	}
-	if req.Params != nil {
-		if len(*req.Params) > wire.MaxParamsBytes {
-			return invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
-		}
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(*req.Params), &obj) != nil {
-			return invalidf("params: want a JSON object (nodes read it as {{ .params.<key> }})")
-		}
+	if req.Params != nil && !jsonObject(*req.Params) {
+		return invalidf("%s", errParamsObject)
 	}
 	if _, err := s.store.GetWorkflow(r.Context(), id); err != nil {
 		return err
 	}
-	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, req.Params)
-	if err != nil {
-		return err
-	}
-	s.cfg.Fire(p)
-	run, err := s.store.GetRun(r.Context(), p.RunID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, runDoc(run))
-	return nil
+	return s.fireManual(w, r, id, req.Params)
+}
+
+// errParamsObject refuses a workflow's params that are not a JSON object.
+const errParamsObject = "params: want a JSON object (nodes read it as {{ .params.<key> }})"
+
+// jsonObject reports whether p is a JSON object, as a workflow's params
+// must be.
+func jsonObject(p string) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal([]byte(p), &obj) == nil
 }
 
 func (s *Server) listWorkflowRuns(w http.ResponseWriter, r *http.Request) error {
@@ -295,19 +206,6 @@ func (s *Server) workflowOfRequest(r *http.Request) (int64, error) {
 		return 0, invalidf("workflow: want ?workflow=<workflow id>")
 	}
 	return id, nil
-}
-
-func (s *Server) getWorkflowRun(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	run, err := s.store.GetWorkflowRun(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, workflowRunDoc(run))
-	return nil
 }
 
 // workflowRunOp runs an operation on a workflow run, then fires the node
@@ -473,24 +371,15 @@ func (s *Server) workflowUpdateGroups(r *http.Request, p *auth.Principal) ([]aut
 // trigger gives params and a node runs commands: its params template may
 // put them in a command.
 func (s *Server) workflowTriggerGroups(r *http.Request, p *auth.Principal) ([]auth.Need, error) {
-	wf, what, err := pathRecord(r, "workflow", s.store.GetWorkflow)
-	if err != nil || p.Admin {
-		return nil, err
+	get := func(ctx context.Context, id int64) (store.Job, error) {
+		wf, err := s.store.GetWorkflow(ctx, id)
+		return wf.Job, err
 	}
-	var f jobFields
-	hasBody, err := peekBody(r, &f)
-	if err != nil {
-		return nil, err
-	}
-	n := auth.Need{Group: wf.Group, Hidden: true, What: what}
-	if hasBody && f.Params != nil {
-		cmds, err := s.store.WorkflowRunsCommands(r.Context(), wf.ID)
-		if err != nil {
-			return nil, err
+	return triggerNeeds(r, p, "workflow", get, func(ctx context.Context, j store.Job) (string, error) {
+		cmds, err := s.store.WorkflowRunsCommands(ctx, j.ID)
+		if err != nil || !cmds {
+			return "", err
 		}
-		if cmds {
-			n.Scripts, n.Why = true, "a node of the workflow runs commands, and the trigger gives params its template may pass on"
-		}
-	}
-	return []auth.Need{n}, nil
+		return "a node of the workflow runs commands, and the trigger gives params its template may pass on", nil
+	})
 }

@@ -11,7 +11,6 @@ import (
 // are the defaults.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"set", Config{Interval: time.Second, PerSecond: 1, InFlight: 1, Batch: 1}, ""},
 		{"negative interval", Config{Interval: -time.Second}, "backfill: Interval must be ≥ 0 (0: 1s), got -1s"},
 		{"negative rate", Config{PerSecond: -1}, "backfill: PerSecond must be ≥ 0 (0: 10), got -1"},

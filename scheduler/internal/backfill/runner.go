@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/logging"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
@@ -88,24 +89,20 @@ func New(cfg Config, deps Deps) (*Runner, error) {
 // Run steps until ctx ends. A failed step (PostgreSQL away) is logged
 // and retried at the next tick.
 func (r *Runner) Run(ctx context.Context) error {
-	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
+	return supervise.Every(ctx, r.cfg.Interval, r.tick)
+}
+
+// tick is one step of every operation, its fires handed to the wheel.
+func (r *Runner) tick(ctx context.Context) {
+	runs, err := r.store.StepBackfills(ctx, r.cfg.Batch, r.step)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Warn("backfill step failed; retrying", zap.Error(err))
 		}
-		runs, err := r.store.StepBackfills(ctx, r.cfg.Batch, r.step)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Warn("backfill step failed; retrying", zap.Error(err))
-			}
-			continue
-		}
-		if len(runs) > 0 {
-			r.fire(runs)
-		}
+		return
+	}
+	if len(runs) > 0 {
+		r.fire(runs)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/attribute"
@@ -52,17 +51,8 @@ func newBatchEnvOn(t *testing.T, js jetstream.JetStream) *batchEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
-	pool := pgtest.Pool(t)
-	st, err := store.Open(ctx, pool, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'me', epoch = 1, expires_at = now() + interval '1 hour' WHERE shard = 0`); err != nil {
-		t.Fatal(err)
-	}
+	pool, st := pgtest.Store(t)
+	pgtest.HoldShard(t, pool, "me", 1)
 	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,31 +66,14 @@ func newBatchEnvOn(t *testing.T, js jetstream.JetStream) *batchEnv {
 // job creates a disabled job of group g with misfire policy mp.
 func (e *batchEnv) job(name, mp string) int64 {
 	e.t.Helper()
-	j, err := e.st.CreateJob(e.ctx, store.System, store.Job{Group: "g", Name: name, Handler: "h", ScheduleType: "cron",
-		ScheduleExpr: "@every 1s", Timezone: "UTC", MisfirePolicy: mp, RouteStrategy: "any", BlockStrategy: "serial"})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return j.ID
+	return pgtest.Job(e.t, e.st, name, mp)
 }
 
 // insert writes fires as the planner does, under epoch 1, and returns
 // what was written.
 func (e *batchEnv) insert(fires ...runs.Fire) []runs.Inserted {
 	e.t.Helper()
-	var written []runs.Inserted
-	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		if err := runs.Fence(e.ctx, tx, 0, "me", 1, time.Minute); err != nil {
-			return err
-		}
-		var err error
-		written, err = runs.InsertPlanned(e.ctx, tx, 0, fires)
-		return err
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return written
+	return pgtest.Plan(e.t, e.pool, "me", 1, fires...)
 }
 
 // batchFires creates n jobs with misfire policy mp (j0, j1, …) and returns

@@ -11,7 +11,6 @@ import (
 // values are the defaults, and a negative TriggeredDelay means no delay.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"set", Config{MisfireThreshold: time.Second, FlushInterval: time.Millisecond, FlushSize: 10,
 			TriggeredDelay: time.Minute, InFlight: 1}, ""},
 		{"no triggered delay", Config{TriggeredDelay: -1}, ""},

@@ -12,7 +12,6 @@ import (
 // that a lease is always renewed before its local deadline.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"short TTL", Config{TTL: 2 * time.Second}, ""},
 		{"TTL too short", Config{TTL: 100 * time.Millisecond}, "lease TTL 100ms: want at least 500ms"},
 		{"negative renew", Config{Renew: -time.Second}, "lease renew interval -1s: want more than 0 and at most half the TTL (5s)"},

@@ -11,7 +11,6 @@ import (
 // thresholds and timeouts; zero values are the defaults.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"set", Config{Window: time.Second, Interval: 100 * time.Millisecond, MisfireThreshold: time.Second,
 			MaxCatchup: 1, BatchSize: 1, IdleTxTimeout: time.Second, TriggerBatch: 256}, ""},
 		{"no trigger batches", Config{TriggerBatch: 1}, ""},

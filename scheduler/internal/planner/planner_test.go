@@ -49,18 +49,8 @@ func setupWith(t *testing.T, cfg planner.Config, tr *spans.Tracer) (*store.Store
 // setupDeps is setupWith with the planner's Deps edited by edit.
 func setupDeps(t *testing.T, cfg planner.Config, edit func(*planner.Deps)) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink) {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	ctx := context.Background()
-	st, err := store.Open(ctx, pool, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'me', epoch = 1, expires_at = now() + interval '1 hour' WHERE shard = 0`); err != nil {
-		t.Fatal(err)
-	}
+	pool, st := pgtest.Store(t)
+	pgtest.HoldShard(t, pool, "me", 1)
 	out := &sink{}
 	deps := planner.Deps{Pool: pool, Owner: "me",
 		Leases: func() []lease.Lease { return []lease.Lease{held} }, Out: out.add, Log: zaptest.NewLogger(t)}
@@ -124,12 +114,8 @@ func plannedAfter(t *testing.T, pool *pgxpool.Pool, jobID int64, at time.Time) i
 // over, and moves next_fire_at past the window; a second pass at once
 // plans nothing more (the pre-read is durable and not repeated).
 func TestPlanShardWritesWindowOnce(t *testing.T) {
-	st, pool, p, out := setup(t)
+	st, pool, p, out, j := setupJob(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	n, err := p.PlanShard(ctx, held)
 	if err != nil {
 		t.Fatal(err)
@@ -207,15 +193,8 @@ func TestDisableEnableAppliesMisfirePolicy(t *testing.T) {
 // Recover returns exactly the planned runs nobody published, with what
 // their triggers need.
 func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
-	st, pool, p, out := setup(t)
+	_, pool, p, out, j := setupPlanned(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PlanShard(ctx, held); err != nil {
-		t.Fatal(err)
-	}
 	first := out.runs[0]
 	if _, err := pool.Exec(ctx, `UPDATE job_runs SET status = 'TRIGGERED' WHERE id = $1`, first.RunID); err != nil {
 		t.Fatal(err)
@@ -240,12 +219,8 @@ func TestRecoverReturnsUntriggeredRuns(t *testing.T) {
 // Fencing: once the shard moved to another owner (epoch incremented), the
 // old holder's planning writes nothing.
 func TestPlanningIsFenced(t *testing.T) {
-	st, pool, p, out := setup(t)
+	st, pool, p, out, j := setupJob(t)
 	ctx := context.Background()
-	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = 'other', epoch = 2 WHERE shard = 0`); err != nil {
 		t.Fatal(err)
 	}
@@ -265,16 +240,22 @@ func TestPlanningIsFenced(t *testing.T) {
 	}
 }
 
-// setupPlanned is setup plus one @every 1s job whose window is planned.
-func setupPlanned(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink, store.Job) {
+// setupJob is setup plus one @every 1s job, "a", not yet planned.
+func setupJob(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink, store.Job) {
 	t.Helper()
 	st, pool, p, out := setup(t)
-	ctx := context.Background()
-	j, err := st.CreateJob(ctx, store.System, everySecond("a"))
+	j, err := st.CreateJob(context.Background(), store.System, everySecond("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.PlanShard(ctx, held); err != nil {
+	return st, pool, p, out, j
+}
+
+// setupPlanned is setupJob with the job's window planned.
+func setupPlanned(t *testing.T) (*store.Store, *pgxpool.Pool, *planner.Planner, *sink, store.Job) {
+	t.Helper()
+	st, pool, p, out, j := setupJob(t)
+	if _, err := p.PlanShard(context.Background(), held); err != nil {
 		t.Fatal(err)
 	}
 	return st, pool, p, out, j

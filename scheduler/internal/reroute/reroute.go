@@ -37,6 +37,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -80,21 +81,14 @@ func New(deps Deps) *Rerouter {
 
 // Run checks every Interval until ctx ends.
 func (r *Rerouter) Run(ctx context.Context) error {
-	t := time.NewTicker(Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	return supervise.Every(ctx, Interval, func(ctx context.Context) {
 		if !r.synced() {
-			continue
+			return
 		}
 		if err := r.Check(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("checking directed consumers failed; retrying", zap.Error(err))
 		}
-	}
+	})
 }
 
 // Check drains every directed subject that holds triggers and whose

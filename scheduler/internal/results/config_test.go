@@ -11,7 +11,6 @@ import (
 // values are the defaults.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"zero", Config{}, ""},
 		{"set", Config{BatchSize: 10, AckWait: time.Minute, Linger: time.Millisecond}, ""},
 		{"negative batch size", Config{BatchSize: -1}, "results: BatchSize must be ≥ 0 (0: 1000), got -1"},
 		{"negative ack wait", Config{AckWait: -time.Second}, "results: AckWait must be ≥ 0 (0: 30s), got -1s"},

@@ -36,36 +36,15 @@ type fixture struct {
 func setup(t *testing.T) *fixture {
 	t.Helper()
 	t.Parallel()
-	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	st, err := store.Open(ctx, pool, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
-		t.Fatal(err)
-	}
-	j, err := st.CreateJob(ctx, store.System, store.Job{Group: "g", Name: "a", Handler: "h", ScheduleType: "cron",
-		ScheduleExpr: "@every 1s", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any", BlockStrategy: "serial"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE scheduler_shards SET owner = $1, epoch = $2, expires_at = now() + interval '1 hour' WHERE shard = 0`,
-		me, epoch); err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, ctx: ctx, pool: pool, st: st, jobID: j.ID}
+	pool, st := pgtest.Store(t)
+	pgtest.HoldShard(t, pool, me, epoch)
+	return &fixture{t: t, ctx: context.Background(), pool: pool, st: st, jobID: pgtest.Job(t, st, "a", "skip")}
 }
 
 // job creates another disabled job in group "g" and returns its id.
 func (f *fixture) job(name string) int64 {
 	f.t.Helper()
-	j, err := f.st.CreateJob(f.ctx, store.System, store.Job{Group: "g", Name: name, Handler: "h", ScheduleType: "cron",
-		ScheduleExpr: "@every 1s", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any", BlockStrategy: "serial"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return j.ID
+	return pgtest.Job(f.t, f.st, name, "skip")
 }
 
 // fire is a SCHEDULED fire of the job, i seconds from a fixed base time.
@@ -78,19 +57,7 @@ func (f *fixture) fire(i int) runs.Fire {
 // plan writes fires the way the planner does: fenced, in one transaction.
 func (f *fixture) plan(fires ...runs.Fire) []runs.Inserted {
 	f.t.Helper()
-	var out []runs.Inserted
-	err := pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
-		if err := runs.Fence(f.ctx, tx, 0, me, epoch, time.Minute); err != nil {
-			return err
-		}
-		var err error
-		out, err = runs.InsertPlanned(f.ctx, tx, 0, fires)
-		return err
-	})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return out
+	return pgtest.Plan(f.t, f.pool, me, epoch, fires...)
 }
 
 // planned is an inserted run as the wheel would hold it.

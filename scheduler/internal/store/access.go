@@ -373,14 +373,7 @@ func (s *Store) ListKeys(ctx context.Context, user string) ([]Key, error) {
 
 // GetKey returns one key.
 func (s *Store) GetKey(ctx context.Context, id int64) (Key, error) {
-	k, err := scanKey(s.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, fmt.Errorf("key %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return k, fmt.Errorf("get key %d: %w", id, err)
-	}
-	return k, nil
+	return rowOf(ctx, s.pool, "key", `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id, scanKey)
 }
 
 // RevokeKey revokes a key, recording a key.revoke by a. Revoking a revoked

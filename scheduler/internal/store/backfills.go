@@ -78,24 +78,12 @@ func (s *Store) CreateBackfill(ctx context.Context, a Actor, j Job, from, to tim
 
 // GetBackfill returns one operation.
 func (s *Store) GetBackfill(ctx context.Context, id int64) (Backfill, error) {
-	b, err := scanBackfill(s.pool.QueryRow(ctx, `SELECT `+backfillColumns+` FROM backfills b WHERE b.id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return b, fmt.Errorf("backfill %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return b, fmt.Errorf("get backfill %d: %w", id, err)
-	}
-	return b, nil
+	return rowOf(ctx, s.pool, "backfill", `SELECT `+backfillColumns+` FROM backfills b WHERE b.id = $1`, id, scanBackfill)
 }
 
 // BackfillGroup is the group of an operation's job (for permissions).
 func (s *Store) BackfillGroup(ctx context.Context, id int64) (string, error) {
-	var g string
-	err := s.pool.QueryRow(ctx, `SELECT group_name FROM backfills WHERE id = $1`, id).Scan(&g)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("backfill %d: %w", id, ErrNotFound)
-	}
-	return g, err
+	return columnOf[string](ctx, s.pool, "backfill", `SELECT group_name FROM backfills WHERE id = $1`, id)
 }
 
 // ListBackfills returns a job's latest operations, newest first.

@@ -211,14 +211,7 @@ func (s *Store) insertJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error
 
 // GetJob returns one job.
 func (s *Store) GetJob(ctx context.Context, id int64) (Job, error) {
-	j, err := scanJob(s.pool.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return j, fmt.Errorf("get job %d: %w", id, err)
-	}
-	return j, nil
+	return rowOf(ctx, s.pool, "job", `SELECT `+jobColumns+` FROM jobs WHERE id = $1`, id, scanJob)
 }
 
 // ListJobs returns up to limit jobs with id > after, by id, optionally of
@@ -411,6 +404,28 @@ const refsLockClass = 0x6a6a7266 // "jjrf"
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// rowOf reads with scan the row id of a kind ("run", "backfill") that
+// query selects by $1: a missing row is ErrNotFound, named as "kind id".
+func rowOf[T any](ctx context.Context, q querier, kind, query string, id int64, scan func(pgx.Row) (T, error)) (T, error) {
+	v, err := scan(q.QueryRow(ctx, query, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return v, fmt.Errorf("%s %d: %w", kind, id, ErrNotFound)
+	}
+	if err != nil {
+		return v, fmt.Errorf("get %s %d: %w", kind, id, err)
+	}
+	return v, nil
+}
+
+// columnOf is rowOf for a query that selects one column.
+func columnOf[T any](ctx context.Context, q querier, kind, query string, id int64) (T, error) {
+	return rowOf(ctx, q, kind, query, id, func(row pgx.Row) (T, error) {
+		var v T
+		err := row.Scan(&v)
+		return v, err
+	})
 }
 
 // checkChildren decides whether job id (0 for a new job) may have the

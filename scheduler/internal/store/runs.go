@@ -56,14 +56,7 @@ func scanRun(row pgx.Row) (Run, error) {
 
 // GetRun returns one run.
 func (s *Store) GetRun(ctx context.Context, id int64) (Run, error) {
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, fmt.Errorf("run %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return r, fmt.Errorf("get run %d: %w", id, err)
-	}
-	return r, nil
+	return rowOf(ctx, s.pool, "run", `SELECT `+runColumns+` FROM job_runs WHERE id = $1`, id, scanRun)
 }
 
 // RunKey is a run's place in the newest-first order of run listings:
@@ -270,15 +263,8 @@ func (s *Store) ListRuns(ctx context.Context, jobID int64, groups []string, afte
 
 // RunKeyOf returns a run's key, for clients that page by run id.
 func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
-	k := RunKey{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT scheduled_at FROM job_runs WHERE id = $1`, id).Scan(&k.ScheduledAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, fmt.Errorf("run %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return k, fmt.Errorf("run %d: %w", id, err)
-	}
-	return k, nil
+	at, err := columnOf[time.Time](ctx, s.pool, "run", `SELECT scheduled_at FROM job_runs WHERE id = $1`, id)
+	return RunKey{ScheduledAt: at, ID: id}, err
 }
 
 // InsertManualRun writes a manual ("trigger now") run of a job as SCHEDULED

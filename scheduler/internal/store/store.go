@@ -199,13 +199,5 @@ func (s *Store) JobGroup(ctx context.Context, id int64) (string, error) {
 
 // RunGroup returns the group of a run; ErrNotFound if there is no such run.
 func (s *Store) RunGroup(ctx context.Context, id int64) (string, error) {
-	var g string
-	err := s.pool.QueryRow(ctx, `SELECT group_name FROM job_runs WHERE id = $1`, id).Scan(&g)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("run %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("group of run %d: %w", id, err)
-	}
-	return g, nil
+	return columnOf[string](ctx, s.pool, "run", `SELECT group_name FROM job_runs WHERE id = $1`, id)
 }

@@ -86,22 +86,12 @@ func (s *Store) ListWorkflowRuns(ctx context.Context, workflowID, before int64, 
 
 // WorkflowOfRun is the workflow of workflow run id.
 func (s *Store) WorkflowOfRun(ctx context.Context, id int64) (int64, error) {
-	var w int64
-	err := s.pool.QueryRow(ctx, `SELECT workflow_id FROM workflow_runs WHERE id = $1`, id).Scan(&w)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("workflow run %d: %w", id, ErrNotFound)
-	}
-	return w, err
+	return columnOf[int64](ctx, s.pool, "workflow run", `SELECT workflow_id FROM workflow_runs WHERE id = $1`, id)
 }
 
 // WorkflowRunGroup is the group of workflow run id, for permission checks.
 func (s *Store) WorkflowRunGroup(ctx context.Context, id int64) (string, error) {
-	var g string
-	err := s.pool.QueryRow(ctx, `SELECT group_name FROM workflow_runs WHERE id = $1`, id).Scan(&g)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("workflow run %d: %w", id, ErrNotFound)
-	}
-	return g, err
+	return groupOfWorkflowRun(ctx, s.pool, id)
 }
 
 // GetWorkflowRun returns workflow run id with its nodes, each with its
@@ -203,12 +193,7 @@ func (s *Store) OperateWorkflowRun(ctx context.Context, a Actor, id int64, op Wo
 }
 
 func groupOfWorkflowRun(ctx context.Context, q querier, id int64) (string, error) {
-	var g string
-	err := q.QueryRow(ctx, `SELECT group_name FROM workflow_runs WHERE id = $1`, id).Scan(&g)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("workflow run %d: %w", id, ErrNotFound)
-	}
-	return g, err
+	return columnOf[string](ctx, q, "workflow run", `SELECT group_name FROM workflow_runs WHERE id = $1`, id)
 }
 
 func workflowRunTarget(id int64) string { return fmt.Sprintf("workflow_run:%d", id) }

@@ -30,14 +30,7 @@ type env struct {
 func setup(t *testing.T, pol wfengine.Policy, mods ...func(*wfengine.Spec)) *env {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	st, err := store.Open(ctx, pool, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.EnsureGroup(ctx, store.Group{Name: "g"}); err != nil {
-		t.Fatal(err)
-	}
+	pool, st := pgtest.Store(t)
 	job := func(name string) int64 {
 		j, err := st.CreateJob(ctx, store.System, store.Job{Group: "g", Name: name, Handler: "h", ScheduleType: "none",
 			Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any", BlockStrategy: "serial"})

@@ -17,24 +17,9 @@ var fixture = []string{"testdata/schema.sql", "testdata/jobs.sql"}
 // The fixture read from a real MariaDB comes back whole: NULL columns as
 // "", multi-line glue sources and non-ASCII text intact.
 func TestReadFixture(t *testing.T) {
-	srv := localmaria.StartTest(t)
+	_, db := loadDB(t, fixture...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := srv.CreateDatabase(ctx, "xxl_job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.LoadFiles(ctx, "xxl_job", fixture...); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := ParseDSN(srv.DSN("xxl_job"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := Open(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	d, err := Read(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -90,15 +75,9 @@ func TestParseDSN(t *testing.T) {
 // loadDB starts a MariaDB, loads files into database xxl_job and opens it.
 func loadDB(t *testing.T, files ...string) (*localmaria.Server, *sql.DB) {
 	t.Helper()
-	srv := localmaria.StartTest(t)
+	srv := localmaria.StartTestDB(t, "xxl_job", files...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := srv.CreateDatabase(ctx, "xxl_job"); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.LoadFiles(ctx, "xxl_job", files...); err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := ParseDSN(srv.DSN("xxl_job"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jetjob/jetjob/internal/natsembed"
 	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/internal/testtier"
 )
 
 // WaitLimit bounds the waits of the tests: generous for slow CI machines,
@@ -33,17 +32,8 @@ type Env struct {
 // tier.
 func New(t *testing.T) *Env {
 	t.Helper()
-	testtier.Needs(t, testtier.NATS)
-	srv, err := natsembed.Start(natsembed.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	e := &Env{t: t, URL: srv.ClientURL()}
-	e.NC = e.Connect()
-	if e.JS, err = jetstream.New(e.NC); err != nil {
-		t.Fatal(err)
-	}
+	srv, nc, js := natsembed.StartTest(t)
+	e := &Env{t: t, URL: srv.ClientURL(), NC: nc, JS: js}
 	if err := stream.Provision(e.Ctx(), e.JS, stream.Config{}); err != nil {
 		t.Fatal(err)
 	}

@@ -299,6 +299,22 @@ func StartTest(t testing.TB) *Server {
 	return s
 }
 
+// StartTestDB is StartTest with database created and loaded from files
+// (SQL, in order): what a test of an xxl-job database starts from.
+func StartTestDB(t testing.TB, database string, files ...string) *Server {
+	t.Helper()
+	s := StartTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.CreateDatabase(ctx, database); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LoadFiles(ctx, database, files...); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
