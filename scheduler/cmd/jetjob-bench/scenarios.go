@@ -115,6 +115,17 @@ func (e *env) arm(ctx context.Context, minLead time.Duration, sets ...*jobSet) (
 	return t0, nil
 }
 
+// armWindow arms sets (arm) and returns the window measured: from warmup
+// after their first fire, for d.
+func (e *env) armWindow(ctx context.Context, warmup, d time.Duration, sets ...*jobSet) (w0, w1 time.Time, err error) {
+	t0, err := e.arm(ctx, 0, sets...)
+	if err != nil {
+		return t0, t0, err
+	}
+	w0 = t0.Add(warmup)
+	return w0, w0.Add(d), nil
+}
+
 // runPeriodic is steady and sparse: periodic jobs, a warm-up, a measured
 // window, then a drain.
 func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error {
@@ -122,23 +133,18 @@ func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error
 	if err := e.start(ctx, res, sets); err != nil {
 		return err
 	}
-	t0, err := e.arm(ctx, 0, sets...)
+	w0, w1, err := e.armWindow(ctx, o.warmup, o.duration, sets...)
 	if err != nil {
 		return err
 	}
-	w0 := t0.Add(o.warmup)
-	w1 := w0.Add(o.duration)
 	secs := w1.Sub(w0).Seconds()
 	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
 	logf("warm-up until %s, measuring %s until %s", w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
-	if err := sleepUntil(ctx, w0); err != nil {
+	win, err := e.watch(ctx, res, w0, w1)
+	if err != nil {
 		return err
 	}
-	u0, c0 := e.windowStart(ctx)
-	if err := e.progress(ctx, w0, w1); err != nil {
-		return err
-	}
-	u1, c1 := e.windowEnd(ctx, res)
+	u0, c0, u1, c1 := win.u0, win.c0, win.u1, win.c1
 
 	first, last := sets[0].firstID, sets[len(sets)-1].lastID()
 	u2, u, err := e.settle(ctx, w0, w1, first, last, o.drain, "the window")
@@ -388,12 +394,10 @@ func runMax(ctx context.Context, e *env, res *Result) error {
 		if err := e.insert(ctx, set); err != nil {
 			return err
 		}
-		t0, err := e.arm(ctx, 0, set)
+		w0, w1, err := e.armWindow(ctx, o.stepWarmup, o.stepDuration, set)
 		if err != nil {
 			return err
 		}
-		w0 := t0.Add(o.stepWarmup)
-		w1 := w0.Add(o.stepDuration)
 		secs := w1.Sub(w0).Seconds()
 		logf("step %d: %d jobs (%d fires/s offered), measuring %s..%s", step+1, total, total,
 			w0.Format("15:04:05"), w1.Format("15:04:05"))

@@ -75,24 +75,19 @@ func runWorkflow(ctx context.Context, e *env, res *Result) error {
 	if err := insertWorkflows(ctx, e, flows, k); err != nil {
 		return err
 	}
-	t0, err := e.arm(ctx, 0, flows)
+	w0, w1, err := e.armWindow(ctx, o.warmup, o.duration, flows)
 	if err != nil {
 		return err
 	}
-	w0 := t0.Add(o.warmup)
-	w1 := w0.Add(o.duration)
 	secs := w1.Sub(w0).Seconds()
 	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
 	logf("%d workflows of %d nodes, %d node runs/s offered; warm-up until %s, measuring %s until %s",
 		o.jobs, k, o.jobs*k, w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
-	if err := sleepUntil(ctx, w0); err != nil {
+	win, err := e.watch(ctx, res, w0, w1)
+	if err != nil {
 		return err
 	}
-	u0, _ := e.windowStart(ctx)
-	if err := e.progress(ctx, w0, w1); err != nil {
-		return err
-	}
-	u1, _ := e.windowEnd(ctx, res)
+	u0, u1 := win.u0, win.u1
 	if err := waitWorkflows(ctx, e, w0, w1); err != nil {
 		return err
 	}
