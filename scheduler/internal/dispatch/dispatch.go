@@ -137,10 +137,11 @@ type Deps struct {
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
 	Observe func(runs.Planned, time.Duration)
-	// StartWorkflow starts the workflow run of a workflow's fire (a run
-	// with Planned.Workflow), which is never published; nil fails such
-	// runs. It is called on Fire's goroutine, the run's lease checked.
-	StartWorkflow func(context.Context, runs.Planned)
+	// StartWorkflow starts the workflow runs of workflows' fires (runs
+	// with Planned.Workflow), which are never published; nil fails such
+	// runs. It is called on Fire's goroutine, once per Fire with every
+	// such run of it (their leases checked), so that they start together.
+	StartWorkflow func(context.Context, []runs.Planned)
 	// TestSignals report written batches to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -300,6 +301,8 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 	now := time.Now()
 	skip := d.misfired(due, now)
 	batches := batchesOf(due)
+	var flows []runs.Planned
+	defer func() { d.startWorkflows(ctx, flows) }()
 	for i := range due {
 		r := &due[i]
 		if r.Batch != 0 {
@@ -323,8 +326,9 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 		}
 		if r.Workflow {
 			// A workflow's fire goes to no worker: its run starts here,
-			// in a transaction fenced by the run's epoch (package wfengine).
-			d.startWorkflow(ctx, r)
+			// in a transaction fenced by the run's epoch (package wfengine),
+			// with the others of this call.
+			flows = append(flows, *r)
 			continue
 		}
 		for _, part := range d.route(ctx, due, i) {
@@ -354,14 +358,19 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 	return d.send(ctx, []runs.Planned{*r}, Subject(r), wire.MsgID(r.RunID), data)
 }
 
-// startWorkflow hands a workflow's run to Deps.StartWorkflow; without one
-// (a dispatcher built for tests of publishing alone) the run fails.
-func (d *Dispatcher) startWorkflow(ctx context.Context, r *runs.Planned) {
+// startWorkflows hands workflows' runs to Deps.StartWorkflow; without one
+// (a dispatcher built for tests of publishing alone) the runs fail.
+func (d *Dispatcher) startWorkflows(ctx context.Context, rs []runs.Planned) {
+	if len(rs) == 0 || ctx.Err() != nil {
+		return // ctx ended: they stay SCHEDULED, and are handed over again
+	}
 	if d.cfg.StartWorkflow == nil {
-		d.fail(ctx, r, time.Now(), errors.New("this scheduler cannot start workflow runs"))
+		for i := range rs {
+			d.fail(ctx, &rs[i], time.Now(), errors.New("this scheduler cannot start workflow runs"))
+		}
 		return
 	}
-	d.cfg.StartWorkflow(ctx, *r)
+	d.cfg.StartWorkflow(ctx, rs)
 }
 
 // fits reports, as an error, a message NATS would refuse on every attempt:
