@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -54,14 +55,56 @@ func scanRun(row pgx.Row) (*run, error) {
 		&r.NodeRuns, &r.EndAs, &r.Message, &r.StartedAt, &r.TimeoutAt); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(spec, &r.Spec); err != nil {
+	ds, err := decodeSpec(spec)
+	if err != nil {
 		return nil, fmt.Errorf("workflow run %d: spec: %w", r.ID, err)
 	}
+	r.Spec, r.graph = ds.spec, ds.graph
 	if err := json.Unmarshal(state, &r.State); err != nil {
 		return nil, fmt.Errorf("workflow run %d: state: %w", r.ID, err)
 	}
-	r.graph = r.Spec.Graph()
 	return r, nil
+}
+
+// decodedSpec is a spec as stored, decoded, and its graph: shared by the
+// runs that store the same text, and never written to.
+type decodedSpec struct {
+	spec  Spec
+	graph *workflow.Graph
+}
+
+// specs caches decoded specs by their stored text, at most maxSpecs of
+// them (cleared when full). Every run of a workflow stores the spec it
+// started with, and every applier batch reads each run it advances: the
+// decoding was a tenth of the scheduler's CPU in the workflow benchmark.
+var specs = struct {
+	sync.Mutex
+	m map[string]*decodedSpec
+}{m: map[string]*decodedSpec{}}
+
+const maxSpecs = 4096
+
+// decodeSpec decodes text, a stored spec, or returns its decoding from
+// the cache.
+func decodeSpec(text []byte) (*decodedSpec, error) {
+	specs.Lock()
+	ds := specs.m[string(text)]
+	specs.Unlock()
+	if ds != nil {
+		return ds, nil
+	}
+	ds = &decodedSpec{}
+	if err := json.Unmarshal(text, &ds.spec); err != nil {
+		return nil, err
+	}
+	ds.graph = ds.spec.Graph()
+	specs.Lock()
+	if len(specs.m) >= maxSpecs {
+		clear(specs.m)
+	}
+	specs.m[string(text)] = ds
+	specs.Unlock()
+	return ds, nil
 }
 
 // lockRuns locks the rows of the workflow runs ids, first their

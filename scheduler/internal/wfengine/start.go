@@ -3,7 +3,6 @@ package wfengine
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -129,7 +128,7 @@ func StartAll(ctx context.Context, db interface {
 		if err := st.flush(ctx); err != nil {
 			return err
 		}
-		done.Spawned = st.spawned
+		done.Spawned, done.Fire = st.spawned, st.fire
 		return nil
 	})
 	if err != nil {
@@ -206,10 +205,11 @@ func (st *stepper) startRound(ctx context.Context, owner string, ps []runs.Plann
 			params := p.Params
 			r.Params = &params
 		}
-		if err := json.Unmarshal(def.spec, &r.Spec); err != nil {
+		ds, err := decodeSpec(def.spec)
+		if err != nil {
 			return nil, fmt.Errorf("workflow %d: spec: %w", p.JobID, err)
 		}
-		r.graph = r.Spec.Graph()
+		r.Spec, r.graph = ds.spec, ds.graph
 		a := active[p.JobID]
 		if a == nil {
 			a = &activeRuns{}
