@@ -129,7 +129,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, Spawned: w.spawned, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
+		Applied: w.applied, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs
@@ -329,6 +329,18 @@ func (w *wiring) spawned(ctx context.Context, ids []int64) {
 	w.s.wheel.Add(runs...)
 }
 
+// fireNodes hands workflow node runs, created due now, to the wheel as
+// their transaction returned them: dispatch publishes them at once, with
+// nothing read back (if this process dies first, the shard owners' sweep
+// fires them).
+func (w *wiring) fireNodes(_ context.Context, rs []runs.Planned) {
+	if len(rs) == 0 {
+		return
+	}
+	w.s.metrics.planned.Add(float64(len(rs)))
+	w.s.wheel.Add(rs...)
+}
+
 // startWorkflows starts workflows' fires (dispatch hands them over
 // instead of publishing them, every fire of a Fire call at once), fires
 // the node runs that start, and asks the workers to stop the node runs of
@@ -352,8 +364,8 @@ func (w *wiring) startWorkflows(ctx context.Context, ps []runs.Planned) {
 		w.s.log.Warn("workflow run not started; retried when its run is handed over again", logging.Run(ps[0].RunID), logging.Job(ps[0].JobID), zap.Error(err))
 		return
 	}
-	w.s.log.Debug("workflow runs started", zap.Int("fires", len(ps)), zap.Int("node_runs", len(done.Spawned)))
-	w.spawned(ctx, done.Spawned)
+	w.s.log.Debug("workflow runs started", zap.Int("fires", len(ps)), zap.Int("node_runs", len(done.Fire)))
+	w.fireNodes(ctx, done.Fire)
 	w.killAll(ctx, done.Kill, "workflow run covered by a newer run (overlap cover_early)")
 }
 
@@ -382,7 +394,7 @@ func (w *wiring) timeOutWorkflows(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			w.s.log.Warn("timing out workflow runs", zap.Error(err))
 		}
-		w.spawned(ctx, done.Spawned)
+		w.fireNodes(ctx, done.Fire)
 		w.killAll(ctx, done.Kill, "workflow run timed out")
 	}
 }

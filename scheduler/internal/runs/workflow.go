@@ -207,26 +207,31 @@ type NodeRun struct {
 // row's ordinal in microseconds, so that runs of one job started together
 // (for_each items, two nodes running the same job) keep distinct keys in
 // job_runs' (job, scheduled_at, shard index, attempt).
-const insertNodeRunsSQL = `WITH u AS (
+//
+// It returns each run created as dispatch takes it (plannedSelect), so
+// that the caller hands it over after commit without reading it back.
+var insertNodeRunsSQL = `WITH u AS (
 		SELECT u.*, nextval('job_runs_id_seq') AS id, clock_timestamp() + u.ord * interval '1 microsecond' AS at
 		FROM unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::bigint[], $6::text[], $7::bigint[], $8::int[])
 			WITH ORDINALITY AS u(wr, node, attempt, item, job_id, params, timeout_ms, max_retries, ord)),
 	k AS (INSERT INTO workflow_node_runs (workflow_run, node, node_attempt, item, run_id, scheduled_at)
 		SELECT u.wr, u.node, u.attempt, u.item, u.id, u.at FROM u JOIN jobs j ON j.id = u.job_id
 		ON CONFLICT DO NOTHING
-		RETURNING run_id)
-	INSERT INTO job_runs (id, job_id, group_name, shard, trigger_type, status, scheduled_at, params,
+		RETURNING run_id),
+	r AS (INSERT INTO job_runs (id, job_id, group_name, shard, trigger_type, status, scheduled_at, params,
 		workflow_run, node, node_attempt, item, chain_root, run_timeout_ms, run_max_retries)
 	OVERRIDING SYSTEM VALUE
 	SELECT u.id, j.id, j.group_name, j.shard, 'workflow', 'SCHEDULED', u.at, u.params,
 		u.wr, u.node, u.attempt, u.item, u.wr, u.timeout_ms, u.max_retries
 	FROM u JOIN k ON k.run_id = u.id JOIN jobs j ON j.id = u.job_id
-	RETURNING id, scheduled_at, workflow_run, node, item`
+	RETURNING *)
+	` + plannedSelect + `, r.workflow_run, r.node, r.item
+	FROM r JOIN jobs j ON j.id = r.job_id`
 
-// CreatedNodeRun is a node run InsertNodeRuns created.
+// CreatedNodeRun is a node run InsertNodeRuns created: its key, and the
+// run as dispatch fires it.
 type CreatedNodeRun struct {
-	RunID       int64
-	ScheduledAt time.Time
+	Planned
 	WorkflowRun int64
 	Node        string
 	Item        int
@@ -254,7 +259,9 @@ func InsertNodeRuns(ctx context.Context, tx pgx.Tx, nrs []NodeRun) ([]CreatedNod
 	rows, _ := tx.Query(ctx, insertNodeRunsSQL, wrs, nodes, attempts, items, jobs, params, timeouts, retries)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (CreatedNodeRun, error) {
 		var c CreatedNodeRun
-		return c, r.Scan(&c.RunID, &c.ScheduledAt, &c.WorkflowRun, &c.Node, &c.Item)
+		var err error
+		c.Planned, err = scanPlanned(r, &c.WorkflowRun, &c.Node, &c.Item)
+		return c, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create %d node runs: %w", len(nrs), err)

@@ -20,8 +20,15 @@ import (
 // plans (runs.PlanGeneric), whatever the number of runs. maxChainRuns
 // caps the node runs of one workflow run (0: refs.DefaultMaxRuns).
 func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) ([]int64, error) {
+	done, err := AdvanceRuns(ctx, tx, ends, maxChainRuns)
+	return done.Spawned, err
+}
+
+// AdvanceRuns is Advance returning the node runs it created also as
+// dispatch fires them (Done.Fire).
+func AdvanceRuns(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) (Done, error) {
 	if len(ends) == 0 {
-		return nil, nil
+		return Done{}, nil
 	}
 	byRun := map[int64][]runs.NodeEnd{}
 	var ids []int64
@@ -33,12 +40,12 @@ func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns i
 	}
 	restore, err := runs.PlanGeneric(ctx, tx)
 	if err != nil {
-		return nil, err
+		return Done{}, err
 	}
 	st := newStepper(tx, maxChainRuns)
 	locked, err := st.lockRuns(ctx, ids)
 	if err != nil {
-		return nil, err
+		return Done{}, err
 	}
 	var rs []*run
 	for _, id := range sortedIDs(locked) {
@@ -50,10 +57,10 @@ func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns i
 		rs = append(rs, r)
 	}
 	if err := st.stepAll(ctx, rs); err != nil {
-		return nil, err
+		return Done{}, err
 	}
 	if err := st.flush(ctx); err != nil {
-		return nil, err
+		return Done{}, err
 	}
-	return st.spawned, restore(ctx)
+	return Done{Spawned: st.spawned, Fire: st.fire}, restore(ctx)
 }

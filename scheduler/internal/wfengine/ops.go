@@ -23,6 +23,9 @@ import (
 type Done struct {
 	Spawned []int64
 	Kill    []int64
+	// Fire are the runs of Spawned as dispatch takes them: the caller
+	// hands them over without reading them back.
+	Fire []runs.Planned
 }
 
 // ErrNotAllowed is an operation the run's state does not allow (it wraps
@@ -146,7 +149,7 @@ func op(ctx context.Context, tx pgx.Tx, maxChainRuns int, fn func(*stepper) ([]i
 	if err != nil {
 		return Done{}, err
 	}
-	return Done{Spawned: st.spawned, Kill: kill}, nil
+	return Done{Spawned: st.spawned, Kill: kill, Fire: st.fire}, nil
 }
 
 // cancel cancels run id in st's transaction, to end as endAs (CANCELLED,
@@ -225,7 +228,7 @@ func TimeOut(ctx context.Context, pool *pgxpool.Pool, limit, maxChainRuns int) (
 		if err != nil {
 			return out, err
 		}
-		out.Spawned, out.Kill = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...)
+		out.Spawned, out.Kill, out.Fire = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...), append(out.Fire, done.Fire...)
 	}
 	return out, nil
 }

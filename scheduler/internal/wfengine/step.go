@@ -34,6 +34,8 @@ type stepper struct {
 	// root fire may cause, --max-chain-runs).
 	limit   int
 	spawned []int64
+	// fire are the node runs of spawned as dispatch takes them.
+	fire []runs.Planned
 
 	// now is the transaction's clock (now() is fixed for a transaction),
 	// read once.
@@ -342,7 +344,7 @@ func (st *stepper) create(ctx context.Context, starts []*starting, nrs []runs.No
 	byKey := make(map[nodeRunKey]runs.CreatedNodeRun, len(created))
 	for _, c := range created {
 		byKey[nodeRunKey{c.WorkflowRun, c.Node, c.Item}] = c
-		st.spawned = append(st.spawned, c.RunID)
+		st.spawned, st.fire = append(st.spawned, c.RunID), append(st.fire, c.Planned)
 	}
 	for _, sg := range starts {
 		r := sg.r
