@@ -269,39 +269,6 @@ func InsertNodeRuns(ctx context.Context, tx pgx.Tx, nrs []NodeRun) ([]CreatedNod
 	return out, nil
 }
 
-// nodeKeysSQL reads the node keys and outputs of ended node runs.
-const nodeKeysSQL = `SELECT r.id, r.node, r.node_attempt, r.item, r.output
-	FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
-	JOIN job_runs r ON r.id = u.id AND r.scheduled_at = u.scheduled_at`
-
-// fillNodeKeys completes ends with their node keys and outputs.
-func fillNodeKeys(ctx context.Context, tx pgx.Tx, ends []NodeEnd) error {
-	ids, ats := make([]int64, len(ends)), make([]time.Time, len(ends))
-	at := make(map[int64]int, len(ends))
-	for i, e := range ends {
-		ids[i], ats[i], at[e.RunID] = e.RunID, e.ScheduledAt, i
-	}
-	var (
-		id            int64
-		node          string
-		attempt, item int
-		output        *string
-	)
-	rows, _ := tx.Query(ctx, nodeKeysSQL, ids, ats)
-	_, err := pgx.ForEachRow(rows, []any{&id, &node, &attempt, &item, &output}, func() error {
-		e := &ends[at[id]]
-		e.Node, e.NodeAttempt, e.Item = node, attempt, item
-		if output != nil {
-			e.Output = []byte(*output)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("read the node keys of %d runs: %w", len(ends), err)
-	}
-	return nil
-}
-
 // CancelNodeRuns ends CANCELLED, with message, those of the given runs
 // that are still SCHEDULED, and returns the node runs among them as ended:
 // their workflow runs record them at once, in the caller's transaction
