@@ -116,7 +116,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
 	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
 		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire,
-		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflow, TestSignals: s.testSignals.Dispatch}); err != nil {
+		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflows, TestSignals: s.testSignals.Dispatch}); err != nil {
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
@@ -130,7 +130,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, Spawned: w.spawned, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
+		Applied: w.applied, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs
@@ -330,21 +330,44 @@ func (w *wiring) spawned(ctx context.Context, ids []int64) {
 	w.s.wheel.Add(runs...)
 }
 
-// startWorkflow starts a workflow's fire (dispatch hands it over instead
-// of publishing it), fires the node runs that start, and asks the workers
-// to stop the node runs of runs it covered (overlap cover_early). If the
-// start fails the run stays SCHEDULED, and recovery or the sweep hands it
-// over again.
-func (w *wiring) startWorkflow(ctx context.Context, p runs.Planned) {
-	st, err := wfengine.Start(ctx, w.s.deps.Pool, w.leases.ID(), &p, w.s.cfg.MaxChainRuns)
-	if err != nil {
-		w.s.log.Warn("workflow run not started; retried when its run is handed over again", logging.Run(p.RunID), logging.Job(p.JobID), zap.Error(err))
+// fireNodes hands workflow node runs, created due now, to the wheel as
+// their transaction returned them: dispatch publishes them at once, with
+// nothing read back (if this process dies first, the shard owners' sweep
+// fires them).
+func (w *wiring) fireNodes(_ context.Context, rs []runs.Planned) {
+	if len(rs) == 0 {
 		return
 	}
-	w.s.log.Debug("workflow run started", logging.Run(p.RunID), logging.Job(p.JobID), zap.String("status", st.Status),
-		zap.Int("node_runs", len(st.Spawned)))
-	w.spawned(ctx, st.Spawned)
-	w.killAll(ctx, st.Kill, fmt.Sprintf("workflow run covered by run %d", p.RunID))
+	w.s.metrics.planned.Add(float64(len(rs)))
+	w.s.wheel.Add(rs...)
+}
+
+// startWorkflows starts workflows' fires (dispatch hands them over
+// instead of publishing them, every fire of a Fire call at once), fires
+// the node runs that start, and asks the workers to stop the node runs of
+// runs they covered (overlap cover_early). They start in one transaction;
+// if it fails, each is tried in one of its own, so that a fire that
+// cannot start holds up no other. A fire that fails to start stays
+// SCHEDULED, and recovery or the sweep hands it over again.
+func (w *wiring) startWorkflows(ctx context.Context, ps []runs.Planned) {
+	_, done, err := wfengine.StartAll(ctx, w.s.deps.Pool, w.leases.ID(), ps, w.s.cfg.MaxChainRuns)
+	if err != nil && len(ps) > 1 {
+		if ctx.Err() != nil {
+			return
+		}
+		w.s.log.Info("starting workflow runs together failed; starting them one by one", zap.Int("fires", len(ps)), zap.Error(err))
+		for i := range ps {
+			w.startWorkflows(ctx, ps[i:i+1])
+		}
+		return
+	}
+	if err != nil {
+		w.s.log.Warn("workflow run not started; retried when its run is handed over again", logging.Run(ps[0].RunID), logging.Job(ps[0].JobID), zap.Error(err))
+		return
+	}
+	w.s.log.Debug("workflow runs started", zap.Int("fires", len(ps)), zap.Int("node_runs", len(done.Fire)))
+	w.fireNodes(ctx, done.Fire)
+	w.killAll(ctx, done.Kill, "workflow run covered by a newer run (overlap cover_early)")
 }
 
 // killAll sends the kills of runs, logging those it could not send.
@@ -365,7 +388,7 @@ func (w *wiring) timeOutWorkflows(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			w.s.log.Warn("timing out workflow runs", zap.Error(err))
 		}
-		w.spawned(ctx, done.Spawned)
+		w.fireNodes(ctx, done.Fire)
 		w.killAll(ctx, done.Kill, "workflow run timed out")
 	})
 }

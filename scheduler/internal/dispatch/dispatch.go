@@ -137,10 +137,13 @@ type Deps struct {
 	// Observe, when set, is called with each run's fire lag (publish
 	// acknowledged − scheduled time).
 	Observe func(runs.Planned, time.Duration)
-	// StartWorkflow starts the workflow run of a workflow's fire (a run
-	// with Planned.Workflow), which is never published; nil fails such
-	// runs. It is called on Fire's goroutine, the run's lease checked.
-	StartWorkflow func(context.Context, runs.Planned)
+	// StartWorkflow starts the workflow runs of workflows' fires (runs
+	// with Planned.Workflow), which are never published; nil fails such
+	// runs. It is called on a goroutine of Run's, one call at a time, in
+	// the order Fire met them, with every such run handed over since the
+	// last call (their leases checked): they start together, and the runs
+	// due meanwhile (node runs) are published without waiting for them.
+	StartWorkflow func(context.Context, []runs.Planned)
 	// TestSignals report written batches to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -191,6 +194,8 @@ type Dispatcher struct {
 
 	inflight chan inflight
 	marks    chan runs.Mark
+	// flows carries workflows' fires from Fire to the starter (start).
+	flows chan []runs.Planned
 	// abandoned drops what is not yet written when Run ends (Abandon).
 	abandoned atomic.Bool
 	// recorded holds runs the results applier recorded with their
@@ -242,6 +247,7 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		cfg: settings{Config: cfg, Deps: deps}, js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "dispatch"),
 		inflight: make(chan inflight, cfg.InFlight),
 		marks:    make(chan runs.Mark, cfg.FlushSize*4),
+		flows:    make(chan []runs.Planned, 64),
 		now:      time.Now,
 	}, nil
 }
@@ -300,6 +306,8 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 	now := time.Now()
 	skip := d.misfired(due, now)
 	batches := batchesOf(due)
+	var flows []runs.Planned
+	defer func() { d.startWorkflows(ctx, flows) }()
 	for i := range due {
 		r := &due[i]
 		if r.Batch != 0 {
@@ -323,8 +331,9 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 		}
 		if r.Workflow {
 			// A workflow's fire goes to no worker: its run starts here,
-			// in a transaction fenced by the run's epoch (package wfengine).
-			d.startWorkflow(ctx, r)
+			// in a transaction fenced by the run's epoch (package wfengine),
+			// with the others of this call.
+			flows = append(flows, *r)
 			continue
 		}
 		for _, part := range d.route(ctx, due, i) {
@@ -354,14 +363,49 @@ func (d *Dispatcher) publish(ctx context.Context, r *runs.Planned, now time.Time
 	return d.send(ctx, []runs.Planned{*r}, Subject(r), wire.MsgID(r.RunID), data)
 }
 
-// startWorkflow hands a workflow's run to Deps.StartWorkflow; without one
-// (a dispatcher built for tests of publishing alone) the run fails.
-func (d *Dispatcher) startWorkflow(ctx context.Context, r *runs.Planned) {
-	if d.cfg.StartWorkflow == nil {
-		d.fail(ctx, r, time.Now(), errors.New("this scheduler cannot start workflow runs"))
+// startWorkflows hands workflows' runs to the starter (start), waiting
+// while it is 64 handovers behind; without Deps.StartWorkflow (a
+// dispatcher built for tests of publishing alone) the runs fail. If ctx
+// ends first, or the process before they start, they stay SCHEDULED and
+// are handed over again (recovery, the sweep): starting is fenced and
+// happens once.
+func (d *Dispatcher) startWorkflows(ctx context.Context, rs []runs.Planned) {
+	if len(rs) == 0 || ctx.Err() != nil {
 		return
 	}
-	d.cfg.StartWorkflow(ctx, *r)
+	if d.cfg.StartWorkflow == nil {
+		for i := range rs {
+			d.fail(ctx, &rs[i], time.Now(), errors.New("this scheduler cannot start workflow runs"))
+		}
+		return
+	}
+	select {
+	case d.flows <- rs:
+	case <-ctx.Done():
+	}
+}
+
+// start passes the workflows' fires Fire hands over to
+// Deps.StartWorkflow until ctx ends, all those waiting in one call.
+func (d *Dispatcher) start(ctx context.Context) {
+	for {
+		var rs []runs.Planned
+		select {
+		case <-ctx.Done():
+			return
+		case rs = <-d.flows:
+		}
+	more:
+		for {
+			select {
+			case next := <-d.flows:
+				rs = append(rs, next...)
+			default:
+				break more
+			}
+		}
+		d.cfg.StartWorkflow(ctx, rs)
+	}
 }
 
 // fits reports, as an error, a message NATS would refuse on every attempt:
@@ -707,17 +751,24 @@ func (d *Dispatcher) dropRecorded(marks []runs.Mark, forget time.Duration) []run
 // leave what a dead process leaves.
 func (d *Dispatcher) Abandon() { d.abandoned.Store(true) }
 
-// Run collects acks and records TRIGGERED until ctx ends, then records
-// what was already acknowledged (with a short fresh deadline) and returns.
+// Run collects acks and records TRIGGERED, and starts the workflows' fires
+// Fire hands over, until ctx ends, then records what was already
+// acknowledged (with a short fresh deadline) and returns.
 // Runs whose publish was never acknowledged stay SCHEDULED in PostgreSQL,
 // where recovery finds them.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		d.collect(ctx)
 		close(d.marks)
+	}()
+	go func() {
+		defer wg.Done()
+		if d.cfg.StartWorkflow != nil {
+			d.start(ctx)
+		}
 	}()
 	d.flush(ctx)
 	wg.Wait()

@@ -127,6 +127,8 @@ type batchResult struct {
 	changes []Change
 	// spawned are the runs it created (retries, child runs).
 	spawned []int64
+	// fire are the workflow node runs it created, as dispatch takes them.
+	fire []runs.Planned
 	// ignored are the updates that changed nothing.
 	ignored []Ignored
 	// capped are the runs whose children the cap kept from running.
@@ -152,11 +154,12 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 	var (
 		changes []Change
 		spawned []int64
+		fire    []runs.Planned
 		ignored []Ignored
 		capped  []runs.Capped
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		changes, spawned, ignored, capped = changes[:0], spawned[:0], ignored[:0], nil
+		changes, spawned, fire, ignored, capped = changes[:0], spawned[:0], nil, ignored[:0], nil
 		keys, err := scheduledTimes(ctx, tx, ups, order)
 		if err != nil {
 			return err
@@ -183,11 +186,11 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		// Workflow node runs that ended for good advance their workflow
 		// runs in this transaction: exactly as durable, and as
 		// exactly-once, as the ends they follow from.
-		nodes, err := wfengine.Advance(ctx, tx, done.NodeEnds, maxChainRuns)
+		nodes, err := wfengine.AdvanceRuns(ctx, tx, done.NodeEnds, maxChainRuns)
 		if err != nil {
 			return err
 		}
-		spawned = append(spawned, nodes...)
+		fire = nodes.Fire
 		changes = slices.Grow(changes, len(moved))
 		applied := make(map[runKey]bool, len(batch))
 		for _, m := range moved {
@@ -228,7 +231,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 	if err != nil {
 		return batchResult{}, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
-	return batchResult{changes: changes, spawned: spawned, ignored: ignored, capped: capped}, nil
+	return batchResult{changes: changes, spawned: spawned, fire: fire, ignored: ignored, capped: capped}, nil
 }
 
 // ignoredUpdates appends to ignored the updates of batch that ApplyEvents

@@ -42,6 +42,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -99,6 +100,11 @@ type Deps struct {
 	// ids of the runs it created (retries, child runs), SCHEDULED for a
 	// later time, and Run's context: the scheduler hands them to its wheel.
 	Spawned func(ctx context.Context, ids []int64)
+	// Fire, when set, is called after each committed batch with the
+	// workflow node runs it created, due now, as dispatch takes them, and
+	// Run's context: the scheduler hands them to its wheel without reading
+	// them back. Nil: their ids go to Spawned with the others.
+	Fire func(ctx context.Context, rs []runs.Planned)
 	// Active reports whether this scheduler is the one that applies all
 	// the time (the scheduler passes "holds shard 0's lease"); while it
 	// reports false the applier stands by (standby.go). Nil: always.
@@ -144,11 +150,12 @@ type Applier struct {
 	js   jetstream.JetStream
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	// trace, applied, spawned and signals are Deps.Trace, Deps.Applied,
-	// Deps.Spawned and Deps.TestSignals.
+	// trace, applied, spawned, fire and signals are Deps.Trace,
+	// Deps.Applied, Deps.Spawned, Deps.Fire and Deps.TestSignals.
 	trace   *spans.Tracer
 	applied func([]Change)
 	spawned func(context.Context, []int64)
+	fire    func(context.Context, []runs.Planned)
 	signals TestSignals
 	active  func() bool
 	// standbyCheck is how often a standing-by applier looks at the
@@ -162,7 +169,7 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 		return nil, err
 	}
 	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "results"),
-		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, signals: deps.TestSignals,
+		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, fire: deps.Fire, signals: deps.TestSignals,
 		active: deps.Active, standbyCheck: standbyInterval}, nil
 }
 
@@ -414,8 +421,18 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		if a.applied != nil && len(done.changes) > 0 {
 			a.applied(done.changes)
 		}
-		if a.spawned != nil && len(done.spawned) > 0 {
-			a.spawned(ctx, done.spawned)
+		spawned := done.spawned
+		if len(done.fire) > 0 {
+			if a.fire != nil {
+				a.fire(ctx, done.fire)
+			} else {
+				for _, r := range done.fire {
+					spawned = append(spawned, r.RunID)
+				}
+			}
+		}
+		if a.spawned != nil && len(spawned) > 0 {
+			a.spawned(ctx, spawned)
 		}
 	}
 	for _, m := range msgs {

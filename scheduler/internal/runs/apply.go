@@ -107,7 +107,8 @@ const applySQL = `WITH u AS (
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root,
-		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries),
+		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries,
+		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params, chain_root, workflow_run, node, node_attempt, item,
 			run_timeout_ms, run_max_retries)
@@ -132,9 +133,10 @@ const applySQL = `WITH u AS (
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0, COALESCE(workflow_run, 0) FROM applied
-	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of FROM retried
-	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, 0 FROM parents`
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0, COALESCE(workflow_run, 0),
+		COALESCE(node, ''), COALESCE(node_attempt, 0), COALESCE(item, 0), node_output FROM applied
+	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of, '', 0, 0, NULL FROM retried
+	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, 0, '', 0, 0, NULL FROM parents`
 
 // Row kinds of applySQL's result.
 const (
@@ -201,8 +203,12 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		started, sched, finished *time.Time
 		root, wr                 int64
 		children                 int
-		out                      Applied
-		parents                  []parent
+		// A node run's key and output (workflow node runs only).
+		node              string
+		nodeAttempt, item int
+		output            *string
+		out               Applied
+		parents           []parent
 		// Workflow node runs that ended, and the runs retried (by the
 		// run they retry): an ended node run that was retried is not
 		// its node's end.
@@ -211,7 +217,8 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	)
 	out.Moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups, outputs)
-	_, err := pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished, &root, &children, &wr}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&m.RunID, &m.JobID, &m.Status, &kind, &m.Group, &started, &sched, &finished, &root, &children, &wr,
+		&node, &nodeAttempt, &item, &output}, func() error {
 		switch kind {
 		case rowSpawned:
 			out.Spawned = append(out.Spawned, m.RunID)
@@ -228,7 +235,12 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			m.StartedAt, m.ScheduledAt, m.FinishedAt = deref(started), deref(sched), deref(finished)
 			out.Moved = append(out.Moved, m)
 			if wr != 0 && m.Status.Terminal() {
-				nodeEnds = append(nodeEnds, NodeEnd{RunID: m.RunID, ScheduledAt: m.ScheduledAt, Status: m.Status, WorkflowRun: wr})
+				e := NodeEnd{RunID: m.RunID, ScheduledAt: m.ScheduledAt, Status: m.Status, WorkflowRun: wr,
+					Node: node, NodeAttempt: nodeAttempt, Item: item}
+				if output != nil {
+					e.Output = []byte(*output)
+				}
+				nodeEnds = append(nodeEnds, e)
 			}
 		}
 		return nil
@@ -248,12 +260,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			out.NodeEnds = append(out.NodeEnds, e)
 		}
 	}
-	if len(out.NodeEnds) > 0 {
-		slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })
-		if err := fillNodeKeys(ctx, tx, out.NodeEnds); err != nil {
-			return Applied{}, err
-		}
-	}
+	slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })
 	return out, nil
 }
 

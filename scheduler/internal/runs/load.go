@@ -12,11 +12,14 @@ import (
 
 // plannedColumns are what a trigger needs of a planned run and its job. A
 // manual run's own params override its job's.
-const plannedColumns = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
+const plannedColumns = plannedSelect + `
+	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
+
+// plannedSelect is plannedColumns' list, of a run r and its job j.
+const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, COALESCE(r.run_timeout_ms, j.timeout_ms),
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
-		COALESCE(r.batch, 0), j.kind = 'workflow'
-	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
+		COALESCE(r.batch, 0), j.kind = 'workflow'`
 
 // selectShard reads all of a shard's planned, not yet published runs.
 const selectShard = plannedColumns + `
@@ -61,22 +64,25 @@ func LoadScheduled(ctx context.Context, db DB, ids []int64) ([]Planned, error) {
 
 func load(ctx context.Context, db DB, query string, args ...any) ([]Planned, error) {
 	rows, _ := db.Query(ctx, query, args...)
-	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Planned, error) {
-		var pr Planned
-		var typ string
-		var timeoutMS, thresholdMS int64
-		err := r.Scan(&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
-			&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
-			&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow)
-		pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
-		pr.TriggerType = wire.TriggerType(typ)
-		pr.Timeout = time.Duration(timeoutMS) * time.Millisecond
-		return pr, err
-	})
+	runs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Planned, error) { return scanPlanned(r) })
 	if err != nil {
 		return nil, fmt.Errorf("read planned runs: %w", err)
 	}
 	return runs, nil
+}
+
+// scanPlanned scans a row of plannedSelect's columns, followed by extra.
+func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
+	var pr Planned
+	var typ string
+	var timeoutMS, thresholdMS int64
+	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
+		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
+		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow}, extra...)...)
+	pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
+	pr.TriggerType = wire.TriggerType(typ)
+	pr.Timeout = time.Duration(timeoutMS) * time.Millisecond
+	return pr, err
 }
 
 // StillScheduled returns those of ids whose runs are still SCHEDULED: a

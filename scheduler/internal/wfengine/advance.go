@@ -10,16 +10,25 @@ import (
 
 // Advance advances the workflow runs of ends, node runs that ended for
 // good, in tx: the transaction that recorded those ends (the results
-// applier's, or a cancel's). It locks each run, folds the ends into its
-// state, starts what may start and ends what is done, and returns the node
+// applier's, or a cancel's). It locks the runs, folds the ends into their
+// states, starts what may start and ends what is done, and returns the node
 // runs it created, SCHEDULED and due now, for the caller to fire after
-// commit (if it dies first, the shard owners' sweep fires them). Runs are
-// visited in id order, like every writer of workflow runs, so concurrent
-// appliers do not deadlock. maxChainRuns caps the node runs of one
-// workflow run (0: refs.DefaultMaxRuns).
+// commit (if it dies first, the shard owners' sweep fires them). The runs
+// are locked in id order, like every writer of workflow runs does, so
+// concurrent appliers do not deadlock, and advanced together: one
+// statement of each kind for the whole batch (see stepper), on generic
+// plans (runs.PlanGeneric), whatever the number of runs. maxChainRuns
+// caps the node runs of one workflow run (0: refs.DefaultMaxRuns).
 func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) ([]int64, error) {
+	done, err := AdvanceRuns(ctx, tx, ends, maxChainRuns)
+	return done.Spawned, err
+}
+
+// AdvanceRuns is Advance returning the node runs it created also as
+// dispatch fires them (Done.Fire).
+func AdvanceRuns(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) (Done, error) {
 	if len(ends) == 0 {
-		return nil, nil
+		return Done{}, nil
 	}
 	byRun := map[int64][]runs.NodeEnd{}
 	var ids []int64
@@ -29,27 +38,29 @@ func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns i
 		}
 		byRun[e.WorkflowRun] = append(byRun[e.WorkflowRun], e)
 	}
-	locked, err := lockRuns(ctx, tx, ids)
+	restore, err := runs.PlanGeneric(ctx, tx)
 	if err != nil {
-		return nil, err
+		return Done{}, err
 	}
 	st := newStepper(tx, maxChainRuns)
+	locked, err := st.lockRuns(ctx, ids)
+	if err != nil {
+		return Done{}, err
+	}
+	var rs []*run
 	for _, id := range sortedIDs(locked) {
 		r := locked[id]
 		if r.Status != RunRunning {
 			continue // ended by an operation meanwhile: its ends change nothing
 		}
-		if err := st.record(ctx, r, byRun[id]); err != nil {
-			return nil, err
-		}
-		if err := st.step(ctx, r); err != nil {
-			return nil, err
-		}
-		if r.Status == RunRunning {
-			if err := r.save(ctx, tx); err != nil {
-				return nil, err
-			}
-		}
+		st.record(r, byRun[id])
+		rs = append(rs, r)
 	}
-	return st.spawned, nil
+	if err := st.stepAll(ctx, rs); err != nil {
+		return Done{}, err
+	}
+	if err := st.flush(ctx); err != nil {
+		return Done{}, err
+	}
+	return Done{Spawned: st.spawned, Fire: st.fire}, restore(ctx)
 }

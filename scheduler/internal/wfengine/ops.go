@@ -23,6 +23,9 @@ import (
 type Done struct {
 	Spawned []int64
 	Kill    []int64
+	// Fire are the runs of Spawned as dispatch takes them: the caller
+	// hands them over without reading them back.
+	Fire []runs.Planned
 }
 
 // ErrNotAllowed is an operation the run's state does not allow (it wraps
@@ -34,7 +37,7 @@ var ErrNotAllowed = workflow.ErrNotAllowed
 // CANCELLED, the others are to be killed (Done.Kill), and the run ends
 // CANCELLED once their ends are recorded.
 func Cancel(ctx context.Context, tx pgx.Tx, id int64, reason string, maxChainRuns int) (Done, error) {
-	return op(tx, maxChainRuns, func(st *stepper) ([]int64, error) {
+	return op(ctx, tx, maxChainRuns, func(st *stepper) ([]int64, error) {
 		return cancel(ctx, st, id, reason, RunCancelled)
 	})
 }
@@ -45,8 +48,8 @@ func Cancel(ctx context.Context, tx pgx.Tx, id int64, reason string, maxChainRun
 // and outputs. The workflow job's run keeps the end it recorded: the
 // workflow run's own status is the one to read.
 func Retry(ctx context.Context, tx pgx.Tx, id int64, maxChainRuns int) (Done, error) {
-	return op(tx, maxChainRuns, func(st *stepper) ([]int64, error) {
-		r, err := lockRun(ctx, st.tx, id)
+	return op(ctx, tx, maxChainRuns, func(st *stepper) ([]int64, error) {
+		r, err := st.lockRun(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -102,8 +105,8 @@ func Skip(ctx context.Context, tx pgx.Tx, id int64, node, reason string, maxChai
 }
 
 func settleByHand(ctx context.Context, tx pgx.Tx, id int64, maxChainRuns int, change func(*run) error) (Done, error) {
-	return op(tx, maxChainRuns, func(st *stepper) ([]int64, error) {
-		r, err := lockRun(ctx, st.tx, id)
+	return op(ctx, tx, maxChainRuns, func(st *stepper) ([]int64, error) {
+		r, err := st.lockRun(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -132,31 +135,28 @@ func (st *stepper) reopen(ctx context.Context, r *run) error {
 		now := time.Now()
 		r.Status, r.EndAs, r.Message, r.StartedAt = RunRunning, "", "", &now
 	}
-	if err := st.step(ctx, r); err != nil {
-		return err
-	}
-	if r.Status == RunRunning {
-		return r.save(ctx, st.tx)
-	}
-	return nil
+	return st.step(ctx, r)
 }
 
 // op runs fn in the caller's transaction tx (which also records who did
 // it) and returns what it spawned and the runs to kill.
-func op(tx pgx.Tx, maxChainRuns int, fn func(*stepper) ([]int64, error)) (Done, error) {
+func op(ctx context.Context, tx pgx.Tx, maxChainRuns int, fn func(*stepper) ([]int64, error)) (Done, error) {
 	st := newStepper(tx, maxChainRuns)
 	kill, err := fn(st)
+	if err == nil {
+		err = st.flush(ctx)
+	}
 	if err != nil {
 		return Done{}, err
 	}
-	return Done{Spawned: st.spawned, Kill: kill}, nil
+	return Done{Spawned: st.spawned, Kill: kill, Fire: st.fire}, nil
 }
 
 // cancel cancels run id in st's transaction, to end as endAs (CANCELLED,
 // TIMED_OUT), and returns its node runs that may be running. A run that is
 // not active is left alone.
 func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([]int64, error) {
-	r, err := lockRun(ctx, st.tx, id)
+	r, err := st.lockRun(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +166,11 @@ func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([
 	r.Message = reason
 	if r.Status == RunQueued {
 		r.Status = endAs
-		if err := runs.MoveWorkflowRun(ctx, st.tx, r.ID, r.ScheduledAt, wire.Status(endAs), reason); err != nil {
+		if err := st.move(ctx, r, wire.Status(endAs), reason); err != nil {
 			return nil, err
 		}
-		return nil, r.save(ctx, st.tx)
+		st.save(r)
+		return nil, nil
 	}
 	next, killNodes := workflow.Cancel(r.graph, r.State.model(), reason)
 	r.State.adopt(next)
@@ -186,16 +187,8 @@ func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([
 	if err != nil {
 		return nil, err
 	}
-	if err := st.record(ctx, r, ends); err != nil {
-		return nil, err
-	}
-	if err := st.step(ctx, r); err != nil {
-		return nil, err
-	}
-	if r.Status == RunRunning {
-		return kill, r.save(ctx, st.tx)
-	}
-	return kill, nil
+	st.record(r, ends)
+	return kill, st.step(ctx, r)
 }
 
 // TimeOut cancels, as TIMED_OUT, the running workflow runs past their
@@ -224,7 +217,7 @@ func TimeOut(ctx context.Context, pool *pgxpool.Pool, limit, maxChainRuns int) (
 		var done Done
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			var err error
-			done, err = op(tx, maxChainRuns, func(st *stepper) ([]int64, error) {
+			done, err = op(ctx, tx, maxChainRuns, func(st *stepper) ([]int64, error) {
 				return cancel(ctx, st, d.id, fmt.Sprintf("timed out: the workflow's timeout is %s", d.after), RunTimedOut)
 			})
 			return err
@@ -235,7 +228,7 @@ func TimeOut(ctx context.Context, pool *pgxpool.Pool, limit, maxChainRuns int) (
 		if err != nil {
 			return out, err
 		}
-		out.Spawned, out.Kill = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...)
+		out.Spawned, out.Kill, out.Fire = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...), append(out.Fire, done.Fire...)
 	}
 	return out, nil
 }

@@ -161,3 +161,15 @@ func (s *Spec) JobIDs() []int64 {
 
 // Marshal is s as stored.
 func (s *Spec) Marshal() ([]byte, error) { return json.Marshal(s) }
+
+// templated reports whether one of nodes renders from its upstream nodes'
+// outputs (a params template, a for_each list): only then does starting
+// them read outputs.
+func (s *Spec) templated(nodes []string) bool {
+	for _, name := range nodes {
+		if n := s.Node(name); n != nil && (n.Params != nil || n.ForEach != "") {
+			return true
+		}
+	}
+	return false
+}
