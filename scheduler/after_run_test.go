@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -38,6 +40,7 @@ func runsByAttempt(t *testing.T, api *client.Client, jobID int64) []apiv1.Run {
 // retried at the expected times and succeeds on its third attempt; no
 // alarm is raised.
 func TestRetriesWithBackoff(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int64
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("flaky", func(ctx context.Context, j *worker.Job) error {
@@ -87,6 +90,7 @@ func TestRetriesWithBackoff(t *testing.T) {
 // With every attempt failing, exactly one alarm goes out per channel: the
 // webhook with the documented JSON and a valid signature, and one email.
 func TestAlarmAfterLastAttempt(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret"
 	groupSecret, err := alarm.GroupSecret(secret, "g") // the secret group g's receivers hold
 	if err != nil {
@@ -155,6 +159,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 // Children run after their parent succeeds, never after it fails; a cycle
 // is refused with 400.
 func TestChildJobs(t *testing.T) {
+	t.Parallel()
 	var fail atomic.Bool
 	var childRuns atomic.Int64
 	sys := startSystem(t, func(w *worker.Worker) {
@@ -207,8 +212,16 @@ func TestChildJobs(t *testing.T) {
 // JETJOB_EVENTS and are all applied when it returns, each run ending
 // SUCCEEDED, each handler having run once.
 func TestResultsSurvivePostgresOutage(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	var started, finished atomic.Int64
+	// Its own server: the outage would cut off every test beside it.
+	pg, dbURL := pgtest.OwnServer(t)
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("wait", func(ctx context.Context, j *worker.Job) error {
 			started.Add(1)
@@ -220,7 +233,7 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 			finished.Add(1)
 			return nil
 		})
-	})
+	}, func(c *systemConfig) { c.Pool = pool })
 	ctx := context.Background()
 	// 100 jobs, one run each: runs of one job would wait for each other
 	// (block strategy serial).
@@ -229,7 +242,6 @@ func TestResultsSurvivePostgresOutage(t *testing.T) {
 		trigger(t, sys.api, job.ID, nil)
 	}
 	testwait.Eventually(t, 30*time.Second, "100 handlers running", func() bool { return started.Load() == 100 })
-	pg := pgtest.Server(t)
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}

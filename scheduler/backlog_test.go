@@ -27,6 +27,7 @@ import (
 // once a worker (one slot, a slow handler) drains the group, the backlog
 // is 0 and the recovery is logged once.
 func TestBacklogIsVisible(t *testing.T) {
+	t.Parallel()
 	const (
 		n         = 6
 		threshold = time.Second

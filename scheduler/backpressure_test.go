@@ -18,6 +18,7 @@ import (
 // MaxLag (planner/admit.go): the backlog sampler's figures reach the
 // planner through the scheduler's wiring.
 func TestPlanningLeavesOutAGroupWhoseWorkersAreBehind(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("stuck", func(ctx context.Context, _ *worker.Job) error {

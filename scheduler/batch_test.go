@@ -59,17 +59,28 @@ func watchTriggers(t *testing.T, c *cluster) *triggerWatch {
 // worker runs every fire exactly once, and every run is recorded with the
 // sequence of the message that carried it.
 func TestTriggerBatchesCarryRunsDueTogether(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(1)
 	c.startWorker("w1")
 	watch := watchTriggers(t, c)
-	fireAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
+	// The 20 fires share batches only if one planning pass plans them
+	// all: every job must exist before a pass first sees fireAt within
+	// the planner's window. A run planned later is never re-batched, so
+	// the lead leaves creating 20 jobs about 9 s, which no load this
+	// suite runs under takes (4 s was the lead, and a loaded machine
+	// took longer: the fires split into more batches).
+	fireAt := time.Now().Add(12 * time.Second).Truncate(time.Second)
 	ids := make([]int64, 0, 20)
 	for i := range 20 {
 		j := createJob(t, c.api, onceAt(fmt.Sprint("tick-", i), "count", fireAt))
 		ids = append(ids, j.ID)
 	}
-	testwait.Eventually(t, 30*time.Second, "the 20 runs to end", func() bool {
+	if created, planFrom := time.Now(), fireAt.Add(-testPlanner.Window); created.After(planFrom) {
+		t.Fatalf("creating the 20 jobs took until %s, past %s, when planning of fire %s could begin: the test's premise failed, not batching",
+			created.Format("15:04:05.000"), planFrom.Format("15:04:05.000"), fireAt.Format("15:04:05"))
+	}
+	testwait.Eventually(t, 60*time.Second, "the 20 runs to end", func() bool {
 		return c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at = $1
 			AND status NOT IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, fireAt) == 20
 	})
@@ -97,6 +108,7 @@ func TestTriggerBatchesCarryRunsDueTogether(t *testing.T) {
 // succeeded as it was, and deletes the spent message, so no later worker
 // runs either again.
 func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(1)
 	ctx := context.Background()
@@ -149,6 +161,7 @@ func TestLostBatchEndsOnlyItsUnfinishedRuns(t *testing.T) {
 // trigger sequence each, at most 16 runs), most runs were batched, and a
 // job routed to a worker by name still travels alone.
 func TestBatchedFiresRunOnce(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4)
 	c.startWorker("w1")

@@ -80,6 +80,7 @@ func (c chainJobs) notes(jobs []int64) []string {
 // and the leaves of 9 of them: the tenth middle run would pass the cap,
 // triggers none of its leaves and says so on the run.
 func TestChainCapAtRunTime(t *testing.T) {
+	t.Parallel()
 	var ran atomic.Int64
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("hop", func(context.Context, *worker.Job) error { ran.Add(1); return nil })
@@ -127,6 +128,7 @@ func TestChainCapAtRunTime(t *testing.T) {
 // The cap is the scheduler's one setting (--max-chain-runs): the API
 // checks links against it and the results applier stops at it.
 func TestChainCapSetting(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("hop", func(context.Context, *worker.Job) error { return nil })
 	}, func(c *systemConfig) { c.MaxChainRuns = 3 })

@@ -95,9 +95,18 @@ var (
 	testPlanner = planner.Config{Interval: 200 * time.Millisecond, Window: 2 * time.Second}
 )
 
+// newCluster is a cluster on a fresh database of the package's
+// PostgreSQL server.
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	c := &cluster{t: t, log: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), dbURL: pgtest.URL(t),
+	return newClusterOn(t, pgtest.URL(t))
+}
+
+// newClusterOn is a cluster on the database at dbURL (one on a server of
+// the test's own, pgtest.OwnServer, for a test that stops PostgreSQL).
+func newClusterOn(t *testing.T, dbURL string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, log: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)), dbURL: dbURL,
 		natsDir: t.TempDir(), fires: &invocations{n: map[fireKey]int{}}}
 	c.signals.Init(t)
 	c.startNATS()

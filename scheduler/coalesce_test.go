@@ -18,6 +18,7 @@ import (
 // status, and the dispatcher's held-back TRIGGERED write (flushed at the
 // latest when the scheduler stops) leaves the row alone.
 func TestFastRunRecordedInOneUpdate(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	i := c.startScheduler(4, func(cfg *scheduler.Config) { cfg.Dispatch.TriggeredDelay = time.Minute })
 	c.startWorker("w1")

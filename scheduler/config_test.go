@@ -23,6 +23,7 @@ import (
 // Config.Validate checks every component's section, with the component's
 // own message, and reports every wrong section at once.
 func TestConfigValidate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		cfg  scheduler.Config
@@ -66,6 +67,7 @@ func TestConfigValidate(t *testing.T) {
 // New refuses a scheduler whose component's config is wrong, with that
 // component's message, before it touches PostgreSQL or NATS.
 func TestNewRefusesInvalidComponentConfig(t *testing.T) {
+	t.Parallel()
 	// New only checks that the pool and the connection are given.
 	deps := scheduler.Deps{Pool: new(pgxpool.Pool), NATS: new(nats.Conn)}
 	cfg := scheduler.Config{Dispatch: dispatch.Config{TriggeredDelay: time.Second, FlushInterval: -time.Second}}

@@ -54,6 +54,7 @@ func (b *tab) signIn(path, user string) {
 }
 
 func TestConsoleSignIn(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	b := newTab(t, sys.url)
@@ -121,6 +122,7 @@ func (b *tab) acceptConfirms() {
 // A run's page follows its log while it runs: lines arrive without a
 // reload, and the status turns SUCCEEDED when the run ends.
 func TestConsoleRunLogFollowsLive(t *testing.T) {
+	t.Parallel()
 	// The run waits after its tenth line until the page was read once:
 	// the browser may take longer to start than the run's 6 s.
 	held := make(chan struct{})
@@ -152,6 +154,7 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 
 // An operator kills a running run from its page and sees it end CANCELLED.
 func TestConsoleKillsARun(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	ctx := context.Background()
@@ -172,6 +175,7 @@ func TestConsoleKillsARun(t *testing.T) {
 
 // The link in an alarm opens the failed run's page (after signing in).
 func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
+	t.Parallel()
 	links := make(chan string, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var a alarm.Alarm
@@ -230,6 +234,7 @@ func evalAsync[T any](b *tab, expr string) T {
 // follows the typing), watch it fire and its runs appear, disable it; a
 // viewer sees the job but no controls, and a forged POST is refused.
 func TestConsoleJobLifeCycle(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	ctx := context.Background()
@@ -341,6 +346,7 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 // Every page fits a phone's width: at 375 px nothing makes the page
 // scroll sideways (wide tables scroll inside their own box).
 func TestConsoleFitsAPhone(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",

@@ -59,6 +59,7 @@ func (b *tab) settle() string {
 // back field — leads off the site: a signed-in user always lands on a
 // page of the scheduler, and the other site is never asked for anything.
 func TestConsoleRedirectsStayOnSite(t *testing.T) {
+	t.Parallel()
 	var evilHits atomic.Int64
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		evilHits.Add(1)

@@ -30,6 +30,7 @@ func allowEgress(targets ...string) func(*systemConfig) {
 // receiver that is allowed and fails is recorded with its status code,
 // never with what it answered.
 func TestAlarmWebhookEgress(t *testing.T) {
+	t.Parallel()
 	const secretBody = "internal-only: db password hunter2"
 	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, secretBody, http.StatusInternalServerError)

@@ -100,6 +100,7 @@ func (k fireKey) String() string {
 // waits for at the end is the window's fires, and fires after it would
 // compete with them for a loaded machine's CPU for as long as it waits.
 func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	for range 3 {
 		c.startScheduler(16)
@@ -160,6 +161,7 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 // most one within two lease periods, and a dead scheduler's shards move
 // to the others within one lease period (plus a renewal).
 func TestShardBalance(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	balanced := func(idx ...int) func() bool {
 		return func() bool {

@@ -20,6 +20,7 @@ import (
 // restart of the schedulers leaves runs without their start or end for
 // half a minute.
 func TestStoppingSchedulerHandsBackEvents(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	// The first scheduler gathers events for 20 s before applying them:
 	// it still holds the run's events when it stops. An ack wait of two

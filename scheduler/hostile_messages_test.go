@@ -49,6 +49,7 @@ type hostileMsg struct {
 // signed as a scheduler would sign them, but for those that test the
 // signature itself: those never run.
 func TestHostileMessages(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })

@@ -15,6 +15,7 @@ import (
 // Kill stops a run wherever it is: a running one is cancelled on its
 // worker, a waiting one never starts, an ended one answers 409.
 func TestKillRun(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("forever", func(ctx context.Context, j *worker.Job) error {
 			<-ctx.Done()

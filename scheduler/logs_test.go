@@ -17,6 +17,7 @@ import (
 // (follow mode tails them and ends when the run ends) and after it ended
 // (paged by cursor).
 func TestRunLogs(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("chatty", func(ctx context.Context, j *worker.Job) error {

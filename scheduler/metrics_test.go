@@ -18,6 +18,7 @@ import (
 // the failed alarm delivery, API requests by route pattern and status
 // code (never by raw path), the events backlog and the build.
 func TestMetricsFollowRuns(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("ok", func(context.Context, *worker.Job) error { return nil })
 		w.Handle("fail", func(context.Context, *worker.Job) error { return errors.New("boom") })

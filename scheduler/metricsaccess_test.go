@@ -36,6 +36,7 @@ func getMetrics(t *testing.T, url, token string) (int, string) {
 // with one, both answer only requests that carry it: not anonymous ones,
 // not a wrong token, not even an admin's API key.
 func TestMetricsNeedTheirListenerOrToken(t *testing.T) {
+	t.Parallel()
 	noop := func(w *worker.Worker) { w.Handle("h", func(context.Context, *worker.Job) error { return nil }) }
 	t.Run("no token", func(t *testing.T) {
 		sys := startSystem(t, noop)

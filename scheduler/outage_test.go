@@ -38,6 +38,7 @@ func (c *cluster) statusCount(ids []int64, from, to time.Time, statuses ...strin
 // Each misfire policy accounts for the missed fires as it promises, and no
 // fire runs twice.
 func TestNATSOutageMisfirePolicies(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4)
 	c.startWorker("w1")
@@ -56,8 +57,12 @@ func TestNATSOutageMisfirePolicies(t *testing.T) {
 	c.expectReady(0, false)
 	at(begin.Add(10 * time.Second))
 	c.startNATS()
-	testwait.Eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
+	// The missed fires are judged from the restart itself, not from when
+	// a loaded machine let the test see /readyz again: a fire more than
+	// the threshold before this instant was late whenever dispatch got to
+	// publish it.
 	restarted := time.Now()
+	testwait.Eventually(t, 30*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
 	at(restarted.Add(6 * time.Second))
 
 	from := begin.Add(-2 * time.Second).Truncate(time.Second)
@@ -114,7 +119,10 @@ func TestNATSOutageMisfirePolicies(t *testing.T) {
 // PostgreSQL is restarted while two schedulers run: they recover by
 // themselves, and every fire runs exactly once.
 func TestPostgresRestart(t *testing.T) {
-	c := newCluster(t)
+	t.Parallel()
+	// Its own server: the restart would cut off every test beside it.
+	pg, dbURL := pgtest.OwnServer(t)
+	c := newClusterOn(t, dbURL)
 	c.startScheduler(8)
 	c.startScheduler(8)
 	c.startWorker("w1")
@@ -122,7 +130,6 @@ func TestPostgresRestart(t *testing.T) {
 	start := time.Now()
 	from := start.Truncate(time.Second).Add(2 * time.Second)
 	at(start.Add(3 * time.Second))
-	pg := pgtest.Server(t)
 	ctx := context.Background()
 	if err := pg.Stop(ctx); err != nil {
 		t.Fatal(err)
@@ -132,8 +139,8 @@ func TestPostgresRestart(t *testing.T) {
 	if err := pg.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, 10*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
-	testwait.Eventually(t, 20*time.Second, "both schedulers to hold shards again", func() bool {
+	testwait.Eventually(t, 30*time.Second, "/readyz to answer 200 again", func() bool { return c.ready(0) })
+	testwait.Eventually(t, 30*time.Second, "both schedulers to hold shards again", func() bool {
 		o := c.owned(0, 1)
 		return o[0]+o[1] == 8 && o[0] > 0 && o[1] > 0
 	})
@@ -156,5 +163,5 @@ func (c *cluster) ready(i int) bool {
 // expectReady waits for scheduler i's readiness to become want.
 func (c *cluster) expectReady(i int, want bool) {
 	c.t.Helper()
-	testwait.Eventually(c.t, 5*time.Second, fmt.Sprintf("/readyz ready=%t", want), func() bool { return c.ready(i) == want })
+	testwait.Eventually(c.t, 15*time.Second, fmt.Sprintf("/readyz ready=%t", want), func() bool { return c.ready(i) == want })
 }

@@ -94,6 +94,7 @@ func broadcastJob(t *testing.T, c *cluster, name, block string) int64 {
 // block strategy: the strategy applies between fires, part i of a fire
 // against part i of the fire before (worker/internal/joblock).
 func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
+	t.Parallel()
 	c, _ := recordersCluster(t, "w1", "w2", "w3")
 
 	t.Run("serial", func(t *testing.T) {
@@ -104,7 +105,8 @@ func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
 		// order (serial promises no overlap, and fire order among those
 		// that wait: docs/jobs.md), so firing both at once would test luck.
 		waitParts(t, c, job, first, 3, "RUNNING")
-		next := fireOf(t, c, job, "1s")
+		// Its parts run until all three have started (see cover_early).
+		next := fireOf(t, c, job, together)
 		a := waitParts(t, c, job, first, 3, "SUCCEEDED")
 		b := waitParts(t, c, job, next, 3, "SUCCEEDED")
 		for _, fire := range [][]apiv1.Run{a, b} {
@@ -142,7 +144,10 @@ func TestBroadcastPartsNeverBlockEachOther(t *testing.T) {
 		first := fireOf(t, c, job, "1h")
 		// All three RUNNING at once: no part covered a sibling.
 		waitParts(t, c, job, first, 3, "RUNNING")
-		next := fireOf(t, c, job, "100ms")
+		// Each covering part runs until all three have started: that they
+		// then overlap is the product's doing (no part covered or waited
+		// for a sibling), not the luck of a short sleep.
+		next := fireOf(t, c, job, together)
 		b := waitParts(t, c, job, next, 3, "SUCCEEDED")
 		a := waitParts(t, c, job, first, 3, "CANCELLED")
 		for i := range a {
@@ -175,6 +180,7 @@ func spans(runs []apiv1.Run) string {
 // handler overlap; with max_concurrency 2 never more than two at once
 // anywhere in the group, and none is lost.
 func TestConcurrentBlockStrategy(t *testing.T) {
+	t.Parallel()
 	c, _ := recordersCluster(t, "w1", "w2")
 	ctx := context.Background()
 	spec := func(name string, maxConc int) apiv1.JobSpec {
@@ -227,6 +233,7 @@ func TestConcurrentBlockStrategy(t *testing.T) {
 // max_concurrency is validated: not negative, and only with block strategy
 // concurrent; the 400 names the field.
 func TestMaxConcurrencyValidated(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4)
 	ctx := context.Background()

@@ -85,6 +85,7 @@ func freePort(t *testing.T) int {
 // is legitimate; anything before is a stale write.) Every fire still runs
 // exactly once.
 func TestPausedSchedulerIsFenced(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t) // first: it skips the test under -short, before a build
 	bin := buildScheduler(t)
 	ctx := context.Background()

@@ -15,6 +15,7 @@ import (
 // worker) at the times its Quartz expression names, day-of-week numbers
 // read the Quartz way (1 = Sunday).
 func TestQuartzJobFires(t *testing.T) {
+	t.Parallel()
 	var rec record[time.Time]
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("tick", func(ctx context.Context, j *worker.Job) error {

@@ -18,6 +18,7 @@ import (
 // run LOST (with its retry and alarm path), instead of the run staying
 // TRIGGERED forever. Nothing ran.
 func TestRunOfARefusedTriggerEndsLost(t *testing.T) {
+	t.Parallel()
 	newKey, _, err := trigsign.GeneratePair()
 	if err != nil {
 		t.Fatal(err)

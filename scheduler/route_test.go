@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -31,8 +32,26 @@ type execution struct {
 	worker      string
 	job, run    int64
 	index, tot  int
+	scheduled   time.Time // the fire's time, which its broadcast parts share
 	started     time.Time
 	triggerType worker.TriggerType
+}
+
+// together is the params of "who" that keep a sharding-broadcast part
+// running until every part of its fire has started: parts that overlap by
+// construction, not by how fast a loaded machine starts them.
+const together = "together"
+
+// fireStarted reports whether every part of the fire of job at has
+// started.
+func fireStarted(x *executions, job int64, at time.Time, parts int) bool {
+	n := 0
+	for _, e := range of(x, job) {
+		if e.scheduled.Equal(at) {
+			n++
+		}
+	}
+	return n >= parts
 }
 
 // executions records handler calls.
@@ -51,7 +70,7 @@ func of(x *executions, job int64) []execution {
 
 // startRecorders starts workers of group g with the given ids whose handler
 // "who" records where it ran and then sleeps for its params (a duration,
-// or not at all). It returns a stop function per worker.
+// or not at all; together: until every part of its fire has started). It returns a stop function per worker.
 func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func() {
 	stops := map[string]func(){}
 	for _, id := range ids {
@@ -62,7 +81,15 @@ func startRecorders(c *cluster, rec *executions, ids ...string) map[string]func(
 		}
 		w.Handle("who", func(ctx context.Context, j *worker.Job) error {
 			rec.add(execution{worker: id, job: j.JobID, run: j.RunID, index: j.ShardIndex, tot: j.ShardTotal,
-				started: time.Now(), triggerType: j.TriggerType})
+				scheduled: j.ScheduledAt, started: time.Now(), triggerType: j.TriggerType})
+			if j.Params == together {
+				if !testwait.Poll(40*time.Second, func() bool {
+					return ctx.Err() != nil || fireStarted(rec, j.JobID, j.ScheduledAt, j.ShardTotal)
+				}) {
+					return errors.New("not every part of the fire started within 40 s")
+				}
+				return ctx.Err()
+			}
 			if d, err := time.ParseDuration(j.Params); err == nil {
 				select {
 				case <-time.After(d):
@@ -133,6 +160,7 @@ func countEach(ws []string) map[string]int {
 // Each routing strategy picks what it promises over a known live set of
 // three workers.
 func TestRoutingStrategies(t *testing.T) {
+	t.Parallel()
 	c, rec := recordersCluster(t, "w1", "w2", "w3")
 
 	first, last := c.manualJob("first", "first", ""), c.manualJob("last", "last", "")
@@ -267,6 +295,7 @@ func fakeWorker(c *cluster, id string) context.CancelFunc {
 // trigger directed to a worker that then dies is moved to the shared
 // queue and runs on a live worker.
 func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
+	t.Parallel()
 	c, rec := recordersCluster(t, "w1", "w2")
 	stopFake := fakeWorker(c, "w0") // sorts first
 	c.waitWorkers(3)
@@ -310,6 +339,7 @@ func TestFailoverAndRerouteFromDeadWorker(t *testing.T) {
 // that then dies is moved, whole, to the group's batch subject, and its
 // runs execute once on a live worker.
 func TestHashedBatchesFollowTheirWorker(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(1, withStreams) // one shard: the runs due together are planned together
 	var rec executions
@@ -395,6 +425,7 @@ func TestHashedBatchesFollowTheirWorker(t *testing.T) {
 // up; when one starts, fire_all runs all, fire_once runs only the newest
 // (the rest EXPIRED) and skip runs none.
 func TestBacklogReplayMisfirePolicies(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4, withStreams, func(cfg *scheduler.Config) { cfg.Planner.MisfireThreshold = 500 * time.Millisecond })
 	ctx := context.Background()

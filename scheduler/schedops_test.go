@@ -48,6 +48,7 @@ func (s *system) firesAfter(t *testing.T, job int64, after time.Time) []time.Tim
 // the request's time, so a job created at :22 firing :47, :52 was shown
 // :50, :55), and for a jittered job the jittered times.
 func TestNextFiresAgreeWithRealFires(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, noopWorker)
 	ctx := context.Background()
 	every5 := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "every5", Handler: "noop",
@@ -108,6 +109,7 @@ func TestNextFiresAgreeWithRealFires(t *testing.T) {
 // SKIPPED run. Resumed with catch_up none instead, it records nothing for
 // the gap.
 func TestReenableAfter200Days(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, noopWorker)
 	ctx := context.Background()
 	// The job fires daily at the minute two hours ago, so that its
@@ -187,6 +189,7 @@ func TestReenableAfter200Days(t *testing.T) {
 // backfilling the range again runs nothing twice; a cancelled backfill
 // writes no further run; bad requests answer 400 naming the field.
 func TestBackfill(t *testing.T) {
+	t.Parallel()
 	const inFlight = 3
 	sys := startSystem(t, noopWorker, func(c *systemConfig) {
 		c.Backfill = backfill.Config{Interval: 100 * time.Millisecond, PerSecond: 20, InFlight: inFlight}

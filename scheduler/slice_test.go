@@ -62,6 +62,7 @@ func finished(runs []apiv1.Run) []apiv1.Run {
 // result lands in PostgreSQL; manual triggers, failures, timeouts and
 // disabling behave as a user expects.
 func TestVerticalSlice(t *testing.T) {
+	t.Parallel()
 	var seen fires
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("tick", func(ctx context.Context, j *worker.Job) error { seen.add(j); return nil })
@@ -161,6 +162,7 @@ func TestVerticalSlice(t *testing.T) {
 
 // A disabled job stops firing: no run is scheduled after the disable.
 func TestDisabledJobStopsFiring(t *testing.T) {
+	t.Parallel()
 	var seen fires
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("tick", func(ctx context.Context, j *worker.Job) error { seen.add(j); return nil })
@@ -196,6 +198,7 @@ func TestDisabledJobStopsFiring(t *testing.T) {
 // Bad input answers 400 with a message that says what is wrong; a missing
 // token answers 401.
 func TestAPIRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("h", func(context.Context, *worker.Job) error { return nil })
 	})
@@ -267,6 +270,7 @@ func post(t *testing.T, url, token, body string) *http.Response {
 // fix_delay: each next fire is planned the delay after the previous run
 // ended, not on a fixed rate.
 func TestFixDelay(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("slow", func(ctx context.Context, j *worker.Job) error {
 			select {

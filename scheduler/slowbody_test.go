@@ -78,6 +78,7 @@ func request(t *testing.T, method, url, body string, hdr ...string) (int, string
 // again once the flood's connections are gone. The body timeout is long
 // here so that the flood lasts the whole test.
 func TestSlowBodyFloodLeavesProbesAndUsersServed(t *testing.T) {
+	t.Parallel()
 	const budget, flood = 20, 300
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("h", func(context.Context, *worker.Job) error { return nil })
@@ -167,6 +168,7 @@ func TestSlowBodyFloodLeavesProbesAndUsersServed(t *testing.T) {
 // anonymous (a login) or signed in. The timeout is short here; what is
 // checked is the answer, not how long it took.
 func TestSlowBodyIsCutOffByTheAPI(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("h", func(context.Context, *worker.Job) error { return nil })
 	}, func(c *systemConfig) { c.HTTP = httplimit.Config{BodyTimeout: 200 * time.Millisecond} })

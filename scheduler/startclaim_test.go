@@ -27,6 +27,7 @@ type attemptKey struct {
 // whose triggers the dead worker held without starting them (their job's
 // lock was taken) run once on the other worker, as normal.
 func TestRunsOfDeadWorkerEndLostNotRerun(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4)
 	ctx := context.Background()

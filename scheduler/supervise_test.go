@@ -166,6 +166,7 @@ func (c *cluster) runAndApply(job int64) {
 // applier sat on a consumer the client had stopped, and results were
 // never applied again with /readyz 200.
 func TestSupervisedResultsConsumerDeleted(t *testing.T) {
+	t.Parallel()
 	f := &faults{}
 	c := supervisedCluster(t, f)
 	c.startScheduler(4)
@@ -203,6 +204,7 @@ func TestSupervisedResultsConsumerDeleted(t *testing.T) {
 
 // The same for the lost-run monitor, whose advisories consumer is deleted.
 func TestSupervisedLostMonitorConsumerDeleted(t *testing.T) {
+	t.Parallel()
 	f := &faults{}
 	c := supervisedCluster(t, f)
 	c.startScheduler(4)
@@ -241,6 +243,7 @@ func TestSupervisedLostMonitorConsumerDeleted(t *testing.T) {
 // failing) are down from the start, /readyz names each, and each comes
 // back when its set-up succeeds.
 func TestSupervisedStartFailures(t *testing.T) {
+	t.Parallel()
 	f := &faults{}
 	c := supervisedCluster(t, f)
 	f.fail("recorded notices", errors.New("subscribe _jetjob.recorded: injected"))
@@ -265,6 +268,7 @@ func TestSupervisedStartFailures(t *testing.T) {
 // scheduler, cleanly (its leases released at once), and Run returns an
 // error naming it. A panic in any component does the same.
 func TestSupervisedFailureStopsScheduler(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4) // serves the API throughout
 	c.expectReady(0, true)

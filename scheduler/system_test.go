@@ -56,7 +56,9 @@ type systemConfig struct {
 }
 
 // startSystem starts everything; register adds handlers to the worker
-// before it runs. Everything stops when the test ends.
+// before it runs. Everything stops when the test ends. The database is a
+// fresh one on the package's PostgreSQL unless an option sets Pool (to one
+// on a server of the test's own, say).
 func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*systemConfig)) *system {
 	t.Helper()
 	log := zaptest.NewLogger(t)
@@ -131,7 +133,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{api: api, pool: pool, url: url, metrics: "http://" + mln.Addr().String(), natsURL: ns.ClientURL(), signals: signals}
+	sys := &system{api: api, pool: cfg.Pool, url: url, metrics: "http://" + mln.Addr().String(), natsURL: ns.ClientURL(), signals: signals}
 	testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil

@@ -66,6 +66,11 @@ func firstSucceeded(t *testing.T, sys *system, jobID int64) apiv1.Run {
 // handler's own span, and the scheduler applying the results, each under
 // the right parent; the trigger carries the context as a traceparent
 // header, and the worker's log lines about the run carry the trace id.
+//
+// Not parallel: it installs the process-wide tracer provider, which would
+// turn trigger batches off for the schedulers of the tests beside it and
+// record their spans, whose trace ids (from run ids, which each test's
+// database numbers from 1) can equal this test's.
 func TestTracingOneTracePerRun(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
@@ -222,6 +227,7 @@ func TestTracingOneTracePerRun(t *testing.T) {
 // Without a tracer provider, nothing about tracing reaches the wire or
 // the logs: triggers and events carry no traceparent header.
 func TestTracingOffWritesNoHeader(t *testing.T) {
+	t.Parallel()
 	obs, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("plain", func(context.Context, *worker.Job) error { return nil })

@@ -13,6 +13,7 @@ import (
 
 // The API lists the live workers of a group, from their heartbeats.
 func TestWorkersAPI(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("a", func(context.Context, *worker.Job) error { return nil })
 		w.Handle("b", func(context.Context, *worker.Job) error { return nil })

@@ -152,6 +152,7 @@ func (d *diamond) spec(t *testing.T, sys *system) apiv1.WorkflowSpec {
 // A diamond A → (B, C) → D: D starts only once B and C have both ended,
 // and its params are rendered from A's output and the run's params.
 func TestWorkflowDiamond(t *testing.T) {
+	t.Parallel()
 	d := &diamond{}
 	sys := startSystem(t, d.register)
 	wf := createWorkflow(t, sys, d.spec(t, sys))
@@ -192,6 +193,7 @@ func TestWorkflowDiamond(t *testing.T) {
 // FAILED. Retry from the failed node runs B again (its next attempt) and
 // then D; A and C keep their outcome and are not run again.
 func TestWorkflowFailureAndRetry(t *testing.T) {
+	t.Parallel()
 	d := &diamond{}
 	d.bFails.Store(1)
 	sys := startSystem(t, d.register)
@@ -232,6 +234,7 @@ func TestWorkflowFailureAndRetry(t *testing.T) {
 // element, each seeing its element; the node after it gets the list of
 // their outputs.
 func TestWorkflowForEach(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{}
 	var summed string
@@ -299,6 +302,7 @@ func TestWorkflowForEach(t *testing.T) {
 // active waits (QUEUED) and starts when that run ends; runs never
 // overlap, though each takes longer than the schedule's period.
 func TestWorkflowScheduledSerial(t *testing.T) {
+	t.Parallel()
 	var running, most atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("slow", func(context.Context, *worker.Job) error {
@@ -347,6 +351,7 @@ func TestWorkflowScheduledSerial(t *testing.T) {
 // scheduler applying it) creates no node run twice: the end it records is
 // applied once, and advancing is part of applying it.
 func TestWorkflowReplayedEventCreatesNothing(t *testing.T) {
+	t.Parallel()
 	var ranB atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("first", func(_ context.Context, j *worker.Job) error { return j.SetOutput("x") })
@@ -405,6 +410,7 @@ func TestWorkflowReplayedEventCreatesNothing(t *testing.T) {
 // that does not exist, a template naming a node that is not upstream, a
 // job that does not exist.
 func TestWorkflowValidation(t *testing.T) {
+	t.Parallel()
 	sys := startSystem(t, func(w *worker.Worker) { w.Handle("h", func(context.Context, *worker.Job) error { return nil }) })
 	j := wfJob(t, sys, "j", "h")
 	for _, c := range []struct {

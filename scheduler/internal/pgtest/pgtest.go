@@ -1,7 +1,8 @@
 // Package pgtest gives integration tests a real PostgreSQL: one throwaway
 // server per test binary (started by Main from TestMain), a migrated
 // template database, and a fresh database per test copied from it, so that
-// tests run in parallel without seeing each other's rows.
+// tests run in parallel without seeing each other's rows. A test that
+// stops and starts PostgreSQL takes a server of its own (OwnServer).
 //
 // In the short tier (go test -short) Main starts no server and URL and
 // Pool skip the test (package testtier); where the machine has no
@@ -57,36 +58,79 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer server.Close()
-	if err := server.CreateDatabase(ctx, template, ""); err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		return 1
-	}
-	pool, err := pgxpool.New(ctx, server.URL(template))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		return 1
-	}
-	_, err = store.Migrate(ctx, pool)
-	pool.Close()
-	if err != nil {
+	if err := createMigrated(ctx, server, template); err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
 		return 1
 	}
 	return m.Run()
 }
 
-// Server is the package's PostgreSQL server, for t (tests may Stop and
-// Start it). It skips t where there is none (see the package doc).
+// createMigrated creates database name on srv and migrates it.
+func createMigrated(ctx context.Context, srv *localpg.Server, name string) error {
+	if err := srv.CreateDatabase(ctx, name, ""); err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, srv.URL(name))
+	if err != nil {
+		return fmt.Errorf("pgtest: connect to %s: %w", name, err)
+	}
+	defer pool.Close()
+	if _, err := store.Migrate(ctx, pool); err != nil {
+		return fmt.Errorf("pgtest: migrate %s: %w", name, err)
+	}
+	return nil
+}
+
+// Server is the package's PostgreSQL server, shared by every test of the
+// package, each on its own database (URL, Pool). It skips t where there
+// is none (see the package doc). A test that stops or restarts PostgreSQL
+// takes OwnServer instead: stopping this one would cut off every test
+// running beside it.
 func Server(t testing.TB) *localpg.Server {
+	t.Helper()
+	needServer(t)
+	if server == nil {
+		t.Fatal("pgtest: call pgtest.Main from TestMain")
+	}
+	return server
+}
+
+// needServer skips t in the short tier and where the machine has no
+// PostgreSQL server binaries (failing it instead under make).
+func needServer(t testing.TB) {
 	t.Helper()
 	testtier.Needs(t, testtier.PostgreSQL)
 	if noBinaries != nil {
 		testtier.Missing(t, "PostgreSQL server binaries", noBinaries, "make ensure-postgres (or make test)")
 	}
-	if server == nil {
-		t.Fatal("pgtest: call pgtest.Main from TestMain")
+}
+
+// ownDatabase is the migrated database OwnServer makes on its server.
+const ownDatabase = "jetjob"
+
+// OwnServer starts a PostgreSQL server for t alone, closed when t ends, and
+// returns it with the URL of a migrated database on it. It is for tests
+// that Stop and Start PostgreSQL (outages), so that they can run in
+// parallel with the tests on the shared server. Starting a server costs
+// an initdb (a second or two), so the other tests share Server.
+func OwnServer(t testing.TB) (*localpg.Server, string) {
+	t.Helper()
+	needServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := localpg.Start(ctx, localpg.Options{Fast: true})
+	if err != nil {
+		t.Fatalf("pgtest: own server: %v", err)
 	}
-	return server
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("pgtest: own server: %v", err)
+		}
+	})
+	if err := createMigrated(ctx, srv, ownDatabase); err != nil {
+		t.Fatal(err)
+	}
+	return srv, srv.URL(ownDatabase)
 }
 
 // URL creates a fresh migrated database for t and returns its URL.
