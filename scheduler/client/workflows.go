@@ -101,3 +101,10 @@ func (c *Client) workflowRunOp(ctx context.Context, id int64, op string, body ap
 func workflowPath(id int64) string { return "/workflows/" + strconv.FormatInt(id, 10) }
 
 func workflowRunPath(id int64) string { return "/workflow-runs/" + strconv.FormatInt(id, 10) }
+
+// RerunWorkflowRun starts a new run of the workflow of workflow run id,
+// with that run's params; the old run is left as it is. The answer is the
+// new run as written; its id is the new workflow run's (GetWorkflowRun).
+func (c *Client) RerunWorkflowRun(ctx context.Context, id int64) (*apiv1.Run, error) {
+	return call[apiv1.Run](ctx, c, http.MethodPost, workflowRunPath(id)+"/rerun", nil, nil)
+}

@@ -209,6 +209,12 @@ func matrix() []matrixRow {
 		{"POST /api/v1/workflow-runs/{id}/skip", func(e *env, _ string) req {
 			return req{"POST", wfRunPath(e.workflowRun(false), "/skip"), apiv1.NodeAction{Node: "b"}}
 		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/rerun", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(true), "/rerun"), nil}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/rerun", func(e *env, _ string) req { // shell nodes: the params are the old run's, not chosen
+			return req{"POST", wfRunPath(e.workflowRunOf(e.shell.ID, true), "/rerun"), nil}
+		}, with(operate, s202)},
 		{"/api/", fixed("GET", "/api/v1/nothing-here", nil), [6]int{s401, s404, s404, s404, s404, s404}},
 	}
 }

@@ -77,6 +77,7 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/workflow-runs/{id}/retry", operate(s.pathWorkflowRunGroup), s.workflowRunOp("retry")},
 		{"POST /api/v1/workflow-runs/{id}/mark-succeeded", operate(s.markSucceededGroups), s.workflowRunOp("mark_succeeded")},
 		{"POST /api/v1/workflow-runs/{id}/skip", operate(s.pathWorkflowRunGroup), s.workflowRunOp("skip")},
+		{"POST /api/v1/workflow-runs/{id}/rerun", operate(s.pathWorkflowRunGroup), s.rerunWorkflowRun},
 		{"GET /api/v1/runs", read(queryGroup), s.searchRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},

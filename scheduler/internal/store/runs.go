@@ -285,11 +285,22 @@ func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
 // at now, recording a job.trigger by a. params, when non-nil, replace the
 // job's params for this run.
 func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (runs.Planned, error) {
+	return s.insertManualRun(ctx, a, jobID, params, manualNote{})
+}
+
+// manualNote is what a manual run says of itself: its message, and the
+// workflow run it re-runs (0: none), which its audit entry names too.
+type manualNote struct {
+	Message string
+	RerunOf int64
+}
+
+func (s *Store) insertManualRun(ctx context.Context, a Actor, jobID int64, params *string, note manualNote) (runs.Planned, error) {
 	j, err := s.GetJob(ctx, jobID)
 	if err != nil {
 		return runs.Planned{}, err
 	}
-	p := runs.Planned{
+	p := runs.Planned{Message: note.Message,
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
@@ -303,7 +314,7 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 			return err
 		}
 		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil,
-			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params})
+			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params, RerunOf: note.RerunOf})
 	})
 	if err != nil {
 		return p, fmt.Errorf("insert manual run of job %d: %w", jobID, err)

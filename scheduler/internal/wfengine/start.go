@@ -83,6 +83,10 @@ func Start(ctx context.Context, db interface {
 			return fmt.Errorf("workflow %d: spec: %w", p.JobID, err)
 		}
 		r.graph = r.Spec.Graph()
+		// A run written with a message (a re-run naming the run it
+		// re-runs, a backfill's run) starts with it, unless the start
+		// has its own to say.
+		r.Message = p.Message
 		var jobStatus wire.Status
 		switch {
 		case len(active) == 0:
