@@ -12,7 +12,9 @@ import (
 )
 
 // The operations on workflows beyond their definitions and one run's
-// nodes (workflows.go): re-running a whole run.
+// nodes (workflows.go): re-running a whole run; pausing, resuming and
+// backfilling a workflow (its schedule is its jobs row's: the same
+// operations as a job's, through the workflow's endpoints).
 
 // workflowsRerunCmd is `workflows rerun RUN_ID`.
 func (a *app) workflowsRerunCmd() *cobra.Command {
@@ -33,4 +35,39 @@ run only the failed nodes of an ended run again, use "workflows retry".`,
 			})
 		}),
 	}
+}
+
+// workflowsSwitchCmd is `workflows pause ID [--note N]` or `workflows
+// resume ID [--catch-up none|policy]`.
+func (a *app) workflowsSwitchCmd(resume bool) *cobra.Command {
+	use, short, done := "pause", "Pause a workflow's schedule (runs started or queued go on)", "paused"
+	if resume {
+		use, short, done = "resume", "Resume a paused workflow's schedule", "resumed"
+	}
+	var note, catchUp string
+	cmd := &cobra.Command{
+		Use:   use + " ID",
+		Short: short,
+		Args:  needArgs("ID"),
+		RunE: onID("workflow", func(cmd *cobra.Command, id int64) error {
+			if catchUp != "" && catchUp != "none" && catchUp != "policy" {
+				return usagef("--catch-up %q: want none or policy", catchUp)
+			}
+			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Workflow, error) {
+				if resume {
+					return c.ResumeWorkflow(ctx, id, apiv1.EnableRequest{CatchUp: catchUp})
+				}
+				return c.PauseWorkflow(ctx, id, apiv1.DisableRequest{Note: note})
+			}, func(w io.Writer, wf *apiv1.Workflow) error {
+				_, err := fmt.Fprintf(w, "workflow %d (%s) %s; next fire: %s\n", wf.ID, cell(wf.Name), done, fmtTimePtr(wf.NextFireAt))
+				return err
+			})
+		}),
+	}
+	if resume {
+		cmd.Flags().StringVar(&catchUp, "catch-up", "", "fires missed while paused: policy (replay by the misfire policy, the default) or none (resume from now)")
+	} else {
+		cmd.Flags().StringVar(&note, "note", "", "why the workflow is paused (shown by workflows get until it is resumed)")
+	}
+	return cmd
 }
