@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/worker"
@@ -125,5 +127,37 @@ func TestWorkflowRerun(t *testing.T) {
 	var ae *client.APIError
 	if _, err := sys.api.RerunWorkflowRun(t.Context(), again.ID+1000); !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound {
 		t.Errorf("re-run of a missing run: %v, want not found", err)
+	}
+}
+
+// A workflow run's end is counted by its final status, and each node
+// run's wait from ready to started is observed once, when its start is
+// recorded.
+func TestWorkflowMetrics(t *testing.T) {
+	p := &pair{}
+	sys := startSystem(t, p.register)
+	wf := p.create(t, sys)
+	run, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, str(`{"day": "friday"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
+	want := map[string]float64{
+		`jetjob_workflow_runs_total{status="SUCCEEDED"}`: 1,
+		`jetjob_workflow_node_wait_seconds_count`:        2, // a and b
+	}
+	var got map[string]float64
+	var off []string
+	testwait.Eventually(t, 30*time.Second, "the workflow series in /metrics", func() bool {
+		got, off = scrape(t, sys.metrics), nil
+		for k, v := range want {
+			if g, present := got[k]; !present || g != v {
+				off = append(off, fmt.Sprintf("%s=%v (want %v)", k, g, v))
+			}
+		}
+		return len(off) == 0
+	})
+	if n := sumMatching(got, `jetjob_workflow_runs_total{`); n != 1 {
+		t.Errorf("jetjob_workflow_runs_total sums to %v over every status, want 1 (%v)", n, off)
 	}
 }

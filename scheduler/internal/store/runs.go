@@ -331,8 +331,12 @@ var ErrRunEnded = errors.New("run already ended")
 // request). It returns the run as it is after the call, and records a
 // run.kill by a.
 func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
-	var out Run
+	var (
+		out     Run
+		wfEnded []string
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		wfEnded = nil
 		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("run %d: %w", id, ErrNotFound)
@@ -352,9 +356,11 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 			if err != nil {
 				return err
 			}
-			if _, err := wfengine.Advance(ctx, tx, ends, s.maxChainRuns); err != nil {
+			done, err := wfengine.Advance(ctx, tx, ends, s.maxChainRuns)
+			if err != nil {
 				return err
 			}
+			wfEnded = done.Ended
 			if r, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 AND scheduled_at = $2`, id, r.ScheduledAt)); err != nil {
 				return err
 			}
@@ -366,5 +372,6 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 	if err != nil {
 		return out, fmt.Errorf("cancel run %d: %w", id, err)
 	}
+	s.endedWorkflows(wfEnded)
 	return out, nil
 }

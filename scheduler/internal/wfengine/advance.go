@@ -13,13 +13,14 @@ import (
 // applier's, or a cancel's). It locks each run, folds the ends into its
 // state, starts what may start and ends what is done, and returns the node
 // runs it created, SCHEDULED and due now, for the caller to fire after
-// commit (if it dies first, the shard owners' sweep fires them). Runs are
+// commit (if it dies first, the shard owners' sweep fires them), and the
+// final statuses of the runs it ended (Done.Kill is empty). Runs are
 // visited in id order, like every writer of workflow runs, so concurrent
 // appliers do not deadlock. maxChainRuns caps the node runs of one
 // workflow run (0: refs.DefaultMaxRuns).
-func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) ([]int64, error) {
+func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) (Done, error) {
 	if len(ends) == 0 {
-		return nil, nil
+		return Done{}, nil
 	}
 	byRun := map[int64][]runs.NodeEnd{}
 	var ids []int64
@@ -31,7 +32,7 @@ func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns i
 	}
 	locked, err := lockRuns(ctx, tx, ids)
 	if err != nil {
-		return nil, err
+		return Done{}, err
 	}
 	st := newStepper(tx, maxChainRuns)
 	for _, id := range sortedIDs(locked) {
@@ -40,16 +41,16 @@ func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns i
 			continue // ended by an operation meanwhile: its ends change nothing
 		}
 		if err := st.record(ctx, r, byRun[id]); err != nil {
-			return nil, err
+			return Done{}, err
 		}
 		if err := st.step(ctx, r); err != nil {
-			return nil, err
+			return Done{}, err
 		}
 		if r.Status == RunRunning {
 			if err := r.save(ctx, tx); err != nil {
-				return nil, err
+				return Done{}, err
 			}
 		}
 	}
-	return st.spawned, nil
+	return Done{Spawned: st.spawned, Ended: st.ended}, nil
 }

@@ -19,10 +19,12 @@ import (
 
 // Done is what an operation did beyond the run's row: node runs it
 // created, to fire, and node runs that may be running, whose workers the
-// caller asks to stop.
+// caller asks to stop; and the final statuses of the workflow runs it
+// ended (a run ended twice, after a retry, counts twice), for metrics.
 type Done struct {
 	Spawned []int64
 	Kill    []int64
+	Ended   []string
 }
 
 // ErrNotAllowed is an operation the run's state does not allow (it wraps
@@ -149,7 +151,7 @@ func op(tx pgx.Tx, maxChainRuns int, fn func(*stepper) ([]int64, error)) (Done, 
 	if err != nil {
 		return Done{}, err
 	}
-	return Done{Spawned: st.spawned, Kill: kill}, nil
+	return Done{Spawned: st.spawned, Kill: kill, Ended: st.ended}, nil
 }
 
 // cancel cancels run id in st's transaction, to end as endAs (CANCELLED,
@@ -169,6 +171,7 @@ func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([
 		if err := runs.MoveWorkflowRun(ctx, st.tx, r.ID, r.ScheduledAt, wire.Status(endAs), reason); err != nil {
 			return nil, err
 		}
+		st.ended = append(st.ended, endAs)
 		return nil, r.save(ctx, st.tx)
 	}
 	next, killNodes := workflow.Cancel(r.graph, r.State.model(), reason)
@@ -236,6 +239,7 @@ func TimeOut(ctx context.Context, pool *pgxpool.Pool, limit, maxChainRuns int) (
 			return out, err
 		}
 		out.Spawned, out.Kill = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...)
+		out.Ended = append(out.Ended, done.Ended...)
 	}
 	return out, nil
 }

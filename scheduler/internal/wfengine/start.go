@@ -25,6 +25,10 @@ type Started struct {
 	// Kill are the node runs of older runs a cover_early start cancelled
 	// that may be running: their workers are asked to stop them.
 	Kill []int64
+	// Ended are the final statuses of the workflow runs the start ended:
+	// this one (DISCARDED, or ended in its first step), older ones a
+	// cover_early start cancelled while queued.
+	Ended []string
 }
 
 // Start starts the workflow run of p, a workflow job's run still
@@ -129,7 +133,10 @@ func Start(ctx context.Context, db interface {
 				return err
 			}
 		}
-		out.Status, out.Spawned = r.Status, st.spawned
+		out.Status, out.Spawned, out.Ended = r.Status, st.spawned, st.ended
+		if r.Status == RunDiscarded {
+			out.Ended = append(out.Ended, RunDiscarded)
+		}
 		return nil
 	})
 	if err != nil {

@@ -22,6 +22,9 @@ type stepper struct {
 	// root fire may cause, --max-chain-runs).
 	limit   int
 	spawned []int64
+	// ended are the final statuses of the workflow runs it ended, for
+	// the caller's metrics after commit.
+	ended []string
 }
 
 func newStepper(tx pgx.Tx, maxChainRuns int) *stepper {
@@ -265,6 +268,7 @@ func (st *stepper) end(ctx context.Context, r *run, result workflow.Status) erro
 	if err := r.save(ctx, st.tx); err != nil {
 		return err
 	}
+	st.ended = append(st.ended, r.Status)
 	return st.startQueued(ctx, r.WorkflowID)
 }
 
