@@ -29,6 +29,8 @@ type metrics struct {
 	rerouted     prometheus.Counter
 	held         prometheus.Counter
 	lag          *planningLag
+	workflowRuns *prometheus.CounterVec
+	nodeWait     prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -71,9 +73,18 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Seconds planning waited for dispatch or the events applier to catch up (backpressure).",
 		}),
 		lag: &planningLag{last: map[int]time.Time{}},
+		workflowRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_workflow_runs_total",
+			Help: "Workflow runs ended by this scheduler, by final status (a run retried and ended again counts again).",
+		}, []string{"status"}),
+		nodeWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "jetjob_workflow_node_wait_seconds",
+			Help:    "Workflow node run started minus ready (created, or due for a retry), observed when its start is recorded.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}),
 	}
 	reg.MustRegister(m.planned, m.published, m.fireLag, m.applied, m.finished, m.startLag, m.duration,
-		m.leaseChanges, m.rerouted, m.held)
+		m.leaseChanges, m.rerouted, m.held, m.workflowRuns, m.nodeWait)
 	return m
 }
 
@@ -116,7 +127,13 @@ func (m *metrics) observeApplied(cs []results.Change) {
 	for _, c := range cs {
 		m.applied.WithLabelValues(string(c.Status)).Inc()
 		if c.StartApplied && !c.StartedAt.IsZero() && !c.ScheduledAt.IsZero() {
-			m.startLag.WithLabelValues(c.Group).Observe(max(c.StartedAt.Sub(c.ScheduledAt), 0).Seconds())
+			lag := max(c.StartedAt.Sub(c.ScheduledAt), 0).Seconds()
+			m.startLag.WithLabelValues(c.Group).Observe(lag)
+			if c.WorkflowRun != 0 {
+				// A node run is created when it becomes ready (its
+				// retries: due after their backoff), due at once.
+				m.nodeWait.Observe(lag)
+			}
 		}
 		if !c.Status.Terminal() {
 			continue
@@ -125,6 +142,16 @@ func (m *metrics) observeApplied(cs []results.Change) {
 		if !c.StartedAt.IsZero() && !c.FinishedAt.IsZero() {
 			m.duration.WithLabelValues(c.Group).Observe(max(c.FinishedAt.Sub(c.StartedAt), 0).Seconds())
 		}
+	}
+}
+
+// observeWorkflowsEnded counts workflow runs that ended, by final status,
+// once each: every end is reported by the one transaction that made it
+// (the applier's, an operation's, the timeout sweep's, a start's), after
+// its commit.
+func (m *metrics) observeWorkflowsEnded(statuses []string) {
+	for _, s := range statuses {
+		m.workflowRuns.WithLabelValues(s).Inc()
 	}
 }
 

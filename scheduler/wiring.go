@@ -74,7 +74,8 @@ type wiring struct {
 // st is nil if ctx ended first.
 func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
 	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
-		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns))
+		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns),
+			store.WithWorkflowsEnded(s.metrics.observeWorkflowsEnded))
 	})
 	if err != nil {
 		return nil, nil, nil
@@ -130,7 +131,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
+		Applied: w.applied, WorkflowsEnded: s.metrics.observeWorkflowsEnded, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs
@@ -366,6 +367,7 @@ func (w *wiring) startWorkflows(ctx context.Context, ps []runs.Planned) {
 		return
 	}
 	w.s.log.Debug("workflow runs started", zap.Int("fires", len(ps)), zap.Int("node_runs", len(done.Fire)))
+	w.s.metrics.observeWorkflowsEnded(done.Ended)
 	w.fireNodes(ctx, done.Fire)
 	w.killAll(ctx, done.Kill, "workflow run covered by a newer run (overlap cover_early)")
 }
@@ -388,6 +390,7 @@ func (w *wiring) timeOutWorkflows(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			w.s.log.Warn("timing out workflow runs", zap.Error(err))
 		}
+		w.s.metrics.observeWorkflowsEnded(done.Ended)
 		w.fireNodes(ctx, done.Fire)
 		w.killAll(ctx, done.Kill, "workflow run timed out")
 	})

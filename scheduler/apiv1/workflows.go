@@ -84,6 +84,11 @@ type Workflow struct {
 	Version    int64      `json:"version"`
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
+	// Set while the workflow is paused (POST .../pause): the note given,
+	// when, and by whom.
+	PausedNote string     `json:"paused_note,omitempty"`
+	PausedAt   *time.Time `json:"paused_at,omitempty"`
+	PausedBy   string     `json:"paused_by,omitempty"`
 }
 
 // WorkflowList is a page of workflows, by id.

@@ -101,3 +101,29 @@ func (c *Client) workflowRunOp(ctx context.Context, id int64, op string, body ap
 func workflowPath(id int64) string { return "/workflows/" + strconv.FormatInt(id, 10) }
 
 func workflowRunPath(id int64) string { return "/workflow-runs/" + strconv.FormatInt(id, 10) }
+
+// RerunWorkflowRun starts a new run of the workflow of workflow run id,
+// with that run's params; the old run is left as it is. The answer is the
+// new run as written; its id is the new workflow run's (GetWorkflowRun).
+func (c *Client) RerunWorkflowRun(ctx context.Context, id int64) (*apiv1.Run, error) {
+	return call[apiv1.Run](ctx, c, http.MethodPost, workflowRunPath(id)+"/rerun", nil, nil)
+}
+
+// PauseWorkflow disables a workflow's schedule with a note saying why;
+// runs already started or queued go on.
+func (c *Client) PauseWorkflow(ctx context.Context, id int64, req apiv1.DisableRequest) (*apiv1.Workflow, error) {
+	return call[apiv1.Workflow](ctx, c, http.MethodPost, workflowPath(id)+"/pause", nil, req)
+}
+
+// ResumeWorkflow enables a workflow's schedule again, saying what happens
+// to the fires it missed while paused (req.CatchUp: policy or none).
+func (c *Client) ResumeWorkflow(ctx context.Context, id int64, req apiv1.EnableRequest) (*apiv1.Workflow, error) {
+	return call[apiv1.Workflow](ctx, c, http.MethodPost, workflowPath(id)+"/resume", nil, req)
+}
+
+// BackfillWorkflow starts running a workflow's past fires in [req.From,
+// req.To), each a workflow run (trigger type backfill); GetBackfill and
+// CancelBackfill follow and stop it, as for a job's.
+func (c *Client) BackfillWorkflow(ctx context.Context, id int64, req apiv1.BackfillRequest) (*apiv1.Backfill, error) {
+	return call[apiv1.Backfill](ctx, c, http.MethodPost, workflowPath(id)+"/backfill", nil, req)
+}

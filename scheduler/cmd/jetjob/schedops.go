@@ -120,16 +120,22 @@ func enabledCell(j *apiv1.Job) string {
 
 // jobsBackfillCmd is `jobs backfill ID --from T --to T [--max N]`.
 func (a *app) jobsBackfillCmd() *cobra.Command {
+	return a.backfillCmd("job", (*client.Client).Backfill)
+}
+
+// backfillCmd is `<kind>s backfill ID --from T --to T [--max N]` of a job
+// or a workflow (whose schedule is its jobs row's), calling backfill.
+func (a *app) backfillCmd(kind string, backfill func(*client.Client, context.Context, int64, apiv1.BackfillRequest) (*apiv1.Backfill, error)) *cobra.Command {
 	var from, to string
 	var maxFires int
 	cmd := &cobra.Command{
 		Use:   "backfill ID --from T --to T [--max N]",
-		Short: "Run every fire of a job's schedule in [from, to) as one cancellable operation",
-		Long: `Run every fire of a job's schedule in [from, to) (trigger type backfill), a few
+		Short: "Run every fire of a " + kind + "'s schedule in [from, to) as one cancellable operation",
+		Long: `Run every fire of a ` + kind + `'s schedule in [from, to) (trigger type backfill), a few
 at a time. Fires that already have a run are not run again. Follow it with
 "jobs backfill-get OP", stop it with "jobs backfill-cancel OP".`,
 		Args: needArgs("ID"),
-		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
+		RunE: onID(kind, func(cmd *cobra.Command, id int64) error {
 			f, err := optTime("--from", from, true)
 			if err != nil {
 				return err
@@ -147,7 +153,7 @@ at a time. Fires that already have a run are not run again. Follow it with
 				return usagef("--max %d: must not be negative", maxFires)
 			}
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Backfill, error) {
-				return c.Backfill(ctx, id, apiv1.BackfillRequest{From: *f, To: *t, Max: maxFires})
+				return backfill(c, ctx, id, apiv1.BackfillRequest{From: *f, To: *t, Max: maxFires})
 			}, detail(backfillDetail))
 		}),
 	}

@@ -19,7 +19,7 @@ func (a *app) workflowsCmd() *cobra.Command {
 	return parent(&cobra.Command{
 		Use:     "workflows",
 		Aliases: []string{"workflow", "wf"},
-		Short:   "Create, apply, list, inspect and trigger workflows; list, retry and cancel their runs",
+		Short:   "Create, apply, list, inspect, trigger, pause and backfill workflows; list, retry, re-run and cancel their runs",
 		Long: `A workflow is a graph of jobs run as one thing (docs/workflows.md). Its file
 is YAML (or JSON) with the fields of the API's workflow, nodes naming their
 jobs by group/name:
@@ -46,6 +46,10 @@ jobs by group/name:
 		a.workflowsRunsCmd(),
 		a.workflowRunCmd("run RUN_ID", "Show a workflow run with its nodes, their runs and outputs", (*client.Client).GetWorkflowRun),
 		a.workflowRunCmd("retry RUN_ID", "Re-run an ended workflow run from its failed nodes", (*client.Client).RetryWorkflowRun),
+		a.workflowsRerunCmd(),
+		a.workflowsSwitchCmd(false),
+		a.workflowsSwitchCmd(true),
+		a.backfillCmd("workflow", (*client.Client).BackfillWorkflow),
 		a.workflowRunCmd("cancel RUN_ID", "Cancel a workflow run; its running nodes are killed",
 			func(c *client.Client, ctx context.Context, id int64) (*apiv1.WorkflowRun, error) {
 				return c.CancelWorkflowRun(ctx, id, "")
@@ -87,6 +91,9 @@ func workflowDetail(wf *apiv1.Workflow) *kv {
 	k.add("Schedule", schedule(&apiv1.JobSpec{ScheduleType: wf.ScheduleType, ScheduleExpr: wf.ScheduleExpr, Timezone: wf.Timezone}))
 	k.add("Overlap", wf.Overlap)
 	k.add("Enabled", yesNo(wf.Enabled))
+	if wf.PausedAt != nil {
+		k.add("Paused", fmt.Sprintf("%s by %s: %s", fmtTimePtr(wf.PausedAt), wf.PausedBy, wf.PausedNote))
+	}
 	k.add("Next fire", fmtTimePtr(wf.NextFireAt))
 	for _, n := range wf.Nodes {
 		k.add("Node "+n.Name, n.Job)

@@ -190,6 +190,14 @@ func matrix() []matrixRow {
 		}, with(operate, s202)},
 		{"GET /api/v1/workflows/{id}/runs", func(e *env, _ string) req { return req{"GET", wfPath(e.workflow().ID, "/runs"), nil} }, read},
 		{"GET /api/v1/workflows/{id}/history", func(e *env, _ string) req { return req{"GET", wfPath(e.workflow().ID, "/history"), nil} }, read},
+		{"POST /api/v1/workflows/{id}/pause", func(e *env, _ string) req {
+			return req{"POST", wfPath(e.workflow().ID, "/pause"), apiv1.DisableRequest{Note: "n"}}
+		}, operate},
+		{"POST /api/v1/workflows/{id}/resume", func(e *env, _ string) req { return req{"POST", wfPath(e.workflow().ID, "/resume"), nil} }, operate},
+		{"POST /api/v1/workflows/{id}/backfill", func(e *env, _ string) req {
+			now := time.Now()
+			return req{"POST", wfPath(e.cronWorkflow().ID, "/backfill"), apiv1.BackfillRequest{From: now.Add(-2 * time.Hour), To: now}}
+		}, with(operate, s201)},
 		{"GET /api/v1/workflow-runs", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/workflow-runs?workflow=%d", e.workflow().ID), nil}
 		}, read},
@@ -208,6 +216,12 @@ func matrix() []matrixRow {
 		}, with(scripts, s202)},
 		{"POST /api/v1/workflow-runs/{id}/skip", func(e *env, _ string) req {
 			return req{"POST", wfRunPath(e.workflowRun(false), "/skip"), apiv1.NodeAction{Node: "b"}}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/rerun", func(e *env, _ string) req {
+			return req{"POST", wfRunPath(e.workflowRun(true), "/rerun"), nil}
+		}, with(operate, s202)},
+		{"POST /api/v1/workflow-runs/{id}/rerun", func(e *env, _ string) req { // shell nodes: the params are the old run's, not chosen
+			return req{"POST", wfRunPath(e.workflowRunOf(e.shell.ID, true), "/rerun"), nil}
 		}, with(operate, s202)},
 		{"/api/", fixed("GET", "/api/v1/nothing-here", nil), [6]int{s401, s404, s404, s404, s404, s404}},
 	}

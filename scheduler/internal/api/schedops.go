@@ -73,31 +73,57 @@ func utcPtr(t *time.Time) *time.Time {
 // missed while disabled are replayed by its misfire policy (catch_up
 // policy, the default) or not at all (none).
 func (s *Server) enableJob(w http.ResponseWriter, r *http.Request) error {
-	var req apiv1.EnableRequest
-	if err := decodeOptional(w, r, &req); err != nil {
-		return err
-	}
-	catchUp, err := store.ParseCatchUp(req.CatchUp)
-	if err != nil {
-		return invalidf("%v", err)
-	}
-	return s.setEnabled(w, r, store.EnableOptions{Enabled: true, CatchUp: catchUp})
+	return s.setEnabled(w, r, enableOptions, jobAnswer)
 }
 
 // disableJob disables a job, keeping the optional body's note.
 func (s *Server) disableJob(w http.ResponseWriter, r *http.Request) error {
-	var req apiv1.DisableRequest
-	if err := decodeOptional(w, r, &req); err != nil {
-		return err
-	}
-	if n := utf8.RuneCountInString(req.Note); n > maxPauseNoteLen {
-		return invalidf("note is %d characters, more than %d", n, maxPauseNoteLen)
-	}
-	return s.setEnabled(w, r, store.EnableOptions{Note: req.Note})
+	return s.setEnabled(w, r, disableOptions, jobAnswer)
 }
 
-func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, o store.EnableOptions) error {
+// enableOptions reads the optional body of an enable (a job's, a
+// workflow's resume).
+func enableOptions(w http.ResponseWriter, r *http.Request) (store.EnableOptions, error) {
+	var req apiv1.EnableRequest
+	if err := decodeOptional(w, r, &req); err != nil {
+		return store.EnableOptions{}, err
+	}
+	catchUp, err := store.ParseCatchUp(req.CatchUp)
+	if err != nil {
+		return store.EnableOptions{}, invalidf("%v", err)
+	}
+	return store.EnableOptions{Enabled: true, CatchUp: catchUp}, nil
+}
+
+// disableOptions reads the optional body of a disable (a job's, a
+// workflow's pause): its note.
+func disableOptions(w http.ResponseWriter, r *http.Request) (store.EnableOptions, error) {
+	var req apiv1.DisableRequest
+	if err := decodeOptional(w, r, &req); err != nil {
+		return store.EnableOptions{}, err
+	}
+	if n := utf8.RuneCountInString(req.Note); n > maxPauseNoteLen {
+		return store.EnableOptions{}, invalidf("note is %d characters, more than %d", n, maxPauseNoteLen)
+	}
+	return store.EnableOptions{Note: req.Note}, nil
+}
+
+func jobAnswer(_ *Server, w http.ResponseWriter, _ *http.Request, j store.Job) error {
+	writeJSON(w, http.StatusOK, jobDoc(j))
+	return nil
+}
+
+// setEnabled enables or disables the path's jobs row (a job's or a
+// workflow's: one implementation for both) as options reads from the
+// request, and answers with answer's document of it.
+func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request,
+	options func(http.ResponseWriter, *http.Request) (store.EnableOptions, error),
+	answer func(*Server, http.ResponseWriter, *http.Request, store.Job) error) error {
 	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	o, err := options(w, r)
 	if err != nil {
 		return err
 	}
@@ -105,8 +131,7 @@ func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request, o store.Enab
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, jobDoc(j))
-	return nil
+	return answer(s, w, r, j)
 }
 
 // nextFires lists the scheduled_at of the job's next runs, computed the

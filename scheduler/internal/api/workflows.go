@@ -95,6 +95,7 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workflow {
 	d := apiv1.Workflow{ID: w.ID, Enabled: w.Enabled, Shard: w.Shard, NextFireAt: w.NextFireAt, LastFireAt: w.LastFireAt,
 		Version: w.Version, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
+		PausedNote: w.PausedNote, PausedAt: utcPtr(w.PausedAt), PausedBy: w.PausedBy,
 		WorkflowSpec: apiv1.WorkflowSpec{Group: w.Group, Name: w.Name, Description: w.Description, Params: w.Params,
 			ScheduleType: w.ScheduleType, ScheduleExpr: w.ScheduleExpr, Timezone: w.Timezone, MisfirePolicy: w.MisfirePolicy,
 			MisfireThreshold: apiv1.Duration(w.MisfireThreshold), MaxCatchup: w.MaxCatchup, Jitter: apiv1.Duration(w.Jitter),

@@ -41,6 +41,22 @@ func (e *env) workflowOf(job int64) store.Workflow {
 	return w
 }
 
+// cronWorkflow is a fresh hourly workflow of group a running the plain
+// job, for backfills.
+func (e *env) cronWorkflow() store.Workflow {
+	e.t.Helper()
+	w, err := e.st.CreateWorkflow(context.Background(), store.System, store.Workflow{
+		Job: store.Job{Group: "a", Name: fmt.Sprint("w", e.next()), ScheduleType: "cron", ScheduleExpr: "@every 1h",
+			Timezone: "UTC", MisfirePolicy: "skip", Enabled: true},
+		Spec:   wfengine.Spec{Nodes: []wfengine.NodeSpec{{Name: "a", JobID: e.plain.ID}}},
+		Policy: wfengine.Policy{Overlap: wfengine.OverlapConcurrent},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return w
+}
+
 // workflowRun starts a run of a fresh workflow, node a's run not yet
 // published; ended cancels it first (its a is cancelled at once).
 func (e *env) workflowRun(ended bool) int64 { return e.workflowRunOf(e.plain.ID, ended) }

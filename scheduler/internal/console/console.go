@@ -112,6 +112,7 @@ func (c *Console) routeTable() []route {
 		{"POST /workflow-runs/{id}/retry", c.workflowRunOp("retry", noticeWorkflowRetried)},
 		{"POST /workflow-runs/{id}/mark-succeeded", c.workflowRunOp("mark-succeeded", noticeNodeMarked)},
 		{"POST /workflow-runs/{id}/skip", c.workflowRunOp("skip", noticeNodeSkipped)},
+		{"POST /workflow-runs/{id}/rerun", c.rerunWorkflowRun},
 		{"/", c.notFound},
 	}
 }

@@ -46,6 +46,7 @@ var (
 	noticeWorkflowTriggered = newNotice("workflow-triggered", "Workflow triggered.")
 	noticeWorkflowCancelled = newNotice("workflow-cancelled", "Cancel sent: running nodes are killed, the others will not start.")
 	noticeWorkflowRetried   = newNotice("workflow-retried", "Retrying the failed and cancelled nodes.")
+	noticeWorkflowRerun     = newNotice("workflow-rerun", "Re-run started: a new run of the workflow with the same params.")
 	noticeNodeMarked        = newNotice("node-marked", "Node marked succeeded.")
 	noticeNodeSkipped       = newNotice("node-skipped", "Node skipped; what follows it runs as if it succeeded.")
 )

@@ -211,3 +211,25 @@ func (c *Console) workflowRunOp(op string, done notice) func(http.ResponseWriter
 		return nil
 	}
 }
+
+// rerunWorkflowRun is the run's Re-run button: POST
+// /api/v1/workflow-runs/{id}/rerun, then to the new run's page. A refusal
+// the run's state explains (its workflow was deleted) shows this page with
+// the API's words.
+func (c *Console) rerunWorkflowRun(w http.ResponseWriter, r *http.Request) error {
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
+	var run apiv1.Run
+	_, err = c.call(r, http.MethodPost, workflowRunPath(id)+"/rerun", nil, nil, &run)
+	var ae *APIError
+	if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusBadRequest) {
+		return c.renderWorkflowRun(w, r, ae.Status, "Not done: "+ae.Error())
+	}
+	if err != nil {
+		return err
+	}
+	redirect(w, r, workflowRunURL(run.ID), noticeWorkflowRerun)
+	return nil
+}

@@ -133,6 +133,9 @@ type batchResult struct {
 	ignored []Ignored
 	// capped are the runs whose children the cap kept from running.
 	capped []runs.Capped
+	// workflowsEnded are the final statuses of the workflow runs it
+	// ended.
+	workflowsEnded []string
 }
 
 // apply applies events, and triggers the children of the runs that
@@ -157,9 +160,10 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		fire    []runs.Planned
 		ignored []Ignored
 		capped  []runs.Capped
+		wfEnded []string
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		changes, spawned, fire, ignored, capped = changes[:0], spawned[:0], nil, ignored[:0], nil
+		changes, spawned, fire, ignored, capped, wfEnded = changes[:0], spawned[:0], nil, ignored[:0], nil, nil
 		keys, err := scheduledTimes(ctx, tx, ups, order)
 		if err != nil {
 			return err
@@ -186,11 +190,11 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		// Workflow node runs that ended for good advance their workflow
 		// runs in this transaction: exactly as durable, and as
 		// exactly-once, as the ends they follow from.
-		nodes, err := wfengine.AdvanceRuns(ctx, tx, done.NodeEnds, maxChainRuns)
+		nodes, err := wfengine.Advance(ctx, tx, done.NodeEnds, maxChainRuns)
 		if err != nil {
 			return err
 		}
-		fire = nodes.Fire
+		fire, wfEnded = nodes.Fire, nodes.Ended
 		changes = slices.Grow(changes, len(moved))
 		applied := make(map[runKey]bool, len(batch))
 		for _, m := range moved {
@@ -198,7 +202,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 			applied[k] = true
 			changes = append(changes, Change{RunID: m.RunID, JobID: m.JobID, Status: m.Status,
 				Triggered: ups[k] != nil && ups[k].seq != 0,
-				Group:     m.Group, StartApplied: ups[k] != nil && ups[k].startedAt != nil,
+				Group:     m.Group, StartApplied: ups[k] != nil && ups[k].startedAt != nil, WorkflowRun: m.WorkflowRun,
 				StartedAt: m.StartedAt, ScheduledAt: m.ScheduledAt, FinishedAt: m.FinishedAt})
 		}
 		if ignored, err = ignoredUpdates(ctx, tx, ups, ignored, batch, applied); err != nil {
@@ -231,7 +235,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 	if err != nil {
 		return batchResult{}, fmt.Errorf("apply %d events to %d runs: %w", len(events), len(ups), err)
 	}
-	return batchResult{changes: changes, spawned: spawned, fire: fire, ignored: ignored, capped: capped}, nil
+	return batchResult{changes: changes, spawned: spawned, fire: fire, ignored: ignored, capped: capped, workflowsEnded: wfEnded}, nil
 }
 
 // ignoredUpdates appends to ignored the updates of batch that ApplyEvents

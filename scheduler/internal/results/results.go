@@ -96,6 +96,10 @@ type Deps struct {
 	// Applied, when set, is called after each committed batch with the
 	// runs whose status changed.
 	Applied func([]Change)
+	// WorkflowsEnded, when set, is called after each committed batch that
+	// ended workflow runs (their node runs' ends advanced them to the
+	// end) with their final statuses.
+	WorkflowsEnded func(statuses []string)
 	// Spawned, when set, is called after each committed batch with the
 	// ids of the runs it created (retries, child runs), SCHEDULED for a
 	// later time, and Run's context: the scheduler hands them to its wheel.
@@ -150,14 +154,16 @@ type Applier struct {
 	js   jetstream.JetStream
 	pool *pgxpool.Pool
 	log  *zap.Logger
-	// trace, applied, spawned, fire and signals are Deps.Trace,
-	// Deps.Applied, Deps.Spawned, Deps.Fire and Deps.TestSignals.
-	trace   *spans.Tracer
-	applied func([]Change)
-	spawned func(context.Context, []int64)
-	fire    func(context.Context, []runs.Planned)
-	signals TestSignals
-	active  func() bool
+	// trace, applied, workflowsEnded, spawned, fire and signals are
+	// Deps.Trace, Deps.Applied, Deps.WorkflowsEnded, Deps.Spawned,
+	// Deps.Fire and Deps.TestSignals.
+	trace          *spans.Tracer
+	applied        func([]Change)
+	workflowsEnded func([]string)
+	spawned        func(context.Context, []int64)
+	fire           func(context.Context, []runs.Planned)
+	signals        TestSignals
+	active         func() bool
 	// standbyCheck is how often a standing-by applier looks at the
 	// consumer (standbyInterval; tests shorten it).
 	standbyCheck time.Duration
@@ -169,8 +175,9 @@ func New(cfg Config, deps Deps) (*Applier, error) {
 		return nil, err
 	}
 	return &Applier{cfg: cfg.withDefaults(), js: deps.JS, pool: deps.Pool, log: logging.Named(deps.Log, "results"),
-		trace: deps.Trace, applied: deps.Applied, spawned: deps.Spawned, fire: deps.Fire, signals: deps.TestSignals,
-		active: deps.Active, standbyCheck: standbyInterval}, nil
+		trace: deps.Trace, applied: deps.Applied, workflowsEnded: deps.WorkflowsEnded, spawned: deps.Spawned, fire: deps.Fire,
+		signals: deps.TestSignals,
+		active:  deps.Active, standbyCheck: standbyInterval}, nil
 }
 
 // Run applies events until ctx ends: consuming while this scheduler is the
@@ -421,6 +428,9 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		if a.applied != nil && len(done.changes) > 0 {
 			a.applied(done.changes)
 		}
+		if a.workflowsEnded != nil && len(done.workflowsEnded) > 0 {
+			a.workflowsEnded(done.workflowsEnded)
+		}
 		spawned := done.spawned
 		if len(done.fire) > 0 {
 			if a.fire != nil {
@@ -492,4 +502,6 @@ type Change struct {
 	// StartApplied says the batch carried the run's started event: its
 	// start lag is observed once, when the start is recorded.
 	StartApplied bool
+	// WorkflowRun is the workflow run of a node run, 0 for other runs.
+	WorkflowRun int64
 }

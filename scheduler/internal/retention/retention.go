@@ -2,7 +2,10 @@
 // coming days' partitions, rolls finished days up into run_stats_daily (the
 // daily report), and drops the partitions of days older than the retention
 // once the rollup covers them. It also deletes the counters of child-job
-// chains (run_chains, package runs) idle for longer than the retention.
+// chains (run_chains, package runs) idle for longer than the retention,
+// and the workflow runs (workflow_runs, package wfengine) that ended and
+// were scheduled before the retention's cutoff, as their own runs' days
+// are dropped.
 // It decides which days and when; the statements that create, drop or
 // empty a day, which write runs, are package runs' (Partitions,
 // CreatePartition, DropPartition, DeleteDefaultDay, ForgetIdleChains).
@@ -40,6 +43,7 @@ import (
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
 
 // Defaults of Config.
@@ -52,6 +56,10 @@ const (
 	// open is rolled up again: a run stuck for longer than that is counted
 	// in the status it had.
 	reRollupDays = 7
+	// workflowRunBatch is how many old workflow runs one step deletes:
+	// steps stay short transactions however many are due (the first round
+	// after an upgrade, or after a long outage).
+	workflowRunBatch = 1000
 )
 
 // lockKey is the advisory lock of maintenance ("jjretn"), distinct from
@@ -197,13 +205,16 @@ type Report struct {
 	// Chains counts the chain counters (run_chains) deleted: those of
 	// root fires idle for longer than the retention, whose runs are gone.
 	Chains int64
+	// WorkflowRuns counts the workflow runs deleted: ended, and scheduled
+	// before the retention's cutoff.
+	WorkflowRuns int64
 }
 
 // errNotHolder ends a round whose lock another scheduler holds.
 var errNotHolder = errors.New("maintenance lock held by another scheduler")
 
 // Round does one round: create partitions, roll up, drop, forget idle
-// chains.
+// chains and old workflow runs.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
 	today, cutoff := bounds(m.now(), m.cfg.Retention)
@@ -333,6 +344,28 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 		return err
 	}); err != nil {
 		return fmt.Errorf("delete idle chain counters: %w", err)
+	}
+
+	// 5. Workflow runs that ended before the cutoff, a batch per step:
+	// they follow their own runs, whose days are dropped by now (or are
+	// once rolled up), and take their node runs' keys with them. An active
+	// run is kept however old.
+	for {
+		var n int64
+		if err := m.step(ctx, func(tx pgx.Tx) error {
+			var err error
+			n, err = wfengine.ForgetEnded(ctx, tx, cutoff, workflowRunBatch)
+			return err
+		}); err != nil {
+			return fmt.Errorf("delete old workflow runs: %w", err)
+		}
+		rep.WorkflowRuns += n
+		if n < workflowRunBatch {
+			break
+		}
+	}
+	if rep.WorkflowRuns > 0 {
+		m.log.Info("old workflow runs deleted", zap.Int64("workflow_runs", rep.WorkflowRuns), zap.Duration("retention", m.cfg.Retention))
 	}
 	return errors.Join(errs...)
 }

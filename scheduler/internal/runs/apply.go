@@ -45,6 +45,8 @@ type Moved struct {
 	Status wire.Status
 	// StartedAt and FinishedAt are zero while unknown.
 	StartedAt, ScheduledAt, FinishedAt time.Time
+	// WorkflowRun is the workflow run of a node run, 0 for other runs.
+	WorkflowRun int64
 }
 
 // applySQL applies a batch of updates in one statement, and in the same
@@ -232,7 +234,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			parents = append(parents, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root, Children: children},
 				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished)})
 		default:
-			m.StartedAt, m.ScheduledAt, m.FinishedAt = deref(started), deref(sched), deref(finished)
+			m.StartedAt, m.ScheduledAt, m.FinishedAt, m.WorkflowRun = deref(started), deref(sched), deref(finished), wr
 			out.Moved = append(out.Moved, m)
 			if wr != 0 && m.Status.Terminal() {
 				e := NodeEnd{RunID: m.RunID, ScheduledAt: m.ScheduledAt, Status: m.Status, WorkflowRun: wr,

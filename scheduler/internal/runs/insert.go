@@ -168,11 +168,12 @@ func checkBatches(fires []Fire) error {
 // SCHEDULED at the database's clock, and sets p.RunID and p.ScheduledAt.
 // p carries the job's fields (JobID, Group, Shard, and what the trigger
 // needs); params, when non-nil, are stored as the run's own, replacing the
-// job's for this run and for a recovery of it.
+// job's for this run and for a recovery of it. p.Message is stored as the
+// run's message.
 func InsertManual(ctx context.Context, tx pgx.Tx, p *Planned, params *string) error {
-	err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params)
-		VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5) RETURNING id, scheduled_at`,
-		p.JobID, p.Group, p.Shard, string(wire.TriggerManual), params).Scan(&p.RunID, &p.ScheduledAt)
+	err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params, message)
+		VALUES ($1, $2, $3, $4, 'SCHEDULED', clock_timestamp(), $5, $6) RETURNING id, scheduled_at`,
+		p.JobID, p.Group, p.Shard, string(wire.TriggerManual), params, wire.TruncateMessage(p.Message)).Scan(&p.RunID, &p.ScheduledAt)
 	if err != nil {
 		return fmt.Errorf("write the run: %w", err)
 	}

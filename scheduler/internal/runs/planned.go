@@ -61,6 +61,10 @@ type Planned struct {
 	// the workflow run instead of publishing it (package wfengine), and
 	// the planner never batches it.
 	Workflow bool
+	// Message is the run's message as written (job_runs.message): a
+	// backfill's run names its backfill, a workflow run's re-run the run
+	// it re-runs. A workflow run starts with it as its own message.
+	Message string
 }
 
 // Trigger is the wire message of a planned run; misfireThreshold is the

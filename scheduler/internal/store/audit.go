@@ -216,4 +216,6 @@ type runAudit struct {
 	JobID  int64   `json:"job_id"`
 	Status string  `json:"status"`
 	Params *string `json:"params,omitempty"`
+	// RerunOf is the workflow run a re-run re-runs.
+	RerunOf int64 `json:"rerun_of,omitempty"`
 }

@@ -271,11 +271,22 @@ func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
 // at now, recording a job.trigger by a. params, when non-nil, replace the
 // job's params for this run.
 func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (runs.Planned, error) {
+	return s.insertManualRun(ctx, a, jobID, params, manualNote{})
+}
+
+// manualNote is what a manual run says of itself: its message, and the
+// workflow run it re-runs (0: none), which its audit entry names too.
+type manualNote struct {
+	Message string
+	RerunOf int64
+}
+
+func (s *Store) insertManualRun(ctx context.Context, a Actor, jobID int64, params *string, note manualNote) (runs.Planned, error) {
 	j, err := s.GetJob(ctx, jobID)
 	if err != nil {
 		return runs.Planned{}, err
 	}
-	p := runs.Planned{
+	p := runs.Planned{Message: note.Message,
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
@@ -289,7 +300,7 @@ func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, param
 			return err
 		}
 		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil,
-			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params})
+			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params, RerunOf: note.RerunOf})
 	})
 	if err != nil {
 		return p, fmt.Errorf("insert manual run of job %d: %w", jobID, err)
@@ -306,8 +317,12 @@ var ErrRunEnded = errors.New("run already ended")
 // request). It returns the run as it is after the call, and records a
 // run.kill by a.
 func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
-	var out Run
+	var (
+		out     Run
+		wfEnded []string
+	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		wfEnded = nil
 		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("run %d: %w", id, ErrNotFound)
@@ -327,9 +342,11 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 			if err != nil {
 				return err
 			}
-			if _, err := wfengine.Advance(ctx, tx, ends, s.maxChainRuns); err != nil {
+			done, err := wfengine.Advance(ctx, tx, ends, s.maxChainRuns)
+			if err != nil {
 				return err
 			}
+			wfEnded = done.Ended
 			if r, err = scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 AND scheduled_at = $2`, id, r.ScheduledAt)); err != nil {
 				return err
 			}
@@ -341,5 +358,6 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 	if err != nil {
 		return out, fmt.Errorf("cancel run %d: %w", id, err)
 	}
+	s.endedWorkflows(wfEnded)
 	return out, nil
 }

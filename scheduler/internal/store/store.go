@@ -41,6 +41,8 @@ type Store struct {
 	// maxChainRuns caps the runs one fire may cause through child jobs:
 	// a link that would let a job reach further is refused (package refs).
 	maxChainRuns int
+	// workflowsEnded is WithWorkflowsEnded's hook (nil: none).
+	workflowsEnded func(statuses []string)
 }
 
 // Option sets an optional setting of Open.
@@ -52,6 +54,21 @@ type Option func(*Store)
 // scheduler's one setting.
 func WithMaxChainRuns(n int) Option {
 	return func(s *Store) { s.maxChainRuns = refs.MaxRunsOr(n) }
+}
+
+// WithWorkflowsEnded calls f after each committed operation of the
+// store's that ended workflow runs (an operation on a run, a kill of a
+// node run not yet published), with their final statuses: the scheduler
+// counts them (jetjob_workflow_runs_total).
+func WithWorkflowsEnded(f func(statuses []string)) Option {
+	return func(s *Store) { s.workflowsEnded = f }
+}
+
+// endedWorkflows reports statuses to the WithWorkflowsEnded hook.
+func (s *Store) endedWorkflows(statuses []string) {
+	if s.workflowsEnded != nil && len(statuses) > 0 {
+		s.workflowsEnded(statuses)
+	}
 }
 
 // Open returns a store over pool and reads (or, for a new cluster, fixes)

@@ -189,6 +189,7 @@ func (s *Store) OperateWorkflowRun(ctx context.Context, a Actor, id int64, op Wo
 	if err != nil {
 		return wfengine.Done{}, fmt.Errorf("workflow run %d: %s: %w", id, op.Op, err)
 	}
+	s.endedWorkflows(done.Ended)
 	return done, nil
 }
 

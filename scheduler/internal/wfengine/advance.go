@@ -13,20 +13,15 @@ import (
 // applier's, or a cancel's). It locks the runs, folds the ends into their
 // states, starts what may start and ends what is done, and returns the node
 // runs it created, SCHEDULED and due now, for the caller to fire after
-// commit (if it dies first, the shard owners' sweep fires them). The runs
+// commit (if it dies first, the shard owners' sweep fires them), also as
+// dispatch fires them (Done.Fire), and the final statuses of the runs it
+// ended (Done.Ended; Done.Kill is empty). The runs
 // are locked in id order, like every writer of workflow runs does, so
 // concurrent appliers do not deadlock, and advanced together: one
 // statement of each kind for the whole batch (see stepper), on generic
 // plans (runs.PlanGeneric), whatever the number of runs. maxChainRuns
 // caps the node runs of one workflow run (0: refs.DefaultMaxRuns).
-func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) ([]int64, error) {
-	done, err := AdvanceRuns(ctx, tx, ends, maxChainRuns)
-	return done.Spawned, err
-}
-
-// AdvanceRuns is Advance returning the node runs it created also as
-// dispatch fires them (Done.Fire).
-func AdvanceRuns(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) (Done, error) {
+func Advance(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRuns int) (Done, error) {
 	if len(ends) == 0 {
 		return Done{}, nil
 	}
@@ -62,5 +57,5 @@ func AdvanceRuns(ctx context.Context, tx pgx.Tx, ends []runs.NodeEnd, maxChainRu
 	if err := st.flush(ctx); err != nil {
 		return Done{}, err
 	}
-	return Done{Spawned: st.spawned, Fire: st.fire}, restore(ctx)
+	return Done{Spawned: st.spawned, Fire: st.fire, Ended: st.ended}, restore(ctx)
 }

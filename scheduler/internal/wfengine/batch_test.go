@@ -32,7 +32,8 @@ func (e *env) endAll(status wire.Status, ids ...int64) []int64 {
 		if err != nil {
 			return err
 		}
-		spawned, err = wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
+		advanced, err := wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
+		spawned = advanced.Spawned
 		return err
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package wfengine_test
 import (
 	"context"
 	"github.com/jetjob/jetjob/internal/testwait"
+	"slices"
 	"testing"
 	"time"
 
@@ -105,7 +106,8 @@ func (e *env) end(id int64, status wire.Status) []int64 {
 		if err != nil {
 			return err
 		}
-		spawned, err = wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
+		advanced, err := wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
+		spawned = advanced.Spawned
 		return err
 	})
 	if err != nil {
@@ -155,8 +157,8 @@ func TestExactlyOncePerNode(t *testing.T) {
 	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
 		got, err := wfengine.Advance(e.ctx, tx, []runs.NodeEnd{{RunID: a[0], ScheduledAt: at, Status: wire.StatusSucceeded,
 			WorkflowRun: p.RunID, Node: "a"}}, 0)
-		if len(got) != 0 {
-			t.Errorf("advancing a's end again created %v", got)
+		if len(got.Spawned) != 0 || len(got.Ended) != 0 {
+			t.Errorf("advancing a's end again did %+v", got)
 		}
 		if err != nil {
 			return err
@@ -212,6 +214,9 @@ func TestDiscardAndCover(t *testing.T) {
 	if wf, own := e.status(p2.RunID); st.Status != wfengine.RunDiscarded || wf != "DISCARDED" || own != wire.StatusDiscarded {
 		t.Errorf("discard_later: %s, %s, %s; want DISCARDED", st.Status, wf, own)
 	}
+	if !slices.Equal(st.Ended, []string{wfengine.RunDiscarded}) {
+		t.Errorf("discard_later: the start reports %v ended, want the run DISCARDED (metrics)", st.Ended)
+	}
 
 	c := setup(t, wfengine.Policy{Overlap: wfengine.OverlapCoverEarly})
 	old, _ := c.start()
@@ -221,6 +226,9 @@ func TestDiscardAndCover(t *testing.T) {
 	}
 	if wf, own := c.status(old.RunID); wf != "CANCELLED" || own != wire.StatusCancelled {
 		t.Errorf("cover_early: the old run %s (own %s), want CANCELLED (its a not yet published)", wf, own)
+	}
+	if !slices.Equal(st.Ended, []string{wfengine.RunCancelled}) {
+		t.Errorf("cover_early: the start reports %v ended, want the old run CANCELLED (metrics)", st.Ended)
 	}
 	if len(c.nodeRuns(p.RunID)["a"]) != 1 {
 		t.Error("cover_early: the new run did not start a")
@@ -245,6 +253,9 @@ func TestTimeout(t *testing.T) {
 		}
 		if len(done.Kill) != 1 {
 			t.Errorf("kills %v, want a's run", done.Kill)
+		}
+		if !slices.Equal(done.Ended, []string{wfengine.RunTimedOut}) {
+			t.Errorf("the sweep reports %v ended, want the run TIMED_OUT (metrics)", done.Ended)
 		}
 		return true
 	})
@@ -353,8 +364,8 @@ func TestStaleEndOfAnEarlierAttempt(t *testing.T) {
 	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
 		got, err := wfengine.Advance(e.ctx, tx, []runs.NodeEnd{{RunID: first, ScheduledAt: at, Status: wire.StatusSucceeded,
 			WorkflowRun: p.RunID, Node: "a", NodeAttempt: 0}}, 0)
-		if len(got) != 0 {
-			t.Errorf("a stale end of attempt 0 started %v", got)
+		if len(got.Spawned) != 0 {
+			t.Errorf("a stale end of attempt 0 started %v", got.Spawned)
 		}
 		return err
 	})

@@ -19,13 +19,15 @@ import (
 
 // Done is what an operation did beyond the run's row: node runs it
 // created, to fire, and node runs that may be running, whose workers the
-// caller asks to stop.
+// caller asks to stop; and the final statuses of the workflow runs it
+// ended (a run ended twice, after a retry, counts twice), for metrics.
 type Done struct {
 	Spawned []int64
 	Kill    []int64
 	// Fire are the runs of Spawned as dispatch takes them: the caller
 	// hands them over without reading them back.
-	Fire []runs.Planned
+	Fire  []runs.Planned
+	Ended []string
 }
 
 // ErrNotAllowed is an operation the run's state does not allow (it wraps
@@ -149,7 +151,7 @@ func op(ctx context.Context, tx pgx.Tx, maxChainRuns int, fn func(*stepper) ([]i
 	if err != nil {
 		return Done{}, err
 	}
-	return Done{Spawned: st.spawned, Kill: kill, Fire: st.fire}, nil
+	return Done{Spawned: st.spawned, Kill: kill, Fire: st.fire, Ended: st.ended}, nil
 }
 
 // cancel cancels run id in st's transaction, to end as endAs (CANCELLED,
@@ -170,6 +172,7 @@ func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([
 			return nil, err
 		}
 		st.save(r)
+		st.ended = append(st.ended, endAs)
 		return nil, nil
 	}
 	next, killNodes := workflow.Cancel(r.graph, r.State.model(), reason)
@@ -229,6 +232,7 @@ func TimeOut(ctx context.Context, pool *pgxpool.Pool, limit, maxChainRuns int) (
 			return out, err
 		}
 		out.Spawned, out.Kill, out.Fire = append(out.Spawned, done.Spawned...), append(out.Kill, done.Kill...), append(out.Fire, done.Fire...)
+		out.Ended = append(out.Ended, done.Ended...)
 	}
 	return out, nil
 }

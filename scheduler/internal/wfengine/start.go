@@ -24,6 +24,10 @@ type Started struct {
 	// Kill are the node runs of older runs a cover_early start cancelled
 	// that may be running: their workers are asked to stop them.
 	Kill []int64
+	// Ended are the final statuses of the workflow runs the start ended:
+	// this one (DISCARDED, or ended in its first step), older ones a
+	// cover_early start cancelled while queued.
+	Ended []string
 }
 
 // Start starts the workflow run of p (StartAll of one fire).
@@ -34,7 +38,7 @@ func Start(ctx context.Context, db interface {
 	if err != nil {
 		return Started{}, err
 	}
-	return Started{Status: sts[0], Spawned: done.Spawned, Kill: done.Kill}, nil
+	return Started{Status: sts[0], Spawned: done.Spawned, Kill: done.Kill, Ended: done.Ended}, nil
 }
 
 // definition is a workflows row, locked.
@@ -128,7 +132,12 @@ func StartAll(ctx context.Context, db interface {
 		if err := st.flush(ctx); err != nil {
 			return err
 		}
-		done.Spawned, done.Fire = st.spawned, st.fire
+		for _, s := range statuses {
+			if s == RunDiscarded {
+				st.ended = append(st.ended, RunDiscarded)
+			}
+		}
+		done.Spawned, done.Fire, done.Ended = st.spawned, st.fire, st.ended
 		return nil
 	})
 	if err != nil {
@@ -210,6 +219,10 @@ func (st *stepper) startRound(ctx context.Context, owner string, ps []runs.Plann
 			return nil, fmt.Errorf("workflow %d: spec: %w", p.JobID, err)
 		}
 		r.Spec, r.graph = ds.spec, ds.graph
+		// A run written with a message (a re-run naming the run it
+		// re-runs, a backfill's run) starts with it, unless the start
+		// has its own to say.
+		r.Message = p.Message
 		a := active[p.JobID]
 		if a == nil {
 			a = &activeRuns{}

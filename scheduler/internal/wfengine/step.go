@@ -36,6 +36,9 @@ type stepper struct {
 	spawned []int64
 	// fire are the node runs of spawned as dispatch takes them.
 	fire []runs.Planned
+	// ended are the final statuses of the workflow runs it ended, for
+	// the caller's metrics after commit.
+	ended []string
 
 	// now is the transaction's clock (now() is fixed for a transaction),
 	// read once.
@@ -491,6 +494,7 @@ func (st *stepper) end(ctx context.Context, done []*run, results []workflow.Stat
 		}
 		st.save(r)
 		ended[r.WorkflowID]++
+		st.ended = append(st.ended, r.Status)
 	}
 	return st.startQueued(ctx, ended)
 }
