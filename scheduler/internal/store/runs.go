@@ -300,10 +300,7 @@ var ErrRunEnded = errors.New("run already ended")
 func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
 	var out Run
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("run %d: %w", id, ErrNotFound)
-		}
+		r, err := rowOf(ctx, tx, "run", `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id, scanRun)
 		if err != nil {
 			return err
 		}
