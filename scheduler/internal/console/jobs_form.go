@@ -227,12 +227,9 @@ func (c *Console) createJob(w http.ResponseWriter, r *http.Request) error {
 // with what the user typed listed beside it, so that nobody overwrites a
 // change they have not seen.
 func (c *Console) updateJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
+	id, err := postedForm(r, consoleID)
 	if err != nil {
 		return err
-	}
-	if err := r.ParseForm(); err != nil {
-		return badForm(err)
 	}
 	spec, errs := specFromForm(r.PostForm)
 	spec.Version, err = strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
@@ -329,6 +326,20 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 // that does not exist.
 func consoleID(r *http.Request) (int64, error) {
 	return pathID(r, http.StatusNotFound, "no such page: job id %q is not a positive number")
+}
+
+// postedForm reads the id of the path with readID (consoleID, runID, ...)
+// and parses the form posted about it: how every form and button about one
+// object starts.
+func postedForm(r *http.Request, readID func(*http.Request) (int64, error)) (int64, error) {
+	id, err := readID(r)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.ParseForm(); err != nil {
+		return 0, badForm(err)
+	}
+	return id, nil
 }
 
 // pathID reads the {id} of a console route: a positive integer, checked

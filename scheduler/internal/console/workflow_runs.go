@@ -184,12 +184,9 @@ func wfRunActive(status string) bool {
 // the API's words.
 func (c *Console) workflowRunOp(op string, done notice) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := runID(r)
+		id, err := postedForm(r, runID)
 		if err != nil {
 			return err
-		}
-		if err := r.ParseForm(); err != nil {
-			return badForm(err)
 		}
 		act := apiv1.NodeAction{Node: r.PostForm.Get("node")}
 		if out := strings.TrimSpace(r.PostForm.Get("output")); out != "" {

@@ -265,12 +265,9 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 // triggerWorkflow starts a run now, with the form's params when given,
 // and opens the new run's page.
 func (c *Console) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := workflowConsoleID(r)
+	id, err := postedForm(r, workflowConsoleID)
 	if err != nil {
 		return err
-	}
-	if err := r.ParseForm(); err != nil {
-		return badForm(err)
 	}
 	var req apiv1.TriggerRequest
 	if p := strings.TrimSpace(r.PostForm.Get("params")); p != "" {
