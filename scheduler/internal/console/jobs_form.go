@@ -361,19 +361,28 @@ func jobPath(id int64) string { return "/api/v1/jobs/" + strconv.FormatInt(id, 1
 // job of the path, read through the API (so a job of another group is the
 // API's 404), with Enabled carried into the spec the templates read.
 func (c *Console) userAndJob(r *http.Request) (*User, apiv1.Job, error) {
-	var j apiv1.Job
-	id, err := consoleID(r)
+	u, j, err := userAndObject[apiv1.Job](c, r, consoleID, jobPath)
 	if err != nil {
-		return nil, j, err
-	}
-	u, err := c.me(r)
-	if err != nil {
-		return nil, j, err
-	}
-	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
 		return nil, j, err
 	}
 	j.JobSpec.Enabled = &j.Enabled
 	return u, j, nil
+}
+
+// userAndObject reads the signed-in user and the object of the path: its
+// id by readID, the object through the API at path(id), so that one the
+// user may not read is the API's 404.
+func userAndObject[T any](c *Console, r *http.Request, readID func(*http.Request) (int64, error), path func(int64) string) (*User, T, error) {
+	var v T
+	id, err := readID(r)
+	if err != nil {
+		return nil, v, err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return nil, v, err
+	}
+	_, err = c.call(r, http.MethodGet, path(id), nil, nil, &v)
+	return u, v, err
 }
 func jobURL(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }

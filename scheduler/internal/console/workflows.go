@@ -122,17 +122,7 @@ func workflowConsoleID(r *http.Request) (int64, error) {
 
 // userAndWorkflow reads the user and the workflow of the path.
 func (c *Console) userAndWorkflow(r *http.Request) (*User, apiv1.Workflow, error) {
-	var wf apiv1.Workflow
-	id, err := workflowConsoleID(r)
-	if err != nil {
-		return nil, wf, err
-	}
-	u, err := c.me(r)
-	if err != nil {
-		return nil, wf, err
-	}
-	_, err = c.call(r, http.MethodGet, workflowPath(id), nil, nil, &wf)
-	return u, wf, err
+	return userAndObject[apiv1.Workflow](c, r, workflowConsoleID, workflowPath)
 }
 
 // workflow shows a workflow: its graph coloured by its last run, its
