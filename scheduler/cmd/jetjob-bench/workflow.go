@@ -75,24 +75,18 @@ func runWorkflow(ctx context.Context, e *env, res *Result) error {
 	if err := insertWorkflows(ctx, e, flows, k); err != nil {
 		return err
 	}
-	t0, err := e.arm(ctx, 0, flows)
+	w0, w1, err := e.armWindow(ctx, o.warmup, o.duration, flows)
 	if err != nil {
 		return err
 	}
-	w0 := t0.Add(o.warmup)
-	w1 := w0.Add(o.duration)
 	secs := w1.Sub(w0).Seconds()
 	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
 	logf("%d workflows of %d nodes, %d node runs/s offered; warm-up until %s, measuring %s until %s",
 		o.jobs, k, o.jobs*k, w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
-	if err := sleepUntil(ctx, w0); err != nil {
+	u0, u1, _, _, err := e.measure(ctx, res, w0, w1)
+	if err != nil {
 		return err
 	}
-	u0, _ := e.windowStart(ctx)
-	if err := e.progress(ctx, w0, w1); err != nil {
-		return err
-	}
-	u1, _ := e.windowEnd(ctx, res)
 	if err := waitWorkflows(ctx, e, w0, w1); err != nil {
 		return err
 	}
@@ -109,10 +103,7 @@ func runWorkflow(ctx context.Context, e *env, res *Result) error {
 	succeeded := int64(ws.NodeRunsPerS*secs + 0.5)
 	res.Rates = &Rates{FiresDue: float64(o.jobs), RunsSucceeded: ws.NodeRunsPerS, succeeded: succeeded}
 	ws.HandlerDuplicates, ws.DuplicateExamples = u.duplicates()
-	res.Processes = procStats(u0, u1, secs)
-	res.HostCPU = hostCPU(u0, u1)
-	res.CPUPerRun = cpuPerRun(res.Processes, succeeded)
-	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, succeeded)
+	e.usageResults(ctx, res, u0, u1, secs, succeeded)
 	withPeakRSS(res.Processes, u2)
 	return nil
 }
