@@ -374,15 +374,24 @@ func (c *Console) userAndJob(r *http.Request) (*User, apiv1.Job, error) {
 // user may not read is the API's 404.
 func userAndObject[T any](c *Console, r *http.Request, readID func(*http.Request) (int64, error), path func(int64) string) (*User, T, error) {
 	var v T
-	id, err := readID(r)
-	if err != nil {
-		return nil, v, err
-	}
-	u, err := c.me(r)
+	u, id, err := c.userAndID(r, readID)
 	if err != nil {
 		return nil, v, err
 	}
 	_, err = c.call(r, http.MethodGet, path(id), nil, nil, &v)
 	return u, v, err
+}
+
+// userAndID reads the signed-in user and the id of the path (by readID).
+func (c *Console) userAndID(r *http.Request, readID func(*http.Request) (int64, error)) (*User, int64, error) {
+	id, err := readID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return u, id, nil
 }
 func jobURL(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }

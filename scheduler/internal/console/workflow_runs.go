@@ -58,11 +58,7 @@ func (c *Console) workflowRun(w http.ResponseWriter, r *http.Request) error {
 // renderWorkflowRun renders the page of the path's run with status code
 // and an error above it (a refused operation).
 func (c *Console) renderWorkflowRun(w http.ResponseWriter, r *http.Request, code int, pageErr string) error {
-	id, err := runID(r)
-	if err != nil {
-		return err
-	}
-	u, err := c.me(r)
+	u, id, err := c.userAndID(r, runID)
 	if err != nil {
 		return err
 	}
