@@ -85,22 +85,8 @@ type execution struct {
 // executions reads the witness file.
 func (c *cluster) executions() []execution {
 	c.t.Helper()
-	f, err := os.Open(filepath.Join(c.witness, "exec.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer f.Close()
 	var out []execution
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 6 {
-			c.t.Errorf("witness line %d is malformed: %q", line, sc.Text())
-			continue
-		}
+	for _, fs := range c.witnessLines("exec.log", 6) {
 		e := execution{phase: fs[0], host: fs[5]}
 		var errs []error
 		var err error
@@ -113,10 +99,36 @@ func (c *cluster) executions() []execution {
 		e.attempt, err = strconv.Atoi(fs[4])
 		errs = append(errs, err)
 		if err := errors.Join(errs...); err != nil {
-			c.t.Errorf("witness line %d %q: %v", line, sc.Text(), err)
+			c.t.Errorf("exec.log line %q: %v", fs, err)
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// witnessLines reads the witness file name split into fields, a line each
+// in order; a line not of n fields is an error of the test. A file not
+// written yet has no lines.
+func (c *cluster) witnessLines(name string, n int) [][]string {
+	c.t.Helper()
+	f, err := os.Open(filepath.Join(c.witness, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]string
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fs := strings.Fields(sc.Text())
+		if len(fs) != n {
+			c.t.Errorf("%s line %d is malformed: %q", name, line, sc.Text())
+			continue
+		}
+		out = append(out, fs)
 	}
 	if err := sc.Err(); err != nil {
 		c.t.Fatal(err)

@@ -24,6 +24,15 @@ import (
 // (planning takes up to a planning interval).
 func firstFire() time.Time { return time.Now().Truncate(time.Second).Add(3 * time.Second) }
 
+// createOutageJobs creates the jobs the outage tests watch: five of misfire
+// policy fire_all, five of skip, all firing every second from the first
+// fire it returns.
+func (c *cluster) createOutageJobs() (fireAll, skip []int64, from time.Time) {
+	fireAll = c.createJobs("all", 5, "fire_all", "")
+	skip = c.createJobs("skip", 5, "skip", "")
+	return fireAll, skip, firstFire()
+}
+
 // between reports whether s lies in [from, to].
 func between(s, from, to time.Time) bool { return !s.Before(from) && !s.After(to) }
 
@@ -173,9 +182,7 @@ func TestNATSOutage(t *testing.T) {
 // arrive later than the misfire threshold end EXPIRED without running.
 func TestWorkerOutage(t *testing.T) {
 	c := newCluster(t, options{})
-	fireAll := c.createJobs("all", 5, "fire_all", "")
-	skip := c.createJobs("skip", 5, "skip", "")
-	from := firstFire()
+	fireAll, skip, from := c.createOutageJobs()
 
 	begin := halfSecond(5 * time.Second)
 	at(begin)
@@ -503,9 +510,7 @@ func TestPostgresRestart(t *testing.T) {
 // threshold.
 func TestRollingRestart(t *testing.T) {
 	c := newCluster(t, options{})
-	fireAll := c.createJobs("all", 5, "fire_all", "")
-	skip := c.createJobs("skip", 5, "skip", "")
-	from := firstFire()
+	fireAll, skip, from := c.createOutageJobs()
 	testwait.Eventually(t, 4*leaseTTL, "both schedulers to hold shards", func() bool { return c.shardsHeldBy("sched-1", "sched-2") })
 
 	at(halfSecond(3 * time.Second))

@@ -1,14 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -73,27 +68,14 @@ func (c *cluster) triggerWorkflow(wf int64, n int) []int64 {
 // dLines reads d.log: A's run id and rows as D saw them, by D's run id.
 func (c *cluster) dLines() map[int64][2]int64 {
 	c.t.Helper()
-	f, err := os.Open(filepath.Join(c.witness, "d.log"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer f.Close()
 	out := map[int64][2]int64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
+	for _, fs := range c.witnessLines("d.log", 3) {
 		var v [3]int64
-		fs := strings.Fields(sc.Text())
-		if len(fs) != 3 {
-			c.t.Errorf("d.log line %q is malformed", sc.Text())
-			continue
-		}
 		for i := range v {
+			var err error
 			v[i], err = strconv.ParseInt(fs[i], 10, 64)
 			if err != nil {
-				c.t.Errorf("d.log line %q: %v", sc.Text(), err)
+				c.t.Errorf("d.log line %q: %v", fs, err)
 			}
 		}
 		if _, dup := out[v[0]]; dup {

@@ -227,6 +227,11 @@ func (c *cluster) startWorker(name string) {
 		t.Fatal(err)
 	}
 	w.Handle("count", func(ctx context.Context, j *worker.Job) error { c.fires.add(j); return nil })
+	runWorker(t, w)
+}
+
+// runWorker runs w until the test ends, then stops it and waits for it.
+func runWorker(t *testing.T, w *worker.Worker) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

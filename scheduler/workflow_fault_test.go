@@ -170,17 +170,7 @@ func (f *wfFault) startWorker(name, group string) {
 		t.Fatal(err)
 	}
 	f.register(w, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("worker did not stop within 30s")
-		}
-	})
+	runWorker(t, w)
 }
 
 // createDiamond creates the diamond's jobs and the workflow (overlap
@@ -242,6 +232,24 @@ func (f *wfFault) lockWorkflow() pgx.Tx {
 		t.Fatal(err)
 	}
 	return tx
+}
+
+// applyingA starts a scheduler (its index is returned) and a worker of g
+// on the diamond, triggers its runs and lets every A end while the test
+// holds the workflow's lock (lockWorkflow). It returns once the results
+// applier waits for that lock, between recording an A's end and advancing
+// its run; the caller ends lock to let it go on.
+func (f *wfFault) applyingA() (s0 int, runs []int64, lock pgx.Tx) {
+	s0 = f.startScheduler()
+	f.startWorker("w1", "g")
+	f.createDiamond("g")
+	f.hold("a")
+	runs = f.trigger()
+	f.waitHeld(wfFaultRuns, "every run's A to start")
+	lock = f.lockWorkflow()
+	f.release("a")
+	f.waitApplyBlocked()
+	return s0, runs, lock
 }
 
 // waitApplyBlocked waits until a transaction waits for the workflow's lock
@@ -438,20 +446,11 @@ func (f *wfFault) audit(runs []int64, want string, retried bool) {
 // workflow run succeeds, nothing runs twice.
 func TestWorkflowSchedulerKilledBetweenNodes(t *testing.T) {
 	f := newWFFault(t)
-	s0 := f.startScheduler()
-	f.startWorker("w1", "g")
-	f.createDiamond("g")
-	f.hold("a")
-	runs := f.trigger()
-	f.waitHeld(wfFaultRuns, "every run's A to start")
-
 	// A's ends are applied while the test holds the workflow's lock: the
 	// applier waits inside its transaction. The scheduler is cut off NATS
 	// meanwhile, so that what the transaction creates cannot be published
 	// before it is killed; then the lock goes and the transaction commits.
-	lock := f.lockWorkflow()
-	f.release("a")
-	f.waitApplyBlocked()
+	s0, runs, lock := f.applyingA()
 	f.c.nodes[s0].nc.Close()
 	if err := lock.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
@@ -515,16 +514,7 @@ func TestWorkflowSchedulerKilledAfterPublishingNodes(t *testing.T) {
 // after the ack wait, and the runs go on.
 func TestWorkflowSchedulerKilledWhileApplyingEnd(t *testing.T) {
 	f := newWFFault(t)
-	s0 := f.startScheduler()
-	f.startWorker("w1", "g")
-	f.createDiamond("g")
-	f.hold("a")
-	runs := f.trigger()
-	f.waitHeld(wfFaultRuns, "every run's A to start")
-
-	lock := f.lockWorkflow()
-	f.release("a")
-	f.waitApplyBlocked()
+	s0, runs, lock := f.applyingA()
 	f.kill9(s0)
 	if err := lock.Rollback(context.Background()); err != nil {
 		t.Fatal(err)
@@ -576,16 +566,7 @@ func TestWorkflowWorkerKilledMidNode(t *testing.T) {
 // go on. Every workflow run succeeds, nothing runs twice.
 func TestWorkflowPostgresRestart(t *testing.T) {
 	f := newWFFault(t)
-	f.startScheduler()
-	f.startWorker("w1", "g")
-	f.createDiamond("g")
-	f.hold("a")
-	runs := f.trigger()
-	f.waitHeld(wfFaultRuns, "every run's A to start")
-
-	lock := f.lockWorkflow()
-	f.release("a")
-	f.waitApplyBlocked()
+	_, runs, lock := f.applyingA()
 	pg := pgtest.Server(t)
 	ctx := context.Background()
 	if err := pg.Stop(ctx); err != nil {

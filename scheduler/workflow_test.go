@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/stream"
@@ -367,12 +366,7 @@ func TestWorkflowReplayedEventCreatesNothing(t *testing.T) {
 	}
 	done := waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
 	aRun := wfNode(done, "a").Runs[0]
-	nc, err := nats.Connect(sys.natsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(sys.connect(t))
 	if err != nil {
 		t.Fatal(err)
 	}

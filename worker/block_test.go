@@ -167,9 +167,7 @@ func TestLockWrittenOnceForRunsOnOneWorker(t *testing.T) {
 	for i := int64(1); i <= 3; i++ {
 		e.runJob7(ev, r, i)
 	}
-	if n := e.lockWrites(); n != 1 {
-		t.Errorf("3 runs wrote the job lock %d times, want 1", n)
-	}
+	e.wantLockWrites(1, "3 runs: only the first writes")
 	e.wantLockHolder(r, 1)
 	if err := r.stop(); err != nil {
 		t.Fatal(err)
@@ -210,9 +208,7 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 		}
 		return reply.Busy
 	}
-	if n := e.lockWrites(); n != 1 {
-		t.Errorf("run 2 wrote the job lock: %d writes, want 1", n)
-	}
+	e.wantLockWrites(1, "run 2 must not write it")
 	if !ask(1) {
 		t.Error("asked about run 1 while run 2 holds the lock under its name: not busy, want busy")
 	}
@@ -223,9 +219,7 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 		t.Error("asked about run 1 after run 2 ended: busy, want not busy")
 	}
 	e.runJob7(ev, r, 3)
-	if n := e.lockWrites(); n != 2 {
-		t.Errorf("the job lock was written %d times, want 2 (run 3 takes it over)", n)
-	}
+	e.wantLockWrites(2, "run 3 takes it over")
 	e.wantLockHolder(r, 3)
 
 	// The question about run 1 came before run 3 took the lock over: it
@@ -234,16 +228,12 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 	// left here and held by nobody, makes the next run here write
 	// (joblock's tests check which questions count).
 	e.runJob7(ev, r, 4)
-	if n := e.lockWrites(); n != 2 {
-		t.Errorf("the job lock was written %d times, want 2 (run 4 holds it as run 3)", n)
-	}
+	e.wantLockWrites(2, "run 4 holds it as run 3")
 	if ask(3) {
 		t.Error("asked about run 3 after runs 3 and 4 ended: busy, want not busy")
 	}
 	e.runJob7(ev, r, 5)
-	if n := e.lockWrites(); n != 3 {
-		t.Errorf("the job lock was written %d times, want 3 (run 5 takes it over)", n)
-	}
+	e.wantLockWrites(3, "run 5 takes it over")
 	e.wantLockHolder(r, 5)
 }
 
@@ -335,6 +325,15 @@ func (e *env) lockKV() jetstream.KeyValue {
 
 // lockWrites counts the writes to the job lock bucket so far.
 func (e *env) lockWrites() uint64 { return e.streamState("KV_" + stream.LocksBucket).LastSeq }
+
+// wantLockWrites checks that the job lock was written want times so far;
+// why says why that many.
+func (e *env) wantLockWrites(want uint64, why string) {
+	e.t.Helper()
+	if n := e.lockWrites(); n != want {
+		e.t.Errorf("the job lock was written %d times, want %d (%s)", n, want, why)
+	}
+}
 
 // lockShape is the part of a job lock's value (docs/protocol.md, "Job
 // locks") the tests look at.

@@ -160,12 +160,7 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 		t.Errorf("%d messages left, want the late one acked", left)
 	}
 	ev.expectNone(2 * testFetchWait)
-	if n := execs.Load(); n != 1 {
-		t.Errorf("%d executions, want 1", n)
-	}
-	if got := ev.run(5); len(got) != 2 {
-		t.Errorf("events %+v, want one started and one finished", got)
-	}
+	ev.wantRanOnce(5, execs.Load())
 }
 
 // A true redelivery (same stream message, here forced by shrinking the
@@ -209,12 +204,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 		t.Errorf("finished %+v", fin[1])
 	}
 	testwait.Eventually(t, waitLimit, "the trigger to be acked", func() bool { return e.triggersLeft() == 0 })
-	if n := execs.Load(); n != 1 {
-		t.Errorf("%d executions, want 1", n)
-	}
-	if got := ev.run(1); len(got) != 2 {
-		t.Errorf("events %+v, want one started and one finished", got)
-	}
+	ev.wantRanOnce(1, execs.Load())
 }
 
 // A run that outlasts its trigger's ack wait keeps the trigger with

@@ -39,6 +39,18 @@ func (e *env) events() *events {
 	return &events{t: e.t, cons: c}
 }
 
+// wantRanOnce checks that run executed once (its handler called execs
+// times) and reported one started and one finished event.
+func (ev *events) wantRanOnce(run int64, execs int32) {
+	ev.t.Helper()
+	if execs != 1 {
+		ev.t.Errorf("run %d: %d executions, want 1", run, execs)
+	}
+	if got := ev.run(run); len(got) != 2 {
+		ev.t.Errorf("run %d: events %+v, want one started and one finished", run, got)
+	}
+}
+
 // read appends what arrives within wait.
 func (ev *events) read(wait time.Duration) int {
 	ev.t.Helper()

@@ -117,7 +117,7 @@ type AuditOptions struct {
 }
 
 func (o AuditOptions) query() url.Values {
-	q := url.Values{}
+	q := pageQuery("before", o.Before, o.Limit)
 	set := func(k, v string) {
 		if v != "" {
 			q.Set(k, v)
@@ -131,12 +131,6 @@ func (o AuditOptions) query() url.Values {
 	}
 	if !o.To.IsZero() {
 		q.Set("to", o.To.Format(time.RFC3339Nano))
-	}
-	if o.Limit > 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
-	}
-	if o.Before > 0 {
-		q.Set("before", strconv.FormatInt(o.Before, 10))
 	}
 	return q
 }

@@ -185,15 +185,9 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	if opts.After < 0 {
 		return nil, fmt.Errorf("client: negative after %d", opts.After)
 	}
-	q := url.Values{}
+	q := pageQuery("after", opts.After, opts.Limit)
 	if opts.Group != "" {
 		q.Set("group", opts.Group)
-	}
-	if opts.Limit > 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
-	}
-	if opts.After > 0 {
-		q.Set("after", strconv.FormatInt(opts.After, 10))
 	}
 	return call[apiv1.JobList](ctx, c, http.MethodGet, "/jobs", q, nil)
 }
@@ -265,14 +259,20 @@ func (c *Client) ListRuns(ctx context.Context, jobID int64, opts ListRunsOptions
 	if opts.Before < 0 {
 		return nil, fmt.Errorf("client: negative before %d", opts.Before)
 	}
+	return call[apiv1.RunList](ctx, c, http.MethodGet, jobPath(jobID)+"/runs", pageQuery("before", opts.Before, opts.Limit), nil)
+}
+
+// pageQuery is the query of a paged listing: the position named cursor
+// and the limit, each left out when not above 0 (the server's defaults).
+func pageQuery(cursor string, at int64, limit int) url.Values {
 	q := url.Values{}
-	if opts.Limit > 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
+	if at > 0 {
+		q.Set(cursor, strconv.FormatInt(at, 10))
 	}
-	if opts.Before > 0 {
-		q.Set("before", strconv.FormatInt(opts.Before, 10))
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
 	}
-	return call[apiv1.RunList](ctx, c, http.MethodGet, jobPath(jobID)+"/runs", q, nil)
+	return q
 }
 
 // SearchRunsOptions filters GET /runs. Zero values are left out of the

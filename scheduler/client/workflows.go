@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -23,15 +22,9 @@ func (c *Client) GetWorkflow(ctx context.Context, id int64) (*apiv1.Workflow, er
 // ListWorkflows reads up to limit workflows (0: the server's page size)
 // with an id above after, of group ("" for every group the caller reads).
 func (c *Client) ListWorkflows(ctx context.Context, group string, after int64, limit int) (*apiv1.WorkflowList, error) {
-	q := url.Values{}
+	q := pageQuery("after", after, limit)
 	if group != "" {
 		q.Set("group", group)
-	}
-	if after > 0 {
-		q.Set("after", strconv.FormatInt(after, 10))
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
 	}
 	return call[apiv1.WorkflowList](ctx, c, http.MethodGet, "/workflows", q, nil)
 }
@@ -57,14 +50,7 @@ func (c *Client) TriggerWorkflow(ctx context.Context, id int64, params *string) 
 // ListWorkflowRuns reads up to limit runs of a workflow (0: the server's
 // page size), newest first, with an id below before (0: from the newest).
 func (c *Client) ListWorkflowRuns(ctx context.Context, id, before int64, limit int) (*apiv1.WorkflowRunList, error) {
-	q := url.Values{}
-	if before > 0 {
-		q.Set("before", strconv.FormatInt(before, 10))
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	return call[apiv1.WorkflowRunList](ctx, c, http.MethodGet, workflowPath(id)+"/runs", q, nil)
+	return call[apiv1.WorkflowRunList](ctx, c, http.MethodGet, workflowPath(id)+"/runs", pageQuery("before", before, limit), nil)
 }
 
 // GetWorkflowRun reads a workflow run with its nodes, their runs and

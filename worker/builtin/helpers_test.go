@@ -72,6 +72,16 @@ func (e *env) logLines(runID int64) []wire.LogLine {
 	return e.LogLines(group, runID)
 }
 
+// succeeded waits for run's end, fatal unless it SUCCEEDED, and returns its
+// command output (output).
+func (e *env) succeeded(runID int64) (stdout, stderr []string) {
+	e.T.Helper()
+	if f := e.finished(runID); f.Status != wire.StatusSucceeded {
+		e.T.Fatalf("run %d finished %+v", runID, f)
+	}
+	return output(e.logLines(runID))
+}
+
 // output returns the command output lines of a run's log, per stream, as
 // "level text".
 func output(lines []wire.LogLine) (stdout, stderr []string) {

@@ -31,10 +31,7 @@ func shellEnv(t *testing.T, cfg builtin.ShellConfig) *env {
 func TestShellOutputInRunLog(t *testing.T) {
 	e := shellEnv(t, builtin.ShellConfig{})
 	e.Publish(trigger(1, "shell", "echo out one; echo err one >&2; printf 'out two\\r\\n'; echo; echo err two >&2"))
-	if f := e.finished(1); f.Status != wire.StatusSucceeded {
-		t.Fatalf("finished %+v", f)
-	}
-	stdout, stderr := output(e.logLines(1))
+	stdout, stderr := e.succeeded(1)
 	if want := []string{"info out one", "info out two", "info "}; !slices.Equal(stdout, want) {
 		t.Errorf("stdout lines %q, want %q", stdout, want)
 	}
@@ -73,10 +70,7 @@ func TestShellEnvironment(t *testing.T) {
 	tr.TriggerType = wire.TriggerRetry
 	tr.ScheduledAt = time.Date(2025, 3, 1, 12, 0, 0, 123_000_000, time.UTC)
 	e.Publish(tr)
-	if f := e.finished(5); f.Status != wire.StatusSucceeded {
-		t.Fatalf("finished %+v", f)
-	}
-	stdout, _ := output(e.logLines(5))
+	stdout, _ := e.succeeded(5)
 	for _, want := range []string{
 		"JETJOB_RUN_ID=5", "JETJOB_JOB_ID=77", "JETJOB_GROUP=g", "JETJOB_SCHEDULED_AT=2025-03-01T12:00:00.123Z",
 		"JETJOB_ATTEMPT=2", "JETJOB_DELIVERY=1", "JETJOB_SHARD_INDEX=1", "JETJOB_SHARD_TOTAL=3", "JETJOB_TRIGGER_TYPE=retry",
@@ -98,10 +92,7 @@ func TestShellEnvironment(t *testing.T) {
 func TestShellShardOutsideBroadcast(t *testing.T) {
 	e := shellEnv(t, builtin.ShellConfig{})
 	e.Publish(trigger(6, "shell", "echo shard=$JETJOB_SHARD_INDEX/$JETJOB_SHARD_TOTAL mod=$((7 % JETJOB_SHARD_TOTAL))"))
-	if f := e.finished(6); f.Status != wire.StatusSucceeded {
-		t.Fatalf("finished %+v", f)
-	}
-	stdout, _ := output(e.logLines(6))
+	stdout, _ := e.succeeded(6)
 	if !slices.Contains(stdout, "info shard=0/1 mod=0") {
 		t.Errorf("output %q, want shard=0/1 mod=0", stdout)
 	}

@@ -115,15 +115,39 @@ func (e *env) arm(ctx context.Context, minLead time.Duration, sets ...*jobSet) (
 	return t0, nil
 }
 
-// armWindow arms sets (arm) and returns the window measured: from warmup
-// after their first fire, for d.
-func (e *env) armWindow(ctx context.Context, warmup, d time.Duration, sets ...*jobSet) (w0, w1 time.Time, err error) {
+// armWindow arms sets (arm, with no lead of its own) and returns the
+// window to measure: from warmup after their first fire, for duration.
+func (e *env) armWindow(ctx context.Context, warmup, duration time.Duration, sets ...*jobSet) (w0, w1 time.Time, err error) {
 	t0, err := e.arm(ctx, 0, sets...)
 	if err != nil {
 		return t0, t0, err
 	}
 	w0 = t0.Add(warmup)
-	return w0, w0.Add(d), nil
+	return w0, w0.Add(duration), nil
+}
+
+// measure waits for the window [w0, w1) and samples the processes' usage
+// and the schedulers' counters at its start (u0, c0: windowStart) and its
+// end (u1, c1: windowEnd), reporting progress meanwhile.
+func (e *env) measure(ctx context.Context, res *Result, w0, w1 time.Time) (u0, u1 usage, c0, c1 map[string]float64, err error) {
+	if err := sleepUntil(ctx, w0); err != nil {
+		return u0, u1, c0, c1, err
+	}
+	u0, c0 = e.windowStart(ctx)
+	if err := e.progress(ctx, w0, w1); err != nil {
+		return u0, u1, c0, c1, err
+	}
+	u1, c1 = e.windowEnd(ctx, res)
+	return u0, u1, c0, c1, nil
+}
+
+// usageResults records what the processes used between u0 and u1, secs
+// apart, in all and for each of the succeeded runs.
+func (e *env) usageResults(ctx context.Context, res *Result, u0, u1 usage, secs float64, succeeded int64) {
+	res.Processes = procStats(u0, u1, secs)
+	res.HostCPU = hostCPU(u0, u1)
+	res.CPUPerRun = cpuPerRun(res.Processes, succeeded)
+	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, succeeded)
 }
 
 // runPeriodic is steady and sparse: periodic jobs, a warm-up, a measured
@@ -140,11 +164,10 @@ func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error
 	secs := w1.Sub(w0).Seconds()
 	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
 	logf("warm-up until %s, measuring %s until %s", w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
-	win, err := e.watch(ctx, res, w0, w1)
+	u0, u1, c0, c1, err := e.measure(ctx, res, w0, w1)
 	if err != nil {
 		return err
 	}
-	u0, c0, u1, c1 := win.u0, win.c0, win.u1, win.c1
 
 	first, last := sets[0].firstID, sets[len(sets)-1].lastID()
 	u2, u, err := e.settle(ctx, w0, w1, first, last, o.drain, "the window")
@@ -167,10 +190,7 @@ func runPeriodic(ctx context.Context, e *env, res *Result, sets []*jobSet) error
 		return err
 	}
 	res.Correctness = correctness(sets, w0, w1, u, ws)
-	res.Processes = procStats(u0, u1, secs)
-	res.HostCPU = hostCPU(u0, u1)
-	res.CPUPerRun = cpuPerRun(res.Processes, rates.succeeded)
-	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, rates.succeeded)
+	e.usageResults(ctx, res, u0, u1, secs, rates.succeeded)
 	withPeakRSS(res.Processes, u2)
 	if res.Scenario == "overload" {
 		return e.overload(ctx, res, sets, w0, w1, ws, u)
@@ -361,10 +381,7 @@ func runBurst(ctx context.Context, e *env, res *Result) error {
 		return err
 	}
 	res.Rates = &rates
-	res.Processes = procStats(u0, u1, secs)
-	res.HostCPU = hostCPU(u0, u1)
-	res.CPUPerRun = cpuPerRun(res.Processes, rates.succeeded)
-	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, rates.succeeded)
+	e.usageResults(ctx, res, u0, u1, secs, rates.succeeded)
 	return nil
 }
 

@@ -83,11 +83,10 @@ func runWorkflow(ctx context.Context, e *env, res *Result) error {
 	res.Window = &Window{Start: w0.UTC(), End: w1.UTC(), Seconds: secs}
 	logf("%d workflows of %d nodes, %d node runs/s offered; warm-up until %s, measuring %s until %s",
 		o.jobs, k, o.jobs*k, w0.Format("15:04:05"), o.duration, w1.Format("15:04:05"))
-	win, err := e.watch(ctx, res, w0, w1)
+	u0, u1, _, _, err := e.measure(ctx, res, w0, w1)
 	if err != nil {
 		return err
 	}
-	u0, u1 := win.u0, win.u1
 	if err := waitWorkflows(ctx, e, w0, w1); err != nil {
 		return err
 	}
@@ -104,10 +103,7 @@ func runWorkflow(ctx context.Context, e *env, res *Result) error {
 	succeeded := int64(ws.NodeRunsPerS*secs + 0.5)
 	res.Rates = &Rates{FiresDue: float64(o.jobs), RunsSucceeded: ws.NodeRunsPerS, succeeded: succeeded}
 	ws.HandlerDuplicates, ws.DuplicateExamples = u.duplicates()
-	res.Processes = procStats(u0, u1, secs)
-	res.HostCPU = hostCPU(u0, u1)
-	res.CPUPerRun = cpuPerRun(res.Processes, succeeded)
-	res.PerRun = e.perRun(ctx, u0.cost, u1.cost, succeeded)
+	e.usageResults(ctx, res, u0, u1, secs, succeeded)
 	withPeakRSS(res.Processes, u2)
 	return nil
 }

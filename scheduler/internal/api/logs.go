@@ -24,11 +24,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	from, err := queryInt(r, "from", 0, 0, 1<<62)
-	if err != nil {
-		return err
-	}
-	limit, err := queryInt(r, "limit", 1000, 1, 10000)
+	from, limit, err := pageParams(r, "from", 1000, 10000)
 	if err != nil {
 		return err
 	}
@@ -43,7 +39,7 @@ func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !follow {
-		lines, next, err := s.cfg.Logs.Read(r.Context(), run.Group, id, uint64(from), int(limit))
+		lines, next, err := s.cfg.Logs.Read(r.Context(), run.Group, id, uint64(from), limit)
 		if err != nil {
 			return err
 		}

@@ -439,6 +439,20 @@ func queryTimes(q url.Values, from, to *time.Time, add func(format string, args 
 	}
 }
 
+// pageParams reads the paging of a listing from the query: the position
+// named cursor (0, the default: from the start) and the limit, 1 to most
+// (def when not given).
+func pageParams(r *http.Request, cursor string, def, most int64) (from int64, limit int, err error) {
+	if from, err = queryInt(r, cursor, 0, 0, 1<<62); err != nil {
+		return 0, 0, err
+	}
+	n, err := queryInt(r, "limit", def, 1, most)
+	if err != nil {
+		return 0, 0, err
+	}
+	return from, int(n), nil
+}
+
 // queryInt reads an optional integer query parameter within [lo, hi]
 // (lo >= 0: every such parameter is a count, a cursor or an id).
 func queryInt(r *http.Request, name string, def, lo, hi int64) (int64, error) {

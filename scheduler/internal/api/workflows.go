@@ -123,15 +123,11 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 	if err := onlyParams(r, "group", "after", "limit"); err != nil {
 		return err
 	}
-	after, err := queryInt(r, "after", 0, 0, 1<<62)
+	after, limit, err := pageParams(r, "after", 100, 1000)
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "limit", 100, 1, 1000)
-	if err != nil {
-		return err
-	}
-	ws, err := s.store.ListWorkflows(r.Context(), r.URL.Query().Get("group"), readable(r), after, int(limit))
+	ws, err := s.store.ListWorkflows(r.Context(), r.URL.Query().Get("group"), readable(r), after, limit)
 	if err != nil {
 		return err
 	}
@@ -180,15 +176,11 @@ func (s *Server) listWorkflowRuns(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	before, err := queryInt(r, "before", 0, 0, 1<<62)
+	before, limit, err := pageParams(r, "before", 50, 500)
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "limit", 50, 1, 500)
-	if err != nil {
-		return err
-	}
-	rs, err := s.store.ListWorkflowRuns(r.Context(), id, before, int(limit))
+	rs, err := s.store.ListWorkflowRuns(r.Context(), id, before, limit)
 	if err != nil {
 		return err
 	}

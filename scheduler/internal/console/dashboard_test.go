@@ -42,10 +42,7 @@ func TestDashboardErrors(t *testing.T) {
 	e := newEnv(t)
 	vb := e.browser().login("viewerB")
 	// Another group's dashboard is the API's 403, with its words.
-	p := vb.get("/?group=a")
-	if p.Code != http.StatusForbidden {
-		t.Fatalf("viewer of b asking for a: %d", p.Code)
-	}
+	p := vb.expect("/?group=a", http.StatusForbidden)
 	mustContain(t, p, `id="error-message"`, "viewer of group a")
 	// An admin's malformed group name is the API's 400.
 	if p := e.browser().login("admin").get("/?group=no%20such!"); p.Code != http.StatusBadRequest {

@@ -164,9 +164,15 @@ func (b *browser) get(path string) page { return b.do(http.MethodGet, path, nil)
 // open gets the page at path and fails the test unless it answers 200.
 func (b *browser) open(path string) page {
 	b.e.t.Helper()
+	return b.expect(path, http.StatusOK)
+}
+
+// expect gets the page at path and fails the test unless it answers code.
+func (b *browser) expect(path string, code int) page {
+	b.e.t.Helper()
 	p := b.get(path)
-	if p.Code != http.StatusOK {
-		b.e.t.Fatalf("GET %s: %d\n%s", path, p.Code, p.Body)
+	if p.Code != code {
+		b.e.t.Fatalf("GET %s: %d, want %d\n%s", path, p.Code, code, p.Body)
 	}
 	return p
 }

@@ -160,12 +160,9 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 // came from (its "back" field, a path on this site) with a note.
 func (c *Console) jobAction(suffix string, done notice, body func(url.Values) any) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := consoleID(r)
+		id, err := postedForm(r, consoleID)
 		if err != nil {
 			return err
-		}
-		if err := r.ParseForm(); err != nil {
-			return badForm(err)
 		}
 		var j apiv1.Job
 		if _, err := c.call(r, http.MethodPost, jobPath(id)+suffix, nil, body(r.PostForm), &j); err != nil {
@@ -207,12 +204,9 @@ func (c *Console) deleteJob(w http.ResponseWriter, r *http.Request) error {
 // triggerJob starts a run now, with the form's params when given (else
 // the job's own), and opens the new run's page.
 func (c *Console) triggerJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
+	id, err := postedForm(r, consoleID)
 	if err != nil {
 		return err
-	}
-	if err := r.ParseForm(); err != nil {
-		return badForm(err)
 	}
 	var req apiv1.TriggerRequest
 	if p := r.PostForm.Get("params"); p != "" {

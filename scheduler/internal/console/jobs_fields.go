@@ -189,51 +189,41 @@ func setRaw(field func(*apiv1.JobSpec) *string) func(*apiv1.JobSpec, string) err
 // setDuration sets a duration field from "30s" (empty is zero: the API's
 // default).
 func setDuration(field func(*apiv1.JobSpec) *apiv1.Duration) func(*apiv1.JobSpec, string) error {
-	return func(s *apiv1.JobSpec, v string) error {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			*field(s) = 0
-			return nil
-		}
+	return setParsed(field, func(v string) (apiv1.Duration, error) {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("%q is not a duration such as 30s, 5m or 1h30m", v)
-		}
-		*field(s) = apiv1.Duration(d)
-		return nil
-	}
+		return apiv1.Duration(d), err
+	}, "a duration such as 30s, 5m or 1h30m")
 }
 
 // setInt sets a whole-number field (empty is zero: the API's default).
 func setInt(field func(*apiv1.JobSpec) *int) func(*apiv1.JobSpec, string) error {
-	return func(s *apiv1.JobSpec, v string) error {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			*field(s) = 0
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("%q is not a whole number", v)
-		}
-		*field(s) = n
-		return nil
-	}
+	return setParsed(field, strconv.Atoi, "a whole number")
 }
 
 // setTime sets an optional instant from RFC 3339 (empty is none).
 func setTime(field func(*apiv1.JobSpec) **time.Time) func(*apiv1.JobSpec, string) error {
+	return setParsed(field, func(v string) (*time.Time, error) {
+		t, err := time.Parse(time.RFC3339, v)
+		return &t, err
+	}, "an RFC 3339 time such as 2026-01-02T15:04:05Z")
+}
+
+// setParsed sets a field from its text read by parse; empty text sets the
+// zero value (the API's default, or none), and text parse refuses is "not
+// <what>".
+func setParsed[T any](field func(*apiv1.JobSpec) *T, parse func(string) (T, error), what string) func(*apiv1.JobSpec, string) error {
 	return func(s *apiv1.JobSpec, v string) error {
 		v = strings.TrimSpace(v)
 		if v == "" {
-			*field(s) = nil
+			var zero T
+			*field(s) = zero
 			return nil
 		}
-		t, err := time.Parse(time.RFC3339, v)
+		x, err := parse(v)
 		if err != nil {
-			return fmt.Errorf("%q is not an RFC 3339 time such as 2026-01-02T15:04:05Z", v)
+			return fmt.Errorf("%q is not %s", v, what)
 		}
-		*field(s) = &t
+		*field(s) = x
 		return nil
 	}
 }

@@ -227,12 +227,9 @@ func (c *Console) createJob(w http.ResponseWriter, r *http.Request) error {
 // with what the user typed listed beside it, so that nobody overwrites a
 // change they have not seen.
 func (c *Console) updateJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
+	id, err := postedForm(r, consoleID)
 	if err != nil {
 		return err
-	}
-	if err := r.ParseForm(); err != nil {
-		return badForm(err)
 	}
 	spec, errs := specFromForm(r.PostForm)
 	spec.Version, err = strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
@@ -331,6 +328,20 @@ func consoleID(r *http.Request) (int64, error) {
 	return pathID(r, http.StatusNotFound, "no such page: job id %q is not a positive number")
 }
 
+// postedForm reads the id of the path with readID (consoleID, runID, ...)
+// and parses the form posted about it: how every form and button about one
+// object starts.
+func postedForm(r *http.Request, readID func(*http.Request) (int64, error)) (int64, error) {
+	id, err := readID(r)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.ParseForm(); err != nil {
+		return 0, badForm(err)
+	}
+	return id, nil
+}
+
 // pathID reads the {id} of a console route: a positive integer, checked
 // here because it becomes part of an API path. Anything else answers
 // status, with a message made by format of what was given.
@@ -350,19 +361,37 @@ func jobPath(id int64) string { return "/api/v1/jobs/" + strconv.FormatInt(id, 1
 // job of the path, read through the API (so a job of another group is the
 // API's 404), with Enabled carried into the spec the templates read.
 func (c *Console) userAndJob(r *http.Request) (*User, apiv1.Job, error) {
-	var j apiv1.Job
-	id, err := consoleID(r)
+	u, j, err := userAndObject[apiv1.Job](c, r, consoleID, jobPath)
 	if err != nil {
-		return nil, j, err
-	}
-	u, err := c.me(r)
-	if err != nil {
-		return nil, j, err
-	}
-	if _, err := c.call(r, http.MethodGet, jobPath(id), nil, nil, &j); err != nil {
 		return nil, j, err
 	}
 	j.JobSpec.Enabled = &j.Enabled
 	return u, j, nil
+}
+
+// userAndObject reads the signed-in user and the object of the path: its
+// id by readID, the object through the API at path(id), so that one the
+// user may not read is the API's 404.
+func userAndObject[T any](c *Console, r *http.Request, readID func(*http.Request) (int64, error), path func(int64) string) (*User, T, error) {
+	var v T
+	u, id, err := c.userAndID(r, readID)
+	if err != nil {
+		return nil, v, err
+	}
+	_, err = c.call(r, http.MethodGet, path(id), nil, nil, &v)
+	return u, v, err
+}
+
+// userAndID reads the signed-in user and the id of the path (by readID).
+func (c *Console) userAndID(r *http.Request, readID func(*http.Request) (int64, error)) (*User, int64, error) {
+	id, err := readID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	u, err := c.me(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	return u, id, nil
 }
 func jobURL(id int64) string { return "/jobs/" + strconv.FormatInt(id, 10) }

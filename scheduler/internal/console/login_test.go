@@ -73,10 +73,7 @@ func TestCrossSiteFormIsRefused(t *testing.T) {
 func TestUnknownPage(t *testing.T) {
 	e := newEnv(t)
 	b := e.browser().login("viewer")
-	p := b.get("/no/such/page")
-	if p.Code != http.StatusNotFound {
-		t.Fatalf("unknown page: %d", p.Code)
-	}
+	p := b.expect("/no/such/page", http.StatusNotFound)
 	mustContain(t, p, "no such page: /no/such/page", `id="user-name"`)
 	// The API's own 404 stays JSON.
 	if p := b.get("/api/v1/nothing"); p.Code != http.StatusNotFound || p.Body[0] != '{' {

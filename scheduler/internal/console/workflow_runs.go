@@ -58,11 +58,7 @@ func (c *Console) workflowRun(w http.ResponseWriter, r *http.Request) error {
 // renderWorkflowRun renders the page of the path's run with status code
 // and an error above it (a refused operation).
 func (c *Console) renderWorkflowRun(w http.ResponseWriter, r *http.Request, code int, pageErr string) error {
-	id, err := runID(r)
-	if err != nil {
-		return err
-	}
-	u, err := c.me(r)
+	u, id, err := c.userAndID(r, runID)
 	if err != nil {
 		return err
 	}
@@ -184,12 +180,9 @@ func wfRunActive(status string) bool {
 // the API's words.
 func (c *Console) workflowRunOp(op string, done notice) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := runID(r)
+		id, err := postedForm(r, runID)
 		if err != nil {
 			return err
-		}
-		if err := r.ParseForm(); err != nil {
-			return badForm(err)
 		}
 		act := apiv1.NodeAction{Node: r.PostForm.Get("node")}
 		if out := strings.TrimSpace(r.PostForm.Get("output")); out != "" {

@@ -122,17 +122,7 @@ func workflowConsoleID(r *http.Request) (int64, error) {
 
 // userAndWorkflow reads the user and the workflow of the path.
 func (c *Console) userAndWorkflow(r *http.Request) (*User, apiv1.Workflow, error) {
-	var wf apiv1.Workflow
-	id, err := workflowConsoleID(r)
-	if err != nil {
-		return nil, wf, err
-	}
-	u, err := c.me(r)
-	if err != nil {
-		return nil, wf, err
-	}
-	_, err = c.call(r, http.MethodGet, workflowPath(id), nil, nil, &wf)
-	return u, wf, err
+	return userAndObject[apiv1.Workflow](c, r, workflowConsoleID, workflowPath)
 }
 
 // workflow shows a workflow: its graph coloured by its last run, its
@@ -265,12 +255,9 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 // triggerWorkflow starts a run now, with the form's params when given,
 // and opens the new run's page.
 func (c *Console) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := workflowConsoleID(r)
+	id, err := postedForm(r, workflowConsoleID)
 	if err != nil {
 		return err
-	}
-	if err := r.ParseForm(); err != nil {
-		return badForm(err)
 	}
 	var req apiv1.TriggerRequest
 	if p := strings.TrimSpace(r.PostForm.Get("params")); p != "" {

@@ -381,10 +381,7 @@ func (s *Store) GetKey(ctx context.Context, id int64) (Key, error) {
 func (s *Store) RevokeKey(ctx context.Context, a Actor, id int64) (Key, error) {
 	var out Key
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 FOR UPDATE`, id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("key %d: %w", id, ErrNotFound)
-		}
+		cur, err := rowOf(ctx, tx, "key", `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 FOR UPDATE`, id, scanKey)
 		if err != nil {
 			return err
 		}

@@ -142,19 +142,25 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, boo
 	}
 	q += " ORDER BY id DESC LIMIT " + arg(f.Limit+1)
 	rows, _ := s.pool.Query(ctx, q, args...)
-	es, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+	return pageOf(rows, f.Limit, "list audit", func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		err := r.Scan(&e.ID, &e.At, &e.Actor, &e.Auth, &e.Action, &e.Target, &e.Group, &e.Before, &e.After, &e.Client)
 		return e, err
 	})
+}
+
+// pageOf collects rows, read with LIMIT limit+1, into the page of their
+// first limit and whether there are more: the one extra row of every
+// listing that pages. what names the listing in an error.
+func pageOf[T any](rows pgx.Rows, limit int, what string, scan pgx.RowToFunc[T]) ([]T, bool, error) {
+	out, err := pgx.CollectRows(rows, scan)
 	if err != nil {
-		return nil, false, fmt.Errorf("list audit: %w", err)
+		return nil, false, fmt.Errorf("%s: %w", what, err)
 	}
-	more := len(es) > f.Limit
-	if more {
-		es = es[:f.Limit]
+	if len(out) > limit {
+		return out[:limit], true, nil
 	}
-	return es, more, nil
+	return out, false, nil
 }
 
 // jobAudit is a job as the audit log keeps it: the API's field names.

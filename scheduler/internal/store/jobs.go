@@ -328,10 +328,7 @@ func (s *Store) SetEnabled(ctx context.Context, a Actor, id int64, enabled bool)
 // history.
 func (s *Store) DeleteJob(ctx context.Context, a Actor, id int64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := scanJob(tx.QueryRow(ctx, `DELETE FROM jobs WHERE id = $1 RETURNING `+jobColumns, id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("job %d: %w", id, ErrNotFound)
-		}
+		cur, err := rowOf(ctx, tx, "job", `DELETE FROM jobs WHERE id = $1 RETURNING `+jobColumns, id, scanJob)
 		if err != nil {
 			return err
 		}
@@ -347,11 +344,7 @@ func (s *Store) DeleteJob(ctx context.Context, a Actor, id int64) error {
 }
 
 func lockJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
-	j, err := scanJob(tx.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 FOR UPDATE`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	return j, err
+	return rowOf(ctx, tx, "job", `SELECT `+jobColumns+` FROM jobs WHERE id = $1 FOR UPDATE`, id, scanJob)
 }
 
 // JobsChannel is the PostgreSQL NOTIFY channel on which a job's planned

@@ -155,13 +155,5 @@ func (s *Store) SearchJobs(ctx context.Context, f JobFilter) ([]Job, bool, error
 	}
 	q := `SELECT ` + jobColumns + ` FROM jobs WHERE ` + strings.Join(conds, " AND ") + order + ` LIMIT ` + arg(f.Limit+1)
 	rows, _ := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
-	js, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
-	if err != nil {
-		return nil, false, fmt.Errorf("search jobs: %w", err)
-	}
-	more := len(js) > f.Limit
-	if more {
-		js = js[:f.Limit]
-	}
-	return js, more, nil
+	return pageOf(rows, f.Limit, "search jobs", func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
 }

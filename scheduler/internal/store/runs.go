@@ -110,15 +110,7 @@ func (s *Store) SearchRuns(ctx context.Context, f RunFilter) ([]Run, bool, error
 	}
 	q, args := searchSQL(f)
 	rows, _ := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
-	rs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Run, error) { return scanRun(r) })
-	if err != nil {
-		return nil, false, fmt.Errorf("search runs: %w", err)
-	}
-	more := len(rs) > f.Limit
-	if more {
-		rs = rs[:f.Limit]
-	}
-	return rs, more, nil
+	return pageOf(rows, f.Limit, "search runs", func(r pgx.CollectableRow) (Run, error) { return scanRun(r) })
 }
 
 // unfilteredMarker is job_runs_time's index predicate: stating it lets a
@@ -323,10 +315,7 @@ func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string)
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		wfEnded = nil
-		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("run %d: %w", id, ErrNotFound)
-		}
+		r, err := rowOf(ctx, tx, "run", `SELECT `+runColumns+` FROM job_runs WHERE id = $1 FOR UPDATE`, id, scanRun)
 		if err != nil {
 			return err
 		}

@@ -199,12 +199,9 @@ func lockWorkflow(ctx context.Context, tx pgx.Tx, id int64) (Workflow, error) {
 }
 
 func getWorkflow(ctx context.Context, q querier, id int64, lock string) (Workflow, error) {
-	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND kind = 'workflow'`+lock, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Workflow{}, fmt.Errorf("workflow %d: %w", id, ErrNotFound)
-	}
+	j, err := rowOf(ctx, q, "workflow", `SELECT `+jobColumns+` FROM jobs WHERE id = $1 AND kind = 'workflow'`+lock, id, scanJob)
 	if err != nil {
-		return Workflow{}, fmt.Errorf("get workflow %d: %w", id, err)
+		return Workflow{}, err
 	}
 	w := Workflow{Job: j}
 	return w, readWorkflowRow(ctx, q, &w, lock)

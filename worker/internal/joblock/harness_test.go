@@ -166,6 +166,16 @@ func req(run int64, at time.Time, strategy policy.Block) Request {
 	return Request{Run: run, Job: job, FireAt: at, Strategy: strategy}
 }
 
+// run1Holding starts workers w1 and w2 (TTL stream.LockTTL) and gives
+// run 1, on w1, the job's lock at t0.
+func (e *env) run1Holding() (w1, w2 *worker, t0 time.Time) {
+	e.t.Helper()
+	w1, w2 = e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
+	t0 = time.Now()
+	recv(e.t, "run 1's lock", w1.acquire(req(1, t0, "")))
+	return w1, w2, t0
+}
+
 func recv(t *testing.T, what string, ch <-chan result) result {
 	t.Helper()
 	select {

@@ -100,9 +100,7 @@ func TestLiveHolderKeepsLockByBeating(t *testing.T) {
 // to go stale, nor ask a worker that is about to go.
 func TestStopHandsLockOn(t *testing.T) {
 	e := newEnv(t)
-	w1, w2 := e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
-	t0 := time.Now()
-	recv(t, "run 1's lock", w1.acquire(req(1, t0, "")))
+	w1, w2, t0 := e.run1Holding()
 	r2 := w2.acquire(req(2, t0.Add(time.Second), ""))
 	e.waitQueue(Key(job, 0, 0), 2) // run 2 asked w1 about run 1 first: w1's lock is contended
 	w1.ctl.Stop()                  // from now on only the hand-over can give run 2 the lock in time
@@ -159,9 +157,7 @@ func TestLockReusedWithoutWrite(t *testing.T) {
 // its place up and gets Interrupt's error back.
 func TestInterruptedWaiterLeavesQueue(t *testing.T) {
 	e := newEnv(t)
-	w1, w2 := e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
-	t0 := time.Now()
-	recv(t, "run 1's lock", w1.acquire(req(1, t0, "")))
+	w1, w2, t0 := e.run1Holding()
 	errKilled := errors.New("killed")
 	var mu sync.Mutex
 	var stop error
@@ -212,8 +208,7 @@ func TestLeaveQueueHandsOn(t *testing.T) {
 // discard_later turns a run away while the job's lock is held.
 func TestDiscardLater(t *testing.T) {
 	e := newEnv(t)
-	w1, w2 := e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
-	recv(t, "run 1's lock", w1.acquire(req(1, time.Now(), "")))
+	w1, w2, _ := e.run1Holding()
 	var r result
 	select {
 	case r = <-w2.acquire(req(2, time.Now(), policy.BlockDiscardLater)):
@@ -233,8 +228,7 @@ func TestDiscardLater(t *testing.T) {
 // cover_early asks for the holder to be killed, then runs next.
 func TestCoverEarly(t *testing.T) {
 	e := newEnv(t)
-	w1, w2 := e.worker("w1", stream.LockTTL), e.worker("w2", stream.LockTTL)
-	recv(t, "run 1's lock", w1.acquire(req(1, time.Now(), "")))
+	w1, w2, _ := e.run1Holding()
 	r2 := w2.acquire(req(2, time.Now(), policy.BlockCoverEarly))
 	e.waitQueue(Key(job, 0, 0), 2)
 	w2.mu.Lock()

@@ -65,10 +65,13 @@ func TestWakes(t *testing.T) {
 	}
 }
 
-// slowPolls makes w's waiters look at their lock only when woken: polls
-// that never come in a test's time.
-func slowPolls(w *worker) {
+// wokenOnlyWorker is worker w1 whose waiters look at their lock only when
+// woken: its polls never come in a test's time, and its TTL is beyond the
+// test (no beat reads the key meanwhile).
+func (e *env) wokenOnlyWorker() *worker {
+	w := e.worker("w1", time.Hour)
 	w.locks.poll, w.locks.pollLocal = time.Hour, time.Hour
+	return w
 }
 
 // A run waiting on the worker of the run holding the lock takes it as soon
@@ -79,9 +82,7 @@ func TestReleaseWakesLocalWaiter(t *testing.T) {
 	for _, strategy := range []policy.Block{policy.BlockSerial, policy.BlockCoverEarly} {
 		t.Run(string(strategy), func(t *testing.T) {
 			e := newEnv(t)
-			// A TTL beyond the test: no beat reads the key meanwhile.
-			w := e.worker("w1", time.Hour)
-			slowPolls(w)
+			w := e.wokenOnlyWorker()
 			s := e.script()
 			s.arrive(w, 1)
 			s.hold(1)
@@ -105,8 +106,7 @@ func TestReleaseWakesLocalWaiter(t *testing.T) {
 // A run given back its slot by a run of its worker is woken at once.
 func TestSlotReleaseWakesLocalWaiter(t *testing.T) {
 	e := newEnv(t)
-	w := e.worker("w1", time.Hour)
-	slowPolls(w)
+	w := e.wokenOnlyWorker()
 	t0 := time.Now()
 	slot := func(run int64) Request {
 		r := req(run, t0.Add(time.Duration(run)*time.Second), policy.BlockConcurrent)
@@ -131,8 +131,7 @@ func TestSlotReleaseWakesLocalWaiter(t *testing.T) {
 func TestLocalWaitersReads(t *testing.T) {
 	const n = 8
 	e := newEnv(t)
-	w := e.worker("w1", time.Hour)
-	slowPolls(w)
+	w := e.wokenOnlyWorker()
 	s := e.script()
 	s.arrive(w, 1)
 	s.hold(1)
