@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,34 +41,15 @@ run only the failed nodes of an ended run again, use "workflows retry".`,
 // workflowsSwitchCmd is `workflows pause ID [--note N]` or `workflows
 // resume ID [--catch-up none|policy]`.
 func (a *app) workflowsSwitchCmd(resume bool) *cobra.Command {
-	use, short, done := "pause", "Pause a workflow's schedule (runs started or queued go on)", "paused"
-	if resume {
-		use, short, done = "resume", "Resume a paused workflow's schedule", "resumed"
+	sw := scheduleSwitch[apiv1.Workflow]{
+		kind: "workflow", on: "resume", off: "pause", onDone: "resumed", offDone: "paused",
+		onShort:     "Resume a paused workflow's schedule",
+		offShort:    "Pause a workflow's schedule (runs started or queued go on)",
+		catchUpHelp: "fires missed while paused: policy (replay by the misfire policy, the default) or none (resume from now)",
+		noteHelp:    "why the workflow is paused (shown by workflows get until it is resumed)",
+		enable:      (*client.Client).ResumeWorkflow,
+		disable:     (*client.Client).PauseWorkflow,
+		line:        func(wf *apiv1.Workflow) (int64, string, *time.Time) { return wf.ID, wf.Name, wf.NextFireAt },
 	}
-	var note, catchUp string
-	cmd := &cobra.Command{
-		Use:   use + " ID",
-		Short: short,
-		Args:  needArgs("ID"),
-		RunE: onID("workflow", func(cmd *cobra.Command, id int64) error {
-			if catchUp != "" && catchUp != "none" && catchUp != "policy" {
-				return usagef("--catch-up %q: want none or policy", catchUp)
-			}
-			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Workflow, error) {
-				if resume {
-					return c.ResumeWorkflow(ctx, id, apiv1.EnableRequest{CatchUp: catchUp})
-				}
-				return c.PauseWorkflow(ctx, id, apiv1.DisableRequest{Note: note})
-			}, func(w io.Writer, wf *apiv1.Workflow) error {
-				_, err := fmt.Fprintf(w, "workflow %d (%s) %s; next fire: %s\n", wf.ID, cell(wf.Name), done, fmtTimePtr(wf.NextFireAt))
-				return err
-			})
-		}),
-	}
-	if resume {
-		cmd.Flags().StringVar(&catchUp, "catch-up", "", "fires missed while paused: policy (replay by the misfire policy, the default) or none (resume from now)")
-	} else {
-		cmd.Flags().StringVar(&note, "note", "", "why the workflow is paused (shown by workflows get until it is resumed)")
-	}
-	return cmd
+	return sw.cmd(a, resume)
 }
