@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -88,6 +89,13 @@ func (s *Server) fireManual(w http.ResponseWriter, r *http.Request, id int64, pa
 	if err != nil {
 		return err
 	}
+	return s.fired(w, r, p)
+}
+
+// fired hands a run just written to the firing path and answers 202 with
+// the run as written: the end of every request that starts a run now
+// (a manual trigger, a workflow run's re-run).
+func (s *Server) fired(w http.ResponseWriter, r *http.Request, p runs.Planned) error {
 	s.cfg.Fire(p)
 	run, err := s.store.GetRun(r.Context(), p.RunID)
 	if err != nil {

@@ -62,11 +62,5 @@ func (s *Server) rerunWorkflowRun(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	s.cfg.Fire(p)
-	run, err := s.store.GetRun(r.Context(), p.RunID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, runDoc(run))
-	return nil
+	return s.fired(w, r, p)
 }
