@@ -10,18 +10,26 @@ import (
 	"github.com/jetjob/jetjob/scheduler/client"
 )
 
-// Every schedule operation input is validated: a bad one answers 400
-// naming the field, and a good one is stored and shown.
-func TestScheduleOpsValidation(t *testing.T) {
+// groupGClient is a client of a fresh server whose store holds the group
+// "g", where the schedule operation tests make their jobs and workflows.
+func groupGClient(t *testing.T) *client.Client {
+	t.Helper()
 	srv, pool := server(t)
-	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `INSERT INTO job_groups (name) VALUES ('g')`); err != nil {
+	if _, err := pool.Exec(context.Background(), `INSERT INTO job_groups (name) VALUES ('g')`); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(srv.URL, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// Every schedule operation input is validated: a bad one answers 400
+// naming the field, and a good one is stored and shown.
+func TestScheduleOpsValidation(t *testing.T) {
+	c := groupGClient(t)
+	ctx := context.Background()
 	base := apiv1.JobSpec{Group: "g", Name: "j", Handler: "h", ScheduleType: "cron", ScheduleExpr: "0 */10 * * * *"}
 	start := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	end := start.Add(-time.Minute)

@@ -26,15 +26,8 @@ func statusOf(err error) int {
 // show on the workflow, the inputs are checked as a job's, and a plain
 // job is not found there.
 func TestWorkflowPauseResumeBackfill(t *testing.T) {
-	srv, pool := server(t)
+	c := groupGClient(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `INSERT INTO job_groups (name) VALUES ('g')`); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(srv.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	job, err := c.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "step", Handler: "h", ScheduleType: "none"})
 	if err != nil {
 		t.Fatal(err)
