@@ -91,29 +91,10 @@ func (e *env) nodeRuns(id int64) map[string][]int64 {
 }
 
 // end records run id's end as the results applier does, advancing in the
-// same transaction; it returns the node runs that created.
+// same transaction (a batch of one); it returns the node runs that created.
 func (e *env) end(id int64, status wire.Status) []int64 {
 	e.t.Helper()
-	var at time.Time
-	if err := e.pool.QueryRow(e.ctx, `SELECT scheduled_at FROM job_runs WHERE id = $1`, id).Scan(&at); err != nil {
-		e.t.Fatal(err)
-	}
-	now := time.Now()
-	var spawned []int64
-	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		done, err := runs.ApplyEvents(e.ctx, tx, []runs.Update{{RunID: id, Group: "g", ScheduledAt: at, Status: status,
-			StartedAt: &now, FinishedAt: &now}}, 0)
-		if err != nil {
-			return err
-		}
-		advanced, err := wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
-		spawned = advanced.Spawned
-		return err
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return spawned
+	return e.endAll(status, id)
 }
 
 func (e *env) status(id int64) (wf string, own wire.Status) {
