@@ -17,6 +17,13 @@ import (
 // does, and returns the node runs that created.
 func (e *env) endAll(status wire.Status, ids ...int64) []int64 {
 	e.t.Helper()
+	return e.endCapped(0, status, ids...)
+}
+
+// endCapped is endAll with the applier's cap on the runs of one fire
+// (--max-chain-runs; 0: none).
+func (e *env) endCapped(maxChainRuns int, status wire.Status, ids ...int64) []int64 {
+	e.t.Helper()
 	now := time.Now()
 	var ups []runs.Update
 	for _, id := range ids {
@@ -28,11 +35,11 @@ func (e *env) endAll(status wire.Status, ids ...int64) []int64 {
 	}
 	var spawned []int64
 	err := pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		done, err := runs.ApplyEvents(e.ctx, tx, ups, 0)
+		done, err := runs.ApplyEvents(e.ctx, tx, ups, maxChainRuns)
 		if err != nil {
 			return err
 		}
-		advanced, err := wfengine.Advance(e.ctx, tx, done.NodeEnds, 0)
+		advanced, err := wfengine.Advance(e.ctx, tx, done.NodeEnds, maxChainRuns)
 		spawned = advanced.Spawned
 		return err
 	})

@@ -257,24 +257,7 @@ func TestCap(t *testing.T) {
 	if _, err := wfengine.Start(e.ctx, e.pool, "me", &p, 1); err != nil {
 		t.Fatal(err)
 	}
-	a := e.nodeRuns(p.RunID)["a"]
-	var at time.Time
-	if err := e.pool.QueryRow(e.ctx, `SELECT scheduled_at FROM job_runs WHERE id = $1`, a[0]).Scan(&at); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	err = pgx.BeginFunc(e.ctx, e.pool, func(tx pgx.Tx) error {
-		done, err := runs.ApplyEvents(e.ctx, tx, []runs.Update{{RunID: a[0], Group: "g", ScheduledAt: at,
-			Status: wire.StatusSucceeded, StartedAt: &now, FinishedAt: &now}}, 1)
-		if err != nil {
-			return err
-		}
-		_, err = wfengine.Advance(e.ctx, tx, done.NodeEnds, 1)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.endCapped(1, wire.StatusSucceeded, e.nodeRuns(p.RunID)["a"][0])
 	run, err := e.st.GetWorkflowRun(e.ctx, p.RunID)
 	if err != nil {
 		t.Fatal(err)
