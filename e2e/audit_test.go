@@ -226,17 +226,6 @@ func (c *cluster) waitSettled(to time.Time, within time.Duration) {
 		last, to.UTC().Format("15:04:05.000"), within, ex)
 }
 
-// secondsBetween lists the whole seconds in [from, to].
-func secondsBetween(from, to time.Time) []time.Time {
-	var out []time.Time
-	for s := from.Truncate(time.Second); !s.After(to); s = s.Add(time.Second) {
-		if !s.Before(from) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // policyFn says which statuses a fire of a job at a time may end in.
 type policyFn func(job int64, at time.Time) []string
 
@@ -315,7 +304,7 @@ func (c *cluster) audit(jobs []int64, from, to time.Time, allowed policyFn) repo
 	var lost, doubled, badStatus, extra, wrongExec []string
 	inWindow := map[int64]bool{}
 	for _, job := range jobs {
-		for _, s := range secondsBetween(from, to) {
+		for _, s := range testwait.SecondsBetween(from, to) {
 			rep.expected++
 			rs := byFire[fireKey(job, s)]
 			switch {

@@ -163,10 +163,10 @@ func TestNATSOutage(t *testing.T) {
 	t.Logf("audit: %s", rep)
 	// fire_all ran the missed fires late; fire_once ran at most one of
 	// them per job, the others SKIPPED.
-	if n, min := c.late(fireAll, missedFrom, missedTo, misfireThreshold), len(fireAll)*len(secondsBetween(missedFrom, missedTo)); n < min {
+	if n, min := c.late(fireAll, missedFrom, missedTo, misfireThreshold), len(fireAll)*len(testwait.SecondsBetween(missedFrom, missedTo)); n < min {
 		t.Errorf("fire_all: %d missed fires ran late, want all %d; on time: %v", n, min, c.onTime(fireAll, missedFrom, missedTo, misfireThreshold))
 	}
-	missed := len(secondsBetween(missedFrom, missedTo))
+	missed := len(testwait.SecondsBetween(missedFrom, missedTo))
 	for _, job := range once {
 		ran := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND scheduled_at BETWEEN $2 AND $3 AND status = 'SUCCEEDED'`, job, missedFrom, missedTo)
 		skipped := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND scheduled_at BETWEEN $2 AND $3 AND status IN ('SKIPPED', 'EXPIRED')`, job, missedFrom, missedTo)
@@ -222,7 +222,7 @@ func TestWorkerOutage(t *testing.T) {
 		return []string{"SUCCEEDED", "EXPIRED"}
 	})
 	t.Logf("audit: %s", rep)
-	if n, min := c.late(fireAll, missedFrom, missedTo, misfireThreshold), len(fireAll)*len(secondsBetween(missedFrom, missedTo)); n < min {
+	if n, min := c.late(fireAll, missedFrom, missedTo, misfireThreshold), len(fireAll)*len(testwait.SecondsBetween(missedFrom, missedTo)); n < min {
 		t.Errorf("fire_all: %d fires of the outage ran late, want all %d", n, min)
 	}
 	c.checkStreams(false)

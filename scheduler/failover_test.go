@@ -16,17 +16,6 @@ import (
 // about time passing (outages of given lengths), not synchronisation.
 func at(t time.Time) { testwait.SleepUntil(t) }
 
-// secondsBetween lists the whole seconds in [from, to].
-func secondsBetween(from, to time.Time) []time.Time {
-	var out []time.Time
-	for s := from.Truncate(time.Second); !s.After(to); s = s.Add(time.Second) {
-		if !s.Before(from) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // waitSettled waits until every run scheduled up to `to` is terminal.
 func (c *cluster) waitSettled(to time.Time) {
 	c.t.Helper()
@@ -64,7 +53,7 @@ func (c *cluster) checkExactlyOnce(ids []int64, from, to time.Time) {
 	got := c.fires.snapshot()
 	var missing, dup []string
 	for _, id := range ids {
-		for _, s := range secondsBetween(from, to) {
+		for _, s := range testwait.SecondsBetween(from, to) {
 			switch n := got[key(id, s)]; {
 			case n == 0:
 				missing = append(missing, key(id, s).String())

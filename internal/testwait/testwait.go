@@ -57,6 +57,19 @@ func Poll(timeout time.Duration, cond func() bool) bool {
 // the instant itself is what the test sets up.
 func SleepUntil(instant time.Time) { time.Sleep(time.Until(instant)) }
 
+// SecondsBetween lists the whole seconds in [from, to]: the fires of an
+// every-second job during a span such a scenario waited through, which
+// the scenarios check one by one afterwards.
+func SecondsBetween(from, to time.Time) []time.Time {
+	var out []time.Time
+	for s := from.Truncate(time.Second); !s.After(to); s = s.Add(time.Second) {
+		if !s.Before(from) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // Recv waits up to limit for a value on ch and returns it; it fails the
 // test, naming what it waited for, when none comes.
 func Recv[T any](t testing.TB, limit time.Duration, what string, ch <-chan T) T {

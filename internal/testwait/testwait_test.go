@@ -46,3 +46,12 @@ func TestSleepUntil(t *testing.T) {
 		t.Fatalf("SleepUntil of a past instant took %s", d)
 	}
 }
+
+func TestSecondsBetweenIsTheWholeSecondsInTheClosedRange(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 1, 500e6, time.UTC)
+	got := SecondsBetween(from, from.Add(2*time.Second))
+	want := []time.Time{from.Add(500 * time.Millisecond), from.Add(1500 * time.Millisecond)}
+	if len(got) != 2 || !got[0].Equal(want[0]) || !got[1].Equal(want[1]) {
+		t.Fatalf("seconds in [%s, %s]: %v, want %v", from, from.Add(2*time.Second), got, want)
+	}
+}
