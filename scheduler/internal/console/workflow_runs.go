@@ -192,17 +192,25 @@ func (c *Console) workflowRunOp(op string, done notice) func(http.ResponseWriter
 			act.Output = json.RawMessage(out)
 		}
 		var run apiv1.WorkflowRun
-		_, err = c.call(r, http.MethodPost, workflowRunPath(id)+"/"+op, nil, act, &run)
-		var ae *APIError
-		if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusBadRequest) {
-			return c.renderWorkflowRun(w, r, ae.Status, "Not done: "+ae.Error())
-		}
-		if err != nil {
+		if shown, err := c.postWorkflowRun(w, r, id, op, act, &run); shown || err != nil {
 			return err
 		}
 		redirect(w, r, workflowRunURL(id), done)
 		return nil
 	}
+}
+
+// postWorkflowRun posts op (with body) to workflow run id and decodes the
+// answer into out. A refusal the run's state explains (the API's 400 or
+// 409) shows the run's page with the API's words: then shown is true and
+// the request is answered (err is the page's).
+func (c *Console) postWorkflowRun(w http.ResponseWriter, r *http.Request, id int64, op string, body, out any) (shown bool, err error) {
+	_, err = c.call(r, http.MethodPost, workflowRunPath(id)+"/"+op, nil, body, out)
+	var ae *APIError
+	if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusBadRequest) {
+		return true, c.renderWorkflowRun(w, r, ae.Status, "Not done: "+ae.Error())
+	}
+	return false, err
 }
 
 // rerunWorkflowRun is the run's Re-run button: POST
@@ -215,12 +223,7 @@ func (c *Console) rerunWorkflowRun(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	var run apiv1.Run
-	_, err = c.call(r, http.MethodPost, workflowRunPath(id)+"/rerun", nil, nil, &run)
-	var ae *APIError
-	if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusBadRequest) {
-		return c.renderWorkflowRun(w, r, ae.Status, "Not done: "+ae.Error())
-	}
-	if err != nil {
+	if shown, err := c.postWorkflowRun(w, r, id, "rerun", nil, &run); shown || err != nil {
 		return err
 	}
 	redirect(w, r, workflowRunURL(run.ID), noticeWorkflowRerun)
