@@ -202,20 +202,36 @@ func (c *Console) deleteJob(w http.ResponseWriter, r *http.Request) error {
 }
 
 // triggerJob starts a run now, with the form's params when given (else
-// the job's own), and opens the new run's page.
+// the job's own, sent as typed), and opens the new run's page.
 func (c *Console) triggerJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := postedForm(r, consoleID)
+	return c.trigger(w, r, consoleID, jobPath, false, runURL, noticeRunTriggered)
+}
+
+// runURL is the console page of run id.
+func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
+
+// trigger is a Trigger button: POST <path of the form's id>/trigger with
+// the form's params when given (trimmed first when trim: a blank box is
+// none), else the job's or workflow's own, then the new run's page
+// (pageOf the run's id) with the notice done.
+func (c *Console) trigger(w http.ResponseWriter, r *http.Request, parseID func(*http.Request) (int64, error),
+	path func(int64) string, trim bool, pageOf func(int64) string, done notice) error {
+	id, err := postedForm(r, parseID)
 	if err != nil {
 		return err
 	}
 	var req apiv1.TriggerRequest
-	if p := r.PostForm.Get("params"); p != "" {
+	p := r.PostForm.Get("params")
+	if trim {
+		p = strings.TrimSpace(p)
+	}
+	if p != "" {
 		req.Params = &p
 	}
 	var run apiv1.Run
-	if _, err := c.call(r, http.MethodPost, jobPath(id)+"/trigger", nil, req, &run); err != nil {
+	if _, err := c.call(r, http.MethodPost, path(id)+"/trigger", nil, req, &run); err != nil {
 		return err
 	}
-	redirect(w, r, "/runs/"+strconv.FormatInt(run.ID, 10), noticeRunTriggered)
+	redirect(w, r, pageOf(run.ID), done)
 	return nil
 }

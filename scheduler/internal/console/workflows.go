@@ -255,20 +255,7 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 // triggerWorkflow starts a run now, with the form's params when given,
 // and opens the new run's page.
 func (c *Console) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := postedForm(r, workflowConsoleID)
-	if err != nil {
-		return err
-	}
-	var req apiv1.TriggerRequest
-	if p := strings.TrimSpace(r.PostForm.Get("params")); p != "" {
-		req.Params = &p
-	}
-	var run apiv1.Run
-	if _, err := c.call(r, http.MethodPost, workflowPath(id)+"/trigger", nil, req, &run); err != nil {
-		return err
-	}
-	redirect(w, r, workflowRunURL(run.ID), noticeWorkflowTriggered)
-	return nil
+	return c.trigger(w, r, workflowConsoleID, workflowPath, true, workflowRunURL, noticeWorkflowTriggered)
 }
 
 // deleteWorkflow deletes the workflow (its runs stay) and returns to the
