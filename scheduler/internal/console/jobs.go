@@ -190,48 +190,64 @@ func enableBody(f url.Values) any {
 // deleteJob deletes the job (the confirmation is the browser's, before the
 // POST: this POST is the real action) and returns to the list.
 func (c *Console) deleteJob(w http.ResponseWriter, r *http.Request) error {
-	id, err := consoleID(r)
-	if err != nil {
-		return err
-	}
-	if _, err := c.call(r, http.MethodDelete, jobPath(id), nil, nil, nil); err != nil {
-		return err
-	}
-	redirect(w, r, "/jobs", noticeJobDeleted)
-	return nil
+	return c.remove(w, r, jobKind, noticeJobDeleted)
 }
 
 // triggerJob starts a run now, with the form's params when given (else
 // the job's own, sent as typed), and opens the new run's page.
 func (c *Console) triggerJob(w http.ResponseWriter, r *http.Request) error {
-	return c.trigger(w, r, consoleID, jobPath, false, runURL, noticeRunTriggered)
+	return c.trigger(w, r, jobKind, noticeRunTriggered)
 }
 
 // runURL is the console page of run id.
 func runURL(id int64) string { return "/runs/" + strconv.FormatInt(id, 10) }
 
-// trigger is a Trigger button: POST <path of the form's id>/trigger with
-// the form's params when given (trimmed first when trim: a blank box is
-// none), else the job's or workflow's own, then the new run's page
-// (pageOf the run's id) with the notice done.
-func (c *Console) trigger(w http.ResponseWriter, r *http.Request, parseID func(*http.Request) (int64, error),
-	path func(int64) string, trim bool, pageOf func(int64) string, done notice) error {
-	id, err := postedForm(r, parseID)
+// objectKind is what the buttons a job's page and a workflow's page share
+// (Trigger, Delete) differ in between the two.
+type objectKind struct {
+	parseID    func(*http.Request) (int64, error) // the path's id
+	apiPath    func(int64) string                 // its API resource
+	listURL    string                             // the console's list of the kind
+	runURL     func(int64) string                 // the console page of a run it started
+	trimParams bool                               // a blank params box is none (else sent as typed)
+}
+
+var jobKind = objectKind{parseID: consoleID, apiPath: jobPath, listURL: "/jobs", runURL: runURL}
+
+// trigger is a Trigger button: POST <its API resource>/trigger with the
+// form's params when given, else the job's or workflow's own, then the new
+// run's page with the notice done.
+func (c *Console) trigger(w http.ResponseWriter, r *http.Request, k objectKind, done notice) error {
+	id, err := postedForm(r, k.parseID)
 	if err != nil {
 		return err
 	}
 	var req apiv1.TriggerRequest
 	p := r.PostForm.Get("params")
-	if trim {
+	if k.trimParams {
 		p = strings.TrimSpace(p)
 	}
 	if p != "" {
 		req.Params = &p
 	}
 	var run apiv1.Run
-	if _, err := c.call(r, http.MethodPost, path(id)+"/trigger", nil, req, &run); err != nil {
+	if _, err := c.call(r, http.MethodPost, k.apiPath(id)+"/trigger", nil, req, &run); err != nil {
 		return err
 	}
-	redirect(w, r, pageOf(run.ID), done)
+	redirect(w, r, k.runURL(run.ID), done)
+	return nil
+}
+
+// remove is a Delete button: DELETE its API resource, then the kind's
+// list with the notice done.
+func (c *Console) remove(w http.ResponseWriter, r *http.Request, k objectKind, done notice) error {
+	id, err := k.parseID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := c.call(r, http.MethodDelete, k.apiPath(id), nil, nil, nil); err != nil {
+		return err
+	}
+	redirect(w, r, k.listURL, done)
 	return nil
 }

@@ -255,19 +255,13 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 // triggerWorkflow starts a run now, with the form's params when given,
 // and opens the new run's page.
 func (c *Console) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	return c.trigger(w, r, workflowConsoleID, workflowPath, true, workflowRunURL, noticeWorkflowTriggered)
+	return c.trigger(w, r, workflowKind, noticeWorkflowTriggered)
 }
+
+var workflowKind = objectKind{parseID: workflowConsoleID, apiPath: workflowPath, listURL: "/workflows", runURL: workflowRunURL, trimParams: true}
 
 // deleteWorkflow deletes the workflow (its runs stay) and returns to the
 // list.
 func (c *Console) deleteWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, err := workflowConsoleID(r)
-	if err != nil {
-		return err
-	}
-	if _, err := c.call(r, http.MethodDelete, workflowPath(id), nil, nil, nil); err != nil {
-		return err
-	}
-	redirect(w, r, "/workflows", noticeWorkflowDeleted)
-	return nil
+	return c.remove(w, r, workflowKind, noticeWorkflowDeleted)
 }
