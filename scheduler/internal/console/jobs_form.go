@@ -170,16 +170,25 @@ func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
 	return c.renderJobForm(w, r, http.StatusOK, u, groups, nil, &spec, nil, nil, nil)
 }
 
+// mayEdit is nil when u may change the kind's object name of group, else
+// the 403 its edit form answers: saving would be refused, so the form says
+// so now rather than after the typing.
+func mayEdit(u *User, kind, name, group string) error {
+	if u.CanOperate(group) {
+		return nil
+	}
+	return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you may read " + kind + " " + name + " but not change it",
+		Permission: "operator of group " + group}}
+}
+
 // editJob shows the form with the job's current values.
 func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
 	u, j, err := c.userAndJob(r)
 	if err != nil {
 		return err
 	}
-	if !u.CanOperate(j.Group) {
-		// Saving would be refused: say so now rather than after the typing.
-		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you may read job " + j.Name + " but not change it",
-			Permission: "operator of group " + j.Group}}
+	if err := mayEdit(u, "job", j.Name, j.Group); err != nil {
+		return err
 	}
 	groups, err := c.operableGroups(r, u)
 	if err != nil {

@@ -89,9 +89,8 @@ func (c *Console) editWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !u.CanOperate(wf.Group) {
-		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you may read workflow " + wf.Name + " but not change it",
-			Permission: "operator of group " + wf.Group}}
+	if err := mayEdit(u, "workflow", wf.Name, wf.Group); err != nil {
+		return err
 	}
 	b, err := jobfile.EncodeWorkflow(&wf)
 	if err != nil {
