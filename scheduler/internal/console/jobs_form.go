@@ -120,6 +120,16 @@ func (c *Console) meAndGroups(r *http.Request) (*User, []string, error) {
 	return u, groups, nil
 }
 
+// meAndNewGroups is meAndGroups for a blank new job or workflow form,
+// refused (403) to a user who may put it in no group: saving would be.
+func (c *Console) meAndNewGroups(r *http.Request) (*User, []string, error) {
+	u, groups, err := c.meAndGroups(r)
+	if err == nil && len(groups) == 0 {
+		err = &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you operate no group: an admin grants the operator role of a group first"}}
+	}
+	return u, groups, err
+}
+
 // operableGroups are the groups the user may put a job in: every group
 // for an admin, the groups they operate otherwise (from GET /groups, so
 // only groups that exist).
@@ -154,12 +164,9 @@ func (c *Console) preview(r *http.Request, typ, expr, zone string) schedulePrevi
 // newJob shows the empty form: defaults, and the group from ?group= when
 // the user may operate it.
 func (c *Console) newJob(w http.ResponseWriter, r *http.Request) error {
-	u, groups, err := c.meAndGroups(r)
+	u, groups, err := c.meAndNewGroups(r)
 	if err != nil {
 		return err
-	}
-	if len(groups) == 0 {
-		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you operate no group: an admin grants the operator role of a group first"}}
 	}
 	on := true
 	spec := apiv1.JobSpec{ScheduleType: "cron", ScheduleExpr: "0 */5 * * * *", Timezone: "UTC", MisfirePolicy: "fire_once",

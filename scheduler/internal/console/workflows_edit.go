@@ -66,12 +66,9 @@ edges:
 
 // newWorkflow shows the editor with a starting document.
 func (c *Console) newWorkflow(w http.ResponseWriter, r *http.Request) error {
-	u, groups, err := c.meAndGroups(r)
+	u, groups, err := c.meAndNewGroups(r)
 	if err != nil {
 		return err
-	}
-	if len(groups) == 0 {
-		return &APIError{Status: http.StatusForbidden, Doc: apiv1.Error{Error: "you operate no group: an admin grants the operator role of a group first"}}
 	}
 	group := groups[0]
 	if g := r.URL.Query().Get("group"); g != "" && u.CanOperate(g) {
