@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/internal/planner"
 )
 
 // at waits until the scenario's clock reaches t: the scenarios below are
@@ -91,6 +94,10 @@ func (k fireKey) String() string {
 func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
+	// The schedulers' logs, to see whether the orphan sweep recovered any
+	// run (below).
+	obs, logs := observer.New(zapcore.InfoLevel)
+	c.log = zap.New(zapcore.NewTee(c.log.Core(), obs))
 	for range 3 {
 		c.startScheduler(16)
 	}
@@ -137,12 +144,14 @@ func TestFailoverFiresEachTimeExactlyOnce(t *testing.T) {
 	// The dead scheduler's planned runs are recovered by the new owners
 	// as soon as they take the shards, not by the orphan sweep, which
 	// leaves a scheduled run alone until it is planner.OrphanAge (30 s)
-	// old. The bound sits halfway, far from both: a loaded machine
-	// delays runs by seconds, never by the sweep's 30.
-	bound := planner.OrphanAge / 2
-	if late := c.count(`SELECT count(*) FROM job_runs WHERE scheduled_at BETWEEN $1 AND $2
-		AND started_at - scheduled_at > make_interval(secs => $3)`, from, to, bound.Seconds()); late != 0 {
-		t.Errorf("%d runs started more than %s after their fire time", late, bound)
+	// old: no scheduler swept any. (Asked of the sweep itself, not of how
+	// late the runs started: under make test-unit's load, with every
+	// fire recovered by the new owners, hundreds of runs still started
+	// more than 15 s after their fire time.)
+	if swept := logs.FilterMessage("swept orphaned planned runs"); swept.Len() != 0 {
+		for _, e := range swept.All() {
+			t.Errorf("the orphan sweep recovered runs: %v", e.ContextMap())
+		}
 	}
 }
 

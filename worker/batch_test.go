@@ -66,6 +66,7 @@ func (x *execLog) get(run int64) []Job {
 // in the stream), and the batch is acknowledged: removed from the stream,
 // never redelivered.
 func TestBatchRunsEveryRunOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var execs execLog
@@ -124,6 +125,7 @@ func TestBatchRunsEveryRunOnce(t *testing.T) {
 // a batch larger than the free slots runs its members as slots free up,
 // never more at once.
 func TestBatchRespectsConcurrency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	const limit, n = 2, 6
@@ -159,6 +161,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 // others run, and the batch is acknowledged, not terminated and not
 // redelivered. A message that is no batch at all is terminated.
 func TestBatchInvalidMember(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	terminated := make(chan jsTerminated, 4)
@@ -237,6 +240,7 @@ type jsTerminated struct {
 // heartbeat says the worker reads such batches, which is what makes the
 // schedulers send them.
 func TestDirectedBatchRunsOnItsWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	const limit, n, lone = 2, 5, 2

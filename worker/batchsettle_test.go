@@ -25,6 +25,7 @@ import (
 // back once its running run is done; the next worker runs only the runs
 // that had not run, learning from the start check that the other ended.
 func TestBatchStopHandsBackWaitingRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	// The schedulers' answer, from the events the test saw: what is known
@@ -94,6 +95,7 @@ func TestBatchStopHandsBackWaitingRuns(t *testing.T) {
 // run those again: they are in its recent runs, and are acknowledged at
 // once, while a run still executing here is joined.
 func TestBatchRedeliveryToSameWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	// No start check may decide here: the worker knows its runs. Were one
@@ -176,6 +178,7 @@ func (e *env) fetchBatch() jetstream.Msg {
 // which the run path takes as done: the batch is never left unacknowledged
 // for the ack wait, nor rerun, because of an ack that failed once.
 func TestBatchSettlesOnceAfterItsLastRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w, err := New(Config{NATS: e.nc, Group: testGroup, Logger: zaptest.NewLogger(t), TriggerKeys: e.keys})
 	if err != nil {

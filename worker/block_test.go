@@ -27,6 +27,7 @@ import (
 // all run, never more than max_concurrency at once, and the slots key is
 // gone when the last ends.
 func TestSlotsOfDeadWorkerFreed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var mu sync.Mutex
@@ -76,6 +77,7 @@ func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 // A run of an unbounded concurrent job takes no lock: five runs of one job
 // run at once.
 func TestConcurrentRunsTakeNoLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	release := make(chan struct{})
@@ -113,6 +115,7 @@ func TestConcurrentRunsTakeNoLock(t *testing.T) {
 // Config.LockTTL (testLockTTL here), even while later runs keep joining its queue: each such
 // write resets the key's age, so its expiry alone would never free it.
 func TestLockOfDeadWorkerTakenOver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	// Room for every queued run: each one that joins the queue writes the key.
@@ -159,6 +162,7 @@ func TestLockOfDeadWorkerTakenOver(t *testing.T) {
 // run here holds it under that name while it is young. A stopping worker
 // frees the locks its runs left.
 func TestLockWrittenOnceForRunsOnOneWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{}, func(w *Worker) {
@@ -182,6 +186,7 @@ func TestLockWrittenOnceForRunsOnOneWorker(t *testing.T) {
 // has been asked, the job's next run here writes the lock again: an asker
 // told "not active" may have taken the key meanwhile.
 func TestLockReusedOnlyUntilAsked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	unblock := make(chan struct{})
@@ -241,6 +246,7 @@ func TestLockReusedOnlyUntilAsked(t *testing.T) {
 // job's next run, on whichever worker it lands, waits for it to end rather
 // than taking over a lock that looks abandoned.
 func TestLockHeldBeyondTTLByItsBeat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	release := make(chan struct{})

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	jobs := make(chan Job, 1)
@@ -57,6 +58,7 @@ func TestSucceededRunReportsStartedThenFinished(t *testing.T) {
 // 0) is part 0 of 1 to its handler, as in xxl-job: `i % ShardTotal` never
 // divides by zero.
 func TestShardOutsideBroadcastIsZeroOfOne(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	jobs := make(chan Job, 1)
 	e.start(Config{}, func(w *Worker) {
@@ -73,6 +75,7 @@ func TestShardOutsideBroadcastIsZeroOfOne(t *testing.T) {
 
 // Each handler outcome maps to its status and message.
 func TestRunResults(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	release := make(chan struct{})
@@ -156,6 +159,7 @@ func TestRunResults(t *testing.T) {
 // Garbage on the trigger subject is reported when it names a run and
 // dropped in every case, and the worker keeps working.
 func TestMalformedTriggers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	e.start(Config{}, func(w *Worker) {
@@ -195,6 +199,7 @@ func TestMalformedTriggers(t *testing.T) {
 // its stack), and the worker goes on: a later run of another job on the
 // same worker succeeds.
 func TestPanicFailsRunAndWorkerGoesOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{Concurrency: 1}, func(w *Worker) {

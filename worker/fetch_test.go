@@ -17,6 +17,7 @@ import (
 // Two workers of a group share its triggers: each runs exactly once across
 // both, and both take part.
 func TestWorkersShareTriggers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var (
@@ -81,6 +82,7 @@ func TestWorkersShareTriggers(t *testing.T) {
 // A worker never runs more than Concurrency handlers, and never takes more
 // triggers from the shared consumer than it can start.
 func TestConcurrencyLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	const limit, n = 3, 12
@@ -117,6 +119,7 @@ func TestConcurrencyLimit(t *testing.T) {
 // instead of starting another; one that arrives after it finished is acked
 // without running.
 func TestRepeatedTriggerRunsOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var execs atomic.Int32
@@ -167,6 +170,7 @@ func TestRepeatedTriggerRunsOnce(t *testing.T) {
 // consumer's ack wait below the worker's in-progress interval) of a run
 // still executing here joins it; both deliveries are settled by one ack.
 func TestRedeliveryWhileRunningJoins(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	logger, observed := observedLogger(t, zap.WarnLevel)
@@ -211,6 +215,7 @@ func TestRedeliveryWhileRunningJoins(t *testing.T) {
 // in-progress acks (every AckWait/3): the
 // stream delivers it once, however long the handler takes.
 func TestLongRunKeepsItsTrigger(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	r := e.start(Config{AckWait: 600 * time.Millisecond}, func(w *Worker) {

@@ -64,6 +64,7 @@ func waitHeartbeat(t *testing.T, kv jetstream.KeyValue, id, what string, cond fu
 // While Run runs the key holds the worker's handlers, capacity and running
 // runs, refreshed every beat; a graceful stop deletes it.
 func TestRegistryHeartbeat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	kv := e.workersKV()
 	ev := e.events()
@@ -123,6 +124,7 @@ func TestRegistryHeartbeat(t *testing.T) {
 // A heartbeat that cannot be stored is logged and retried at the next beat;
 // the worker keeps running meanwhile.
 func TestRegistryRetriesFailedHeartbeat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	kv := e.workersKV()
 	ev := e.events()
@@ -151,6 +153,7 @@ func TestRegistryRetriesFailedHeartbeat(t *testing.T) {
 // A worker that dies without deregistering disappears when its key's TTL
 // expires.
 func TestRegistryKeyExpiresAfterCrash(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if err := e.js.DeleteKeyValue(e.ctx(), stream.WorkersBucket); err != nil {
 		t.Fatal(err)
@@ -186,6 +189,7 @@ func TestRegistryKeyExpiresAfterCrash(t *testing.T) {
 }
 
 func TestHeartbeatIntervalValidated(t *testing.T) {
+	t.Parallel()
 	nc := &nats.Conn{}
 	for _, c := range []struct {
 		cfg  Config
@@ -215,6 +219,7 @@ func TestHeartbeatIntervalValidated(t *testing.T) {
 
 // The heartbeat's JSON is the contract with the scheduler side.
 func TestWorkerInfoWire(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	valid := func() *wire.WorkerInfo {
 		return &wire.WorkerInfo{

@@ -18,6 +18,7 @@ import (
 // Lines logged through job.Logger reach the run's subject on JETJOB_LOGS in
 // order, with their fields, at every level, before the result is reported.
 func TestJobLogLines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	e.start(Config{}, func(w *Worker) {

@@ -170,6 +170,7 @@ const (
 // late one ends EXPIRED, published and acked, while that run still holds
 // the slot. Normal runs go on afterwards.
 func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
+	t.Parallel()
 	j := newJudgeRig(t)
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
@@ -225,6 +226,7 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 // (once) as soon as the slot frees, before a trigger published meanwhile,
 // and no more handlers run at once than there are slots.
 func TestJudgedRunWaitsForASlot(t *testing.T) {
+	t.Parallel()
 	j := newJudgeRig(t)
 	e, ev, q, c, g := j.env, j.ev, j.q, &j.c, &j.g
 	started, release := j.started, j.release
@@ -284,6 +286,7 @@ func eventKinds(evs []wire.Event) []wire.EventKind {
 // A worker that stops while a late trigger judged to run waits for a slot
 // hands the trigger back: another worker runs it, once.
 func TestStopWhileJudgedRunWaits(t *testing.T) {
+	t.Parallel()
 	j := newJudgeRig(t)
 	e, ev, q, c := j.env, j.ev, j.q, &j.c
 	started, release := j.started, j.release
@@ -320,6 +323,7 @@ func TestStopWhileJudgedRunWaits(t *testing.T) {
 // member waiting for a slot behind it gets the slot and runs meanwhile,
 // the late one expires, and the batch is settled as usual.
 func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
+	t.Parallel()
 	j := newJudgeRig(t)
 	e, ev, q, c := j.env, j.ev, j.q, &j.c
 	started, release := j.started, j.release
@@ -355,6 +359,7 @@ func TestLateBatchMemberJudgedOffItsSlot(t *testing.T) {
 // When the pool of judges is full, a late trigger is judged on its slot,
 // as before: that is what bounds the late triggers a worker takes.
 func TestLateTriggerJudgedOnItsSlotWhenJudgesAreBusy(t *testing.T) {
+	t.Parallel()
 	j := newJudgeRig(t)
 	e, ev, q := j.env, j.ev, j.q
 	r := j.startWorker(Config{Concurrency: 1}, func(w *Worker) {

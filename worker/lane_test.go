@@ -21,6 +21,7 @@ func (x *waiterLog) waiter(name string) waiter {
 // A pull request takes every free slot, never more than the lane has; a
 // cancelled wait for a slot takes none.
 func TestLaneAcquireTakesEveryFreeSlot(t *testing.T) {
+	t.Parallel()
 	l := newLane(laneShared, nil, 3, 2)
 	n, ok := l.acquire(context.Background())
 	if !ok || n != 3 || len(l.slots) != 3 {
@@ -46,6 +47,7 @@ func TestLaneAcquireTakesEveryFreeSlot(t *testing.T) {
 // A slot that frees goes to the trigger waiting longest, before any pull
 // request; only with nobody waiting is it free again.
 func TestLaneReleaseServesWaitersInOrder(t *testing.T) {
+	t.Parallel()
 	l := newLane(laneBatch, nil, 1, 2)
 	var x waiterLog
 	if !l.enqueue(x.waiter("first")) || !slices.Equal(x.started, []string{"first"}) {
@@ -76,6 +78,7 @@ func TestLaneReleaseServesWaitersInOrder(t *testing.T) {
 // A lane that closes (the worker stops) returns the triggers waiting for a
 // slot, to be handed back, and refuses new ones.
 func TestLaneCloseReturnsWaiters(t *testing.T) {
+	t.Parallel()
 	l := newLane(laneDirected, nil, 1, 2)
 	var x waiterLog
 	for _, name := range []string{"running", "a", "b"} {
@@ -100,6 +103,7 @@ func TestLaneCloseReturnsWaiters(t *testing.T) {
 // messages carry runs: one each, batchRunsGuess on the batch lane, or as
 // many as the last message carried on the directed lane.
 func TestLaneMessagesFor(t *testing.T) {
+	t.Parallel()
 	shared := newLane(laneShared, nil, 10, 2)
 	batch := newLane(laneBatch, nil, 64, 2)
 	batch.runsPerMsg = batchRunsGuess
@@ -128,6 +132,7 @@ func TestLaneMessagesFor(t *testing.T) {
 // has expired (plus a margin), so that it does not come back here; with
 // none open it goes back at once.
 func TestHandBackDelay(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_000_000, 0)
 	shared, batch := newLane(laneShared, nil, 1, 2), newLane(laneBatch, nil, 1, 2)
 	w := &Worker{lanes: []*lane{shared, batch}}
@@ -154,6 +159,7 @@ func TestHandBackDelay(t *testing.T) {
 // and takes one again ahead of any pull request; if the lane closes
 // meanwhile it holds none (judge.go).
 func TestSlotHoldGiveAndRetake(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	w.cfg.Concurrency = 1
 	w.metrics = newMetrics(w)

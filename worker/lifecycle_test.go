@@ -81,6 +81,7 @@ func recorded(j *journal, name string) *stage {
 // The stages start last first and stop in the order listed, each once
 // its loops have returned; none stops before Run's context ends.
 func TestStagesStartBackwardsStopInOrder(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	var j journal
 	running := make(chan struct{})
@@ -104,6 +105,7 @@ func TestStagesStartBackwardsStopInOrder(t *testing.T) {
 // it; the stages that would have started after it never do, and the
 // error is returned.
 func TestStageStartFailureStopsWhatStarted(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	var j journal
 	failing := recorded(&j, "b")
@@ -118,6 +120,7 @@ func TestStageStartFailureStopsWhatStarted(t *testing.T) {
 // A loop that fails under policy Stop stops the worker: every stage
 // stops, told the failure, and runStages returns it.
 func TestLoopFailureStopsEveryStage(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	var j journal
 	broken := recorded(&j, "b")
@@ -141,6 +144,7 @@ func TestLoopFailureStopsEveryStage(t *testing.T) {
 // the stop reaches that step, before the stage itself stops; that is their
 // normal end, not a failure.
 func TestStageEndsAtStopStep(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	var j journal
 	var step stopStep
@@ -175,6 +179,7 @@ func TestStageEndsAtStopStep(t *testing.T) {
 // one bound after it at once; a context unbound (its work done) is left
 // alone, and only the first cause counts.
 func TestStopStep(t *testing.T) {
+	t.Parallel()
 	var s stopStep
 	before, cancelBefore := s.bind(context.Background())
 	done, cancelDone := s.bind(context.Background())
@@ -200,6 +205,7 @@ func TestStopStep(t *testing.T) {
 
 // The table lists the stages in the order the doc of stages gives.
 func TestStagesOrder(t *testing.T) {
+	t.Parallel()
 	w := bareWorker(t)
 	var names []string
 	for _, sg := range w.stages([]*lane{{name: laneShared}}) {

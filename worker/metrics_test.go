@@ -60,6 +60,7 @@ func sampleValue(m *dto.Metric) float64 {
 // status, durations, busy slots, lock waits, pick-up delays, and no event
 // left pending.
 func TestCollectorCountsRuns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	release := make(chan struct{})
 	holding := make(chan struct{}, 1)

@@ -23,6 +23,7 @@ func lateTrigger(runID int64, typ wire.TriggerType, policy policy.Misfire, thres
 // A schedule trigger 10s late under policy skip with a 5s threshold is
 // reported EXPIRED and acknowledged; its handler never runs.
 func TestLateSkipTriggerExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var (
@@ -79,6 +80,7 @@ func TestLateSkipTriggerExpires(t *testing.T) {
 // Late triggers that the misfire policy, the trigger type or a zero
 // threshold let through run as usual.
 func TestLateTriggersThatRun(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		typ       wire.TriggerType
@@ -136,6 +138,7 @@ func TestLateTriggersThatRun(t *testing.T) {
 
 // The decision itself, at its boundaries, on a fixed clock.
 func TestExpired(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	mk := func(typ wire.TriggerType, policy policy.Misfire, thresholdMS int64) *wire.Trigger {
 		return &wire.Trigger{RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: typ, ScheduledAt: at,
@@ -177,6 +180,7 @@ func TestExpired(t *testing.T) {
 // question to the schedulers, and is not judged off its slot as one that
 // may expire; a late schedule trigger asks.
 func TestCatchUpRunsWithoutAsking(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := at.Add(time.Minute)
 	trig := &wire.Trigger{RunID: 1, JobID: 2, Group: "g", Handler: "h", TriggerType: wire.TriggerMisfire, ScheduledAt: at,

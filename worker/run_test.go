@@ -16,6 +16,10 @@ import (
 
 // On stop, a running handler may finish within ShutdownGrace: its result is
 // published, its trigger acked, and nothing of the worker keeps running.
+//
+// Not parallel: it proves a stopped worker left no goroutine behind by
+// listing every goroutine of the process running worker code
+// (workerGoroutines), which would see the workers of tests beside it.
 func TestGracefulStopFinishesRunningHandler(t *testing.T) {
 	e := newEnv(t)
 	ev := e.events()
@@ -61,6 +65,7 @@ func TestGracefulStopFinishesRunningHandler(t *testing.T) {
 // so it must not start again (the job's retry policy decides what
 // follows). The trigger is acknowledged: no other worker runs it.
 func TestStopEndsUnfinishedRunLost(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	started := make(chan struct{})
@@ -104,6 +109,7 @@ func TestStopEndsUnfinishedRunLost(t *testing.T) {
 // (a crash now would mean a redelivery, not a lost result); publishing is
 // retried until it succeeds, and only then is the trigger acked.
 func TestResultPublishRetriedBeforeAck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	logger, observed := observedLogger(t, zap.WarnLevel)
 	proceed := make(chan struct{})
@@ -148,6 +154,7 @@ func TestResultPublishRetriedBeforeAck(t *testing.T) {
 // A connection closed under the worker ends Run with an error instead of a
 // worker that silently does nothing; its running handler is cancelled.
 func TestClosedConnectionEndsRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	started := make(chan struct{})
 	r := e.start(Config{}, func(w *Worker) {

@@ -16,6 +16,7 @@ import (
 // lock whose holder's worker is gone to be taken over. A rolling restart
 // of workers must not make fires wait for locks.
 func TestStoppingWorkerHandsItsLockOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	// Run 2 may reach a first and be handed back: the start check that

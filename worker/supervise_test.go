@@ -60,6 +60,7 @@ func supervisedWorker(t *testing.T, w *Worker, ts *supervise.TestSignals, f *loo
 // The kill-request watch fails at its starts: Ready names it while it is
 // down, and once it starts again the worker is ready and runs triggers.
 func TestSupervisedKillWatchRestarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ts supervise.TestSignals
 	ts.Init(t)
@@ -92,6 +93,7 @@ func TestSupervisedKillWatchRestarts(t *testing.T) {
 // and Run returns an error naming the lane. Before supervision the panic
 // took the whole process down with no stop.
 func TestSupervisedFetchPanicStopsWorker(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ts supervise.TestSignals
 	ts.Init(t)

@@ -21,6 +21,7 @@ import (
 // internal packages it wraps in names of its own (Streams, Egress,
 // TriggerType, Config.Metrics).
 func TestSDKSignaturesShowNoInternalPackage(t *testing.T) {
+	t.Parallel()
 	for _, dir := range []string{".", "builtin"} {
 		leaks, err := internalLeaks(dir)
 		if err != nil {
@@ -34,6 +35,7 @@ func TestSDKSignaturesShowNoInternalPackage(t *testing.T) {
 
 // The check itself finds what it is meant to find, and only that.
 func TestInternalLeaksCheck(t *testing.T) {
+	t.Parallel()
 	const src = `package p
 
 import (

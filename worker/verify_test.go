@@ -57,6 +57,7 @@ func encode(t *testing.T, tr *wire.Trigger) []byte {
 // for the schedulers' lost-run monitor to judge (scheduler/internal/lost).
 // Signed triggers and batches run as ever.
 func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	logger, observed := observedLogger(t, zap.ErrorLevel)
@@ -132,6 +133,7 @@ func TestWorkerRefusesTriggersNotSignedForIt(t *testing.T) {
 // key runs triggers signed by either. A worker told to accept unsigned
 // triggers runs them, and still refuses a signature that does not verify.
 func TestWorkerKeyRotationAndUnsignedOptIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	next, nextKeys := testKeys(t)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestNewValidatesConfig(t *testing.T) {
+	t.Parallel()
 	nc := &nats.Conn{} // never used: New only checks that one is given
 	cases := []struct {
 		name string
@@ -59,6 +60,7 @@ func TestNewValidatesConfig(t *testing.T) {
 }
 
 func TestHandlePanicsOnMisuse(t *testing.T) {
+	t.Parallel()
 	w, err := New(Config{NATS: &nats.Conn{}, Group: "g", AcceptUnsignedTriggers: true})
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +91,7 @@ func TestHandlePanicsOnMisuse(t *testing.T) {
 }
 
 func TestRunWithoutHandlersFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	w, err := New(Config{NATS: e.nc, Group: testGroup, TriggerKeys: e.keys})
 	if err != nil {
@@ -102,6 +105,7 @@ func TestRunWithoutHandlersFails(t *testing.T) {
 // Init hooks run before the first run, destroy hooks after Run; a failing
 // init makes Run fail after destroying what was initialised.
 func TestInitAndDestroy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ev := e.events()
 	var order []string // written by Run's goroutine and handlers, read after Run returned
@@ -151,6 +155,7 @@ func TestInitAndDestroy(t *testing.T) {
 
 // The SDK's own names for what package stream defines say the same.
 func TestSDKNamesMatchStream(t *testing.T) {
+	t.Parallel()
 	if DefaultAckWait != stream.DefaultAckWait || DefaultMaxDeliver != stream.DefaultMaxDeliver || DefaultLockTTL != stream.LockTTL {
 		t.Errorf("defaults: ack wait %s, max deliver %d, lock TTL %s; package stream's: %s, %d, %s",
 			DefaultAckWait, DefaultMaxDeliver, DefaultLockTTL, stream.DefaultAckWait, stream.DefaultMaxDeliver, stream.LockTTL)
@@ -171,6 +176,7 @@ func TestSDKNamesMatchStream(t *testing.T) {
 // New registers the worker's series in Config.Metrics, and fails when a
 // worker of the same group is registered there already.
 func TestNewRegistersMetrics(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	cfg := Config{NATS: &nats.Conn{}, Group: "g", AcceptUnsignedTriggers: true, Metrics: reg}
 	if _, err := New(cfg); err != nil {
