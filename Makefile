@@ -85,10 +85,10 @@ test-unit: ensure-postgres ensure-cc ensure-chromium ensure-mariadb
 # Every test: the short tier first (a broken piece of logic fails in about
 # a minute, not after the servers' tests), the full unit and integration
 # tier, the deploy checks (Helm chart, alert rules, dashboard), then the
-# end-to-end suite (in this order, also under make -j). (Building helm
-# and the e2e images while the full tier runs saved 7 of a fresh machine's
-# 34 minutes, but the load it adds made a NATS-outage test miss its
-# catch-up window: not until the full tier's tests hold up under it.)
+# end-to-end suite (in this order, also under make -j): 17 minutes on a
+# fresh 2-core machine (README). Building helm and the e2e images while
+# the full tier runs would save a few more, at the price of the load it
+# adds to the tier's timing-sensitive tests.
 test:
 	@$(MAKE) --no-print-directory test-short
 	@$(MAKE) --no-print-directory test-unit
