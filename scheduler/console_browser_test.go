@@ -352,11 +352,24 @@ func TestConsoleFitsAPhone(t *testing.T) {
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
 		Handler: "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
 	run := trigger(t, sys.api, job.ID, nil)
+	long := "a-node-with-a-rather-long-name-for-a-small-screen"
+	wf, err := sys.api.CreateWorkflow(t.Context(), apiv1.WorkflowSpec{Group: "g", Name: "a-workflow-with-a-rather-long-name-for-a-small-screen",
+		ScheduleType: "none", Nodes: []apiv1.WorkflowNode{{Name: long, Job: "g/" + job.Name}, {Name: long + "-2", Job: "g/" + job.Name}},
+		Edges: []apiv1.WorkflowEdge{{From: long, To: long + "-2", On: "always"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfRun, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b := newTab(t, sys.url)
 	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")
 	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
-		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster"} {
+		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
+		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
+		fmt.Sprintf("/workflow-runs/%d", wfRun.ID)} {
 		b.open(path)
 		if w := evalIn[int](b, "document.documentElement.scrollWidth"); w > 375 {
 			t.Errorf("%s is %d px wide on a 375 px screen", path, w)
