@@ -44,6 +44,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -157,18 +158,10 @@ type settings struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.FlushInterval == 0 {
-		c.FlushInterval = 20 * time.Millisecond
-	}
-	if c.FlushSize == 0 {
-		c.FlushSize = 2000
-	}
-	if c.InFlight == 0 {
-		c.InFlight = 4096
-	}
-	if c.TriggeredDelay == 0 {
-		c.TriggeredDelay = DefaultTriggeredDelay(c.MisfireThreshold)
-	}
+	c.FlushInterval = cmp.Or(c.FlushInterval, 20*time.Millisecond)
+	c.FlushSize = cmp.Or(c.FlushSize, 2000)
+	c.InFlight = cmp.Or(c.InFlight, 4096)
+	c.TriggeredDelay = cmp.Or(c.TriggeredDelay, DefaultTriggeredDelay(c.MisfireThreshold))
 	return c
 }
 

@@ -18,6 +18,7 @@
 package lease
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -52,15 +53,9 @@ type Config struct {
 const DefaultTTL = 10 * time.Second
 
 func (c Config) withDefaults() Config {
-	if c.TTL == 0 {
-		c.TTL = DefaultTTL
-	}
-	if c.Renew == 0 {
-		c.Renew = c.TTL / 4
-	}
-	if c.Margin == 0 {
-		c.Margin = c.TTL / 5
-	}
+	c.TTL = cmp.Or(c.TTL, DefaultTTL)
+	c.Renew = cmp.Or(c.Renew, c.TTL/4)
+	c.Margin = cmp.Or(c.Margin, c.TTL/5)
 	if c.ID == "" {
 		host, _ := os.Hostname()
 		c.ID = fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()%100000)

@@ -19,6 +19,7 @@
 package planner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,30 +84,14 @@ const (
 )
 
 func (c Config) withDefaults() Config {
-	if c.Window == 0 {
-		c.Window = DefaultWindow
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.MisfireThreshold == 0 {
-		c.MisfireThreshold = DefaultMisfireThreshold
-	}
-	if c.MaxCatchup == 0 {
-		c.MaxCatchup = DefaultMaxCatchup
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
-	}
-	if c.IdleTxTimeout == 0 {
-		c.IdleTxTimeout = 5 * time.Second
-	}
-	if c.TriggerBatch == 0 {
-		c.TriggerBatch = DefaultTriggerBatch
-	}
-	if c.MaxLag == 0 {
-		c.MaxLag = DefaultMaxLag
-	}
+	c.Window = cmp.Or(c.Window, DefaultWindow)
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, DefaultMisfireThreshold)
+	c.MaxCatchup = cmp.Or(c.MaxCatchup, DefaultMaxCatchup)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.IdleTxTimeout = cmp.Or(c.IdleTxTimeout, 5*time.Second)
+	c.TriggerBatch = cmp.Or(c.TriggerBatch, DefaultTriggerBatch)
+	c.MaxLag = cmp.Or(c.MaxLag, DefaultMaxLag)
 	return c
 }
 

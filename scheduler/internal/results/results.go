@@ -25,6 +25,7 @@
 package results
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -135,15 +136,11 @@ func (ts *TestSignals) Init(tb testsignal.TB) { ts.Applied.Init(tb) }
 const DefaultLinger = 5 * time.Millisecond
 
 func (c Config) withDefaults() Config {
-	if c.BatchSize == 0 {
-		c.BatchSize = 1000
-	}
+	c.BatchSize = cmp.Or(c.BatchSize, 1000)
 	if c.Linger <= 0 {
 		c.Linger = DefaultLinger
 	}
-	if c.AckWait == 0 {
-		c.AckWait = 30 * time.Second
-	}
+	c.AckWait = cmp.Or(c.AckWait, 30*time.Second)
 	c.MaxChainRuns = refs.MaxRunsOr(c.MaxChainRuns)
 	return c
 }

@@ -29,6 +29,7 @@
 package retention
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,18 +114,10 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultInterval
-	}
-	if c.Ahead == 0 {
-		c.Ahead = DefaultAhead
-	}
-	if c.LockTimeout == 0 {
-		c.LockTimeout = DefaultLockTimeout
-	}
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.Interval = cmp.Or(c.Interval, DefaultInterval)
+	c.Ahead = cmp.Or(c.Ahead, DefaultAhead)
+	c.LockTimeout = cmp.Or(c.LockTimeout, DefaultLockTimeout)
 	return c
 }
 
