@@ -19,7 +19,7 @@
 //	GET    /api/v1/jobs/{id}/backfills         → BackfillList (newest first)
 //	GET    /api/v1/backfills/{id}              → Backfill
 //	POST   /api/v1/backfills/{id}/cancel       → Backfill
-//	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run
+//	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run (200: an idempotent repeat)
 //	GET    /api/v1/jobs/{id}/next?n=5          → NextFires (the scheduled_at of the next runs)
 //	GET    /api/v1/jobs/{id}/runs?limit=&before= → RunList (newest first by scheduled time; "before" is the last id seen)
 //	GET    /api/v1/runs/{id}                   → Run
@@ -160,10 +160,21 @@ type JobList struct {
 	Cursor string `json:"cursor,omitempty"`
 }
 
-// TriggerRequest is the body of POST /jobs/{id}/trigger. Params, when set,
-// replace the job's params for this run.
+// TriggerRequest is the body of POST /jobs/{id}/trigger (and of a
+// workflow's). Params, when set, replace the job's params for this run.
 type TriggerRequest struct {
 	Params *string `json:"params,omitempty"`
+	// At runs the job once at this time instead of now; Delay (a Go
+	// duration: "90s", "2h30m") once after this long. At most one of the
+	// two, at most a year ahead. The run is written at once as SCHEDULED at
+	// that time: visible in the job's runs, cancelled by killing it.
+	At    *time.Time `json:"at,omitempty"`
+	Delay string     `json:"delay,omitempty"`
+	// IdempotencyKey (or the Idempotency-Key header) makes the trigger
+	// safe to repeat: another trigger of the job with the key within 24
+	// hours answers 200 with this one's run instead of making a run, and
+	// 409 if it asks for something else (other params, at or delay).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // NextFires answers GET /jobs/{id}/next.

@@ -236,8 +236,14 @@ func (c *Client) DisableJob(ctx context.Context, id int64) (*apiv1.Job, error) {
 // TriggerJob starts a manual run of a job. When params is not nil it
 // replaces the job's params for this run (an empty string included).
 func (c *Client) TriggerJob(ctx context.Context, id int64, params *string) (*apiv1.Run, error) {
-	body := apiv1.TriggerRequest{Params: params}
-	return call[apiv1.Run](ctx, c, http.MethodPost, jobPath(id)+"/trigger", nil, body)
+	return c.TriggerJobWith(ctx, id, apiv1.TriggerRequest{Params: params})
+}
+
+// TriggerJobWith triggers a job as req says: now or later (At, Delay),
+// with other params, idempotently (IdempotencyKey: a repeat returns the
+// run of the trigger it repeats).
+func (c *Client) TriggerJobWith(ctx context.Context, id int64, req apiv1.TriggerRequest) (*apiv1.Run, error) {
+	return call[apiv1.Run](ctx, c, http.MethodPost, jobPath(id)+"/trigger", nil, req)
 }
 
 // NextFires returns the next n fire times of a job; n <= 0 lets the server

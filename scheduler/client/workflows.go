@@ -44,7 +44,13 @@ func (c *Client) DeleteWorkflow(ctx context.Context, id int64) error {
 // object; nil: the workflow's). The answer is the workflow's run as
 // written; its id is the workflow run's (GetWorkflowRun).
 func (c *Client) TriggerWorkflow(ctx context.Context, id int64, params *string) (*apiv1.Run, error) {
-	return call[apiv1.Run](ctx, c, http.MethodPost, workflowPath(id)+"/trigger", nil, apiv1.TriggerRequest{Params: params})
+	return c.TriggerWorkflowWith(ctx, id, apiv1.TriggerRequest{Params: params})
+}
+
+// TriggerWorkflowWith triggers a workflow as req says, as TriggerJobWith
+// does a job.
+func (c *Client) TriggerWorkflowWith(ctx context.Context, id int64, req apiv1.TriggerRequest) (*apiv1.Run, error) {
+	return call[apiv1.Run](ctx, c, http.MethodPost, workflowPath(id)+"/trigger", nil, req)
 }
 
 // ListWorkflowRuns reads up to limit runs of a workflow (0: the server's

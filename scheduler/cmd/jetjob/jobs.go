@@ -322,22 +322,22 @@ func (a *app) jobsDeleteCmd() *cobra.Command {
 }
 
 func (a *app) jobsTriggerCmd() *cobra.Command {
-	var params string
+	var tf triggerFlags
 	cmd := &cobra.Command{
 		Use:   "trigger ID",
-		Short: "Run a job now (optionally with other params)",
+		Short: "Run a job now or once later (optionally with other params, idempotently)",
 		Args:  needArgs("ID"),
 		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
-			var p *string
-			if cmd.Flags().Changed("params") {
-				p = &params
+			req, err := tf.request(cmd)
+			if err != nil {
+				return err
 			}
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Run, error) {
-				return c.TriggerJob(ctx, id, p)
+				return c.TriggerJobWith(ctx, id, req)
 			}, detail(runDetail))
 		}),
 	}
-	cmd.Flags().StringVar(&params, "params", "", "params for this run instead of the job's (may be empty)")
+	tf.add(cmd, "params for this run instead of the job's (may be empty)")
 	return cmd
 }
 

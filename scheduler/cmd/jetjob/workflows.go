@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -178,25 +179,29 @@ func (a *app) workflowsDeleteCmd() *cobra.Command {
 }
 
 func (a *app) workflowsTriggerCmd() *cobra.Command {
-	var params string
+	var tf triggerFlags
 	cmd := &cobra.Command{
 		Use:   "trigger ID",
-		Short: "Run a workflow now (--params: its run's params, a JSON object)",
+		Short: "Run a workflow now or once later (--params: its run's params, a JSON object)",
 		Args:  needArgs("ID"),
 		RunE: onID("workflow", func(cmd *cobra.Command, id int64) error {
-			var p *string
-			if cmd.Flags().Changed("params") {
-				p = &params
+			req, err := tf.request(cmd)
+			if err != nil {
+				return err
 			}
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.Run, error) {
-				return c.TriggerWorkflow(ctx, id, p)
+				return c.TriggerWorkflowWith(ctx, id, req)
 			}, func(w io.Writer, r *apiv1.Run) error {
+				if r.Status == "SCHEDULED" && time.Until(r.ScheduledAt) > time.Second {
+					_, err := fmt.Fprintf(w, "workflow run %d starts at %s: jetjob workflows run %d\n", r.ID, fmtTime(r.ScheduledAt), r.ID)
+					return err
+				}
 				_, err := fmt.Fprintf(w, "workflow run %d started: jetjob workflows run %d\n", r.ID, r.ID)
 				return err
 			})
 		}),
 	}
-	cmd.Flags().StringVar(&params, "params", "", `params of this run, a JSON object ({"day": "2026-11-27"})`)
+	tf.add(cmd, `params of this run, a JSON object ({"day": "2026-11-27"})`)
 	return cmd
 }
 

@@ -1,13 +1,18 @@
 package api
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -54,49 +59,109 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 }
 
 // triggerJob writes a manual run and hands it to the firing path, which
-// publishes it at once (retrying if NATS is away). It answers 202 with the
-// run as written: follow it with GET /runs/{id}.
+// publishes it at once (retrying if NATS is away) or at the time asked.
+// It answers 202 with the run as written (200 with the earlier run for an
+// idempotent repeat): follow it with GET /runs/{id}.
 func (s *Server) triggerJob(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := triggerRequest(w, r)
+	id, t, err := triggerRequest(w, r)
 	if err != nil {
 		return err
 	}
-	return s.fireManual(w, r, id, req.Params)
+	return s.fireManual(w, r, id, t)
 }
 
 // triggerRequest reads a trigger of the path's job row (a job, a
-// workflow): its id and the optional body, params within their limit.
-func triggerRequest(w http.ResponseWriter, r *http.Request) (int64, apiv1.TriggerRequest, error) {
+// workflow): its id and the optional body, params within their limit,
+// with its time and idempotency key checked.
+func triggerRequest(w http.ResponseWriter, r *http.Request) (int64, store.Trigger, error) {
 	var req apiv1.TriggerRequest
 	id, err := pathID(r)
 	if err != nil {
-		return 0, req, err
+		return 0, store.Trigger{}, err
 	}
 	if err := decodeOptional(w, r, &req); err != nil {
-		return 0, req, err
+		return 0, store.Trigger{}, err
 	}
-	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
-		return 0, req, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
-	}
-	return id, req, nil
+	t, err := triggerOf(req, r.Header.Get("Idempotency-Key"), time.Now())
+	return id, t, err
 }
 
-// fireManual writes a manual run of job row id with params (nil: its
-// own), hands it to the firing path and answers 202 with the run as
-// written.
-func (s *Server) fireManual(w http.ResponseWriter, r *http.Request, id int64, params *string) error {
-	p, err := s.store.InsertManualRun(r.Context(), actor(r), id, params)
+// maxTriggerAhead is how far ahead a trigger may ask its run to be: a
+// later one-off run is a job with a one-shot schedule.
+const maxTriggerAhead = 366 * 24 * time.Hour
+
+// triggerOf checks a trigger's body (header: its Idempotency-Key header)
+// and returns it as the store writes it.
+func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Trigger, error) {
+	t := store.Trigger{Params: req.Params}
+	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
+		return t, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+	}
+	switch {
+	case req.At != nil && req.Delay != "":
+		return t, invalidf("at and delay: give one of them, not both")
+	case req.Delay != "":
+		d, err := time.ParseDuration(req.Delay)
+		if err != nil || d <= 0 || d > maxTriggerAhead {
+			return t, invalidf("delay %q: want a positive Go duration up to a year, such as 90s or 2h30m", req.Delay)
+		}
+		t.After = d
+	case req.At != nil:
+		if req.At.After(now.Add(maxTriggerAhead)) {
+			return t, invalidf("at %s is more than a year ahead: use a job with a one-shot schedule", req.At.Format(time.RFC3339))
+		}
+		if req.At.After(now) {
+			t.At = *req.At
+		}
+	}
+	key := cmp.Or(req.IdempotencyKey, header)
+	switch {
+	case req.IdempotencyKey != "" && header != "" && req.IdempotencyKey != header:
+		return t, invalidf("idempotency key: the body's %q and the Idempotency-Key header's %q differ", req.IdempotencyKey, header)
+	case len(key) > 255:
+		return t, invalidf("idempotency key: %d bytes, more than 255", len(key))
+	case nameProblem(key) != "":
+		return t, invalidf("idempotency key %s", nameProblem(key))
+	}
+	if key != "" {
+		// What the trigger asks, as the key's digest: a repeat must ask
+		// the same (its key alone is not enough to say it is a repeat).
+		asked, _ := json.Marshal(apiv1.TriggerRequest{Params: req.Params, At: req.At, Delay: req.Delay})
+		sum := sha256.Sum256(asked)
+		t.Key, t.Request = key, sum[:]
+	}
+	return t, nil
+}
+
+// fireManual writes the run of a manual trigger t of job row id, hands it
+// to the firing path and answers 202 with the run as written; an
+// idempotent repeat answers 200 with the run of the trigger it repeats.
+func (s *Server) fireManual(w http.ResponseWriter, r *http.Request, id int64, t store.Trigger) error {
+	p, replayed, err := s.store.TriggerRun(r.Context(), actor(r), id, t)
 	if err != nil {
 		return err
+	}
+	if replayed {
+		run, err := s.store.GetRun(r.Context(), p.RunID)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeJSON(w, http.StatusOK, runDoc(run))
+		return nil
 	}
 	return s.fired(w, r, p)
 }
 
 // fired hands a run just written to the firing path and answers 202 with
-// the run as written: the end of every request that starts a run now
-// (a manual trigger, a workflow run's re-run).
+// the run as written: the end of every request that starts a run (a
+// manual trigger, a workflow run's re-run). A run for later than the
+// shard owners' sweeps look ahead (planner.SweepInterval) is theirs to
+// plant in a wheel when its time comes near, not this process's to hold.
 func (s *Server) fired(w http.ResponseWriter, r *http.Request, p runs.Planned) error {
-	s.cfg.Fire(p)
+	if time.Until(p.ScheduledAt) <= planner.SweepInterval {
+		s.cfg.Fire(p)
+	}
 	run, err := s.store.GetRun(r.Context(), p.RunID)
 	if err != nil {
 		return err

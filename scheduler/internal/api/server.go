@@ -239,7 +239,8 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
-		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, wfengine.ErrNotAllowed):
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, store.ErrKeyReused),
+			errors.Is(err, wfengine.ErrNotAllowed):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:
 			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

@@ -145,17 +145,17 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
 // written: GET /api/v1/workflow-runs/{id} follows it (404 for the moment
 // before it starts).
 func (s *Server) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := triggerRequest(w, r)
+	id, t, err := triggerRequest(w, r)
 	if err != nil {
 		return err
 	}
-	if req.Params != nil && !jsonObject(*req.Params) {
+	if t.Params != nil && !jsonObject(*t.Params) {
 		return invalidf("%s", errParamsObject)
 	}
 	if _, err := s.store.GetWorkflow(r.Context(), id); err != nil {
 		return err
 	}
-	return s.fireManual(w, r, id, req.Params)
+	return s.fireManual(w, r, id, t)
 }
 
 // errParamsObject refuses a workflow's params that are not a JSON object.

@@ -101,7 +101,7 @@ func (e *batchEnv) plan(fires ...runs.Fire) []runs.Planned {
 // as planned.
 func (e *batchEnv) load(recovered bool) []runs.Planned {
 	e.t.Helper()
-	rs, err := runs.LoadShard(e.ctx, e.pool, 0)
+	rs, err := runs.LoadShard(e.ctx, e.pool, 0, time.Now().Add(time.Hour))
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -23,8 +23,17 @@ const (
 // reaches a worker later than its misfire threshold follows the job's
 // misfire policy there. Runs already TRIGGERED are never read again.
 func (p *Planner) Recover(ctx context.Context, l lease.Lease) ([]runs.Planned, error) {
-	rs, err := runs.LoadShard(ctx, p.pool, l.Shard)
+	rs, err := runs.LoadShard(ctx, p.pool, l.Shard, p.unplannedHorizon())
 	return recovered(rs, l), err
+}
+
+// unplannedHorizon is how far ahead the wheel takes runs written outside
+// planning (a manual trigger for later, a retry after its backoff): one
+// window and one sweep, so that a run due just after one sweep's horizon
+// is in the wheel a window before its time after the next. Later ones
+// stay in the table, and out of memory, until a sweep reaches them.
+func (p *Planner) unplannedHorizon() time.Time {
+	return p.now().Add(p.cfg.Window + SweepInterval)
 }
 
 // Load returns the given runs that are still SCHEDULED, with what their
@@ -38,8 +47,7 @@ func (p *Planner) Load(ctx context.Context, ids []int64) ([]runs.Planned, error)
 
 // Sweep returns a shard's orphaned runs (see runs.LoadOrphans).
 func (p *Planner) Sweep(ctx context.Context, l lease.Lease) ([]runs.Planned, error) {
-	now := p.now()
-	rs, err := runs.LoadOrphans(ctx, p.pool, l.Shard, now.Add(p.cfg.Window), now.Add(-OrphanAge))
+	rs, err := runs.LoadOrphans(ctx, p.pool, l.Shard, p.unplannedHorizon(), p.now().Add(-OrphanAge))
 	return recovered(rs, l), err
 }
 

@@ -201,13 +201,16 @@ type Report struct {
 	// WorkflowRuns counts the workflow runs deleted: ended, and scheduled
 	// before the retention's cutoff.
 	WorkflowRuns int64
+	// TriggerKeys counts the idempotency keys of triggers deleted: older
+	// than their window (store.KeyWindow).
+	TriggerKeys int64
 }
 
 // errNotHolder ends a round whose lock another scheduler holds.
 var errNotHolder = errors.New("maintenance lock held by another scheduler")
 
 // Round does one round: create partitions, roll up, drop, forget idle
-// chains and old workflow runs.
+// chains, old workflow runs and old trigger keys.
 func (m *Maintainer) Round(ctx context.Context) (Report, error) {
 	var rep Report
 	today, cutoff := bounds(m.now(), m.cfg.Retention)
@@ -359,6 +362,15 @@ func (m *Maintainer) round(ctx context.Context, rep *Report, today, cutoff time.
 	}
 	if rep.WorkflowRuns > 0 {
 		m.log.Info("old workflow runs deleted", zap.Int64("workflow_runs", rep.WorkflowRuns), zap.Duration("retention", m.cfg.Retention))
+	}
+
+	// 6. Idempotency keys of triggers past their window.
+	if err := m.step(ctx, func(tx pgx.Tx) error {
+		var err error
+		rep.TriggerKeys, err = store.ForgetTriggerKeys(ctx, tx, m.now().Add(-store.KeyWindow))
+		return err
+	}); err != nil {
+		return fmt.Errorf("delete old trigger keys: %w", err)
 	}
 	return errors.Join(errs...)
 }

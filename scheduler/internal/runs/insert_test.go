@@ -39,7 +39,7 @@ func TestInsertPlannedIdempotent(t *testing.T) {
 		t.Fatalf("skipped fire: %+v, want SKIPPED and finished", r)
 	}
 
-	loaded, err := runs.LoadShard(f.ctx, f.pool, 0)
+	loaded, err := runs.LoadShard(f.ctx, f.pool, 0, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestInsertPlannedBatches(t *testing.T) {
 		}
 	}
 
-	loaded, err := runs.LoadShard(f.ctx, f.pool, 0)
+	loaded, err := runs.LoadShard(f.ctx, f.pool, 0, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,9 +21,11 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
 		COALESCE(r.batch, 0), j.kind = 'workflow', r.message`
 
-// selectShard reads all of a shard's planned, not yet published runs.
+// selectShard reads a shard's planned, not yet published runs: every one
+// the planner wrote, and those written outside planning due by $2.
 const selectShard = plannedColumns + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
+	  AND (r.trigger_type IN ('schedule', 'misfire') OR r.scheduled_at <= $2)
 	ORDER BY r.scheduled_at`
 
 // selectOrphans reads the runs a sweep hands to the wheel: runs written by
@@ -42,12 +44,15 @@ const selectOrphans = plannedColumns + `
 const selectByID = plannedColumns + `
 	WHERE r.id = ANY($1) AND r.status = 'SCHEDULED'`
 
-// LoadShard returns every SCHEDULED run of shard, oldest first: what a
+// LoadShard returns the SCHEDULED runs of shard, oldest first: what a
 // shard's new owner recovers, each with its batch (so a batch's runs still
-// SCHEDULED come back together and are published again as that batch). Some may have been published already (see
-// the package doc); the caller sets Epoch and Recovered.
-func LoadShard(ctx context.Context, db DB, shard int) ([]Planned, error) {
-	return load(ctx, db, selectShard, shard)
+// SCHEDULED come back together and are published again as that batch):
+// every planned one, and those created outside planning due by dueBy (a
+// sweep takes later ones when they come near). Some may have been
+// published already (see the package doc); the caller sets Epoch and
+// Recovered.
+func LoadShard(ctx context.Context, db DB, shard int, dueBy time.Time) ([]Planned, error) {
+	return load(ctx, db, selectShard, shard, dueBy)
 }
 
 // LoadOrphans returns the SCHEDULED runs of shard that no wheel may hold:

@@ -224,4 +224,8 @@ type runAudit struct {
 	Params *string `json:"params,omitempty"`
 	// RerunOf is the workflow run a re-run re-runs.
 	RerunOf int64 `json:"rerun_of,omitempty"`
+	// At is the time of a run triggered for later; Key the trigger's
+	// idempotency key.
+	At  *time.Time `json:"at,omitempty"`
+	Key string     `json:"idempotency_key,omitempty"`
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -263,8 +264,33 @@ func (s *Store) RunKeyOf(ctx context.Context, id int64) (RunKey, error) {
 // at now, recording a job.trigger by a. params, when non-nil, replace the
 // job's params for this run.
 func (s *Store) InsertManualRun(ctx context.Context, a Actor, jobID int64, params *string) (runs.Planned, error) {
-	return s.insertManualRun(ctx, a, jobID, params, manualNote{})
+	p, _, err := s.TriggerRun(ctx, a, jobID, Trigger{Params: params})
+	return p, err
 }
+
+// Trigger is a manual trigger of a job or workflow: POST …/trigger.
+type Trigger struct {
+	// Params, when non-nil, replace the job's params for this run.
+	Params *string
+	// At runs it once at this time; zero: After the database's now.
+	At    time.Time
+	After time.Duration
+	// Key, when set, makes the trigger idempotent (trigger_keys): within
+	// KeyWindow another trigger of the job with the key answers this one's
+	// run, if its Request (a digest of what was asked) is the same, and is
+	// refused (ErrKeyReused) if not.
+	Key     string
+	Request []byte
+
+	note manualNote
+}
+
+// KeyWindow is how long an idempotency key of a trigger holds.
+const KeyWindow = 24 * time.Hour
+
+// ErrKeyReused refuses a trigger whose idempotency key was used, within
+// KeyWindow, for another request.
+var ErrKeyReused = errors.New("idempotency key already used for another request")
 
 // manualNote is what a manual run says of itself: its message, and the
 // workflow run it re-runs (0: none), which its audit entry names too.
@@ -273,31 +299,90 @@ type manualNote struct {
 	RerunOf int64
 }
 
-func (s *Store) insertManualRun(ctx context.Context, a Actor, jobID int64, params *string, note manualNote) (runs.Planned, error) {
+// TriggerRun writes the run of a manual trigger t of job row jobID as
+// InsertManualRun does, at t.At or t.After from now. replayed is true when
+// t.Key repeats a trigger of the last KeyWindow: nothing is written, and p
+// is that trigger's run (only its RunID and JobID are set).
+func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger) (p runs.Planned, replayed bool, err error) {
 	j, err := s.GetJob(ctx, jobID)
 	if err != nil {
-		return runs.Planned{}, err
-	}
-	p := runs.Planned{Message: note.Message,
-		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
-		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
-		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
-		Workflow: j.Kind == KindWorkflow,
-	}
-	if params != nil {
-		p.Params = *params
+		return runs.Planned{}, false, err
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := runs.InsertManual(ctx, tx, &p, params); err != nil {
+		p = runs.Planned{Message: t.note.Message,
+			JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
+			TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
+			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
+			Workflow: j.Kind == KindWorkflow,
+		}
+		if t.Params != nil {
+			p.Params = *t.Params
+		}
+		if t.Key != "" {
+			earlier, err := claimTriggerKey(ctx, tx, j.ID, t)
+			if err != nil || earlier != 0 {
+				p, replayed = runs.Planned{RunID: earlier, JobID: j.ID}, true
+				return err
+			}
+		}
+		if err := runs.InsertManual(ctx, tx, &p, t.Params, t.At, t.After); err != nil {
 			return err
 		}
-		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil,
-			runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: params, RerunOf: note.RerunOf})
+		if t.Key != "" {
+			if _, err := tx.Exec(ctx, `UPDATE trigger_keys SET run_id = $3 WHERE job_id = $1 AND key = $2`, j.ID, t.Key, p.RunID); err != nil {
+				return fmt.Errorf("record idempotency key: %w", err)
+			}
+		}
+		doc := runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: t.Params, RerunOf: t.note.RerunOf, Key: t.Key}
+		if !t.At.IsZero() || t.After > 0 {
+			doc.At = &p.ScheduledAt
+		}
+		return writeAudit(ctx, tx, a, "job.trigger", JobTarget(j.ID), j.Group, nil, doc)
 	})
 	if err != nil {
-		return p, fmt.Errorf("insert manual run of job %d: %w", jobID, err)
+		return p, false, fmt.Errorf("insert manual run of job %d: %w", jobID, err)
 	}
-	return p, nil
+	return p, replayed, nil
+}
+
+// claimTriggerKey claims t.Key for a trigger of job in tx and returns 0,
+// or, when a trigger of the last KeyWindow holds it, that trigger's run
+// (ErrKeyReused if it asked for something else). A key older than the
+// window is taken over. Two triggers racing with one key serialise on the
+// primary key: the second waits for the first to commit, then sees it.
+func claimTriggerKey(ctx context.Context, tx pgx.Tx, job int64, t Trigger) (int64, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO trigger_keys (job_id, key, request) VALUES ($1, $2, $3)
+		ON CONFLICT (job_id, key) DO UPDATE SET request = EXCLUDED.request, run_id = 0, created_at = clock_timestamp()
+		WHERE trigger_keys.created_at < clock_timestamp() - $4 * interval '1 microsecond'`,
+		job, t.Key, t.Request, KeyWindow.Microseconds())
+	if err != nil {
+		return 0, fmt.Errorf("claim idempotency key: %w", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return 0, nil
+	}
+	var (
+		request []byte
+		run     int64
+	)
+	if err := tx.QueryRow(ctx, `SELECT request, run_id FROM trigger_keys WHERE job_id = $1 AND key = $2`, job, t.Key).Scan(&request, &run); err != nil {
+		return 0, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if !bytes.Equal(request, t.Request) {
+		return 0, fmt.Errorf("key %q: %w", t.Key, ErrKeyReused)
+	}
+	return run, nil
+}
+
+// ForgetTriggerKeys deletes in tx the idempotency keys of triggers made
+// before before (the maintenance loop, with now minus KeyWindow) and
+// returns how many.
+func ForgetTriggerKeys(ctx context.Context, tx pgx.Tx, before time.Time) (int64, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM trigger_keys WHERE created_at < $1`, before)
+	if err != nil {
+		return 0, fmt.Errorf("delete trigger keys: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // ErrRunEnded is returned when killing a run that already ended.

@@ -41,6 +41,7 @@ func (s *Store) RerunWorkflowRun(ctx context.Context, a Actor, id int64) (runs.P
 	if params != nil {
 		same = *params
 	}
-	return s.insertManualRun(ctx, a, workflowID, &same,
-		manualNote{Message: fmt.Sprintf("re-run of workflow run %d", id), RerunOf: id})
+	p, _, err := s.TriggerRun(ctx, a, workflowID, Trigger{Params: &same,
+		note: manualNote{Message: fmt.Sprintf("re-run of workflow run %d", id), RerunOf: id}})
+	return p, err
 }
