@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
 )
 
 // A run triggered for later than the API's own wheel takes (beyond
