@@ -76,6 +76,11 @@ const (
 	BlockSerial       Block = "serial"        // wait, in order
 	BlockDiscardLater Block = "discard_later" // the new trigger ends DISCARDED
 	BlockCoverEarly   Block = "cover_early"   // the active run is cancelled
+	// BlockBufferOne (Temporal's BufferOne) lets one trigger wait behind
+	// the active run, as serial does; a trigger arriving while one waits
+	// already ends DISCARDED. A job that runs long is then caught up once,
+	// not once per fire it overran.
+	BlockBufferOne Block = "buffer_one"
 	// BlockConcurrent lets runs overlap (Temporal's AllowAll, Kubernetes'
 	// Allow); with a job's max_concurrency N at most N run at once and the
 	// others wait, in fire order, as with serial.
@@ -90,10 +95,10 @@ func ParseBlock(s string) (Block, error) {
 	switch b := Block(s); b {
 	case "":
 		return DefaultBlock, nil
-	case BlockSerial, BlockDiscardLater, BlockCoverEarly, BlockConcurrent:
+	case BlockSerial, BlockDiscardLater, BlockCoverEarly, BlockBufferOne, BlockConcurrent:
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later, cover_early or concurrent)", s)
+	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later, cover_early, buffer_one or concurrent)", s)
 }
 
 // Retry defaults: a job that names no backoff retries with exponential

@@ -55,7 +55,7 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron or quartz expression (default UTC)")
 	fl.StringVar(&f.misfire, "misfire", "", "misfire policy: skip, fire_once or fire_all (server default when empty)")
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
-	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early or concurrent")
+	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early, buffer_one or concurrent")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "with --block concurrent: at most this many runs at once (0: no cap)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")

@@ -96,6 +96,8 @@ type holderDecision struct {
 	do    holderAction
 	write *value // the value to write, nil for none
 	kill  bool   // ask for the holder's kill first (cover_early)
+	// waiting is, for a discard under buffer_one, the run already queued.
+	waiting int64
 }
 
 // decideHolder applies the run's block strategy to a lock another run
@@ -103,9 +105,10 @@ type holderDecision struct {
 // holder has ended or gone stale, unless an earlier fire of this worker is
 // about to queue; a run of the holder's worker that finds it ended hands
 // it to the first in line; otherwise discard_later discards the run,
-// cover_early asks once for the holder's kill, and serial and cover_early
-// queue in fire order (then run id) and wait, the first in line beating
-// its place every TTL/3.
+// buffer_one discards it when another run waits already, cover_early asks
+// once for the holder's kill, and serial, buffer_one and cover_early queue
+// in fire order (then run id) and wait, the first in line beating its
+// place every TTL/3.
 func decideHolder(f holderFacts) holderDecision {
 	v := f.v
 	v.Queue = slices.Clone(v.Queue)
@@ -119,6 +122,9 @@ func decideHolder(f holderFacts) holderDecision {
 		return holderDecision{do: discard}
 	}
 	i := slices.IndexFunc(v.Queue, isMe)
+	if f.strategy == policy.BlockBufferOne && i < 0 && len(v.Queue) > 0 {
+		return holderDecision{do: discard, waiting: v.Queue[0].Run}
+	}
 	if f.mine && f.ended && i > 0 && !f.yield {
 		handOver(&v)
 		return holderDecision{do: handOn, write: &v}

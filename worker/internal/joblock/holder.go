@@ -194,7 +194,7 @@ func (ls *Locks) lookHolder(ctx context.Context, req *Request, w *holderWait) (*
 			// run the key names (heldLocks.reuse): name it.
 			holder = ls.held.running(key, holder)
 		}
-		return nil, false, &DiscardedError{Holder: holder}
+		return nil, false, &DiscardedError{Holder: holder, Waiting: d.waiting}
 	}
 	if d.kill {
 		w.askedKill = true

@@ -59,6 +59,11 @@
 //     again, at its fire's place, when it can; a holder that stalls
 //     beyond Config.TTL is taken over.
 //   - discard_later: Acquire returns a *DiscardedError.
+//   - buffer_one: as serial while nobody waits; a run that finds another
+//     run queued (and is not queued itself) gets a *DiscardedError naming
+//     it. Two runs arriving together both try to join an empty queue; the
+//     compare-and-set lets one in, and the other, looking again, finds it
+//     queued.
 //   - cover_early: it asks for the holder to be killed (Config.Kill),
 //     joins the queue, and runs next.
 //   - concurrent: no lock, or with max_concurrency one of N slots
@@ -214,9 +219,15 @@ type Request struct {
 // when another run holds the lock.
 type DiscardedError struct {
 	Holder int64 // the run holding the lock
+	// Waiting is the run waiting behind it under buffer_one (0 under
+	// discard_later).
+	Waiting int64
 }
 
 func (e *DiscardedError) Error() string {
+	if e.Waiting != 0 {
+		return fmt.Sprintf("discarded: run %d of this job is active and run %d waits behind it (block strategy buffer_one)", e.Holder, e.Waiting)
+	}
 	return fmt.Sprintf("discarded: run %d of this job is still active (block strategy discard_later)", e.Holder)
 }
 

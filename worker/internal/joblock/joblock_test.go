@@ -225,6 +225,31 @@ func TestDiscardLater(t *testing.T) {
 	w1.end(1)
 }
 
+// buffer_one lets one run wait behind the holder and turns away another
+// while it waits, naming both; the one waiting runs next.
+func TestBufferOne(t *testing.T) {
+	e := newEnv(t)
+	w1, w2, _ := e.run1Holding()
+	r2 := w2.acquire(req(2, time.Now(), policy.BlockBufferOne))
+	e.waitQueue(Key(job, 0, 0), 2)
+	var r result
+	select {
+	case r = <-w1.acquire(req(3, time.Now(), policy.BlockBufferOne)):
+	case <-time.After(waitLimit):
+		t.Fatal("a second run waiting behind the holder under buffer_one")
+	}
+	var d *DiscardedError
+	if !errors.As(r.err, &d) || d.Holder != 1 || d.Waiting != 2 || r.lock != nil {
+		t.Fatalf("buffer_one with run 2 waiting: %+v, want a DiscardedError naming runs 1 and 2", r)
+	}
+	if want := "discarded: run 1 of this job is active and run 2 waits behind it (block strategy buffer_one)"; d.Error() != want {
+		t.Errorf("message %q, want %q", d.Error(), want)
+	}
+	w1.end(1)
+	recv(t, "run 2's lock", r2)
+	w2.end(2)
+}
+
 // cover_early asks for the holder to be killed, then runs next.
 func TestCoverEarly(t *testing.T) {
 	e := newEnv(t)
