@@ -311,7 +311,7 @@ var ErrRunEnded = errors.New("run already ended")
 func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
 	var (
 		out     Run
-		wfEnded []string
+		wfEnded []wfengine.Ended
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		wfEnded = nil
