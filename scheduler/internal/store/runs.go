@@ -278,6 +278,9 @@ func (s *Store) insertManualRun(ctx context.Context, a Actor, jobID int64, param
 	if err != nil {
 		return runs.Planned{}, err
 	}
+	if err := notInline(j); err != nil {
+		return runs.Planned{}, err
+	}
 	p := runs.Planned{Message: note.Message,
 		JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
