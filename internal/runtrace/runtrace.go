@@ -217,16 +217,32 @@ func Traceparent(sc trace.SpanContext) string {
 
 // Parents returns the span contexts of every traceparent value in h, by
 // trace id: an events message carries one per run (see the package doc).
+// Of values sharing a trace id (node runs of one workflow run) the last
+// is kept; ParentList has them all.
 func Parents(h Header) map[trace.TraceID]trace.SpanContext {
+	list := ParentList(h)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[trace.TraceID]trace.SpanContext, len(list))
+	for _, sc := range list {
+		out[sc.TraceID()] = sc
+	}
+	return out
+}
+
+// ParentList returns the valid span contexts of the traceparent values in
+// h, in order.
+func ParentList(h Header) []trace.SpanContext {
 	values := h[HeaderTraceparent]
 	if len(values) == 0 {
 		return nil
 	}
-	out := make(map[trace.TraceID]trace.SpanContext, len(values))
+	out := make([]trace.SpanContext, 0, len(values))
 	for _, v := range values {
 		sc := trace.SpanContextFromContext(propagator.Extract(context.Background(), carrier{HeaderTraceparent: {v}}))
 		if sc.IsValid() {
-			out[sc.TraceID()] = sc
+			out = append(out, sc)
 		}
 	}
 	return out

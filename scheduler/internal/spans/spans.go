@@ -156,7 +156,8 @@ func (b *Batch) Message(h runtrace.Header) {
 	if b == nil {
 		return
 	}
-	for id, sc := range runtrace.Parents(h) {
+	for _, sc := range runtrace.ParentList(h) {
+		id := sc.TraceID()
 		if b.parents == nil {
 			b.parents = make(map[trace.TraceID]trace.SpanContext)
 		}
