@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -284,4 +285,104 @@ func describe(spans tracetest.SpanStubs) string {
 		out += fmt.Sprintf("\n  %s span=%s parent=%s", s.Name, s.SpanContext.SpanID(), s.Parent.SpanID())
 	}
 	return out
+}
+
+// A workflow run is one trace, found from its run id: the workflow run's
+// span is its root (recorded when the run ends, from its start), and
+// every node run — the fan-out's two branches and each for_each item —
+// has its publish span as that span's child, the worker's spans under
+// it, and the scheduler's apply spans in the same trace.
+//
+// Not parallel, as TestTracingOneTracePerRun.
+func TestTracingOneTracePerWorkflowRun(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	})
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("tr-list", func(_ context.Context, j *worker.Job) error {
+			return j.SetOutput(map[string]any{"items": []int{1, 2, 3}})
+		})
+		w.Handle("tr-noop", func(context.Context, *worker.Job) error { return nil })
+	})
+	wfJob(t, sys, "list", "tr-list")
+	wfJob(t, sys, "noop", "tr-noop")
+	wf := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "traced", Nodes: []apiv1.WorkflowNode{
+		{Name: "list", Job: "g/list"},
+		{Name: "each", Job: "g/noop", ForEach: "nodes.list.output.items", Params: str("{{ .item }}")},
+		{Name: "side", Job: "g/noop"},
+	}, Edges: []apiv1.WorkflowEdge{{From: "list", To: "each"}, {From: "list", To: "side"}}})
+	started, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflowRun(t, sys, started.ID, "SUCCEEDED")
+	traceID, rootID := runtrace.RunTraceID(done.ID), runtrace.WorkflowSpanID(done.ID)
+	nodeRuns := map[int64]string{}
+	for _, n := range done.Nodes {
+		for _, r := range n.Runs {
+			nodeRuns[r.RunID] = n.Name
+		}
+	}
+	if len(nodeRuns) != 5 {
+		t.Fatalf("%d node runs, want 5 (list, three items of each, side): %s", len(nodeRuns), describeNodes(done))
+	}
+
+	// The workflow span is recorded after the commit that ended the run,
+	// and the last apply span with it.
+	var spans tracetest.SpanStubs
+	testwait.Eventually(t, 10*time.Second, "the workflow run's span", func() bool {
+		spans = nil
+		root := false
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID() == traceID {
+				spans = append(spans, s)
+				root = root || s.Name == "jetjob.workflow"
+			}
+		}
+		return root
+	})
+	publishes, runSpans := map[int64]tracetest.SpanStub{}, map[int64]tracetest.SpanStub{}
+	for _, s := range spans {
+		id, _ := strconv.ParseInt(attr(s, runtrace.AttrRunID), 10, 64)
+		switch s.Name {
+		case "jetjob.workflow":
+			if s.SpanContext.SpanID() != rootID || s.Parent.IsValid() {
+				t.Errorf("workflow span %s with parent %s, want span %s as the trace's root", s.SpanContext.SpanID(), s.Parent.SpanID(), rootID)
+			}
+			if attr(s, runtrace.AttrStatus) != "SUCCEEDED" || s.StartTime.After(s.EndTime) {
+				t.Errorf("workflow span: status %q, %s–%s; want SUCCEEDED over the run", attr(s, runtrace.AttrStatus), s.StartTime, s.EndTime)
+			}
+		case "jetjob.publish":
+			publishes[id] = s
+		case "jetjob.run":
+			runSpans[id] = s
+		}
+	}
+	for id, node := range nodeRuns {
+		pub, ok := publishes[id]
+		if !ok {
+			t.Errorf("node %s's run %d has no publish span in the workflow run's trace: %s", node, id, describe(spans))
+			continue
+		}
+		if pub.Parent.SpanID() != rootID {
+			t.Errorf("node %s's run %d: publish span's parent %s, want the workflow run's span %s", node, id, pub.Parent.SpanID(), rootID)
+		}
+		if r, ok := runSpans[id]; !ok || r.Parent.SpanID() != pub.SpanContext.SpanID() {
+			t.Errorf("node %s's run %d: the worker's span %v is not under its publish span", node, id, ok)
+		}
+	}
+	// A node run's own id names no trace of its own.
+	for id := range nodeRuns {
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID() == runtrace.RunTraceID(id) {
+				t.Errorf("node run %d has a trace of its own (span %s), want its spans in the workflow run's", id, s.Name)
+				break
+			}
+		}
+	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/route"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/supersede"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
@@ -75,7 +76,7 @@ type wiring struct {
 func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
 	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
 		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns),
-			store.WithWorkflowsEnded(s.metrics.observeWorkflowsEnded))
+			store.WithWorkflowsEnded(s.workflowsEnded))
 	})
 	if err != nil {
 		return nil, nil, nil
@@ -131,7 +132,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	w.reroute = reroute.New(reroute.Deps{JS: js, Live: picker.Live, Synced: w.registry.Synced, Log: s.log,
 		Moved: s.metrics.observeRerouted})
 	if w.results, err = results.New(s.cfg.Results, results.Deps{JS: js, Pool: s.deps.Pool, Log: s.log, Trace: s.tracer,
-		Applied: w.applied, WorkflowsEnded: s.metrics.observeWorkflowsEnded, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
+		Applied: w.applied, WorkflowsEnded: s.workflowsEnded, Spawned: w.spawned, Fire: w.fireNodes, Active: w.holdsShardZero, TestSignals: s.testSignals.Results}); err != nil {
 		return nil, err
 	}
 	// Partitions, the daily rollup and retention: every scheduler runs
@@ -367,9 +368,30 @@ func (w *wiring) startWorkflows(ctx context.Context, ps []runs.Planned) {
 		return
 	}
 	w.s.log.Debug("workflow runs started", zap.Int("fires", len(ps)), zap.Int("node_runs", len(done.Fire)))
-	w.s.metrics.observeWorkflowsEnded(done.Ended)
+	w.s.workflowsEnded(done.Ended)
 	w.fireNodes(ctx, done.Fire)
 	w.killAll(ctx, done.Kill, "workflow run covered by a newer run (overlap cover_early)")
+}
+
+// workflowsEnded reports workflow runs that ended, after the commit that
+// ended them (each end once): jetjob_workflow_runs_total counts them and
+// the tracer records each one's span, the root of its trace.
+func (s *Scheduler) workflowsEnded(ended []wfengine.Ended) {
+	if len(ended) == 0 {
+		return
+	}
+	statuses := make([]string, len(ended))
+	for i, e := range ended {
+		statuses[i] = e.Status
+	}
+	s.metrics.observeWorkflowsEnded(statuses)
+	if s.tracer != nil {
+		ws := make([]spans.WorkflowEnded, len(ended))
+		for i, e := range ended {
+			ws[i] = spans.WorkflowEnded(e)
+		}
+		s.tracer.WorkflowsEnded(ws)
+	}
 }
 
 // killAll sends the kills of runs, logging those it could not send.
@@ -390,7 +412,7 @@ func (w *wiring) timeOutWorkflows(ctx context.Context) error {
 		if err != nil && ctx.Err() == nil {
 			w.s.log.Warn("timing out workflow runs", zap.Error(err))
 		}
-		w.s.metrics.observeWorkflowsEnded(done.Ended)
+		w.s.workflowsEnded(done.Ended)
 		w.fireNodes(ctx, done.Fire)
 		w.killAll(ctx, done.Kill, "workflow run timed out")
 	})

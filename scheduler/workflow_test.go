@@ -438,3 +438,125 @@ func TestWorkflowValidation(t *testing.T) {
 		t.Errorf("jobs: %v %v, want job %d alone (not workflow %d)", jobs, err, j, good.ID)
 	}
 }
+
+// An inline node runs a job of its own, written with the workflow: a run
+// of extract (inline) → load (a job named by group/name) succeeds, load
+// reading extract's output. The inline job is the workflow's: not in the
+// job list, refused by the job endpoints, re-written in place when the
+// workflow changes, and gone with the workflow.
+func TestWorkflowInlineNode(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var loaded []string
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("inl-extract", func(_ context.Context, j *worker.Job) error {
+			if j.Params != `{"day": "monday"}` {
+				return fmt.Errorf("extract got params %q, want its inline job's", j.Params)
+			}
+			return j.SetOutput(map[string]any{"rows": 7})
+		})
+		w.Handle("inl-load", func(_ context.Context, j *worker.Job) error {
+			mu.Lock()
+			loaded = append(loaded, j.Params)
+			mu.Unlock()
+			return nil
+		})
+	})
+	load := wfJob(t, sys, "load", "inl-load")
+	spec := apiv1.WorkflowSpec{Name: "inline", Group: "g", ScheduleType: "none", Nodes: []apiv1.WorkflowNode{
+		{Name: "extract", Inline: &apiv1.InlineJob{Handler: "inl-extract", Params: `{"day": "monday"}`,
+			Timeout: apiv1.Duration(time.Minute), MaxRetries: 1, BlockStrategy: "concurrent"}},
+		{Name: "load", Job: "g/load", Params: str(`{"rows": {{ .nodes.extract.output.rows }}}`)},
+	}, Edges: []apiv1.WorkflowEdge{{From: "extract", To: "load"}}}
+	wf := createWorkflow(t, sys, spec)
+	if n := wf.Nodes[0]; n.Inline == nil || n.Inline.Handler != "inl-extract" || n.JobID != 0 || n.Job != "" ||
+		time.Duration(n.Inline.Timeout) != time.Minute || n.Inline.MaxRetries != 1 {
+		t.Errorf("extract reads %+v (inline %+v), want its inline job and no job reference", n, n.Inline)
+	}
+	run, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
+	mu.Lock()
+	if len(loaded) != 1 || loaded[0] != `{"rows": 7}` {
+		t.Errorf("load ran with %q, want once with extract's output", loaded)
+	}
+	mu.Unlock()
+	ex := wfNode(done, "extract")
+	if ex.Status != "SUCCEEDED" || len(ex.Runs) != 1 || ex.JobID == 0 || ex.JobID == load {
+		t.Fatalf("extract: %+v, want SUCCEEDED once, on a job of its own", ex)
+	}
+	// Its run is an ordinary run, of its job (the timeout written inline).
+	r, err := sys.api.GetRun(t.Context(), ex.Runs[0].RunID)
+	if err != nil || r.JobID != ex.JobID || r.Status != "SUCCEEDED" {
+		t.Errorf("extract's run: %+v %v, want a SUCCEEDED run of job %d", r, err, ex.JobID)
+	}
+
+	// Not a job of the group's list, and not the job endpoints' to change.
+	jobs, err := sys.api.ListJobs(t.Context(), client.ListJobsOptions{Group: "g"})
+	if err != nil || len(jobs.Jobs) != 1 || jobs.Jobs[0].ID != load {
+		t.Errorf("jobs: %+v %v, want job %d alone", jobs, err, load)
+	}
+	if _, err := sys.api.TriggerJob(t.Context(), ex.JobID, nil); !isAPIError(err, 400) || !strings.Contains(err.Error(), "editing the workflow") {
+		t.Errorf("trigger of the inline job: %v, want 400 sending to the workflow", err)
+	}
+	if err := sys.api.DeleteJob(t.Context(), ex.JobID); !isAPIError(err, 400) {
+		t.Errorf("delete of the inline job: %v, want 400", err)
+	}
+
+	// An edit keeps the row (same job, new definition); a node that goes
+	// takes its job with it.
+	spec.Nodes[0].Inline.MaxRetries = 3
+	spec.Version = wf.Version
+	wf2, err := sys.api.UpdateWorkflow(t.Context(), wf.ID, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wf2.Nodes[0].Inline; got == nil || got.MaxRetries != 3 {
+		t.Errorf("after the edit, extract reads %+v, want max_retries 3", got)
+	}
+	run2, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex2 := wfNode(waitWorkflowRun(t, sys, run2.ID, "SUCCEEDED"), "extract"); ex2.JobID != ex.JobID {
+		t.Errorf("after the edit extract runs job %d, want its row %d re-written in place", ex2.JobID, ex.JobID)
+	}
+	if j, err := sys.api.GetJob(t.Context(), ex.JobID); err != nil || j.MaxRetries != 3 {
+		t.Errorf("the inline job after the edit: %+v %v, want max_retries 3", j, err)
+	}
+	if err := sys.api.DeleteWorkflow(t.Context(), wf.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.api.GetJob(t.Context(), ex.JobID); !isAPIError(err, 404) {
+		t.Errorf("the inline job after the workflow's delete: %v, want 404", err)
+	}
+}
+
+// An inline node is checked as a job is, every problem named with its
+// node; a node names a job or has one of its own, not both, not neither.
+func TestWorkflowInlineValidation(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, func(w *worker.Worker) { w.Handle("h", func(context.Context, *worker.Job) error { return nil }) })
+	j := wfJob(t, sys, "j", "h")
+	for _, c := range []struct {
+		what string
+		node apiv1.WorkflowNode
+		want string
+	}{
+		{"both", apiv1.WorkflowNode{Name: "a", JobID: j, Inline: &apiv1.InlineJob{Handler: "h"}}, `node "a": give job (or job_id), naming a job, or inline, a job of its own; not both`},
+		{"both by name", apiv1.WorkflowNode{Name: "a", Job: "g/j", Inline: &apiv1.InlineJob{Handler: "h"}}, `not both`},
+		{"neither", apiv1.WorkflowNode{Name: "a"}, `node "a": names no job: give job: group/name, or inline: {handler: ...}`},
+		{"no handler", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{}}, `node "a": inline job: handler is required`},
+		{"bad strategy", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{Handler: "h", BlockStrategy: "sometimes"}}, `node "a": inline job: `},
+		{"unknown group", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{Handler: "h", Group: "nope"}}, `node "a": inline job: unknown group "nope"`},
+	} {
+		spec := apiv1.WorkflowSpec{Name: "bad-" + strings.ReplaceAll(c.what, " ", "-"), Group: "g", ScheduleType: "none",
+			Nodes: []apiv1.WorkflowNode{c.node}}
+		_, err := sys.api.CreateWorkflow(t.Context(), spec)
+		if !isAPIError(err, 400) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want 400 saying %q", c.what, err, c.want)
+		}
+	}
+}

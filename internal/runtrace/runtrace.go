@@ -25,6 +25,14 @@
 // A run's trace has a trace id derived from the run id (RunTraceID), so an
 // operator who has a run id finds its trace without any lookup table, and
 // every process that touches the run agrees on it without being told.
+//
+// A workflow run is one trace: its id is the workflow run's (which is its
+// own run's id), its root the workflow run's span, whose span id is
+// derived from the run id too (WorkflowSpanID). Each node run's trace is
+// that trace, and its publish span a child of the workflow run's span
+// (WorkflowParent), so whichever scheduler publishes a node run, at
+// whatever time, names the parent without asking anyone; the span itself
+// is recorded when the workflow run ends (it spans the whole run).
 package runtrace
 
 import (
@@ -99,7 +107,45 @@ func RunTraceID(runID int64) trace.TraceID {
 	return id
 }
 
+// WorkflowSpanID is the span id of workflow run id's span: 8 bytes of
+// SHA-256 of "jetjob-workflow-<id>" (never zero for a positive id; a
+// zero result would be invalid, so it is then 1).
+func WorkflowSpanID(runID int64) trace.SpanID {
+	var sid trace.SpanID
+	sum := sha256.Sum256([]byte("jetjob-workflow-" + strconv.FormatInt(runID, 10)))
+	copy(sid[:], sum[:8])
+	if !sid.IsValid() {
+		sid[7] = 1
+	}
+	return sid
+}
+
+// WorkflowParent is the span context of workflow run id's span, as a
+// remote parent: the parent of its node runs' publish spans. It is marked
+// sampled: a node run's spans are recorded whenever tracing is on (under
+// a ratio sampler the workflow run's own span follows the ratio of its
+// trace id, RunTraceID, like any run's).
+func WorkflowParent(runID int64) trace.SpanContext {
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: RunTraceID(runID), SpanID: WorkflowSpanID(runID),
+		TraceFlags: trace.FlagsSampled, Remote: true})
+}
+
 type runKey struct{}
+
+type workflowKey struct{}
+
+// WithWorkflow marks ctx as the context of workflow run id's span: a span
+// started from it as a new root gets RunTraceID(id) and WorkflowSpanID(id)
+// when the provider is internal/tracing's.
+func WithWorkflow(ctx context.Context, runID int64) context.Context {
+	return context.WithValue(ctx, workflowKey{}, runID)
+}
+
+// WorkflowFromContext returns the workflow run WithWorkflow stored in ctx.
+func WorkflowFromContext(ctx context.Context) (int64, bool) {
+	id, ok := ctx.Value(workflowKey{}).(int64)
+	return id, ok
+}
 
 // WithRun marks ctx as belonging to run id: a span started from it as a
 // new root gets RunTraceID(id) as its trace id when the provider is
@@ -171,16 +217,32 @@ func Traceparent(sc trace.SpanContext) string {
 
 // Parents returns the span contexts of every traceparent value in h, by
 // trace id: an events message carries one per run (see the package doc).
+// Of values sharing a trace id (node runs of one workflow run) the last
+// is kept; ParentList has them all.
 func Parents(h Header) map[trace.TraceID]trace.SpanContext {
+	list := ParentList(h)
+	if len(list) == 0 {
+		return nil
+	}
+	out := make(map[trace.TraceID]trace.SpanContext, len(list))
+	for _, sc := range list {
+		out[sc.TraceID()] = sc
+	}
+	return out
+}
+
+// ParentList returns the valid span contexts of the traceparent values in
+// h, in order.
+func ParentList(h Header) []trace.SpanContext {
 	values := h[HeaderTraceparent]
 	if len(values) == 0 {
 		return nil
 	}
-	out := make(map[trace.TraceID]trace.SpanContext, len(values))
+	out := make([]trace.SpanContext, 0, len(values))
 	for _, v := range values {
 		sc := trace.SpanContextFromContext(propagator.Extract(context.Background(), carrier{HeaderTraceparent: {v}}))
 		if sc.IsValid() {
-			out[sc.TraceID()] = sc
+			out = append(out, sc)
 		}
 	}
 	return out
@@ -200,6 +262,9 @@ const (
 	AttrStrategy = attribute.Key("jetjob.block_strategy")
 	AttrTrigger  = attribute.Key("jetjob.trigger_type")
 	AttrRuns     = attribute.Key("jetjob.runs")
+	AttrWorkflow = attribute.Key("jetjob.workflow_id")
+	AttrWfRun    = attribute.Key("jetjob.workflow_run")
+	AttrNode     = attribute.Key("jetjob.node")
 	AttrSeq      = attribute.Key("messaging.message.id")
 	AttrSubject  = attribute.Key("messaging.destination.name")
 	AttrSystem   = attribute.Key("messaging.system")

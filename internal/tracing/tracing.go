@@ -141,10 +141,15 @@ func NewProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider
 }
 
 // runIDs gives a root span started from a context marked with a run
-// (runtrace.WithRun) that run's trace id, and random ids otherwise.
+// (runtrace.WithRun) that run's trace id, one marked with a workflow run
+// (runtrace.WithWorkflow) that run's trace id and workflow span id, and
+// random ids otherwise.
 type runIDs struct{}
 
 func (runIDs) NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID) {
+	if id, ok := runtrace.WorkflowFromContext(ctx); ok {
+		return runtrace.RunTraceID(id), runtrace.WorkflowSpanID(id)
+	}
 	if id, ok := runtrace.RunFromContext(ctx); ok {
 		return runtrace.RunTraceID(id), newSpanID()
 	}

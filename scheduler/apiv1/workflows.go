@@ -43,11 +43,17 @@ type WorkflowSpec struct {
 }
 
 // WorkflowNode is one node: the job it runs, named by JobID or by Job
-// ("group/name"; the API answers with both), and how it runs.
+// ("group/name"; the API answers with both), or written inline, and how
+// it runs.
 type WorkflowNode struct {
 	Name  string `json:"name"`
 	JobID int64  `json:"job_id,omitempty"`
 	Job   string `json:"job,omitempty"`
+	// Inline is the node's own job spec, instead of naming a job (give
+	// one or the other): the workflow keeps that job, written, changed
+	// and deleted with it, run like any job but never listed, scheduled
+	// or triggered by itself.
+	Inline *InlineJob `json:"inline,omitempty"`
 	// Params, when set, replace the job's params for this node's runs: a
 	// template over the run ({{ .params.x }}, {{ .scheduled_at }},
 	// {{ .nodes.<node>.output.<key> }}, {{ .item }}, {{ json ... }})
@@ -63,6 +69,28 @@ type WorkflowNode struct {
 	// runs (a timeout of 0: none).
 	Timeout    *Duration `json:"timeout,omitempty"`
 	MaxRetries *int      `json:"max_retries,omitempty"`
+}
+
+// InlineJob is an inline node's job: a job's fields that make sense for a
+// node (JobSpec says what each means), checked as a job's are. Group is
+// the workflow's when empty; another group must be one whose jobs the
+// writer may trigger, as for a job a node names.
+type InlineJob struct {
+	Group          string   `json:"group,omitempty"`
+	Handler        string   `json:"handler"`
+	Description    string   `json:"description,omitempty"`
+	Params         string   `json:"params,omitempty"`
+	MisfirePolicy  string   `json:"misfire_policy,omitempty"`
+	RouteStrategy  string   `json:"route_strategy,omitempty"`
+	BlockStrategy  string   `json:"block_strategy,omitempty"`
+	MaxConcurrency int      `json:"max_concurrency,omitempty"`
+	Timeout        Duration `json:"timeout,omitempty"`
+	MaxRetries     int      `json:"max_retries,omitempty"`
+	RetryBackoff   string   `json:"retry_backoff,omitempty"`
+	RetryInitial   Duration `json:"retry_initial,omitempty"`
+	RetryMax       Duration `json:"retry_max,omitempty"`
+	AlarmWebhook   string   `json:"alarm_webhook,omitempty"`
+	AlarmEmails    []string `json:"alarm_emails,omitempty"`
 }
 
 // WorkflowEdge From → To: To may run when From settles as On says

@@ -4,26 +4,31 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
 // Workflows travel with the jobs: export writes each as a document of
-// its own, nodes naming jobs by group/name; apply creates them in another
-// cluster after the jobs, and a second apply changes nothing.
+// its own, nodes naming jobs by group/name or carrying their own (inline,
+// not among the exported jobs); apply creates them in another cluster
+// after the jobs, and a second apply changes nothing.
 func TestExportApplyWorkflows(t *testing.T) {
 	src := isolatedAPI(t)
 	seedCluster(t, src)
 	params := `{"day": "{{ .params.day }}"}`
 	if _, err := src.apiClient(t).CreateWorkflow(context.Background(), apiv1.WorkflowSpec{Group: "billing", Name: "flow",
 		ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Overlap: "cover_early", Params: `{"day": "today"}`,
-		Nodes: []apiv1.WorkflowNode{{Name: "nightly", Job: "billing/nightly"}, {Name: "clean", Job: "ops/cleanup", Params: &params}},
-		Edges: []apiv1.WorkflowEdge{{From: "nightly", To: "clean", On: "always"}}}); err != nil {
+		Nodes: []apiv1.WorkflowNode{{Name: "nightly", Job: "billing/nightly"}, {Name: "clean", Job: "ops/cleanup", Params: &params},
+			{Name: "notify", Inline: &apiv1.InlineJob{Group: "ops", Handler: "notify", Params: `{"to": "billing"}`,
+				Timeout: apiv1.Duration(30 * time.Second), MaxRetries: 2}}},
+		Edges: []apiv1.WorkflowEdge{{From: "nightly", To: "clean", On: "always"}, {From: "clean", To: "notify"}}}); err != nil {
 		t.Fatal(err)
 	}
 	exported := src.admin(t, "", "export")
 	for _, w := range []string{"---\napiVersion: jetjob/v1\nkind: Workflow\ngroup: billing\nname: flow\n", "job: ops/cleanup",
-		"overlap: cover_early", `"on": always`} {
+		"overlap: cover_early", `"on": always`,
+		"  - name: notify\n    inline:\n      group: ops\n      handler: notify\n      params: '{\"to\": \"billing\"}'\n      timeout: 30s\n      max_retries: 2\n"} {
 		if !strings.Contains(exported, w) {
 			t.Fatalf("export\n%s\nlacks %q", exported, w)
 		}

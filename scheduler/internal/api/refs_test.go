@@ -295,3 +295,61 @@ func TestChildLinkReachCap(t *testing.T) {
 		t.Fatalf("reach 115 through diamonds: %d %s, want 400 naming 115", code, body)
 	}
 }
+
+// An inline node's job is authorized as a job a node names: the writer
+// must be able to trigger it (operator of its group, and scripts when its
+// handler runs commands), through the same refs.Check; an edit re-checks
+// only the inline jobs it changes. A refusal names the node.
+func TestInlineNodesNeedTrigger(t *testing.T) {
+	e := newEnv(t)
+	inline := func(name string, in apiv1.InlineJob) apiv1.WorkflowSpec {
+		return apiv1.WorkflowSpec{Group: "a", Name: name, ScheduleType: "none",
+			Nodes: []apiv1.WorkflowNode{{Name: "x", Inline: &in}}}
+	}
+	for _, c := range []struct {
+		who  string
+		in   apiv1.InlineJob
+		want int
+		why  string
+	}{
+		{"opNoScripts", apiv1.InlineJob{Handler: "echo"}, http.StatusCreated, "a plain handler of its own group"},
+		{"opNoScripts", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusBadRequest, "a group it does not operate"},
+		{"opNoScripts", apiv1.InlineJob{Handler: "shell"}, http.StatusBadRequest, "a shell command without scripts"},
+		{"opNoScripts", apiv1.InlineJob{Handler: "script"}, http.StatusBadRequest, "the group's command handler without scripts"},
+		{"operator", apiv1.InlineJob{Handler: "shell"}, http.StatusCreated, "a shell command with scripts"},
+		{"operator", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusBadRequest, "another group, even with scripts on its own"},
+		{"admin", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusCreated, "an admin, anywhere"},
+	} {
+		code, body := e.do(c.who, "POST", "/api/v1/workflows", inline(fmt.Sprint("wf", e.next()), c.in))
+		if code != c.want {
+			t.Errorf("%s: %s writing inline %+v: %d %s, want %d", c.why, c.who, c.in, code, body, c.want)
+			continue
+		}
+		if code == http.StatusBadRequest && !strings.Contains(string(body), `node \"x\": inline job with handler`) {
+			t.Errorf("%s: the refusal %s does not name the node", c.why, body)
+		}
+	}
+
+	// Kept across an edit that does not change it; a change is checked.
+	code, body := e.do("operator", "POST", "/api/v1/workflows", inline("kept", apiv1.InlineJob{Handler: "shell", Params: "date"}))
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	var wf apiv1.Workflow
+	if err := json.Unmarshal(body, &wf); err != nil {
+		t.Fatal(err)
+	}
+	spec := wf.WorkflowSpec
+	spec.Description, spec.Version = "edited by someone without scripts", wf.Version
+	if code, body := e.do("opNoScripts", "PUT", fmt.Sprintf("/api/v1/workflows/%d", wf.ID), spec); code != http.StatusOK {
+		t.Fatalf("an edit keeping the inline job: %d %s, want 200", code, body)
+	} else if err := json.Unmarshal(body, &wf); err != nil {
+		t.Fatal(err)
+	}
+	spec = wf.WorkflowSpec
+	spec.Nodes[0].Inline.Params, spec.Version = "rm -rf /tmp/x", wf.Version
+	if code, body := e.do("opNoScripts", "PUT", fmt.Sprintf("/api/v1/workflows/%d", wf.ID), spec); code != http.StatusBadRequest ||
+		!strings.Contains(string(body), "not a job you may trigger") {
+		t.Errorf("an edit changing the shell command without scripts: %d %s, want 400 saying why", code, body)
+	}
+}

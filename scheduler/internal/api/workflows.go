@@ -51,6 +51,23 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 	var sp wfengine.Spec
 	for _, n := range spec.Nodes {
 		id := n.JobID
+		named := n.JobID != 0 || n.Job != ""
+		switch {
+		case named && n.Inline != nil:
+			add("node %q: give job (or job_id), naming a job, or inline, a job of its own; not both", n.Name)
+			continue
+		case !named && n.Inline == nil:
+			add("node %q: names no job: give job: group/name, or inline: {handler: ...}", n.Name)
+			continue
+		}
+		var inline *wfengine.InlineJob
+		if n.Inline != nil {
+			var err error
+			if inline, err = s.inlineJob(ctx, spec.Group, n.Inline); err != nil {
+				add("node %q: inline job: %s", n.Name, strings.TrimPrefix(err.Error(), errInvalid.Error()+": "))
+				continue
+			}
+		}
 		if n.Job != "" {
 			group, name, ok := strings.Cut(n.Job, "/")
 			if !ok || group == "" || name == "" {
@@ -70,7 +87,7 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 				continue
 			}
 		}
-		ns := wfengine.NodeSpec{Name: n.Name, JobID: id, Params: n.Params, Join: n.Join, Disabled: n.Disabled,
+		ns := wfengine.NodeSpec{Name: n.Name, JobID: id, Inline: inline, Params: n.Params, Join: n.Join, Disabled: n.Disabled,
 			ForEach: n.ForEach, MaxRetries: n.MaxRetries}
 		if n.Timeout != nil {
 			ms := time.Duration(*n.Timeout).Milliseconds()
@@ -92,6 +109,43 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 	return store.Workflow{Job: j, Spec: sp, Policy: pol}, nil
 }
 
+// inlineJob checks an inline node's job as a job's spec is checked (the
+// same function, jobFromSpec, with its defaults) and returns it as a node
+// stores it. Its group is the workflow's (group) when it names none; one
+// naming the workflow's group is stored without it, so that it follows
+// the workflow to another group. Who may write it is the store's check
+// (store.writeInlineJobs, refs.Check).
+func (s *Server) inlineJob(ctx context.Context, group string, in *apiv1.InlineJob) (*wfengine.InlineJob, error) {
+	g := in.Group
+	if g == "" {
+		g = group
+	}
+	j, err := s.jobFromSpec(ctx, apiv1.JobSpec{Group: g, Name: "inline", Description: in.Description, Handler: in.Handler,
+		Params: in.Params, ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
+		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
+		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails}, s.now())
+	if err != nil {
+		return nil, err
+	}
+	out := store.InlineOf(j)
+	if out.Group == group {
+		out.Group = ""
+	}
+	return &out, nil
+}
+
+// inlineDoc is an inline node's job as the API answers it.
+func inlineDoc(in *wfengine.InlineJob) *apiv1.InlineJob {
+	return &apiv1.InlineJob{Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
+		MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy, BlockStrategy: in.BlockStrategy,
+		MaxConcurrency: in.MaxConcurrency, Timeout: apiv1.Duration(time.Duration(in.TimeoutMS) * time.Millisecond),
+		MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,
+		RetryInitial: apiv1.Duration(time.Duration(in.RetryInitialMS) * time.Millisecond),
+		RetryMax:     apiv1.Duration(time.Duration(in.RetryMaxMS) * time.Millisecond),
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails}
+}
+
 func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workflow {
 	d := apiv1.Workflow{ID: w.ID, Enabled: w.Enabled, Shard: w.Shard, NextFireAt: w.NextFireAt, LastFireAt: w.LastFireAt,
 		Version: w.Version, CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
@@ -108,8 +162,15 @@ func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workfl
 			d := apiv1.Duration(time.Duration(*n.TimeoutMS) * time.Millisecond)
 			node.Timeout = &d
 		}
-		if j, err := s.store.GetJob(ctx, n.JobID); err == nil {
-			node.Job = j.Group + "/" + j.Name
+		switch {
+		case n.Inline != nil:
+			// The job is the node's own: its row's id is no reference a
+			// client may send back.
+			node.JobID, node.Inline = 0, inlineDoc(n.Inline)
+		default:
+			if j, err := s.store.GetJob(ctx, n.JobID); err == nil {
+				node.Job = j.Group + "/" + j.Name
+			}
 		}
 		d.Nodes = append(d.Nodes, node)
 	}

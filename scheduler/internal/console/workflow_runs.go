@@ -139,7 +139,7 @@ func (c *Console) workflowRunData(r *http.Request, id int64) (*workflowRunPage, 
 		edges = data.Workflow.Edges
 		for i := range nodes {
 			if wn := findNode(data.Workflow.Nodes, nodes[i].Name); wn != nil {
-				nodes[i].Job, nodes[i].ForEach, nodes[i].Disabled = wn.Job, wn.ForEach, wn.Disabled
+				nodes[i].Job, nodes[i].Inline, nodes[i].ForEach, nodes[i].Disabled = wn.Job, wn.Inline, wn.ForEach, wn.Disabled
 			}
 		}
 	}

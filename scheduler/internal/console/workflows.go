@@ -191,8 +191,11 @@ func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statu
 			}
 		}
 		title := []string{n.Name}
-		if nd.Job != "" {
+		switch {
+		case nd.Job != "":
 			title = append(title, "job "+nd.Job)
+		case nd.Inline != nil:
+			title = append(title, "inline job, handler "+nd.Inline.Handler)
 		}
 		if nd.Disabled {
 			title = append(title, "disabled")

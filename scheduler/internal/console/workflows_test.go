@@ -91,3 +91,38 @@ func TestWorkflowEditorAndPages(t *testing.T) {
 		t.Errorf("a viewer's trigger answered %d, want 403", p.Code)
 	}
 }
+
+// The editor takes a node with a job of its own (inline): checked and
+// drawn like any node, saved through the API, shown as an inline job on
+// the workflow's page and in its YAML; a node naming a job and carrying
+// one too is the API's refusal, shown with the others.
+func TestWorkflowEditorInline(t *testing.T) {
+	e := newEnv(t)
+	x := e.job("a", "noop")
+	op := e.browser().login("operator")
+	doc := func(extra string) string {
+		return fmt.Sprintf(`apiVersion: jetjob/v1
+kind: Workflow
+group: a
+name: inl
+nodes:
+  - name: extract
+    inline: {handler: noop, timeout: 1m%s}
+  - {name: load, job: a/%s}
+edges:
+  - {from: extract, to: load}
+`, extra, x.Name)
+	}
+	p := op.post("/workflows", url.Values{"yaml": {doc("")}, "op": {"check"}})
+	mustContain(t, p, `id="wf-ok"`, `data-node="extract"`, `data-edge="extract→load"`)
+	p = op.post("/workflows", url.Values{"yaml": {strings.Replace(doc(""), "  - name: extract\n", "  - name: extract\n    job: a/"+x.Name+"\n", 1)}, "op": {"save"}})
+	mustContain(t, p, `id="wf-problems"`, "not both")
+	p = op.post("/workflows", url.Values{"yaml": {doc(", block_strategy: sometimes")}, "op": {"save"}})
+	mustContain(t, p, `id="wf-problems"`, "node &#34;extract&#34;: inline job: ")
+	p = op.post("/workflows", url.Values{"yaml": {doc("")}, "op": {"save"}})
+	if p.Code != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/workflows/") {
+		t.Fatalf("save: %d → %q\n%s", p.Code, p.Location, p.Body)
+	}
+	p = op.open(strings.Split(p.Location, "?")[0])
+	mustContain(t, p, `data-node="extract"`, "inline job, handler noop", "inline:", "handler: noop", "timeout: 1m0s", "job: a/"+x.Name)
+}

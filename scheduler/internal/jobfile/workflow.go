@@ -47,16 +47,53 @@ type WorkflowYAML struct {
 	Edges            []WorkflowEdgeYAML `yaml:"edges,omitempty"`
 }
 
-// WorkflowNodeYAML is a node as a file holds it.
+// WorkflowNodeYAML is a node as a file holds it: naming its job (job:
+// group/name) or with a job of its own (inline:).
 type WorkflowNodeYAML struct {
-	Name       string  `yaml:"name"`
-	Job        string  `yaml:"job"`
-	Params     *string `yaml:"params,omitempty"`
-	Join       string  `yaml:"join,omitempty"`
-	Disabled   bool    `yaml:"disabled,omitempty"`
-	ForEach    string  `yaml:"for_each,omitempty"`
-	Timeout    string  `yaml:"timeout,omitempty"`
-	MaxRetries *int    `yaml:"max_retries,omitempty"`
+	Name       string              `yaml:"name"`
+	Job        string              `yaml:"job,omitempty"`
+	Inline     *WorkflowInlineYAML `yaml:"inline,omitempty"`
+	Params     *string             `yaml:"params,omitempty"`
+	Join       string              `yaml:"join,omitempty"`
+	Disabled   bool                `yaml:"disabled,omitempty"`
+	ForEach    string              `yaml:"for_each,omitempty"`
+	Timeout    string              `yaml:"timeout,omitempty"`
+	MaxRetries *int                `yaml:"max_retries,omitempty"`
+}
+
+// WorkflowInlineYAML is an inline node's job as a file holds it: a job's
+// fields (apiv1.InlineJob), those at their default left out as a job
+// file leaves them out (Minimize).
+type WorkflowInlineYAML struct {
+	Group          string   `yaml:"group,omitempty"`
+	Handler        string   `yaml:"handler"`
+	Description    string   `yaml:"description,omitempty"`
+	Params         string   `yaml:"params,omitempty"`
+	MisfirePolicy  string   `yaml:"misfire_policy,omitempty"`
+	RouteStrategy  string   `yaml:"route_strategy,omitempty"`
+	BlockStrategy  string   `yaml:"block_strategy,omitempty"`
+	MaxConcurrency int      `yaml:"max_concurrency,omitempty"`
+	Timeout        string   `yaml:"timeout,omitempty"`
+	MaxRetries     int      `yaml:"max_retries,omitempty"`
+	RetryBackoff   string   `yaml:"retry_backoff,omitempty"`
+	RetryInitial   string   `yaml:"retry_initial,omitempty"`
+	RetryMax       string   `yaml:"retry_max,omitempty"`
+	AlarmWebhook   string   `yaml:"alarm_webhook,omitempty"`
+	AlarmEmails    []string `yaml:"alarm_emails,omitempty"`
+}
+
+// inlineDoc is in as a file writes it, its defaults left out.
+func inlineDoc(in *apiv1.InlineJob) *WorkflowInlineYAML {
+	m := Minimize(apiv1.JobSpec{Handler: in.Handler, Description: in.Description, Params: in.Params,
+		ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
+		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
+		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails})
+	return &WorkflowInlineYAML{Group: in.Group, Handler: m.Handler, Description: m.Description, Params: m.Params,
+		MisfirePolicy: m.MisfirePolicy, RouteStrategy: m.RouteStrategy, BlockStrategy: m.BlockStrategy,
+		MaxConcurrency: m.MaxConcurrency, Timeout: optDur(m.Timeout), MaxRetries: m.MaxRetries,
+		RetryBackoff: m.RetryBackoff, RetryInitial: optDur(m.RetryInitial), RetryMax: optDur(m.RetryMax),
+		AlarmWebhook: m.AlarmWebhook, AlarmEmails: m.AlarmEmails}
 }
 
 // WorkflowEdgeYAML is an edge as a file holds it.
@@ -96,6 +133,12 @@ func WorkflowDoc(wf *apiv1.Workflow) WorkflowYAML {
 			MaxRetries: n.MaxRetries}
 		if n.Timeout != nil {
 			nd.Timeout = time.Duration(*n.Timeout).String()
+		}
+		if n.Inline != nil {
+			nd.Inline = inlineDoc(n.Inline)
+			if nd.Inline.Group == wf.Group {
+				nd.Inline.Group = "" // the workflow's, as the API stores it
+			}
 		}
 		d.Nodes = append(d.Nodes, nd)
 	}

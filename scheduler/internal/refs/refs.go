@@ -58,6 +58,9 @@ type Target struct {
 	// Commands is whether the job's handler runs commands in its group
 	// (auth.RunsCommands).
 	Commands bool
+	// Inline marks the job of a workflow's inline node: named by its
+	// workflow only, never by a reference.
+	Inline bool
 }
 
 // Authority is what a writer may name. Nil may name nothing.
@@ -85,6 +88,11 @@ func (unrestricted) MayName(Target) bool { return true }
 // may not name: one error for both, so that the answer does not tell them
 // apart.
 var ErrUnknown = errors.New("no such job, or not one you may trigger (naming a job as a child or a workflow node needs operator of its group, and scripts when it runs commands)")
+
+// ErrInlineRefused is an inline job of a workflow's node (a job spec
+// written into the workflow) that the writer could not trigger as a job
+// of its own: writing it needs what naming such a job does.
+var ErrInlineRefused = errors.New("not a job you may trigger (writing an inline job needs operator of its group, and scripts when its handler runs commands)")
 
 // UnknownError lists the refused ids of one reference field.
 type UnknownError struct {

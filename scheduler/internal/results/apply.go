@@ -133,9 +133,8 @@ type batchResult struct {
 	ignored []Ignored
 	// capped are the runs whose children the cap kept from running.
 	capped []runs.Capped
-	// workflowsEnded are the final statuses of the workflow runs it
-	// ended.
-	workflowsEnded []string
+	// workflowsEnded are the workflow runs it ended.
+	workflowsEnded []wfengine.Ended
 }
 
 // apply applies events, and triggers the children of the runs that
@@ -160,7 +159,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		fire    []runs.Planned
 		ignored []Ignored
 		capped  []runs.Capped
-		wfEnded []string
+		wfEnded []wfengine.Ended
 	)
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		changes, spawned, fire, ignored, capped, wfEnded = changes[:0], spawned[:0], nil, ignored[:0], nil, nil

@@ -46,6 +46,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -99,8 +100,8 @@ type Deps struct {
 	Applied func([]Change)
 	// WorkflowsEnded, when set, is called after each committed batch that
 	// ended workflow runs (their node runs' ends advanced them to the
-	// end) with their final statuses.
-	WorkflowsEnded func(statuses []string)
+	// end).
+	WorkflowsEnded func(ended []wfengine.Ended)
 	// Spawned, when set, is called after each committed batch with the
 	// ids of the runs it created (retries, child runs), SCHEDULED for a
 	// later time, and Run's context: the scheduler hands them to its wheel.
@@ -156,7 +157,7 @@ type Applier struct {
 	// Deps.Fire and Deps.TestSignals.
 	trace          *spans.Tracer
 	applied        func([]Change)
-	workflowsEnded func([]string)
+	workflowsEnded func([]wfengine.Ended)
 	spawned        func(context.Context, []int64)
 	fire           func(context.Context, []runs.Planned)
 	signals        TestSignals
@@ -415,7 +416,7 @@ func (a *Applier) applyBatch(ctx context.Context, msgs []jetstream.Msg) bool {
 		}
 		changed = done.changes
 		for _, c := range done.changes {
-			tb.Applied(c.RunID, c.JobID, c.Status)
+			tb.Applied(c.RunID, c.JobID, c.WorkflowRun, c.Status)
 		}
 		a.logIgnored(done.ignored)
 		for _, c := range done.capped {

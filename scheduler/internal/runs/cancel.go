@@ -61,7 +61,10 @@ func CancelBackfill(ctx context.Context, tx pgx.Tx, id int64) ([]int64, error) {
 // Runs already due are left to go ahead: they were due under the job as it
 // was, and one may be out already while it still reads SCHEDULED (the
 // deferred TRIGGERED write, in the package doc); deleting it would leave
-// its trigger running with no row to record it.
+// its trigger running with no row to record it. Node runs (and their
+// retries) are left too: they belong to their workflow run, which waits
+// for their ends (a deleted one would leave it running forever), not to
+// the job's schedule.
 //
 // No fence: the API deletes for a user, not for a shard. The caller holds
 // the job's row lock in tx, and the planner writes a job's runs only in a
@@ -71,6 +74,7 @@ func CancelBackfill(ctx context.Context, tx pgx.Tx, id int64) ([]int64, error) {
 func DeletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (cutoff time.Time, first *time.Time, err error) {
 	err = tx.QueryRow(ctx, `WITH d AS (
 			DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > now()
+				AND workflow_run IS NULL
 			RETURNING scheduled_at, trigger_type)
 		SELECT now(), (SELECT min(scheduled_at) FROM d WHERE trigger_type IN ('schedule', 'misfire'))`,
 		jobID).Scan(&cutoff, &first)

@@ -61,6 +61,9 @@ type Planned struct {
 	// the workflow run instead of publishing it (package wfengine), and
 	// the planner never batches it.
 	Workflow bool
+	// WorkflowRun is the workflow run of a node run (0 for other runs):
+	// its trace is the workflow run's (spans.Tracer.Publish).
+	WorkflowRun int64
 	// Message is the run's message as written (job_runs.message): a
 	// backfill's run names its backfill, a workflow run's re-run the run
 	// it re-runs. A workflow run starts with it as its own message.

@@ -225,16 +225,15 @@ var insertNodeRunsSQL = `WITH u AS (
 		u.wr, u.node, u.attempt, u.item, u.wr, u.timeout_ms, u.max_retries
 	FROM u JOIN k ON k.run_id = u.id JOIN jobs j ON j.id = u.job_id
 	RETURNING *)
-	` + plannedSelect + `, r.workflow_run, r.node, r.item
+	` + plannedSelect + `, r.node, r.item
 	FROM r JOIN jobs j ON j.id = r.job_id`
 
 // CreatedNodeRun is a node run InsertNodeRuns created: its key, and the
 // run as dispatch fires it.
 type CreatedNodeRun struct {
 	Planned
-	WorkflowRun int64
-	Node        string
-	Item        int
+	Node string
+	Item int
 }
 
 // InsertNodeRuns creates the node runs nrs in tx, SCHEDULED and due now,
@@ -260,7 +259,7 @@ func InsertNodeRuns(ctx context.Context, tx pgx.Tx, nrs []NodeRun) ([]CreatedNod
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (CreatedNodeRun, error) {
 		var c CreatedNodeRun
 		var err error
-		c.Planned, err = scanPlanned(r, &c.WorkflowRun, &c.Node, &c.Item)
+		c.Planned, err = scanPlanned(r, &c.Node, &c.Item)
 		return c, err
 	})
 	if err != nil {

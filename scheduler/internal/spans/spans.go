@@ -7,7 +7,13 @@
 //   - jetjob.publish: the root of the run's trace (trace id
 //     runtrace.RunTraceID), from the publish of its trigger to
 //     JetStream's acknowledgement; its context travels to the worker in
-//     the trigger's traceparent header.
+//     the trigger's traceparent header. A node run's publish span is
+//     instead a child of its workflow run's span, in the workflow run's
+//     trace (runtrace.WorkflowParent).
+//   - jetjob.workflow: a workflow run, from its start to its end, the
+//     root of its trace (trace id and span id derived from the workflow
+//     run's id), recorded by whichever scheduler ends the run, after the
+//     commit that ended it.
 //   - jetjob.apply: one per status change the results applier commits,
 //     from the start of the batch's write to its commit, a child of the
 //     worker's span named by the events message's traceparent.
@@ -33,9 +39,12 @@ import (
 
 // Span names.
 const (
-	NamePlan    = "jetjob.plan"
-	NamePublish = "jetjob.publish"
-	NameApply   = "jetjob.apply"
+	NamePlan     = "jetjob.plan"
+	NamePublish  = "jetjob.publish"
+	NameApply    = "jetjob.apply"
+	NameWorkflow = "jetjob.workflow"
+	// NameWorkflowReopened is a workflow run's end after a re-opening.
+	NameWorkflowReopened = "jetjob.workflow.reopened"
 )
 
 // Tracer makes the scheduler's spans; nil is off.
@@ -75,7 +84,7 @@ func (t *Tracer) Publish(r *runs.Planned, subject string, h runtrace.Header) tra
 	if t == nil {
 		return nil
 	}
-	opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindProducer),
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(
 			runtrace.AttrRunID.Int64(r.RunID), runtrace.AttrJobID.Int64(r.JobID),
 			runtrace.AttrGroup.String(r.Group), runtrace.AttrHandler.String(r.Handler),
@@ -86,7 +95,14 @@ func (t *Tracer) Publish(r *runs.Planned, subject string, h runtrace.Header) tra
 	if sc, ok := t.plans.take(r.RunID); ok {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 	}
-	ctx, span := t.tr.Start(runtrace.WithRun(context.Background(), r.RunID), NamePublish, opts...)
+	parent := runtrace.WithRun(context.Background(), r.RunID)
+	if r.WorkflowRun != 0 {
+		parent = trace.ContextWithRemoteSpanContext(parent, runtrace.WorkflowParent(r.WorkflowRun))
+		opts = append(opts, trace.WithAttributes(runtrace.AttrWfRun.Int64(r.WorkflowRun)))
+	} else {
+		opts = append(opts, trace.WithNewRoot())
+	}
+	ctx, span := t.tr.Start(parent, NamePublish, opts...)
 	runtrace.Inject(ctx, h)
 	return span
 }
@@ -130,6 +146,9 @@ type Batch struct {
 	t       *Tracer
 	start   time.Time
 	parents map[trace.TraceID]trace.SpanContext
+	// shared are the traces in which the batch's messages named more
+	// than one span.
+	shared map[trace.TraceID]bool
 }
 
 // Message reads the traceparent values of one events message.
@@ -137,9 +156,16 @@ func (b *Batch) Message(h runtrace.Header) {
 	if b == nil {
 		return
 	}
-	for id, sc := range runtrace.Parents(h) {
+	for _, sc := range runtrace.ParentList(h) {
+		id := sc.TraceID()
 		if b.parents == nil {
 			b.parents = make(map[trace.TraceID]trace.SpanContext)
+		}
+		if prev, seen := b.parents[id]; seen && prev.SpanID() != sc.SpanID() {
+			if b.shared == nil {
+				b.shared = make(map[trace.TraceID]bool)
+			}
+			b.shared[id] = true // a workflow run's node runs, or one run's two executions
 		}
 		b.parents[id] = sc
 	}
@@ -153,9 +179,13 @@ func (b *Batch) Writing() {
 }
 
 // Applied records that the batch, now committed, moved run runID (of
-// job jobID) to status: a span in the run's trace, the child of the
-// worker's span when the events message named it.
-func (b *Batch) Applied(runID, jobID int64, status wire.Status) {
+// job jobID; of workflow run workflowRun, 0 for none) to status: a span
+// in the run's trace, the child of the worker's span when the events
+// message named it. A node run's trace is its workflow run's, which the
+// spans of the workflow's other node runs share: when the batch's
+// messages named more than one span in it, which is this run's is not
+// known, and the apply span hangs under the workflow run's span instead.
+func (b *Batch) Applied(runID, jobID, workflowRun int64, status wire.Status) {
 	if b == nil {
 		return
 	}
@@ -163,13 +193,64 @@ func (b *Batch) Applied(runID, jobID int64, status wire.Status) {
 	opts := []trace.SpanStartOption{trace.WithTimestamp(b.start), trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(runtrace.AttrRunID.Int64(runID), runtrace.AttrJobID.Int64(jobID),
 			runtrace.AttrStatus.String(string(status)))}
-	if sc, ok := b.parents[runtrace.RunTraceID(runID)]; ok {
+	traceRun := runID
+	if workflowRun != 0 {
+		traceRun = workflowRun
+	}
+	id := runtrace.RunTraceID(traceRun)
+	switch sc, ok := b.parents[id]; {
+	case ok && (workflowRun == 0 || !b.shared[id]):
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-	} else {
+	case workflowRun != 0:
+		ctx = trace.ContextWithRemoteSpanContext(ctx, runtrace.WorkflowParent(workflowRun))
+	default:
 		opts = append(opts, trace.WithNewRoot())
 	}
 	_, span := b.t.tr.Start(ctx, NameApply, opts...)
 	span.End()
+}
+
+// WorkflowEnded is a workflow run that ended: run id (its own run's),
+// of workflow workflowID in group, that started at started (zero: it
+// never started, and has no span) and ended now with status.
+type WorkflowEnded struct {
+	RunID, WorkflowID int64
+	Group, Status     string
+	Started           time.Time
+	// Reopened is how often the run was re-opened before this end.
+	Reopened int
+}
+
+// WorkflowsEnded records the span of each workflow run of ended, the
+// root of its trace, from its start to now: called after the commit that
+// ended them. The node runs' publish spans, recorded earlier, name it as
+// their parent by its derived ids (runtrace.WorkflowParent). A run
+// re-opened after its end (retry from failed) ends again: that end's span
+// (jetjob.workflow.reopened, from the re-opening) is a child of the
+// workflow span, which keeps the ids of the first.
+func (t *Tracer) WorkflowsEnded(ended []WorkflowEnded) {
+	if t == nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range ended {
+		if e.Started.IsZero() {
+			continue
+		}
+		ctx, name, root := runtrace.WithWorkflow(context.Background(), e.RunID), NameWorkflow, trace.WithNewRoot()
+		if e.Reopened > 0 {
+			ctx = trace.ContextWithRemoteSpanContext(context.Background(), runtrace.WorkflowParent(e.RunID))
+			name, root = NameWorkflowReopened, trace.WithAttributes()
+		}
+		_, span := t.tr.Start(ctx, name, root, trace.WithTimestamp(e.Started),
+			trace.WithAttributes(runtrace.AttrRunID.Int64(e.RunID), runtrace.AttrWfRun.Int64(e.RunID),
+				runtrace.AttrWorkflow.Int64(e.WorkflowID), runtrace.AttrGroup.String(e.Group),
+				runtrace.AttrStatus.String(e.Status)))
+		if e.Status != "SUCCEEDED" {
+			span.SetStatus(codes.Error, "workflow run "+e.Status)
+		}
+		span.End(trace.WithTimestamp(now))
+	}
 }
 
 // planLinks remembers which planning batch planned a run until the run is

@@ -23,7 +23,7 @@ func TestOffCostsNothing(t *testing.T) {
 			b := tr.Batch()
 			b.Message(h)
 			b.Writing()
-			b.Applied(7, 1, "SUCCEEDED")
+			b.Applied(7, 1, 0, "SUCCEEDED")
 		})
 		if allocs != 0 || len(h) != 0 {
 			t.Errorf("tracing off: %v allocations per run, header %v; want none", allocs, h)

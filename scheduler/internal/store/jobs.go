@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,14 +64,19 @@ type Job struct {
 	MaxConcurrency int
 
 	// Kind is KindJob (also for "") or KindWorkflow: a workflow's own row
-	// (package wfengine), whose fires start workflow runs.
-	Kind string
+	// (package wfengine), whose fires start workflow runs; or KindNode, the
+	// job of an inline node, owned by workflow OwnerWorkflow's node
+	// OwnerNode (inline.go).
+	Kind          string
+	OwnerWorkflow int64
+	OwnerNode     string
 }
 
 // Kinds of jobs rows.
 const (
 	KindJob      = "job"
 	KindWorkflow = "workflow"
+	KindNode     = "node"
 )
 
 func (j *Job) kind() string {
@@ -84,7 +90,7 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, source, ` + schedOpsColumns + `, kind`
+	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, '')`
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -96,7 +102,8 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
-		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind)
+		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
+		&j.OwnerWorkflow, &j.OwnerNode)
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
@@ -131,7 +138,7 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"}
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -166,6 +173,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"retry_initial_ms": j.RetryInitial.Milliseconds(), "retry_max_ms": j.RetryMax.Milliseconds(),
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
+		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
 	}
 }
 
@@ -255,6 +263,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		if cur.Version != j.Version {
 			return &StaleVersionError{ID: j.ID, Given: j.Version, Current: cur.Version}
 		}
+		if err := notInline(cur); err != nil {
+			return err
+		}
 		if cur.kind() != j.kind() {
 			return fmt.Errorf("job %d is a %s, not a %s: edit it as one (/api/v1/workflows for a workflow): %w", j.ID, cur.kind(), j.kind(), ErrInvalid)
 		}
@@ -328,8 +339,14 @@ func (s *Store) SetEnabled(ctx context.Context, a Actor, id int64, enabled bool)
 // history.
 func (s *Store) DeleteJob(ctx context.Context, a Actor, id int64) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := rowOf(ctx, tx, "job", `DELETE FROM jobs WHERE id = $1 RETURNING `+jobColumns, id, scanJob)
+		cur, err := lockJob(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := notInline(cur); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM jobs WHERE id = $1`, id); err != nil {
 			return err
 		}
 		if _, err = deletePlanned(ctx, tx, id); err != nil {
@@ -440,6 +457,8 @@ func (s *Store) checkChildren(ctx context.Context, tx pgx.Tx, a Actor, id int64,
 	if err != nil {
 		return err
 	}
+	// An inline node's job is its workflow's: no job names it.
+	targets = slices.DeleteFunc(targets, func(t refs.Target) bool { return t.Inline })
 	if err := refs.Check(a.Refs, "child_job_ids", added, targets); err != nil {
 		return err
 	}
@@ -458,7 +477,7 @@ func (s *Store) checkChildren(ctx context.Context, tx pgx.Tx, a Actor, id int64,
 
 // refTargets reads the jobs of ids that exist, as references see them.
 func refTargets(ctx context.Context, q querier, ids []int64) ([]refs.Target, error) {
-	rows, _ := q.Query(ctx, `SELECT j.id, j.group_name, j.handler, COALESCE(g.command_handlers, '{}')
+	rows, _ := q.Query(ctx, `SELECT j.id, j.group_name, j.handler, COALESCE(g.command_handlers, '{}'), j.kind = 'node'
 		FROM jobs j LEFT JOIN job_groups g ON g.name = j.group_name
 		WHERE j.id = ANY($1::bigint[])`, ids)
 	var (
@@ -467,7 +486,7 @@ func refTargets(ctx context.Context, q querier, ids []int64) ([]refs.Target, err
 		commands []string
 		out      []refs.Target
 	)
-	_, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Group, &handler, &commands}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&t.ID, &t.Group, &handler, &commands, &t.Inline}, func() error {
 		t.Commands = auth.RunsCommands(handler, commands)
 		out = append(out, t)
 		return nil
@@ -507,6 +526,15 @@ func (j *Job) retryBackoff() string {
 }
 
 // nonNil turns a nil slice into an empty one: the columns are NOT NULL.
+// nilIfZero is v, or NULL for its zero value.
+func nilIfZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}

@@ -308,6 +308,9 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 	if err != nil {
 		return runs.Planned{}, false, err
 	}
+	if err := notInline(j); err != nil {
+		return runs.Planned{}, false, err
+	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		p = runs.Planned{Message: t.note.Message,
 			JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
@@ -396,7 +399,7 @@ var ErrRunEnded = errors.New("run already ended")
 func (s *Store) CancelRun(ctx context.Context, a Actor, id int64, reason string) (Run, error) {
 	var (
 		out     Run
-		wfEnded []string
+		wfEnded []wfengine.Ended
 	)
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		wfEnded = nil

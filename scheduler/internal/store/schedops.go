@@ -111,6 +111,9 @@ func (s *Store) SetEnabledWith(ctx context.Context, a Actor, id int64, o EnableO
 		if err != nil {
 			return err
 		}
+		if err := notInline(cur); err != nil {
+			return err
+		}
 		if cur.Enabled == o.Enabled {
 			out = cur
 			return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
 
 // DefaultShardCount is the number of shards of a new cluster.
@@ -42,7 +43,7 @@ type Store struct {
 	// a link that would let a job reach further is refused (package refs).
 	maxChainRuns int
 	// workflowsEnded is WithWorkflowsEnded's hook (nil: none).
-	workflowsEnded func(statuses []string)
+	workflowsEnded func(ended []wfengine.Ended)
 }
 
 // Option sets an optional setting of Open.
@@ -58,16 +59,16 @@ func WithMaxChainRuns(n int) Option {
 
 // WithWorkflowsEnded calls f after each committed operation of the
 // store's that ended workflow runs (an operation on a run, a kill of a
-// node run not yet published), with their final statuses: the scheduler
-// counts them (jetjob_workflow_runs_total).
-func WithWorkflowsEnded(f func(statuses []string)) Option {
+// node run not yet published): the scheduler counts them
+// (jetjob_workflow_runs_total) and records their spans.
+func WithWorkflowsEnded(f func(ended []wfengine.Ended)) Option {
 	return func(s *Store) { s.workflowsEnded = f }
 }
 
-// endedWorkflows reports statuses to the WithWorkflowsEnded hook.
-func (s *Store) endedWorkflows(statuses []string) {
-	if s.workflowsEnded != nil && len(statuses) > 0 {
-		s.workflowsEnded(statuses)
+// endedWorkflows reports ended to the WithWorkflowsEnded hook.
+func (s *Store) endedWorkflows(ended []wfengine.Ended) {
+	if s.workflowsEnded != nil && len(ended) > 0 {
+		s.workflowsEnded(ended)
 	}
 }
 

@@ -57,14 +57,17 @@ func (s *Store) CreateWorkflow(ctx context.Context, a Actor, w Workflow) (Workfl
 	asWorkflowRow(&w)
 	var out Workflow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := checkNodes(ctx, tx, a, nil, w.Spec.JobIDs()); err != nil {
+		if err := checkNodes(ctx, tx, a, nil, w.Spec.RefJobIDs()); err != nil {
 			return err
 		}
 		j, err := s.insertJobRow(ctx, tx, &w.Job)
 		if err != nil {
 			return err
 		}
-		out = Workflow{Job: j, Spec: w.Spec, Policy: w.Policy}
+		out = Workflow{Job: j, Spec: w.Spec.Clone(), Policy: w.Policy}
+		if err := s.writeInlineJobs(ctx, tx, a, &out, ""); err != nil {
+			return err
+		}
 		if err := writeWorkflowRow(ctx, tx, &out, true); err != nil {
 			return err
 		}
@@ -92,18 +95,21 @@ func (s *Store) UpdateWorkflow(ctx context.Context, a Actor, w Workflow) (Workfl
 		if cur.Version != w.Version {
 			return &StaleVersionError{ID: w.ID, Given: w.Version, Current: cur.Version}
 		}
-		kept := cur.Spec.JobIDs()
+		kept := cur.Spec.RefJobIDs()
 		if cur.Group != w.Group {
 			kept = nil
 		}
-		if err := checkNodes(ctx, tx, a, kept, w.Spec.JobIDs()); err != nil {
+		if err := checkNodes(ctx, tx, a, kept, w.Spec.RefJobIDs()); err != nil {
 			return err
 		}
 		j, err := updateJobRow(ctx, tx, &w.Job)
 		if err != nil {
 			return err
 		}
-		out = Workflow{Job: j, Spec: w.Spec, Policy: w.Policy}
+		out = Workflow{Job: j, Spec: w.Spec.Clone(), Policy: w.Policy}
+		if err := s.writeInlineJobs(ctx, tx, a, &out, cur.Group); err != nil {
+			return err
+		}
 		if err := writeWorkflowRow(ctx, tx, &out, false); err != nil {
 			return err
 		}

@@ -195,7 +195,7 @@ func TestDiscardAndCover(t *testing.T) {
 	if wf, own := e.status(p2.RunID); st.Status != wfengine.RunDiscarded || wf != "DISCARDED" || own != wire.StatusDiscarded {
 		t.Errorf("discard_later: %s, %s, %s; want DISCARDED", st.Status, wf, own)
 	}
-	if !slices.Equal(st.Ended, []string{wfengine.RunDiscarded}) {
+	if !slices.Equal(st.Ended, []wfengine.Ended{{RunID: p2.RunID, WorkflowID: p2.JobID, Group: p2.Group, Status: wfengine.RunDiscarded}}) {
 		t.Errorf("discard_later: the start reports %v ended, want the run DISCARDED (metrics)", st.Ended)
 	}
 
@@ -208,7 +208,7 @@ func TestDiscardAndCover(t *testing.T) {
 	if wf, own := c.status(old.RunID); wf != "CANCELLED" || own != wire.StatusCancelled {
 		t.Errorf("cover_early: the old run %s (own %s), want CANCELLED (its a not yet published)", wf, own)
 	}
-	if !slices.Equal(st.Ended, []string{wfengine.RunCancelled}) {
+	if len(st.Ended) != 1 || st.Ended[0].RunID != old.RunID || st.Ended[0].Status != wfengine.RunCancelled {
 		t.Errorf("cover_early: the start reports %v ended, want the old run CANCELLED (metrics)", st.Ended)
 	}
 	if len(c.nodeRuns(p.RunID)["a"]) != 1 {
@@ -235,8 +235,8 @@ func TestTimeout(t *testing.T) {
 		if len(done.Kill) != 1 {
 			t.Errorf("kills %v, want a's run", done.Kill)
 		}
-		if !slices.Equal(done.Ended, []string{wfengine.RunTimedOut}) {
-			t.Errorf("the sweep reports %v ended, want the run TIMED_OUT (metrics)", done.Ended)
+		if len(done.Ended) != 1 || done.Ended[0].RunID != p.RunID || done.Ended[0].Status != wfengine.RunTimedOut || done.Ended[0].Started.IsZero() {
+			t.Errorf("the sweep reports %v ended, want the run TIMED_OUT, with its start (metrics, its span)", done.Ended)
 		}
 		return true
 	})

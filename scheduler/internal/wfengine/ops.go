@@ -27,7 +27,20 @@ type Done struct {
 	// Fire are the runs of Spawned as dispatch takes them: the caller
 	// hands them over without reading them back.
 	Fire  []runs.Planned
-	Ended []string
+	Ended []Ended
+}
+
+// Ended is a workflow run a transaction ended, reported after its commit:
+// metrics count it, the tracer records its span (spans.WorkflowEnded has
+// the same fields).
+type Ended struct {
+	RunID, WorkflowID int64
+	Group, Status     string
+	// Started is when it started running (or was last re-opened); zero
+	// for a run that never did (DISCARDED, or cancelled while QUEUED).
+	Started time.Time
+	// Reopened is how often it was re-opened before this end.
+	Reopened int
 }
 
 // ErrNotAllowed is an operation the run's state does not allow (it wraps
@@ -136,6 +149,7 @@ func (st *stepper) reopen(ctx context.Context, r *run) error {
 		}
 		now := time.Now()
 		r.Status, r.EndAs, r.Message, r.StartedAt = RunRunning, "", "", &now
+		r.State.Reopened++
 	}
 	return st.step(ctx, r)
 }
@@ -172,7 +186,7 @@ func cancel(ctx context.Context, st *stepper, id int64, reason, endAs string) ([
 			return nil, err
 		}
 		st.save(r)
-		st.ended = append(st.ended, endAs)
+		st.ended = append(st.ended, Ended{RunID: r.ID, WorkflowID: r.WorkflowID, Group: r.Group, Status: endAs})
 		return nil, nil
 	}
 	next, killNodes := workflow.Cancel(r.graph, r.State.model(), reason)

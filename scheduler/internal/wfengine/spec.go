@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ type Spec struct {
 type NodeSpec struct {
 	Name  string `json:"name"`
 	JobID int64  `json:"job_id"`
+	// Inline, when set, is the node's own job spec: JobID is then the
+	// job row the store keeps for it (kind node, owned by the workflow),
+	// 0 until the store wrote it.
+	Inline *InlineJob `json:"inline,omitempty"`
 	// Params is a template (workflow.RenderParams) rendered when the node
 	// starts; nil runs the job with its own params.
 	Params   *string `json:"params,omitempty"`
@@ -33,6 +38,28 @@ type NodeSpec struct {
 	// for this node's runs (nil: the job's).
 	TimeoutMS  *int64 `json:"timeout_ms,omitempty"`
 	MaxRetries *int   `json:"max_retries,omitempty"`
+}
+
+// InlineJob is an inline node's job spec as stored: the fields of a job
+// that make sense for a node, checked and completed with their defaults
+// as a job's are when the workflow is written. Group "" is the
+// workflow's group (and follows it when the workflow moves).
+type InlineJob struct {
+	Group          string   `json:"group,omitempty"`
+	Handler        string   `json:"handler"`
+	Description    string   `json:"description,omitempty"`
+	Params         string   `json:"params,omitempty"`
+	MisfirePolicy  string   `json:"misfire_policy,omitempty"`
+	RouteStrategy  string   `json:"route_strategy,omitempty"`
+	BlockStrategy  string   `json:"block_strategy,omitempty"`
+	MaxConcurrency int      `json:"max_concurrency,omitempty"`
+	TimeoutMS      int64    `json:"timeout_ms,omitempty"`
+	MaxRetries     int      `json:"max_retries,omitempty"`
+	RetryBackoff   string   `json:"retry_backoff,omitempty"`
+	RetryInitialMS int64    `json:"retry_initial_ms,omitempty"`
+	RetryMaxMS     int64    `json:"retry_max_ms,omitempty"`
+	AlarmWebhook   string   `json:"alarm_webhook,omitempty"`
+	AlarmEmails    []string `json:"alarm_emails,omitempty"`
 }
 
 // EdgeSpec is an edge From → To, taken when From settles as On says.
@@ -120,7 +147,10 @@ func (s *Spec) Validate() error {
 	}
 	var problems []string
 	for _, n := range s.Nodes {
-		if n.JobID <= 0 {
+		switch {
+		case n.Inline != nil && n.Inline.Handler == "":
+			problems = append(problems, fmt.Sprintf("node %q: its inline job has no handler", n.Name))
+		case n.Inline == nil && n.JobID <= 0:
 			problems = append(problems, fmt.Sprintf("node %q: names no job", n.Name))
 		}
 		if n.TimeoutMS != nil && (*n.TimeoutMS < 0 || *n.TimeoutMS > maxNodeTimeoutMS) {
@@ -146,17 +176,33 @@ func (s *Spec) Validate() error {
 	return nil
 }
 
-// JobIDs returns the jobs s's nodes name, each once, in node order.
-func (s *Spec) JobIDs() []int64 {
+// JobIDs returns the jobs s's nodes run, each once, in node order: the
+// jobs they name and the rows of their inline jobs.
+func (s *Spec) JobIDs() []int64 { return s.jobIDs(true) }
+
+// RefJobIDs returns the jobs s's nodes name (not their inline jobs), each
+// once, in node order: the references a write of s is checked for.
+func (s *Spec) RefJobIDs() []int64 { return s.jobIDs(false) }
+
+func (s *Spec) jobIDs(inline bool) []int64 {
 	var ids []int64
 	seen := map[int64]bool{}
 	for _, n := range s.Nodes {
+		if n.JobID == 0 || (n.Inline != nil && !inline) {
+			continue
+		}
 		if !seen[n.JobID] {
 			seen[n.JobID] = true
 			ids = append(ids, n.JobID)
 		}
 	}
 	return ids
+}
+
+// Clone is a copy of s whose nodes and edges can be changed without
+// changing s's (inline jobs are shared: they are not changed).
+func (s Spec) Clone() Spec {
+	return Spec{Nodes: slices.Clone(s.Nodes), Edges: slices.Clone(s.Edges)}
 }
 
 // Marshal is s as stored.

@@ -20,6 +20,9 @@ func TestSpecValidate(t *testing.T) {
 		{"valid", Spec{Nodes: []NodeSpec{{Name: "a", JobID: 1}, {Name: "b", JobID: 2, Params: p("{{ .nodes.a.output.x }}")}},
 			Edges: []EdgeSpec{{From: "a", To: "b"}}}, ""},
 		{"no job", Spec{Nodes: []NodeSpec{{Name: "a"}}}, `node "a": names no job`},
+		{"inline", Spec{Nodes: []NodeSpec{{Name: "a", Inline: &InlineJob{Handler: "shell"}}, {Name: "b", JobID: 2}},
+			Edges: []EdgeSpec{{From: "a", To: "b"}}}, ""},
+		{"inline without a handler", Spec{Nodes: []NodeSpec{{Name: "a", Inline: &InlineJob{}}}}, `node "a": its inline job has no handler`},
 		{"not upstream", Spec{Nodes: []NodeSpec{{Name: "a", JobID: 1}, {Name: "b", JobID: 1, Params: p("{{ .nodes.a.output }}")}}},
 			`which is not upstream`},
 		{"cycle", Spec{Nodes: []NodeSpec{{Name: "a", JobID: 1}, {Name: "b", JobID: 1}},
@@ -32,6 +35,24 @@ func TestSpecValidate(t *testing.T) {
 		case c.want != "" && (!errors.Is(err, workflow.ErrInvalid) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: %v, want an invalid workflow saying %q", c.what, err, c.want)
 		}
+	}
+}
+
+// The jobs a write is checked for are the ones its nodes name; the jobs
+// its runs run include the inline nodes' rows.
+func TestJobIDs(t *testing.T) {
+	s := Spec{Nodes: []NodeSpec{{Name: "a", JobID: 4}, {Name: "b", JobID: 9, Inline: &InlineJob{Handler: "h"}},
+		{Name: "c", Inline: &InlineJob{Handler: "h"}}, {Name: "d", JobID: 4}}}
+	if got := s.RefJobIDs(); len(got) != 1 || got[0] != 4 {
+		t.Errorf("RefJobIDs %v, want [4]", got)
+	}
+	if got := s.JobIDs(); len(got) != 2 || got[0] != 4 || got[1] != 9 {
+		t.Errorf("JobIDs %v, want [4 9] (c's row not written yet)", got)
+	}
+	c := s.Clone()
+	c.Nodes[0].JobID = 5
+	if s.Nodes[0].JobID != 4 {
+		t.Error("Clone shares its nodes")
 	}
 }
 

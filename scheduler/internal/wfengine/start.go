@@ -27,7 +27,7 @@ type Started struct {
 	// Ended are the final statuses of the workflow runs the start ended:
 	// this one (DISCARDED, or ended in its first step), older ones a
 	// cover_early start cancelled while queued.
-	Ended []string
+	Ended []Ended
 }
 
 // Start starts the workflow run of p (StartAll of one fire).
@@ -132,9 +132,9 @@ func StartAll(ctx context.Context, db interface {
 		if err := st.flush(ctx); err != nil {
 			return err
 		}
-		for _, s := range statuses {
+		for i, s := range statuses {
 			if s == RunDiscarded {
-				st.ended = append(st.ended, RunDiscarded)
+				st.ended = append(st.ended, Ended{RunID: ps[i].RunID, WorkflowID: ps[i].JobID, Group: ps[i].Group, Status: RunDiscarded})
 			}
 		}
 		done.Spawned, done.Fire, done.Ended = st.spawned, st.fire, st.ended

@@ -13,6 +13,10 @@ import (
 // attempt.
 type State struct {
 	Nodes map[string]*NodeState `json:"nodes"`
+	// Reopened counts the times the run was re-opened after it ended
+	// (retry from failed, a node settled by hand): its trace has one
+	// workflow span, of its first end, and one span per re-opening.
+	Reopened int `json:"reopened,omitempty"`
 }
 
 // NodeState is one node of a run.

@@ -38,7 +38,7 @@ type stepper struct {
 	fire []runs.Planned
 	// ended are the final statuses of the workflow runs it ended, for
 	// the caller's metrics after commit.
-	ended []string
+	ended []Ended
 
 	// now is the transaction's clock (now() is fixed for a transaction),
 	// read once.
@@ -494,7 +494,11 @@ func (st *stepper) end(ctx context.Context, done []*run, results []workflow.Stat
 		}
 		st.save(r)
 		ended[r.WorkflowID]++
-		st.ended = append(st.ended, r.Status)
+		e := Ended{RunID: r.ID, WorkflowID: r.WorkflowID, Group: r.Group, Status: r.Status, Reopened: r.State.Reopened}
+		if r.StartedAt != nil {
+			e.Started = *r.StartedAt
+		}
+		st.ended = append(st.ended, e)
 	}
 	return st.startQueued(ctx, ended)
 }
