@@ -441,17 +441,22 @@ func TestWorkflowValidation(t *testing.T) {
 
 // An inline node runs a job of its own, written with the workflow: a run
 // of extract (inline) → load (a job named by group/name) succeeds, load
-// reading extract's output. The inline job is the workflow's: not in the
+// reading extract's output, extract's first attempt failing and retried
+// by its inline job's retries. The inline job is the workflow's: not in the
 // job list, refused by the job endpoints, re-written in place when the
 // workflow changes, and gone with the workflow.
 func TestWorkflowInlineNode(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var loaded []string
+	var extracts atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("inl-extract", func(_ context.Context, j *worker.Job) error {
 			if j.Params != `{"day": "monday"}` {
 				return fmt.Errorf("extract got params %q, want its inline job's", j.Params)
+			}
+			if extracts.Add(1) == 1 {
+				return errors.New("the first extract fails on purpose")
 			}
 			return j.SetOutput(map[string]any{"rows": 7})
 		})
@@ -465,7 +470,8 @@ func TestWorkflowInlineNode(t *testing.T) {
 	load := wfJob(t, sys, "load", "inl-load")
 	spec := apiv1.WorkflowSpec{Name: "inline", Group: "g", ScheduleType: "none", Nodes: []apiv1.WorkflowNode{
 		{Name: "extract", Inline: &apiv1.InlineJob{Handler: "inl-extract", Params: `{"day": "monday"}`,
-			Timeout: apiv1.Duration(time.Minute), MaxRetries: 1, BlockStrategy: "concurrent"}},
+			Timeout: apiv1.Duration(time.Minute), MaxRetries: 1, BlockStrategy: "concurrent",
+			RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)}},
 		{Name: "load", Job: "g/load", Params: str(`{"rows": {{ .nodes.extract.output.rows }}}`)},
 	}, Edges: []apiv1.WorkflowEdge{{From: "extract", To: "load"}}}
 	wf := createWorkflow(t, sys, spec)
@@ -487,10 +493,10 @@ func TestWorkflowInlineNode(t *testing.T) {
 	if ex.Status != "SUCCEEDED" || len(ex.Runs) != 1 || ex.JobID == 0 || ex.JobID == load {
 		t.Fatalf("extract: %+v, want SUCCEEDED once, on a job of its own", ex)
 	}
-	// Its run is an ordinary run, of its job (the timeout written inline).
+	// Its run is an ordinary run of its job: the retry of a failed one.
 	r, err := sys.api.GetRun(t.Context(), ex.Runs[0].RunID)
-	if err != nil || r.JobID != ex.JobID || r.Status != "SUCCEEDED" {
-		t.Errorf("extract's run: %+v %v, want a SUCCEEDED run of job %d", r, err, ex.JobID)
+	if err != nil || r.JobID != ex.JobID || r.Status != "SUCCEEDED" || r.Attempt != 1 || extracts.Load() != 2 {
+		t.Errorf("extract's run: %+v %v (%d extracts), want a SUCCEEDED retry (attempt 1) of job %d", r, err, extracts.Load(), ex.JobID)
 	}
 
 	// Not a job of the group's list, and not the job endpoints' to change.

@@ -97,7 +97,14 @@ func workflowDetail(wf *apiv1.Workflow) *kv {
 	}
 	k.add("Next fire", fmtTimePtr(wf.NextFireAt))
 	for _, n := range wf.Nodes {
-		k.add("Node "+n.Name, n.Job)
+		job := n.Job
+		if n.Inline != nil {
+			job = "inline job, handler " + n.Inline.Handler
+			if n.Inline.Group != "" {
+				job += " in group " + n.Inline.Group
+			}
+		}
+		k.add("Node "+n.Name, job)
 	}
 	for _, e := range wf.Edges {
 		on := e.On

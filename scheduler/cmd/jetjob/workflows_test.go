@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,14 +18,16 @@ func TestExportApplyWorkflows(t *testing.T) {
 	src := isolatedAPI(t)
 	seedCluster(t, src)
 	params := `{"day": "{{ .params.day }}"}`
-	if _, err := src.apiClient(t).CreateWorkflow(context.Background(), apiv1.WorkflowSpec{Group: "billing", Name: "flow",
+	wf, err := src.apiClient(t).CreateWorkflow(context.Background(), apiv1.WorkflowSpec{Group: "billing", Name: "flow",
 		ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Overlap: "cover_early", Params: `{"day": "today"}`,
 		Nodes: []apiv1.WorkflowNode{{Name: "nightly", Job: "billing/nightly"}, {Name: "clean", Job: "ops/cleanup", Params: &params},
 			{Name: "notify", Inline: &apiv1.InlineJob{Group: "ops", Handler: "notify", Params: `{"to": "billing"}`,
 				Timeout: apiv1.Duration(30 * time.Second), MaxRetries: 2}}},
-		Edges: []apiv1.WorkflowEdge{{From: "nightly", To: "clean", On: "always"}, {From: "clean", To: "notify"}}}); err != nil {
+		Edges: []apiv1.WorkflowEdge{{From: "nightly", To: "clean", On: "always"}, {From: "clean", To: "notify"}}})
+	if err != nil {
 		t.Fatal(err)
 	}
+	printed(t, "get", src.admin(t, "", "workflows", "get", strconv.FormatInt(wf.ID, 10)), "inline job, handler notify in group ops")
 	exported := src.admin(t, "", "export")
 	for _, w := range []string{"---\napiVersion: jetjob/v1\nkind: Workflow\ngroup: billing\nname: flow\n", "job: ops/cleanup",
 		"overlap: cover_early", `"on": always`,

@@ -102,8 +102,9 @@ func TestCancelBackfill(t *testing.T) {
 }
 
 // DeletePlanned deletes a job's SCHEDULED runs not yet due, and returns
-// the earliest scheduled one; a due run (it may be out) and a run already
-// published stay.
+// the earliest scheduled one; a due run (it may be out), a run already
+// published and a workflow's node run not yet due (a retry in its backoff:
+// its workflow run waits for it) stay.
 func TestDeletePlanned(t *testing.T) {
 	f := setup(t)
 	now := time.Now().UTC().Truncate(time.Second)
@@ -112,8 +113,12 @@ func TestDeletePlanned(t *testing.T) {
 		fire.ScheduledAt = now.Add(d)
 		return fire
 	}
-	in := f.plan(at(-time.Minute), at(time.Hour), at(2*time.Hour), at(3*time.Hour))
-	due, first, second, out := in[0], in[1], in[2], in[3]
+	in := f.plan(at(-time.Minute), at(time.Hour), at(2*time.Hour), at(3*time.Hour), at(4*time.Hour))
+	due, first, second, out, node := in[0], in[1], in[2], in[3], in[4]
+	if _, err := f.pool.Exec(f.ctx, `UPDATE job_runs SET workflow_run = 1, node = 'x', node_attempt = 0, item = 0
+		WHERE id = $1`, node.RunID); err != nil {
+		t.Fatal(err)
+	}
 	if err := runs.Record(f.ctx, f.pool, me, []runs.Mark{{RunID: out.RunID, ScheduledAt: out.ScheduledAt, Epoch: epoch,
 		Status: wire.StatusTriggered, Seq: 3, At: now}}); err != nil {
 		t.Fatal(err)
@@ -138,7 +143,7 @@ func TestDeletePlanned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int64{due.RunID, out.RunID}; !slices.Equal(left, want) {
-		t.Fatalf("runs left %v, want the due one and the published one %v (deleted %d, %d)", left, want, first.RunID, second.RunID)
+	if want := []int64{due.RunID, out.RunID, node.RunID}; !slices.Equal(left, want) {
+		t.Fatalf("runs left %v, want the due one, the published one and the node run %v (deleted %d, %d)", left, want, first.RunID, second.RunID)
 	}
 }
