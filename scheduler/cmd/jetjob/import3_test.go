@@ -241,3 +241,35 @@ func TestImportXXLJobRefusedRowsDoNotStop(t *testing.T) {
 		t.Errorf("error %q, counts %v", rep.Error, rep.Counts)
 	}
 }
+
+// xxl-job 3.x as its published DDL has it (job_desc and group title kept,
+// the user's SSO token added: testdata/gen34.sql), loaded with 55 realistic
+// jobs in 5 groups, imports: the generation is found by the user token, and
+// every row of xxl_job_info is accounted for in the report, created or not
+// imported with why.
+func TestImportXXLJob3Published(t *testing.T) {
+	isolate(t)
+	dsn := localmaria.StartTestDB(t, "xxl_job", "../../internal/xxljob/testdata/gen34.sql",
+		"../../internal/xxljob/testdata/jobs.sql").DSN("xxl_job")
+	api := newRealAPI(t)
+	rep := decodeJSON[importReport](t, must(t, api.as(t, bootstrapToken, "", "import", "xxl-job", "--mysql-url", dsn,
+		"--tz", "Asia/Shanghai", "--users", "-o", "json"), "import"))
+	if rep.Generation != "3.x" || len(rep.Jobs) != 55 {
+		t.Fatalf("generation %q, %d job rows: want 3.x and all 55", rep.Generation, len(rep.Jobs))
+	}
+	for _, r := range rep.Jobs {
+		switch {
+		case r.Action == actCreated && r.NewID != 0:
+		case r.Action == actNotImported && len(r.Problems) > 0 && slices.Contains(xxlUnmappable, r.OldID):
+		default:
+			t.Errorf("job %d not accounted for: %+v", r.OldID, r)
+		}
+	}
+	if rep.Counts[actCreated] != 44 || rep.Counts[actNotImported] != 11 {
+		t.Errorf("counts %v, want 44 created and 11 not imported", rep.Counts)
+	}
+	if len(rep.Users) != 2 || rep.Users[1].Role != apiv1.RoleOperator || rep.Users[1].Action != actCreated ||
+		!strings.Contains(strings.Join(rep.Users[1].Notes, ";"), "operator of billing-executor, report-service") {
+		t.Errorf("users %+v", rep.Users)
+	}
+}
