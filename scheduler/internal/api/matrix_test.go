@@ -138,6 +138,10 @@ func matrix() []matrixRow {
 		{"POST /api/v1/runs/{id}/kill", func(e *env, _ string) req {
 			return req{"POST", fmt.Sprintf("/api/v1/runs/%d/kill", e.newRun(e.plain.ID)), nil}
 		}, with(operate, s202)},
+		{"POST /api/v1/runs/import", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/runs/import", apiv1.RunImport{Runs: []apiv1.ImportedRun{{JobID: e.plain.ID,
+				ScheduledAt: time.Now().Add(-time.Hour), Status: "SUCCEEDED"}}}}
+		}, adminOnly},
 		{"GET /api/v1/workers", fixed("GET", "/api/v1/workers", nil), anyUser},
 		{"GET /api/v1/stats", fixed("GET", "/api/v1/stats", nil), anyUser},
 		{"GET /api/v1/schedule/preview", fixed("GET", "/api/v1/schedule/preview?type=cron&expr=@hourly", nil), anyUser},

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/shared/wire"
+)
+
+// TriggerImport is the trigger type of a run brought from another
+// scheduler's history (jetjob import xxl-job --history): it ran there, not
+// in jetjob, and was written finished. It never travels in a trigger
+// (wire.TriggerType.Valid refuses it): nothing dispatches an imported run.
+const TriggerImport = "import"
+
+// ImportedRun is one finished run of another scheduler, for ImportRuns.
+type ImportedRun struct {
+	JobID int64
+	// ScheduledAt is when it was triggered there; StartedAt and
+	// FinishedAt may be zero (unknown).
+	ScheduledAt, StartedAt, FinishedAt time.Time
+	Status                             wire.Status // terminal
+	ShardIndex, ShardTotal             int
+	WorkerID, Params, Message          string
+}
+
+// ImportResult counts what ImportRuns did.
+type ImportResult struct {
+	// Imported runs were written; Existing were there already (the same
+	// job, time and shard part: an import repeated).
+	Imported, Existing int
+	// TooOld are runs of days whose runs jetjob already rolled up into
+	// the daily statistics and dropped (older than its run retention):
+	// writing them would replace that day's statistics by theirs alone.
+	TooOld int
+}
+
+// ImportRuns writes finished runs of another scheduler as runs of their
+// jobs (trigger type import), idempotently: a run of the same job, time and
+// shard part is left as it is, so importing the same history twice adds
+// nothing. Days already rolled up into the daily statistics are rolled up
+// again in the same transaction, so the dashboard counts the imported runs
+// at once; the days not rolled up yet are the maintenance loop's, as any
+// other. A job that does not exist fails the whole call (ErrNotFound).
+func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (ImportResult, error) {
+	var res ImportResult
+	if len(runs) == 0 {
+		return res, nil
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		res = ImportResult{}
+		type jobRow struct {
+			group string
+			shard int
+		}
+		jobs := map[int64]jobRow{}
+		var ids []int64
+		for _, r := range runs {
+			if _, seen := jobs[r.JobID]; !seen {
+				jobs[r.JobID] = jobRow{}
+				ids = append(ids, r.JobID)
+			}
+		}
+		rows, _ := tx.Query(ctx, `SELECT id, group_name, shard FROM jobs WHERE id = ANY($1)`, ids)
+		found := 0
+		var id int64
+		var jr jobRow
+		_, err := pgx.ForEachRow(rows, []any{&id, &jr.group, &jr.shard}, func() error {
+			jobs[id] = jr
+			found++
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read the jobs: %w", err)
+		}
+		if found != len(ids) {
+			for _, id := range ids {
+				if jobs[id].group == "" {
+					return fmt.Errorf("job %d: %w", id, ErrNotFound)
+				}
+			}
+		}
+
+		// The days the runs fall on: one already rolled up whose runs
+		// are gone (its statistics count more runs than job_runs still
+		// holds) takes no more; the others already rolled up are rolled
+		// up again below.
+		days := map[time.Time]bool{} // day → rolled up (and kept)
+		closed := map[time.Time]bool{}
+		for _, r := range runs {
+			d := DayStart(r.ScheduledAt)
+			if _, seen := days[d]; seen || closed[d] {
+				continue
+			}
+			var statRuns, heldRuns int64
+			err := tx.QueryRow(ctx, `SELECT coalesce((SELECT runs FROM run_stats_days WHERE day = $1), -1),
+				(SELECT count(*) FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2)`, d, d.AddDate(0, 0, 1)).Scan(&statRuns, &heldRuns)
+			if err != nil {
+				return fmt.Errorf("read day %s: %w", d.Format(time.DateOnly), err)
+			}
+			switch {
+			case statRuns > heldRuns:
+				closed[d] = true
+			default:
+				days[d] = statRuns >= 0
+			}
+		}
+
+		var (
+			jobIDs, shardNo                  []int64
+			groups, statuses, workers, msgs  []string
+			params                           []*string
+			at, started, finished            []*time.Time
+			shardIndex, shardTotal           []int64
+		)
+		opt := func(t time.Time) *time.Time {
+			if t.IsZero() {
+				return nil
+			}
+			return &t
+		}
+		for _, r := range runs {
+			if closed[DayStart(r.ScheduledAt)] {
+				res.TooOld++
+				continue
+			}
+			j := jobs[r.JobID]
+			jobIDs, groups, shardNo = append(jobIDs, r.JobID), append(groups, j.group), append(shardNo, int64(j.shard))
+			statuses, workers, msgs = append(statuses, string(r.Status)), append(workers, r.WorkerID), append(msgs, wire.TruncateMessage(r.Message))
+			var p *string
+			if r.Params != "" {
+				p = &r.Params
+			}
+			params = append(params, p)
+			sa := r.ScheduledAt
+			at, started, finished = append(at, &sa), append(started, opt(r.StartedAt)), append(finished, opt(r.FinishedAt))
+			shardIndex, shardTotal = append(shardIndex, int64(r.ShardIndex)), append(shardTotal, int64(r.ShardTotal))
+		}
+		if len(jobIDs) > 0 {
+			tag, err := tx.Exec(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
+					triggered_at, started_at, finished_at, recorded_at, shard_index, shard_total, worker_id, params, message)
+				SELECT j, g, s, $1, st, a, a, sa, fa, now(), si, stt, w, p, m
+				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[],
+					$8::timestamptz[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
+					AS t(j, g, s, st, a, sa, fa, si, stt, w, p, m)
+				ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING`,
+				TriggerImport, jobIDs, groups, shardNo, statuses, at, started, finished, shardIndex, shardTotal, workers, params, msgs)
+			if err != nil {
+				return fmt.Errorf("write the runs: %w", err)
+			}
+			res.Imported = int(tag.RowsAffected())
+			res.Existing = len(jobIDs) - res.Imported
+		}
+		for d, rolled := range days {
+			if !rolled || res.Imported == 0 {
+				continue
+			}
+			if _, _, err := RollUpDay(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		return writeAudit(ctx, tx, a, "runs.import", "runs", "", nil,
+			map[string]any{"imported": res.Imported, "existing": res.Existing, "too_old": res.TooOld})
+	})
+	if err != nil {
+		return ImportResult{}, fmt.Errorf("import %d runs: %w", len(runs), err)
+	}
+	return res, nil
+}
