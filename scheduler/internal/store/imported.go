@@ -110,11 +110,11 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 		}
 
 		var (
-			jobIDs, shardNo                  []int64
-			groups, statuses, workers, msgs  []string
-			params                           []*string
-			at, started, finished            []*time.Time
-			shardIndex, shardTotal           []int64
+			jobIDs, shardNo                 []int64
+			groups, statuses, workers, msgs []string
+			params                          []*string
+			at, started, finished           []*time.Time
+			shardIndex, shardTotal          []int64
 		)
 		opt := func(t time.Time) *time.Time {
 			if t.IsZero() {
