@@ -51,7 +51,7 @@ type importReport struct {
 	Users      []importUserRow  `json:"users,omitempty"`
 	// History is what --history did (nil without it).
 	History *importHistoryReport `json:"history,omitempty"`
-	Counts     map[string]int   `json:"counts"`
+	Counts  map[string]int       `json:"counts"`
 	// Error is why the import stopped before the end ("" if it did not):
 	// the rows without an action were not tried.
 	Error string `json:"error,omitempty"`
