@@ -38,3 +38,24 @@ type RunImportResult struct {
 	// statistics and dropped (older than its run retention): not written.
 	TooOld int `json:"too_old"`
 }
+
+// ImportedDay is another scheduler's count of one day's finished runs,
+// without jobs (xxl-job's xxl_job_log_report).
+type ImportedDay struct {
+	Day       string `json:"day"` // YYYY-MM-DD, UTC
+	Succeeded int64  `json:"succeeded"`
+	Failed    int64  `json:"failed"`
+}
+
+// StatsImport is the body of POST /api/v1/stats/import (admin): days
+// written into the daily statistics where jetjob has nothing of its own.
+type StatsImport struct {
+	Days []ImportedDay `json:"days"`
+}
+
+// StatsImportResult answers POST /api/v1/stats/import: the days written,
+// and those skipped because jetjob has runs or statistics of that day.
+type StatsImportResult struct {
+	Written int `json:"written"`
+	Skipped int `json:"skipped"`
+}

@@ -341,6 +341,26 @@ func TestImportXXLJobHistory(t *testing.T) {
 		t.Errorf("broadcast part: %+v", r)
 	}
 
+	// xxl_job_log_report: the day 20 days back, older than the log rows,
+	// comes as totals; the days of imported runs do not (at most 2 of the
+	// 3 report days read have runs, depending on the hour the test runs
+	// at, their times being read in Asia/Shanghai).
+	if h.ReportDays != 3 || h.TotalsWritten+h.TotalsSkipped != 3 || h.TotalsWritten < 1 {
+		t.Errorf("report days: %+v", h)
+	}
+	old, err := c.Stats(context.Background(), client.StatsOptions{From: time.Now().AddDate(0, 0, -25).UTC().Format(time.DateOnly),
+		To: time.Now().AddDate(0, 0, -15).UTC().Format(time.DateOnly)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := map[string]int64{}
+	for _, r := range old.Rows {
+		totals[r.Status] += r.Runs
+	}
+	if totals["SUCCEEDED"] != 5 || totals["FAILED"] != 1 {
+		t.Errorf("the daily statistics 15-25 days back: %v, want xxl_job_log_report's 5 succeeded and 1 failed", totals)
+	}
+
 	again := imp()
 	if h := again.History; h.Imported != 0 || h.Existing != 5 {
 		t.Errorf("history imported again: %+v, want 5 already there", h)

@@ -40,6 +40,12 @@ type importHistoryReport struct {
 	Skipped map[string]int `json:"skipped,omitempty"`
 	// Note says why nothing was read, if so.
 	Note string `json:"note,omitempty"`
+	// ReportDays counts xxl_job_log_report's days read; TotalsWritten
+	// those written into the daily statistics (days jetjob knew nothing
+	// of: older than xxl_job_log keeps), TotalsSkipped the others.
+	ReportDays    int `json:"report_days"`
+	TotalsWritten int `json:"totals_written"`
+	TotalsSkipped int `json:"totals_skipped"`
 }
 
 // importHistory brings the xxl_job_log rows of the last days days over as
@@ -116,12 +122,42 @@ func importHistory(ctx context.Context, c *client.Client, db *sql.DB, rep *impor
 	})
 	if errors.Is(err, xxljob.ErrNoLog) {
 		h.Note = err.Error()
-		return nil
+	} else if err != nil {
+		return err
 	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return importReportDays(ctx, c, db, h, loc, now, dry)
+}
+
+// importReportDays writes xxl_job_log_report's finished days into the
+// daily statistics, where jetjob has nothing of the day (the runs imported
+// above say more, per job): the days older than xxl_job_log keeps. Its
+// days are the admin's, taken as UTC days.
+func importReportDays(ctx context.Context, c *client.Client, db *sql.DB, h *importHistoryReport, loc *time.Location, now time.Time, dry bool) error {
+	days, err := xxljob.ReadReport(ctx, db, h.Since, loc)
 	if err != nil {
 		return err
 	}
-	return flush()
+	today := min(now.In(loc).Format(time.DateOnly), now.UTC().Format(time.DateOnly))
+	var req apiv1.StatsImport
+	for _, d := range days {
+		if d.Day >= today {
+			continue // not over yet (here or in UTC)
+		}
+		h.ReportDays++
+		req.Days = append(req.Days, apiv1.ImportedDay{Day: d.Day, Succeeded: d.Succeeded, Failed: d.Failed})
+	}
+	if len(req.Days) == 0 || dry {
+		return nil
+	}
+	res, err := c.ImportStats(ctx, req)
+	if err != nil {
+		return fmt.Errorf("import xxl_job_log_report: %w", err)
+	}
+	h.TotalsWritten, h.TotalsSkipped = res.Written, res.Skipped
+	return nil
 }
 
 // lines says what the history import did, for the table and the Markdown.
@@ -139,6 +175,10 @@ func (h *importHistoryReport) lines(dry bool) []string {
 	sort.Strings(reasons)
 	for _, r := range reasons {
 		out = append(out, "history: "+strconv.Itoa(h.Skipped[r])+" rows not imported: "+r)
+	}
+	if h.ReportDays > 0 {
+		out = append(out, fmt.Sprintf("history: %d days of xxl_job_log_report read; %d written into the daily statistics (days jetjob has no runs of: as totals, without jobs), %d skipped (the imported runs count them)",
+			h.ReportDays, h.TotalsWritten, h.TotalsSkipped))
 	}
 	if h.Note != "" {
 		out = append(out, "history: "+h.Note)

@@ -65,3 +65,39 @@ func (s *Server) importRuns(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, apiv1.RunImportResult{Imported: res.Imported, Existing: res.Existing, TooOld: res.TooOld})
 	return nil
 }
+
+// maxImportedDays bounds the days of one POST /api/v1/stats/import.
+const maxImportedDays = 4000
+
+// importStats writes another scheduler's daily run counts (xxl-job's
+// xxl_job_log_report) into the daily statistics, on the days jetjob has
+// nothing of its own. Admin only, as importRuns.
+func (s *Server) importStats(w http.ResponseWriter, r *http.Request) error {
+	var req apiv1.StatsImport
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if len(req.Days) == 0 || len(req.Days) > maxImportedDays {
+		return invalidf("days: want 1 to %d, got %d", maxImportedDays, len(req.Days))
+	}
+	today := store.DayStart(s.now())
+	in := make([]store.DayTotal, len(req.Days))
+	for i, d := range req.Days {
+		day, err := time.Parse(time.DateOnly, d.Day)
+		switch {
+		case err != nil:
+			return invalidf("days[%d]: day %q: want YYYY-MM-DD", i, d.Day)
+		case !day.Before(today):
+			return invalidf("days[%d]: day %s is not over yet", i, d.Day)
+		case d.Succeeded < 0 || d.Failed < 0:
+			return invalidf("days[%d]: negative counts", i)
+		}
+		in[i] = store.DayTotal{Day: day, Succeeded: d.Succeeded, Failed: d.Failed}
+	}
+	written, skipped, err := s.store.ImportDayTotals(r.Context(), actor(r), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, apiv1.StatsImportResult{Written: written, Skipped: skipped})
+	return nil
+}

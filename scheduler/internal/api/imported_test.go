@@ -100,6 +100,36 @@ func TestImportRuns(t *testing.T) {
 		t.Errorf("a run of a dropped day: %s, want too_old 1", body)
 	}
 
+	// Daily totals without jobs (xxl_job_log_report) fill a day jetjob
+	// knows nothing of, not one it has runs of; that day then takes no
+	// runs (its figures would be counted twice).
+	d5 := day(5)
+	code, body3 := e.do("admin", "POST", "/api/v1/stats/import", apiv1.StatsImport{Days: []apiv1.ImportedDay{
+		{Day: d5.Format(time.DateOnly), Succeeded: 7, Failed: 2}, {Day: d3.Format(time.DateOnly), Succeeded: 9}}})
+	var sres apiv1.StatsImportResult
+	if err := json.Unmarshal(body3, &sres); code != http.StatusOK || err != nil || sres.Written != 1 || sres.Skipped != 1 {
+		t.Fatalf("stats import: %d %s, want 1 written, 1 skipped", code, body3)
+	}
+	code, body3 = e.do("admin", "GET", "/api/v1/stats?from="+d5.Format(time.DateOnly)+"&to="+d5.Format(time.DateOnly), nil)
+	var stats apiv1.Stats
+	if err := json.Unmarshal(body3, &stats); code != http.StatusOK || err != nil {
+		t.Fatalf("stats: %d %s", code, body3)
+	}
+	counts := map[string]int64{}
+	for _, r := range stats.Rows {
+		counts[r.Status] += r.Runs
+	}
+	if counts["SUCCEEDED"] != 7 || counts["FAILED"] != 2 {
+		t.Errorf("day %s counts %v, want the imported 7 succeeded and 2 failed", d5.Format(time.DateOnly), counts)
+	}
+	if _, res, body = post(run(d5.Add(time.Hour), "SUCCEEDED")); res.TooOld != 1 {
+		t.Errorf("a run on a day of imported totals: %s, want too_old", body)
+	}
+	if code, body3 = e.do("admin", "POST", "/api/v1/stats/import", apiv1.StatsImport{Days: []apiv1.ImportedDay{
+		{Day: time.Now().UTC().Format(time.DateOnly), Succeeded: 1}}}); code != http.StatusBadRequest {
+		t.Errorf("totals of today, not over yet: %d %s", code, body3)
+	}
+
 	for name, r := range map[string]apiv1.ImportedRun{
 		"a run still running":    run(d3, "RUNNING"),
 		"a run in the future":    run(time.Now().Add(time.Hour), "SUCCEEDED"),

@@ -91,6 +91,7 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},
 		{"GET /api/v1/workers", read(queryGroup), s.listWorkers},
 		{"GET /api/v1/stats", read(queryGroup), s.stats},
+		{"POST /api/v1/stats/import", admin, s.importStats},
 		// The console's documents (apiv1/console.go). A schedule preview
 		// and the cluster hold no group data.
 		{"GET /api/v1/schedule/preview", authed, s.schedulePreview},

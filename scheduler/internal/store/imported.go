@@ -170,3 +170,50 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 	}
 	return res, nil
 }
+
+// DayTotal is another scheduler's count of the runs of one day, without
+// jobs (xxl-job's xxl_job_log_report), for ImportDayTotals.
+type DayTotal struct {
+	Day               time.Time // its UTC day is taken
+	Succeeded, Failed int64
+}
+
+// ImportDayTotals writes days of another scheduler's run counts into the
+// daily statistics, where jetjob knows nothing of the day: a day that has
+// runs in job_runs, or statistics already, is skipped (jetjob's own
+// figures, or the imported runs, say more). A written day counts as rolled
+// up, under job 0 and no group: the dashboard's totals include it, a
+// group's or a job's view does not. It returns the days written and
+// skipped.
+func (s *Store) ImportDayTotals(ctx context.Context, a Actor, days []DayTotal) (written, skipped int, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		written, skipped = 0, 0
+		for _, d := range days {
+			day := DayStart(d.Day)
+			var known bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM run_stats_days WHERE day = $1)
+				OR EXISTS (SELECT 1 FROM job_runs WHERE scheduled_at >= $1 AND scheduled_at < $2)`, day, day.AddDate(0, 0, 1)).Scan(&known); err != nil {
+				return fmt.Errorf("read day %s: %w", day.Format(time.DateOnly), err)
+			}
+			if known || d.Succeeded+d.Failed == 0 {
+				skipped++
+				continue
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO run_stats_daily (day, job_id, group_name, status, runs, timed_runs)
+				SELECT $1, 0, '', st, n, 0 FROM (VALUES ($2::text, $3::bigint), ($4, $5)) AS v(st, n) WHERE n > 0`,
+				day, string(wire.StatusSucceeded), d.Succeeded, string(wire.StatusFailed), d.Failed); err != nil {
+				return fmt.Errorf("write day %s: %w", day.Format(time.DateOnly), err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO run_stats_days (day, runs, open_runs) VALUES ($1, $2, 0)`,
+				day, d.Succeeded+d.Failed); err != nil {
+				return fmt.Errorf("write day %s: %w", day.Format(time.DateOnly), err)
+			}
+			written++
+		}
+		return writeAudit(ctx, tx, a, "stats.import", "stats", "", nil, map[string]any{"days": written, "skipped": skipped})
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("import %d days of statistics: %w", len(days), err)
+	}
+	return written, skipped, nil
+}

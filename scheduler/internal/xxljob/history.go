@@ -204,3 +204,42 @@ func plainText(s string) string {
 	s = strings.NewReplacer("&nbsp;", " ", "&lt;", "<", "&gt;", ">", "&amp;", "&", "&quot;", `"`).Replace(s)
 	return strings.TrimSpace(whitespace.ReplaceAllString(s, " "))
 }
+
+// ReportDay is one row of xxl_job_log_report: the runs of a day (in the
+// admin's zone) by result, without jobs.
+type ReportDay struct {
+	Day                        string // YYYY-MM-DD
+	Running, Succeeded, Failed int64
+}
+
+// ReadReport reads the xxl_job_log_report rows of the days from since's
+// day (in loc) on; none when the table does not exist.
+func ReadReport(ctx context.Context, db *sql.DB, since time.Time, loc *time.Location) ([]ReportDay, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM information_schema.TABLES
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'xxl_job_log_report'`).Scan(&n); err != nil {
+		return nil, fmt.Errorf("look for xxl_job_log_report: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT DATE_FORMAT(trigger_day, '%Y-%m-%d'), COALESCE(running_count, 0),
+		COALESCE(suc_count, 0), COALESCE(fail_count, 0) FROM xxl_job_log_report
+		WHERE trigger_day >= ? ORDER BY trigger_day`, since.In(loc).Format(time.DateOnly))
+	if err != nil {
+		return nil, fmt.Errorf("read xxl_job_log_report: %w", err)
+	}
+	defer rows.Close()
+	var out []ReportDay
+	for rows.Next() {
+		var d ReportDay
+		if err := rows.Scan(&d.Day, &d.Running, &d.Succeeded, &d.Failed); err != nil {
+			return nil, fmt.Errorf("read xxl_job_log_report: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read xxl_job_log_report: %w", err)
+	}
+	return out, nil
+}

@@ -2,7 +2,8 @@
 -- loaded after gen34.sql and jobs.sql. Times are relative to the server's
 -- clock (read back in Asia/Shanghai, they lie in the past whatever the
 -- server's zone west of it). Job 2 is a sharding broadcast; job 23
--- (GLUE(Java)) is not imported, so its log is not either.
+-- (GLUE(Java)) is not imported, so its log is not either. The report's
+-- day 20 days ago is older than the log rows: only its totals can come.
 INSERT INTO `xxl_job_log` (`id`, `job_group`, `job_id`, `executor_address`, `executor_handler`, `executor_param`, `executor_sharding_param`, `executor_fail_retry_count`, `trigger_time`, `trigger_code`, `trigger_msg`, `handle_time`, `handle_code`, `handle_msg`, `alarm_status`) VALUES
   (101, 1, 1, 'http://10.0.0.7:9999/', 'demoJobHandler', '', NULL, 0, NOW() - INTERVAL 2 DAY, 200, '任务触发类型：Cron触发<br>调度机器：10.0.0.2<br>执行器-地址列表：[http://10.0.0.7:9999/]<br><br><span style="color:#00c0ef;" > >>>>>>>>>>>触发调度<<<<<<<<<<< </span><br>触发调度：<br>address：http://10.0.0.7:9999/<br>code：200<br>msg：null', NOW() - INTERVAL 2 DAY + INTERVAL 4 SECOND, 200, 'done: 12 rows', 0),
   (102, 1, 1, 'http://10.0.0.7:9999/', 'demoJobHandler', 'x=1', NULL, 0, NOW() - INTERVAL 2 DAY + INTERVAL 1 MINUTE, 200, 'ok', NOW() - INTERVAL 2 DAY + INTERVAL 1 MINUTE + INTERVAL 2 SECOND, 500, 'java.lang.NullPointerException<br>at com.example.Demo.run(Demo.java:42)', 2),
@@ -15,5 +16,6 @@ INSERT INTO `xxl_job_log` (`id`, `job_group`, `job_id`, `executor_address`, `exe
   (109, 1, 1, 'http://10.0.0.7:9999/', 'demoJobHandler', '', NULL, 0, NOW() - INTERVAL 40 DAY, 200, 'ok', NOW() - INTERVAL 40 DAY, 200, NULL, 0);
 INSERT INTO `xxl_job_log_report` (`trigger_day`, `running_count`, `suc_count`, `fail_count`, `update_time`) VALUES
   (CURDATE() - INTERVAL 40 DAY, 0, 1, 0, NOW()),
+  (CURDATE() - INTERVAL 20 DAY, 0, 5, 1, NOW()),
   (CURDATE() - INTERVAL 2 DAY, 0, 1, 1, NOW()),
   (CURDATE() - INTERVAL 1 DAY, 0, 2, 1, NOW());
