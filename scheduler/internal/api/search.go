@@ -127,7 +127,7 @@ func appendNew[T comparable](s []T, v T) []T {
 // validTriggerType is a trigger type a run can have: those of the wire,
 // and import (history brought from another scheduler, never triggered).
 func validTriggerType(t wire.TriggerType) bool {
-	return t.Valid() || t == store.TriggerImport
+	return t.Valid() || t == wire.TriggerImport
 }
 
 // The cursor is opaque to clients: "v1.<scheduled_at in µs>.<id>" in

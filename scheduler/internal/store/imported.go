@@ -10,12 +10,6 @@ import (
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
-// TriggerImport is the trigger type of a run brought from another
-// scheduler's history (jetjob import xxl-job --history): it ran there, not
-// in jetjob, and was written finished. It never travels in a trigger
-// (wire.TriggerType.Valid refuses it): nothing dispatches an imported run.
-const TriggerImport = "import"
-
 // ImportedRun is one finished run of another scheduler, for ImportRuns.
 type ImportedRun struct {
 	JobID int64
@@ -39,7 +33,7 @@ type ImportResult struct {
 }
 
 // ImportRuns writes finished runs of another scheduler as runs of their
-// jobs (trigger type import), idempotently: a run of the same job, time and
+// jobs (trigger type wire.TriggerImport), idempotently: a run of the same job, time and
 // shard part is left as it is, so importing the same history twice adds
 // nothing. Days already rolled up into the daily statistics are rolled up
 // again in the same transaction, so the dashboard counts the imported runs
@@ -147,7 +141,7 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 					$8::timestamptz[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
 					AS t(j, g, s, st, a, sa, fa, si, stt, w, p, m)
 				ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING`,
-				TriggerImport, jobIDs, groups, shardNo, statuses, at, started, finished, shardIndex, shardTotal, workers, params, msgs)
+				string(wire.TriggerImport), jobIDs, groups, shardNo, statuses, at, started, finished, shardIndex, shardTotal, workers, params, msgs)
 			if err != nil {
 				return fmt.Errorf("write the runs: %w", err)
 			}
