@@ -40,7 +40,7 @@ type importHistoryReport struct {
 	Skipped map[string]int `json:"skipped,omitempty"`
 	// Note says why nothing was read, if so.
 	Note string `json:"note,omitempty"`
-	// ReportDays counts xxl_job_log_report's days read; TotalsWritten
+	// ReportDays counts xxl_job_log_report's finished days read; TotalsWritten
 	// those written into the daily statistics (days jetjob knew nothing
 	// of: older than xxl_job_log keeps), TotalsSkipped the others.
 	ReportDays    int `json:"report_days"`
@@ -166,7 +166,7 @@ func (h *importHistoryReport) lines(dry bool) []string {
 	if dry {
 		verb = "would be imported"
 	}
-	out := []string{fmt.Sprintf("history: %d xxl_job_log rows since %s (%d days) read; %d runs %s, %d already there, %d of days jetjob already rolled up and dropped",
+	out := []string{fmt.Sprintf("history: %d xxl_job_log rows since %s (%d days) read; %d runs %s, %d already there, %d on days whose runs jetjob already dropped",
 		h.Read, h.Since.Format(time.RFC3339), h.Days, h.Imported, verb, h.Existing, h.TooOld)}
 	reasons := make([]string, 0, len(h.Skipped))
 	for r := range h.Skipped {
@@ -176,7 +176,10 @@ func (h *importHistoryReport) lines(dry bool) []string {
 	for _, r := range reasons {
 		out = append(out, "history: "+strconv.Itoa(h.Skipped[r])+" rows not imported: "+r)
 	}
-	if h.ReportDays > 0 {
+	switch {
+	case h.ReportDays > 0 && dry:
+		out = append(out, fmt.Sprintf("history: %d finished days of xxl_job_log_report read; those jetjob has no runs of would come into the daily statistics as totals", h.ReportDays))
+	case h.ReportDays > 0:
 		out = append(out, fmt.Sprintf("history: %d days of xxl_job_log_report read; %d written into the daily statistics (days jetjob has no runs of: as totals, without jobs), %d skipped (the imported runs count them)",
 			h.ReportDays, h.TotalsWritten, h.TotalsSkipped))
 	}

@@ -69,7 +69,12 @@ func TestImportRuns(t *testing.T) {
 	if _, res, _ = post(batch...); res.Imported != 0 || res.Existing != 4 {
 		t.Errorf("the same import again: %+v, want 4 existing", res)
 	}
-	code, body2 := e.do("admin", "GET", fmt.Sprintf("/api/v1/runs?job=%d&trigger_type=import", job.ID), nil)
+	code, body2 := e.do("admin", "GET", fmt.Sprintf("/api/v1/audit?target=job:%d&action=runs.import", job.ID), nil)
+	var audit apiv1.AuditList
+	if err := json.Unmarshal(body2, &audit); code != http.StatusOK || err != nil || len(audit.Entries) != 1 || audit.Entries[0].Actor != "admin" {
+		t.Errorf("audit of the import: %d %s, want one entry by admin (the repeat wrote nothing)", code, body2)
+	}
+	code, body2 = e.do("admin", "GET", fmt.Sprintf("/api/v1/runs?job=%d&trigger_type=import", job.ID), nil)
 	var list apiv1.RunList
 	if err := json.Unmarshal(body2, &list); code != http.StatusOK || err != nil {
 		t.Fatalf("search: %d %s", code, body2)

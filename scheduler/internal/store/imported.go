@@ -134,19 +134,33 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 			shardIndex, shardTotal = append(shardIndex, int64(r.ShardIndex)), append(shardTotal, int64(r.ShardTotal))
 		}
 		if len(jobIDs) > 0 {
-			tag, err := tx.Exec(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
+			rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 					triggered_at, started_at, finished_at, recorded_at, shard_index, shard_total, worker_id, params, message)
 				SELECT j, g, s, $1, st, a, a, sa, fa, now(), si, stt, w, p, m
 				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[],
 					$8::timestamptz[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
 					AS t(j, g, s, st, a, sa, fa, si, stt, w, p, m)
-				ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING`,
+				ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
+				RETURNING job_id`,
 				string(wire.TriggerImport), jobIDs, groups, shardNo, statuses, at, started, finished, shardIndex, shardTotal, workers, params, msgs)
+			written, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 			if err != nil {
 				return fmt.Errorf("write the runs: %w", err)
 			}
-			res.Imported = int(tag.RowsAffected())
+			res.Imported = len(written)
 			res.Existing = len(jobIDs) - res.Imported
+			perJob := map[int64]int{}
+			for _, id := range written {
+				perJob[id]++
+			}
+			// One audit entry per job, in its group's audit.
+			for _, id := range ids {
+				if n := perJob[id]; n > 0 {
+					if err := writeAudit(ctx, tx, a, "runs.import", JobTarget(id), jobs[id].group, nil, map[string]any{"imported": n}); err != nil {
+						return err
+					}
+				}
+			}
 		}
 		for d, rolled := range days {
 			if !rolled || res.Imported == 0 {
@@ -156,8 +170,7 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 				return err
 			}
 		}
-		return writeAudit(ctx, tx, a, "runs.import", "runs", "", nil,
-			map[string]any{"imported": res.Imported, "existing": res.Existing, "too_old": res.TooOld})
+		return nil
 	})
 	if err != nil {
 		return ImportResult{}, fmt.Errorf("import %d runs: %w", len(runs), err)
@@ -202,9 +215,13 @@ func (s *Store) ImportDayTotals(ctx context.Context, a Actor, days []DayTotal) (
 				day, d.Succeeded+d.Failed); err != nil {
 				return fmt.Errorf("write day %s: %w", day.Format(time.DateOnly), err)
 			}
+			if err := writeAudit(ctx, tx, a, "stats.import", "day:"+day.Format(time.DateOnly), "", nil,
+				map[string]any{"succeeded": d.Succeeded, "failed": d.Failed}); err != nil {
+				return err
+			}
 			written++
 		}
-		return writeAudit(ctx, tx, a, "stats.import", "stats", "", nil, map[string]any{"days": written, "skipped": skipped})
+		return nil
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("import %d days of statistics: %w", len(days), err)
