@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -39,9 +40,9 @@ type ImportResult struct {
 // again in the same transaction, so the dashboard counts the imported runs
 // at once; the days not rolled up yet are the maintenance loop's, as any
 // other. A job that does not exist fails the whole call (ErrNotFound).
-func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (ImportResult, error) {
+func (s *Store) ImportRuns(ctx context.Context, a Actor, batch []ImportedRun) (ImportResult, error) {
 	var res ImportResult
-	if len(runs) == 0 {
+	if len(batch) == 0 {
 		return res, nil
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -52,7 +53,7 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 		}
 		jobs := map[int64]jobRow{}
 		var ids []int64
-		for _, r := range runs {
+		for _, r := range batch {
 			if _, seen := jobs[r.JobID]; !seen {
 				jobs[r.JobID] = jobRow{}
 				ids = append(ids, r.JobID)
@@ -84,7 +85,7 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 		// up again below.
 		days := map[time.Time]bool{} // day → rolled up (and kept)
 		closed := map[time.Time]bool{}
-		for _, r := range runs {
+		for _, r := range batch {
 			d := DayStart(r.ScheduledAt)
 			if _, seen := days[d]; seen || closed[d] {
 				continue
@@ -103,52 +104,24 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 			}
 		}
 
-		var (
-			jobIDs, shardNo                 []int64
-			groups, statuses, workers, msgs []string
-			params                          []*string
-			at, started, finished           []*time.Time
-			shardIndex, shardTotal          []int64
-		)
-		opt := func(t time.Time) *time.Time {
-			if t.IsZero() {
-				return nil
-			}
-			return &t
-		}
-		for _, r := range runs {
+		var in []runs.Imported
+		for _, r := range batch {
 			if closed[DayStart(r.ScheduledAt)] {
 				res.TooOld++
 				continue
 			}
 			j := jobs[r.JobID]
-			jobIDs, groups, shardNo = append(jobIDs, r.JobID), append(groups, j.group), append(shardNo, int64(j.shard))
-			statuses, workers, msgs = append(statuses, string(r.Status)), append(workers, r.WorkerID), append(msgs, wire.TruncateMessage(r.Message))
-			var p *string
-			if r.Params != "" {
-				p = &r.Params
-			}
-			params = append(params, p)
-			sa := r.ScheduledAt
-			at, started, finished = append(at, &sa), append(started, opt(r.StartedAt)), append(finished, opt(r.FinishedAt))
-			shardIndex, shardTotal = append(shardIndex, int64(r.ShardIndex)), append(shardTotal, int64(r.ShardTotal))
+			in = append(in, runs.Imported{JobID: r.JobID, Group: j.group, Shard: j.shard, ScheduledAt: r.ScheduledAt,
+				StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Status: r.Status, ShardIndex: r.ShardIndex,
+				ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Params: r.Params, Message: r.Message})
 		}
-		if len(jobIDs) > 0 {
-			rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
-					triggered_at, started_at, finished_at, recorded_at, shard_index, shard_total, worker_id, params, message)
-				SELECT j, g, s, $1, st, a, a, sa, fa, now(), si, stt, w, p, m
-				FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::timestamptz[], $7::timestamptz[],
-					$8::timestamptz[], $9::bigint[], $10::bigint[], $11::text[], $12::text[], $13::text[])
-					AS t(j, g, s, st, a, sa, fa, si, stt, w, p, m)
-				ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
-				RETURNING job_id`,
-				string(wire.TriggerImport), jobIDs, groups, shardNo, statuses, at, started, finished, shardIndex, shardTotal, workers, params, msgs)
-			written, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if len(in) > 0 {
+			written, err := runs.InsertImported(ctx, tx, in)
 			if err != nil {
-				return fmt.Errorf("write the runs: %w", err)
+				return err
 			}
 			res.Imported = len(written)
-			res.Existing = len(jobIDs) - res.Imported
+			res.Existing = len(in) - res.Imported
 			perJob := map[int64]int{}
 			for _, id := range written {
 				perJob[id]++
@@ -173,7 +146,7 @@ func (s *Store) ImportRuns(ctx context.Context, a Actor, runs []ImportedRun) (Im
 		return nil
 	})
 	if err != nil {
-		return ImportResult{}, fmt.Errorf("import %d runs: %w", len(runs), err)
+		return ImportResult{}, fmt.Errorf("import %d runs: %w", len(batch), err)
 	}
 	return res, nil
 }
