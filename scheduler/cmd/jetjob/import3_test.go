@@ -365,6 +365,9 @@ func TestImportXXLJobHistory(t *testing.T) {
 	if h := again.History; h.Imported != 0 || h.Existing != 5 {
 		t.Errorf("history imported again: %+v, want 5 already there", h)
 	}
+	out := api.admin(t, "", "import", "xxl-job", "--mysql-url", dsn, "--tz", "Asia/Shanghai", "--history", "30")
+	printed(t, "the table", out, "history: 8 xxl_job_log rows since", "0 runs imported, 5 already there",
+		"history: 1 rows not imported: its job is not imported", "days of xxl_job_log_report read")
 	st, err := c.Stats(context.Background(), client.StatsOptions{From: time.Now().AddDate(0, 0, -30).UTC().Format(time.DateOnly),
 		JobID: newID[1]})
 	if err != nil {
