@@ -38,3 +38,15 @@ func (c *Client) GetBackfill(ctx context.Context, id int64) (*apiv1.Backfill, er
 func (c *Client) CancelBackfill(ctx context.Context, id int64) (*apiv1.Backfill, error) {
 	return call[apiv1.Backfill](ctx, c, http.MethodPost, fmt.Sprintf("/backfills/%d/cancel", id), nil, nil)
 }
+
+// ImportRuns writes finished runs of another scheduler as runs of their
+// jobs (admin; at most apiv1.MaxImportedRuns a call).
+func (c *Client) ImportRuns(ctx context.Context, req apiv1.RunImport) (*apiv1.RunImportResult, error) {
+	return call[apiv1.RunImportResult](ctx, c, http.MethodPost, "/runs/import", nil, req)
+}
+
+// ImportStats writes another scheduler's daily run counts into the daily
+// statistics where jetjob has none of its own (admin).
+func (c *Client) ImportStats(ctx context.Context, req apiv1.StatsImport) (*apiv1.StatsImportResult, error) {
+	return call[apiv1.StatsImportResult](ctx, c, http.MethodPost, "/stats/import", nil, req)
+}

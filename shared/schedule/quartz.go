@@ -32,9 +32,12 @@ import (
 // exactly what Quartz, and so xxl-job, accepts.
 
 // CheckQuartz refuses what Quartz's CronExpression refuses beyond the
-// syntax Parse reads: exactly one of day-of-month and day-of-week must be
-// ?, with Quartz's own reason. It says nothing of an expression without
-// six or seven fields (Parse does).
+// syntax Parse reads, with Quartz's own reason: exactly one of
+// day-of-month and day-of-week must be ?, and a step of the second or
+// minute field must be at most 59, of the hour field at most 23 (Parse
+// takes up to the field's size, 60 or 24, which fire once: "0/60" is
+// second 0). It says nothing of an expression without six or seven fields
+// (Parse does).
 func CheckQuartz(expr string) error {
 	f := strings.Fields(expr)
 	if len(f) != 6 && len(f) != 7 {
@@ -43,6 +46,15 @@ func CheckQuartz(expr string) error {
 	if (f[3] == "?") == (f[5] == "?") {
 		return invalidf(nil, "quartz expression %q: Support for specifying both a day-of-week AND a day-of-month parameter is not implemented "+
 			"(Quartz's reason: write ? in exactly one of day-of-month %q and day-of-week %q)", expr, f[3], f[5])
+	}
+	for i, field := range []*quartzField{&quartzSecond, &quartzMinute, &quartzHour} {
+		for _, part := range strings.Split(f[i], ",") {
+			_, step, ok := strings.Cut(part, "/")
+			if n, err := strconv.Atoi(step); ok && err == nil && n > field.hi {
+				return invalidf(nil, "quartz expression %q: Increment > %d : %d (Quartz's reason: a step of the %s field is at most %d)",
+					expr, field.hi+1, n, field.name, field.hi)
+			}
+		}
 	}
 	return nil
 }

@@ -274,4 +274,24 @@ func TestCheckQuartz(t *testing.T) {
 			t.Errorf("CheckQuartz(%q) error %q: want ErrInvalid with Quartz's reason", expr, err)
 		}
 	}
+	// Steps: Quartz refuses a second or minute step over 59 and an hour
+	// step over 23, which Parse reads (they fire once).
+	for expr, reason := range map[string]string{
+		"0/60 * * * * ?":       "Increment > 60 : 60",
+		"0 5/60 * * * ?":       "Increment > 60 : 60",
+		"0 0 0,1/24 * * ?":     "Increment > 24 : 24",
+		"0/59 0/59 0/23 * * ?": "",
+		"0 0 0 1/31 * ?":       "",
+	} {
+		if _, err := Parse("quartz", expr, "UTC"); err != nil {
+			t.Errorf("Parse(%q): %v", expr, err)
+		}
+		err := CheckQuartz(expr)
+		switch {
+		case reason == "" && err != nil:
+			t.Errorf("CheckQuartz(%q) = %v, want ok", expr, err)
+		case reason != "" && (err == nil || !strings.Contains(err.Error(), reason)):
+			t.Errorf("CheckQuartz(%q) = %v, want Quartz's %q", expr, err, reason)
+		}
+	}
 }

@@ -58,6 +58,10 @@ const (
 	TriggerParent   TriggerType = "parent"   // child job after its parent succeeded
 	TriggerBackfill TriggerType = "backfill" // a past fire run by a backfill operation
 	TriggerWorkflow TriggerType = "workflow" // a node of a workflow run, its inputs settled
+	// TriggerImport marks a run brought from another scheduler's history
+	// (jetjob import xxl-job --history), written finished: it ran there,
+	// never in jetjob, so it is never in a trigger and Valid refuses it.
+	TriggerImport TriggerType = "import"
 )
 
 // Valid reports whether t is a known trigger type.

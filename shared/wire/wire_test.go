@@ -40,6 +40,7 @@ func TestDecodeTriggerRejectsBadInput(t *testing.T) {
 		"no run id":       {`{"v":1,"job_id":1,"group":"g","handler":"h","trigger_type":"schedule","scheduled_at":"2026-01-01T00:00:00Z"}`, "run_id must be positive"},
 		"bad group":       {`{"v":1,"run_id":1,"job_id":1,"group":"a.b","handler":"h","trigger_type":"schedule","scheduled_at":"2026-01-01T00:00:00Z"}`, `group "a.b"`},
 		"bad type":        {`{"v":1,"run_id":1,"job_id":1,"group":"g","handler":"h","trigger_type":"cron","scheduled_at":"2026-01-01T00:00:00Z"}`, `unknown trigger_type "cron"`},
+		"imported run":    {`{"v":1,"run_id":1,"job_id":1,"group":"g","handler":"h","trigger_type":"import","scheduled_at":"2026-01-01T00:00:00Z"}`, `unknown trigger_type "import"`},
 		"shard overflow":  {`{"v":1,"run_id":1,"job_id":1,"group":"g","handler":"h","trigger_type":"schedule","scheduled_at":"2026-01-01T00:00:00Z","shard_index":3,"shard_total":3}`, "shard 3/3"},
 		"negative cap":    {`{"v":1,"run_id":1,"job_id":1,"group":"g","handler":"h","trigger_type":"schedule","scheduled_at":"2026-01-01T00:00:00Z","max_concurrency":-1}`, "max_concurrency -1 is out of range"},
 		"no scheduled at": {`{"v":1,"run_id":1,"job_id":1,"group":"g","handler":"h","trigger_type":"schedule"}`, "scheduled_at is required"},

@@ -49,7 +49,9 @@ type importReport struct {
 	Groups     []importGroupRow `json:"groups"`
 	Jobs       []importJobRow   `json:"jobs"`
 	Users      []importUserRow  `json:"users,omitempty"`
-	Counts     map[string]int   `json:"counts"`
+	// History is what --history did (nil without it).
+	History *importHistoryReport `json:"history,omitempty"`
+	Counts  map[string]int       `json:"counts"`
 	// Error is why the import stopped before the end ("" if it did not):
 	// the rows without an action were not tried.
 	Error string `json:"error,omitempty"`
@@ -82,9 +84,10 @@ func (a *app) importXXLJobCmd() *cobra.Command {
 	var (
 		dsn, prefix, tz, reportFile string
 		dryRun, enable, users       bool
+		history                     int
 	)
 	cmd := &cobra.Command{
-		Use:   "xxl-job --mysql-url DSN [--group-prefix P] [--tz ZONE|auto] [--enable] [--users] [--report FILE] [--dry-run]",
+		Use:   "xxl-job --mysql-url DSN [--group-prefix P] [--tz ZONE|auto] [--enable] [--users] [--history DAYS] [--report FILE] [--dry-run]",
 		Short: "Create groups and jobs from an xxl-job admin database",
 		Long: `Read xxl-job's executor groups (xxl_job_group) and jobs (xxl_job_info) from its
 MySQL database and create them in jetjob: a group per executor (app_name,
@@ -106,7 +109,12 @@ xxl-job still runs them. Once they are stopped in xxl-job, import again with
 --enable: it enables the jobs xxl-job ran (trigger_status 1) and disables the
 others. xxl-job fires Quartz expressions in its admin's time zone: give it
 with --tz; it is checked against the next fire times xxl-job stored (a zone
-they contradict is refused, default UTC), --tz auto picks it from them.`,
+they contradict is refused, default UTC), --tz auto picks it from them.
+
+--history DAYS also brings xxl_job_log's rows of the last DAYS days over as
+finished runs of the imported jobs (trigger type import; repeated imports
+add nothing), so that run history and the daily statistics do not start
+empty.`,
 		Example: `  jetjob import xxl-job --mysql-url 'reader:secret@tcp(xxl-db:3306)/xxl_job' --tz auto --dry-run
   jetjob import xxl-job --mysql-url 'mysql://reader:secret@xxl-db:3306/xxl_job' --group-prefix xxl- --tz Asia/Shanghai --report import.md
   jetjob import xxl-job --mysql-url 'mysql://reader:secret@xxl-db:3306/xxl_job' --tz Asia/Shanghai --enable`,
@@ -122,6 +130,9 @@ they contradict is refused, default UTC), --tz auto picks it from them.`,
 			if err := xxljob.CheckGroupPrefix(prefix); err != nil {
 				return usagef("--group-prefix: %v", err)
 			}
+			if history < 0 || history > maxHistoryDays {
+				return usagef("--history %d: want 1 to %d days (0: no history)", history, maxHistoryDays)
+			}
 			if tz != "" && tz != xxljob.ZoneAuto {
 				if _, err := time.LoadLocation(tz); err != nil {
 					return usagef("--tz %q: unknown time zone (want an IANA name like Asia/Shanghai, or auto)", tz)
@@ -135,8 +146,8 @@ they contradict is refused, default UTC), --tz auto picks it from them.`,
 			if err != nil {
 				return err
 			}
+			defer db.Close()
 			dump, err := xxljob.Read(cmd.Context(), db)
-			db.Close()
 			if err != nil {
 				return fmt.Errorf("xxl-job database %s/%s: %w", cfg.Addr, cfg.DBName, err)
 			}
@@ -155,6 +166,9 @@ they contradict is refused, default UTC), --tz auto picks it from them.`,
 			runErr := importPlan(cmd.Context(), c, plan, rep, dryRun, enable)
 			if runErr == nil && users {
 				runErr = importUsers(cmd.Context(), c, dump, rep, dryRun)
+			}
+			if runErr == nil && history > 0 {
+				runErr = importHistory(cmd.Context(), c, db, rep, history, mustLocation(zone.Zone), now, dryRun)
 			}
 			if runErr != nil {
 				rep.Error = runErr.Error()
@@ -181,6 +195,7 @@ they contradict is refused, default UTC), --tz auto picks it from them.`,
 	fl.StringVar(&tz, "tz", "", "IANA time zone xxl-job's admin ran in, where its cron expressions fire (checked against xxl-job's next fire times; default UTC), or auto to pick it from them")
 	fl.BoolVar(&enable, "enable", false, "enable the jobs xxl-job runs and disable the others (default: new jobs are disabled)")
 	fl.BoolVar(&users, "users", false, "also create xxl-job's users (admins as admins, the others as operators of their groups), without passwords")
+	fl.IntVar(&history, "history", 0, "also import the last DAYS days of xxl_job_log as finished runs (marked import)")
 	fl.StringVar(&reportFile, "report", "", "also write the report as Markdown to FILE")
 	fl.BoolVar(&dryRun, "dry-run", false, "print what would be done, change nothing")
 	return cmd
@@ -360,4 +375,14 @@ func listGroupJobs(ctx context.Context, c *client.Client, group string) ([]apiv1
 		return nil, fmt.Errorf("list jobs of group %s: %w", group, err)
 	}
 	return js, nil
+}
+
+// mustLocation is the zone PickZone checked (a valid name), UTC if it
+// cannot be loaded.
+func mustLocation(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
 }

@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/xxljob"
 	"github.com/jetjob/jetjob/scheduler/internal/xxljob/localmaria"
 )
 
@@ -239,5 +241,143 @@ func TestImportXXLJobRefusedRowsDoNotStop(t *testing.T) {
 	}
 	if rep.Error != "" || rep.Counts[actCreated] != 2 || rep.Counts[actNotImported] != 6 {
 		t.Errorf("error %q, counts %v", rep.Error, rep.Counts)
+	}
+}
+
+// xxl-job 3.x as its published DDL has it (job_desc and group title kept,
+// the user's SSO token added: testdata/gen34.sql), loaded with 55 realistic
+// jobs in 5 groups, imports: the generation is found by the user token, and
+// every row of xxl_job_info is accounted for in the report, created or not
+// imported with why.
+func TestImportXXLJob3Published(t *testing.T) {
+	isolate(t)
+	dsn := localmaria.StartTestDB(t, "xxl_job", "../../internal/xxljob/testdata/gen34.sql",
+		"../../internal/xxljob/testdata/jobs.sql").DSN("xxl_job")
+	api := newRealAPI(t)
+	rep := decodeJSON[importReport](t, must(t, api.as(t, bootstrapToken, "", "import", "xxl-job", "--mysql-url", dsn,
+		"--tz", "Asia/Shanghai", "--users", "-o", "json"), "import"))
+	if rep.Generation != "3.x" || len(rep.Jobs) != 55 {
+		t.Fatalf("generation %q, %d job rows: want 3.x and all 55", rep.Generation, len(rep.Jobs))
+	}
+	for _, r := range rep.Jobs {
+		switch {
+		case r.Action == actCreated && r.NewID != 0:
+		case r.Action == actNotImported && len(r.Problems) > 0 && slices.Contains(xxlUnmappable, r.OldID):
+		default:
+			t.Errorf("job %d not accounted for: %+v", r.OldID, r)
+		}
+	}
+	if rep.Counts[actCreated] != 44 || rep.Counts[actNotImported] != 11 {
+		t.Errorf("counts %v, want 44 created and 11 not imported", rep.Counts)
+	}
+	if len(rep.Users) != 2 || rep.Users[1].Role != apiv1.RoleOperator || rep.Users[1].Action != actCreated ||
+		!strings.Contains(strings.Join(rep.Users[1].Notes, ";"), "operator of billing-executor, report-service") {
+		t.Errorf("users %+v", rep.Users)
+	}
+}
+
+// --history brings xxl_job_log's rows of the last days over as finished
+// runs of the imported jobs, marked import, their times read in the
+// checked zone: results by handle code, a failed trigger, broadcast parts;
+// rows without a result, never triggered, of jobs not imported or older
+// than the days asked are counted, not imported. Importing again adds
+// nothing, and the daily statistics count the runs.
+func TestImportXXLJobHistory(t *testing.T) {
+	isolate(t)
+	dsn := localmaria.StartTestDB(t, "xxl_job", "../../internal/xxljob/testdata/gen34.sql",
+		"../../internal/xxljob/testdata/jobs.sql", "../../internal/xxljob/testdata/history.sql").DSN("xxl_job")
+	api := newRealAPI(t)
+	c, err := client.New(api.URL, bootstrapToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := func(extra ...string) importReport {
+		t.Helper()
+		return decodeJSON[importReport](t, must(t, api.as(t, bootstrapToken, "", append([]string{"import", "xxl-job",
+			"--mysql-url", dsn, "--tz", "Asia/Shanghai", "--history", "30", "-o", "json"}, extra...)...), "import"))
+	}
+	dry := imp("--dry-run")
+	if h := dry.History; h == nil || h.Read != 8 || h.Imported != 5 {
+		t.Fatalf("dry run history: %+v, want 8 rows read and 5 that would be imported", h)
+	}
+	rep := imp()
+	h := rep.History
+	if h == nil || h.Read != 8 || h.Imported != 5 || h.Existing != 0 ||
+		h.Skipped[skipJobNotImported] != 1 || h.Skipped[xxljob.SkipRunning] != 1 || h.Skipped[xxljob.SkipNotTriggered] != 1 {
+		t.Fatalf("history: %+v", h)
+	}
+	newID := map[int64]int64{}
+	for _, r := range rep.Jobs {
+		newID[r.OldID] = r.NewID
+	}
+	runs, err := c.SearchRuns(context.Background(), client.SearchRunsOptions{TriggerTypes: []string{"import"}, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMsg := map[string]apiv1.Run{}
+	for _, r := range runs.Runs {
+		byMsg[strings.SplitN(r.Message, ":", 2)[0]] = r
+	}
+	for log, want := range map[string]struct {
+		job, shard     int64
+		status, detail string
+	}{
+		"xxl-job log 101":                {1, 0, "SUCCEEDED", "done: 12 rows"},
+		"xxl-job log 102 (param x=1)":    {1, 0, "FAILED", "NullPointerException at com.example.Demo.run"},
+		"xxl-job log 103":                {2, 0, "SUCCEEDED", ""},
+		"xxl-job log 104":                {2, 1, "TIMED_OUT", "job execute timeout"},
+		"xxl-job log 105 (param days=7)": {3, 0, "FAILED", "the trigger failed (code 500): 调度失败 msg：address is empty"},
+	} {
+		r, ok := byMsg[log]
+		switch {
+		case !ok:
+			t.Errorf("%s not imported (runs %+v)", log, runs.Runs)
+		case r.JobID != newID[want.job] || r.Status != want.status || int64(r.ShardIndex) != want.shard ||
+			!strings.Contains(r.Message, want.detail) || r.FinishedAt == nil || r.FinishedAt.Before(r.ScheduledAt):
+			t.Errorf("%s: %+v, want job %d %s shard %d saying %q", log, r, newID[want.job], want.status, want.shard, want.detail)
+		}
+	}
+	if r := byMsg["xxl-job log 104"]; r.ShardTotal != 2 || r.WorkerID != "http://10.0.0.8:9999/" {
+		t.Errorf("broadcast part: %+v", r)
+	}
+
+	// xxl_job_log_report: the day 20 days back, older than the log rows,
+	// comes as totals; the days of imported runs do not (at most 2 of the
+	// 3 report days read have runs, depending on the hour the test runs
+	// at, their times being read in Asia/Shanghai).
+	if h.ReportDays != 3 || h.TotalsWritten+h.TotalsSkipped != 3 || h.TotalsWritten < 1 {
+		t.Errorf("report days: %+v", h)
+	}
+	old, err := c.Stats(context.Background(), client.StatsOptions{From: time.Now().AddDate(0, 0, -25).UTC().Format(time.DateOnly),
+		To: time.Now().AddDate(0, 0, -15).UTC().Format(time.DateOnly)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals := map[string]int64{}
+	for _, r := range old.Rows {
+		totals[r.Status] += r.Runs
+	}
+	if totals["SUCCEEDED"] != 5 || totals["FAILED"] != 1 {
+		t.Errorf("the daily statistics 15-25 days back: %v, want xxl_job_log_report's 5 succeeded and 1 failed", totals)
+	}
+
+	again := imp()
+	if h := again.History; h.Imported != 0 || h.Existing != 5 {
+		t.Errorf("history imported again: %+v, want 5 already there", h)
+	}
+	out := api.admin(t, "", "import", "xxl-job", "--mysql-url", dsn, "--tz", "Asia/Shanghai", "--history", "30")
+	printed(t, "the table", out, "history: 8 xxl_job_log rows since", "0 runs imported, 5 already there",
+		"history: 1 rows not imported: its job is not imported", "days of xxl_job_log_report read")
+	st, err := c.Stats(context.Background(), client.StatsOptions{From: time.Now().AddDate(0, 0, -30).UTC().Format(time.DateOnly),
+		JobID: newID[1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range st.Rows {
+		n += int(r.Runs)
+	}
+	if n != 2 {
+		t.Errorf("the daily statistics count %d runs of job 1, want its 2 imported: %+v", n, st.Rows)
 	}
 }

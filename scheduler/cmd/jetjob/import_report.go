@@ -41,7 +41,7 @@ func (r *importReport) summary() []string {
 	case r.Error != "":
 	case r.DryRun:
 		lines = append(lines, "dry run: nothing was changed")
-	case r.Counts[actCreated]+r.Counts[actUpdated] == 0 && !r.groupsCreated():
+	case r.Counts[actCreated]+r.Counts[actUpdated] == 0 && !r.groupsCreated() && (r.History == nil || r.History.Imported == 0):
 		lines = append(lines, "nothing changed: jetjob already matches the xxl-job database")
 	}
 	if !r.Enable {
@@ -123,6 +123,11 @@ func (r *importReport) write(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if r.History != nil {
+		for _, l := range r.History.lines(r.DryRun) {
+			fmt.Fprintln(w, l)
+		}
+	}
 	for _, l := range r.summary() {
 		fmt.Fprintln(w, l)
 	}
@@ -196,6 +201,12 @@ func (r *importReport) markdown() []byte {
 		b.WriteString("\n## Users\n\n| xxl-job user | jetjob user | role | action | notes |\n| --- | --- | --- | --- | --- |\n")
 		for _, u := range r.Users {
 			fmt.Fprintf(&b, "| %d %s | %s | %s | %s | %s |\n", u.OldID, md(u.Username), md(u.User), u.Role, u.Action, md(strings.Join(u.Notes, "; ")))
+		}
+	}
+	if r.History != nil {
+		b.WriteString("\n## History\n\n")
+		for _, l := range r.History.lines(r.DryRun) {
+			fmt.Fprintf(&b, "- %s\n", md(strings.TrimPrefix(l, "history: ")))
 		}
 	}
 	return []byte(b.String())

@@ -76,7 +76,7 @@ func (a *app) runsListCmd() *cobra.Command {
 	fs.StringVar(&jobArg, "job", "", "only runs of this job id")
 	fs.StringVar(&opts.Group, "group", "", "only runs of this group")
 	fs.StringSliceVar(&opts.Statuses, "status", nil, "only runs in these statuses (SUCCEEDED, FAILED, ...)")
-	fs.StringSliceVar(&opts.TriggerTypes, "trigger-type", nil, "only runs of these trigger types (schedule, misfire, manual, retry, parent)")
+	fs.StringSliceVar(&opts.TriggerTypes, "trigger-type", nil, "only runs of these trigger types (schedule, misfire, manual, retry, parent, backfill, workflow, import)")
 	fs.StringVar(&from, "from", "", "only runs scheduled at or after this time (RFC 3339)")
 	fs.StringVar(&to, "to", "", "only runs scheduled before this time (RFC 3339)")
 	fs.IntVar(&opts.Limit, "limit", 0, "page size, up to 1000 (server default 50 when 0)")

@@ -138,8 +138,14 @@ func matrix() []matrixRow {
 		{"POST /api/v1/runs/{id}/kill", func(e *env, _ string) req {
 			return req{"POST", fmt.Sprintf("/api/v1/runs/%d/kill", e.newRun(e.plain.ID)), nil}
 		}, with(operate, s202)},
+		{"POST /api/v1/runs/import", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/runs/import", apiv1.RunImport{Runs: []apiv1.ImportedRun{{JobID: e.plain.ID,
+				ScheduledAt: time.Now().Add(-time.Hour), Status: "SUCCEEDED"}}}}
+		}, adminOnly},
 		{"GET /api/v1/workers", fixed("GET", "/api/v1/workers", nil), anyUser},
 		{"GET /api/v1/stats", fixed("GET", "/api/v1/stats", nil), anyUser},
+		{"POST /api/v1/stats/import", fixed("POST", "/api/v1/stats/import", apiv1.StatsImport{Days: []apiv1.ImportedDay{
+			{Day: time.Now().UTC().AddDate(0, 0, -400).Format(time.DateOnly), Succeeded: 1}}}), adminOnly},
 		{"GET /api/v1/schedule/preview", fixed("GET", "/api/v1/schedule/preview?type=cron&expr=@hourly", nil), anyUser},
 		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard", nil), anyUser},
 		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard?group=a", nil), [6]int{s401, s200, s403, s200, s200, s200}},

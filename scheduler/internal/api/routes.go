@@ -83,11 +83,15 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/workflow-runs/{id}/skip", operate(s.pathWorkflowRunGroup), s.workflowRunOp("skip")},
 		{"POST /api/v1/workflow-runs/{id}/rerun", operate(s.pathWorkflowRunGroup), s.rerunWorkflowRun},
 		{"GET /api/v1/runs", read(queryGroup), s.searchRuns},
+		// History brought from another scheduler (admin: it did not
+		// happen in jetjob).
+		{"POST /api/v1/runs/import", admin, s.importRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},
 		{"GET /api/v1/workers", read(queryGroup), s.listWorkers},
 		{"GET /api/v1/stats", read(queryGroup), s.stats},
+		{"POST /api/v1/stats/import", admin, s.importStats},
 		// The console's documents (apiv1/console.go). A schedule preview
 		// and the cluster hold no group data.
 		{"GET /api/v1/schedule/preview", authed, s.schedulePreview},

@@ -71,7 +71,7 @@ func searchFilter(r *http.Request) (store.RunFilter, error) {
 	for _, v := range listParam(q["trigger_type"]) {
 		tt := wire.TriggerType(strings.ToLower(v))
 		if !validTriggerType(tt) {
-			add("trigger_type %q: want one of schedule, misfire, manual, retry, parent", v)
+			add("trigger_type %q: want one of schedule, misfire, manual, retry, parent, backfill, workflow, import", v)
 			continue
 		}
 		f.TriggerTypes = appendNew(f.TriggerTypes, tt)
@@ -124,8 +124,10 @@ func appendNew[T comparable](s []T, v T) []T {
 	return append(s, v)
 }
 
+// validTriggerType is a trigger type a run can have: those of the wire,
+// and import (history brought from another scheduler, never triggered).
 func validTriggerType(t wire.TriggerType) bool {
-	return t.Valid()
+	return t.Valid() || t == wire.TriggerImport
 }
 
 // The cursor is opaque to clients: "v1.<scheduled_at in µs>.<id>" in

@@ -78,7 +78,8 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	data := &runsPage{Form: q, Statuses: wire.Statuses,
-		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent}}
+		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent,
+			wire.TriggerBackfill, wire.TriggerWorkflow, wire.TriggerImport}}
 	var gl apiv1.GroupList
 	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
 		return err

@@ -1,7 +1,8 @@
 // Package runs owns run storage: the in-memory planned run (Planned) that
 // the planner, the wheel and dispatch pass along, and every statement that
 // writes job_runs — on the path of a fire: insert planned (InsertPlanned,
-// InsertManual, InsertBackfill), read what is still to publish (LoadShard,
+// InsertManual, InsertBackfill; history imported from another scheduler,
+// written finished: InsertImported), read what is still to publish (LoadShard,
 // LoadOrphans, LoadScheduled), expand a broadcast (Expand), mark triggered
 // or ended (Record), apply workers' events (ApplyEvents); for the API:
 // cancel (Cancel, CancelBackfill) and delete an edited job's planned runs

@@ -23,6 +23,7 @@ func TestScheduleRowsXXLJobNeverFired(t *testing.T) {
 		{"CRON", "0 0 0 1 1 ? 1999"}:      "never fires again",
 		{"CRON", "0 0 0 31 2 ?"}:          "never fires",
 		{"CRON", "0 0 0 1 1 ? 2020-2025"}: "never fires again",
+		{"CRON", "0/60 * * * * ?"}:        "Increment > 60 : 60",
 	} {
 		j := bean(5, "x")
 		j.ScheduleType, j.ScheduleConf = conf[0], conf[1]

@@ -193,7 +193,7 @@ func readColumns(ctx context.Context, db *sql.DB) (columns, string, error) {
 		return nil, "", fmt.Errorf("read the database name: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('xxl_job_group', 'xxl_job_info', 'xxl_job_user')`)
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('xxl_job_group', 'xxl_job_info', 'xxl_job_user', 'xxl_job_log')`)
 	if err != nil {
 		return nil, "", fmt.Errorf("read the columns of the xxl-job tables: %w", err)
 	}
