@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/backfill"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
@@ -55,6 +56,7 @@ type wiring struct {
 	retention *retention.Maintainer
 	backlog   *backlog.Sampler
 	alarms    *alarm.Sender
+	alerts    *alerts.Engine
 	lost      *lost.Monitor
 	backfill  *backfill.Runner
 
@@ -150,6 +152,9 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		return nil, err
 	}
 	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log, Egress: egressPolicy}); err != nil {
+		return nil, err
+	}
+	if w.alerts, err = alerts.New(s.cfg.Alerts, alerts.Deps{Pool: s.deps.Pool, Log: s.log, Sender: w.alarms}); err != nil {
 		return nil, err
 	}
 	spentKeys, err := s.spentTriggerKeys()
