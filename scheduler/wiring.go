@@ -172,6 +172,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		Gatherer: s.reg, MetricsToken: s.cfg.MetricsToken,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
 		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
+		SendTest: w.alarms.SendTest,
 	}, st, s.log)
 	if err != nil {
 		return nil, err

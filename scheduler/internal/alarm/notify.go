@@ -338,3 +338,10 @@ func (s *Sender) ConsoleLink(runID int64) string {
 
 // Timeout bounds one delivery: what a claim's lease must outlast.
 func (s *Sender) Timeout() time.Duration { return s.cfg.Timeout }
+
+// SendTest sends a channel's test notice ("send test") now, once.
+func (s *Sender) SendTest(ctx context.Context, ch Channel) Result {
+	now := s.now()
+	return s.Notify(ctx, ch, &Notice{Event: EventTest, Group: ch.Group, At: now, FirstAt: now},
+		fmt.Sprintf("jetjob-alert-test-%d-%d", ch.ID, now.UnixNano()))
+}

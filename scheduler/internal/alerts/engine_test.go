@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -114,7 +115,7 @@ func (w *world) rule(r Rule) RuleInfo {
 	var out RuleInfo
 	err := pgx.BeginFunc(w.ctx, w.pool, func(tx pgx.Tx) error {
 		var err error
-		out, err = CreateRule(w.ctx, tx, r, "admin")
+		out, err = CreateRule(w.ctx, tx, r, &auth.Principal{Name: "admin", Admin: true})
 		return err
 	})
 	if err != nil {

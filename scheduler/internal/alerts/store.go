@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 )
 
@@ -174,11 +175,27 @@ func scanRule(row pgx.Row) (RuleInfo, error) {
 	return r, err
 }
 
-// CreateRule stores a rule and its channels, in tx. The caller has
-// decided that its author may name each channel (Authorize).
-func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, by string) (RuleInfo, error) {
+// CreateRule stores a rule and its channels, in tx, as p's act: p must
+// be allowed to name each channel (MayName; the one place a rule's
+// reference to a channel is made). A job rule's group is its job's.
+func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (RuleInfo, error) {
 	if err := CheckRule(r); err != nil {
 		return RuleInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if r.JobID != 0 {
+		if err := tx.QueryRow(ctx, `SELECT group_name FROM jobs WHERE id = $1`, r.JobID).Scan(&r.Group); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return RuleInfo{}, fmt.Errorf("%w: job %d does not exist", ErrInvalid, r.JobID)
+			}
+			return RuleInfo{}, fmt.Errorf("read job %d: %w", r.JobID, err)
+		}
+	}
+	if err := authorizeChannels(ctx, tx, p, r.Group, r.Channels); err != nil {
+		return RuleInfo{}, err
+	}
+	by := ""
+	if p != nil {
+		by = p.Name
 	}
 	events := make([]string, len(r.Events))
 	for i, e := range r.Events {

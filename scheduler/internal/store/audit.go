@@ -225,3 +225,9 @@ type runAudit struct {
 	// RerunOf is the workflow run a re-run re-runs.
 	RerunOf int64 `json:"rerun_of,omitempty"`
 }
+
+// Audit records a change of another package's tables (the alerts') inside
+// its transaction, as the store's own writes are recorded.
+func Audit(ctx context.Context, tx pgx.Tx, a Actor, action, target, group string, before, after any) error {
+	return writeAudit(ctx, tx, a, action, target, group, before, after)
+}
