@@ -45,9 +45,12 @@ type AlertRule struct {
 	Events []string `json:"events"`
 	// Threshold events within Window open an alert (defaults 1, 0: no
 	// window); Renotify repeats an open alert's notice (0: never).
-	Threshold  int        `json:"threshold,omitempty"`
-	Window     Duration   `json:"window,omitzero"`
-	Renotify   Duration   `json:"renotify,omitzero"`
+	Threshold int      `json:"threshold,omitempty"`
+	Window    Duration `json:"window,omitzero"`
+	Renotify  Duration `json:"renotify,omitzero"`
+	// PauseAfter disables the job after this many consecutive problem
+	// events the rule hears, with a note and a notice (0: never).
+	PauseAfter int        `json:"pause_after,omitempty"`
 	Channels   []int64    `json:"channels"`
 	Enabled    bool       `json:"enabled"`
 	MutedUntil *time.Time `json:"muted_until,omitempty"`

@@ -202,6 +202,7 @@ func (a *app) rulesCmd() *cobra.Command {
 	f.IntVar(&r.Threshold, "threshold", 1, "events within --window that open the alert")
 	f.DurationVar(&window, "window", 0, "the threshold's window (0: since the alert began)")
 	f.DurationVar(&renotify, "renotify", 0, "tell an open alert again this often (0: never)")
+	f.IntVar(&r.PauseAfter, "pause-after", 0, "disable the job after this many consecutive failures (0: never)")
 	cmd := &cobra.Command{Use: "rules", Aliases: []string{"rule"}, Short: "Alert rules: list, create, mute, delete"}
 	return parent(cmd,
 		&cobra.Command{Use: "list", Short: "List the rules you may see", Args: needArgs(),
@@ -246,6 +247,9 @@ func ruleKV(r *apiv1.AlertRule) *kv {
 	k.add("threshold", fmt.Sprintf("%d in %s", max(r.Threshold, 1), time.Duration(r.Window)))
 	k.add("renotify", time.Duration(r.Renotify).String())
 	k.add("channels", fmt.Sprint(r.Channels))
+	if r.PauseAfter > 0 {
+		k.add("pause after", strconv.Itoa(r.PauseAfter))
+	}
 	return k
 }
 

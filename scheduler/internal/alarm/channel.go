@@ -135,6 +135,9 @@ const (
 	EventWorkflowFailed   Event = "workflow_failed"
 	// EventTest is a channel's "send test".
 	EventTest Event = "test"
+	// EventPaused says a rule's pause after consecutive failures
+	// disabled the job (sent to the rule's channels, not subscribed to).
+	EventPaused Event = "paused"
 )
 
 // Events are the events a rule may subscribe to.
@@ -175,6 +178,8 @@ func (n *Notice) Title() string {
 		return fmt.Sprintf("[jetjob] recovered: job %s (%d)", name, n.JobID)
 	case EventSucceeded:
 		return fmt.Sprintf("[jetjob] succeeded: job %s (%d) run %d", name, n.JobID, n.RunID)
+	case EventPaused:
+		return fmt.Sprintf("[jetjob] paused: job %s (%d) after %d failures", name, n.JobID, n.Count)
 	}
 	if n.Count > 1 {
 		return fmt.Sprintf("[jetjob] %s: job %s (%d), %d times", n.Event, name, n.JobID, n.Count)

@@ -70,7 +70,11 @@ type Rule struct {
 	Window    time.Duration
 	// Renotify is how often an open alert that keeps receiving events is
 	// told again (0: never; it is told once, and its recovery).
-	Renotify   time.Duration
+	Renotify time.Duration
+	// PauseAfter disables the job when its alert reaches this many
+	// events, that is this many problem events without a success between
+	// (0: never).
+	PauseAfter int
 	MutedUntil time.Time
 	Channels   []int64
 }
@@ -115,6 +119,9 @@ type Alert struct {
 	MutedUntil         time.Time
 	// Changed says the engine must write it back.
 	Changed bool
+	// Pause says the event that was just applied reached the rule's
+	// PauseAfter: the engine disables the job.
+	Pause bool
 }
 
 // Alert states.
@@ -141,6 +148,8 @@ type Notify struct {
 //   - A success closes the alert; an open one that was notified tells
 //     its recovery when the rule subscribes to recovered.
 //   - A success the rule subscribes to (succeeded) is told on its own.
+//   - The event that brings the alert to the rule's PauseAfter sets
+//     Pause, silenced or not: the engine disables the job and tells so.
 //   - Silence (the rule's or the alert's mute, until a time) and an
 //     acknowledgement keep notices back, never the counting: an alert
 //     opened in silence is told at its first event after the silence ends.
@@ -157,6 +166,7 @@ func Decide(r *Rule, a *Alert, e End, now time.Time) (*Alert, *Notify) {
 	}
 	a.Changed = true
 	a.Count++
+	a.Pause = r.PauseAfter > 0 && a.Count == r.PauseAfter
 	a.LastAt, a.LastRunID, a.LastEvent, a.LastStatus, a.LastMessage = e.At, e.RunID, ev, e.Status, e.Message
 	silenced := now.Before(r.MutedUntil) || now.Before(a.MutedUntil)
 	switch a.State {

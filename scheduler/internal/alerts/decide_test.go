@@ -170,3 +170,23 @@ func TestRuleCovers(t *testing.T) {
 		}
 	}
 }
+
+// Pause is set once, by the event that brings the alert to PauseAfter,
+// silenced or not; a success between failures starts the count again.
+func TestPauseAfter(t *testing.T) {
+	f := newFeed(t, Rule{Events: []alarm.Event{alarm.EventFailed}, Threshold: 1, PauseAfter: 3})
+	f.rule.MutedUntil = f.clk.Now().Add(time.Hour)
+	var pauses []int
+	for i := range 5 {
+		if i == 2 {
+			f.end(time.Second, "SUCCEEDED", true)
+		}
+		f.end(time.Second, "FAILED", true)
+		if f.alert.Pause {
+			pauses = append(pauses, f.alert.Count)
+		}
+	}
+	if len(pauses) != 1 || pauses[0] != 3 {
+		t.Fatalf("paused at counts %v, want once, at the third consecutive failure", pauses)
+	}
+}

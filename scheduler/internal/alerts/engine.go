@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/scheduler/internal/errcount"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/tuning"
 )
 
@@ -181,7 +182,12 @@ func (e *Engine) Process(ctx context.Context) (int, error) {
 					a.Changed = false
 				}
 				if notify != nil {
-					if err := e.queue(ctx, tx, r, end, a, notify.Event); err != nil {
+					if err := e.queue(ctx, tx, r, end, a, notify.Event, end.ID); err != nil {
+						return err
+					}
+				}
+				if a != nil && a.Pause {
+					if err := e.pause(ctx, tx, r, end, a); err != nil {
 						return err
 					}
 				}
@@ -226,7 +232,7 @@ func loadRules(ctx context.Context, tx pgx.Tx, ends []End) ([]Rule, error) {
 		jobs, groups = append(jobs, e.JobID), append(groups, e.Group)
 	}
 	rows, _ := tx.Query(ctx, `SELECT r.id, r.name, COALESCE(r.job_id, 0), COALESCE(r.group_name, ''), r.events, r.threshold,
-			r.window_ms, r.renotify_ms, r.muted_until,
+			r.window_ms, r.renotify_ms, r.pause_after, r.muted_until,
 			ARRAY(SELECT channel_id FROM alert_rule_channels c WHERE c.rule_id = r.id ORDER BY channel_id)
 		FROM alert_rules r
 		WHERE r.enabled AND (r.job_id = ANY ($1) OR (r.job_id IS NULL AND (r.group_name = ANY ($2) OR r.group_name IS NULL)))
@@ -236,7 +242,7 @@ func loadRules(ctx context.Context, tx pgx.Tx, ends []End) ([]Rule, error) {
 		var events []string
 		var window, renotify int64
 		var muted *time.Time
-		err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &muted, &r.Channels)
+		err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.PauseAfter, &muted, &r.Channels)
 		for _, ev := range events {
 			r.Events = append(r.Events, alarm.Event(ev))
 		}
@@ -332,9 +338,32 @@ func saveAlert(ctx context.Context, tx pgx.Tx, r *Rule, e End, a *Alert) error {
 	return nil
 }
 
+// pause disables the job whose alert reached the rule's PauseAfter, in
+// the transaction that counted the failure, with a note naming the rule
+// and the job's latest failed runs, and tells the rule's channels (event
+// id -end.ID: the failure's own notice keeps end.ID).
+func (e *Engine) pause(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Alert) error {
+	var runIDs []int64
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(array_agg(id ORDER BY id), '{}') FROM (SELECT id FROM job_runs
+			WHERE job_id = $1 AND status IN ('FAILED', 'TIMED_OUT', 'LOST', 'EXPIRED') ORDER BY id DESC LIMIT $2) f`,
+		end.JobID, min(a.Count, 10)).Scan(&runIDs); err != nil {
+		return fmt.Errorf("read the failed runs of job %d: %w", end.JobID, err)
+	}
+	note := fmt.Sprintf("paused by alert rule %q (%d) after %d consecutive failures; latest runs %v", r.Name, r.ID, a.Count, runIDs)
+	actor := store.Actor{Name: "alerts", Auth: fmt.Sprintf("rule:%d", r.ID), Client: "scheduler"}
+	if _, err := store.DisableJobTx(ctx, tx, actor, end.JobID, note); errors.Is(err, store.ErrNotFound) {
+		return nil // deleted meanwhile: nothing to pause
+	} else if err != nil {
+		return err
+	}
+	e.log.Warn("job paused by an alert rule", zap.Int64("job", end.JobID), zap.Int64("rule", r.ID), zap.Int("failures", a.Count))
+	end.Message = note
+	return e.queue(ctx, tx, r, end, a, alarm.EventPaused, -end.ID)
+}
+
 // queue writes one delivery of the notice per channel of the rule, at
 // most once per (rule, channel, event).
-func (e *Engine) queue(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Alert, ev alarm.Event) error {
+func (e *Engine) queue(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Alert, ev alarm.Event, eventID int64) error {
 	n := alarm.Notice{V: 1, Event: ev, Rule: r.Name, JobID: end.JobID, JobName: end.JobName, Group: end.Group,
 		RunID: end.RunID, Status: end.Status, Message: end.Message, Attempt: end.Attempt, Count: 1, FirstAt: end.At,
 		At: end.At, ConsoleLink: e.sender.ConsoleLink(end.RunID)}
@@ -349,7 +378,7 @@ func (e *Engine) queue(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Aler
 	}
 	for _, ch := range r.Channels {
 		if _, err := tx.Exec(ctx, `INSERT INTO alert_deliveries (alert_id, rule_id, channel_id, event_id, notice)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, alertID, r.ID, ch, end.ID, body); err != nil {
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, alertID, r.ID, ch, eventID, body); err != nil {
 			return fmt.Errorf("queue the notice of rule %d on channel %d: %w", r.ID, ch, err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -262,7 +264,7 @@ func TestDeadChannelBlocksNothing(t *testing.T) {
 		return false
 	}
 	ids := []int64{w.channel("good", good.srv.URL), w.channel("dead", dead.srv.URL), w.channel("limited", limited.srv.URL)}
-	w.rule(Rule{Name: "any-failure", Events: []alarm.Event{alarm.EventFailed}, Threshold: 1, Channels: ids})
+	w.rule(Rule{Name: "any-failure", Group: pgtest.Group, Events: []alarm.Event{alarm.EventFailed}, Threshold: 1, Channels: ids})
 	e := w.engine(300 * time.Millisecond)
 	w.end(wire.StatusFailed)
 	e.Round(w.ctx)
@@ -285,6 +287,43 @@ func TestDeadChannelBlocksNothing(t *testing.T) {
 	}
 	if wait < 3000 || wait > 3600 {
 		t.Fatalf("the 429's delivery is retried in %.0f s, want its Retry-After, 3600 s", wait)
+	}
+}
+
+// A rule with pause_after 3 disables a job failing every second at its
+// third consecutive failure, with a note naming the rule and the runs, and
+// tells its channel so; the failures after it are counted, not sent.
+func TestPauseAfterConsecutiveFailures(t *testing.T) {
+	w := newWorld(t)
+	c := startChat(t)
+	ch := w.channel("ops", c.srv.URL)
+	w.rule(Rule{Name: "stop-it", JobID: w.jobID, Events: []alarm.Event{alarm.EventFailed}, Threshold: 1, PauseAfter: 3,
+		Channels: []int64{ch}})
+	if _, err := w.pool.Exec(w.ctx, `UPDATE jobs SET enabled = true WHERE id = $1`, w.jobID); err != nil {
+		t.Fatal(err)
+	}
+	e := w.engine(5 * time.Second)
+	for range 4 {
+		w.end(wire.StatusFailed)
+	}
+	e.Round(w.ctx)
+	var enabled bool
+	var note, by string
+	if err := w.pool.QueryRow(w.ctx, `SELECT enabled, paused_note, paused_by FROM jobs WHERE id = $1`, w.jobID).
+		Scan(&enabled, &note, &by); err != nil {
+		t.Fatal(err)
+	}
+	if enabled || by != "alerts" || !strings.Contains(note, `alert rule "stop-it"`) || !strings.Contains(note, "after 3 consecutive failures") {
+		t.Fatalf("job enabled=%v, paused by %q: %q; want paused by the rule, naming it and the failures", enabled, by, note)
+	}
+	got := c.got()
+	slices.Sort(got) // sent in parallel
+	if len(got) != 2 || !strings.HasPrefix(got[0], "[jetjob] failed: job nightly-export") ||
+		!strings.HasPrefix(got[1], "[jetjob] paused: job nightly-export") {
+		t.Fatalf("messages %q, want the failure and the pause", got)
+	}
+	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'job.disable' AND actor = 'alerts'`); n != 1 {
+		t.Fatalf("%d job.disable audit entries by alerts, want 1", n)
 	}
 }
 

@@ -145,6 +145,9 @@ func CheckRule(r Rule) error {
 	if r.Window < 0 || r.Renotify < 0 {
 		return errors.New("window and renotify must not be negative")
 	}
+	if r.PauseAfter < 0 || r.PauseAfter > 10000 {
+		return fmt.Errorf("pause_after %d: want 0 (never) to 10000", r.PauseAfter)
+	}
 	if len(r.Channels) == 0 {
 		return errors.New("channels: want one or more channel ids")
 	}
@@ -152,7 +155,7 @@ func CheckRule(r Rule) error {
 }
 
 const ruleColumns = `r.id, r.name, COALESCE(r.job_id, 0), COALESCE(r.group_name, ''), r.events, r.threshold, r.window_ms,
-	r.renotify_ms, r.enabled, r.muted_until, r.muted_by, r.mute_reason, r.created_by, r.created_at,
+	r.renotify_ms, r.pause_after, r.enabled, r.muted_until, r.muted_by, r.mute_reason, r.created_by, r.created_at,
 	ARRAY(SELECT channel_id FROM alert_rule_channels c WHERE c.rule_id = r.id ORDER BY channel_id)`
 
 func scanRule(row pgx.Row) (RuleInfo, error) {
@@ -160,7 +163,7 @@ func scanRule(row pgx.Row) (RuleInfo, error) {
 	var events []string
 	var window, renotify int64
 	var muted *time.Time
-	err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.Enabled, &muted,
+	err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.PauseAfter, &r.Enabled, &muted,
 		&r.MutedBy, &r.MuteReason, &r.CreatedBy, &r.CreatedAt, &r.Channels)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNotFound
@@ -202,9 +205,11 @@ func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (Rule
 		events[i] = string(e)
 	}
 	var id int64
-	err := tx.QueryRow(ctx, `INSERT INTO alert_rules (name, job_id, group_name, events, threshold, window_ms, renotify_ms, created_by)
-		VALUES ($1, NULLIF($2, 0), NULLIF($3, ''), $4, $5, $6, $7, $8) RETURNING id`,
-		r.Name, r.JobID, r.Group, events, max(r.Threshold, 1), r.Window.Milliseconds(), r.Renotify.Milliseconds(), by).Scan(&id)
+	err := tx.QueryRow(ctx, `INSERT INTO alert_rules (name, job_id, group_name, events, threshold, window_ms, renotify_ms,
+			pause_after, created_by)
+		VALUES ($1, NULLIF($2, 0), NULLIF($3, ''), $4, $5, $6, $7, $8, $9) RETURNING id`,
+		r.Name, r.JobID, r.Group, events, max(r.Threshold, 1), r.Window.Milliseconds(), r.Renotify.Milliseconds(),
+		r.PauseAfter, by).Scan(&id)
 	if err != nil {
 		return RuleInfo{}, storeErr("create rule "+r.Name, err)
 	}

@@ -33,6 +33,9 @@ CREATE TABLE alert_rules (
     threshold   integer NOT NULL DEFAULT 1 CHECK (threshold BETWEEN 1 AND 10000),
     window_ms   bigint NOT NULL DEFAULT 0 CHECK (window_ms >= 0),
     renotify_ms bigint NOT NULL DEFAULT 0 CHECK (renotify_ms >= 0),
+    -- pause_after: disable the job at this many consecutive problem
+    -- events the rule hears (0: never).
+    pause_after integer NOT NULL DEFAULT 0 CHECK (pause_after BETWEEN 0 AND 10000),
     enabled     boolean NOT NULL DEFAULT true,
     muted_until timestamptz,
     muted_by    text NOT NULL DEFAULT '',
