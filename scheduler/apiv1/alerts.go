@@ -50,7 +50,10 @@ type AlertRule struct {
 	Renotify  Duration `json:"renotify,omitzero"`
 	// PauseAfter disables the job after this many consecutive problem
 	// events the rule hears, with a note and a notice (0: never).
-	PauseAfter int        `json:"pause_after,omitempty"`
+	PauseAfter int `json:"pause_after,omitempty"`
+	// SLA is how late a start (late_start) or how long a run
+	// (running_long) is tolerated before the event.
+	SLA        Duration   `json:"sla,omitzero"`
 	Channels   []int64    `json:"channels"`
 	Enabled    bool       `json:"enabled"`
 	MutedUntil *time.Time `json:"muted_until,omitempty"`

@@ -176,7 +176,7 @@ func (a *app) muteCmd(what string, mute func(*client.Client, context.Context, in
 func (a *app) rulesCmd() *cobra.Command {
 	var r apiv1.AlertRule
 	var events string
-	var window, renotify time.Duration
+	var window, renotify, sla time.Duration
 	create := &cobra.Command{
 		Use:   "create --name N (--job ID | --group G) --events E,… --channels ID,… [--threshold N --window D] [--renotify D]",
 		Short: "Create a rule: which events of which jobs go to which channels",
@@ -187,7 +187,7 @@ func (a *app) rulesCmd() *cobra.Command {
 					r.Events = append(r.Events, e)
 				}
 			}
-			r.Window, r.Renotify = apiv1.Duration(window), apiv1.Duration(renotify)
+			r.Window, r.Renotify, r.SLA = apiv1.Duration(window), apiv1.Duration(renotify), apiv1.Duration(sla)
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.AlertRule, error) {
 				return c.CreateAlertRule(ctx, r)
 			}, detail(ruleKV))
@@ -197,11 +197,12 @@ func (a *app) rulesCmd() *cobra.Command {
 	f.StringVar(&r.Name, "name", "", "rule name")
 	f.Int64Var(&r.JobID, "job", 0, "the job it covers")
 	f.StringVar(&r.Group, "group", "", "the group whose jobs it covers (neither --job nor --group: every job, admins)")
-	f.StringVar(&events, "events", "failed,recovered", "failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed")
+	f.StringVar(&events, "events", "failed,recovered", "failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed, late_start, running_long")
 	f.Int64SliceVar(&r.Channels, "channels", nil, "channel ids")
 	f.IntVar(&r.Threshold, "threshold", 1, "events within --window that open the alert")
 	f.DurationVar(&window, "window", 0, "the threshold's window (0: since the alert began)")
 	f.DurationVar(&renotify, "renotify", 0, "tell an open alert again this often (0: never)")
+	f.DurationVar(&sla, "sla", 0, "for late_start and running_long: how late a start or how long a run is tolerated")
 	f.IntVar(&r.PauseAfter, "pause-after", 0, "disable the job after this many consecutive failures (0: never)")
 	cmd := &cobra.Command{Use: "rules", Aliases: []string{"rule"}, Short: "Alert rules: list, create, mute, delete"}
 	return parent(cmd,

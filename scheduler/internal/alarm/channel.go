@@ -133,6 +133,8 @@ const (
 	EventSucceeded        Event = "succeeded"
 	EventMissed           Event = "missed"
 	EventWorkflowFailed   Event = "workflow_failed"
+	EventLateStart        Event = "late_start"
+	EventRunningLong      Event = "running_long"
 	// EventTest is a channel's "send test".
 	EventTest Event = "test"
 	// EventPaused says a rule's pause after consecutive failures
@@ -142,7 +144,7 @@ const (
 
 // Events are the events a rule may subscribe to.
 var Events = []Event{EventFailed, EventTimedOut, EventLost, EventRetriesExhausted, EventRecovered,
-	EventSucceeded, EventMissed, EventWorkflowFailed}
+	EventSucceeded, EventMissed, EventWorkflowFailed, EventLateStart, EventRunningLong}
 
 // Notice is what a channel is told: the data its template renders, and
 // the JSON body of a generic webhook.

@@ -16,7 +16,9 @@ import (
 // End is a run's end as the outbox records it.
 type End struct {
 	// ID is the outbox row's: it names the event in deliveries.
-	ID      int64
+	ID int64
+	// RuleID is the one rule an SLA event is for (0: every rule).
+	RuleID  int64
 	RunID   int64
 	JobID   int64
 	JobName string
@@ -43,6 +45,10 @@ func (e End) Problems() []alarm.Event {
 		evs = append(evs, alarm.EventLost)
 	case "EXPIRED":
 		return []alarm.Event{alarm.EventMissed}
+	case StatusLateStart:
+		return []alarm.Event{alarm.EventLateStart}
+	case StatusRunningLong:
+		return []alarm.Event{alarm.EventRunningLong}
 	default:
 		return nil
 	}
@@ -75,6 +81,9 @@ type Rule struct {
 	// events, that is this many problem events without a success between
 	// (0: never).
 	PauseAfter int
+	// SLA is how late a start (late_start) or how long a run
+	// (running_long) the rule tolerates.
+	SLA        time.Duration
 	MutedUntil time.Time
 	Channels   []int64
 }

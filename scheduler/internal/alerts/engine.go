@@ -110,6 +110,10 @@ func (e *Engine) Run(ctx context.Context) error {
 // Round processes the outbox until it is empty (or another scheduler
 // holds it), then sends the due deliveries once.
 func (e *Engine) Round(ctx context.Context) {
+	if err := e.SweepSLA(ctx); err != nil && ctx.Err() == nil {
+		errcount.Postgres(errcount.Alarm)
+		e.log.Warn("SLA sweep failed; retrying", zap.Error(err))
+	}
 	for ctx.Err() == nil {
 		n, err := e.Process(ctx)
 		if err != nil {
@@ -170,7 +174,7 @@ func (e *Engine) Process(ctx context.Context) (int, error) {
 			ids = append(ids, end.ID)
 			for i := range rules {
 				r := &rules[i]
-				if !r.Covers(end.JobID, end.Group) {
+				if !r.Covers(end.JobID, end.Group) || (end.RuleID != 0 && end.RuleID != r.ID) {
 					continue
 				}
 				k := liveKey{r.ID, end.JobID}
@@ -209,12 +213,12 @@ func (e *Engine) Process(ctx context.Context) (int, error) {
 }
 
 func loadEnds(ctx context.Context, tx pgx.Tx) ([]End, error) {
-	rows, _ := tx.Query(ctx, `SELECT o.id, o.run_id, o.job_id, COALESCE(j.name, ''), o.group_name, o.status, o.attempt,
+	rows, _ := tx.Query(ctx, `SELECT o.id, COALESCE(o.rule_id, 0), o.run_id, o.job_id, COALESCE(j.name, ''), o.group_name, o.status, o.attempt,
 			o.final, o.message, o.at
 		FROM alert_outbox o LEFT JOIN jobs j ON j.id = o.job_id ORDER BY o.id LIMIT $1`, outboxBatch)
 	ends, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (End, error) {
 		var e End
-		err := r.Scan(&e.ID, &e.RunID, &e.JobID, &e.JobName, &e.Group, &e.Status, &e.Attempt, &e.Final, &e.Message, &e.At)
+		err := r.Scan(&e.ID, &e.RuleID, &e.RunID, &e.JobID, &e.JobName, &e.Group, &e.Status, &e.Attempt, &e.Final, &e.Message, &e.At)
 		return e, err
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/egress"
+	"github.com/jetjob/jetjob/internal/fakeclock"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
@@ -325,6 +326,56 @@ func TestPauseAfterConsecutiveFailures(t *testing.T) {
 	if n := w.count(`SELECT count(*) FROM audit_log WHERE action = 'job.disable' AND actor = 'alerts'`); n != 1 {
 		t.Fatalf("%d job.disable audit entries by alerts, want 1", n)
 	}
+}
+
+// running_long fires when a run is still running its SLA after it
+// started, and late_start when a run has not started its SLA after its
+// scheduled time: at that instant of the engine's (fake) clock, not
+// before, and once per run.
+func TestSLAEventsFireOnTime(t *testing.T) {
+	w := newWorld(t)
+	c := startChat(t)
+	ch := w.channel("ops", c.srv.URL)
+	w.rule(Rule{Name: "slow", JobID: w.jobID, Events: []alarm.Event{alarm.EventRunningLong}, SLA: 10 * time.Minute,
+		Channels: []int64{ch}})
+	late := pgtest.Job(t, w.st, "late-one", "skip")
+	w.rule(Rule{Name: "late", JobID: late, Events: []alarm.Event{alarm.EventLateStart}, SLA: time.Minute, Channels: []int64{ch}})
+
+	running := pgtest.Plan(t, w.pool, "me", 1, runs.Fire{JobID: w.jobID, Group: pgtest.Group, TriggerType: wire.TriggerSchedule,
+		Status: wire.StatusScheduled, ScheduledAt: w.base})[0]
+	err := pgx.BeginFunc(w.ctx, w.pool, func(tx pgx.Tx) error {
+		_, err := runs.ApplyEvents(w.ctx, tx, []runs.Update{{RunID: running.RunID, Group: pgtest.Group, ScheduledAt: w.base,
+			Status: wire.StatusRunning, StartedAt: &w.base}}, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Plan(t, w.pool, "me", 1, runs.Fire{JobID: late, Group: pgtest.Group, TriggerType: wire.TriggerSchedule,
+		Status: wire.StatusScheduled, ScheduledAt: w.base.Add(5 * time.Minute)})
+
+	clk := fakeclock.New(w.base)
+	e := w.engine(5 * time.Second)
+	e.now = clk.Now
+	step := func(to time.Duration, want ...string) {
+		t.Helper()
+		clk.Advance(w.base.Add(to).Sub(clk.Now()))
+		e.Round(w.ctx)
+		got := c.got()
+		if len(got) != len(want) {
+			t.Fatalf("at +%s: messages %q, want %d", to, got, len(want))
+		}
+		for i := range want {
+			if !strings.HasPrefix(got[i], want[i]) {
+				t.Fatalf("at +%s: messages %q, want %q", to, got, want)
+			}
+		}
+	}
+	step(5*time.Minute + 59*time.Second)
+	step(6*time.Minute, "[jetjob] late_start: job late-one")
+	step(9*time.Minute+59*time.Second, "[jetjob] late_start: job late-one")
+	step(10*time.Minute, "[jetjob] late_start: job late-one", "[jetjob] running_long: job nightly-export")
+	step(30*time.Minute, "[jetjob] late_start: job late-one", "[jetjob] running_long: job nightly-export")
 }
 
 func itoa(n int64) string {

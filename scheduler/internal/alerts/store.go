@@ -132,11 +132,11 @@ type RuleInfo struct {
 // CheckRule says what is wrong with a rule as a user wrote it.
 func CheckRule(r Rule) error {
 	if len(r.Events) == 0 {
-		return errors.New("events: want one or more of failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed, workflow_failed")
+		return errors.New("events: want one or more of failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed, workflow_failed, late_start, running_long")
 	}
 	for _, e := range r.Events {
 		if !slices.Contains(alarm.Events, e) {
-			return fmt.Errorf("event %q: want one of failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed, workflow_failed", e)
+			return fmt.Errorf("event %q: want one of failed, timed_out, lost, retries_exhausted, recovered, succeeded, missed, workflow_failed, late_start, running_long", e)
 		}
 	}
 	if r.Threshold < 0 || r.Threshold > 10000 {
@@ -144,6 +144,12 @@ func CheckRule(r Rule) error {
 	}
 	if r.Window < 0 || r.Renotify < 0 {
 		return errors.New("window and renotify must not be negative")
+	}
+	if _, sla := r.Wants(alarm.EventLateStart, alarm.EventRunningLong); sla && r.SLA <= 0 {
+		return errors.New("sla: late_start and running_long need how late or how long (sla, e.g. \"10m\")")
+	}
+	if r.SLA < 0 {
+		return errors.New("sla must not be negative")
 	}
 	if r.PauseAfter < 0 || r.PauseAfter > 10000 {
 		return fmt.Errorf("pause_after %d: want 0 (never) to 10000", r.PauseAfter)
@@ -155,15 +161,15 @@ func CheckRule(r Rule) error {
 }
 
 const ruleColumns = `r.id, r.name, COALESCE(r.job_id, 0), COALESCE(r.group_name, ''), r.events, r.threshold, r.window_ms,
-	r.renotify_ms, r.pause_after, r.enabled, r.muted_until, r.muted_by, r.mute_reason, r.created_by, r.created_at,
+	r.renotify_ms, r.pause_after, r.sla_ms, r.enabled, r.muted_until, r.muted_by, r.mute_reason, r.created_by, r.created_at,
 	ARRAY(SELECT channel_id FROM alert_rule_channels c WHERE c.rule_id = r.id ORDER BY channel_id)`
 
 func scanRule(row pgx.Row) (RuleInfo, error) {
 	var r RuleInfo
 	var events []string
-	var window, renotify int64
+	var window, renotify, sla int64
 	var muted *time.Time
-	err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.PauseAfter, &r.Enabled, &muted,
+	err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.PauseAfter, &sla, &r.Enabled, &muted,
 		&r.MutedBy, &r.MuteReason, &r.CreatedBy, &r.CreatedAt, &r.Channels)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNotFound
@@ -172,6 +178,7 @@ func scanRule(row pgx.Row) (RuleInfo, error) {
 		r.Events = append(r.Events, alarm.Event(e))
 	}
 	r.Window, r.Renotify = time.Duration(window)*time.Millisecond, time.Duration(renotify)*time.Millisecond
+	r.SLA = time.Duration(sla) * time.Millisecond
 	if muted != nil {
 		r.MutedUntil = *muted
 	}
@@ -206,10 +213,10 @@ func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (Rule
 	}
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO alert_rules (name, job_id, group_name, events, threshold, window_ms, renotify_ms,
-			pause_after, created_by)
-		VALUES ($1, NULLIF($2, 0), NULLIF($3, ''), $4, $5, $6, $7, $8, $9) RETURNING id`,
+			pause_after, sla_ms, created_by)
+		VALUES ($1, NULLIF($2, 0), NULLIF($3, ''), $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
 		r.Name, r.JobID, r.Group, events, max(r.Threshold, 1), r.Window.Milliseconds(), r.Renotify.Milliseconds(),
-		r.PauseAfter, by).Scan(&id)
+		r.PauseAfter, r.SLA.Milliseconds(), by).Scan(&id)
 	if err != nil {
 		return RuleInfo{}, storeErr("create rule "+r.Name, err)
 	}

@@ -230,7 +230,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) error {
 
 func ruleDoc(r alerts.RuleInfo) apiv1.AlertRule {
 	out := apiv1.AlertRule{ID: r.ID, Name: r.Name, JobID: r.JobID, Group: r.Group, Threshold: r.Threshold,
-		Window: apiv1.Duration(r.Window), Renotify: apiv1.Duration(r.Renotify), PauseAfter: r.PauseAfter, Channels: r.Channels, Enabled: r.Enabled,
+		Window: apiv1.Duration(r.Window), Renotify: apiv1.Duration(r.Renotify), PauseAfter: r.PauseAfter, SLA: apiv1.Duration(r.SLA), Channels: r.Channels, Enabled: r.Enabled,
 		MutedUntil: utcTime(r.MutedUntil), MutedBy: r.MutedBy, MuteReason: r.MuteReason, CreatedBy: r.CreatedBy,
 		CreatedAt: r.CreatedAt.UTC()}
 	for _, e := range r.Events {
@@ -283,7 +283,7 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rule := alerts.Rule{Name: in.Name, JobID: in.JobID, Group: in.Group, Threshold: in.Threshold,
-		Window: time.Duration(in.Window), Renotify: time.Duration(in.Renotify), PauseAfter: in.PauseAfter, Channels: in.Channels}
+		Window: time.Duration(in.Window), Renotify: time.Duration(in.Renotify), PauseAfter: in.PauseAfter, SLA: time.Duration(in.SLA), Channels: in.Channels}
 	for _, e := range in.Events {
 		rule.Events = append(rule.Events, alarm.Event(e))
 	}

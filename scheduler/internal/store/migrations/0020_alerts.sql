@@ -36,6 +36,9 @@ CREATE TABLE alert_rules (
     -- pause_after: disable the job at this many consecutive problem
     -- events the rule hears (0: never).
     pause_after integer NOT NULL DEFAULT 0 CHECK (pause_after BETWEEN 0 AND 10000),
+    -- sla_ms: how late a start (late_start) or how long a run
+    -- (running_long) the rule tolerates before the event.
+    sla_ms      bigint NOT NULL DEFAULT 0 CHECK (sla_ms >= 0),
     enabled     boolean NOT NULL DEFAULT true,
     muted_until timestamptz,
     muted_by    text NOT NULL DEFAULT '',
@@ -61,6 +64,9 @@ CREATE TABLE alert_rule_channels (
 -- queues deliveries.
 CREATE TABLE alert_outbox (
     id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    -- rule_id: an SLA event is for the one rule whose SLA passed (NULL:
+    -- a run's end, for every rule covering its job).
+    rule_id    bigint,
     run_id     bigint NOT NULL,
     job_id     bigint NOT NULL,
     group_name text NOT NULL,
@@ -71,6 +77,17 @@ CREATE TABLE alert_outbox (
     at         timestamptz NOT NULL,
     created_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- The SLA events already raised per run (late_start, running_long): each
+-- at most once per run and rule, whichever scheduler sweeps.
+CREATE TABLE alert_sla (
+    rule_id bigint NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,
+    run_id  bigint NOT NULL,
+    event   text NOT NULL,
+    at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (rule_id, run_id, event)
+);
+CREATE INDEX alert_sla_at ON alert_sla (at);
 
 -- An alert: one live (pending or open) per (rule, job), updated by every
 -- event rather than repeated, closed by a recovery. pending: fewer than
