@@ -31,6 +31,7 @@ import (
 	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/backfill"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
 	"github.com/jetjob/jetjob/scheduler/internal/dispatch"
@@ -66,8 +67,11 @@ type Config struct {
 	Dispatch   dispatch.Config
 	Results    results.Config
 	Alarm      alarm.Config
-	Retention  retention.Config
-	Streams    stream.Config
+	// Alerts tunes the alert engine (rules, channels, deliveries; sent
+	// with Alarm's SMTP server, console URL and timeout).
+	Alerts    alerts.Config
+	Retention retention.Config
+	Streams   stream.Config
 	// Backlog samples each group's waiting triggers (metrics, the API's
 	// /workers, a warning per episode). Its WarnAfter defaults to the
 	// misfire threshold: triggers older than that reach workers as misfires.
@@ -111,6 +115,7 @@ func (c *Config) Validate() error {
 		c.Dispatch.Validate(),
 		c.Results.Validate(),
 		c.Alarm.Validate(),
+		c.Alerts.Validate(),
 		c.Retention.Validate(),
 		c.Backlog.Validate(),
 		c.Backfill.Validate(),
@@ -421,6 +426,7 @@ func (w *wiring) stages() []*stage {
 			{"wheel", w.s.wheel.Run, supervise.Restart},
 			{"results", w.results.Run, supervise.Restart},
 			{"alarms", w.alarms.Run, supervise.Restart},
+			{"alerts", w.alerts.Run, supervise.Restart},
 			{"lost runs", w.lost.Run, supervise.Restart},
 			{"worker registry", w.registry.Run, supervise.Restart},
 			{"reroute", w.reroute.Run, supervise.Restart},

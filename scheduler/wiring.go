@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/backfill"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
@@ -56,6 +57,7 @@ type wiring struct {
 	retention *retention.Maintainer
 	backlog   *backlog.Sampler
 	alarms    *alarm.Sender
+	alerts    *alerts.Engine
 	lost      *lost.Monitor
 	backfill  *backfill.Runner
 
@@ -153,6 +155,9 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log, Egress: egressPolicy}); err != nil {
 		return nil, err
 	}
+	if w.alerts, err = alerts.New(s.cfg.Alerts, alerts.Deps{Pool: s.deps.Pool, Log: s.log, Sender: w.alarms}); err != nil {
+		return nil, err
+	}
 	spentKeys, err := s.spentTriggerKeys()
 	if err != nil {
 		return nil, err
@@ -168,6 +173,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		Gatherer: s.reg, MetricsToken: s.cfg.MetricsToken,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
 		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
+		SendTest: w.alarms.SendTest,
 	}, st, s.log)
 	if err != nil {
 		return nil, err

@@ -173,6 +173,9 @@ type Sender struct {
 	pool *pgxpool.Pool
 	log  *zap.Logger
 	http *http.Client
+	// notifyHTTP sends channels' notices: the same egress policy, no
+	// redirects followed.
+	notifyHTTP *http.Client
 	// rootCAs verifies the mail server's certificate (nil: the system's
 	// roots). Only tests set it, to trust a certificate they made.
 	rootCAs *x509.CertPool
@@ -194,10 +197,12 @@ func New(cfg Config, deps Deps) (*Sender, error) {
 		policy = egress.Default()
 	}
 	hc := policy.Client(cfg.Timeout)
-	return &Sender{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "alarm"), http: hc, now: time.Now,
+	nc := &http.Client{Transport: policy.Transport(), Timeout: cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Sender{cfg: cfg, pool: deps.Pool, log: logging.Named(deps.Log, "alarm"), http: hc, notifyHTTP: nc, now: time.Now,
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "jetjob_alarm_deliveries_total",
-			Help: "Alarm delivery attempts by channel (webhook, email) and result (sent, failed).",
+			Help: "Alarm and alert delivery attempts by channel kind (webhook, email, slack, teams, dingtalk, feishu, wecom) and result (sent, failed).",
 		}, []string{"channel", "result"})}, nil
 }
 

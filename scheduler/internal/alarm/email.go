@@ -20,10 +20,19 @@ const ImplicitTLSPort = 465
 // own TLS server, which needs no privilege to listen on.
 var implicitTLSPort = ImplicitTLSPort
 
-// email sends the alarm as a plain-text mail to every address. Port 465
-// gets implicit TLS; any other port plain SMTP, upgraded with STARTTLS
-// (required, never opportunistic) when SMTP.StartTLS is set.
+// email sends the alarm as a plain-text mail to every address.
 func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
+	m, err := message(s.cfg.SMTP.From, to, subject(a), alarmBody(a))
+	if err != nil {
+		return err
+	}
+	return s.sendMail(ctx, m)
+}
+
+// sendMail sends m through the configured server. Port 465 gets implicit
+// TLS; any other port plain SMTP, upgraded with STARTTLS (required, never
+// opportunistic) when SMTP.StartTLS is set.
+func (s *Sender) sendMail(ctx context.Context, m *mail.Msg) error {
 	cfg := s.cfg.SMTP
 	tlsConf := &tls.Config{ServerName: cfg.Host, MinVersion: tls.VersionTLS12, RootCAs: s.rootCAs}
 	opts := []mail.Option{
@@ -50,10 +59,6 @@ func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
 	if err != nil {
 		return fmt.Errorf("SMTP client for %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
-	m, err := message(cfg.From, to, a)
-	if err != nil {
-		return err
-	}
 	if err := c.DialAndSendWithContext(ctx, m); err != nil {
 		return fmt.Errorf("send to %s:%d: %w", cfg.Host, cfg.Port, err)
 	}
@@ -65,8 +70,7 @@ func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
 // ASCII, so mail clients show it as written instead of as mojibake. Line
 // breaks are removed from header values so that a job name cannot inject
 // headers.
-func message(from string, to []string, a *Alarm) (*mail.Msg, error) {
-	oneLine := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
+func message(from string, to []string, subject, body string) (*mail.Msg, error) {
 	m := mail.NewMsg()
 	if err := m.From(from); err != nil {
 		return nil, fmt.Errorf("from address %q: %w", from, err)
@@ -74,10 +78,17 @@ func message(from string, to []string, a *Alarm) (*mail.Msg, error) {
 	if err := m.To(to...); err != nil {
 		return nil, fmt.Errorf("to addresses %q: %w", to, err)
 	}
-	m.Subject(subject(a))
+	m.Subject(strings.NewReplacer("\r", " ", "\n", " ").Replace(subject))
 	m.SetDate()
 	m.SetMessageID()
 	m.SetUserAgent("jetjob-alarm/1")
+	m.SetBodyString(mail.TypeTextPlain, body)
+	return m, nil
+}
+
+// alarmBody is the text of a run's alarm mail.
+func alarmBody(a *Alarm) string {
+	oneLine := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "Job:        %s (id %d, group %s)\n", oneLine(a.JobName), a.JobID, a.Group)
 	fmt.Fprintf(&b, "Run:        %d (%s, attempt %d)\n", a.RunID, a.TriggerType, a.Attempt)
@@ -90,8 +101,7 @@ func message(from string, to []string, a *Alarm) (*mail.Msg, error) {
 	b.WriteString("\nMessage:\n")
 	b.WriteString(strings.ReplaceAll(a.Message, "\r\n", "\n"))
 	b.WriteString("\n")
-	m.SetBodyString(mail.TypeTextPlain, b.String())
-	return m, nil
+	return b.String()
 }
 
 // subject is the alarm mail's subject, before encoding.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/runlog"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
@@ -54,6 +55,14 @@ func newEnv(t *testing.T) *env {
 	cfg.Workers = apitest.Workers(func() []wire.WorkerInfo {
 		return []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
 	})
+	// A real alert sender under the default egress policy: the channels
+	// of these tests point at loopback, so "send test" is refused by the
+	// policy, at once.
+	sender, err := alarm.New(alarm.Config{}, alarm.Deps{Log: zaptest.NewLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SendTest = sender.SendTest
 	a, err := api.New(cfg, st, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)

@@ -151,6 +151,55 @@ func matrix() []matrixRow {
 		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard?group=a", nil), [6]int{s401, s200, s403, s200, s200, s200}},
 		{"GET /api/v1/cluster", fixed("GET", "/api/v1/cluster", nil), anyUser},
 
+		{"GET /api/v1/channels", fixed("GET", "/api/v1/channels", nil), anyUser},
+		{"POST /api/v1/channels", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/channels", channelSpec("a", fmt.Sprint("c", e.next()))}
+		}, [6]int{s401, s403, s403, s201, s201, s201}},
+		{"POST /api/v1/channels", func(e *env, _ string) req { // global: admins
+			return req{"POST", "/api/v1/channels", channelSpec("", fmt.Sprint("c", e.next()))}
+		}, with(adminOnly, s201)},
+		{"GET /api/v1/channels/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/channels/%d", e.channel("a")), nil}
+		}, read},
+		{"GET /api/v1/channels/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/channels/%d", e.channel("")), nil}
+		}, anyUser},
+		{"PUT /api/v1/channels/{id}", func(e *env, _ string) req {
+			return req{"PUT", fmt.Sprintf("/api/v1/channels/%d", e.channel("a")), channelSpec("a", fmt.Sprint("c", e.next()))}
+		}, operate},
+		{"PUT /api/v1/channels/{id}", func(e *env, _ string) req {
+			return req{"PUT", fmt.Sprintf("/api/v1/channels/%d", e.channel("")), channelSpec("", fmt.Sprint("c", e.next()))}
+		}, adminOnly},
+		{"DELETE /api/v1/channels/{id}", func(e *env, _ string) req {
+			return req{"DELETE", fmt.Sprintf("/api/v1/channels/%d", e.channel("a")), nil}
+		}, with(operate, s204)},
+		{"POST /api/v1/channels/{id}/test", func(e *env, _ string) req {
+			return req{"POST", fmt.Sprintf("/api/v1/channels/%d/test", e.channel("a")), nil}
+		}, operate},
+		{"GET /api/v1/alert-rules", fixed("GET", "/api/v1/alert-rules", nil), anyUser},
+		{"POST /api/v1/alert-rules", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/alert-rules", apiv1.AlertRule{Name: "r", Group: "a", Events: []string{"failed"},
+				Channels: []int64{e.channel("a")}}}
+		}, [6]int{s401, s403, s403, s201, s201, s201}},
+		{"GET /api/v1/alert-rules/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/alert-rules/%d", e.alertRule("a")), nil}
+		}, read},
+		{"DELETE /api/v1/alert-rules/{id}", func(e *env, _ string) req {
+			return req{"DELETE", fmt.Sprintf("/api/v1/alert-rules/%d", e.alertRule("a")), nil}
+		}, with(operate, s204)},
+		{"POST /api/v1/alert-rules/{id}/mute", func(e *env, _ string) req {
+			return req{"POST", fmt.Sprintf("/api/v1/alert-rules/%d/mute", e.alertRule("a")), apiv1.Mute{Until: time.Now().Add(time.Hour)}}
+		}, with(operate, s204)},
+		{"GET /api/v1/alerts", fixed("GET", "/api/v1/alerts", nil), anyUser},
+		{"GET /api/v1/alerts/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/alerts/%d", e.openAlert("a")), nil}
+		}, read},
+		{"POST /api/v1/alerts/{id}/ack", func(e *env, _ string) req {
+			return req{"POST", fmt.Sprintf("/api/v1/alerts/%d/ack", e.openAlert("a")), nil}
+		}, with(operate, s204)},
+		{"POST /api/v1/alerts/{id}/mute", func(e *env, _ string) req {
+			return req{"POST", fmt.Sprintf("/api/v1/alerts/%d/mute", e.openAlert("a")), apiv1.Mute{Until: time.Now().Add(time.Hour), Reason: "deploy"}}
+		}, with(operate, s204)},
 		{"GET /api/v1/users", fixed("GET", "/api/v1/users", nil), adminOnly},
 		{"POST /api/v1/users", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/users", apiv1.UserCreate{Name: fmt.Sprint("u", e.next())}}

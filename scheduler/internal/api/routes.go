@@ -98,6 +98,25 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/dashboard", read(queryGroup), s.dashboard},
 		{"GET /api/v1/cluster", authed, s.cluster},
 
+		// Alerts (docs/alerts.md): a global channel or rule is the
+		// admins' (read by anyone authenticated), a group's its
+		// operators'. Listings are filtered to the caller's groups.
+		{"GET /api/v1/channels", authed, s.listChannels},
+		{"POST /api/v1/channels", operate(s.channelBodyGroup), s.createChannel},
+		{"GET /api/v1/channels/{id}", read(s.pathScope(false, "channel", s.channelGroup)), s.getChannel},
+		{"PUT /api/v1/channels/{id}", operate(s.pathScope(true, "channel", s.channelGroup)), s.updateChannel},
+		{"DELETE /api/v1/channels/{id}", operate(s.pathScope(true, "channel", s.channelGroup)), s.deleteChannel},
+		{"POST /api/v1/channels/{id}/test", operate(s.pathScope(true, "channel", s.channelGroup)), s.testChannel},
+		{"GET /api/v1/alert-rules", authed, s.listRules},
+		{"POST /api/v1/alert-rules", operate(s.ruleBodyGroup), s.createRule},
+		{"GET /api/v1/alert-rules/{id}", read(s.pathScope(false, "rule", s.ruleGroup)), s.getRule},
+		{"DELETE /api/v1/alert-rules/{id}", operate(s.pathScope(true, "rule", s.ruleGroup)), s.deleteRule},
+		{"POST /api/v1/alert-rules/{id}/mute", operate(s.pathScope(true, "rule", s.ruleGroup)), s.mute("alert_rules", "alert_rule")},
+		{"GET /api/v1/alerts", read(queryGroup), s.listAlerts},
+		{"GET /api/v1/alerts/{id}", read(s.pathScope(false, "alert", s.alertGroup)), s.getAlert},
+		{"POST /api/v1/alerts/{id}/ack", operate(s.pathScope(true, "alert", s.alertGroup)), s.ackAlert},
+		{"POST /api/v1/alerts/{id}/mute", operate(s.pathScope(true, "alert", s.alertGroup)), s.mute("alerts", "alert")},
+
 		{"GET /api/v1/users", admin, s.listUsers},
 		{"POST /api/v1/users", admin, s.createUser},
 		{"GET /api/v1/users/{name}", auth.SelfOrAdmin(pathUser), s.getUser},

@@ -28,6 +28,8 @@ import (
 	"github.com/jetjob/jetjob/internal/supervise"
 	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
@@ -87,6 +89,9 @@ type Config struct {
 	// default policy). The alarm sender's check at connect time is the
 	// one that protects; this one only tells the user at once.
 	Egress *egress.Policy
+	// SendTest sends a channel's test notice ("send test"); nil answers
+	// 503.
+	SendTest func(ctx context.Context, ch alarm.Channel) alarm.Result
 }
 
 // Server is the API's http.Handler.
@@ -235,12 +240,13 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
 		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),
 			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut), errors.Is(err, refs.ErrInlineRefused),
-			errors.Is(err, store.ErrInvalid), errors.Is(err, workflow.ErrInvalid):
+			errors.Is(err, store.ErrInvalid), errors.Is(err, workflow.ErrInvalid),
+			errors.Is(err, alerts.ErrInvalid), errors.Is(err, alerts.ErrUnknownChannel):
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound), errors.Is(err, alerts.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, store.ErrKeyReused),
-			errors.Is(err, wfengine.ErrNotAllowed):
+			errors.Is(err, wfengine.ErrNotAllowed), errors.Is(err, alerts.ErrConflict):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:
 			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -186,6 +187,11 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		}
 		moved := done.Moved
 		spawned, capped = done.Spawned, done.Capped
+		// The ends alert rules follow go to their outbox in this
+		// transaction: recorded exactly when the ends are.
+		if err := alerts.RecordEnds(ctx, tx, moved); err != nil {
+			return err
+		}
 		// Workflow node runs that ended for good advance their workflow
 		// runs in this transaction: exactly as durable, and as
 		// exactly-once, as the ends they follow from.

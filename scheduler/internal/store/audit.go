@@ -229,3 +229,9 @@ type runAudit struct {
 	At  *time.Time `json:"at,omitempty"`
 	Key string     `json:"idempotency_key,omitempty"`
 }
+
+// Audit records a change of another package's tables (the alerts') inside
+// its transaction, as the store's own writes are recorded.
+func Audit(ctx context.Context, tx pgx.Tx, a Actor, action, target, group string, before, after any) error {
+	return writeAudit(ctx, tx, a, action, target, group, before, after)
+}

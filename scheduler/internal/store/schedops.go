@@ -107,6 +107,31 @@ type EnableOptions struct {
 func (s *Store) SetEnabledWith(ctx context.Context, a Actor, id int64, o EnableOptions) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = setEnabled(ctx, tx, a, id, o)
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("set job %d enabled=%t: %w", id, o.Enabled, err)
+	}
+	return out, nil
+}
+
+// DisableJobTx disables a job in tx, as SetEnabledWith does, with note:
+// for the alert engine's pause after consecutive failures, which must
+// happen in the transaction that counts the failure.
+func DisableJobTx(ctx context.Context, tx pgx.Tx, a Actor, id int64, note string) (Job, error) {
+	out, err := setEnabled(ctx, tx, a, id, EnableOptions{Note: note})
+	if err != nil {
+		return out, fmt.Errorf("disable job %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// setEnabled is SetEnabledWith in tx.
+func setEnabled(ctx context.Context, tx pgx.Tx, a Actor, id int64, o EnableOptions) (Job, error) {
+	var out Job
+	err := func() error {
 		cur, err := lockJob(ctx, tx, id)
 		if err != nil {
 			return err
@@ -159,11 +184,8 @@ func (s *Store) SetEnabledWith(ctx context.Context, a Actor, id int64, o EnableO
 			action = "job.enable"
 		}
 		return writeAudit(ctx, tx, a, action, JobTarget(id), out.Group, jobDoc(cur), jobDoc(out))
-	})
-	if err != nil {
-		return out, fmt.Errorf("set job %d enabled=%t: %w", id, o.Enabled, err)
-	}
-	return out, nil
+	}()
+	return out, err
 }
 
 // nominalOf turns a planned run's scheduled_at (an actual, jittered time)

@@ -1,0 +1,126 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
+)
+
+// channelSpec is a generic webhook channel of group ("" global) on a
+// loopback URL (which the default egress policy refuses to reach).
+func channelSpec(group, name string) apiv1.Channel {
+	return apiv1.Channel{Name: name, Kind: "webhook", Group: group, Target: "https://127.0.0.1:1/hook?token=t0p",
+		Secret: "whsec_c2VjcmV0LXNpZ25pbmcta2V5"}
+}
+
+// channel creates a channel of group ("" global) and returns its id.
+func (e *env) channel(group string) int64 {
+	e.t.Helper()
+	c := channelSpec(group, fmt.Sprint("c", e.next()))
+	ch, err := alerts.CreateChannel(context.Background(), e.pool, alarm.Channel{Name: c.Name, Kind: alarm.Kind(c.Kind),
+		Group: group, Target: c.Target, Secret: c.Secret}, "admin")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ch.ID
+}
+
+// alertRule creates a rule of group on a channel of it and returns its id.
+func (e *env) alertRule(group string) int64 {
+	e.t.Helper()
+	ch := e.channel(group)
+	var id int64
+	err := pgx.BeginFunc(context.Background(), e.pool, func(tx pgx.Tx) error {
+		r, err := alerts.CreateRule(context.Background(), tx, alerts.Rule{Name: fmt.Sprint("r", e.next()), Group: group,
+			Events: []alarm.Event{alarm.EventFailed}, Channels: []int64{ch}}, &auth.Principal{Name: "admin", Admin: true})
+		id = r.ID
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// openAlert creates an open alert of a new rule of group on the plain job.
+func (e *env) openAlert(group string) int64 {
+	e.t.Helper()
+	rule := e.alertRule(group)
+	var id int64
+	if err := e.pool.QueryRow(context.Background(), `INSERT INTO alerts (rule_id, job_id, group_name, state, count, first_at, last_at, opened_at)
+		VALUES ($1, $2, $3, 'open', 3, now(), now(), now()) RETURNING id`, rule, e.plain.ID, group).Scan(&id); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// A channel's secret is never answered, and a chat vendor's URL (its
+// credential) is shown as its scheme and host; "send test" answers how
+// the attempt went (here: the egress policy refused loopback).
+func TestChannelSecretNeverShown(t *testing.T) {
+	e := newEnv(t)
+	code, body := e.do("operator", "POST", "/api/v1/channels", apiv1.Channel{Name: "ops", Kind: "slack", Group: "a",
+		Target: "https://hooks.slack.com/services/T000/B000/XXXXSECRET"})
+	var created apiv1.Channel
+	if code != s201 || strings.Contains(string(body), "XXXXSECRET") || json.Unmarshal(body, &created) != nil ||
+		created.Target != "https://hooks.slack.com/…" {
+		t.Fatalf("create slack channel: %d %s", code, body)
+	}
+	id := e.channel("a")
+	for _, path := range []string{fmt.Sprintf("/api/v1/channels/%d", id), "/api/v1/channels"} {
+		code, body := e.do("viewerA", "GET", path, nil)
+		if code != s200 || strings.Contains(string(body), "c2VjcmV0") || strings.Contains(string(body), "t0p") ||
+			!strings.Contains(string(body), `"secret_set": true`) {
+			t.Errorf("GET %s: %d %s: want no secret and no query, secret_set", path, code, body)
+		}
+	}
+	code, body = e.do("operator", "POST", fmt.Sprintf("/api/v1/channels/%d/test", id), nil)
+	var res apiv1.ChannelTest
+	if code != s200 || json.Unmarshal(body, &res) != nil || res.Sent || !strings.Contains(res.Error, "denied by egress policy") {
+		t.Errorf("send test to loopback: %d %s, want not sent, refused by the egress policy", code, body)
+	}
+}
+
+// A rule may name only channels its author may: an operator of a names
+// a's channels from a's rules; not b's (answered like a missing channel),
+// not a global one (admins'), and no rule of a names b's channel even for
+// an admin.
+func TestRuleChannelReferences(t *testing.T) {
+	e := newEnv(t)
+	chA, chB, global := e.channel("a"), e.channel("b"), e.channel("")
+	rule := func(who, group string, ch int64) (int, string) {
+		code, body := e.do(who, "POST", "/api/v1/alert-rules", apiv1.AlertRule{Name: fmt.Sprint("r", e.next()), Group: group,
+			Events: []string{"failed", "recovered"}, Threshold: 3, Window: apiv1.Duration(60e9), Channels: []int64{ch}})
+		return code, string(body)
+	}
+	if code, body := rule("operator", "a", chA); code != s201 {
+		t.Errorf("operator naming a's channel: %d %s", code, body)
+	}
+	codeB, bodyB := rule("operator", "a", chB)
+	codeMissing, bodyMissing := rule("operator", "a", 999999)
+	if codeB != s400 || codeMissing != s400 || !sameAnswer([]byte(bodyB), chB, []byte(bodyMissing), 999999) {
+		t.Errorf("operator naming b's channel: %d %s; a missing one: %d %s; want the same 400", codeB, bodyB, codeMissing, bodyMissing)
+	}
+	if code, body := rule("operator", "a", global); code != s403 {
+		t.Errorf("operator naming a global channel: %d %s, want 403", code, body)
+	}
+	if code, body := rule("admin", "a", chB); code != s400 || !strings.Contains(body, "belongs to group b") {
+		t.Errorf("admin naming b's channel from a's rule: %d %s, want 400", code, body)
+	}
+	if code, body := rule("admin", "", global); code != s201 {
+		t.Errorf("admin's global rule on a global channel: %d %s", code, body)
+	}
+	// A channel a rule names cannot be deleted.
+	if code, body := e.do("operator", "DELETE", fmt.Sprintf("/api/v1/channels/%d", chA), nil); code != s409 {
+		t.Errorf("deleting a channel a rule names: %d %s, want 409", code, body)
+	}
+}
