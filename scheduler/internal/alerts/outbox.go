@@ -24,10 +24,11 @@ const recordEndsSQL = `INSERT INTO alert_outbox (run_id, job_id, group_name, sta
 	FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
 		JOIN job_runs r ON r.id = u.id AND r.scheduled_at = u.scheduled_at
 		LEFT JOIN jobs j ON j.id = r.job_id
-	WHERE EXISTS (SELECT 1 FROM alert_rules ru WHERE ru.enabled
+	WHERE (EXISTS (SELECT 1 FROM alert_rules WHERE enabled) OR EXISTS (SELECT 1 FROM alerts WHERE state <> 'closed'))
+	  AND (EXISTS (SELECT 1 FROM alert_rules ru WHERE ru.enabled
 			AND (ru.job_id = r.job_id OR (ru.job_id IS NULL AND (ru.group_name = r.group_name OR ru.group_name IS NULL)))
 			AND (r.status <> 'SUCCEEDED' OR 'succeeded' = ANY (ru.events)))
-	   OR (r.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM alerts a WHERE a.job_id = r.job_id AND a.state <> 'closed'))
+	   OR (r.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM alerts a WHERE a.job_id = r.job_id AND a.state <> 'closed')))
 	ORDER BY r.id`
 
 // alertable are the statuses whose ends go to the outbox.
