@@ -3,9 +3,16 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
 )
+
+// failureWindow is the API's window of the dashboard's failing jobs.
+const failureWindow = 24 * time.Hour
 
 // dashboardPage is the dashboard's data: GET /api/v1/dashboard and its
 // chart.
@@ -13,6 +20,20 @@ type dashboardPage struct {
 	Group string
 	D     apiv1.Dashboard
 	Chart barChart
+	// Now is when the page was read: the failing jobs' window ends here.
+	Now time.Time
+}
+
+// FailuresURL is the runs search behind a failing job's count: its failed
+// runs (wire.FailedStatuses, the statuses the API counts) of the window.
+func (p dashboardPage) FailuresURL(jobID int64) string {
+	st := make([]string, len(wire.FailedStatuses))
+	for i, s := range wire.FailedStatuses {
+		st[i] = string(s)
+	}
+	q := url.Values{"job": {strconv.FormatInt(jobID, 10)}, "status": {strings.Join(st, ",")},
+		"from": {p.Now.Add(-failureWindow).UTC().Truncate(time.Second).Format(time.RFC3339)}}
+	return "/runs?" + q.Encode()
 }
 
 func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) error {
@@ -25,7 +46,7 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) error {
 	if group != "" {
 		q.Set("group", group)
 	}
-	data := dashboardPage{Group: group}
+	data := dashboardPage{Group: group, Now: time.Now()}
 	if _, err := c.call(r, http.MethodGet, "/api/v1/dashboard", q, nil, &data.D); err != nil {
 		return err
 	}

@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +28,11 @@ func TestDashboardShowsRunsAndFailures(t *testing.T) {
 	mustContain(t, p, `id="runs-chart"`, `<g class="bar"`, ": 2 FAILED</title>", `id="failing-jobs"`,
 		`data-job-id="`, ja.Name, `<a href="/runs?status=RUNNING">1</a>`)
 	mustContain(t, p, "Success rate <strong>60.0 %</strong>") // 3 of the 5 ended runs succeeded
+	// The failed count opens exactly those failed runs.
+	failed := e.browser().login("admin").open(href(t, p, fmt.Sprint("failures-", ja.ID)))
+	if n := strings.Count(failed.Body, `data-status="FAILED"`); n != 2 || strings.Count(failed.Body, `id="run-row-`) != 2 {
+		t.Fatalf("the failed count's link shows %d FAILED runs, want 2 and nothing else:\n%s", n, failed.Body)
+	}
 
 	// A viewer of b sees only b: no failing job of a, a perfect rate.
 	vb := e.browser().login("viewerB").get("/")
