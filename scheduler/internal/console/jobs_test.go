@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
@@ -575,3 +576,50 @@ func TestJobsListSearchesAndSorts(t *testing.T) {
 	}
 	mustContain(t, p, `id="page-error"`, "enabled=&#34;maybe&#34;: want true or false", `value="x"`)
 }
+
+// The list and the job page show a disabled job no next fire, and a fire
+// the planner planned ahead is not shown as the last one fired.
+func TestJobsShowOnlyRealFires(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	j, err := e.st.CreateJob(ctx, store.System, store.Job{Group: "a", Name: "minutely", Handler: "echo",
+		ScheduleType: "cron", ScheduleExpr: "0 * * * * *", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The planner has planned the next minute's fire (last_fire_at ahead of
+	// now); the fire before it ran a minute ago.
+	now := time.Now().UTC().Truncate(time.Second)
+	ahead, fired := now.Add(30*time.Second), now.Add(-30*time.Second)
+	if _, err := e.pool.Exec(ctx, `UPDATE jobs SET last_fire_at = $2, next_fire_at = $3 WHERE id = $1`,
+		j.ID, ahead, ahead.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at)
+		VALUES ($1, 'a', $2, 'schedule', 'SUCCEEDED', $3), ($1, 'a', $2, 'schedule', 'SCHEDULED', $4)`,
+		j.ID, j.Shard, fired, ahead); err != nil {
+		t.Fatal(err)
+	}
+	op := e.browser().login("operator")
+	row := func() string {
+		return between(t, op.open("/jobs?group=a").Body, fmt.Sprintf(`id="job-%d"`, j.ID), "</tr>")
+	}
+	r := row()
+	if !strings.Contains(r, when(fired)) || strings.Contains(r, "<td>"+when(ahead)) {
+		t.Fatalf("last fire: want %s (fired), not %s (planned):\n%s", when(fired), when(ahead), r)
+	}
+	mustContain(t, op.open(fmt.Sprintf("/jobs/%d", j.ID)), `id="preview-table"`)
+
+	// Disabled, it shows no next fire on the list nor on its page.
+	op.post(fmt.Sprintf("/jobs/%d/disable", j.ID), url.Values{"note": {"maintenance"}})
+	r = row()
+	if strings.Contains(r, when(ahead.Add(time.Minute))) || !strings.Contains(r, "<td>—</td>") {
+		t.Fatalf("a disabled job's row shows a next fire:\n%s", r)
+	}
+	p := op.open(fmt.Sprintf("/jobs/%d", j.ID))
+	mustContain(t, p, `id="next-fires-disabled"`)
+	mustLack(t, p, `id="preview-table"`)
+}
+
+// when is a time as the console's tables show it.
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
