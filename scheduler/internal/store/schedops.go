@@ -48,8 +48,15 @@ func setSchedOps(ctx context.Context, tx pgx.Tx, id int64, j *Job) (Job, error) 
 	if j.MaxCatchup > 0 {
 		catchup = &j.MaxCatchup
 	}
+	// An enabled job is not paused: a write that enables it (a PUT with
+	// enabled, jetjob apply) drops the note of its last disable, as
+	// SetEnabledWith does.
 	out, err := scanJob(tx.QueryRow(ctx, `UPDATE jobs SET misfire_threshold_ms = $2, max_catchup = $3,
-		jitter_ms = $4, start_at = $5, end_at = $6 WHERE id = $1 RETURNING `+jobColumns,
+		jitter_ms = $4, start_at = $5, end_at = $6,
+		paused_note = CASE WHEN enabled THEN '' ELSE paused_note END,
+		paused_at = CASE WHEN enabled THEN NULL ELSE paused_at END,
+		paused_by = CASE WHEN enabled THEN '' ELSE paused_by END
+		WHERE id = $1 RETURNING `+jobColumns,
 		id, threshold, catchup, j.Jitter.Milliseconds(), j.StartAt, j.EndAt))
 	if err != nil {
 		return out, fmt.Errorf("set schedule options: %w", err)
