@@ -158,11 +158,35 @@ func TestJobPageShowsEverything(t *testing.T) {
 	hist := between(t, p.Body, `id="job-history"`, "</section>")
 	mustContain(t, page{Body: hist}, "job.update", "job.create", "<strong>schedule_expr</strong>: <code>0 30 2 * * *</code> → <code>0 0 3 * * *</code>")
 	mustContain(t, p, `id="job-audit"`, "03:00:00 JST</td>")
+	// The audit adds what is not a revision, and not the revisions again.
+	if p := admin.post(path+"/trigger", nil); p.Code != http.StatusSeeOther {
+		t.Fatalf("trigger: %d\n%s", p.Code, p.Body)
+	}
+	<-e.fired
+	// A disable's revision says why.
+	admin.post(path+"/disable", url.Values{"note": {"vendor outage"}})
+	p = admin.get(path)
+	hist = between(t, p.Body, `id="job-history"`, "</section>")
+	mustContain(t, page{Body: hist}, "job.disable", "<strong>paused_note</strong>: <code>—</code> → <code>vendor outage</code>")
+	audit := between(t, p.Body, `id="job-audit"`, "</section>")
+	mustContain(t, page{Body: audit}, "job.trigger")
+	mustLack(t, page{Body: audit}, "job.update", "job.create", "job.disable")
 
 	// A viewer: the same job, no actions, and no audit log.
 	p = e.browser().login("viewer").get(path)
 	mustContain(t, p, "nightly-report", `id="run-sparkline"`, `id="job-history"`, `id="audit-admins-only"`)
 	mustLack(t, p, `id="job-actions"`, `id="job-edit"`, `id="job-trigger"`, `id="job-delete"`, `id="job-disable"`, `id="job-audit"`)
+
+	// A job in UTC lists its next fires once, not in two equal columns.
+	u, err := e.st.CreateJob(ctx, store.System, store.Job{Group: "a", Name: "utc-report", Handler: "report",
+		ScheduleType: "cron", ScheduleExpr: "0 30 2 * * *", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview := between(t, admin.open(fmt.Sprintf("/jobs/%d", u.ID)).Body, `id="preview-table"`, "</table>")
+	if strings.Count(preview, "<th>") != 1 || !strings.Contains(preview, "<th>UTC</th>") || !strings.Contains(preview, "02:30:00</td>") {
+		t.Fatalf("a UTC job's next fires:\n%s", preview)
+	}
 
 	// Unknown and malformed ids.
 	if p := admin.get("/jobs/999999"); p.Code != http.StatusNotFound {

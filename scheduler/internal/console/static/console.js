@@ -251,13 +251,21 @@ document.addEventListener("submit", (ev) => {
       }
       const table = el("table", { id: "preview-table" });
       const head = el("tr");
-      head.append(el("th", {}, "In " + (doc.timezone || zone)), el("th", {}, "UTC"));
+      const tz = doc.timezone || zone;
+      const inUTC = tz === "UTC"; // one column, not the same one twice
+      if (!inUTC) {
+        head.append(el("th", {}, "In " + tz));
+      }
+      head.append(el("th", {}, "UTC"));
       table.append(el("thead"), el("tbody"));
       table.tHead.append(head);
       times.forEach((t) => {
         const d = new Date(t);
         const row = el("tr");
-        row.append(el("td", {}, inZone(d, doc.timezone || zone)), el("td", {}, utc(d)));
+        if (!inUTC) {
+          row.append(el("td", {}, inZone(d, tz)));
+        }
+        row.append(el("td", {}, utc(d)));
         table.tBodies[0].append(row);
       });
       const wrap = el("div", { class: "table-wrap" });
