@@ -1,8 +1,10 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +20,10 @@ const failureWindow = 24 * time.Hour
 // chart.
 type dashboardPage struct {
 	Group string
-	D     apiv1.Dashboard
-	Chart barChart
+	// Groups are the readable groups, the group filter's choices.
+	Groups []string
+	D      apiv1.Dashboard
+	Chart  barChart
 	// Now is when the page was read: the failing jobs' window ends here.
 	Now time.Time
 }
@@ -48,7 +52,15 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) error {
 	}
 	data := dashboardPage{Group: group, Now: time.Now()}
 	if _, err := c.call(r, http.MethodGet, "/api/v1/dashboard", q, nil, &data.D); err != nil {
+		return err // another group's dashboard: the API's 403
+	}
+	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
+	}
+	if group != "" && !slices.Contains(data.Groups, group) {
+		// The API counts a group that does not exist as one without runs:
+		// say so rather than show zeros.
+		return &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: fmt.Sprintf("no group %q", group)}}
 	}
 	data.Chart = dayChart(data.D.Days)
 	return c.render(w, r, http.StatusOK, "dashboard", page{Title: "Dashboard", User: u, Data: data})

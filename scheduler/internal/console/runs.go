@@ -79,12 +79,8 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	data := &runsPage{Form: q, Statuses: wire.Statuses,
 		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent}}
-	var gl apiv1.GroupList
-	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
-	}
-	for _, g := range gl.Groups {
-		data.Groups = append(data.Groups, g.Name)
 	}
 	var list apiv1.RunList
 	_, err = c.call(r, http.MethodGet, "/api/v1/runs", runSearchQuery(q), nil, &list)
