@@ -74,6 +74,7 @@ type route struct {
 func (c *Console) routeTable() []route {
 	return []route{
 		{"GET /static/", c.static},
+		{"GET /favicon.ico", c.favicon},
 		{"GET /login", c.loginPage},
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},
