@@ -11,6 +11,7 @@ import (
 var funcs = template.FuncMap{
 	"when":      when,
 	"whenIn":    whenIn,
+	"whenShort": whenShort,
 	"ago":       ago,
 	"dur":       dur,
 	"ms":        ms,
@@ -73,6 +74,15 @@ func when(t any) string {
 		return t.UTC().Format("2006-01-02 15:04:05")
 	}
 	return fmt.Sprint(t)
+}
+
+// whenShort is when to the minute, for a list's narrow column (the
+// seconds are in its title).
+func whenShort(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }
 
 // whenIn formats t in zone (an IANA name), with its offset.
