@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
@@ -154,8 +155,15 @@ func TestRunsPageErrorsAndPermissions(t *testing.T) {
 		t.Fatalf("unknown status: %d, want 400", p.Code)
 	}
 	mustContain(t, p, "unknown run status", "BOGUS")
-	p = admin.get("/runs?job=abc")
-	mustContain(t, p, "want a positive job id")
+	// The job filter takes a name too: a name no job has is said so, and
+	// one that jobs of two groups share asks for the group.
+	p = admin.expect("/runs?job=abc", http.StatusBadRequest)
+	mustContain(t, p, `id="page-error"`, "job &#34;abc&#34;: no job of that name you may read", `value="abc"`)
+	sameIDs(t, "job by name", rows(t, admin.open("/runs?job="+url.QueryEscape(jb.Name))), rb)
+	apitest.Job(t, e.st, "b", ja.Name, "echo")
+	p = admin.expect("/runs?job="+url.QueryEscape(ja.Name), http.StatusBadRequest)
+	mustContain(t, p, "jobs of groups a, b have that name")
+	sameIDs(t, "job by name in a group", rows(t, admin.open("/runs?group=a&job="+url.QueryEscape(ja.Name))), ra)
 
 	// A viewer of b sees b's runs only, and a's run pages are not found,
 	// as in the API.
