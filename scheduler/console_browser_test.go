@@ -376,3 +376,64 @@ func TestConsoleFitsAPhone(t *testing.T) {
 		}
 	}
 }
+
+// The job list and a job's page hold with long, realistic names and
+// descriptions: at 1280 and at 375 px nothing widens the page (a wide
+// table scrolls inside its own box), at 1280 px every row's buttons are in
+// view, and no setting's value breaks inside a word.
+func TestConsoleJobPagesHoldLongContent(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	var jobs []*apiv1.Job
+	for i, name := range []string{
+		"nightly-settlement-reconciliation-for-the-european-card-acquiring-ledger",
+		"export-customer-invoices-to-the-accounting-warehouse-and-notify-finance",
+		"rebuild-search-index",
+	} {
+		jobs = append(jobs, createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: name,
+			Description: "Reconciles the day's card settlements against the acquirer's files, flags every mismatch " +
+				"above the tolerance and mails the treasury team a summary before the markets open in Frankfurt.",
+			Handler: fmt.Sprintf("settlement.reconcile_european_acquiring_ledger_v%d", i+2), ScheduleType: "cron",
+			ScheduleExpr: "0 30 2 * * MON-FRI", Timezone: "America/Argentina/Buenos_Aires", MisfirePolicy: "fire_once",
+			RetryBackoff: "exponential", AlarmWebhook: "https://alerts.example.com/hooks/jetjob/settlement-reconciliation-team"}))
+	}
+	if _, err := sys.api.DisableJobWith(t.Context(), jobs[1].ID, apiv1.DisableRequest{
+		Note: "paused while the accounting warehouse migrates to the new cluster (ticket FIN-20931)"}); err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, sys.url)
+	b.signIn("/jobs", "ada")
+	pages := []string{"/jobs", fmt.Sprintf("/jobs/%d", jobs[0].ID), fmt.Sprintf("/jobs/%d", jobs[1].ID)}
+	for _, width := range []int64{1280, 375} {
+		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
+		for _, path := range pages {
+			b.open(path)
+			if w, inner := evalIn[int](b, "document.documentElement.scrollWidth"), evalIn[int](b, "window.innerWidth"); w > inner {
+				t.Errorf("%s at %d px: the page is %d px wide", path, width, w)
+			}
+			// A one-word setting ("cron", "fire_once", "exponential") on one line.
+			broken := evalIn[[]string](b, `[...document.querySelectorAll("#job-settings dd")].filter((dd) => {
+				const text = dd.textContent.trim();
+				if (text === "" || /\s/.test(text) || text.length > 24) { return false; }
+				const r = document.createRange(); r.selectNodeContents(dd);
+				return new Set([...r.getClientRects()].map((c) => Math.round(c.top))).size > 1;
+			}).map((dd) => dd.textContent.trim())`)
+			if len(broken) > 0 {
+				t.Errorf("%s at %d px: settings broken inside a word: %q", path, width, broken)
+			}
+			if width != 1280 || path != "/jobs" {
+				continue
+			}
+			hidden := evalIn[[]string](b, `[...document.querySelectorAll("#jobs-table tbody tr")].flatMap((tr) =>
+				[...tr.querySelectorAll("button")].filter((btn) => {
+					const r = btn.getBoundingClientRect();
+					const box = tr.closest(".table-wrap").getBoundingClientRect();
+					return r.width === 0 || r.left < box.left || r.right > box.right || r.right > window.innerWidth;
+				}).map((btn) => tr.id + " " + btn.textContent))`)
+			if n := evalIn[int](b, `document.querySelectorAll("#jobs-table tbody button").length`); n != 2*len(jobs) || len(hidden) > 0 {
+				t.Errorf("/jobs at 1280 px: %d row buttons, out of view: %q", n, hidden)
+			}
+		}
+	}
+}

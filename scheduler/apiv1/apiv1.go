@@ -135,8 +135,11 @@ type JobSpec struct {
 type Job struct {
 	ID int64 `json:"id"`
 	JobSpec
-	Enabled    bool       `json:"enabled"`
-	Shard      int        `json:"shard"`
+	Enabled bool `json:"enabled"`
+	Shard   int  `json:"shard"`
+	// NextFireAt is absent while the job is disabled: it fires no more.
+	// LastFireAt is its newest fire due by now (one planned ahead is not
+	// fired yet).
 	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
 	LastFireAt *time.Time `json:"last_fire_at,omitempty"`
 	Version    int64      `json:"version"`

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ func parseCron(expr string, loc *time.Location) (evaluator, error) {
 	if err != nil {
 		return nil, invalidf(err, "invalid cron expression %q: %v", expr, err)
 	}
+	if err := checkSteps(expr); err != nil {
+		return nil, err
+	}
 	spec, ok := parsed.(*cron.SpecSchedule)
 	if !ok { // only @every yields another kind, and it was handled above
 		return nil, invalidf(nil, "invalid cron expression %q: unsupported form", expr)
@@ -44,6 +48,43 @@ func parseCron(expr string, loc *time.Location) (evaluator, error) {
 		return nil, invalidf(nil, "invalid cron expression %q: it never fires (no date matches its day and month fields)", expr)
 	}
 	return c, nil
+}
+
+// cronField is a field's name and range, for checkSteps.
+type cronField struct {
+	name     string
+	min, max int
+}
+
+// cronFields are the six fields, seconds first; a five-field expression
+// has no seconds.
+var cronFields = []cronField{{"second", 0, 59}, {"minute", 0, 59}, {"hour", 0, 23},
+	{"day-of-month", 1, 31}, {"month", 1, 12}, {"day-of-week", 0, 6}}
+
+// checkSteps refuses a step larger than its field's range ("*/61" in the
+// minute field). robfig accepts one, and it then matches the range's first
+// value only: "0 */61 * * * *" fires hourly, not what anyone means.
+// expr has already parsed, so its fields are well formed.
+func checkSteps(expr string) error {
+	fields := strings.Fields(expr)
+	if len(fields) == 0 || strings.HasPrefix(fields[0], "@") {
+		return nil
+	}
+	names := cronFields[len(cronFields)-len(fields):]
+	for i, f := range fields {
+		for _, part := range strings.Split(f, ",") {
+			_, step, ok := strings.Cut(part, "/")
+			if !ok {
+				continue
+			}
+			n, err := strconv.Atoi(step)
+			if fd := names[i]; err == nil && n > fd.max-fd.min {
+				return invalidf(nil, "invalid cron expression %q: step /%d in the %s field is larger than its range %d-%d (it would match only once, at the range's start)",
+					expr, n, fd.name, fd.min, fd.max)
+			}
+		}
+	}
+	return nil
 }
 
 // parseEvery parses "@every <duration>" itself rather than through robfig,

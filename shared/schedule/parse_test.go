@@ -15,6 +15,7 @@ func TestParseValid(t *testing.T) {
 		periodic      bool
 	}{
 		{"cron", "*/15 * * * * *", "", "*/15 * * * * *", "UTC", true},
+		{"cron", "0 */59 * * * *", "", "0 */59 * * * *", "UTC", true}, // the largest step of the minute field
 		{"cron", "0 9 * * 1-5", "Europe/Berlin", "0 9 * * 1-5", "Europe/Berlin", true},
 		{"cron", "  @hourly\t", " Asia/Tokyo ", "@hourly", "Asia/Tokyo", true},
 		{"cron", "@every 10s", "UTC", "@every 10s", "UTC", true},
@@ -76,6 +77,11 @@ func TestParseInvalid(t *testing.T) {
 		{"cron", "TZ=UTC", "", []string{"remove the TZ= prefix"}}, // robfig itself would panic on this
 		{"cron", "cron_tz=UTC 0 0 * * *", "", []string{"remove the CRON_TZ= prefix"}},
 		{"cron", "0 0 0 31 2 *", "", []string{`invalid cron expression "0 0 0 31 2 *"`, "never fires"}},
+		// A step larger than its field's range would match only its start.
+		{"cron", "0 */61 * * * *", "", []string{`invalid cron expression "0 */61 * * * *"`, "step /61 in the minute field is larger than its range 0-59"}},
+		{"cron", "0 0 */24 * * *", "", []string{"step /24 in the hour field"}},
+		{"cron", "0 0 1-5/40 * *", "", []string{"step /40 in the day-of-month field"}},
+		{"cron", "*/60 * * * * *", "", []string{"step /60 in the second field"}},
 		{"cron", "0 0 31 4 *", "", []string{"never fires"}},
 		{"cron", "@every", "", []string{`invalid cron expression "@every"`, `want a duration like "@every 10s"`}},
 		{"cron", "@every abc", "", []string{`invalid cron expression "@every abc"`, `want a duration like "@every 10s"`}},

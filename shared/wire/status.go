@@ -33,6 +33,10 @@ var Statuses = []Status{
 	StatusSkipped, StatusDiscarded, StatusExpired, StatusLost,
 }
 
+// FailedStatuses are the statuses of a run that failed: the ones that
+// retry and alarm, that the dashboard counts as failures and links to.
+var FailedStatuses = []Status{StatusFailed, StatusTimedOut, StatusLost}
+
 // Rank orders statuses for monotonic transitions: 0 planned, 1 published,
 // 2 running, 3 terminal. Unknown statuses rank -1 and never apply.
 func (s Status) Rank() int {

@@ -88,10 +88,15 @@ func demoWorker(nc *nats.Conn, keys *trigsign.Verifier, log *zap.Logger, reg pro
 		if err != nil {
 			return fmt.Errorf("params must be a duration like 2s: %w", err)
 		}
+		// A line at each end, so that the console's live log shows the
+		// demo's runs doing something.
+		job.Logger.Info("sleeping", zap.Duration("for", d))
 		select {
 		case <-time.After(d):
+			job.Logger.Info("woke up", zap.Duration("slept", d))
 			return nil
 		case <-ctx.Done():
+			job.Logger.Warn("woken early", zap.Error(ctx.Err()))
 			return ctx.Err()
 		}
 	})

@@ -134,8 +134,10 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		return err
 	}
 	ln, err := net.Listen("tcp", o.listen)
+	moved := "" // the banner says when the console is not where it was asked
 	if errors.Is(err, syscall.EADDRINUSE) {
 		log.Warn("address in use; picking a free port", zap.String("addr", o.listen))
+		moved = fmt.Sprintf("  (%s was taken, so a free port was picked: pass --listen 127.0.0.1:PORT to choose one)\n", o.listen)
 		ln, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err != nil {
@@ -199,7 +201,10 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 			return err
 		}
 		// One /metrics for the whole dev cluster: the worker's series too.
-		if w, err = demoWorker(nc, keys, log, s.Registry()); err != nil {
+		// The demo handlers' lines are read in the console's run logs;
+		// on this terminal they would scroll the sign-in banner away
+		// within a minute. Their warnings and errors still show.
+		if w, err = demoWorker(nc, keys, log.WithOptions(zap.IncreaseLevel(zap.WarnLevel)), s.Registry()); err != nil {
 			return err
 		}
 	}
@@ -207,7 +212,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	fmt.Fprintf(os.Stderr, `
 jetjob dev is running.
   Console:    %s/   (open it in a browser)
-  sign in as: %s / %s
+%s  sign in as: %s / %s
   API:        %s/api/v1   (an admin API key is in the CLI config, written to %s)
   Metrics:    %s
   NATS:       %s   (JetStream data in %s)
@@ -219,7 +224,7 @@ Try, in another terminal:
   bin/jetjob runs list --job %s
 Ctrl-C stops everything.
 
-`, apiURL, adminName, adminPassword, apiURL, cfgPath, metricsURL, ns.ClientURL(), dataDir, pg.URL("jetjob"),
+`, apiURL, moved, adminName, adminPassword, apiURL, cfgPath, metricsURL, ns.ClientURL(), dataDir, pg.URL("jetjob"),
 		trigsign.EncodePublicKey(signer.PublicKey()), firstID(demoIDs))
 
 	var wg sync.WaitGroup

@@ -297,6 +297,11 @@ func (sw scheduleSwitch[T]) cmd(a *app, on bool) *cobra.Command {
 				return sw.disable(c, ctx, id, apiv1.DisableRequest{Note: note})
 			}, func(w io.Writer, v *T) error {
 				id, name, next := sw.line(v)
+				if !on {
+					// A disabled job fires no more: there is no next fire to show.
+					_, err := fmt.Fprintf(w, "%s %d (%s) %s\n", sw.kind, id, cell(name), done)
+					return err
+				}
 				_, err := fmt.Fprintf(w, "%s %d (%s) %s; next fire: %s\n", sw.kind, id, cell(name), done, fmtTimePtr(next))
 				return err
 			})
@@ -375,8 +380,12 @@ func (a *app) jobsNextCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "warning: job time zone %q: %v; showing UTC\n", zone, err)
 				loc, zone = time.UTC, "UTC"
 			}
+			if !job.Enabled {
+				_, err := fmt.Fprintf(a.stdout, "job %d is disabled: no upcoming fire until it is enabled (schedule: %s)\n", job.ID, schedule(&job.JobSpec))
+				return err
+			}
 			if len(next.Times) == 0 {
-				_, err := fmt.Fprintf(a.stdout, "job %d has no upcoming fire (schedule: %s, enabled: %s)\n", job.ID, schedule(&job.JobSpec), yesNo(job.Enabled))
+				_, err := fmt.Fprintf(a.stdout, "job %d has no upcoming fire (schedule: %s)\n", job.ID, schedule(&job.JobSpec))
 				return err
 			}
 			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")

@@ -186,3 +186,25 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A disabled job fires no more: no command shows it a next fire, though
+// the scheduler keeps its place for the catch-up of an enable.
+func TestDisabledJobShowsNoNextFire(t *testing.T) {
+	r := isolatedAPI(t, "demo")
+	r.admin(t, "", "jobs", "create", "--group", "demo", "--name", "hello", "--handler", "hello", "--every", "30s")
+	if out := r.admin(t, "", "jobs", "disable", "1", "--note", "maintenance"); out != "job 1 (hello) disabled\n" {
+		t.Errorf("jobs disable printed %q, want no next fire", out)
+	}
+	if rows := tableRows(r.admin(t, "", "jobs", "list")); len(rows) != 2 || rows[1][len(rows[1])-1] != "-" {
+		t.Errorf("jobs list shows the disabled job a next fire: %q", rows)
+	}
+	printed(t, "get", r.admin(t, "", "jobs", "get", "1"), "Next fire:      -\n")
+	printed(t, "next", r.admin(t, "", "jobs", "next", "1"), "job 1 is disabled: no upcoming fire until it is enabled")
+	if next := adminJSON[apiv1.NextFires](t, r, "jobs", "next", "1"); len(next.Times) != 0 {
+		t.Errorf("GET .../next of a disabled job: %v, want none", next.Times)
+	}
+	// Enabled again, it has its fires back.
+	if out := r.admin(t, "", "jobs", "enable", "1"); !strings.Contains(out, "enabled; next fire: 20") {
+		t.Errorf("jobs enable printed %q, want its next fire", out)
+	}
+}

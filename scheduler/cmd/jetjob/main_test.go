@@ -462,6 +462,8 @@ func TestRunsOutput(t *testing.T) {
 		"Status:     SUCCEEDED\n",
 		"Duration:   1.5s\n",
 		"Stream seq: 77\n",
+		"Attempt:    2\n",                   // its API attempt 1, counted from 1
+		"Shard:      - (not a broadcast)\n", // shard 0 of 1: no broadcast
 		"Message:    line one and?[31m red\n            line two xxx",
 	} {
 		if !strings.Contains(stdout, want) {

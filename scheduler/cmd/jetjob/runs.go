@@ -99,16 +99,16 @@ func runDetail(r *apiv1.Run) *kv {
 	k.add("Group", r.Group)
 	k.add("Trigger", r.TriggerType)
 	k.add("Status", r.Status)
-	k.add("Attempt", strconv.Itoa(r.Attempt))
+	k.add("Attempt", strconv.Itoa(r.Attempt+1)) // counted from 1; the API's attempt is 0 for a first run
 	retryOf := "-"
 	if r.RetryOf != nil {
 		retryOf = strconv.FormatInt(*r.RetryOf, 10)
 	}
 	k.add("Retry of", retryOf)
-	if r.ShardTotal > 0 {
-		k.add("Shard", fmt.Sprintf("%d/%d (broadcast part)", r.ShardIndex, r.ShardTotal))
+	if r.ShardTotal > 1 {
+		k.add("Shard", fmt.Sprintf("%d/%d (broadcast part; its handler's shard index %d)", r.ShardIndex+1, r.ShardTotal, r.ShardIndex))
 	} else {
-		k.add("Shard", "0/1 (not a broadcast)") // what its handler saw
+		k.add("Shard", "- (not a broadcast)")
 	}
 	k.add("Worker", r.WorkerID)
 	k.add("Scheduled", fmtTime(r.ScheduledAt))

@@ -309,8 +309,10 @@ func (s *Server) killRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	reason := "killed through the API"
-	run, err := s.store.CancelRun(r.Context(), actor(r), id, reason)
+	// The reason is the run's message: it says who killed it.
+	who := actor(r)
+	reason := "killed by " + who.Name
+	run, err := s.store.CancelRun(r.Context(), who, id, reason)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -40,7 +43,7 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := apiv1.JobList{Jobs: docs(js, jobDoc)}
+	var out apiv1.JobList
 	if more {
 		last := js[len(js)-1]
 		out.Cursor = encodeJobCursor(f.Sort, f.Desc, store.KeyOf(last))
@@ -48,8 +51,24 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 			out.Next = last.ID
 		}
 	}
+	if err := s.store.FiredBy(r.Context(), js, s.now()); err != nil {
+		return err
+	}
+	out.Jobs = docs(js, jobDoc)
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// firedJobDoc is the document of j with its last fire as of now
+// (store.FiredBy): a fire planned ahead is not shown as fired. Should
+// that read fail, the document leaves the last fire out and says so in
+// the log rather than fail the write it answers.
+func (s *Server) firedJobDoc(ctx context.Context, j store.Job) apiv1.Job {
+	js := []store.Job{j}
+	if err := s.store.FiredBy(ctx, js, s.now()); err != nil {
+		s.log.Warn("job document without its last fire", zap.Int64("job", j.ID), zap.Error(err))
+	}
+	return jobDoc(js[0])
 }
 
 // jobFilter reads and checks every parameter, reporting all problems at once.

@@ -34,7 +34,8 @@ func TestJobSearchSortsAndPagesExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 60 jobs: every name twice (once per group), next fires and update
-	// times with many ties and a quarter without a next fire.
+	// times with many ties, a quarter without a next fire and a third
+	// disabled (whose next_fire_at only keeps the planner's place).
 	base := time.Now().Truncate(time.Second).UTC()
 	rows, _ := pool.Query(ctx, `INSERT INTO jobs (group_name, name, description, handler, schedule_type, misfire_policy,
 			route_strategy, block_strategy, shard, enabled, next_fire_at, updated_at)
@@ -55,10 +56,17 @@ func TestJobSearchSortsAndPagesExactly(t *testing.T) {
 	}
 	never := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	keyOf := map[string]func(seedJob) string{
-		"id":        func(seedJob) string { return "" },
-		"name":      func(s seedJob) string { return s.name },
-		"updated":   func(s seedJob) string { return s.updated.Format(time.RFC3339Nano) },
-		"next_fire": func(s seedJob) string { return cmp.Or(s.nextFire, &never).UTC().Format("2006-01-02T15:04:05.000000") },
+		"id":      func(seedJob) string { return "" },
+		"name":    func(s seedJob) string { return s.name },
+		"updated": func(s seedJob) string { return s.updated.Format(time.RFC3339Nano) },
+		// A disabled job has no next fire: it sorts with the jobs without one.
+		"next_fire": func(s seedJob) string {
+			next := s.nextFire
+			if !s.enabled {
+				next = nil
+			}
+			return cmp.Or(next, &never).UTC().Format("2006-01-02T15:04:05.000000")
+		},
 	}
 	filters := []struct {
 		query string

@@ -108,8 +108,8 @@ func disableOptions(w http.ResponseWriter, r *http.Request) (store.EnableOptions
 	return store.EnableOptions{Note: req.Note}, nil
 }
 
-func jobAnswer(_ *Server, w http.ResponseWriter, _ *http.Request, j store.Job) error {
-	writeJSON(w, http.StatusOK, jobDoc(j))
+func jobAnswer(s *Server, w http.ResponseWriter, r *http.Request, j store.Job) error {
+	writeJSON(w, http.StatusOK, s.firedJobDoc(r.Context(), j))
 	return nil
 }
 

@@ -89,3 +89,37 @@ func TestScheduleOpsValidation(t *testing.T) {
 		t.Errorf("enable without a body: %v", err)
 	}
 }
+
+// A replace that enables a disabled job (what jetjob apply sends) drops
+// the note of its disable, as enabling it does; one that keeps it
+// disabled keeps the note.
+func TestReplaceThatEnablesDropsThePauseNote(t *testing.T) {
+	c := groupGClient(t)
+	ctx := context.Background()
+	j, err := c.CreateJob(ctx, apiv1.JobSpec{Group: "g", Name: "paused", Handler: "h", ScheduleType: "cron", ScheduleExpr: "0 */10 * * * *"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := c.DisableJobWith(ctx, j.ID, apiv1.DisableRequest{Note: "db migration"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := off.JobSpec
+	spec.Description, spec.Version = "still paused", off.Version
+	kept, err := c.UpdateJob(ctx, j.ID, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Enabled || kept.PausedNote != "db migration" || kept.PausedAt == nil {
+		t.Fatalf("a replace that leaves the job disabled: enabled %v, note %q, at %v; want the note kept", kept.Enabled, kept.PausedNote, kept.PausedAt)
+	}
+	on := true
+	spec.Enabled, spec.Version = &on, kept.Version
+	got, err := c.UpdateJob(ctx, j.ID, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Enabled || got.PausedNote != "" || got.PausedAt != nil || got.PausedBy != "" {
+		t.Fatalf("a replace that enables: enabled %v, note %q, at %v, by %q; want no pause left", got.Enabled, got.PausedNote, got.PausedAt, got.PausedBy)
+	}
+}

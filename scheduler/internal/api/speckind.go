@@ -39,7 +39,7 @@ func (s *Server) jobKind() specKind[apiv1.JobSpec, store.Job, apiv1.Job] {
 		create: s.store.CreateJob,
 		update: s.store.UpdateJob,
 		remove: s.store.DeleteJob,
-		doc:    func(_ context.Context, j store.Job) apiv1.Job { return jobDoc(j) },
+		doc:    s.firedJobDoc,
 	}
 }
 

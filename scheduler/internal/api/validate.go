@@ -184,7 +184,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 			Source: j.Source,
 		},
-		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.NextFireAt, LastFireAt: j.LastFireAt,
+		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
 	schedOpsDoc(&d, j)

@@ -103,3 +103,17 @@ func (w *recorder) Write(b []byte) (int, error) {
 	}
 	return w.body.Write(b)
 }
+
+// groupNames lists the names of the groups the user may read (GET
+// /api/v1/groups): the choices of a page's group filter.
+func (c *Console) groupNames(r *http.Request) ([]string, error) {
+	var gl apiv1.GroupList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(gl.Groups))
+	for _, g := range gl.Groups {
+		out = append(out, g.Name)
+	}
+	return out, nil
+}

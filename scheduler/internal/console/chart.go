@@ -14,8 +14,15 @@ import (
 // barChart is a stacked bar chart: one bar per day, one segment per
 // status.
 type barChart struct {
-	Width, Height int
-	Bars          []bar
+	// Width and Height are the whole drawing's (the viewBox); the bars
+	// stand in the plot area right of the y axis' labels and above the
+	// x axis' dates: Left, Top, PlotW and PlotH.
+	Width, Height           int
+	Left, Top, PlotW, PlotH int
+	Bottom                  int // the plot area's bottom edge (Top + PlotH)
+	YTicks                  []tick
+	XTicks                  []tick
+	Bars                    []bar
 	// Max is the tallest bar's total (the y axis' top).
 	Max int64
 	// Legend lists the statuses drawn, in stacking order.
@@ -37,6 +44,13 @@ type segment struct {
 	Title  string // the tooltip
 }
 
+// tick is an axis label: a y tick at height Y, an x tick (a date) under
+// the bar centred at X.
+type tick struct {
+	X, Y  int
+	Label string
+}
+
 type legendEntry struct {
 	Status, Class string
 }
@@ -48,7 +62,9 @@ var stackOrder = []string{"FAILED", "TIMED_OUT", "LOST", "SUCCEEDED", "CANCELLED
 // dayChart draws days (oldest first) as stacked bars.
 func dayChart(days []apiv1.DayCounts) barChart {
 	const width, height, gap = 720, 160, 2
-	c := barChart{Width: width, Height: height}
+	const left, top, bottom = 44, 8, 22 // room for the axes' labels
+	c := barChart{Width: left + width + 8, Height: top + height + bottom, Left: left, Top: top,
+		PlotW: width, PlotH: height, Bottom: top + height}
 	seen := map[string]bool{}
 	for _, d := range days {
 		var total int64
@@ -73,10 +89,26 @@ func dayChart(days []apiv1.DayCounts) barChart {
 	if c.Max == 0 {
 		return c // no runs: no chart
 	}
+	// The y axis: 0, half and the tallest day.
+	for _, v := range []int64{0, c.Max / 2, c.Max} {
+		if v == c.Max/2 && (v == 0 || v == c.Max) {
+			continue
+		}
+		c.YTicks = append(c.YTicks, tick{X: left - 6, Y: top + height - int(float64(v)/float64(c.Max)*float64(height)),
+			Label: fmt.Sprint(v)})
+	}
 	bw := width / len(days)
 	for i, d := range days {
-		b := bar{X: i*bw + gap/2, W: max(bw-gap, 1), Label: d.Day}
-		y := height
+		b := bar{X: left + i*bw + gap/2, W: max(bw-gap, 1), Label: d.Day}
+		// The x axis: a date every week, counted back from the newest day.
+		if (len(days)-1-i)%7 == 0 {
+			label := d.Day
+			if len(label) == len("2006-01-02") {
+				label = label[5:] // MM-DD: the year is this month's
+			}
+			c.XTicks = append(c.XTicks, tick{X: b.X + b.W/2, Y: top + height + 15, Label: label})
+		}
+		y := top + height
 		for _, l := range c.Legend {
 			n := d.ByStatus[l.Status]
 			if n == 0 {

@@ -2,7 +2,9 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -15,7 +17,7 @@ func TestClusterPage(t *testing.T) {
 
 	// No scheduler heartbeats: the page says nothing is being planned.
 	p := v.open("/cluster")
-	mustContain(t, p, "No live scheduler", `id="shards-table"`, `data-shard="0"`, "No readiness checks reported")
+	mustContain(t, p, "No live scheduler", `id="shards-table"`, `data-shards="0-`, "No readiness checks reported")
 
 	// One live scheduler holding shard 0; the rest orphaned; NATS down.
 	if _, err := e.pool.Exec(ctx, `INSERT INTO schedulers (id, host, expires_at) VALUES ('sched-1', 'host-1', now() + interval '1 minute')`); err != nil {
@@ -36,6 +38,12 @@ func TestClusterPage(t *testing.T) {
 		t.Fatalf("%d shards; the test needs orphans", shards)
 	}
 	mustContain(t, p, `<span class="st-bad">none</span>`)
+	// The shards are one row per owner's range, not one row per shard.
+	mustContain(t, p, `<tr data-shards="0-0">`, fmt.Sprintf(`<tr data-shards="1-%d">`, shards-1),
+		fmt.Sprintf("<td>1–%d (%d)</td>", shards-1, shards-1))
+	if n := strings.Count(p.Body, "<tr data-shards="); n != 2 {
+		t.Fatalf("%d shard rows, want 2 (sched-1's shard 0, the orphans)", n)
+	}
 
 	// Signed out, the page sends the browser to sign in.
 	if p := e.browser().get("/cluster"); p.Code != http.StatusSeeOther {

@@ -10,9 +10,10 @@
 // viewer, and a forged POST from a viewer still gets the API's 403.
 //
 // Pages and forms are plain HTML (real links, every filter in the URL); the
-// little JavaScript in static/console.js only follows a run's log live,
-// re-reads an active workflow run's summary, previews a schedule as it is
-// typed and asks before destructive actions.
+// little JavaScript in static/console.js only follows a run's log live
+// (and counts its running time), re-reads an active workflow run's
+// summary, previews a schedule as it is typed and asks before destructive
+// actions.
 package console
 
 import (
@@ -73,6 +74,7 @@ type route struct {
 func (c *Console) routeTable() []route {
 	return []route{
 		{"GET /static/", c.static},
+		{"GET /favicon.ico", c.favicon},
 		{"GET /login", c.loginPage},
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},

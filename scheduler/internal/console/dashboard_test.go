@@ -1,8 +1,11 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestDashboardEmpty(t *testing.T) {
@@ -26,6 +29,14 @@ func TestDashboardShowsRunsAndFailures(t *testing.T) {
 	mustContain(t, p, `id="runs-chart"`, `<g class="bar"`, ": 2 FAILED</title>", `id="failing-jobs"`,
 		`data-job-id="`, ja.Name, `<a href="/runs?status=RUNNING">1</a>`)
 	mustContain(t, p, "Success rate <strong>60.0 %</strong>") // 3 of the 5 ended runs succeeded
+	// The chart has axes: today's date under the newest bar, and the
+	// tallest day's count (a's 4 runs and b's 2) at the top of the y axis.
+	mustContain(t, p, `class="x-tick"`, ">"+time.Now().UTC().Format("01-02")+"</text>", `class="y-tick"`, ">6</text>")
+	// The failed count opens exactly those failed runs.
+	failed := e.browser().login("admin").open(href(t, p, fmt.Sprint("failures-", ja.ID)))
+	if n := strings.Count(failed.Body, `data-status="FAILED"`); n != 2 || strings.Count(failed.Body, `id="run-row-`) != 2 {
+		t.Fatalf("the failed count's link shows %d FAILED runs, want 2 and nothing else:\n%s", n, failed.Body)
+	}
 
 	// A viewer of b sees only b: no failing job of a, a perfect rate.
 	vb := e.browser().login("viewerB").get("/")
@@ -34,7 +45,8 @@ func TestDashboardShowsRunsAndFailures(t *testing.T) {
 
 	// The group filter narrows to one group and keeps it in the form.
 	pa := e.browser().login("admin").get("/?group=b")
-	mustContain(t, pa, `id="dash-group" name="group" value="b"`, "Success rate <strong>100.0 %</strong>")
+	mustContain(t, pa, `<select id="dash-group" name="group">`, "<option selected>b</option>", "<option >a</option>",
+		"Success rate <strong>100.0 %</strong>")
 	mustLack(t, pa, ja.Name)
 }
 
@@ -48,4 +60,8 @@ func TestDashboardErrors(t *testing.T) {
 	if p := e.browser().login("admin").get("/?group=no%20such!"); p.Code != http.StatusBadRequest {
 		t.Fatalf("bad group: %d\n%s", p.Code, p.Body)
 	}
+	// A group that does not exist is said to be missing, not shown as one
+	// without runs.
+	p = e.browser().login("admin").expect("/?group=nosuch", http.StatusNotFound)
+	mustContain(t, p, `no group &#34;nosuch&#34;`)
 }

@@ -11,6 +11,7 @@ import (
 var funcs = template.FuncMap{
 	"when":      when,
 	"whenIn":    whenIn,
+	"whenShort": whenShort,
 	"ago":       ago,
 	"dur":       dur,
 	"ms":        ms,
@@ -24,6 +25,38 @@ var funcs = template.FuncMap{
 	"rfc3339":   rfc3339,
 	"logTime":   logTime,
 	"dict":      dict,
+	"attemptNo": attemptNo,
+	"shardOf":   shardOf,
+	"elapsed":   elapsed,
+}
+
+// elapsed is the time since t, to the second: "42s", "3m 07s",
+// "1h 02m 09s". console.js counts on in the same form.
+func elapsed(t *time.Time) string {
+	if t == nil {
+		return "—"
+	}
+	s := int(max(time.Since(*t), 0) / time.Second)
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%dh %02dm %02ds", s/3600, s/60%60, s%60)
+	case s >= 60:
+		return fmt.Sprintf("%dm %02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%ds", s)
+}
+
+// attemptNo is a run's attempt as people count: the API's attempt is 0
+// for the first run of a fire, which the console shows as attempt 1.
+func attemptNo(attempt int) int { return attempt + 1 }
+
+// shardOf is a run's sharding-broadcast part as people count, "2/4" for
+// part index 1 of 4, or "—" for a run that carries no part (total 0).
+func shardOf(index, total int) string {
+	if total <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%d/%d", index+1, total)
 }
 
 // when formats an instant for a table: UTC, seconds, no zone noise.
@@ -41,6 +74,15 @@ func when(t any) string {
 		return t.UTC().Format("2006-01-02 15:04:05")
 	}
 	return fmt.Sprint(t)
+}
+
+// whenShort is when to the minute, for a list's narrow column (the
+// seconds are in its title).
+func whenShort(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }
 
 // whenIn formats t in zone (an IANA name), with its offset.

@@ -114,12 +114,8 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 			data.Filtered = true
 		}
 	}
-	var gl apiv1.GroupList
-	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
-	}
-	for _, g := range gl.Groups {
-		data.Groups = append(data.Groups, g.Name)
 	}
 
 	q := data.sorted()

@@ -96,7 +96,19 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
 		if _, err := c.call(r, http.MethodGet, "/api/v1/audit", q, nil, &al); err != nil {
 			return err
 		}
-		data.Audit = historyOf(al.Entries)
+		// The revisions are listed above: the audit adds what is not one
+		// (triggers, kills, deletes of runs...), not the same rows again.
+		revision := map[int64]bool{}
+		for _, h := range hist.Entries {
+			revision[h.ID] = true
+		}
+		others := al.Entries[:0]
+		for _, e := range al.Entries {
+			if !revision[e.ID] {
+				others = append(others, e)
+			}
+		}
+		data.Audit = historyOf(others)
 	}
 	if data.Children, err = c.jobLinks(r, j.ChildJobIDs); err != nil {
 		return err

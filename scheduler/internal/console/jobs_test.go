@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
@@ -28,8 +29,8 @@ func TestJobsListEmptyAndFull(t *testing.T) {
 	ja := e.job("a", "echo")
 	jb := e.job("b", "report")
 	p = op.get("/jobs")
-	mustContain(t, p, `id="jobs-table"`, fmt.Sprintf(`id="job-%d"`, ja.ID), fmt.Sprintf(`<a href="/jobs/%d">%s</a>`, ja.ID, ja.Name),
-		"<td>echo</td>", `<span class="badge st-ok">enabled</span>`,
+	mustContain(t, p, `id="jobs-table"`, fmt.Sprintf(`id="job-%d"`, ja.ID), fmt.Sprintf(`<a class="trunc" href="/jobs/%d" title="%s">%s</a>`, ja.ID, ja.Name, ja.Name),
+		`title="echo">echo</div>`, `<span class="badge st-ok">enabled</span>`,
 		fmt.Sprintf(`id="disable-%d"`, ja.ID), fmt.Sprintf(`id="trigger-%d"`, ja.ID))
 	mustLack(t, p, `id="no-jobs"`, jb.Name)
 
@@ -157,11 +158,35 @@ func TestJobPageShowsEverything(t *testing.T) {
 	hist := between(t, p.Body, `id="job-history"`, "</section>")
 	mustContain(t, page{Body: hist}, "job.update", "job.create", "<strong>schedule_expr</strong>: <code>0 30 2 * * *</code> → <code>0 0 3 * * *</code>")
 	mustContain(t, p, `id="job-audit"`, "03:00:00 JST</td>")
+	// The audit adds what is not a revision, and not the revisions again.
+	if p := admin.post(path+"/trigger", nil); p.Code != http.StatusSeeOther {
+		t.Fatalf("trigger: %d\n%s", p.Code, p.Body)
+	}
+	<-e.fired
+	// A disable's revision says why.
+	admin.post(path+"/disable", url.Values{"note": {"vendor outage"}})
+	p = admin.get(path)
+	hist = between(t, p.Body, `id="job-history"`, "</section>")
+	mustContain(t, page{Body: hist}, "job.disable", "<strong>paused_note</strong>: <code>—</code> → <code>vendor outage</code>")
+	audit := between(t, p.Body, `id="job-audit"`, "</section>")
+	mustContain(t, page{Body: audit}, "job.trigger")
+	mustLack(t, page{Body: audit}, "job.update", "job.create", "job.disable")
 
 	// A viewer: the same job, no actions, and no audit log.
 	p = e.browser().login("viewer").get(path)
 	mustContain(t, p, "nightly-report", `id="run-sparkline"`, `id="job-history"`, `id="audit-admins-only"`)
 	mustLack(t, p, `id="job-actions"`, `id="job-edit"`, `id="job-trigger"`, `id="job-delete"`, `id="job-disable"`, `id="job-audit"`)
+
+	// A job in UTC lists its next fires once, not in two equal columns.
+	u, err := e.st.CreateJob(ctx, store.System, store.Job{Group: "a", Name: "utc-report", Handler: "report",
+		ScheduleType: "cron", ScheduleExpr: "0 30 2 * * *", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview := between(t, admin.open(fmt.Sprintf("/jobs/%d", u.ID)).Body, `id="preview-table"`, "</table>")
+	if strings.Count(preview, "<th>") != 1 || !strings.Contains(preview, "<th>UTC</th>") || !strings.Contains(preview, "02:30:00</td>") {
+		t.Fatalf("a UTC job's next fires:\n%s", preview)
+	}
 
 	// Unknown and malformed ids.
 	if p := admin.get("/jobs/999999"); p.Code != http.StatusNotFound {
@@ -373,7 +398,7 @@ func TestJobActions(t *testing.T) {
 		t.Fatalf("disable with a note: %d\n%s", p.Code, p.Body)
 	}
 	mustContain(t, op.get(path), `id="job-paused"`, "Disabled by operator", ": waiting for the &lt;db&gt; migration</p>")
-	mustContain(t, op.get("/jobs?group=a"), `<div class="muted small paused-note">waiting for the &lt;db&gt; migration</div>`)
+	mustContain(t, op.get("/jobs?group=a"), `paused-note trunc narrow" title="waiting for the &lt;db&gt; migration">waiting for the &lt;db&gt; migration</div>`)
 	// A bad catch-up choice is the API's 400, and changes nothing.
 	if p := op.post(path+"/enable", url.Values{"catch_up": {"sometimes"}}); p.Code != http.StatusBadRequest {
 		t.Fatalf("bad catch_up: %d, want 400\n%s", p.Code, p.Body)
@@ -575,3 +600,50 @@ func TestJobsListSearchesAndSorts(t *testing.T) {
 	}
 	mustContain(t, p, `id="page-error"`, "enabled=&#34;maybe&#34;: want true or false", `value="x"`)
 }
+
+// The list and the job page show a disabled job no next fire, and a fire
+// the planner planned ahead is not shown as the last one fired.
+func TestJobsShowOnlyRealFires(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	j, err := e.st.CreateJob(ctx, store.System, store.Job{Group: "a", Name: "minutely", Handler: "echo",
+		ScheduleType: "cron", ScheduleExpr: "0 * * * * *", Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The planner has planned the next minute's fire (last_fire_at ahead of
+	// now); the fire before it ran a minute ago.
+	now := time.Now().UTC().Truncate(time.Second)
+	ahead, fired := now.Add(30*time.Second), now.Add(-30*time.Second)
+	if _, err := e.pool.Exec(ctx, `UPDATE jobs SET last_fire_at = $2, next_fire_at = $3 WHERE id = $1`,
+		j.ID, ahead, ahead.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at)
+		VALUES ($1, 'a', $2, 'schedule', 'SUCCEEDED', $3), ($1, 'a', $2, 'schedule', 'SCHEDULED', $4)`,
+		j.ID, j.Shard, fired, ahead); err != nil {
+		t.Fatal(err)
+	}
+	op := e.browser().login("operator")
+	row := func() string {
+		return between(t, op.open("/jobs?group=a").Body, fmt.Sprintf(`id="job-%d"`, j.ID), "</tr>")
+	}
+	r := row()
+	if !strings.Contains(r, when(fired)) || strings.Contains(r, when(ahead)) {
+		t.Fatalf("last fire: want %s (fired), not %s (planned):\n%s", when(fired), when(ahead), r)
+	}
+	mustContain(t, op.open(fmt.Sprintf("/jobs/%d", j.ID)), `id="preview-table"`)
+
+	// Disabled, it shows no next fire on the list nor on its page.
+	op.post(fmt.Sprintf("/jobs/%d/disable", j.ID), url.Values{"note": {"maintenance"}})
+	r = row()
+	if strings.Contains(r, when(ahead.Add(time.Minute))) || !strings.Contains(r, "<td>—</td>") {
+		t.Fatalf("a disabled job's row shows a next fire:\n%s", r)
+	}
+	p := op.open(fmt.Sprintf("/jobs/%d", j.ID))
+	mustContain(t, p, `id="next-fires-disabled"`)
+	mustLack(t, p, `id="preview-table"`)
+}
+
+// when is a time as the console's tables show it.
+func when(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -79,4 +80,18 @@ func TestUnknownPage(t *testing.T) {
 	if p := b.get("/api/v1/nothing"); p.Code != http.StatusNotFound || p.Body[0] != '{' {
 		t.Fatalf("API 404: %d %q", p.Code, p.Body)
 	}
+}
+
+// The browser's own /favicon.ico request is the console's icon, signed in
+// or not, and every page names it: no 404 on each load.
+func TestFavicon(t *testing.T) {
+	e := newEnv(t)
+	for _, b := range []*browser{e.browser(), e.browser().login("viewer")} {
+		p := b.open("/favicon.ico")
+		if !strings.HasPrefix(p.Body, "<svg") {
+			t.Fatalf("/favicon.ico: %q", p.Body)
+		}
+		b.open("/static/favicon.svg")
+	}
+	mustContain(t, e.browser().open("/login"), `<link rel="icon" href="/static/favicon.svg"`)
 }

@@ -145,3 +145,18 @@ func (c *Console) static(w http.ResponseWriter, r *http.Request) error {
 	http.FileServerFS(assets).ServeHTTP(w, r)
 	return nil
 }
+
+// favicon answers the browsers' own request for /favicon.ico (made on
+// every page, signed in or not) with the console's icon, so that it is
+// not a 404 each time.
+func (c *Console) favicon(w http.ResponseWriter, r *http.Request) error {
+	icon, err := assets.ReadFile("static/favicon.svg")
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "image/svg+xml")
+	h.Set("Cache-Control", "public, max-age=86400")
+	_, err = w.Write(icon)
+	return err
+}

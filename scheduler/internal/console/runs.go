@@ -2,6 +2,7 @@ package console
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -80,15 +81,23 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	data := &runsPage{Form: q, Statuses: wire.Statuses,
 		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent,
 			wire.TriggerBackfill, wire.TriggerWorkflow, wire.TriggerImport}}
-	var gl apiv1.GroupList
-	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
+	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
 	}
-	for _, g := range gl.Groups {
-		data.Groups = append(data.Groups, g.Name)
+	apiQuery := runSearchQuery(q)
+	if job := apiQuery.Get("job"); job != "" {
+		id, err := c.jobIDNamed(r, job, apiQuery.Get("group"))
+		var ae *APIError
+		if errors.As(err, &ae) {
+			return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+		}
+		if err != nil {
+			return err
+		}
+		apiQuery.Set("job", id)
 	}
 	var list apiv1.RunList
-	_, err = c.call(r, http.MethodGet, "/api/v1/runs", runSearchQuery(q), nil, &list)
+	_, err = c.call(r, http.MethodGet, "/api/v1/runs", apiQuery, nil, &list)
 	var ae *APIError
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusForbidden) {
 		// A filter the API refuses (a bad value, a group the user may not
@@ -109,6 +118,38 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 		data.Newest = runsLink(q, "")
 	}
 	return c.render(w, r, http.StatusOK, "runs", page{Title: "Runs", User: u, Data: data})
+}
+
+// jobIDNamed reads the job filter: a job id as typed, or a job's name
+// (in group, when given), looked up through GET /api/v1/jobs. A name no
+// readable job has, or that jobs of several groups have, is a 400 that
+// says so.
+func (c *Console) jobIDNamed(r *http.Request, job, group string) (string, error) {
+	if _, err := strconv.ParseInt(job, 10, 64); err == nil {
+		return job, nil
+	}
+	q := url.Values{"q": {job}, "limit": {"100"}}
+	if group != "" {
+		q.Set("group", group)
+	}
+	var jl apiv1.JobList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/jobs", q, nil, &jl); err != nil {
+		return "", err
+	}
+	var ids, groups []string
+	for _, j := range jl.Jobs {
+		if j.Name == job {
+			ids, groups = append(ids, strconv.FormatInt(j.ID, 10)), append(groups, j.Group)
+		}
+	}
+	switch len(ids) {
+	case 1:
+		return ids[0], nil
+	case 0:
+		return "", &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: fmt.Sprintf("job %q: no job of that name you may read", job)}}
+	}
+	return "", &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: fmt.Sprintf(
+		"job %q: jobs of groups %s have that name; choose the group, or give the job's id", job, strings.Join(groups, ", "))}}
 }
 
 // maxJobNames bounds the job look-ups of one runs page: a page of runs of

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
@@ -61,13 +62,15 @@ func TestRunsPageSearches(t *testing.T) {
 	}
 	runsB := []int64{e.run(jb), e.run(jb)}
 	failed, running := runsA[1], runsA[3]
-	e.setRun(failed, "status = 'FAILED', started_at = scheduled_at, finished_at = scheduled_at + interval '3 s', worker_id = 'wa-1'")
+	e.setRun(failed, "status = 'FAILED', started_at = scheduled_at, finished_at = scheduled_at + interval '3 s', worker_id = 'wa-1', message = 'exit 3: no space left'")
 	e.setRun(running, "status = 'RUNNING', started_at = scheduled_at, worker_id = 'wa-2'")
 
 	p = admin.get("/runs")
 	sameIDs(t, "all runs", rows(t, p), append(slices.Clone(runsA), runsB...)...)
 	mustContain(t, p, `id="runs-table"`, `<a href="/runs/`+itoa(failed)+`">`, `<a href="/jobs/`+itoa(ja.ID)+`">`+ja.Name+`</a>`,
-		`<tr id="run-row-`+itoa(failed)+`" data-status="FAILED">`, "3s", "wa-1")
+		`<tr id="run-row-`+itoa(failed)+`" data-status="FAILED">`, "3s", "wa-1",
+		// A failed run's message is on its row, whole on hover.
+		`<td class="msg"><div class="trunc" title="exit 3: no space left">exit 3: no space left</div></td>`)
 
 	// Status (several), group, job and trigger type filters; each keeps
 	// its state in the form.
@@ -152,8 +155,15 @@ func TestRunsPageErrorsAndPermissions(t *testing.T) {
 		t.Fatalf("unknown status: %d, want 400", p.Code)
 	}
 	mustContain(t, p, "unknown run status", "BOGUS")
-	p = admin.get("/runs?job=abc")
-	mustContain(t, p, "want a positive job id")
+	// The job filter takes a name too: a name no job has is said so, and
+	// one that jobs of two groups share asks for the group.
+	p = admin.expect("/runs?job=abc", http.StatusBadRequest)
+	mustContain(t, p, `id="page-error"`, "job &#34;abc&#34;: no job of that name you may read", `value="abc"`)
+	sameIDs(t, "job by name", rows(t, admin.open("/runs?job="+url.QueryEscape(jb.Name))), rb)
+	apitest.Job(t, e.st, "b", ja.Name, "echo")
+	p = admin.expect("/runs?job="+url.QueryEscape(ja.Name), http.StatusBadRequest)
+	mustContain(t, p, "jobs of groups a, b have that name")
+	sameIDs(t, "job by name in a group", rows(t, admin.open("/runs?group=a&job="+url.QueryEscape(ja.Name))), ra)
 
 	// A viewer of b sees b's runs only, and a's run pages are not found,
 	// as in the API.
@@ -213,8 +223,10 @@ func TestRunPageShowsTheRun(t *testing.T) {
 		`id="run-message">exit status 3: &lt;disk full&gt;<`, `id="run-params">--date 2026-11-22<`,
 		`<a href="/jobs/`+itoa(j.ID)+`" id="run-job">`+j.Name+`</a>`,
 		// The chain: this run, then its retries in order.
-		`id="attempt-`+itoa(first)+`" aria-current="page"`, `<a href="/runs/`+itoa(second)+`">run `+itoa(second)+`</a> attempt 1`,
-		`<a href="/runs/`+itoa(third)+`">run `+itoa(third)+`</a> attempt 2`,
+		`id="attempt-`+itoa(first)+`" aria-current="page"`, `<a href="/runs/`+itoa(second)+`">run `+itoa(second)+`</a> attempt 2`,
+		`<a href="/runs/`+itoa(third)+`">run `+itoa(third)+`</a> attempt 3`,
+		// Attempts count from 1; a run of no broadcast has no shard.
+		`attempt 1 <span class="badge st-bad">FAILED</span> <span class="muted">(this run)`, `id="run-shard">—<`,
 		// The log so far, escaped; an ended run is not followed.
 		`class="log-line lv-info"`, "INFO starting &lt;report&gt;", "INFO wrote 3 rows", `class="log-line lv-error"`, "ERROR disk full",
 		`id="log-state" role="status">ended<`)
@@ -225,12 +237,21 @@ func TestRunPageShowsTheRun(t *testing.T) {
 
 	// The middle attempt links both ways and shows its failed alarm.
 	p = v.get("/runs/" + itoa(second))
-	mustContain(t, p, `<a href="/runs/`+itoa(first)+`">run `+itoa(first)+`</a> attempt 0`, `id="attempt-`+itoa(second)+`" aria-current="page"`,
+	mustContain(t, p, `<a href="/runs/`+itoa(first)+`">run `+itoa(first)+`</a> attempt 1`, `id="attempt-`+itoa(second)+`" aria-current="page"`,
 		`<a href="/runs/`+itoa(third)+`">`, "failed <span class=\"error\">webhook answered 500</span>", `id="log-empty"`, "No log lines.")
 
 	// The active last attempt: followed live from where the page stopped
-	// (nothing logged: from 0), no kill button for a viewer.
+	// (nothing logged: from 0), no kill button for a viewer; it counts its
+	// running time; given no params, it shows its job's.
+	e.setRun(third, "started_at = now() - interval '2 h'")
+	if _, err := e.pool.Exec(context.Background(), "UPDATE jobs SET params = '--dry-run' WHERE id = $1", j.ID); err != nil {
+		t.Fatal(err)
+	}
 	p = v.get("/runs/" + itoa(third))
+	mustContain(t, p, `id="run-elapsed" data-since="`, `id="run-params">--dry-run<`, `id="run-params-source"`)
+	if !regexp.MustCompile(`id="run-elapsed" data-since="[^"]+">2h 00m \d\ds</span>`).MatchString(p.Body) {
+		t.Fatalf("a run started 2 h ago does not say so:\n%s", between(t, p.Body, `id="run-props"`, "</dl>"))
+	}
 	mustContain(t, p, `data-active="true"`, `id="run-status" class="badge st-run">RUNNING<`,
 		`data-follow="/api/v1/runs/`+itoa(third)+`/logs?follow=true&amp;from=0"`, `data-summary="/runs/`+itoa(third)+`"`,
 		`id="log-state" role="status">following<`, "No log lines yet.", `id="step-finished" class="pending"`)
@@ -240,7 +261,7 @@ func TestRunPageShowsTheRun(t *testing.T) {
 	child := e.run(e.job("a", "echo"))
 	e.setRun(child, "trigger_type = 'parent', parent_run = $2, shard_index = 1, shard_total = 3, status = 'SKIPPED', finished_at = scheduled_at + interval '5 ms'", first)
 	p = v.get("/runs/" + itoa(child))
-	mustContain(t, p, `<a href="/runs/`+itoa(first)+`" id="run-parent">`, `id="run-shard">1 of 3`,
+	mustContain(t, p, `<a href="/runs/`+itoa(first)+`" id="run-parent">`, `id="run-shard">2/3 <span class="muted">(broadcast part)`,
 		// Never triggered nor started: the gap to its end says from where.
 		`id="step-started" class="pending"`, "+5 ms <span class=\"muted\">since scheduled</span>")
 
@@ -321,7 +342,8 @@ func TestRunKill(t *testing.T) {
 		t.Fatalf("kill of a scheduled run: %d\n%s", p.Code, p.Body)
 	}
 	p = op.get(p.Location)
-	mustContain(t, p, "cancelled before it started", `id="run-status" class="badge st-off">CANCELLED<`)
+	mustContain(t, p, "cancelled before it started", `id="run-status" class="badge st-off">CANCELLED<`,
+		`id="run-message">killed by operator<`) // who killed it
 	mustLack(t, p, `id="kill-form"`, "data-follow")
 
 	// An ended run: no button, and a late POST shows the API's 409 on the

@@ -15,6 +15,8 @@ import (
 type workersPage struct {
 	Filter string
 	Groups []groupRow
+	// Names are every readable group's name, the group filter's choices.
+	Names []string
 	// Form is the new-group form (admins), kept when the API refused it.
 	Form      apiv1.Group
 	FormError string
@@ -55,6 +57,7 @@ func (c *Console) workersData(r *http.Request, group string) (*workersPage, erro
 	}
 	data := &workersPage{Filter: group}
 	for _, g := range gl.Groups {
+		data.Names = append(data.Names, g.Name)
 		if group != "" && g.Name != group {
 			continue
 		}

@@ -195,6 +195,8 @@ type jobAudit struct {
 	Jitter           string     `json:"jitter,omitempty"`
 	StartAt          *time.Time `json:"start_at,omitempty"`
 	EndAt            *time.Time `json:"end_at,omitempty"`
+	// PausedNote is why the job is disabled: a disable's entry shows it.
+	PausedNote string `json:"paused_note,omitempty"`
 }
 
 // optDuration is d as the audit log writes it, "" for 0 (the default).
@@ -213,7 +215,7 @@ func jobDoc(j Job) *jobAudit {
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Source: j.Source, Enabled: j.Enabled, Version: j.Version,
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
-		StartAt: j.StartAt, EndAt: j.EndAt}
+		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote}
 }
 
 // runAudit is a run as the audit log keeps it.

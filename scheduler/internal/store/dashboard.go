@@ -113,9 +113,15 @@ func (s *Store) CountRuns(ctx context.Context, status wire.Status, from, to time
 	return n, nil
 }
 
-// failedStatuses are the statuses of a run that failed: the ones that
-// retry and alarm (results.applyEventsSQL).
-var failedStatuses = []string{string(wire.StatusFailed), string(wire.StatusTimedOut), string(wire.StatusLost)}
+// failedStatuses are wire.FailedStatuses as the query's text array (they
+// are the ones results.applyEventsSQL retries and alarms on).
+var failedStatuses = func() []string {
+	out := make([]string, len(wire.FailedStatuses))
+	for i, s := range wire.FailedStatuses {
+		out[i] = string(s)
+	}
+	return out
+}()
 
 // Failures summarises the failed runs of a window.
 type Failures struct {

@@ -79,6 +79,16 @@ const (
 	KindNode     = "node"
 )
 
+// UpcomingFire is the job's next fire as a user sees it: none while it is
+// disabled (next_fire_at then only keeps the planner's place, for the
+// catch-up of an enable).
+func (j *Job) UpcomingFire() *time.Time {
+	if !j.Enabled {
+		return nil
+	}
+	return j.NextFireAt
+}
+
 func (j *Job) kind() string {
 	if j.Kind == "" {
 		return KindJob

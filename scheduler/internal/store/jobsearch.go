@@ -25,14 +25,15 @@ const (
 var JobSorts = []JobSort{SortByID, SortByName, SortByNextFire, SortByUpdated}
 
 // sortExpr is the sort's key column. next_fire_at is NULL for jobs
-// without a next fire: coalesced to infinity, they sort after the others
-// and the keyset comparison stays a plain row comparison.
+// without a next fire, and a disabled job has none (Job.UpcomingFire):
+// coalesced to infinity, they sort after the others and the keyset
+// comparison stays a plain row comparison.
 func (s JobSort) sortExpr() string {
 	switch s {
 	case SortByName:
 		return "name"
 	case SortByNextFire:
-		return "coalesce(next_fire_at, 'infinity'::timestamptz)"
+		return "coalesce(CASE WHEN enabled THEN next_fire_at END, 'infinity'::timestamptz)"
 	case SortByUpdated:
 		return "updated_at"
 	}
@@ -51,7 +52,7 @@ type JobKey struct {
 
 // KeyOf returns j's key in any order.
 func KeyOf(j Job) JobKey {
-	return JobKey{ID: j.ID, Name: j.Name, NextFire: j.NextFireAt, Updated: j.UpdatedAt}
+	return JobKey{ID: j.ID, Name: j.Name, NextFire: j.UpcomingFire(), Updated: j.UpdatedAt}
 }
 
 // JobFilter selects jobs for SearchJobs. Zero fields do not filter.

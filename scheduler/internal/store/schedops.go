@@ -48,8 +48,15 @@ func setSchedOps(ctx context.Context, tx pgx.Tx, id int64, j *Job) (Job, error) 
 	if j.MaxCatchup > 0 {
 		catchup = &j.MaxCatchup
 	}
+	// An enabled job is not paused: a write that enables it (a PUT with
+	// enabled, jetjob apply) drops the note of its last disable, as
+	// SetEnabledWith does.
 	out, err := scanJob(tx.QueryRow(ctx, `UPDATE jobs SET misfire_threshold_ms = $2, max_catchup = $3,
-		jitter_ms = $4, start_at = $5, end_at = $6 WHERE id = $1 RETURNING `+jobColumns,
+		jitter_ms = $4, start_at = $5, end_at = $6,
+		paused_note = CASE WHEN enabled THEN '' ELSE paused_note END,
+		paused_at = CASE WHEN enabled THEN NULL ELSE paused_at END,
+		paused_by = CASE WHEN enabled THEN '' ELSE paused_by END
+		WHERE id = $1 RETURNING `+jobColumns,
 		id, threshold, catchup, j.Jitter.Milliseconds(), j.StartAt, j.EndAt))
 	if err != nil {
 		return out, fmt.Errorf("set schedule options: %w", err)
@@ -211,14 +218,17 @@ func nominalOf(j *Job, at time.Time) (*time.Time, error) {
 // NextFires returns up to n times the job fires after now, as its runs'
 // scheduled_at will read: its planned runs not yet due, then its schedule
 // walked from next_fire_at, the planner's own anchor (walking from now
-// instead shifts the phase of an "@every" schedule). A disabled job, or
-// one without a next fire, is shown as if enabled now without catch-up.
+// instead shifts the phase of an "@every" schedule). A disabled job fires
+// no more (none); an enabled one without a next fire is shown from now.
 func (s *Store) NextFires(ctx context.Context, j Job, now time.Time, n int) ([]time.Time, error) {
 	tp, err := j.Timing()
 	if err != nil {
 		return nil, err
 	}
-	if !j.Enabled || j.NextFireAt == nil {
+	if !j.Enabled {
+		return nil, nil
+	}
+	if j.NextFireAt == nil {
 		return tp.NextN(time.Time{}, now, n), nil
 	}
 	// The planned runs and the anchor come from one statement, so from one
@@ -269,4 +279,45 @@ func ParseCatchUp(v string) (CatchUp, error) {
 		return CatchUpNone, nil
 	}
 	return "", fmt.Errorf("%w, not %q", errNoCatchUp, v)
+}
+
+// FiredBy sets the LastFireAt of each job of js to its last fire at or
+// before now. The planner writes last_fire_at when it plans a fire, up to
+// its window ahead: a fire planned but not yet due has not fired, and the
+// job's last fire is then its newest scheduled run due by now (nil if it
+// has none). Jobs whose last_fire_at is not after now are left alone, so
+// a page of jobs costs one statement, and none when none fires soon.
+func (s *Store) FiredBy(ctx context.Context, js []Job, now time.Time) error {
+	var ids []int64
+	at := map[int64][]*Job{}
+	for i := range js {
+		if j := &js[i]; j.LastFireAt != nil && j.LastFireAt.After(now) {
+			if at[j.ID] == nil {
+				ids = append(ids, j.ID)
+			}
+			at[j.ID] = append(at[j.ID], j)
+			j.LastFireAt = nil
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT u.id, r.scheduled_at FROM unnest($1::bigint[]) AS u(id)
+		CROSS JOIN LATERAL (SELECT scheduled_at FROM job_runs WHERE job_id = u.id AND scheduled_at <= $2
+			AND trigger_type IN ('schedule', 'misfire') ORDER BY scheduled_at DESC LIMIT 1) r`, ids, now)
+	var (
+		id    int64
+		fired time.Time
+	)
+	_, err := pgx.ForEachRow(rows, []any{&id, &fired}, func() error {
+		for _, j := range at[id] {
+			t := fired.UTC()
+			j.LastFireAt = &t
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read the last fires of jobs %v: %w", ids, err)
+	}
+	return nil
 }

@@ -1,7 +1,8 @@
 // jetjob console: the only script. Everything works without it except the
-// live parts: a run's log that follows while the run is active, a workflow
-// run's summary read again while it runs, the job form's schedule preview,
-// and confirmations before destructive actions.
+// live parts: a run's log that follows while the run is active (and its
+// running time that counts on), a workflow run's summary read again while
+// it runs, the job form's schedule preview, and confirmations before
+// destructive actions.
 "use strict";
 
 // Forms with data-confirm ask first (delete, kill, disable).
@@ -110,7 +111,36 @@ document.addEventListener("submit", (ev) => {
     }
     log.removeAttribute("data-follow");
     state.textContent = "ended";
+    const empty = document.getElementById("log-empty");
+    if (empty) {
+      empty.textContent = "No log lines."; // none came: none will
+    }
   })();
+})();
+
+// A running run's page counts its time since it started (#run-elapsed,
+// data-since), in the form the server renders it; the count stops when the
+// summary swapped in at the run's end no longer has it.
+(() => {
+  const two = (n) => String(n).padStart(2, "0");
+  const text = (s) => {
+    if (s >= 3600) {
+      return `${Math.floor(s / 3600)}h ${two(Math.floor(s / 60) % 60)}m ${two(s % 60)}s`;
+    }
+    return s >= 60 ? `${Math.floor(s / 60)}m ${two(s % 60)}s` : `${s}s`;
+  };
+  if (!document.getElementById("run-elapsed")) {
+    return;
+  }
+  const timer = setInterval(() => {
+    const el = document.getElementById("run-elapsed");
+    if (!el) {
+      clearInterval(timer);
+      return;
+    }
+    const since = Date.parse(el.dataset.since);
+    el.textContent = text(Math.max(0, Math.floor((Date.now() - since) / 1000)));
+  }, 1000);
 })();
 
 // workflows: a workflow run's page reads its summary again while the run
@@ -221,13 +251,21 @@ document.addEventListener("submit", (ev) => {
       }
       const table = el("table", { id: "preview-table" });
       const head = el("tr");
-      head.append(el("th", {}, "In " + (doc.timezone || zone)), el("th", {}, "UTC"));
+      const tz = doc.timezone || zone;
+      const inUTC = tz === "UTC"; // one column, not the same one twice
+      if (!inUTC) {
+        head.append(el("th", {}, "In " + tz));
+      }
+      head.append(el("th", {}, "UTC"));
       table.append(el("thead"), el("tbody"));
       table.tHead.append(head);
       times.forEach((t) => {
         const d = new Date(t);
         const row = el("tr");
-        row.append(el("td", {}, inZone(d, doc.timezone || zone)), el("td", {}, utc(d)));
+        if (!inUTC) {
+          row.append(el("td", {}, inZone(d, tz)));
+        }
+        row.append(el("td", {}, utc(d)));
         table.tBodies[0].append(row);
       });
       const wrap = el("div", { class: "table-wrap" });
