@@ -1,4 +1,4 @@
--- jetjob schema, version 40: idempotency keys of triggers (issue #34).
+-- jetjob schema, version 18: idempotency keys of triggers (issue #34).
 --
 -- POST /jobs/{id}/trigger (and a workflow's) with an idempotency key
 -- claims (job, key) here in the transaction that writes the run: a second

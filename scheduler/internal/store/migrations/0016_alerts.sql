@@ -1,4 +1,4 @@
--- jetjob schema, version 20: alerts (issue #31): channels, rules, alerts,
+-- jetjob schema, version 16: alerts (issue #31): channels, rules, alerts,
 -- and the outbox and deliveries that make them durable (package alerts;
 -- docs/alerts.md).
 

@@ -1,4 +1,4 @@
--- jetjob schema, version 30: inline job specs as workflow nodes (issue #29,
+-- jetjob schema, version 17: inline job specs as workflow nodes (issue #29,
 -- docs/workflows.md "Inline jobs").
 --
 -- A node may carry its own job spec instead of naming a job. Such a node's
