@@ -462,6 +462,12 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 10*time.Second, "the newest waiting fire to be late", func() bool { return time.Since(newest) > time.Second })
+	// A planning pass that ran late (a loaded machine: the threshold is
+	// 500 ms) made a fire a catch-up already (trigger type misfire), and
+	// under fire_once a catch-up runs (runs.newerSQL): the replay runs
+	// those besides its newest fire.
+	caughtUp := c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND trigger_type = 'misfire'
+		AND scheduled_at < (SELECT max(scheduled_at) FROM job_runs WHERE job_id = $1)`, jobs["fire_once"])
 	var rec executions
 	startRecorders(c, &rec, "w1")
 	// SCHEDULED counts as waiting too: a run published just before the
@@ -494,14 +500,13 @@ func TestBacklogReplayMisfirePolicies(t *testing.T) {
 		t.Errorf("fire_all: %v and %d executions, want all %d waiting runs SUCCEEDED", got, len(of(&rec, all)), want[all])
 	}
 	got := statuses(once)
-	if got["SUCCEEDED"] != 1 || got["EXPIRED"] != want[once]-1 || len(of(&rec, once)) != 1 {
-		t.Errorf("fire_once: %v and %d executions, want 1 SUCCEEDED and %d EXPIRED", got, len(of(&rec, once)), want[once]-1)
+	if ran := 1 + caughtUp; got["SUCCEEDED"] != ran || got["EXPIRED"] != want[once]-ran || len(of(&rec, once)) != ran {
+		t.Errorf("fire_once: %v and %d executions, want %d SUCCEEDED (the newest and %d catch-ups planned before) and %d EXPIRED",
+			got, len(of(&rec, once)), ran, caughtUp, want[once]-ran)
 	}
-	if e := of(&rec, once); len(e) == 1 {
-		newest := c.count(`SELECT max(id)::int FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED')`, once)
-		if e[0].run != int64(newest) {
-			t.Errorf("fire_once ran run %d, want the newest, %d", e[0].run, newest)
-		}
+	newestRun := c.count(`SELECT max(id)::int FROM job_runs WHERE job_id = $1 AND status NOT IN ('SCHEDULED', 'SKIPPED')`, once)
+	if e := of(&rec, once); !slices.ContainsFunc(e, func(x execution) bool { return x.run == int64(newestRun) }) {
+		t.Errorf("fire_once ran %v, want the newest, %d, among them", e, newestRun)
 	}
 	if got := statuses(skip); got["EXPIRED"] != want[skip] || len(of(&rec, skip)) != 0 {
 		t.Errorf("skip: %v and %d executions, want all %d EXPIRED", got, len(of(&rec, skip)), want[skip])
