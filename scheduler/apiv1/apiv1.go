@@ -17,6 +17,7 @@
 //	POST   /api/v1/jobs/{id}/disable [DisableRequest] → Job
 //	POST   /api/v1/jobs/{id}/backfill BackfillRequest → 201 Backfill
 //	GET    /api/v1/jobs/{id}/backfills         → BackfillList (newest first)
+//	GET    /api/v1/backfills?group=&state=&limit= → BackfillList (the caller's groups, newest first)
 //	GET    /api/v1/backfills/{id}              → Backfill
 //	POST   /api/v1/backfills/{id}/cancel       → Backfill
 //	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run (200: an idempotent repeat)

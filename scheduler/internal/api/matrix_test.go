@@ -123,6 +123,8 @@ func matrix() []matrixRow {
 			return req{"POST", jobPath(e.cronJob().ID, "/backfill"), apiv1.BackfillRequest{From: now.Add(-3 * time.Hour), To: now}}
 		}, with(operate, s201)},
 		{"GET /api/v1/jobs/{id}/backfills", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/backfills"), nil} }, read},
+		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills", nil), anyUser},
+		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
 		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/backfills/%d", e.newBackfill().ID), nil}
 		}, read},

@@ -60,6 +60,7 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs/{id}/history", read(s.pathJobGroup), s.jobHistory},
 		{"POST /api/v1/jobs/{id}/backfill", operate(s.pathJobGroup), s.createBackfill},
 		{"GET /api/v1/jobs/{id}/backfills", read(s.pathJobGroup), s.listBackfills},
+		{"GET /api/v1/backfills", read(queryGroup), s.searchBackfills},
 		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		// Workflows (docs/workflows.md): stored as jobs are, their runs

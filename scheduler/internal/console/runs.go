@@ -54,8 +54,11 @@ func (p *runsPage) Checked(name, value string) bool {
 // FormTime is the from or to filter as its datetime-local input shows it:
 // an RFC 3339 time (a link made by hand or by a script) in UTC; anything
 // else as typed.
-func (p *runsPage) FormTime(name string) string {
-	v := p.Form.Get(name)
+func (p *runsPage) FormTime(name string) string { return inputTime(p.Form.Get(name)) }
+
+// inputTime is a time filter's value as its datetime-local input shows it:
+// an RFC 3339 time in UTC; anything else as typed.
+func inputTime(v string) string {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -108,7 +111,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.Runs = list.Runs
-	if data.JobNames, err = c.jobNames(r, list.Runs); err != nil {
+	if data.JobNames, err = c.jobNames(r, jobIDs(list.Runs)); err != nil {
 		return err
 	}
 	if list.Cursor != "" {
@@ -156,18 +159,19 @@ func (c *Console) jobIDNamed(r *http.Request, job, group string) (string, error)
 // many different jobs shows the rest by id rather than make a call each.
 const maxJobNames = 50
 
-// jobNames looks up the names of the jobs of runs, one GET /api/v1/jobs/{id}
-// per distinct job (at most maxJobNames): the search API returns job ids
-// only. A deleted job has no name; the page shows its id.
-func (c *Console) jobNames(r *http.Request, runs []apiv1.Run) (map[int64]string, error) {
+// jobNames looks up the names of jobs by id, one GET /api/v1/jobs/{id}
+// per distinct job (at most maxJobNames): the run search and the backfill
+// list return job ids only. A deleted job has no name; the page shows its
+// id.
+func (c *Console) jobNames(r *http.Request, ids []int64) (map[int64]string, error) {
 	names := map[int64]string{}
 	tried := map[int64]bool{}
-	for _, run := range runs {
-		if tried[run.JobID] || len(tried) >= maxJobNames {
+	for _, id := range ids {
+		if tried[id] || len(tried) >= maxJobNames {
 			continue
 		}
-		tried[run.JobID] = true
-		j, err := c.jobOfRun(r, run.JobID)
+		tried[id] = true
+		j, err := c.jobOfRun(r, id)
 		if err != nil {
 			return nil, err
 		}
@@ -176,6 +180,15 @@ func (c *Console) jobNames(r *http.Request, runs []apiv1.Run) (map[int64]string,
 		}
 	}
 	return names, nil
+}
+
+// jobIDs are the runs' job ids.
+func jobIDs(runs []apiv1.Run) []int64 {
+	ids := make([]int64, len(runs))
+	for i, run := range runs {
+		ids[i] = run.JobID
+	}
+	return ids
 }
 
 // jobOfRun reads a run's job; nil, not an error, when it was deleted
