@@ -133,6 +133,10 @@ func matrix() []matrixRow {
 		}, operate},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs", nil), anyUser},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
+		// Each item is authorized by its own route: the bulk request is any user's.
+		{"POST /api/v1/runs/bulk", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/runs/bulk", apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{e.newRun(e.plain.ID)}}}
+		}, anyUser},
 		{"GET /api/v1/runs/{id}", func(e *env, _ string) req { return req{"GET", fmt.Sprintf("/api/v1/runs/%d", e.run), nil} }, read},
 		{"GET /api/v1/runs/{id}/logs", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/runs/%d/logs", e.run), nil}

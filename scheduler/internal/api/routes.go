@@ -87,6 +87,8 @@ func (s *Server) routeTable() []route {
 		// History brought from another scheduler (admin: it did not
 		// happen in jetjob).
 		{"POST /api/v1/runs/import", admin, s.importRuns},
+		// Each item of a bulk request is authorized by its own route.
+		{"POST /api/v1/runs/bulk", authed, s.bulkRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},

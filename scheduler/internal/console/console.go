@@ -86,6 +86,7 @@ func (c *Console) routeTable() []route {
 		{"GET /cluster", c.cluster},
 		// runs
 		{"GET /runs", c.runs},
+		{"POST /runs/bulk", c.bulkRuns},
 		{"GET /runs/{id}", c.runDetail},
 		{"POST /runs/{id}/kill", c.killRun},
 		{"POST /runs/{id}/rerun", c.rerunRun},

@@ -87,21 +87,16 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
 	}
-	apiQuery := runSearchQuery(q)
-	if job := apiQuery.Get("job"); job != "" {
-		id, err := c.jobIDNamed(r, job, apiQuery.Get("group"))
-		var ae *APIError
-		if errors.As(err, &ae) {
-			return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
-		}
-		if err != nil {
-			return err
-		}
-		apiQuery.Set("job", id)
+	apiQuery, err := c.runSearchAPIQuery(r, q)
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+	}
+	if err != nil {
+		return err
 	}
 	var list apiv1.RunList
 	_, err = c.call(r, http.MethodGet, "/api/v1/runs", apiQuery, nil, &list)
-	var ae *APIError
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusForbidden) {
 		// A filter the API refuses (a bad value, a group the user may not
 		// read): say why above the form, kept as typed.
@@ -226,6 +221,21 @@ func runSearchQuery(q url.Values) url.Values {
 	return out
 }
 
+// runSearchAPIQuery is runSearchQuery with a job given by name looked up
+// (jobIDNamed): the API's run search takes ids. An unknown or ambiguous
+// name is an *APIError saying so.
+func (c *Console) runSearchAPIQuery(r *http.Request, q url.Values) (url.Values, error) {
+	out := runSearchQuery(q)
+	if job := out.Get("job"); job != "" {
+		id, err := c.jobIDNamed(r, job, out.Get("group"))
+		if err != nil {
+			return nil, err
+		}
+		out.Set("job", id)
+	}
+	return out, nil
+}
+
 // formTime reads an <input type=datetime-local> value as UTC and writes
 // it as RFC 3339; any other text is returned unchanged.
 func formTime(v string) string {
@@ -269,3 +279,6 @@ func runID(r *http.Request) (int64, error) {
 // active reports whether a run can still change: its log may grow and it
 // may be killed.
 func active(status string) bool { return !wire.Status(status).Terminal() }
+
+// BulkHidden are the page's filter fields for its bulk form (bulk.go).
+func (p *runsPage) BulkHidden() [][2]string { return bulkHidden(p.Form) }
