@@ -31,7 +31,7 @@ func openAPISpec() openapi.Spec {
 		Title:   "jetjob API",
 		Version: "1",
 		Description: "The HTTP API of jetjob's scheduler, generated from its route table and the Go types of " +
-			"package scheduler/apiv1 (docs/api.md). Request bodies are decoded strictly: an unknown field answers 400.",
+			"package scheduler/apiv1 (docs/api.md). Request bodies are JSON (whatever their Content-Type says), decoded strictly: an unknown field answers 400.",
 		Security: map[string]any{
 			"apiKey": map[string]any{"type": "http", "scheme": "bearer",
 				"description": "An API key (jj_<prefix>_<secret>, POST /api/v1/keys), or the JETJOB_API_TOKEN break-glass token."},

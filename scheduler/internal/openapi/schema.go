@@ -28,7 +28,7 @@ type schemas struct {
 func newSchemas(special map[reflect.Type]map[string]any, docs map[string]string) *schemas {
 	sp := map[reflect.Type]map[string]any{
 		reflect.TypeFor[time.Time]():       {"type": "string", "format": "date-time"},
-		reflect.TypeFor[json.RawMessage](): {"description": "Any JSON value."},
+		reflect.TypeFor[json.RawMessage](): anyJSON(),
 	}
 	for t, s := range special {
 		sp[t] = s
@@ -70,7 +70,7 @@ func (g *schemas) of(t reflect.Type) (map[string]any, error) {
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number"}, nil
 	case reflect.Interface:
-		return map[string]any{}, nil
+		return anyJSON(), nil
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return map[string]any{"type": "string", "contentEncoding": "base64"}, nil
@@ -282,4 +282,11 @@ func nullable(s map[string]any) map[string]any {
 		return s
 	}
 	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+}
+
+// anyJSON is the schema of any JSON value, null included, its types
+// spelled out: an empty schema means as much, but not to every validator
+// (kin-openapi takes it as not nullable).
+func anyJSON() map[string]any {
+	return map[string]any{"type": []string{"object", "array", "string", "number", "boolean", "null"}}
 }
