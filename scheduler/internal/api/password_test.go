@@ -213,4 +213,3 @@ func TestRevokeCredentials(t *testing.T) {
 		t.Errorf("the admin's own key: %d", a.code)
 	}
 }
-
