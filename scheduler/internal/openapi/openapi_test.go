@@ -42,7 +42,8 @@ type child struct {
 
 // The schemas say what encoding/json writes: embedded fields promoted
 // (the shallower wins, a conflict at one depth drops both), omitempty
-// and omitzero optional, nil-able fields without them nullable.
+// and omitzero optional, pointers without them nullable; slices and maps
+// are never null.
 func TestSchemasFollowEncodingJSON(t *testing.T) {
 	g := newSchemas(nil, map[string]string{"doc.Tags": "the tags"})
 	if _, err := g.of(reflect.TypeFor[doc]()); err != nil {
@@ -67,12 +68,12 @@ func TestSchemasFollowEncodingJSON(t *testing.T) {
 	}
 	want := map[string]string{
 		"enabled": `{"type":"boolean"}`,
-		"tags":    `{"description":"the tags","items":{"type":"string"},"type":["array","null"]}`,
+		"tags":    `{"description":"the tags","items":{"type":"string"},"type":"array"}`,
 		"opt":     `{"items":{"type":"string"},"type":"array"}`,
 		"at":      `{"format":"date-time","type":"string"}`,
 		"when":    `{"format":"date-time","type":"string"}`,
 		"raw":     `{"type":["object","array","string","number","boolean","null"]}`,
-		"counts":  `{"additionalProperties":{"format":"int64","type":"integer"},"type":["object","null"]}`,
+		"counts":  `{"additionalProperties":{"format":"int64","type":"integer"},"type":"object"}`,
 		"child":   `{"anyOf":[{"$ref":"#/components/schemas/Child"},{"type":"null"}]}`,
 		"zero":    `{"format":"date-time","type":"string"}`,
 	}

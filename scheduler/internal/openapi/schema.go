@@ -259,13 +259,14 @@ func dominant(fs []field) (field, bool) {
 	return field{}, false
 }
 
-// nilable reports whether a value of t can be nil, and so written null.
+// nilable reports whether a field of type t, without omitempty, may be
+// written null: a nil pointer. A nil slice or map would be written null
+// too, but the documents a server built on this package answers must
+// hold empty ones instead (a list is a list, for clients in every
+// language): the document says so, and validating a server's answers
+// against it checks it.
 func nilable(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-		return t != reflect.TypeFor[json.RawMessage]()
-	}
-	return false
+	return t.Kind() == reflect.Pointer
 }
 
 // nullable lets s be null as well.
