@@ -20,7 +20,9 @@ import (
 // (BodyOptional for decodeOptional), and the answer: Status (default 200,
 // or 204 without a Response) and a zero value of the type written. Error
 // answers are apiv1.Error for every route; who may call a route comes
-// from its rule (public or not).
+// from its rule (public or not). An Example body must be one the server
+// accepts: TestOpenAPIExamplesAccepted sends each (in its order) to a
+// fresh API.
 var apiDocs = []openapi.Operation{
 	{Pattern: "GET /healthz", Summary: "Liveness, with the build", Response: version.Healthz{}},
 	{Pattern: "GET /readyz", Summary: "Readiness: PostgreSQL and NATS reachable, components up", Response: readiness{},
@@ -73,7 +75,7 @@ var apiDocs = []openapi.Operation{
 
 	{Pattern: "POST /api/v1/workflows", Summary: "Create a workflow", Body: apiv1.WorkflowSpec{}, Status: 201, Response: apiv1.Workflow{},
 		Example: apiv1.WorkflowSpec{Group: "billing", Name: "month-end", ScheduleType: "none",
-			Nodes: []apiv1.WorkflowNode{{Name: "extract", Job: "billing/extract"}, {Name: "load", JobID: 12}},
+			Nodes: []apiv1.WorkflowNode{{Name: "extract", Job: "billing/extract"}, {Name: "load", Job: "billing/load"}},
 			Edges: []apiv1.WorkflowEdge{{From: "extract", To: "load"}}}},
 	{Pattern: "GET /api/v1/workflows", Summary: "List workflows, by id", Response: apiv1.WorkflowList{}, Query: []openapi.Param{
 		openapi.Q("group", "only this group's"), openapi.QInt("after", "the last id of the previous page"), openapi.QInt("limit", "page size")}},
@@ -100,8 +102,7 @@ var apiDocs = []openapi.Operation{
 	{Pattern: "POST /api/v1/workflow-runs/{id}/retry", Summary: "Retry a workflow run from its failed nodes", Body: apiv1.NodeAction{},
 		BodyOptional: true, Status: 202, Response: apiv1.WorkflowRun{}},
 	{Pattern: "POST /api/v1/workflow-runs/{id}/mark-succeeded", Summary: "Mark a node succeeded, with an output", Body: apiv1.NodeAction{},
-		Example: apiv1.NodeAction{Node: "load", Output: []byte(`{"rows":1200}`), Reason: "loaded by hand"}, Status: 202,
-		Response: apiv1.WorkflowRun{}},
+		Status: 202, Response: apiv1.WorkflowRun{}},
 	{Pattern: "POST /api/v1/workflow-runs/{id}/skip", Summary: "Skip a node", Body: apiv1.NodeAction{}, Status: 202, Response: apiv1.WorkflowRun{}},
 	{Pattern: "POST /api/v1/workflow-runs/{id}/rerun", Summary: "Start a new run with this run's params", Status: 202, Response: apiv1.Run{}},
 
@@ -154,7 +155,8 @@ var apiDocs = []openapi.Operation{
 
 	{Pattern: "GET /api/v1/users", Summary: "List users (admin)", Response: apiv1.UserList{}},
 	{Pattern: "POST /api/v1/users", Summary: "Create a user (admin)", Body: apiv1.UserCreate{}, Status: 201, Response: apiv1.User{},
-		Example: apiv1.UserCreate{Name: "alice", DisplayName: "Alice", Grants: []apiv1.Grant{{Group: "billing", Role: apiv1.RoleOperator}}}},
+		Example: apiv1.UserCreate{Name: "alice", DisplayName: "Alice", Password: "correct horse battery staple",
+			Grants: []apiv1.Grant{{Group: "billing", Role: apiv1.RoleOperator}}}},
 	{Pattern: "GET /api/v1/users/{name}", Summary: "Get a user (admin, or the user)", Response: apiv1.User{}},
 	{Pattern: "PATCH /api/v1/users/{name}", Summary: "Change a user (the user: display name, password, revoke_credentials)",
 		Body: apiv1.UserPatch{}, Response: apiv1.User{}},
