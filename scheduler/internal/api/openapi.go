@@ -53,14 +53,15 @@ var apiDocs = []openapi.Operation{
 		openapi.QInt("after", "sort=id only: the last id of the previous page (its next)")}},
 	{Pattern: "GET /api/v1/jobs/{id}", Summary: "Get a job", Response: apiv1.Job{}},
 	{Pattern: "PUT /api/v1/jobs/{id}", Summary: "Replace a job (JobSpec.version or If-Match required; stale: 409 with current_version)",
-		Body: apiv1.JobSpec{}, Response: apiv1.Job{}},
+		Body: apiv1.JobSpec{}, Response: apiv1.Job{}, Query: []openapi.Param{ifMatch}},
 	{Pattern: "DELETE /api/v1/jobs/{id}", Summary: "Delete a job"},
 	{Pattern: "POST /api/v1/jobs/{id}/enable", Summary: "Enable a job", Body: apiv1.EnableRequest{}, BodyOptional: true, Response: apiv1.Job{}},
 	{Pattern: "POST /api/v1/jobs/{id}/disable", Summary: "Disable (pause) a job, with a note", Body: apiv1.DisableRequest{}, BodyOptional: true,
 		Response: apiv1.Job{}},
 	{Pattern: "POST /api/v1/jobs/{id}/trigger", Summary: "Run a job now, at a time or after a delay", Body: apiv1.TriggerRequest{},
 		BodyOptional: true, Example: apiv1.TriggerRequest{Delay: "90s", IdempotencyKey: "deploy-4711"}, Status: 202, Response: apiv1.Run{},
-		Also: []openapi.Answer{{Status: 200, Description: "An idempotent repeat: the first trigger's run", Response: apiv1.Run{}}}},
+		Query: []openapi.Param{idempotencyKey},
+		Also:  []openapi.Answer{{Status: 200, Description: "An idempotent repeat: the first trigger's run", Response: apiv1.Run{}}}},
 	{Pattern: "GET /api/v1/jobs/{id}/next", Summary: "The next fire times", Query: []openapi.Param{openapi.QInt("n", "how many (1-100, default 5)")},
 		Response: apiv1.NextFires{}},
 	{Pattern: "GET /api/v1/jobs/{id}/runs", Summary: "A job's runs, newest first", Response: apiv1.RunList{},
@@ -80,10 +81,11 @@ var apiDocs = []openapi.Operation{
 	{Pattern: "GET /api/v1/workflows", Summary: "List workflows, by id", Response: apiv1.WorkflowList{}, Query: []openapi.Param{
 		openapi.Q("group", "only this group's"), openapi.QInt("after", "the last id of the previous page"), openapi.QInt("limit", "page size")}},
 	{Pattern: "GET /api/v1/workflows/{id}", Summary: "Get a workflow", Response: apiv1.Workflow{}},
-	{Pattern: "PUT /api/v1/workflows/{id}", Summary: "Replace a workflow", Body: apiv1.WorkflowSpec{}, Response: apiv1.Workflow{}},
+	{Pattern: "PUT /api/v1/workflows/{id}", Summary: "Replace a workflow (WorkflowSpec.version or If-Match required)",
+		Body: apiv1.WorkflowSpec{}, Response: apiv1.Workflow{}, Query: []openapi.Param{ifMatch}},
 	{Pattern: "DELETE /api/v1/workflows/{id}", Summary: "Delete a workflow"},
 	{Pattern: "POST /api/v1/workflows/{id}/trigger", Summary: "Run a workflow (params: a JSON object)", Body: apiv1.TriggerRequest{},
-		BodyOptional: true, Status: 202, Response: apiv1.Run{},
+		BodyOptional: true, Status: 202, Response: apiv1.Run{}, Query: []openapi.Param{idempotencyKey},
 		Also: []openapi.Answer{{Status: 200, Description: "An idempotent repeat: the first trigger's run", Response: apiv1.Run{}}}},
 	{Pattern: "GET /api/v1/workflows/{id}/runs", Summary: "A workflow's runs, newest first", Response: apiv1.WorkflowRunList{},
 		Query: workflowRunParams[1:]},
@@ -176,7 +178,9 @@ var apiDocs = []openapi.Operation{
 }
 
 var (
-	historyParams = []openapi.Param{openapi.QInt("limit", "page size"), openapi.QInt("before", "the previous page's next")}
+	ifMatch        = openapi.Header("If-Match", "the version the change is based on, if the body has none (409 if it is stale)")
+	idempotencyKey = openapi.Header("Idempotency-Key", "makes the trigger safe to repeat, as the body's idempotency_key")
+	historyParams  = []openapi.Param{openapi.QInt("limit", "page size"), openapi.QInt("before", "the previous page's next")}
 	// workflowRunParams are /workflow-runs'; /workflows/{id}/runs takes
 	// them without workflow.
 	workflowRunParams = []openapi.Param{{Name: "workflow", Type: "integer", Required: true, Description: "the workflow's id"},

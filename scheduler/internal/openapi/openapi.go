@@ -51,7 +51,9 @@ type Operation struct {
 	Description string
 	// Public operations need no credentials.
 	Public bool
-	Query  []Param
+	// Query are the query parameters, and the headers the operation
+	// reads (Param.In header).
+	Query []Param
 	// Body is a value of the request document's type (nil: no body);
 	// BodyOptional when it may be left out. Example, when set, is an
 	// example body, checked against the schema by whoever validates the
@@ -78,9 +80,12 @@ type Answer struct {
 	ContentType string
 }
 
-// Param is a query (or path) parameter.
+// Param is a query, header or path parameter.
 type Param struct {
 	Name string
+	// In is query (the default) or header; path parameters come from
+	// the pattern.
+	In string
 	// Type is string (the default), integer or boolean.
 	Type        string
 	Description string
@@ -94,6 +99,11 @@ func Q(name, description string) Param { return Param{Name: name, Description: d
 // QInt is an integer query parameter.
 func QInt(name, description string) Param {
 	return Param{Name: name, Type: "integer", Description: description}
+}
+
+// Header is a header the operation reads.
+func Header(name, description string) Param {
+	return Param{Name: name, In: "header", Description: description}
 }
 
 // QBool is a boolean query parameter.
@@ -184,7 +194,11 @@ func (g *schemas) operation(spec Spec, op Operation, method, path string) (map[s
 		params = append(params, param(p, "path"))
 	}
 	for _, p := range op.Query {
-		params = append(params, param(p, "query"))
+		in := p.In
+		if in == "" {
+			in = "query"
+		}
+		params = append(params, param(p, in))
 	}
 	if len(params) > 0 {
 		o["parameters"] = params
