@@ -33,7 +33,8 @@ type doc struct {
 	Hidden  string            `json:"-"`
 	Zero    time.Time         `json:"zero,omitzero"`
 	ByName  map[string]string `json:"by_name,omitempty"`
-	hidden  int
+	//lint:ignore U1000 an unexported field, to check that it is left out
+	hidden int
 }
 
 type child struct {
