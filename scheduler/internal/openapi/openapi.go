@@ -306,13 +306,14 @@ func operationID(method, path string) string {
 }
 
 // tag groups an operation by its path's first segment under /api/v1
-// ("jobs"); the paths outside it are "service".
+// ("jobs"); the paths outside it, and documents like openapi.json, are
+// "service".
 func tag(path string) string {
 	rest, ok := strings.CutPrefix(path, "/api/v1/")
-	if !ok {
+	seg, _, _ := strings.Cut(rest, "/")
+	if !ok || strings.Contains(seg, ".") {
 		return "service"
 	}
-	seg, _, _ := strings.Cut(rest, "/")
 	return seg
 }
 
