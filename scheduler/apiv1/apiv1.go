@@ -32,6 +32,10 @@
 //	GET    /api/v1/schedule/preview, /dashboard, /cluster → the console's documents (console.go)
 //
 // Errors answer with a status code and an Error document.
+//
+// The whole API is described by openapi.json in this package (OpenAPI
+// 3.1, generated from the server's route table and these types; served
+// publicly at GET /api/v1/openapi.json; see docs/api.md).
 package apiv1
 
 import (

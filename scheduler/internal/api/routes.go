@@ -39,6 +39,8 @@ func (s *Server) routeTable() []route {
 		// Metrics name groups and handlers: served here only behind the
 		// scrape token (MetricsToken), which the handler checks.
 		{"GET /metrics", public, s.metrics},
+		// The OpenAPI document describes the API and holds no data.
+		{"GET /api/v1/openapi.json", public, s.openAPI},
 
 		{"POST /api/v1/login", public, s.login},
 		{"POST /api/v1/logout", public, s.logout},
