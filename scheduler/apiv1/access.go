@@ -164,6 +164,9 @@ type Me struct {
 type LoginRequest struct {
 	Name     string `json:"name"`
 	Password string `json:"password"`
+	// Provider "ldap" checks the password against the LDAP directory
+	// (docs/sso.md); empty: a local user's password.
+	Provider string `json:"provider,omitempty"`
 }
 
 // AuditEntry is one recorded change.
