@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
+	"github.com/jetjob/jetjob/scheduler/internal/ldaptest"
 	"github.com/jetjob/jetjob/scheduler/internal/oidctest"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -336,5 +337,88 @@ func TestSSOLogoutEndsProviderSession(t *testing.T) {
 	}
 	if p := b.abs(http.MethodGet, end, nil); p.Code != http.StatusFound || !strings.HasSuffix(p.Location, "/login") {
 		t.Fatalf("the provider's end_session: %d → %q\n%s", p.Code, p.Location, p.Body)
+	}
+}
+
+// ldapEnv is the console with the test directory (package ldaptest):
+// lena in jj-ops (operator of a with scripts) and staff (viewer of b).
+func ldapEnv(t *testing.T) (*env, *ldaptest.Server) {
+	t.Helper()
+	d := ldaptest.StartTest(t, []ldaptest.User{{UID: "lena", Name: "Lena Ldap", Password: "lena-pw"}},
+		[]ldaptest.Group{{Name: "jj-ops", Members: []string{"lena"}}, {Name: "staff", Members: []string{"lena"}}})
+	e := newEnv(t, func(cfg *api.Config, _ string) {
+		c := &sso.Config{LDAP: &sso.LDAPConfig{Name: "Corporate directory", URL: d.URL, CAFile: d.CAFile,
+			BindDN: ldaptest.ServiceDN, BindPassword: ldaptest.ServicePass, UserBase: ldaptest.UserBase, GroupBase: ldaptest.GroupBase,
+			Mapping: sso.Mapping{Grants: []sso.GrantRule{
+				{From: "jj-ops", Group: "a", Role: "operator", Scripts: true},
+				{From: "staff", Group: "b", Role: "viewer"},
+			}}}}
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := sso.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.SSO = ps
+	})
+	return e, d
+}
+
+func ldapForm(name, pw string) url.Values {
+	return url.Values{"provider": {"ldap"}, "name": {name}, "password": {pw}, "next": {"/"}}
+}
+
+// Signing in on the same form against the directory: the groups map to
+// grants at each sign-in; a wrong password and an injection attempt in
+// the name are refused with a clear message and an audit row.
+func TestLDAPSignInThroughTheForm(t *testing.T) {
+	t.Parallel()
+	e, d := ldapEnv(t)
+	b := e.browser()
+	if p := b.open("/login"); !strings.Contains(p.Body, `<option value="ldap"`) || !strings.Contains(p.Body, "Corporate directory") {
+		t.Fatalf("the sign-in form offers no directory:\n%s", p.Body)
+	}
+	if p := b.post("/login", ldapForm("lena", "lena-pw")); p.Code != http.StatusSeeOther {
+		t.Fatalf("directory sign-in: %d\n%s", p.Code, p.Body)
+	}
+	if me := b.me(); len(me.Grants) != 2 || me.Grants[0] != (apiv1.Grant{Group: "a", Role: "operator", Scripts: true}) ||
+		me.Grants[1] != (apiv1.Grant{Group: "b", Role: "viewer"}) {
+		t.Fatalf("lena's grants: %+v", me.Grants)
+	}
+	if u, err := e.st.GetUser(context.Background(), "lena"); err != nil || u.Provider != "ldap" {
+		t.Fatalf("lena: %+v, %v", u, err)
+	}
+
+	p := e.browser().post("/login", ldapForm("lena", "not-her-password"))
+	if p.Code != http.StatusUnauthorized || !strings.Contains(p.Body, "wrong user name or password") {
+		t.Fatalf("wrong password: %d\n%s", p.Code, p.Body)
+	}
+	p = e.browser().post("/login", ldapForm("*)(uid=*", "lena-pw"))
+	if p.Code != http.StatusUnauthorized || !strings.Contains(p.Body, "would change the directory search") {
+		t.Fatalf("injection attempt: %d\n%s", p.Code, p.Body)
+	}
+	rows := e.auditOf("provider:ldap")
+	if len(rows) != 2 || rows[0].Actor != "lena" || !strings.Contains(string(rows[0].After), "wrong user name or password") ||
+		rows[1].Actor != "anonymous" || !strings.Contains(string(rows[1].After), "characters such as") {
+		for _, r := range rows {
+			t.Logf("%s %s %s", r.Actor, r.Action, r.After)
+		}
+		t.Fatalf("audit of the refusals: %d rows", len(rows))
+	}
+	for _, r := range rows {
+		if strings.Contains(string(r.After), "lena-pw") || strings.Contains(string(r.After), "not-her-password") {
+			t.Fatalf("audit row holds a password: %s", r.After)
+		}
+	}
+
+	// Out of jj-ops in the directory: the next sign-in takes the grant away.
+	d.SetMembers(t, "jj-ops", nil)
+	b2 := e.browser()
+	if p := b2.post("/login", ldapForm("lena", "lena-pw")); p.Code != http.StatusSeeOther {
+		t.Fatalf("second sign-in: %d\n%s", p.Code, p.Body)
+	}
+	if me := b2.me(); len(me.Grants) != 1 || me.Grants[0].Group != "b" {
+		t.Fatalf("lena's grants after leaving jj-ops: %+v", me.Grants)
 	}
 }
