@@ -61,10 +61,16 @@ func Start(t testing.TB, o Options) *Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
+	foreign, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
 	st := &storage{key: key, keyID: "key-" + newID()[:8],
-		client: &client{id: o.ClientID, secret: o.ClientSecret, redirects: o.RedirectURIs},
-		users:  map[string]*User{}, requests: map[string]*authRequest{}, codes: map[string]string{},
+		client:  &client{id: o.ClientID, secret: o.ClientSecret, redirects: o.RedirectURIs},
+		foreign: foreign,
+		users:   map[string]*User{}, requests: map[string]*authRequest{}, codes: map[string]string{},
 		tokens: map[string]string{}, devices: map[string]*device{}}
+	st.client.st = st
 	for _, u := range o.Users {
 		u := u
 		st.users[u.Username] = &u
@@ -129,13 +135,25 @@ func (p *Provider) SetGroups(username string, groups []string) {
 	p.st.users[username].Groups = slices.Clone(groups)
 }
 
-// TamperNonce makes the provider put another nonce than the one asked
-// into the ID tokens of the authorization requests that follow: what an
-// injected or replayed token looks like to the client.
-func (p *Provider) TamperNonce(on bool) {
+// Tamper is how a provider misbehaves in the ID tokens of the
+// authorization requests that follow: what an injected, replayed, stale or
+// forged token looks like to the client.
+type Tamper struct {
+	// Nonce: another nonce than the one asked.
+	Nonce bool
+	// Expired: tokens that expired ten minutes before they were issued.
+	Expired bool
+	// ForeignKey: signed with a key the provider does not publish (under
+	// the kid of the one it does).
+	ForeignKey bool
+}
+
+// Tamper sets how the provider misbehaves from now on (the zero Tamper:
+// not at all).
+func (p *Provider) Tamper(t Tamper) {
 	p.st.mu.Lock()
 	defer p.st.mu.Unlock()
-	p.st.badNonce = on
+	p.st.tamper = t
 }
 
 // Sign signs claims as an ID token with the provider's own key (good is
@@ -145,10 +163,7 @@ func (p *Provider) Sign(t testing.TB, claims map[string]any, good bool) string {
 	t.Helper()
 	key := p.st.key
 	if !good {
-		var err error
-		if key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-			t.Fatal(err)
-		}
+		key = p.st.foreign
 	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
 		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", p.st.keyID))
@@ -174,6 +189,7 @@ func (p *Provider) Sign(t testing.TB, claims map[string]any, good bool) string {
 type client struct {
 	id, secret string
 	redirects  []string
+	st         *storage
 }
 
 func (c *client) GetID() string                    { return c.id }
@@ -193,7 +209,7 @@ func (c *client) GrantTypes() []oidc.GrantType {
 }
 func (c *client) LoginURL(id string) string            { return "/login?authRequestID=" + id }
 func (c *client) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeBearer }
-func (c *client) IDTokenLifetime() time.Duration       { return 5 * time.Minute }
+func (c *client) IDTokenLifetime() time.Duration       { return c.st.idTokenLifetime() }
 func (c *client) DevMode() bool                        { return false }
 func (c *client) IsScopeAllowed(scope string) bool     { return scope == GroupsClaim }
 func (c *client) IDTokenUserinfoClaimsAssertion() bool { return true }

@@ -30,8 +30,10 @@ type storage struct {
 	codes    map[string]string // code → request id
 	tokens   map[string]string // access token id → subject
 	devices  map[string]*device
-	// badNonce makes ID tokens carry another nonce than was asked.
-	badNonce bool
+	// tamper is how the provider misbehaves (Provider.Tamper).
+	tamper Tamper
+	// foreign signs ID tokens when tamper.ForeignKey.
+	foreign *rsa.PrivateKey
 }
 
 type device struct {
@@ -96,7 +98,7 @@ func (s *storage) CreateAuthRequest(_ context.Context, req *oidc.AuthRequest, _ 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := &authRequest{AuthRequest: *req, id: newID()}
-	if s.badNonce {
+	if s.tamper.Nonce {
 		a.Nonce = "not-the-nonce-" + newID()
 	}
 	s.requests[a.id] = a
@@ -198,7 +200,23 @@ func (k publicKey) Use() string                        { return "sig" }
 func (k publicKey) Key() any                           { return &k.key.PublicKey }
 
 func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tamper.ForeignKey {
+		return signingKey{id: s.keyID, key: s.foreign}, nil
+	}
 	return signingKey{id: s.keyID, key: s.key}, nil
+}
+
+// idTokenLifetime is the client's ID token lifetime: negative when the
+// provider is told to issue expired tokens.
+func (s *storage) idTokenLifetime() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tamper.Expired {
+		return -10 * time.Minute
+	}
+	return 5 * time.Minute
 }
 
 func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
