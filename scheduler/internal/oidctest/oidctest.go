@@ -13,8 +13,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"html/template"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -69,7 +71,7 @@ func Start(t testing.TB, o Options) *Provider {
 		client:  &client{id: o.ClientID, secret: o.ClientSecret, redirects: o.RedirectURIs},
 		foreign: foreign,
 		users:   map[string]*User{}, requests: map[string]*authRequest{}, codes: map[string]string{},
-		tokens: map[string]string{}, devices: map[string]*device{}}
+		tokens: map[string]string{}, devices: map[string]*device{}, userCodes: make(chan string, 16)}
 	st.client.st = st
 	for _, u := range o.Users {
 		u := u
@@ -125,6 +127,57 @@ func Start(t testing.TB, o Options) *Provider {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return p
+}
+
+// UserCode waits for the next device authorization and returns its user
+// code: what the user reads off the device's screen.
+func (p *Provider) UserCode(t testing.TB) string {
+	t.Helper()
+	select {
+	case c := <-p.st.userCodes:
+		return c
+	case <-time.After(time.Minute):
+		t.Fatal("oidctest: no device authorization within a minute")
+		return ""
+	}
+}
+
+// CompleteDevice is the user entering userCode and signing in on the
+// provider's device page.
+func (p *Provider) CompleteDevice(t testing.TB, userCode, username, password string) {
+	t.Helper()
+	resp, err := http.PostForm(p.Issuer+"/device", url.Values{"user_code": {userCode}, "username": {username}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("oidctest: device sign-in of %s: %s", username, resp.Status)
+	}
+}
+
+// Browse is a browser opening authURL, signing in on the provider's page
+// as username and following the provider's redirect back to the client;
+// it returns the client's answer.
+func (p *Provider) Browse(t testing.TB, authURL, username, password string) (status int, body string) {
+	t.Helper()
+	c := &http.Client{Timeout: time.Minute}
+	resp, err := c.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	id := resp.Request.URL.Query().Get("authRequestID")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("oidctest: %s led to %s (%s), not the login page", authURL, resp.Request.URL, resp.Status)
+	}
+	resp, err = c.PostForm(p.Issuer+"/login", url.Values{"id": {id}, "username": {username}, "password": {password}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // SetGroups replaces a user's groups (a directory change between two

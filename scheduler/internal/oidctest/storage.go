@@ -34,6 +34,8 @@ type storage struct {
 	tamper Tamper
 	// foreign signs ID tokens when tamper.ForeignKey.
 	foreign *rsa.PrivateKey
+	// userCodes receives the user code of each device authorization.
+	userCodes chan string
 }
 
 type device struct {
@@ -306,6 +308,10 @@ func (s *storage) StoreDeviceAuthorization(_ context.Context, clientID, deviceCo
 		}
 	}
 	s.devices[deviceCode] = &device{clientID: clientID, userCode: userCode, scopes: scopes, expires: expires}
+	select {
+	case s.userCodes <- userCode:
+	default:
+	}
 	return nil
 }
 
