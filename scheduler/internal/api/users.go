@@ -16,7 +16,7 @@ var validUserName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 
 func userDoc(u store.User) apiv1.User {
 	out := apiv1.User{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Disabled: u.Disabled,
-		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt}
+		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt, Provider: u.Provider}
 	for _, g := range u.Grants {
 		out.Grants = append(out.Grants, apiv1.Grant{Group: g.Group, Role: g.Role, Scripts: g.Scripts})
 	}
