@@ -47,9 +47,9 @@ func (s *Server) ssoStart(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeOptional(w, r, &in); err != nil {
 		return err
 	}
-	o, err := s.cfg.SSO.OIDC(r.PathValue("provider"))
+	o, err := s.pathProvider(r)
 	if err != nil {
-		return s.ssoRefused(r, "", err)
+		return err
 	}
 	redirect := s.cfg.SSO.CallbackURL(o.ID())
 	if in.RedirectURI != "" {
@@ -80,6 +80,16 @@ func (s *Server) ssoStart(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// pathProvider is the OpenID provider the path names; an unknown one is
+// answered 404 (not audited: nobody tried to sign in anywhere).
+func (s *Server) pathProvider(r *http.Request) (*sso.OIDC, error) {
+	o, err := s.cfg.SSO.OIDC(r.PathValue("provider"))
+	if errors.Is(err, sso.ErrUnknownProvider) {
+		return nil, &httpError{http.StatusNotFound, fmt.Sprintf("identity provider %q: not configured (GET /api/v1/sso lists them)", r.PathValue("provider"))}
+	}
+	return o, err
+}
+
 // loopback checks a CLI's redirect URI: http on a loopback address with
 // a port (RFC 8252 section 7.3), nothing a browser could be sent
 // elsewhere by.
@@ -97,7 +107,7 @@ func loopback(raw string) error {
 // (a state seen before finds none), checks that it was started for this
 // kind of callback, and redeems the code.
 func (s *Server) ssoIdentity(r *http.Request, in apiv1.SSOCallback, console bool) (sso.Identity, store.Pending, error) {
-	o, err := s.cfg.SSO.OIDC(r.PathValue("provider"))
+	o, err := s.pathProvider(r)
 	if err != nil {
 		return sso.Identity{}, store.Pending{}, err
 	}
@@ -261,9 +271,9 @@ func keyName(name string, expires *time.Time, now time.Time) (string, error) {
 // ssoDevice starts a device authorization for the CLI. The CLI gets a
 // handle of its own; the device code stays here.
 func (s *Server) ssoDevice(w http.ResponseWriter, r *http.Request) error {
-	o, err := s.cfg.SSO.OIDC(r.PathValue("provider"))
+	o, err := s.pathProvider(r)
 	if err != nil {
-		return s.ssoRefused(r, "", err)
+		return err
 	}
 	d, err := o.DeviceAuth(r.Context())
 	if errors.Is(err, sso.ErrNoDeviceGrant) {
@@ -296,9 +306,9 @@ func (s *Server) ssoDevicePoll(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o, err := s.cfg.SSO.OIDC(r.PathValue("provider"))
+	o, err := s.pathProvider(r)
 	if err != nil {
-		return s.ssoRefused(r, "", err)
+		return err
 	}
 	hash := auth.HashSecret(in.Handle)
 	p, err := s.store.GetPending(r.Context(), hash)

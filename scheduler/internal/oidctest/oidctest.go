@@ -180,6 +180,19 @@ func (p *Provider) Browse(t testing.TB, authURL, username, password string) (sta
 	return resp.StatusCode, string(b)
 }
 
+// RotateKey replaces the provider's signing key (and its key id): it
+// signs and publishes only the new one from now on.
+func (p *Provider) RotateKey(t testing.TB) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.st.mu.Lock()
+	defer p.st.mu.Unlock()
+	p.st.key, p.st.keyID = key, "key-"+newID()[:8]
+}
+
 // SetGroups replaces a user's groups (a directory change between two
 // sign-ins).
 func (p *Provider) SetGroups(username string, groups []string) {
@@ -214,12 +227,14 @@ func (p *Provider) Tamper(t Tamper) {
 // signature), for tests of the client's verification.
 func (p *Provider) Sign(t testing.TB, claims map[string]any, good bool) string {
 	t.Helper()
-	key := p.st.key
+	p.st.mu.Lock()
+	key, kid := p.st.key, p.st.keyID
 	if !good {
 		key = p.st.foreign
 	}
+	p.st.mu.Unlock()
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", p.st.keyID))
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
 	if err != nil {
 		t.Fatal(err)
 	}

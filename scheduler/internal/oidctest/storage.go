@@ -210,6 +210,13 @@ func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
 	return signingKey{id: s.keyID, key: s.key}, nil
 }
 
+// current is the signing key and its id.
+func (s *storage) current() signingKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return signingKey{id: s.keyID, key: s.key}
+}
+
 // idTokenLifetime is the client's ID token lifetime: negative when the
 // provider is told to issue expired tokens.
 func (s *storage) idTokenLifetime() time.Duration {
@@ -226,7 +233,7 @@ func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorith
 }
 
 func (s *storage) KeySet(context.Context) ([]op.Key, error) {
-	return []op.Key{publicKey{signingKey{id: s.keyID, key: s.key}}}, nil
+	return []op.Key{publicKey{s.current()}}, nil
 }
 
 func (s *storage) GetClientByClientID(_ context.Context, id string) (op.Client, error) {

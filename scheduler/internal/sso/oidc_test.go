@@ -70,3 +70,17 @@ func TestVerifyRefusesBadIDTokens(t *testing.T) {
 		}
 	}
 }
+
+// A key rotation at the provider is followed: a token signed with a key
+// id not seen before makes the client fetch the provider's keys again.
+func TestVerifyFollowsKeyRotation(t *testing.T) {
+	t.Parallel()
+	op, o := provider(t)
+	if _, err := o.Verify(t.Context(), op.Sign(t, claims(op), true), "n-1", true); err != nil {
+		t.Fatal(err)
+	}
+	op.RotateKey(t)
+	if _, err := o.Verify(t.Context(), op.Sign(t, claims(op), true), "n-1", true); err != nil {
+		t.Fatalf("a token signed with the new key: %v", err)
+	}
+}

@@ -1,6 +1,9 @@
 package sso
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Providers are the configured ways to sign in besides a password.
 type Providers struct {
@@ -37,12 +40,15 @@ func New(cfg *Config) (*Providers, error) {
 	return ps, nil
 }
 
-// OIDC returns the OpenID provider id, or a *Refused naming it unknown.
+// ErrUnknownProvider is an id no configured OpenID provider has.
+var ErrUnknownProvider = errors.New("no such identity provider is configured")
+
+// OIDC returns the OpenID provider id, or ErrUnknownProvider.
 func (ps *Providers) OIDC(id string) (*OIDC, error) {
 	if o, ok := ps.oidc[id]; ok {
 		return o, nil
 	}
-	return nil, &Refused{Provider: id, Reason: fmt.Sprintf("no identity provider %q is configured", id)}
+	return nil, fmt.Errorf("%q: %w", id, ErrUnknownProvider)
 }
 
 // List is the OpenID providers in the configuration's order.
