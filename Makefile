@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: all build run test test-short test-unit e2e e2e-images lint fmt openapi ensure-postgres ensure-cc ensure-chromium ensure-mariadb console-screenshots clean
+.PHONY: all build run test test-short test-unit e2e e2e-images lint fmt openapi ensure-postgres ensure-cc ensure-chromium ensure-mariadb ensure-slapd console-screenshots clean
 
 all: build
 
@@ -33,6 +33,12 @@ ensure-postgres:
 # missing.
 ensure-mariadb:
 	@bash deploy/ensure-mariadb.sh
+
+# OpenLDAP's slapd and slapadd are needed by the LDAP sign-in tests (a
+# throwaway directory, scheduler/internal/ldaptest); installed through apt
+# when missing.
+ensure-slapd:
+	@bash deploy/ensure-slapd.sh
 
 # The race detector (go test -race) needs cgo, so a C compiler; installed
 # through apt when missing.
@@ -79,7 +85,7 @@ test-short:
 # over beside a 2,000-jobs benchmark. Each such test has its own database
 # and its own NATS; those that stop PostgreSQL have a server of their own
 # (pgtest.OwnServer).
-test-unit: ensure-postgres ensure-cc ensure-chromium ensure-mariadb
+test-unit: ensure-postgres ensure-cc ensure-chromium ensure-mariadb ensure-slapd
 	JETJOB_TEST_REQUIRED=1 $(GO) test -race -count=1 -parallel 4 -timeout 20m $$($(GO) list ./... | grep -v -e '^github.com/jetjob/jetjob/e2e' -e '^github.com/jetjob/jetjob/deploy/deploytest$$')
 
 # Every test: the short tier first (a broken piece of logic fails in about

@@ -45,6 +45,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
+	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/wheel"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -156,6 +157,9 @@ type Deps struct {
 	// believes when they come back spent (package lost): the previous
 	// signing key while it is rotated. Ignored without TriggerSigner.
 	TriggerPublicKeys []ed25519.PublicKey
+	// SSO are the identity providers users may sign in through (package
+	// sso; nil: local passwords only).
+	SSO *sso.Providers
 }
 
 // validate says which required dependency is missing.

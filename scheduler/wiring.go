@@ -173,13 +173,13 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		Gatherer: s.reg, MetricsToken: s.cfg.MetricsToken,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
 		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
-		SendTest: w.alarms.SendTest,
+		SendTest: w.alarms.SendTest, SSO: s.deps.SSO,
 	}, st, s.log)
 	if err != nil {
 		return nil, err
 	}
 	s.reg.MustRegister(a.Collector())
-	con, err := console.New(console.Config{API: a, Log: s.log})
+	con, err := console.New(console.Config{API: a, Log: s.log, InsecureCookies: s.cfg.InsecureCookies})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ const (
 	NATS       = "a NATS server"
 	Chromium   = "Chromium"
 	MariaDB    = "MariaDB"
+	Slapd      = "OpenLDAP (slapd)"
 	Docker     = "Docker"
 )
 

@@ -62,6 +62,10 @@ type User struct {
 	Grants      []Grant    `json:"grants"`
 	CreatedAt   time.Time  `json:"created_at"`
 	LastLoginAt *time.Time `json:"last_login_at,omitempty"`
+	// Provider is the identity provider a federated user signs in
+	// through (docs/sso.md): they have no password, and their admin flag
+	// and grants are set from the provider's groups at each sign-in.
+	Provider string `json:"provider,omitempty"`
 }
 
 // UserList answers GET /users.
@@ -164,6 +168,9 @@ type Me struct {
 type LoginRequest struct {
 	Name     string `json:"name"`
 	Password string `json:"password"`
+	// Provider "ldap" checks the password against the LDAP directory
+	// (docs/sso.md); empty: a local user's password.
+	Provider string `json:"provider,omitempty"`
 }
 
 // AuditEntry is one recorded change.

@@ -3,7 +3,7 @@
 //
 // Endpoints (all require "Authorization: Bearer <API key>" or a session
 // cookie, unless the scheduler runs with --insecure-no-auth; who may call
-// which is in access.go):
+// which is in access.go; signing in through identity providers in sso.go):
 //
 //	GET    /api/v1/groups                      → GroupList
 //	POST   /api/v1/groups            Group     → 201 Group

@@ -24,6 +24,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
+	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -61,6 +62,7 @@ type options struct {
 	smtpStartTLS     bool
 	consoleURL       string
 	egressAllow      string
+	ssoConfig        string
 
 	apiToken      string
 	smtpPassword  string
@@ -109,6 +111,9 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal targets alarm webhooks may reach: "+
 		`CIDRs, addresses with an optional port, exact host names with an optional port ("10.20.0.0/16,hooks.internal:8443"); `+
 		"by default only public addresses, never loopback, private, link-local or metadata ones, nor the scheduler's own listeners")
+	s.String(&o.ssoConfig, "sso-config", "JETJOB_SSO_CONFIG", "",
+		"YAML file of the identity providers users may sign in through (OIDC, LDAP) and the mapping of their groups to roles and grants "+
+			"(docs/sso.md); client secrets and the LDAP bind password come from files it names or JETJOB_SSO_* variables")
 	s.Duration(&o.logRetention, "log-retention", "JETJOB_LOG_RETENTION", 0, "how long run log lines are kept in JETJOB_LOGS, default 720h")
 	s.Duration(&o.runRetention, "run-retention", "JETJOB_RUN_RETENTION", retention.DefaultRetention, "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept")
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
@@ -251,6 +256,18 @@ func (o *options) triggerSigner() (*trigsign.Signer, error) {
 		return nil, nil
 	}
 	return trigsign.NewSigner(priv)
+}
+
+// ssoProviders reads --sso-config; nil when none is given.
+func (o *options) ssoProviders() (*sso.Providers, error) {
+	if o.ssoConfig == "" {
+		return nil, nil
+	}
+	cfg, err := sso.LoadFile(o.ssoConfig, os.LookupEnv)
+	if err != nil {
+		return nil, o.set.Errorf("sso-config", "%v", err)
+	}
+	return sso.New(cfg)
 }
 
 // spentTriggerKeys are the keys of --trigger-public-keys (validated).

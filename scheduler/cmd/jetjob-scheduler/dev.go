@@ -164,6 +164,11 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		return usageError{Err: err}
 	}
 	o.insecureNoAuth = false
+	providers, err := o.ssoProviders()
+	if err != nil {
+		closeListeners(ln, mln)
+		return usageError{Err: err}
+	}
 	cfg := o.schedulerConfig(token)
 	cfg.MetricsToken = metricsToken
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
@@ -173,7 +178,7 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 	loopback := netip.MustParseAddr("127.0.0.1")
 	cfg.Egress.Self = append(cfg.Egress.Self,
 		netip.AddrPortFrom(loopback, uint16(pg.Port())), netip.AddrPortFrom(loopback, uint16(ns.Port())))
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer, SSO: providers,
 		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
 		closeListeners(ln, mln)

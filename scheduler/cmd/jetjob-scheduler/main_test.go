@@ -255,3 +255,36 @@ func TestServeOverTLS(t *testing.T) {
 		t.Errorf("/healthz %+v (%v), want ok and version %q", h, err, version.Get().Version)
 	}
 }
+
+// --sso-config is read at start: a wrong file is a usage error naming the
+// setting and the wrong key, never the secret the environment holds.
+func TestSSOConfigSetting(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "sso.yaml")
+	if err := os.WriteFile(bad, []byte("public_url: https://jetjob.example.com\noidc:\n  - id: corp\n    issuer: https://idp.example.com\n    client_id: jetjob\n    client_secert_file: /x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("JETJOB_DATABASE_URL", "postgres://u@127.0.0.1:1/none")
+	t.Setenv("JETJOB_SSO_CORP_CLIENT_SECRET", "hunter8")
+	t.Setenv("JETJOB_INSECURE_UNSIGNED_TRIGGERS", "true")
+	t.Setenv("JETJOB_SSO_CONFIG", bad)
+	_, err := execute(context.Background(), "serve")
+	var ue usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "JETJOB_SSO_CONFIG") || !strings.Contains(err.Error(), "client_secert_file") {
+		t.Fatalf("a misspelt key: %v, want a usage error naming the setting and the key", err)
+	}
+	if strings.Contains(err.Error(), "hunter") {
+		t.Errorf("error shows a secret: %v", err)
+	}
+
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("public_url: https://jetjob.example.com\noidc:\n  - id: corp\n    issuer: https://idp.example.com\n    client_id: jetjob\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("JETJOB_SSO_CONFIG", good)
+	o := serveOptions(t)
+	ps, err := o.ssoProviders()
+	if err != nil || len(ps.List()) != 1 || ps.CallbackURL("corp") != "https://jetjob.example.com/login/sso/corp/callback" {
+		t.Fatalf("providers of a good file: %v", err)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/jetjob/jetjob/internal/tracing"
 	"github.com/jetjob/jetjob/internal/version"
 	"github.com/jetjob/jetjob/scheduler"
+	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/trigsign"
 )
@@ -74,8 +75,12 @@ an admin, for local use only.`,
 			if err != nil {
 				return usageError{Err: err}
 			}
+			providers, err := o.ssoProviders()
+			if err != nil {
+				return usageError{Err: err}
+			}
 			conn.Name = "jetjob-scheduler"
-			return serve(cmd.Context(), o, dbURL, conn, token, metricsToken, migrate, signer, log)
+			return serve(cmd.Context(), o, dbURL, conn, token, metricsToken, migrate, signer, providers, log)
 		},
 	}
 	s := config.New(cmd.Flags())
@@ -87,7 +92,8 @@ an admin, for local use only.`,
 	return cmd
 }
 
-func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token, metricsToken string, migrate bool, signer *trigsign.Signer, log *zap.Logger) error {
+func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, token, metricsToken string, migrate bool, signer *trigsign.Signer,
+	providers *sso.Providers, log *zap.Logger) error {
 	stopTracing, err := tracing.Start(ctx, "jetjob-scheduler", log)
 	if err != nil {
 		return usageError{Err: err} // a bad OTEL_* variable
@@ -120,7 +126,7 @@ func serve(ctx context.Context, o options, dbURL string, conn natsconn.Options, 
 	}
 	cfg := o.schedulerConfig(token)
 	cfg.MetricsToken = metricsToken
-	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer,
+	s, err := scheduler.New(cfg, scheduler.Deps{Pool: pool, NATS: nc, Listener: ln, MetricsListener: mln, Logger: log, TriggerSigner: signer, SSO: providers,
 		TriggerPublicKeys: o.spentTriggerKeys()})
 	if err != nil {
 		closeListeners(ln, mln)

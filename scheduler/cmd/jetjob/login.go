@@ -20,11 +20,11 @@ import (
 const loginExpiry = "90d"
 
 func (a *app) loginCmd() *cobra.Command {
-	var user, name, expires string
-	var pwStdin bool
+	var user, name, expires, provider string
+	var pwStdin, loopback bool
 	cmd := &cobra.Command{
-		Use:   "login [--api URL] [--user NAME] [--password-stdin]",
-		Short: "Log in with your password and save an API key for the CLI",
+		Use:   "login [--api URL] [--user NAME] [--password-stdin] | --sso PROVIDER",
+		Short: "Log in with your password or identity provider and save an API key for the CLI",
 		Long: `Log in to a scheduler with your user name and password: the CLI starts a
 session, creates an API key with it (--name, --expires), ends the session,
 and saves the address and the key in the CLI config file ($JETJOB_CONFIG,
@@ -33,13 +33,28 @@ Later commands use them when no flag or environment variable gives others.
 
 The address is --api's, else JETJOB_API's, else the config file's. The
 password is asked on the terminal (without echo), or read from stdin with
---password-stdin.`,
+--password-stdin.
+
+With --sso PROVIDER you sign in at the company's identity provider instead
+(docs/sso.md): the CLI shows a code to enter at the provider's page when the
+provider offers device sign-in, else (or with --loopback) an address to open
+in a browser on this machine, whose answer comes back to 127.0.0.1.`,
 		Example: `  jetjob login --api https://jetjob.example.com --user alice
-  printf '%s\n' "$PASSWORD" | jetjob login --user ci --password-stdin --expires 7d`,
+  printf '%s\n' "$PASSWORD" | jetjob login --user ci --password-stdin --expires 7d
+  jetjob login --api https://jetjob.example.com --sso corp`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.tokenFlag != "" {
 				return usagef("login makes its own key: --token has no use here")
+			}
+			if provider != "" {
+				if user != "" || pwStdin {
+					return usagef("--sso signs in at the identity provider: --user and --password-stdin have no use with it")
+				}
+				return a.loginSSO(cmd.Context(), provider, name, expires, loopback)
+			}
+			if loopback {
+				return usagef("--loopback goes with --sso")
 			}
 			if user == "" {
 				if _, ok := a.terminal(); !ok {
@@ -100,22 +115,58 @@ password is asked on the terminal (without echo), or read from stdin with
 			if err != nil {
 				return fmt.Errorf("logged in as %s, but creating the CLI's API key failed: %w", me.Name, err)
 			}
-			if err := client.SaveConfig(path, client.Config{API: e.API, Token: k.Secret}); err != nil {
-				return fmt.Errorf("saving the API key %d (%s) to %s: %w; revoke it with \"jetjob keys revoke %d\"", k.ID, k.Prefix, path, err, k.ID)
-			}
-			if a.output == outputJSON {
-				return writeJSON(a.stdout, k.Key) // never the secret: it is in the file
-			}
-			fmt.Fprintf(a.stdout, "Logged in to %s as %s.\nSaved API key %d (%s, %s) to %s.\n", c.BaseURL(), me.Name, k.ID, k.Prefix, expiry(k.ExpiresAt), path)
-			a.warnOverrides(c.BaseURL())
-			return nil
+			return a.saveLogin(path, e.API, c.BaseURL(), me.Name, k)
 		},
 	}
 	cmd.Flags().StringVar(&user, "user", "", "your user name (asked when stdin is a terminal)")
 	cmd.Flags().BoolVar(&pwStdin, "password-stdin", false, "read the password from stdin (one line)")
 	cmd.Flags().StringVar(&name, "name", defaultKeyName("login"), "name of the API key it creates")
 	cmd.Flags().StringVar(&expires, "expires", loginExpiry, "end the key after this long (90d, 36h), at an RFC 3339 time, or never")
+	cmd.Flags().StringVar(&provider, "sso", "", "sign in at this identity provider of the scheduler (its id, docs/sso.md) instead of with a password")
+	cmd.Flags().BoolVar(&loopback, "loopback", false, "with --sso: sign in through a browser on this machine (a redirect to 127.0.0.1) even when the provider offers device sign-in")
 	return cmd
+}
+
+// saveLogin saves the key a login made for user to the config file and
+// says so.
+func (a *app) saveLogin(path, api, base, user string, k *apiv1.CreatedKey) error {
+	if err := client.SaveConfig(path, client.Config{API: api, Token: k.Secret}); err != nil {
+		return fmt.Errorf("saving the API key %d (%s) to %s: %w; revoke it with \"jetjob keys revoke %d\"", k.ID, k.Prefix, path, err, k.ID)
+	}
+	if a.output == outputJSON {
+		return writeJSON(a.stdout, k.Key) // never the secret: it is in the file
+	}
+	fmt.Fprintf(a.stdout, "Logged in to %s as %s.\nSaved API key %d (%s, %s) to %s.\n", base, user, k.ID, k.Prefix, expiry(k.ExpiresAt), path)
+	a.warnOverrides(base)
+	return nil
+}
+
+// loginSSO is login --sso: a key from a sign-in at the identity provider.
+func (a *app) loginSSO(ctx context.Context, provider, name, expires string, loopback bool) error {
+	if name == "" {
+		return usagef("--name: must not be empty (say what the key is for)")
+	}
+	at, err := expiresAt(expires, time.Now())
+	if err != nil {
+		return err
+	}
+	e, err := a.resolveEndpoint()
+	if err != nil {
+		return err
+	}
+	path, err := client.ConfigPath()
+	if err != nil {
+		return err
+	}
+	c, err := a.newClient(e, "")
+	if err != nil {
+		return err
+	}
+	k, err := a.ssoLogin(ctx, c, provider, name, at, loopback)
+	if err != nil {
+		return fmt.Errorf("login to %s through %s: %w", c.BaseURL(), provider, err)
+	}
+	return a.saveLogin(path, e.API, c.BaseURL(), k.User, k)
 }
 
 // warnOverrides says when the environment would override what login just

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
@@ -61,23 +63,33 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	k, err := s.issueKey(r.Context(), actor(r), user, name, in.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, k)
+	return nil
+}
+
+// issueKey creates an API key of user, recorded as a's: the one place
+// keys are made (POST /keys, and a CLI's sign-in through a provider).
+func (s *Server) issueKey(ctx context.Context, a store.Actor, user, name string, expires *time.Time) (apiv1.CreatedKey, error) {
 	// A prefix collision (40 random bits) is retried with a new key.
 	for range 3 {
 		token, prefix, hash, err := auth.NewKey()
 		if err != nil {
-			return err
+			return apiv1.CreatedKey{}, err
 		}
-		k, err := s.store.CreateKey(r.Context(), actor(r), store.Key{Prefix: prefix, Name: name, User: user, ExpiresAt: in.ExpiresAt}, hash)
+		k, err := s.store.CreateKey(ctx, a, store.Key{Prefix: prefix, Name: name, User: user, ExpiresAt: expires}, hash)
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
 		if err != nil {
-			return err
+			return apiv1.CreatedKey{}, err
 		}
-		writeJSON(w, http.StatusCreated, apiv1.CreatedKey{Key: k, Secret: token})
-		return nil
+		return apiv1.CreatedKey{Key: k, Secret: token}, nil
 	}
-	return errors.New("create key: three prefix collisions in a row")
+	return apiv1.CreatedKey{}, errors.New("create key: three prefix collisions in a row")
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {

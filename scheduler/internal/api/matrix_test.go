@@ -69,6 +69,17 @@ func matrix() []matrixRow {
 		}, [6]int{s401, s401, s401, s401, s401, s401}},
 		{"POST /api/v1/logout", fixed("POST", "/api/v1/logout", nil), [6]int{s204, s204, s204, s204, s204, s204}},
 		{"GET /api/v1/me", fixed("GET", "/api/v1/me", nil), anyUser},
+		// Sign-in through identity providers: public, the same answer for
+		// everyone (this API has none configured: every provider is unknown).
+		{"GET /api/v1/sso", fixed("GET", "/api/v1/sso", nil), [6]int{s200, s200, s200, s200, s200, s200}},
+		{"POST /api/v1/sso/{provider}/start", fixed("POST", "/api/v1/sso/corp/start", nil), [6]int{s404, s404, s404, s404, s404, s404}},
+		{"POST /api/v1/sso/{provider}/session", fixed("POST", "/api/v1/sso/corp/session",
+			apiv1.SSOCallback{Code: "c", State: "s", BrowserState: "s"}), [6]int{s404, s404, s404, s404, s404, s404}},
+		{"POST /api/v1/sso/{provider}/key", fixed("POST", "/api/v1/sso/corp/key",
+			apiv1.SSOCallback{Code: "c", State: "s", KeyName: "k"}), [6]int{s404, s404, s404, s404, s404, s404}},
+		{"POST /api/v1/sso/{provider}/device", fixed("POST", "/api/v1/sso/corp/device", nil), [6]int{s404, s404, s404, s404, s404, s404}},
+		{"POST /api/v1/sso/{provider}/device/key", fixed("POST", "/api/v1/sso/corp/device/key",
+			apiv1.SSODevicePoll{Handle: "h", KeyName: "k"}), [6]int{s404, s404, s404, s404, s404, s404}},
 
 		{"GET /api/v1/groups", fixed("GET", "/api/v1/groups", nil), anyUser},
 		{"POST /api/v1/groups", func(e *env, _ string) req {

@@ -35,6 +35,20 @@ var apiDocs = []openapi.Operation{
 		Example: apiv1.LoginRequest{Name: "alice", Password: "correct horse battery staple"}, Response: apiv1.Me{}},
 	{Pattern: "POST /api/v1/logout", Summary: "End the cookie's session"},
 	{Pattern: "GET /api/v1/me", Summary: "Who the request authenticates as", Response: apiv1.Me{}},
+	// Sign-in through the company's identity provider (docs/sso.md): the
+	// console's and the CLI's halves of the OpenID flows.
+	{Pattern: "GET /api/v1/sso", Summary: "The identity providers configured, for the sign-in page and `jetjob login --sso`", Response: apiv1.SSOInfo{}},
+	{Pattern: "POST /api/v1/sso/{provider}/start", Summary: "Start an authorization code flow (PKCE): the provider's URL to send the browser to",
+		Body: apiv1.SSOStart{}, Response: apiv1.SSOStarted{}},
+	{Pattern: "POST /api/v1/sso/{provider}/session", Summary: "Finish the flow with the provider's code and state: a session (cookie)",
+		Body: apiv1.SSOCallback{}, Response: apiv1.SSOSignedIn{}},
+	{Pattern: "POST /api/v1/sso/{provider}/key", Summary: "Finish the flow with the provider's code and state: an API key (the CLI's loopback login)",
+		Body: apiv1.SSOCallback{}, Status: 201, Response: apiv1.CreatedKey{}},
+	{Pattern: "POST /api/v1/sso/{provider}/device", Summary: "Start a device authorization (the CLI): the code to show the user",
+		Response: apiv1.SSODevice{}},
+	{Pattern: "POST /api/v1/sso/{provider}/device/key", Summary: "Poll a device authorization: an API key once the user signed in",
+		Body: apiv1.SSODevicePoll{}, Status: 201, Response: apiv1.CreatedKey{},
+		Also: []openapi.Answer{{Status: 202, Description: "The user has not finished signing in yet: poll again after the interval", Response: apiv1.SSOPending{}}}},
 
 	{Pattern: "GET /api/v1/groups", Summary: "List the executor groups (the caller's, unless admin)", Response: apiv1.GroupList{}},
 	{Pattern: "POST /api/v1/groups", Summary: "Create a group", Body: apiv1.Group{}, Status: 201, Response: apiv1.Group{},

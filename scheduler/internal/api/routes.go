@@ -44,6 +44,12 @@ func (s *Server) routeTable() []route {
 
 		{"POST /api/v1/login", public, s.login},
 		{"POST /api/v1/logout", public, s.logout},
+		{"GET /api/v1/sso", public, s.ssoInfo},
+		{"POST /api/v1/sso/{provider}/start", public, s.ssoStart},
+		{"POST /api/v1/sso/{provider}/session", public, s.ssoSession},
+		{"POST /api/v1/sso/{provider}/key", public, s.ssoKey},
+		{"POST /api/v1/sso/{provider}/device", public, s.ssoDevice},
+		{"POST /api/v1/sso/{provider}/device/key", public, s.ssoDevicePoll},
 		{"GET /api/v1/me", authed, s.me},
 
 		// Listings without ?group= are filtered to the caller's groups.

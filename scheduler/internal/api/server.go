@@ -34,6 +34,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/scheduler/internal/workflow"
@@ -92,6 +93,9 @@ type Config struct {
 	// SendTest sends a channel's test notice ("send test"); nil answers
 	// 503.
 	SendTest func(ctx context.Context, ch alarm.Channel) alarm.Result
+	// SSO are the identity providers users may sign in through (nil:
+	// none, local passwords only).
+	SSO *sso.Providers
 }
 
 // Server is the API's http.Handler.
@@ -123,6 +127,12 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	}
 	if cfg.Egress == nil {
 		cfg.Egress = egress.Default()
+	}
+	if cfg.SSO == nil {
+		var err error
+		if cfg.SSO, err = sso.New(nil); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.SessionIdle <= 0 {
 		cfg.SessionIdle = 30 * time.Minute

@@ -27,7 +27,18 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
+	if in.Provider != "" {
+		return s.ldapLogin(w, r, in)
+	}
 	a := actor(r)
+	if !s.cfg.SSO.PasswordAllowed(in.Name) {
+		a.Name, a.Auth = loggable(in.Name), "password"
+		reason := "password sign-in is turned off (require_sso): sign in with your identity provider"
+		if err := s.store.AuditRefusedSignIn(r.Context(), a, "password", reason); err != nil {
+			return err
+		}
+		return &httpError{http.StatusForbidden, reason}
+	}
 	u, err := s.checkPassword(r.Context(), in.Name, a.Client, in.Password)
 	if errors.Is(err, errWrongPassword) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jetjob"`)
@@ -36,20 +47,31 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token, th, err := auth.NewSessionToken()
+	a.Name, a.Auth = u.Name, "password"
+	p, err := s.startSession(w, r, a, u, "")
 	if err != nil {
 		return err
 	}
-	a.Name, a.Auth = u.Name, "password"
-	ss, err := s.store.CreateSession(r.Context(), a, u.Name, th, s.cfg.SessionMax)
+	return s.me(w, r.WithContext(auth.NewContext(r.Context(), p)))
+}
+
+// startSession starts a session of u (provider: how they signed in, ""
+// for a password), recorded as a's session.login, and sets its cookie:
+// the same cookie whoever vouched for the user.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a store.Actor, u store.User, provider string) (*auth.Principal, error) {
+	token, th, err := auth.NewSessionToken()
 	if err != nil {
-		return err
+		return nil, err
+	}
+	ss, err := s.store.CreateSession(r.Context(), a, u.Name, provider, th, s.cfg.SessionMax)
+	if err != nil {
+		return nil, err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: ss.ExpiresAt,
 		HttpOnly: true, Secure: !s.cfg.InsecureCookies, SameSite: http.SameSiteLaxMode})
 	p := principalOf(u)
 	p.Method, p.SessionID, p.SessionExpiresAt = auth.BySession, ss.ID, ss.ExpiresAt
-	return s.me(w, r.WithContext(auth.NewContext(r.Context(), p)))
+	return p, nil
 }
 
 // errWrongPassword is checkPassword's answer for a wrong name or password,
@@ -96,12 +118,19 @@ func (s *Server) checkPassword(ctx context.Context, name, client, password strin
 	return u, nil
 }
 
-// logout ends the cookie's session, if any, and clears the cookie.
+// logout ends the cookie's session, if any, and clears the cookie. A
+// session started at an OpenID provider that offers an
+// end_session_endpoint answers where to send the browser to end the
+// provider's session too.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
+	var end string
 	if c, err := r.Cookie(sessionCookie); err == nil && c.Value != "" {
 		a := actor(r)
 		if u, ss, err := s.store.UserBySession(r.Context(), auth.HashSecret(c.Value), s.cfg.SessionIdle); err == nil {
 			a.Name, a.Auth = u.Name, "session:"+ss.ID
+			if o, err := s.cfg.SSO.OIDC(ss.Provider); ss.Provider != "" && err == nil {
+				end = o.EndSessionURL(s.cfg.SSO.Config().PublicURL + "/login")
+			}
 		} else {
 			a.Name = "unknown"
 		}
@@ -110,6 +139,10 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	s.clearSessionCookie(w)
+	if end != "" {
+		writeJSON(w, http.StatusOK, apiv1.LogoutResult{EndSessionURL: end})
+		return nil
+	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -16,7 +16,7 @@ var validUserName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 
 func userDoc(u store.User) apiv1.User {
 	out := apiv1.User{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Disabled: u.Disabled,
-		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt}
+		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt, Provider: u.Provider}
 	for _, g := range u.Grants {
 		out.Grants = append(out.Grants, apiv1.Grant{Group: g.Group, Role: g.Role, Scripts: g.Scripts})
 	}
@@ -39,7 +39,12 @@ func checkGrant(g apiv1.Grant) (store.Grant, error) {
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
-	p := auth.FromContext(r.Context())
+	writeJSON(w, http.StatusOK, meDoc(auth.FromContext(r.Context())))
+	return nil
+}
+
+// meDoc is p as GET /me shows it.
+func meDoc(p *auth.Principal) apiv1.Me {
 	out := apiv1.Me{Name: p.Name, DisplayName: p.DisplayName, Admin: p.Admin, Grants: []apiv1.Grant{},
 		Auth: string(p.Method), KeyID: p.KeyID, KeyPrefix: p.KeyPrefix}
 	if !p.SessionExpiresAt.IsZero() {
@@ -51,8 +56,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 		gr := p.Grants[g]
 		out.Grants = append(out.Grants, apiv1.Grant{Group: g, Role: string(gr.Role), Scripts: gr.Scripts})
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out
 }
 
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {

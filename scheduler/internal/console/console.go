@@ -29,6 +29,9 @@ type Config struct {
 	API http.Handler
 	// Log is where failed page renders are reported. Required.
 	Log *zap.Logger
+	// InsecureCookies drops the Secure attribute of the console's own
+	// cookie (a sign-in's state), as api.Config's does of the session's.
+	InsecureCookies bool
 }
 
 // Console is the console's http.Handler.
@@ -38,6 +41,8 @@ type Console struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	pages   *pages
+	// secureCookies marks the console's own cookies Secure.
+	secureCookies bool
 }
 
 // New returns the console.
@@ -49,7 +54,7 @@ func New(cfg Config) (*Console, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Console{api: cfg.API, log: cfg.Log.Named("console"), mux: http.NewServeMux(), pages: p}
+	c := &Console{api: cfg.API, log: cfg.Log.Named("console"), mux: http.NewServeMux(), pages: p, secureCookies: !cfg.InsecureCookies}
 	for _, rt := range c.routeTable() {
 		c.mux.Handle(rt.pattern, c.handle(rt.h))
 	}
@@ -78,6 +83,8 @@ func (c *Console) routeTable() []route {
 		{"GET /login", c.loginPage},
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},
+		{"GET /login/sso/{provider}", c.ssoStart},
+		{"GET /login/sso/{provider}/callback", c.ssoCallback},
 		{"GET /{$}", c.dashboard},
 		// workers
 		{"GET /workers", c.workers},

@@ -58,14 +58,17 @@ type env struct {
 	deps []apiv1.Dependency
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, opts ...func(cfg *api.Config, base string)) *env {
 	t.Helper()
 	ctx := context.Background()
 	st, pool := apitest.Store(t)
 	js := apitest.JetStream(t)
 	e := &env{t: t, st: st, pool: pool, js: js, fired: make(chan runs.Planned, 100)}
 	log := zaptest.NewLogger(t)
-	a, err := api.New(api.Config{InsecureCookies: true, Logs: runlog.New(js), SchedulerID: "sched-test",
+	// The server's address is known before the API is made: an identity
+	// provider's redirect URI is on it.
+	e.srv = httptest.NewUnstartedServer(nil)
+	cfg := api.Config{InsecureCookies: true, Logs: runlog.New(js), SchedulerID: "sched-test",
 		Dependencies: func(context.Context) []apiv1.Dependency { return e.deps },
 		Fire: func(r runs.Planned) {
 			select {
@@ -79,15 +82,20 @@ func newEnv(t *testing.T) *env {
 			defer e.killsMu.Unlock()
 			e.kills = append(e.kills, id)
 			return nil
-		}}, st, log)
+		}}
+	for _, o := range opts {
+		o(&cfg, "http://"+e.srv.Listener.Addr().String())
+	}
+	a, err := api.New(cfg, st, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	con, err := console.New(console.Config{API: a, Log: log})
+	con, err := console.New(console.Config{API: a, Log: log, InsecureCookies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httptest.NewServer(console.Split(a, con))
+	e.srv.Config.Handler = console.Split(a, con)
+	e.srv.Start()
 	t.Cleanup(e.srv.Close)
 	for _, g := range []string{"a", "b"} {
 		if _, err := st.CreateGroup(ctx, store.System, store.Group{Name: g}); err != nil {

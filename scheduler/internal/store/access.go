@@ -38,6 +38,11 @@ type User struct {
 	Grants       []Grant
 	CreatedAt    time.Time
 	LastLoginAt  *time.Time
+	// Provider is the identity provider a federated user signs in
+	// through ("" for a local user): such a user has no password, and
+	// their admin flag and grants are the provider's groups mapped at
+	// each sign-in (package sso).
+	Provider string
 }
 
 // Grant is a user's role on a group.
@@ -72,11 +77,11 @@ func userDoc(u User) *userAudit {
 	return &userAudit{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Disabled: u.Disabled, Grants: nonNil(u.Grants)}
 }
 
-const userColumns = `name, display_name, password_hash, admin, disabled, created_at, last_login_at`
+const userColumns = `name, display_name, password_hash, admin, disabled, created_at, last_login_at, coalesce(federated_provider, '')`
 
 func scanUser(row pgx.Row) (User, error) {
 	var u User
-	err := row.Scan(&u.Name, &u.DisplayName, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastLoginAt)
+	err := row.Scan(&u.Name, &u.DisplayName, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastLoginAt, &u.Provider)
 	return u, err
 }
 
@@ -200,6 +205,9 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, name string, ch UserCha
 		cur, err := getUser(ctx, tx, name, true)
 		if err != nil {
 			return err
+		}
+		if ch.PasswordHash != nil && cur.Provider != "" {
+			return fmt.Errorf("user %q signs in through %s and has no password: %w", name, cur.Provider, ErrInvalid)
 		}
 		next := cur
 		if ch.DisplayName != nil {
@@ -442,19 +450,23 @@ type Session struct {
 	User      string
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	// Provider is the identity provider the session was started
+	// through ("" for a password).
+	Provider string
 }
 
 func sessionID(hash []byte) string { return hex.EncodeToString(hash)[:12] }
 
-// CreateSession starts a session of user (a login), valid until absolute
-// from now at the latest, notes the login time, and records a
+// CreateSession starts a session of user (a login; provider is the
+// identity provider it went through, "" for a password), valid until
+// absolute from now at the latest, notes the login time, and records a
 // session.login by a.
-func (s *Store) CreateSession(ctx context.Context, a Actor, user string, hash []byte, absolute time.Duration) (Session, error) {
-	out := Session{ID: sessionID(hash), User: user}
+func (s *Store) CreateSession(ctx context.Context, a Actor, user, provider string, hash []byte, absolute time.Duration) (Session, error) {
+	out := Session{ID: sessionID(hash), User: user, Provider: provider}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO sessions (id_sha256, user_name, expires_at, client)
-			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4) RETURNING created_at, expires_at`,
-			hash, user, absolute.Microseconds(), a.Client).Scan(&out.CreatedAt, &out.ExpiresAt)
+		err := tx.QueryRow(ctx, `INSERT INTO sessions (id_sha256, user_name, expires_at, client, provider)
+			VALUES ($1, $2, now() + $3 * interval '1 microsecond', $4, $5) RETURNING created_at, expires_at`,
+			hash, user, absolute.Microseconds(), a.Client, provider).Scan(&out.CreatedAt, &out.ExpiresAt)
 		if err != nil {
 			return fmt.Errorf("create session of %q: %w", user, err)
 		}
@@ -476,7 +488,7 @@ func (s *Store) UserBySession(ctx context.Context, hash []byte, idle time.Durati
 	err := s.pool.QueryRow(ctx, `UPDATE sessions SET last_seen_at = CASE
 			WHEN last_seen_at < now() - $3 * interval '1 microsecond' THEN now() ELSE last_seen_at END
 		WHERE id_sha256 = $1 AND expires_at > now() AND last_seen_at > now() - $2 * interval '1 microsecond'
-		RETURNING user_name, created_at, expires_at`, hash, idle.Microseconds(), touchEvery.Microseconds()).Scan(&ss.User, &ss.CreatedAt, &ss.ExpiresAt)
+		RETURNING user_name, created_at, expires_at, provider`, hash, idle.Microseconds(), touchEvery.Microseconds()).Scan(&ss.User, &ss.CreatedAt, &ss.ExpiresAt, &ss.Provider)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, ss, ErrBadCredentials
 	}
