@@ -68,18 +68,7 @@ in a browser on this machine, whose answer comes back to 127.0.0.1.`,
 			if err := userArg(user); err != nil {
 				return err
 			}
-			if name == "" {
-				return usagef("--name: must not be empty (say what the key is for)")
-			}
-			at, err := expiresAt(expires, time.Now())
-			if err != nil {
-				return err
-			}
-			e, err := a.resolveEndpoint()
-			if err != nil {
-				return err
-			}
-			path, err := client.ConfigPath()
+			at, e, path, err := a.loginTarget(name, expires)
 			if err != nil {
 				return err
 			}
@@ -141,20 +130,31 @@ func (a *app) saveLogin(path, api, base, user string, k *apiv1.CreatedKey) error
 	return nil
 }
 
-// loginSSO is login --sso: a key from a sign-in at the identity provider.
-func (a *app) loginSSO(ctx context.Context, provider, name, expires string, loopback bool) error {
+// loginTarget checks the name and expiry of the key a login makes, and
+// finds where it goes: the API to ask, and the CLI configuration file that
+// keeps the key.
+func (a *app) loginTarget(name, expires string) (*time.Time, endpoint, string, error) {
 	if name == "" {
-		return usagef("--name: must not be empty (say what the key is for)")
+		return nil, endpoint{}, "", usagef("--name: must not be empty (say what the key is for)")
 	}
 	at, err := expiresAt(expires, time.Now())
 	if err != nil {
-		return err
+		return nil, endpoint{}, "", err
 	}
 	e, err := a.resolveEndpoint()
 	if err != nil {
-		return err
+		return nil, endpoint{}, "", err
 	}
 	path, err := client.ConfigPath()
+	if err != nil {
+		return nil, endpoint{}, "", err
+	}
+	return at, e, path, nil
+}
+
+// loginSSO is login --sso: a key from a sign-in at the identity provider.
+func (a *app) loginSSO(ctx context.Context, provider, name, expires string, loopback bool) error {
+	at, e, path, err := a.loginTarget(name, expires)
 	if err != nil {
 		return err
 	}
