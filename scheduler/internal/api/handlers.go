@@ -173,6 +173,9 @@ func (s *Server) fired(w http.ResponseWriter, r *http.Request, p runs.Planned) e
 // listRuns is the per-job listing, kept for its clients: the job's case of
 // the search, paged by the last run id seen ("before") as it always was.
 func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r, "limit", "before"); err != nil {
+		return err
+	}
 	id, limit, err := jobPage(r)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func runList(rs []store.Run, more bool) apiv1.RunList {
 }
 
 func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r, "group"); err != nil {
+		return err
+	}
 	group := r.URL.Query().Get("group")
 	if group != "" && !wire.ValidName(group) {
 		return invalidf("group %q is not a valid group name", group)

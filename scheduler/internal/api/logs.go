@@ -20,6 +20,9 @@ func logDoc(l runlog.Line) apiv1.LogLine {
 // runLogs serves a run's log lines; with follow=true it streams them as
 // NDJSON until the run has ended.
 func (s *Server) runLogs(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r, "from", "limit", "follow"); err != nil {
+		return err
+	}
 	id, err := pathID(r)
 	if err != nil {
 		return err

@@ -137,6 +137,9 @@ func (s *Server) setEnabled(w http.ResponseWriter, r *http.Request,
 // nextFires lists the scheduled_at of the job's next runs, computed the
 // way the planner computes them (store.NextFires).
 func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r, "n"); err != nil {
+		return err
+	}
 	id, err := pathID(r)
 	if err != nil {
 		return err
