@@ -227,6 +227,53 @@ func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (Rule
 	return ReadRule(ctx, tx, id)
 }
 
+// UpdateRule replaces a rule's name, events, threshold, window,
+// renotify, pause_after, sla and channels, in tx, as p's act. Its scope
+// (job or group) stays, as a channel's kind and group do. Only the
+// channels the rule did not name before are asked of MayName: a
+// reference is authorized once, when it is made, so that an operator may
+// tune a rule an admin pointed at a global channel without losing it.
+func UpdateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (RuleInfo, error) {
+	old, err := scanRule(tx.QueryRow(ctx, `SELECT `+ruleColumns+` FROM alert_rules r WHERE r.id = $1 FOR UPDATE`, r.ID))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return RuleInfo{}, err
+		}
+		return RuleInfo{}, fmt.Errorf("read rule %d: %w", r.ID, err)
+	}
+	r.JobID, r.Group = old.JobID, old.Group
+	if err := CheckRule(r); err != nil {
+		return RuleInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	var added []int64
+	for _, id := range r.Channels {
+		if !slices.Contains(old.Channels, id) {
+			added = append(added, id)
+		}
+	}
+	if err := authorizeChannels(ctx, tx, p, r.Group, added); err != nil {
+		return RuleInfo{}, err
+	}
+	events := make([]string, len(r.Events))
+	for i, e := range r.Events {
+		events[i] = string(e)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE alert_rules SET name = $2, events = $3, threshold = $4, window_ms = $5, renotify_ms = $6,
+			pause_after = $7, sla_ms = $8 WHERE id = $1`,
+		r.ID, r.Name, events, max(r.Threshold, 1), r.Window.Milliseconds(), r.Renotify.Milliseconds(), r.PauseAfter,
+		r.SLA.Milliseconds()); err != nil {
+		return RuleInfo{}, storeErr(fmt.Sprintf("update rule %d", r.ID), err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM alert_rule_channels WHERE rule_id = $1 AND channel_id <> ALL ($2)`, r.ID, r.Channels); err != nil {
+		return RuleInfo{}, fmt.Errorf("update the channels of rule %d: %w", r.ID, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO alert_rule_channels (rule_id, channel_id) SELECT $1, unnest($2::bigint[])
+		ON CONFLICT DO NOTHING`, r.ID, added); err != nil {
+		return RuleInfo{}, storeErr(fmt.Sprintf("name the channels of rule %d", r.ID), err)
+	}
+	return ReadRule(ctx, tx, r.ID)
+}
+
 // ReadRule reads one rule.
 func ReadRule(ctx context.Context, db DB, id int64) (RuleInfo, error) {
 	r, err := scanRule(db.QueryRow(ctx, `SELECT `+ruleColumns+` FROM alert_rules r WHERE r.id = $1`, id))
