@@ -53,8 +53,24 @@ func scanChannel(row pgx.Row) (ChannelInfo, error) {
 	return c, err
 }
 
+// CheckName says what is wrong with a channel's or rule's name (the
+// tables' CHECK, said in words before the database refuses it).
+func CheckName(what, name string) error {
+	ok := name != "" && len(name) <= 64
+	for _, c := range name {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s name %q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", ErrInvalid, what, name)
+	}
+	return nil
+}
+
 // CreateChannel stores a channel after checking it.
 func CreateChannel(ctx context.Context, db DB, ch alarm.Channel, by string) (ChannelInfo, error) {
+	if err := CheckName("channel", ch.Name); err != nil {
+		return ChannelInfo{}, err
+	}
 	if err := ch.Validate(); err != nil {
 		return ChannelInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -65,7 +81,9 @@ func CreateChannel(ctx context.Context, db DB, ch alarm.Channel, by string) (Cha
 }
 
 // UpdateChannel replaces a channel's name, target, template and secret
-// (kept as it is with keepSecret). Its kind and group stay.
+// (kept as it is with keepSecret). Its kind and group stay. An empty
+// target keeps the stored one: the API shows a chat vendor's URL only as
+// its host, so an edit that does not retype it must not lose it.
 func UpdateChannel(ctx context.Context, db DB, ch alarm.Channel, keepSecret bool) (ChannelInfo, error) {
 	old, err := Channel(ctx, db, ch.ID)
 	if err != nil {
@@ -74,7 +92,13 @@ func UpdateChannel(ctx context.Context, db DB, ch alarm.Channel, keepSecret bool
 	if keepSecret {
 		ch.Secret = old.Secret
 	}
+	if ch.Target == "" {
+		ch.Target = old.Target
+	}
 	ch.Kind, ch.Group = old.Kind, old.Group
+	if err := CheckName("channel", ch.Name); err != nil {
+		return ChannelInfo{}, err
+	}
 	if err := ch.Validate(); err != nil {
 		return ChannelInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}

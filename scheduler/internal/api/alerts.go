@@ -261,7 +261,7 @@ func utcTime(t time.Time) *time.Time {
 
 // ruleOf is the rule a request's document describes, its name checked.
 func ruleOf(in apiv1.AlertRule) (alerts.Rule, error) {
-	if err := checkRuleName(in.Name); err != nil {
+	if err := alerts.CheckName("rule", in.Name); err != nil {
 		return alerts.Rule{}, err
 	}
 	rule := alerts.Rule{Name: in.Name, JobID: in.JobID, Group: in.Group, Threshold: in.Threshold,
@@ -329,18 +329,6 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
 		return alertsHidden(err, fmt.Sprintf("rule %d", id))
 	}
 	writeJSON(w, http.StatusOK, ruleDoc(out))
-	return nil
-}
-
-func checkRuleName(name string) error {
-	if name == "" || len(name) > 64 {
-		return invalidf("name: want 1 to 64 characters of A-Z a-z 0-9 _ . -")
-	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return invalidf("name %q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", name)
-		}
-	}
 	return nil
 }
 
