@@ -363,13 +363,16 @@ func TestConsoleFitsAPhone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch, rule, alert := alertOfPhone(t, sys, job.ID)
 	b := newTab(t, sys.url)
 	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")
 	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
-		fmt.Sprintf("/workflow-runs/%d", wfRun.ID)} {
+		fmt.Sprintf("/workflow-runs/%d", wfRun.ID),
+		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
+		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch)} {
 		b.open(path)
 		if w := evalIn[int](b, "document.documentElement.scrollWidth"); w > 375 {
 			t.Errorf("%s is %d px wide on a 375 px screen", path, w)
