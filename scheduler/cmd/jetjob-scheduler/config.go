@@ -23,6 +23,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -61,6 +62,10 @@ type options struct {
 	smtpStartTLS     bool
 	consoleURL       string
 	egressAllow      string
+	alertInterval    time.Duration
+	alertAttempts    int
+	alertBackoff     time.Duration
+	alertParallel    int
 
 	apiToken      string
 	smtpPassword  string
@@ -109,6 +114,10 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal targets alarm webhooks may reach: "+
 		`CIDRs, addresses with an optional port, exact host names with an optional port ("10.20.0.0/16,hooks.internal:8443"); `+
 		"by default only public addresses, never loopback, private, link-local or metadata ones, nor the scheduler's own listeners")
+	s.Duration(&o.alertInterval, "alert-interval", "JETJOB_ALERT_INTERVAL", 0, "pause between the alert engine's rounds (outbox, SLA sweep, due deliveries), default 1s")
+	s.Int(&o.alertAttempts, "alert-attempts", "JETJOB_ALERT_ATTEMPTS", 0, "attempts per alert delivery before it is recorded failed, default 5")
+	s.Duration(&o.alertBackoff, "alert-retry-backoff", "JETJOB_ALERT_RETRY_BACKOFF", 0, "wait before an alert delivery's first retry, doubled each time up to 10m (a receiver's Retry-After when longer), default 5s")
+	s.Int(&o.alertParallel, "alert-parallel", "JETJOB_ALERT_PARALLEL", 0, "alert deliveries sent at once, default 8")
 	s.Duration(&o.logRetention, "log-retention", "JETJOB_LOG_RETENTION", 0, "how long run log lines are kept in JETJOB_LOGS, default 720h")
 	s.Duration(&o.runRetention, "run-retention", "JETJOB_RUN_RETENTION", retention.DefaultRetention, "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept")
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
@@ -278,6 +287,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 	c.Alarm.WebhookSecret = o.webhookSecret
 	c.Alarm.ConsoleURL = o.consoleURL
 	c.Egress.Allow = egress.ParseList(o.egressAllow)
+	c.Alerts = alerts.Config{Interval: o.alertInterval, Attempts: o.alertAttempts, Backoff: o.alertBackoff, Parallel: o.alertParallel}
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
 	c.Streams.LogMaxAge = o.logRetention
