@@ -25,7 +25,9 @@ func TestAlertDeliveredOnceAcrossACrash(t *testing.T) {
 	t.Parallel()
 	hook := newHookServer(t)
 	c := newCluster(t)
-	allow := func(cfg *scheduler.Config) { cfg.Egress.Allow = append(cfg.Egress.Allow, hook.Listener.Addr().String()) }
+	allow := func(cfg *scheduler.Config) {
+		cfg.Egress.Allow = append(cfg.Egress.Allow, hook.Listener.Addr().String())
+	}
 	c.startScheduler(4, allow, func(cfg *scheduler.Config) { cfg.Alerts.Interval = time.Hour })
 	w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect("w1"), Group: "g", ID: "w1", Logger: c.log.Named("w1")})
 	if err != nil {
