@@ -71,6 +71,9 @@ var apiDocs = []openapi.Operation{
 	{Pattern: "POST /api/v1/jobs/{id}/backfill", Summary: "Run every fire of the schedule in a past range", Body: apiv1.BackfillRequest{},
 		Status: 201, Response: apiv1.Backfill{}},
 	{Pattern: "GET /api/v1/jobs/{id}/backfills", Summary: "A job's backfills, newest first", Response: apiv1.BackfillList{}},
+	{Pattern: "GET /api/v1/backfills", Summary: "Every backfill of the caller's groups, newest first", Response: apiv1.BackfillList{},
+		Query: []openapi.Param{openapi.Q("group", "of this group"), openapi.Q("state", "running, completed or cancelled"),
+			openapi.QInt("limit", "page size (1-500, default 50)")}},
 	{Pattern: "GET /api/v1/backfills/{id}", Summary: "Get a backfill", Response: apiv1.Backfill{}},
 	{Pattern: "POST /api/v1/backfills/{id}/cancel", Summary: "Cancel a backfill", Response: apiv1.Backfill{}},
 
@@ -120,6 +123,8 @@ var apiDocs = []openapi.Operation{
 		Response: apiv1.RunLogs{}, Query: []openapi.Param{openapi.QInt("from", "the first cursor to read (default 0)"),
 			openapi.QInt("limit", "lines (1-10000, default 1000)"), openapi.QBool("follow", "stream the lines as they come")},
 		Also: []openapi.Answer{{Status: 200, Response: "", ContentType: "application/x-ndjson"}}},
+	{Pattern: "POST /api/v1/runs/bulk", Summary: "Kill or re-run up to 500 runs, each through its own route (authorized and audited as alone)",
+		Body: apiv1.RunsBulk{}, Example: apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{1}}, Response: apiv1.BulkResult{}},
 	{Pattern: "POST /api/v1/runs/{id}/kill", Summary: "Kill a run (409 if it already ended)", Status: 202, Response: apiv1.Run{}},
 	{Pattern: "GET /api/v1/workers", Summary: "Live workers and each group's backlog", Response: apiv1.WorkerList{},
 		Query: []openapi.Param{openapi.Q("group", "this group only")}},
@@ -176,7 +181,7 @@ var apiDocs = []openapi.Operation{
 	{Pattern: "DELETE /api/v1/keys/{id}", Summary: "Revoke an API key"},
 	{Pattern: "GET /api/v1/audit", Summary: "The audit log, newest first (admin)", Response: apiv1.AuditList{}, Query: []openapi.Param{
 		openapi.Q("actor", "by this user"), openapi.Q("target", "on this target (job:12)"), openapi.Q("action", "this action (job.update)"),
-		openapi.Q("from", "at or after (RFC 3339)"), openapi.Q("to", "before (RFC 3339)"), historyParams[0], historyParams[1]}},
+		openapi.Q("group", "on this group's objects"), openapi.Q("from", "at or after (RFC 3339)"), openapi.Q("to", "before (RFC 3339)"), historyParams[0], historyParams[1]}},
 }
 
 var (

@@ -36,6 +36,7 @@ func TestOpenAPIExamplesAccepted(t *testing.T) {
 		{"POST /api/v1/login", "", nil, nil},
 		{"POST /api/v1/jobs", "admin", nil, &job},
 		{"POST /api/v1/jobs/{id}/trigger", "admin", func() string { return fmt.Sprintf("/api/v1/jobs/%d/trigger", job.ID) }, nil},
+		{"POST /api/v1/runs/bulk", "admin", nil, nil},
 		{"POST /api/v1/workflows", "admin", nil, nil},
 		{"POST /api/v1/channels", "admin", nil, nil},
 		{"POST /api/v1/alert-rules", "admin", nil, nil},

@@ -112,6 +112,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s201, "operator", "POST", hourly+"/backfill", apiv1.BackfillRequest{From: time.Now().Add(-3 * time.Hour), To: time.Now()}, &bf)
 	call(s200, "viewerA", "GET", hourly+"/backfills", nil, nil)
 	call(s200, "viewerA", "GET", fmt.Sprintf("/api/v1/backfills/%d", bf.ID), nil, nil)
+	call(s200, "viewerA", "GET", "/api/v1/backfills?state=running", nil, nil)
 	call(s200, "operator", "POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", bf.ID), nil, nil)
 
 	// Runs: one ended with every field set.
@@ -127,6 +128,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", runPath+"/logs?follow=true", nil, nil) // ended: the stream ends at once
 	call(s409, "operator", "POST", runPath+"/kill", nil, nil)
 	call(s202, "operator", "POST", fmt.Sprintf("/api/v1/runs/%d/kill", e.newRun(e.plain.ID)), nil, nil)
+	call(s200, "operator", "POST", "/api/v1/runs/bulk", apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{e.newRun(e.plain.ID)}}, nil)
 	at := time.Now().Add(-2 * time.Hour).UTC()
 	fin := at.Add(time.Minute)
 	call(s200, "admin", "POST", "/api/v1/runs/import", apiv1.RunImport{Runs: []apiv1.ImportedRun{{JobID: e.plain.ID,
