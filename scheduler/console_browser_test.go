@@ -366,12 +366,15 @@ func TestConsoleLayoutHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ch, rule, alert := alertOfPhone(t, sys, job.ID)
 	b := newTab(t, sys.url)
 	b.signIn("/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
-		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit"}
+		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit",
+		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
+		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch)}
 	for _, width := range []int64{1280, 375} {
 		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
 		for _, path := range pages {

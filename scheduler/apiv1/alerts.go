@@ -12,7 +12,7 @@ type Channel struct {
 	Group string `json:"group,omitempty"`
 	// Target is the URL (email: comma-separated addresses). Answers show
 	// a chat vendor's URL as its scheme and host only: it is the
-	// credential.
+	// credential. On update, an empty Target keeps the stored one.
 	Target string `json:"target"`
 	// Secret signs what the kind signs (webhook, dingtalk, feishu). It is
 	// never answered; SecretSet says whether one is stored. On update,

@@ -59,6 +59,12 @@ func (c *Client) CreateAlertRule(ctx context.Context, r apiv1.AlertRule) (*apiv1
 	return call[apiv1.AlertRule](ctx, c, http.MethodPost, "/alert-rules", nil, r)
 }
 
+// UpdateAlertRule replaces a rule's settings and channels (its job or
+// group stays).
+func (c *Client) UpdateAlertRule(ctx context.Context, id int64, r apiv1.AlertRule) (*apiv1.AlertRule, error) {
+	return call[apiv1.AlertRule](ctx, c, http.MethodPut, fmt.Sprintf("/alert-rules/%d", id), nil, r)
+}
+
 // DeleteAlertRule deletes a rule and its alerts.
 func (c *Client) DeleteAlertRule(ctx context.Context, id int64) error {
 	return c.do(ctx, http.MethodDelete, fmt.Sprintf("/alert-rules/%d", id), nil, nil, nil)

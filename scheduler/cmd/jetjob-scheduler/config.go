@@ -20,6 +20,7 @@ import (
 	"github.com/jetjob/jetjob/internal/scrape"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
@@ -63,6 +64,10 @@ type options struct {
 	consoleURL       string
 	egressAllow      string
 	ssoConfig        string
+	alertInterval    time.Duration
+	alertAttempts    int
+	alertBackoff     time.Duration
+	alertParallel    int
 
 	apiToken      string
 	smtpPassword  string
@@ -114,6 +119,10 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.String(&o.ssoConfig, "sso-config", "JETJOB_SSO_CONFIG", "",
 		"YAML file of the identity providers users may sign in through (OIDC, LDAP) and the mapping of their groups to roles and grants "+
 			"(docs/sso.md); client secrets and the LDAP bind password come from files it names or JETJOB_SSO_* variables")
+	s.Duration(&o.alertInterval, "alert-interval", "JETJOB_ALERT_INTERVAL", 0, "pause between the alert engine's rounds (outbox, SLA sweep, due deliveries), default 1s")
+	s.Int(&o.alertAttempts, "alert-attempts", "JETJOB_ALERT_ATTEMPTS", 0, "attempts per alert delivery before it is recorded failed, default 5")
+	s.Duration(&o.alertBackoff, "alert-retry-backoff", "JETJOB_ALERT_RETRY_BACKOFF", 0, "wait before an alert delivery's first retry, doubled each time up to 10m (a receiver's Retry-After when longer), default 5s")
+	s.Int(&o.alertParallel, "alert-parallel", "JETJOB_ALERT_PARALLEL", 0, "alert deliveries sent at once, default 8")
 	s.Duration(&o.logRetention, "log-retention", "JETJOB_LOG_RETENTION", 0, "how long run log lines are kept in JETJOB_LOGS, default 720h")
 	s.Duration(&o.runRetention, "run-retention", "JETJOB_RUN_RETENTION", retention.DefaultRetention, "how long runs are kept in job_runs; older days are dropped once rolled up into the daily report, which is kept")
 	s.String(&o.logFormat, "log-format", "JETJOB_LOG_FORMAT", defLogFormat, "json or console")
@@ -295,6 +304,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 	c.Alarm.WebhookSecret = o.webhookSecret
 	c.Alarm.ConsoleURL = o.consoleURL
 	c.Egress.Allow = egress.ParseList(o.egressAllow)
+	c.Alerts = alerts.Config{Interval: o.alertInterval, Attempts: o.alertAttempts, Backoff: o.alertBackoff, Parallel: o.alertParallel}
 	c.Streams.Replicas = o.replicas
 	c.Streams.DuplicateWindow = o.dupWindow
 	c.Streams.LogMaxAge = o.logRetention

@@ -124,6 +124,18 @@ func TestTriggerBatchSetting(t *testing.T) {
 	}
 }
 
+// The alert engine's settings reach its config.
+func TestAlertSettings(t *testing.T) {
+	t.Setenv("JETJOB_ALERT_INTERVAL", "250ms")
+	t.Setenv("JETJOB_ALERT_ATTEMPTS", "9")
+	t.Setenv("JETJOB_ALERT_RETRY_BACKOFF", "30s")
+	t.Setenv("JETJOB_ALERT_PARALLEL", "2")
+	got := serveOptions(t).schedulerConfig("").Alerts
+	if got.Interval != 250*time.Millisecond || got.Attempts != 9 || got.Backoff != 30*time.Second || got.Parallel != 2 {
+		t.Errorf("alert settings from the environment: %+v", got)
+	}
+}
+
 // serveOptions are serve's options as the environment sets them.
 func serveOptions(t *testing.T) *options {
 	t.Helper()

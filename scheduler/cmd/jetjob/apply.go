@@ -45,7 +45,11 @@ without their children, then updated, then linked to their children, then
 (--prune) deleted: --prune deletes only jobs of the groups the file mentions.
 Workflows (documents of kind: Workflow after the jobs, as export writes
 them) are applied last, created or replaced by group and name ("+ workflow",
-"~ workflow" in the plan); they are never pruned.
+"~ workflow" in the plan); they are never pruned. Alert channels and rules
+(kind: AlertChannel, AlertRule) follow, channels first, created or updated
+by group and name ("+ channel", "~ rule"); a channel's credentials come from
+the environment variables its target_env and secret_env name (unset: the
+stored ones stay). They are never pruned.
 
 Each update sends the job's version read when planning: if someone changed
 the job in between, the server refuses it (409), apply reports the conflict,
@@ -63,6 +67,10 @@ conflict or an API error, 2 on a misused command line.`,
 				return usagef("missing required flag -f (the jobs file, - for stdin)")
 			}
 			name, data, err := a.readJobsFile(file)
+			if err != nil {
+				return err
+			}
+			data, alertsIn, err := splitAlerts(name, data)
 			if err != nil {
 				return err
 			}
@@ -89,13 +97,19 @@ conflict or an API error, 2 on a misused command line.`,
 			if err != nil {
 				return err
 			}
-			empty := plan.Empty() && !slices.ContainsFunc(wchanges, func(w workflowChange) bool { return w.Action != "unchanged" })
+			achanges, err := planAlerts(cmd.Context(), c, alertsIn)
+			if err != nil {
+				return err
+			}
+			empty := plan.Empty() && !slices.ContainsFunc(wchanges, func(w workflowChange) bool { return w.Action != "unchanged" }) &&
+				!slices.ContainsFunc(achanges, func(a alertChange) bool { return a.Action != "unchanged" })
 			doc := any(plan)
-			if len(wfs) > 0 {
+			if len(wfs) > 0 || len(achanges) > 0 {
 				doc = struct {
 					*jobfile.Plan
-					Workflows []workflowChange `json:"workflows"`
-				}{plan, wchanges}
+					Workflows []workflowChange `json:"workflows,omitempty"`
+					Alerts    []alertChange    `json:"alerts,omitempty"`
+				}{plan, wchanges, achanges}
 			}
 			if a.output == outputJSON {
 				if dryRun || empty {
@@ -103,6 +117,9 @@ conflict or an API error, 2 on a misused command line.`,
 				}
 			} else {
 				if err := writeWorkflowPlan(a.stdout, wchanges); err != nil {
+					return err
+				}
+				if err := writeAlertPlan(a.stdout, achanges); err != nil {
 					return err
 				}
 				if err := plan.Write(a.stdout); err != nil {
@@ -121,7 +138,10 @@ conflict or an API error, 2 on a misused command line.`,
 			if a.output == outputJSON {
 				out = a.stderr
 			}
-			return executeWorkflows(cmd.Context(), c, out, wchanges)
+			if err := executeWorkflows(cmd.Context(), c, out, wchanges); err != nil {
+				return err
+			}
+			return executeAlerts(cmd.Context(), c, out, achanges)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the jobs file (- for stdin) (required)")

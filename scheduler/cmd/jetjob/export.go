@@ -33,8 +33,11 @@ the file is sorted (groups by name, jobs by group then name), so exporting
 an unchanged cluster twice gives the same bytes. The groups (every group
 the caller can read, or just --group) are declared under groups: with their
 title and command_handlers. Workflows follow, one YAML document each
-(kind: Workflow), their nodes naming jobs by group/name. The file is always
-YAML; --output does not apply.`,
+(kind: Workflow), their nodes naming jobs by group/name, then alert channels
+(kind: AlertChannel) and rules (kind: AlertRule). A channel's URL (but an
+email channel's addresses) and signing secret are never written: target_env
+and secret_env name environment variables apply reads them from
+(docs/alerts.md). The file is always YAML; --output does not apply.`,
 		Example: `  jetjob export > jobs.yaml
   jetjob export --group billing > billing.yaml`,
 		Args: needArgs(),
@@ -51,6 +54,9 @@ YAML; --output does not apply.`,
 				return err
 			}
 			if data, err = exportWorkflows(cmd.Context(), c, group, data); err != nil {
+				return err
+			}
+			if data, err = exportAlerts(cmd.Context(), c, group, data); err != nil {
 				return err
 			}
 			_, err = a.stdout.Write(data)

@@ -33,7 +33,9 @@ type End struct {
 
 // Problems are the problem events an end is: FAILED, TIMED_OUT, LOST are
 // failed, timed_out, lost, and also retries_exhausted when no retry
-// follows; EXPIRED (a trigger shed by its misfire policy) is missed.
+// follows; EXPIRED and SKIPPED (a fire its misfire policy shed, at the
+// worker or before publishing) are missed; WORKFLOW_FAILED (a workflow
+// job's run that ended FAILED with its workflow run) is workflow_failed.
 func (e End) Problems() []alarm.Event {
 	var evs []alarm.Event
 	switch e.Status {
@@ -43,8 +45,10 @@ func (e End) Problems() []alarm.Event {
 		evs = append(evs, alarm.EventTimedOut)
 	case "LOST":
 		evs = append(evs, alarm.EventLost)
-	case "EXPIRED":
+	case "EXPIRED", "SKIPPED":
 		return []alarm.Event{alarm.EventMissed}
+	case StatusWorkflowFailed:
+		return []alarm.Event{alarm.EventWorkflowFailed}
 	case StatusLateStart:
 		return []alarm.Event{alarm.EventLateStart}
 	case StatusRunningLong:
@@ -57,6 +61,10 @@ func (e End) Problems() []alarm.Event {
 	}
 	return evs
 }
+
+// StatusWorkflowFailed is the outbox status of a workflow job's run that
+// ended FAILED (package alertoutbox writes it).
+const StatusWorkflowFailed = "WORKFLOW_FAILED"
 
 // Succeeded says the end is a success: what closes a job's alerts.
 func (e End) Succeeded() bool { return e.Status == "SUCCEEDED" }

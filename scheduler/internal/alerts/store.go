@@ -53,8 +53,24 @@ func scanChannel(row pgx.Row) (ChannelInfo, error) {
 	return c, err
 }
 
+// CheckName says what is wrong with a channel's or rule's name (the
+// tables' CHECK, said in words before the database refuses it).
+func CheckName(what, name string) error {
+	ok := name != "" && len(name) <= 64
+	for _, c := range name {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-')
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s name %q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", ErrInvalid, what, name)
+	}
+	return nil
+}
+
 // CreateChannel stores a channel after checking it.
 func CreateChannel(ctx context.Context, db DB, ch alarm.Channel, by string) (ChannelInfo, error) {
+	if err := CheckName("channel", ch.Name); err != nil {
+		return ChannelInfo{}, err
+	}
 	if err := ch.Validate(); err != nil {
 		return ChannelInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -65,7 +81,9 @@ func CreateChannel(ctx context.Context, db DB, ch alarm.Channel, by string) (Cha
 }
 
 // UpdateChannel replaces a channel's name, target, template and secret
-// (kept as it is with keepSecret). Its kind and group stay.
+// (kept as it is with keepSecret). Its kind and group stay. An empty
+// target keeps the stored one: the API shows a chat vendor's URL only as
+// its host, so an edit that does not retype it must not lose it.
 func UpdateChannel(ctx context.Context, db DB, ch alarm.Channel, keepSecret bool) (ChannelInfo, error) {
 	old, err := Channel(ctx, db, ch.ID)
 	if err != nil {
@@ -74,7 +92,13 @@ func UpdateChannel(ctx context.Context, db DB, ch alarm.Channel, keepSecret bool
 	if keepSecret {
 		ch.Secret = old.Secret
 	}
+	if ch.Target == "" {
+		ch.Target = old.Target
+	}
 	ch.Kind, ch.Group = old.Kind, old.Group
+	if err := CheckName("channel", ch.Name); err != nil {
+		return ChannelInfo{}, err
+	}
 	if err := ch.Validate(); err != nil {
 		return ChannelInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -225,6 +249,53 @@ func CreateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (Rule
 		return RuleInfo{}, storeErr(fmt.Sprintf("name the channels of rule %d", id), err)
 	}
 	return ReadRule(ctx, tx, id)
+}
+
+// UpdateRule replaces a rule's name, events, threshold, window,
+// renotify, pause_after, sla and channels, in tx, as p's act. Its scope
+// (job or group) stays, as a channel's kind and group do. Only the
+// channels the rule did not name before are asked of MayName: a
+// reference is authorized once, when it is made, so that an operator may
+// tune a rule an admin pointed at a global channel without losing it.
+func UpdateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (RuleInfo, error) {
+	old, err := scanRule(tx.QueryRow(ctx, `SELECT `+ruleColumns+` FROM alert_rules r WHERE r.id = $1 FOR UPDATE`, r.ID))
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return RuleInfo{}, err
+		}
+		return RuleInfo{}, fmt.Errorf("read rule %d: %w", r.ID, err)
+	}
+	r.JobID, r.Group = old.JobID, old.Group
+	if err := CheckRule(r); err != nil {
+		return RuleInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	var added []int64
+	for _, id := range r.Channels {
+		if !slices.Contains(old.Channels, id) {
+			added = append(added, id)
+		}
+	}
+	if err := authorizeChannels(ctx, tx, p, r.Group, added); err != nil {
+		return RuleInfo{}, err
+	}
+	events := make([]string, len(r.Events))
+	for i, e := range r.Events {
+		events[i] = string(e)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE alert_rules SET name = $2, events = $3, threshold = $4, window_ms = $5, renotify_ms = $6,
+			pause_after = $7, sla_ms = $8 WHERE id = $1`,
+		r.ID, r.Name, events, max(r.Threshold, 1), r.Window.Milliseconds(), r.Renotify.Milliseconds(), r.PauseAfter,
+		r.SLA.Milliseconds()); err != nil {
+		return RuleInfo{}, storeErr(fmt.Sprintf("update rule %d", r.ID), err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM alert_rule_channels WHERE rule_id = $1 AND channel_id <> ALL ($2)`, r.ID, r.Channels); err != nil {
+		return RuleInfo{}, fmt.Errorf("update the channels of rule %d: %w", r.ID, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO alert_rule_channels (rule_id, channel_id) SELECT $1, unnest($2::bigint[])
+		ON CONFLICT DO NOTHING`, r.ID, added); err != nil {
+		return RuleInfo{}, storeErr(fmt.Sprintf("name the channels of rule %d", r.ID), err)
+	}
+	return ReadRule(ctx, tx, r.ID)
 }
 
 // ReadRule reads one rule.

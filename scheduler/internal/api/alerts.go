@@ -112,27 +112,35 @@ func channelDoc(c alerts.ChannelInfo) apiv1.Channel {
 		SecretSet: c.Secret != "", Template: c.Template, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt.UTC()}
 }
 
-func (s *Server) listChannels(w http.ResponseWriter, r *http.Request) error {
-	groups, all := auth.FromContext(r.Context()).Readable()
-	cs, err := alerts.Channels(r.Context(), s.store.Pool(), all, groups)
-	if err != nil {
-		return err
+// listScoped answers GET of a collection (channels, rules): the global
+// items and those of the caller's readable groups, as documents.
+func listScoped[T, D any](s *Server, list func(context.Context, alerts.DB, bool, []string) ([]T, error), doc func(T) D) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		groups, all := auth.FromContext(r.Context()).Readable()
+		xs, err := list(r.Context(), s.store.Pool(), all, groups)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, docs(xs, doc))
+		return nil
 	}
-	writeJSON(w, http.StatusOK, docs(cs, channelDoc))
-	return nil
 }
 
-func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
+// getScoped answers GET of one item by the path's id (its scope was
+// decided by the route's pathScope).
+func getScoped[T, D any](s *Server, kind string, read func(context.Context, alerts.DB, int64) (T, error), doc func(T) D) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		x, err := read(r.Context(), s.store.Pool(), id)
+		if err != nil {
+			return alertsHidden(err, fmt.Sprintf("%s %d", kind, id))
+		}
+		writeJSON(w, http.StatusOK, doc(x))
+		return nil
 	}
-	c, err := alerts.Channel(r.Context(), s.store.Pool(), id)
-	if err != nil {
-		return alertsHidden(err, fmt.Sprintf("channel %d", id))
-	}
-	writeJSON(w, http.StatusOK, channelDoc(c))
-	return nil
 }
 
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
@@ -251,27 +259,17 @@ func utcTime(t time.Time) *time.Time {
 	return &t
 }
 
-func (s *Server) listRules(w http.ResponseWriter, r *http.Request) error {
-	groups, all := auth.FromContext(r.Context()).Readable()
-	rs, err := alerts.Rules(r.Context(), s.store.Pool(), all, groups)
-	if err != nil {
-		return err
+// ruleOf is the rule a request's document describes, its name checked.
+func ruleOf(in apiv1.AlertRule) (alerts.Rule, error) {
+	if err := alerts.CheckName("rule", in.Name); err != nil {
+		return alerts.Rule{}, err
 	}
-	writeJSON(w, http.StatusOK, docs(rs, ruleDoc))
-	return nil
-}
-
-func (s *Server) getRule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
+	rule := alerts.Rule{Name: in.Name, JobID: in.JobID, Group: in.Group, Threshold: in.Threshold,
+		Window: time.Duration(in.Window), Renotify: time.Duration(in.Renotify), PauseAfter: in.PauseAfter, SLA: time.Duration(in.SLA), Channels: in.Channels}
+	for _, e := range in.Events {
+		rule.Events = append(rule.Events, alarm.Event(e))
 	}
-	ru, err := alerts.ReadRule(r.Context(), s.store.Pool(), id)
-	if err != nil {
-		return alertsHidden(err, fmt.Sprintf("rule %d", id))
-	}
-	writeJSON(w, http.StatusOK, ruleDoc(ru))
-	return nil
+	return rule, nil
 }
 
 func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
@@ -279,16 +277,12 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &in); err != nil {
 		return err
 	}
-	if err := checkRuleName(in.Name); err != nil {
+	rule, err := ruleOf(in)
+	if err != nil {
 		return err
 	}
-	rule := alerts.Rule{Name: in.Name, JobID: in.JobID, Group: in.Group, Threshold: in.Threshold,
-		Window: time.Duration(in.Window), Renotify: time.Duration(in.Renotify), PauseAfter: in.PauseAfter, SLA: time.Duration(in.SLA), Channels: in.Channels}
-	for _, e := range in.Events {
-		rule.Events = append(rule.Events, alarm.Event(e))
-	}
 	var out alerts.RuleInfo
-	err := s.alertsTx(r, func(tx pgx.Tx) error {
+	err = s.alertsTx(r, func(tx pgx.Tx) error {
 		var err error
 		out, err = alerts.CreateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
 		if err != nil {
@@ -303,15 +297,38 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func checkRuleName(name string) error {
-	if name == "" || len(name) > 64 {
-		return invalidf("name: want 1 to 64 characters of A-Z a-z 0-9 _ . -")
+// updateRule replaces a rule's settings and channels; its job or group
+// stays (a body's job_id and group are ignored).
+func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
 	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return invalidf("name %q: want 1 to 64 characters of A-Z a-z 0-9 _ . -", name)
+	var in apiv1.AlertRule
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	rule, err := ruleOf(in)
+	if err != nil {
+		return err
+	}
+	rule.ID = id
+	var out alerts.RuleInfo
+	err = s.alertsTx(r, func(tx pgx.Tx) error {
+		before, err := alerts.ReadRule(r.Context(), tx, id)
+		if err != nil {
+			return err
 		}
+		out, err = alerts.UpdateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
+		if err != nil {
+			return err
+		}
+		return store.Audit(r.Context(), tx, actor(r), "alert_rule.update", fmt.Sprintf("alert_rule:%d", id), out.Group, ruleDoc(before), ruleDoc(out))
+	})
+	if err != nil {
+		return alertsHidden(err, fmt.Sprintf("rule %d", id))
 	}
+	writeJSON(w, http.StatusOK, ruleDoc(out))
 	return nil
 }
 

@@ -124,3 +124,37 @@ func TestRuleChannelReferences(t *testing.T) {
 		t.Errorf("deleting a channel a rule names: %d %s, want 409", code, body)
 	}
 }
+
+// Editing a rule keeps its scope and asks MayName only of the channels it
+// adds: an operator tunes a rule an admin pointed at a global channel
+// (which stays), but cannot add another group's or a global channel.
+func TestRuleUpdate(t *testing.T) {
+	e := newEnv(t)
+	chA, chB, global, global2 := e.channel("a"), e.channel("b"), e.channel(""), e.channel("")
+	code, body := e.do("admin", "POST", "/api/v1/alert-rules", apiv1.AlertRule{Name: "tuned", Group: "a",
+		Events: []string{"failed"}, Channels: []int64{global, chA}})
+	var rule apiv1.AlertRule
+	if code != s201 || json.Unmarshal(body, &rule) != nil {
+		t.Fatalf("admin's rule: %d %s", code, body)
+	}
+	put := func(chs ...int64) (int, string) {
+		code, body := e.do("operator", "PUT", fmt.Sprintf("/api/v1/alert-rules/%d", rule.ID), apiv1.AlertRule{Name: "tuned-2",
+			Group: "b", Events: []string{"failed", "recovered"}, Threshold: 4, Window: apiv1.Duration(60e9), Channels: chs})
+		return code, string(body)
+	}
+	code, got := put(global, chA)
+	var out apiv1.AlertRule
+	if code != s200 || json.Unmarshal([]byte(got), &out) != nil || out.Name != "tuned-2" || out.Group != "a" || out.Threshold != 4 ||
+		len(out.Events) != 2 || fmt.Sprint(out.Channels) != fmt.Sprint([]int64{chA, global}) /* by id */ {
+		t.Fatalf("operator tuning the rule: %d %s", code, got)
+	}
+	if code, got := put(global, chA, chB); code != s400 {
+		t.Errorf("operator adding b's channel: %d %s, want 400", code, got)
+	}
+	if code, got := put(global2); code != s403 {
+		t.Errorf("operator adding a global channel: %d %s, want 403", code, got)
+	}
+	if code, got := put(chA); code != s200 || json.Unmarshal([]byte(got), &out) != nil || fmt.Sprint(out.Channels) != fmt.Sprint([]int64{chA}) {
+		t.Errorf("operator dropping the global channel: %d %s", code, got)
+	}
+}

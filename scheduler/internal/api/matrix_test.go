@@ -202,6 +202,10 @@ func matrix() []matrixRow {
 		{"GET /api/v1/alert-rules/{id}", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/alert-rules/%d", e.alertRule("a")), nil}
 		}, read},
+		{"PUT /api/v1/alert-rules/{id}", func(e *env, _ string) req {
+			return req{"PUT", fmt.Sprintf("/api/v1/alert-rules/%d", e.alertRule("a")), apiv1.AlertRule{Name: fmt.Sprint("r", e.next()),
+				Events: []string{"failed", "recovered"}, Threshold: 2, Channels: []int64{e.channel("a")}}}
+		}, operate},
 		{"DELETE /api/v1/alert-rules/{id}", func(e *env, _ string) req {
 			return req{"DELETE", fmt.Sprintf("/api/v1/alert-rules/%d", e.alertRule("a")), nil}
 		}, with(operate, s204)},

@@ -166,6 +166,8 @@ var apiDocs = []openapi.Operation{
 		Example: apiv1.AlertRule{Name: "billing-failures", Group: "billing", Events: []string{"failed", "timed_out"}, Channels: []int64{1},
 			Enabled: true}},
 	{Pattern: "GET /api/v1/alert-rules/{id}", Summary: "Get an alert rule", Response: apiv1.AlertRule{}},
+	{Pattern: "PUT /api/v1/alert-rules/{id}", Summary: "Replace an alert rule's settings and channels (its job or group stays)", Body: apiv1.AlertRule{},
+		Response: apiv1.AlertRule{}},
 	{Pattern: "DELETE /api/v1/alert-rules/{id}", Summary: "Delete an alert rule"},
 	{Pattern: "POST /api/v1/alert-rules/{id}/mute", Summary: "Mute an alert rule until a time (zero: unmute)", Body: apiv1.Mute{}},
 	{Pattern: "GET /api/v1/alerts", Summary: "List alerts", Response: []apiv1.Alert{}, Query: []openapi.Param{

@@ -195,6 +195,8 @@ func TestOpenAPIScenario(t *testing.T) {
 	rulePath := fmt.Sprintf("/api/v1/alert-rules/%d", rule.ID)
 	call(s200, "viewerA", "GET", "/api/v1/alert-rules", nil, nil)
 	call(s200, "viewerA", "GET", rulePath, nil, nil)
+	call(s200, "operator", "PUT", rulePath, apiv1.AlertRule{Name: "failures", Events: []string{"failed"}, Threshold: 3,
+		Channels: []int64{ch.ID}}, nil)
 	call(s204, "operator", "POST", rulePath+"/mute", apiv1.Mute{Until: time.Now().Add(time.Hour), Reason: "deploy"}, nil)
 	call(s204, "operator", "DELETE", rulePath, nil, nil)
 	alertPath := fmt.Sprintf("/api/v1/alerts/%d", e.openAlert("a"))

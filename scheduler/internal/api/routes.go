@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -112,15 +113,16 @@ func (s *Server) routeTable() []route {
 		// Alerts (docs/alerts.md): a global channel or rule is the
 		// admins' (read by anyone authenticated), a group's its
 		// operators'. Listings are filtered to the caller's groups.
-		{"GET /api/v1/channels", authed, s.listChannels},
+		{"GET /api/v1/channels", authed, listScoped(s, alerts.Channels, channelDoc)},
 		{"POST /api/v1/channels", operate(s.channelBodyGroup), s.createChannel},
-		{"GET /api/v1/channels/{id}", read(s.pathScope(false, "channel", s.channelGroup)), s.getChannel},
+		{"GET /api/v1/channels/{id}", read(s.pathScope(false, "channel", s.channelGroup)), getScoped(s, "channel", alerts.Channel, channelDoc)},
 		{"PUT /api/v1/channels/{id}", operate(s.pathScope(true, "channel", s.channelGroup)), s.updateChannel},
 		{"DELETE /api/v1/channels/{id}", operate(s.pathScope(true, "channel", s.channelGroup)), s.deleteChannel},
 		{"POST /api/v1/channels/{id}/test", operate(s.pathScope(true, "channel", s.channelGroup)), s.testChannel},
-		{"GET /api/v1/alert-rules", authed, s.listRules},
+		{"GET /api/v1/alert-rules", authed, listScoped(s, alerts.Rules, ruleDoc)},
 		{"POST /api/v1/alert-rules", operate(s.ruleBodyGroup), s.createRule},
-		{"GET /api/v1/alert-rules/{id}", read(s.pathScope(false, "rule", s.ruleGroup)), s.getRule},
+		{"GET /api/v1/alert-rules/{id}", read(s.pathScope(false, "rule", s.ruleGroup)), getScoped(s, "rule", alerts.ReadRule, ruleDoc)},
+		{"PUT /api/v1/alert-rules/{id}", operate(s.pathScope(true, "rule", s.ruleGroup)), s.updateRule},
 		{"DELETE /api/v1/alert-rules/{id}", operate(s.pathScope(true, "rule", s.ruleGroup)), s.deleteRule},
 		{"POST /api/v1/alert-rules/{id}/mute", operate(s.pathScope(true, "rule", s.ruleGroup)), s.mute("alert_rules", "alert_rule")},
 		{"GET /api/v1/alerts", read(queryGroup), s.listAlerts},

@@ -28,6 +28,7 @@ var funcs = template.FuncMap{
 	"attemptNo": attemptNo,
 	"shardOf":   shardOf,
 	"elapsed":   elapsed,
+	"period":    durationText,
 }
 
 // elapsed is the time since t, to the second: "42s", "3m 07s",

@@ -49,6 +49,14 @@ var (
 	noticeWorkflowRerun     = newNotice("workflow-rerun", "Re-run started: a new run of the workflow with the same params.")
 	noticeNodeMarked        = newNotice("node-marked", "Node marked succeeded.")
 	noticeNodeSkipped       = newNotice("node-skipped", "Node skipped; what follows it runs as if it succeeded.")
+
+	noticeChannelSaved   = newNotice("channel-saved", "Channel saved.")
+	noticeChannelDeleted = newNotice("channel-deleted", "Channel deleted.")
+	noticeRuleSaved      = newNotice("rule-saved", "Alert rule saved.")
+	noticeRuleDeleted    = newNotice("rule-deleted", "Alert rule deleted, with its alerts.")
+	noticeAlertAcked     = newNotice("alert-acked", "Alert acknowledged: no more notices until it closes.")
+	noticeAlertMuted     = newNotice("alert-muted", "Alert muted: its events are counted, nothing is sent until the silence ends.")
+	noticeAlertUnmuted   = newNotice("alert-unmuted", "Alert's silence lifted.")
 )
 
 // noticeParam is the query parameter that names a page's notice.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/scheduler/internal/alertoutbox"
 	"github.com/jetjob/jetjob/scheduler/internal/lease"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
@@ -136,12 +137,15 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				return err
 			}
 			planned = make([]runs.Planned, 0, len(written))
+			var skipped []int64
+			var skippedAt []time.Time
 			for _, w := range written {
 				pf, ok := byFire[fireKey{w.JobID, w.ScheduledAt.UnixMicro()}]
 				if !ok {
 					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", w.RunID, w.JobID, w.ScheduledAt)
 				}
 				if pf.f.status == wire.StatusSkipped {
+					skipped, skippedAt = append(skipped, w.RunID), append(skippedAt, w.ScheduledAt)
 					continue
 				}
 				j := pf.j
@@ -152,6 +156,11 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
 					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow,
 				})
+			}
+			// Missed fires recorded SKIPPED are the event missed of the
+			// rules that follow them, written with them.
+			if err := alertoutbox.Record(ctx, tx, skipped, skippedAt); err != nil {
+				return err
 			}
 		}
 		if _, err := tx.Exec(ctx, advanceNextFire, adv.ids, adv.nexts, adv.lasts); err != nil {

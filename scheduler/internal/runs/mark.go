@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/alertoutbox"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -42,11 +43,14 @@ var markTriggeredSQL = `UPDATE job_runs r SET
 	  AND ` + fenced("r.shard", "$1", "u.epoch")
 
 // markEndedSQL ends runs that were not published: SKIPPED by the misfire
-// policy, or FAILED because they could not be encoded.
-var markEndedSQL = `UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message, recorded_at = now()
+// policy, or FAILED because they could not be encoded. The same statement
+// writes the ends alert rules follow to their outbox (missed, failed).
+var markEndedSQL = `WITH r AS (UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message, recorded_at = now()
 	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::timestamptz[])
 		AS u(id, status, at, message, epoch, scheduled_at)
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.status = 'SCHEDULED' AND ` + fenced("r.shard", "$1", "u.epoch")
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.status = 'SCHEDULED' AND ` + fenced("r.shard", "$1", "u.epoch") + `
+	` + alertoutbox.Returning + `)
+` + alertoutbox.InsertFrom(alertoutbox.Run)
 
 // Record writes a batch of marks for owner, one statement per kind in one
 // round trip. A mark whose run's shard owner no longer holds at the mark's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/alertoutbox"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -111,14 +112,17 @@ type WorkflowMove struct {
 }
 
 // moveWorkflowRunsSQL moves workflow jobs' runs up to their statuses
-// (MoveWorkflowRuns).
-const moveWorkflowRunsSQL = `UPDATE job_runs r SET status = u.status,
+// (MoveWorkflowRuns), and writes the ends alert rules follow to their
+// outbox in the same statement (a FAILED workflow is workflow_failed).
+var moveWorkflowRunsSQL = `WITH r AS (UPDATE job_runs r SET status = u.status,
 		started_at = COALESCE(r.started_at, CASE WHEN u.status = 'RUNNING' THEN now() END),
 		finished_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.finished_at END,
 		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.recorded_at END,
 		message = CASE WHEN u.message <> '' THEN u.message ELSE r.message END
 	FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[]) AS u(id, scheduled_at, status, message)
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)`
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
+	` + alertoutbox.Returning + `)
+` + alertoutbox.InsertFrom(alertoutbox.Run)
 
 // MoveWorkflowRun moves a workflow job's run up to status (RUNNING when a
 // queued run starts, a terminal status when it ends); a run already at or

@@ -1,0 +1,70 @@
+// Package alertoutbox writes the alert outbox (docs/alerts.md, "Delivery
+// guarantees"): the ends of runs an alert rule may follow from, in the
+// statement or transaction that records them, so that an end is in the
+// outbox exactly when it is recorded. Package alerts consumes it.
+//
+// It is its own package, importing nothing of jetjob's, because every
+// writer of a run's end writes the outbox: the results applier (a
+// worker's end), dispatch (a fire its misfire policy skips), the planner
+// (missed fires it records SKIPPED) and the workflow engine (a workflow
+// job's run that ends with its workflow run) — and runs, the lowest of
+// them, may import no package above it.
+package alertoutbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Run is the relation alias InsertFrom reads: a source's rows of
+// job_runs, with at least the columns id, job_id, group_name, status,
+// attempt, run_max_retries, message and finished_at.
+const Run = "r"
+
+// InsertFrom is the statement that writes to the outbox the rows of
+// source (which names its relation Run) a rule may follow from: a
+// failed, timed-out, lost, expired or skipped run of a job some enabled
+// rule covers, and a success only where it can matter (the job has a
+// live alert to close, or a rule covering it subscribes to succeeded),
+// so that the paths that end runs pay for alerting only where someone is
+// listening. A workflow job's run that ends FAILED is the event
+// workflow_failed; final says no retry follows.
+func InsertFrom(source string) string {
+	return `INSERT INTO alert_outbox (run_id, job_id, group_name, status, attempt, final, message, at)
+	SELECT r.id, r.job_id, r.group_name,
+		CASE WHEN r.status = 'FAILED' AND EXISTS (SELECT 1 FROM workflows w WHERE w.job_id = r.job_id) THEN 'WORKFLOW_FAILED'
+			ELSE r.status END,
+		r.attempt, r.attempt >= COALESCE(r.run_max_retries, j.max_retries, 0), left(r.message, 2000), COALESCE(r.finished_at, now())
+	FROM ` + source + `
+		LEFT JOIN jobs j ON j.id = r.job_id
+	WHERE r.status IN ('FAILED', 'TIMED_OUT', 'LOST', 'EXPIRED', 'SKIPPED', 'SUCCEEDED')
+	  AND (EXISTS (SELECT 1 FROM alert_rules WHERE enabled) OR EXISTS (SELECT 1 FROM alerts WHERE state <> 'closed'))
+	  AND (EXISTS (SELECT 1 FROM alert_rules ru WHERE ru.enabled
+			AND (ru.job_id = r.job_id OR (ru.job_id IS NULL AND (ru.group_name = r.group_name OR ru.group_name IS NULL)))
+			AND (r.status <> 'SUCCEEDED' OR 'succeeded' = ANY (ru.events)))
+	   OR (r.status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM alerts a WHERE a.job_id = r.job_id AND a.state <> 'closed')))
+	ORDER BY r.id`
+}
+
+// Returning are the columns an UPDATE of job_runs (aliased Run) returns
+// for InsertFrom to read from it as a CTE named Run.
+const Returning = `RETURNING r.id, r.job_id, r.group_name, r.status, r.attempt, r.run_max_retries, r.message, r.finished_at`
+
+var recordSQL = InsertFrom(`unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
+		JOIN job_runs r ON r.id = u.id AND r.scheduled_at = u.scheduled_at`)
+
+// Record writes the ends among the runs ids (with their scheduled_at,
+// the partition key) a rule may follow from, in tx: the transaction that
+// records them.
+func Record(ctx context.Context, tx pgx.Tx, ids []int64, scheduledAt []time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, recordSQL, ids, scheduledAt); err != nil {
+		return fmt.Errorf("record %d run ends for alerts: %w", len(ids), err)
+	}
+	return nil
+}
