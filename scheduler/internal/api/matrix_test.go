@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // req is one request of the matrix; build makes it for a principal,
@@ -80,7 +81,7 @@ func matrix() []matrixRow {
 			return req{"POST", "/api/v1/jobs", jobSpec("a", "shell", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s403, s201}},
 		{"POST /api/v1/jobs", func(e *env, _ string) req { // so does a handler group a declares
-			return req{"POST", "/api/v1/jobs", jobSpec("a", "script", fmt.Sprint("new", e.next()))}
+			return req{"POST", "/api/v1/jobs", jobSpec("a", "deploy", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s403, s201}},
 		{"POST /api/v1/jobs", func(e *env, _ string) req { // group b: no grant but admin's
 			return req{"POST", "/api/v1/jobs", jobSpec("b", "echo", fmt.Sprint("new", e.next()))}
@@ -123,6 +124,22 @@ func matrix() []matrixRow {
 			return req{"POST", jobPath(e.cronJob().ID, "/backfill"), apiv1.BackfillRequest{From: now.Add(-3 * time.Hour), To: now}}
 		}, with(operate, s201)},
 		{"GET /api/v1/jobs/{id}/backfills", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/backfills"), nil} }, read},
+		{"GET /api/v1/jobs/{id}/script", func(e *env, _ string) req { return req{"GET", jobPath(e.scriptJob().ID, "/script"), nil} }, read},
+		{"PUT /api/v1/jobs/{id}/script", func(e *env, _ string) req { // a script runs commands: scripts
+			return req{"PUT", jobPath(e.scriptJob().ID, "/script"), apiv1.ScriptSave{Source: "echo two\n", Remark: "edit"}}
+		}, scripts},
+		{"GET /api/v1/jobs/{id}/script/versions", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/versions"), nil}
+		}, read},
+		{"GET /api/v1/jobs/{id}/script/versions/{v}", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/versions/1"), nil}
+		}, read},
+		{"GET /api/v1/jobs/{id}/script/diff", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/diff?from=1&to=1"), nil}
+		}, read},
+		{"POST /api/v1/jobs/{id}/script/rollback", func(e *env, _ string) req {
+			return req{"POST", jobPath(e.scriptJob().ID, "/script/rollback"), apiv1.ScriptRollback{Version: 1}}
+		}, scripts},
 		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/backfills/%d", e.newBackfill().ID), nil}
 		}, read},
@@ -315,6 +332,18 @@ func (e *env) cronJob() store.Job {
 	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: "a", Name: fmt.Sprint("c", e.next()),
 		Handler: "echo", ScheduleType: "cron", ScheduleExpr: "@every 1h", Timezone: "UTC", MisfirePolicy: "skip",
 		RouteStrategy: "any", BlockStrategy: "serial", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// scriptJob is a fresh bash script job of group a at version 1.
+func (e *env) scriptJob() store.Job {
+	e.t.Helper()
+	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: "a", Name: fmt.Sprint("s", e.next()),
+		Handler: "script", ScheduleType: "none", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
+		BlockStrategy: "serial", Enabled: true, Script: &wire.Script{Language: "bash", Source: "echo one\n"}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -60,6 +60,14 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs/{id}/history", read(s.pathJobGroup), s.jobHistory},
 		{"POST /api/v1/jobs/{id}/backfill", operate(s.pathJobGroup), s.createBackfill},
 		{"GET /api/v1/jobs/{id}/backfills", read(s.pathJobGroup), s.listBackfills},
+		// Stored scripts (apiv1/scripts.go): reading one is reading the
+		// job; writing one needs what writing the job does (scripts).
+		{"GET /api/v1/jobs/{id}/script", read(s.pathJobGroup), s.getScript},
+		{"PUT /api/v1/jobs/{id}/script", operate(s.pathJobWriteGroup), s.putScript},
+		{"GET /api/v1/jobs/{id}/script/versions", read(s.pathJobGroup), s.listScriptVersions},
+		{"GET /api/v1/jobs/{id}/script/versions/{v}", read(s.pathJobGroup), s.getScriptVersion},
+		{"GET /api/v1/jobs/{id}/script/diff", read(s.pathJobGroup), s.diffScript},
+		{"POST /api/v1/jobs/{id}/script/rollback", operate(s.pathJobWriteGroup), s.rollbackScript},
 		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		// Workflows (docs/workflows.md): stored as jobs are, their runs
@@ -381,8 +389,8 @@ func peekBody(r *http.Request, v any) (bool, error) {
 // when the handler runs commands (shell, or one the group declares).
 func (s *Server) commandNeed(ctx context.Context, group, handler string) (auth.Need, error) {
 	n := auth.Need{Group: group}
-	if handler == auth.ShellHandler {
-		n.Scripts, n.Why = true, "handler shell runs commands"
+	if handler == auth.ShellHandler || handler == auth.ScriptHandler {
+		n.Scripts, n.Why = true, fmt.Sprintf("handler %s runs commands", handler)
 		return n, nil
 	}
 	hs, err := s.store.CommandHandlers(ctx, group)
