@@ -11,7 +11,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 )
 
-
 // A script job's source is stored with versions: a save with a remark is
 // a new version, the diff between two is a unified diff, a rollback is a
 // new version with an old source, only the last 30 are kept, and every
