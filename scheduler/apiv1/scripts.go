@@ -55,3 +55,23 @@ type ScriptDiff struct {
 	To   int    `json:"to"`
 	Diff string `json:"diff"`
 }
+
+// ScriptImport is the body of POST .../script/import (admin): an
+// importer's history of a script job it has just created with its current
+// source (xxl-job's xxl_job_logglue). Versions are older versions, oldest
+// first: they become versions 1…n and the current one n+1. CurrentAt is
+// when the current source was saved there.
+//
+//	POST /api/v1/jobs/{id}/script/import ScriptImport → ScriptVersionList
+type ScriptImport struct {
+	Versions  []ScriptImportVersion `json:"versions"`
+	CurrentAt *time.Time            `json:"current_at,omitempty"`
+}
+
+// ScriptImportVersion is one older version of an imported script.
+type ScriptImportVersion struct {
+	Language  string    `json:"language"`
+	Source    string    `json:"source"`
+	Remark    string    `json:"remark,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+}

@@ -41,3 +41,9 @@ func (c *Client) DiffScript(ctx context.Context, jobID int64, from, to int) (*ap
 func (c *Client) RollbackScript(ctx context.Context, jobID int64, v int) (*apiv1.Script, error) {
 	return call[apiv1.Script](ctx, c, http.MethodPost, jobPath(jobID)+"/script/rollback", nil, apiv1.ScriptRollback{Version: v})
 }
+
+// ImportScript writes an importer's older versions below a script job's
+// current one (admin).
+func (c *Client) ImportScript(ctx context.Context, jobID int64, req apiv1.ScriptImport) (*apiv1.ScriptVersionList, error) {
+	return call[apiv1.ScriptVersionList](ctx, c, http.MethodPost, jobPath(jobID)+"/script/import", nil, req)
+}

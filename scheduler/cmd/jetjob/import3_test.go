@@ -106,9 +106,9 @@ func TestImportXXLJob3(t *testing.T) {
 			}
 		}
 	}
-	for id, interp := range map[int64]string{2: `python3 \"$d/script.py\"`, 3: `python \"$d/script.py\"`, 4: `pwsh \"$d/script.ps1\"`} {
-		if j := byOld[id]; j.Handler != "shell" || !strings.Contains(j.Params, interp) {
-			t.Errorf("job %d: handler %q params %s, want %s", id, j.Handler, j.Params, interp)
+	for id, lang := range map[int64]string{2: "python3", 3: "python2", 4: "powershell"} {
+		if j := byOld[id]; j.Handler != "script" || j.ScriptLanguage != lang || j.Script == nil || j.ScriptVersion != 1 {
+			t.Errorf("job %d: handler %q language %q version %d, want a script job in %s", id, j.Handler, j.ScriptLanguage, j.ScriptVersion, lang)
 		}
 	}
 	if j := byOld[8]; j.Handler != "marketOpenHandler" || j.Timezone != "America/New_York" || !slices.Equal(j.ChildJobIDs, []int64{byOld[1].ID}) {

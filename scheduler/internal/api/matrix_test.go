@@ -140,6 +140,10 @@ func matrix() []matrixRow {
 		{"POST /api/v1/jobs/{id}/script/rollback", func(e *env, _ string) req {
 			return req{"POST", jobPath(e.scriptJob().ID, "/script/rollback"), apiv1.ScriptRollback{Version: 1}}
 		}, scripts},
+		{"POST /api/v1/jobs/{id}/script/import", func(e *env, _ string) req {
+			return req{"POST", jobPath(e.scriptJob().ID, "/script/import"), apiv1.ScriptImport{
+				Versions: []apiv1.ScriptImportVersion{{Language: "bash", Source: "echo zero\n", Remark: "older"}}}}
+		}, adminOnly},
 		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/backfills/%d", e.newBackfill().ID), nil}
 		}, read},

@@ -68,6 +68,8 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs/{id}/script/versions/{v}", read(s.pathJobGroup), s.getScriptVersion},
 		{"GET /api/v1/jobs/{id}/script/diff", read(s.pathJobGroup), s.diffScript},
 		{"POST /api/v1/jobs/{id}/script/rollback", operate(s.pathJobWriteGroup), s.rollbackScript},
+		// An importer's history of a script (admin: it happened elsewhere).
+		{"POST /api/v1/jobs/{id}/script/import", admin, s.importScript},
 		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		// Workflows (docs/workflows.md): stored as jobs are, their runs

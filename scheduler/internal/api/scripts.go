@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/linediff"
@@ -159,4 +160,38 @@ func versionNumber(name, s string) (int, error) {
 		return 0, invalidf("%s %q: want a version number (1, 2, …)", name, s)
 	}
 	return v, nil
+}
+
+// importScript writes an importer's older versions below a script job's
+// current one (admin: it records what happened elsewhere).
+func (s *Server) importScript(w http.ResponseWriter, r *http.Request) error {
+	j, err := s.scriptJob(r)
+	if err != nil {
+		return err
+	}
+	var req apiv1.ScriptImport
+	if err := decode(w, r, &req); err != nil {
+		return err
+	}
+	if len(req.Versions) > 1000 {
+		return invalidf("versions: %d, at most 1000", len(req.Versions))
+	}
+	old := make([]store.ScriptVersion, 0, len(req.Versions))
+	for i, v := range req.Versions {
+		if !slices.Contains(wire.ScriptLanguages, v.Language) {
+			return invalidf("versions[%d].language %q: want one of %v", i, v.Language, wire.ScriptLanguages)
+		}
+		if err := store.CheckScript(v.Source, v.Remark); err != nil {
+			return invalidf("versions[%d]: %v", i, err)
+		}
+		old = append(old, store.ScriptVersion{Language: v.Language, Source: v.Source, Remark: v.Remark, CreatedAt: v.CreatedAt})
+	}
+	var at time.Time
+	if req.CurrentAt != nil {
+		at = *req.CurrentAt
+	}
+	if _, err := s.store.ImportScriptVersions(r.Context(), actor(r), j.ID, old, at); err != nil {
+		return err
+	}
+	return s.listScriptVersions(w, r)
 }

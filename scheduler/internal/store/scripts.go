@@ -196,12 +196,13 @@ func scanScriptVersion(row pgx.Row) (ScriptVersion, error) {
 }
 
 // ImportScriptVersions writes versions older than a script job's first
-// (an importer's history, oldest first) below its current version: the
-// job's versions are renumbered so that the imported ones come first, in
-// their order, and the current one stays current. It is for a job just
-// created by an importer with its current source; versions past the
-// scheduler's count are pruned.
-func (s *Store) ImportScriptVersions(ctx context.Context, a Actor, id int64, old []ScriptVersion) (Job, error) {
+// (an importer's history, oldest first; a zero CreatedAt is now) below its
+// current version: the job's versions are renumbered so that the imported
+// ones come first, in their order, and the current one stays current,
+// saved at currentAt when it is not zero. It is for a job just created by
+// an importer with its current source; versions past the scheduler's
+// count are pruned.
+func (s *Store) ImportScriptVersions(ctx context.Context, a Actor, id int64, old []ScriptVersion, currentAt time.Time) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		cur, err := lockJob(ctx, tx, id)
@@ -221,11 +222,16 @@ func (s *Store) ImportScriptVersions(ctx context.Context, a Actor, id int64, old
 		}
 		for i, v := range old {
 			if _, err := tx.Exec(ctx, `INSERT INTO job_script_versions (job_id, version, language, source, remark, created_at, created_by)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)`, id, i+1, v.Language, v.Source, v.Remark, v.CreatedAt, v.CreatedBy); err != nil {
+				VALUES ($1, $2, $3, $4, $5, COALESCE($6, now()), $7)`, id, i+1, v.Language, v.Source, v.Remark, nilIfZero(v.CreatedAt), a.Name); err != nil {
 				return fmt.Errorf("import version %d of job %d's script: %w", i+1, id, err)
 			}
 		}
 		top := cur.Script.Version + n
+		if !currentAt.IsZero() {
+			if _, err := tx.Exec(ctx, `UPDATE job_script_versions SET created_at = $3 WHERE job_id = $1 AND version = $2`, id, top, currentAt); err != nil {
+				return fmt.Errorf("date job %d's current script version: %w", id, err)
+			}
+		}
 		if _, err := tx.Exec(ctx, `UPDATE jobs SET script_version = $2 WHERE id = $1`, id, top); err != nil {
 			return fmt.Errorf("renumber job %d's script: %w", id, err)
 		}
