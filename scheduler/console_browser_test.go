@@ -363,10 +363,14 @@ func TestConsoleFitsAPhone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	src := "#!/bin/bash\necho \"a script line that is much longer than a phone's screen is wide, as script lines are\"\n"
+	script := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-script-job-with-a-rather-long-name-for-a-small-screen",
+		Handler: "script", ScriptLanguage: "bash", Script: &src, ScheduleType: "none"})
 	b := newTab(t, sys.url)
 	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")
 	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
+		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID),
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID)} {

@@ -100,6 +100,9 @@ func (c *Console) routeTable() []route {
 		{"POST /jobs/{id}/disable", c.jobAction("/disable", noticeJobDisabled, disableBody)},
 		{"POST /jobs/{id}/trigger", c.triggerJob},
 		{"POST /jobs/{id}/delete", c.deleteJob},
+		{"GET /jobs/{id}/script", c.script},
+		{"POST /jobs/{id}/script", c.saveScript},
+		{"POST /jobs/{id}/script/rollback", c.rollbackScript},
 		// workflows
 		{"GET /workflows", c.workflows},
 		{"GET /workflows/new", c.newWorkflow},

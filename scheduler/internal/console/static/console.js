@@ -286,3 +286,27 @@ document.addEventListener("submit", (ev) => {
     }
   });
 })();
+
+// script editor
+// The gutter of line numbers follows the textarea: it scrolls with it and
+// counts the lines as they are typed (without this script it shows the
+// numbers of the page as served, with room for twenty more).
+(() => {
+  const src = document.getElementById("script-source");
+  const gutter = document.getElementById("script-gutter");
+  if (!src || !gutter) {
+    return;
+  }
+  const renumber = () => {
+    const n = src.value.split("\n").length;
+    let text = "";
+    for (let i = 1; i <= n; i++) {
+      text += i + "\n";
+    }
+    gutter.textContent = text;
+    gutter.scrollTop = src.scrollTop;
+  };
+  src.addEventListener("input", renumber);
+  src.addEventListener("scroll", () => { gutter.scrollTop = src.scrollTop; });
+  renumber();
+})();
