@@ -34,6 +34,7 @@ const (
 	s200, s201, s202, s204 = http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusNoContent
 	s401, s403, s404, s409 = http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict
 	s400                   = http.StatusBadRequest
+	s410                   = http.StatusGone
 )
 
 func fixed(method, path string, body any) func(*env, string) req {
@@ -234,6 +235,11 @@ func matrix() []matrixRow {
 		{"POST /api/v1/users/{name}/grants", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/users/" + e.newUser() + "/grants", apiv1.Grant{Group: "a", Role: "viewer"}}
 		}, adminOnly},
+		{"POST /api/v1/users/{name}/password-link", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/users/" + e.newUser() + "/password-link", nil}
+		}, with(adminOnly, s201)},
+		{"POST /api/v1/password-links/use", fixed("POST", "/api/v1/password-links/use",
+			apiv1.PasswordLinkUse{Token: "not-a-token", Password: "a long enough password"}), [6]int{s410, s410, s410, s410, s410, s410}},
 		{"DELETE /api/v1/users/{name}/grants", func(e *env, _ string) req {
 			return req{"DELETE", "/api/v1/users/" + e.newUser(store.Grant{Group: "a", Role: "viewer"}) + "/grants?group=a", nil}
 		}, adminOnly},

@@ -135,6 +135,10 @@ func (s *Server) routeTable() []route {
 		{"PATCH /api/v1/users/{name}", auth.SelfOrAdmin(pathUser), s.updateUser},
 		{"DELETE /api/v1/users/{name}", admin, s.deleteUser},
 		{"POST /api/v1/users/{name}/grants", admin, s.setGrant},
+		// One-time set-password links: an admin issues one; its token,
+		// not a session, lets its holder set the password once.
+		{"POST /api/v1/users/{name}/password-link", admin, s.createPasswordLink},
+		{"POST /api/v1/password-links/use", public, s.usePasswordLink},
 		{"DELETE /api/v1/users/{name}/grants", admin, s.deleteGrant},
 		{"GET /api/v1/keys", auth.SelfOrAdmin(queryUser), s.listKeys},
 		{"POST /api/v1/keys", auth.SelfOrAdmin(s.bodyUser), s.createKey},
