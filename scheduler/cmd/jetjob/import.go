@@ -165,7 +165,7 @@ empty.`,
 				Timezone: zone.Zone, Zone: zone, Enable: enable}
 			runErr := importPlan(cmd.Context(), c, plan, rep, dryRun, enable)
 			if runErr == nil && users {
-				runErr = importUsers(cmd.Context(), c, dump, rep, dryRun)
+				runErr = importUsers(cmd.Context(), c, a.used.API, dump, rep, dryRun)
 			}
 			if runErr == nil && history > 0 {
 				runErr = importHistory(cmd.Context(), c, db, rep, history, mustLocation(zone.Zone), now, dryRun)

@@ -78,6 +78,8 @@ func (c *Console) routeTable() []route {
 		{"GET /login", c.loginPage},
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},
+		{"GET /set-password", c.setPasswordPage},
+		{"POST /set-password", c.setPassword},
 		{"GET /{$}", c.dashboard},
 		// workers
 		{"GET /workers", c.workers},

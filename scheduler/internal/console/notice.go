@@ -42,6 +42,7 @@ var (
 	noticeRunCancelled     = newNotice("run-cancelled", "Run cancelled before it started.")
 	noticeGroupCreated     = newNotice("group-created", "Group created.")
 	noticeSignedOut        = newNotice("signed-out", "Signed out.")
+	noticePasswordSet      = newNotice("password-set", "Password set: sign in with it.")
 
 	noticeWorkflowCreated   = newNotice("workflow-created", "Workflow created.")
 	noticeWorkflowSaved     = newNotice("workflow-saved", "Workflow saved.")
