@@ -370,7 +370,7 @@ func TestConsoleFitsAPhone(t *testing.T) {
 	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")
 	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
-		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID),
+		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID), "/set-password?token=x",
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID)} {

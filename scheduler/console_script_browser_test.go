@@ -88,3 +88,42 @@ func TestConsoleScriptEditor(t *testing.T) {
 		t.Fatalf("a viewer sees %d editing controls", n)
 	}
 }
+
+// A one-time set-password link, opened in Chromium by a user imported
+// without a password: they choose one, sign in with it, and the link
+// opened again is refused.
+func TestConsoleSetPasswordLink(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, consoleHandlers)
+	if _, err := sys.api.CreateUser(t.Context(), apiv1.UserCreate{Name: "newcomer", Grants: []apiv1.Grant{{Group: "g", Role: "viewer"}}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := sys.api.PasswordLink(t.Context(), "newcomer", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, sys.url)
+	b.open(l.Path)
+	b.do("choose a password",
+		chromedp.WaitVisible(chromedp.ID("new-password")),
+		chromedp.SendKeys(chromedp.ID("new-password"), consolePassword),
+		chromedp.SendKeys(chromedp.ID("confirm-password"), consolePassword),
+		chromedp.Click(chromedp.ID("set-password-submit")),
+		chromedp.WaitVisible(chromedp.ID("sign-in")))
+	if got := b.text(".flash"); !strings.Contains(got, "Password set") {
+		t.Fatalf("after setting the password the page says %q", got)
+	}
+	b.signIn("/jobs", "newcomer")
+
+	o := newTab(t, sys.url)
+	o.open(l.Path)
+	o.do("use the link again",
+		chromedp.WaitVisible(chromedp.ID("new-password")),
+		chromedp.SendKeys(chromedp.ID("new-password"), "a password of someone else"),
+		chromedp.SendKeys(chromedp.ID("confirm-password"), "a password of someone else"),
+		chromedp.Click(chromedp.ID("set-password-submit")),
+		chromedp.WaitVisible(chromedp.ID("page-error")))
+	if got := o.text("#page-error"); !strings.Contains(got, "already used or expired") {
+		t.Fatalf("a used link says %q", got)
+	}
+}
