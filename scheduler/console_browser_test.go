@@ -343,14 +343,17 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 	}
 }
 
-// Every page fits a phone's width: at 375 px nothing makes the page
-// scroll sideways (wide tables scroll inside their own box).
-func TestConsoleFitsAPhone(t *testing.T) {
+// Every page holds at a desktop's and at a phone's width, with long,
+// realistic names: nothing makes the page scroll sideways (wide tables
+// scroll inside their own box), and no table cell breaks a word across
+// lines. New pages join the list below.
+func TestConsoleLayoutHolds(t *testing.T) {
 	t.Parallel()
 	sys := startSystem(t, consoleHandlers)
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
-		Handler: "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
+		Description: "Exports the day's settled card payments to the accounting warehouse and tells finance when it is done.",
+		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
 	run := trigger(t, sys.api, job.ID, nil)
 	long := "a-node-with-a-rather-long-name-for-a-small-screen"
 	wf, err := sys.api.CreateWorkflow(t.Context(), apiv1.WorkflowSpec{Group: "g", Name: "a-workflow-with-a-rather-long-name-for-a-small-screen",
@@ -367,19 +370,43 @@ func TestConsoleFitsAPhone(t *testing.T) {
 	script := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-script-job-with-a-rather-long-name-for-a-small-screen",
 		Handler: "script", ScriptLanguage: "bash", Script: &src, ScheduleType: "none"})
 	b := newTab(t, sys.url)
-	b.do("a phone's viewport", chromedp.EmulateViewport(375, 812))
 	b.signIn("/", "ada")
-	for _, path := range []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
+	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
 		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID), "/set-password?token=x",
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
-		fmt.Sprintf("/workflow-runs/%d", wfRun.ID)} {
-		b.open(path)
-		if w := evalIn[int](b, "document.documentElement.scrollWidth"); w > 375 {
-			t.Errorf("%s is %d px wide on a 375 px screen", path, w)
+		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit"}
+	for _, width := range []int64{1280, 375} {
+		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
+		for _, path := range pages {
+			b.open(path)
+			if w, inner := evalIn[int](b, "document.documentElement.scrollWidth"), evalIn[int](b, "window.innerWidth"); w > inner {
+				t.Errorf("%s at %d px: the page is %d px wide; past the screen: %q", path, width, w, overflowing(b))
+			}
+			if broken := evalIn[[]string](b, brokenWords); len(broken) > 0 {
+				t.Errorf("%s at %d px: table cells break a word: %q", path, width, broken)
+			}
 		}
 	}
 }
+
+// brokenWords lists the table cells of the page whose text is one short
+// word (a status, a number, a name up to 24 characters) of which a text
+// node is drawn on more than one line (its rectangles' tops differ by more
+// than half a line). Hidden headers (.sr-only) do not count.
+const brokenWords = `[...document.querySelectorAll("td, th")].filter((c) => {
+	const text = c.textContent.trim();
+	if (text === "" || /\s/.test(text) || text.length > 24 || c.closest(".sr-only") || c.querySelector(".sr-only")) { return false; }
+	const w = document.createTreeWalker(c, NodeFilter.SHOW_TEXT);
+	for (let n = w.nextNode(); n; n = w.nextNode()) {
+		if (!n.textContent.trim()) { continue; }
+		const r = document.createRange(); r.selectNodeContents(n);
+		const rects = [...r.getClientRects()].filter((x) => x.width > 0);
+		const half = parseFloat(getComputedStyle(n.parentElement).lineHeight) / 2 || 8;
+		if (rects.some((x) => Math.abs(x.top - rects[0].top) > half)) { return true; }
+	}
+	return false;
+}).slice(0, 8).map((c) => c.textContent.trim())`
 
 // The job list and a job's page hold with long, realistic names and
 // descriptions: at 1280 and at 375 px nothing widens the page (a wide

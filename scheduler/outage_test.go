@@ -26,9 +26,10 @@ const (
 // lateRuns counts, per job, the runs within [from, to] that ran although
 // they were late: catch-ups. A run is late if it was published more than
 // outageThreshold after its fire time, or if it runs as a misfire
-// catch-up (trigger type misfire): published just within the threshold,
-// it can reach its worker past it, and fire_once then runs it instead of
-// the older missed fire dispatch published (the supersede look-up). (A
+// catch-up (trigger type misfire, chosen by dispatch or by the supersede
+// look-up). A fire published just within the threshold can reach its
+// worker past it; under fire_once the catch-up dispatch published after it
+// was due runs in its place (runs.newerSQL), so it is not a second one. (A
 // run published on time may still start later, waiting behind the job's
 // previous run under block strategy serial: that is not late.)
 func (c *cluster) lateRuns(ids []int64, from, to time.Time) map[int64]int {

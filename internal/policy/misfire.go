@@ -158,7 +158,7 @@ func (f Facts) message(o Outcome) string {
 			return fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run",
 				f.Worker, roundLateness(f.Late), f.Threshold, f.Policy)
 		case Superseded:
-			return fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run, the newer run %d of the job runs instead",
+			return fmt.Sprintf("trigger reached worker %s %s after its fire time (misfire threshold %s, policy %s): not run, run %d of the job runs instead",
 				f.Worker, roundLateness(f.Late), f.Threshold, f.Policy, f.NewerRun)
 		}
 	}

@@ -73,7 +73,7 @@ func TestDecide(t *testing.T) {
 		{"pick-up fire_once no newer", Facts{Stage: AtPickUp, Policy: MisfireFireOnce, Late: late, Threshold: 5 * time.Second, Worker: "w1", Newer: NoNewer},
 			Run, ""},
 		{"pick-up fire_once superseded", Facts{Stage: AtPickUp, Policy: MisfireFireOnce, Late: late, Threshold: 5 * time.Second, Worker: "w1", Newer: HasNewer, NewerRun: 42},
-			Superseded, "trigger reached worker w1 12.3s after its fire time (misfire threshold 5s, policy fire_once): not run, the newer run 42 of the job runs instead"},
+			Superseded, "trigger reached worker w1 12.3s after its fire time (misfire threshold 5s, policy fire_once): not run, run 42 of the job runs instead"},
 		{"pick-up fire_all", Facts{Stage: AtPickUp, Policy: MisfireFireAll, Late: late, Threshold: 5 * time.Second, Worker: "w1"}, Run, ""},
 		{"pick-up no policy runs", Facts{Stage: AtPickUp, Late: late, Threshold: 5 * time.Second, Worker: "w1"}, Run, ""},
 	} {

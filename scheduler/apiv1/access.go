@@ -24,7 +24,7 @@ import (
 //	DELETE /api/v1/keys/{id}                   → 204 (revokes; own keys, admin: any)
 //	POST   /api/v1/login             LoginRequest → Me + session cookie
 //	POST   /api/v1/logout                      → 204 (ends the cookie's session)
-//	GET    /api/v1/audit?actor=&target=&action=&from=&to=&limit=&before= → AuditList (admin)
+//	GET    /api/v1/audit?actor=&target=&action=&group=&from=&to=&limit=&before= → AuditList (admin)
 //	GET    /api/v1/jobs/{id}/history?limit=&before= → AuditList (the job's revisions)
 //
 // A request without valid credentials answers 401; one whose principal

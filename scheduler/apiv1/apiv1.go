@@ -17,6 +17,7 @@
 //	POST   /api/v1/jobs/{id}/disable [DisableRequest] → Job
 //	POST   /api/v1/jobs/{id}/backfill BackfillRequest → 201 Backfill
 //	GET    /api/v1/jobs/{id}/backfills         → BackfillList (newest first)
+//	GET    /api/v1/backfills?group=&state=&limit= → BackfillList (the caller's groups, newest first)
 //	GET    /api/v1/backfills/{id}              → Backfill
 //	POST   /api/v1/backfills/{id}/cancel       → Backfill
 //	POST   /api/v1/jobs/{id}/trigger TriggerRequest → 202 Run (200: an idempotent repeat)
@@ -31,6 +32,10 @@
 //	GET    /api/v1/schedule/preview, /dashboard, /cluster → the console's documents (console.go)
 //
 // Errors answer with a status code and an Error document.
+//
+// The whole API is described by openapi.json in this package (OpenAPI
+// 3.1, generated from the server's route table and these types; served
+// publicly at GET /api/v1/openapi.json; see docs/api.md).
 package apiv1
 
 import (

@@ -55,7 +55,7 @@ type Backfill struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 }
 
-// BackfillList answers GET /jobs/{id}/backfills.
+// BackfillList answers GET /jobs/{id}/backfills and GET /backfills.
 type BackfillList struct {
 	Backfills []Backfill `json:"backfills"`
 }

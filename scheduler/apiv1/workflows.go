@@ -29,7 +29,8 @@ type WorkflowSpec struct {
 	Enabled          *bool      `json:"enabled,omitempty"`
 	// Overlap is what a fire does while another run of the workflow is
 	// active: serial (default: waits, QUEUED), discard_later (ends
-	// DISCARDED), cover_early (cancels the older runs), concurrent (runs
+	// DISCARDED), cover_early (cancels the older runs), buffer_one (one
+	// waits, QUEUED; further fires end DISCARDED), concurrent (runs
 	// alongside, up to MaxConcurrent; 0: no cap).
 	Overlap       string `json:"overlap,omitempty"`
 	MaxConcurrent int    `json:"max_concurrent,omitempty"`

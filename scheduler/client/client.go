@@ -517,3 +517,10 @@ func (c *Client) ListWorkers(ctx context.Context, group string) (*apiv1.WorkerLi
 func (c *Client) KillRun(ctx context.Context, id int64) (*apiv1.Run, error) {
 	return call[apiv1.Run](ctx, c, http.MethodPost, runPath(id)+"/kill", nil, nil)
 }
+
+// BulkRuns applies a bulk action (apiv1.BulkKill, apiv1.BulkRerun) to up
+// to 500 runs; each item is authorized and audited as alone, and its
+// result says whether it was done.
+func (c *Client) BulkRuns(ctx context.Context, action string, ids []int64) (*apiv1.BulkResult, error) {
+	return call[apiv1.BulkResult](ctx, c, http.MethodPost, "/api/v1/runs/bulk", nil, apiv1.RunsBulk{Action: action, IDs: ids})
+}

@@ -120,8 +120,9 @@ func (s *SupersedeRequest) Validate() error {
 	return nil
 }
 
-// SupersedeReply answers a SupersedeRequest: By[i] is the newer run that
-// supersedes query i, 0 if none.
+// SupersedeReply answers a SupersedeRequest: By[i] is the run that runs in
+// place of query i (a newer missed fire, or an older catch-up published
+// after it was due), 0 if none.
 type SupersedeReply struct {
 	V     int     `json:"v"`
 	By    []int64 `json:"by,omitempty"`

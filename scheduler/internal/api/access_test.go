@@ -44,6 +44,8 @@ type env struct {
 	shell store.Job
 	run   int64
 	seq   atomic.Int64
+	// contract validates the traffic (contract_test.go).
+	contract *contract
 }
 
 func newEnv(t *testing.T) *env {
@@ -68,7 +70,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, api: a, st: st, pool: pool, keys: map[string]string{}}
-	e.srv = httptest.NewServer(a)
+	e.contract = newContract(t, t.Errorf)
+	e.srv = httptest.NewServer(e.contract.wrap(a))
 	t.Cleanup(e.srv.Close)
 	for _, g := range []store.Group{{Name: "a", CommandHandlers: []string{"deploy"}}, {Name: "b"}} {
 		if _, err := st.CreateGroup(ctx, store.System, g); err != nil {

@@ -45,7 +45,7 @@ func serverWith(t *testing.T, set func(*api.Config)) (*httptest.Server, *pgxpool
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(a)
+	srv := httptest.NewServer(validated(t, a))
 	t.Cleanup(srv.Close)
 	return srv, pool
 }

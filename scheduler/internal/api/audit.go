@@ -42,11 +42,11 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, f store.Audit
 
 // audit lists the audit log, newest first, keyset-paged by id.
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "actor", "target", "action", "from", "to", "limit", "before"); err != nil {
+	if err := onlyParams(r, "actor", "target", "action", "group", "from", "to", "limit", "before"); err != nil {
 		return err
 	}
 	q := r.URL.Query()
-	f := store.AuditFilter{Actor: q.Get("actor"), Target: q.Get("target")}
+	f := store.AuditFilter{Actor: q.Get("actor"), Target: q.Get("target"), Group: q.Get("group")}
 	if a := q.Get("action"); a != "" {
 		f.Actions = []string{a}
 	}

@@ -88,6 +88,32 @@ func (s *Server) listBackfills(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// searchBackfills lists the operations of the caller's groups (or of
+// ?group=), newest first, optionally in one ?state=: the console's
+// backfills page, where an operator follows every range being re-run.
+func (s *Server) searchBackfills(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r, "group", "state", "limit"); err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", 50, 1, 500)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f := store.BackfillFilter{Group: q.Get("group"), Groups: readable(r), State: q.Get("state"), Limit: int(limit)}
+	switch f.State {
+	case "", apiv1.BackfillRunning, apiv1.BackfillCompleted, apiv1.BackfillCancelled:
+	default:
+		return invalidf("state %q: want %s, %s or %s", f.State, apiv1.BackfillRunning, apiv1.BackfillCompleted, apiv1.BackfillCancelled)
+	}
+	bs, err := s.store.SearchBackfills(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, apiv1.BackfillList{Backfills: docs(bs, backfillDoc)})
+	return nil
+}
+
 // cancelBackfill stops an operation: fires not yet written are never
 // run, runs written but not published end CANCELLED (a kill request makes
 // sure no worker starts one already handed to the wheel), published runs

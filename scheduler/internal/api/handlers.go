@@ -238,9 +238,19 @@ func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// workerDoc is a worker's document; its lists are empty, never null, when
+// the heartbeat had none (as the OpenAPI document says).
 func workerDoc(wi wire.WorkerInfo) apiv1.Worker {
 	return apiv1.Worker{ID: wi.ID, Group: wi.Group, Host: wi.Host, PID: wi.PID, Version: wi.Version,
-		Handlers: wi.Handlers, Capacity: wi.Capacity, Running: wi.Running, StartedAt: wi.StartedAt, BeatAt: wi.BeatAt}
+		Handlers: nonNil(wi.Handlers), Capacity: wi.Capacity, Running: nonNil(wi.Running), StartedAt: wi.StartedAt, BeatAt: wi.BeatAt}
+}
+
+// nonNil is xs, or an empty slice for nil: answered as [] rather than null.
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
 }
 
 // liveGroups are the live workers the caller may see (of group, or all

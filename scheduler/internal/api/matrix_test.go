@@ -65,6 +65,7 @@ func matrix() []matrixRow {
 		// No scrape token in this API: /metrics is on the metrics
 		// listener, not here (issue #26, finding 11).
 		{"GET /metrics", fixed("GET", "/metrics", nil), [6]int{s404, s404, s404, s404, s404, s404}},
+		{"GET /api/v1/openapi.json", fixed("GET", "/api/v1/openapi.json", nil), [6]int{s200, s200, s200, s200, s200, s200}},
 		{"POST /api/v1/login", func(_ *env, who string) req {
 			return req{"POST", "/api/v1/login", apiv1.LoginRequest{Name: "nobody-" + who, Password: "not the password"}}
 		}, [6]int{s401, s401, s401, s401, s401, s401}},
@@ -145,6 +146,8 @@ func matrix() []matrixRow {
 			return req{"POST", jobPath(e.scriptJob().ID, "/script/import"), apiv1.ScriptImport{
 				Versions: []apiv1.ScriptImportVersion{{Language: "bash", Source: "echo zero\n", Remark: "older"}}}}
 		}, adminOnly},
+		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills", nil), anyUser},
+		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
 		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/backfills/%d", e.newBackfill().ID), nil}
 		}, read},
@@ -153,6 +156,10 @@ func matrix() []matrixRow {
 		}, operate},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs", nil), anyUser},
 		{"GET /api/v1/runs", fixed("GET", "/api/v1/runs?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
+		// Each item is authorized by its own route: the bulk request is any user's.
+		{"POST /api/v1/runs/bulk", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/runs/bulk", apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{e.newRun(e.plain.ID)}}}
+		}, anyUser},
 		{"GET /api/v1/runs/{id}", func(e *env, _ string) req { return req{"GET", fmt.Sprintf("/api/v1/runs/%d", e.run), nil} }, read},
 		{"GET /api/v1/runs/{id}/logs", func(e *env, _ string) req {
 			return req{"GET", fmt.Sprintf("/api/v1/runs/%d/logs", e.run), nil}

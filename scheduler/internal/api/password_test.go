@@ -29,8 +29,21 @@ func (e *env) call(cred, method, path string, body any) answer {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req, _ := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
+	return e.send(cred, method, path, bytes.NewReader(b))
+}
+
+// callEmpty is call without a body.
+func (e *env) callEmpty(cred, method, path string) answer {
+	e.t.Helper()
+	return e.send(cred, method, path, nil)
+}
+
+func (e *env) send(cred, method, path string, body io.Reader) answer {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, body)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if c, ok := strings.CutPrefix(cred, "cookie:"); ok {
 		req.Header.Set("Cookie", "jetjob_session="+c)
 	} else if cred != "" {

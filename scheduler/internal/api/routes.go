@@ -39,6 +39,8 @@ func (s *Server) routeTable() []route {
 		// Metrics name groups and handlers: served here only behind the
 		// scrape token (MetricsToken), which the handler checks.
 		{"GET /metrics", public, s.metrics},
+		// The OpenAPI document describes the API and holds no data.
+		{"GET /api/v1/openapi.json", public, s.openAPI},
 
 		{"POST /api/v1/login", public, s.login},
 		{"POST /api/v1/logout", public, s.logout},
@@ -70,6 +72,7 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/jobs/{id}/script/rollback", operate(s.pathJobWriteGroup), s.rollbackScript},
 		// An importer's history of a script (admin: it happened elsewhere).
 		{"POST /api/v1/jobs/{id}/script/import", admin, s.importScript},
+		{"GET /api/v1/backfills", read(queryGroup), s.searchBackfills},
 		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
 		// Workflows (docs/workflows.md): stored as jobs are, their runs
@@ -96,6 +99,8 @@ func (s *Server) routeTable() []route {
 		// History brought from another scheduler (admin: it did not
 		// happen in jetjob).
 		{"POST /api/v1/runs/import", admin, s.importRuns},
+		// Each item of a bulk request is authorized by its own route.
+		{"POST /api/v1/runs/bulk", authed, s.bulkRuns},
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},

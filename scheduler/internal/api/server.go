@@ -137,7 +137,13 @@ func New(cfg Config, st *store.Store, log *zap.Logger) (*Server, error) {
 	// scheduler's own origin (Sec-Fetch-Site / Origin): a session cookie
 	// alone never authorises a cross-site form or fetch. Clients that are
 	// not browsers send neither header and pass.
-	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
+	// The refusal is an Error document, as every other error answer.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusForbidden, apiv1.Error{Error: "cross-origin request refused: " +
+			"a browser may change state only from the scheduler's own origin"})
+	}))
+	s.handler = cop.Handler(s.mux)
 	return s, nil
 }
 

@@ -1,16 +1,15 @@
 package console
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/inproc"
 )
 
 // APIError is a non-2xx answer of the API: its status and document.
@@ -37,71 +36,34 @@ func (c *Console) call(r *http.Request, method, path string, query url.Values, b
 }
 
 func (c *Console) callCtx(ctx context.Context, r *http.Request, method, path string, query url.Values, body, out any) (http.Header, error) {
-	var rd io.Reader = http.NoBody
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return nil, fmt.Errorf("encode %s %s: %w", method, path, err)
 		}
-		rd = bytes.NewReader(b)
 	}
 	u := path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	resp, err := inproc.Do(ctx, c.api, r, method, u, b)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	req.RemoteAddr = r.RemoteAddr
-	for _, h := range []string{"Cookie", "Authorization", "User-Agent"} {
-		if v := r.Header.Get(h); v != "" {
-			req.Header.Set(h, v)
+	if !resp.OK() {
+		e := &APIError{Status: resp.Code}
+		if err := json.Unmarshal(resp.Body, &e.Doc); err != nil || e.Doc.Error == "" {
+			e.Doc.Error = strings.TrimSpace(http.StatusText(resp.Code) + " " + string(resp.Body))
+		}
+		return resp.Header, e
+	}
+	if out != nil && resp.Code != http.StatusNoContent {
+		if err := json.Unmarshal(resp.Body, out); err != nil {
+			return resp.Header, fmt.Errorf("decode %s %s: %w", method, path, err)
 		}
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	rec := &recorder{header: http.Header{}}
-	c.api.ServeHTTP(rec, req)
-	if rec.code == 0 {
-		rec.code = http.StatusOK
-	}
-	if rec.code < 200 || rec.code > 299 {
-		e := &APIError{Status: rec.code}
-		if err := json.Unmarshal(rec.body.Bytes(), &e.Doc); err != nil || e.Doc.Error == "" {
-			e.Doc.Error = strings.TrimSpace(http.StatusText(rec.code) + " " + rec.body.String())
-		}
-		return rec.header, e
-	}
-	if out != nil && rec.code != http.StatusNoContent {
-		if err := json.Unmarshal(rec.body.Bytes(), out); err != nil {
-			return rec.header, fmt.Errorf("decode %s %s: %w", method, path, err)
-		}
-	}
-	return rec.header, nil
-}
-
-// recorder is the http.ResponseWriter of an in-process API call.
-type recorder struct {
-	header http.Header
-	code   int
-	body   bytes.Buffer
-}
-
-func (w *recorder) Header() http.Header { return w.header }
-
-func (w *recorder) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-}
-
-func (w *recorder) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.body.Write(b)
+	return resp.Header, nil
 }
 
 // groupNames lists the names of the groups the user may read (GET

@@ -88,6 +88,7 @@ func (c *Console) routeTable() []route {
 		{"GET /cluster", c.cluster},
 		// runs
 		{"GET /runs", c.runs},
+		{"POST /runs/bulk", c.bulkRuns},
 		{"GET /runs/{id}", c.runDetail},
 		{"POST /runs/{id}/kill", c.killRun},
 		{"POST /runs/{id}/rerun", c.rerunRun},
@@ -120,6 +121,22 @@ func (c *Console) routeTable() []route {
 		{"POST /workflow-runs/{id}/mark-succeeded", c.workflowRunOp("mark-succeeded", noticeNodeMarked)},
 		{"POST /workflow-runs/{id}/skip", c.workflowRunOp("skip", noticeNodeSkipped)},
 		{"POST /workflow-runs/{id}/rerun", c.rerunWorkflowRun},
+		// backfills and statistics
+		{"GET /backfills", c.backfills},
+		{"POST /backfills/{id}/cancel", c.cancelBackfill},
+		{"GET /stats", c.stats},
+		// administration: users and the audit log are the admins' (the
+		// API refuses anyone else); API keys are everyone's own
+		{"GET /users", c.users},
+		{"POST /users", c.createUser},
+		{"GET /users/{name}", c.userDetail},
+		{"POST /users/{name}", c.updateUser},
+		{"POST /users/{name}/grants", c.setGrant},
+		{"POST /users/{name}/grants/delete", c.removeGrant},
+		{"GET /keys", c.keys},
+		{"POST /keys", c.createKey},
+		{"POST /keys/{id}/revoke", c.revokeKey},
+		{"GET /audit", c.audit},
 		{"/", c.notFound},
 	}
 }

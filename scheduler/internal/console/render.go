@@ -60,7 +60,16 @@ type page struct {
 	// Error a failure to show above the content.
 	Notice, Error string
 	Data          any
+	// Live is how often, in seconds, the page reads itself again (0: it
+	// does not): the pages an operator keeps open (livePages).
+	Live int
 }
+
+// livePages are the pages that refresh by themselves, and how often: the
+// script (static/console.js, "live pages") reads the page again and swaps
+// its content in, unless the user paused it, is editing a form on it, or
+// the tab is hidden. A run's page follows its log instead.
+var livePages = map[string]int{"dashboard": 10, "runs": 10, "job": 10, "workers": 10, "backfills": 10, "cluster": 10}
 
 // render writes page name with status code. It renders into a buffer
 // first, so that a template error answers 500 instead of half a page.
@@ -70,6 +79,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name 
 		return fmt.Errorf("console: no page %q", name)
 	}
 	p.Path, p.Query = r.URL.Path, r.URL.Query()
+	if code == http.StatusOK {
+		p.Live = livePages[name]
+	}
 	if p.Notice == "" {
 		p.Notice = noticeOf(r)
 	}

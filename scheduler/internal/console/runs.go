@@ -54,8 +54,11 @@ func (p *runsPage) Checked(name, value string) bool {
 // FormTime is the from or to filter as its datetime-local input shows it:
 // an RFC 3339 time (a link made by hand or by a script) in UTC; anything
 // else as typed.
-func (p *runsPage) FormTime(name string) string {
-	v := p.Form.Get(name)
+func (p *runsPage) FormTime(name string) string { return inputTime(p.Form.Get(name)) }
+
+// inputTime is a time filter's value as its datetime-local input shows it:
+// an RFC 3339 time in UTC; anything else as typed.
+func inputTime(v string) string {
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -84,21 +87,16 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
 	}
-	apiQuery := runSearchQuery(q)
-	if job := apiQuery.Get("job"); job != "" {
-		id, err := c.jobIDNamed(r, job, apiQuery.Get("group"))
-		var ae *APIError
-		if errors.As(err, &ae) {
-			return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
-		}
-		if err != nil {
-			return err
-		}
-		apiQuery.Set("job", id)
+	apiQuery, err := c.runSearchAPIQuery(r, q)
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+	}
+	if err != nil {
+		return err
 	}
 	var list apiv1.RunList
 	_, err = c.call(r, http.MethodGet, "/api/v1/runs", apiQuery, nil, &list)
-	var ae *APIError
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusForbidden) {
 		// A filter the API refuses (a bad value, a group the user may not
 		// read): say why above the form, kept as typed.
@@ -108,7 +106,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.Runs = list.Runs
-	if data.JobNames, err = c.jobNames(r, list.Runs); err != nil {
+	if data.JobNames, err = c.jobNames(r, jobIDs(list.Runs)); err != nil {
 		return err
 	}
 	if list.Cursor != "" {
@@ -156,18 +154,19 @@ func (c *Console) jobIDNamed(r *http.Request, job, group string) (string, error)
 // many different jobs shows the rest by id rather than make a call each.
 const maxJobNames = 50
 
-// jobNames looks up the names of the jobs of runs, one GET /api/v1/jobs/{id}
-// per distinct job (at most maxJobNames): the search API returns job ids
-// only. A deleted job has no name; the page shows its id.
-func (c *Console) jobNames(r *http.Request, runs []apiv1.Run) (map[int64]string, error) {
+// jobNames looks up the names of jobs by id, one GET /api/v1/jobs/{id}
+// per distinct job (at most maxJobNames): the run search and the backfill
+// list return job ids only. A deleted job has no name; the page shows its
+// id.
+func (c *Console) jobNames(r *http.Request, ids []int64) (map[int64]string, error) {
 	names := map[int64]string{}
 	tried := map[int64]bool{}
-	for _, run := range runs {
-		if tried[run.JobID] || len(tried) >= maxJobNames {
+	for _, id := range ids {
+		if tried[id] || len(tried) >= maxJobNames {
 			continue
 		}
-		tried[run.JobID] = true
-		j, err := c.jobOfRun(r, run.JobID)
+		tried[id] = true
+		j, err := c.jobOfRun(r, id)
 		if err != nil {
 			return nil, err
 		}
@@ -176,6 +175,15 @@ func (c *Console) jobNames(r *http.Request, runs []apiv1.Run) (map[int64]string,
 		}
 	}
 	return names, nil
+}
+
+// jobIDs are the runs' job ids.
+func jobIDs(runs []apiv1.Run) []int64 {
+	ids := make([]int64, len(runs))
+	for i, run := range runs {
+		ids[i] = run.JobID
+	}
+	return ids
 }
 
 // jobOfRun reads a run's job; nil, not an error, when it was deleted
@@ -211,6 +219,21 @@ func runSearchQuery(q url.Values) url.Values {
 		}
 	}
 	return out
+}
+
+// runSearchAPIQuery is runSearchQuery with a job given by name looked up
+// (jobIDNamed): the API's run search takes ids. An unknown or ambiguous
+// name is an *APIError saying so.
+func (c *Console) runSearchAPIQuery(r *http.Request, q url.Values) (url.Values, error) {
+	out := runSearchQuery(q)
+	if job := out.Get("job"); job != "" {
+		id, err := c.jobIDNamed(r, job, out.Get("group"))
+		if err != nil {
+			return nil, err
+		}
+		out.Set("job", id)
+	}
+	return out, nil
 }
 
 // formTime reads an <input type=datetime-local> value as UTC and writes
@@ -256,3 +279,6 @@ func runID(r *http.Request) (int64, error) {
 // active reports whether a run can still change: its log may grow and it
 // may be killed.
 func active(status string) bool { return !wire.Status(status).Terminal() }
+
+// BulkHidden are the page's filter fields for its bulk form (bulk.go).
+func (p *runsPage) BulkHidden() [][2]string { return bulkHidden(p.Form) }

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -91,8 +90,7 @@ func (c *Console) createGroup(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	_, err := c.call(r, http.MethodPost, "/api/v1/groups", nil, g, nil)
-	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest || errors.As(err, &ae) && ae.Status == http.StatusConflict {
+	if ae := formRefusal(err); ae != nil {
 		u, merr := c.me(r)
 		if merr != nil {
 			return merr

@@ -206,8 +206,7 @@ func (c *Console) workflowRunOp(op string, done notice) func(http.ResponseWriter
 // the request is answered (err is the page's).
 func (c *Console) postWorkflowRun(w http.ResponseWriter, r *http.Request, id int64, op string, body, out any) (shown bool, err error) {
 	_, err = c.call(r, http.MethodPost, workflowRunPath(id)+"/"+op, nil, body, out)
-	var ae *APIError
-	if errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusBadRequest) {
+	if ae := formRefusal(err); ae != nil {
 		return true, c.renderWorkflowRun(w, r, ae.Status, "Not done: "+ae.Error())
 	}
 	return false, err

@@ -31,6 +31,14 @@ import (
 //     runs;
 //   - else the oldest newer missed fire that ran, is running, or was chosen
 //     supersedes it;
+//   - else an older catch-up published after this fire was due (by
+//     dispatch or the planner, when the backlog was found) supersedes it:
+//     that catch-up was the backlog's one run, and this fire, judged on
+//     time when its own batch was formed, crossed its threshold on the way
+//     to its worker (NATS just back, a loaded machine). Without this rule
+//     a recovery ran two late fires, the catch-up and this one. Only a
+//     catch-up due no longer before this fire than this fire is late
+//     counts (the same outage, and a bounded probe);
 //   - else the job's newest missed fire still waiting (TRIGGERED, or
 //     SCHEDULED, which may be out already: the deferred TRIGGERED write,
 //     in the package doc) is chosen now, its trigger type set to misfire,
@@ -54,6 +62,12 @@ const newerSQL = `WITH q AS (
 			  AND n.trigger_type IN ('schedule', 'misfire') AND n.status NOT IN ('SKIPPED', 'EXPIRED', 'DISCARDED')
 			  AND (n.trigger_type = 'misfire' OR n.status NOT IN ('SCHEDULED', 'TRIGGERED'))
 			ORDER BY n.scheduled_at, n.id LIMIT 1) AS runs,
+		(SELECT o.id FROM job_runs o
+			WHERE o.job_id = q.job_id AND o.scheduled_at < q.scheduled_at
+			  AND o.scheduled_at >= q.scheduled_at - (now() - q.scheduled_at)
+			  AND o.trigger_type = 'misfire' AND o.triggered_at > q.scheduled_at
+			  AND o.status NOT IN ('SKIPPED', 'EXPIRED', 'DISCARDED')
+			ORDER BY o.scheduled_at DESC, o.id DESC LIMIT 1) AS covered,
 		w.id AS waiting, w.scheduled_at AS waiting_at
 	FROM q
 	LEFT JOIN LATERAL (
@@ -63,12 +77,12 @@ const newerSQL = `WITH q AS (
 		ORDER BY n.scheduled_at DESC, n.id DESC LIMIT 1) w ON true
 ), choose AS (
 	UPDATE job_runs r SET trigger_type = 'misfire'
-	FROM (SELECT DISTINCT waiting, waiting_at FROM a WHERE NOT chosen AND runs IS NULL AND waiting IS NOT NULL) c
+	FROM (SELECT DISTINCT waiting, waiting_at FROM a WHERE NOT chosen AND runs IS NULL AND covered IS NULL AND waiting IS NOT NULL) c
 	WHERE r.id = c.waiting AND r.scheduled_at = c.waiting_at
 	  AND r.trigger_type = 'schedule' AND r.status IN ('SCHEDULED', 'TRIGGERED')
 	RETURNING r.id
 )
-SELECT CASE WHEN a.chosen THEN 0 ELSE COALESCE(a.runs, a.waiting, 0) END FROM a ORDER BY a.i`
+SELECT CASE WHEN a.chosen THEN 0 ELSE COALESCE(a.runs, a.covered, a.waiting, 0) END FROM a ORDER BY a.i`
 
 // genericPlanSQL makes newerSQL run on its generic plan, built once per
 // connection. Its three probes and its UPDATE each reach every partition of

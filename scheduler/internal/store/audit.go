@@ -100,6 +100,7 @@ var JobRevisionActions = []string{"job.create", "job.update", "job.enable", "job
 type AuditFilter struct {
 	Actor   string
 	Target  string
+	Group   string
 	Actions []string
 	// From (inclusive) and To (exclusive) bound the time.
 	From, To time.Time
@@ -123,6 +124,9 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, boo
 	}
 	if f.Target != "" {
 		conds = append(conds, "target = "+arg(f.Target))
+	}
+	if f.Group != "" {
+		conds = append(conds, "group_name = "+arg(f.Group))
 	}
 	if len(f.Actions) > 0 {
 		conds = append(conds, "action = ANY("+arg(f.Actions)+")")

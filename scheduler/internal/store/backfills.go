@@ -88,11 +88,34 @@ func (s *Store) BackfillGroup(ctx context.Context, id int64) (string, error) {
 
 // ListBackfills returns a job's latest operations, newest first.
 func (s *Store) ListBackfills(ctx context.Context, jobID int64, limit int) ([]Backfill, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+backfillColumns+` FROM backfills b WHERE b.job_id = $1
-		ORDER BY b.id DESC LIMIT $2`, jobID, limit)
+	bs, err := s.SearchBackfills(ctx, BackfillFilter{JobID: jobID, Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("of job %d: %w", jobID, err)
+	}
+	return bs, nil
+}
+
+// BackfillFilter selects operations: of one job, one group, the groups a
+// caller may read (Groups; nil for all), in one state; the zero value of a
+// field selects everything. Limit is required.
+type BackfillFilter struct {
+	JobID  int64
+	Group  string
+	Groups []string
+	State  string
+	Limit  int
+}
+
+// SearchBackfills returns the operations f selects, newest first: the
+// console's list of every backfill, and a job's.
+func (s *Store) SearchBackfills(ctx context.Context, f BackfillFilter) ([]Backfill, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+backfillColumns+` FROM backfills b
+		WHERE ($1 = 0 OR b.job_id = $1) AND ($2 = '' OR b.group_name = $2)
+		  AND ($3::text[] IS NULL OR b.group_name = ANY($3)) AND ($4 = '' OR b.state = $4)
+		ORDER BY b.id DESC LIMIT $5`, f.JobID, f.Group, f.Groups, f.State, f.Limit)
 	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Backfill, error) { return scanBackfill(r) })
 	if err != nil {
-		return nil, fmt.Errorf("list backfills of job %d: %w", jobID, err)
+		return nil, fmt.Errorf("list backfills: %w", err)
 	}
 	return bs, nil
 }

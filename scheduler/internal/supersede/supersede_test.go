@@ -88,3 +88,48 @@ func TestSupersedeNamesAFireThatRuns(t *testing.T) {
 		t.Errorf("fire 8: superseded by %d, want fire 9 (%d)", by, ids[9])
 	}
 }
+
+// After a NATS outage, dispatch publishes the newest missed fire as the
+// job's catch-up; the next fire, on time when its batch was formed, can
+// cross the threshold on its way to the worker. The catch-up already ran
+// that backlog, so the late fire does not run as a second one. A catch-up
+// published before a fire was due covers nothing newer than it.
+func TestSupersedeOlderCatchUpCoversFiresDueBeforeIt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool := pgtest.Pool(t)
+	base := time.Now().Add(-time.Minute).Truncate(time.Second)
+	at := func(i int) time.Time { return base.Add(time.Duration(i) * time.Second) }
+	const threshold = 20 * time.Second
+	insert := func(job int64, i int, tt wire.TriggerType, triggered time.Time) int64 {
+		t.Helper()
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, triggered_at)
+			VALUES ($1, 'g', 0, $2, 'TRIGGERED', $3, $4) RETURNING id`, job, tt, at(i), triggered).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ask := func(job, id int64, i int, now time.Time) int64 {
+		t.Helper()
+		by, err := superseders(ctx, pool, []wire.SupersedeQuery{{RunID: id, JobID: job, ScheduledAt: at(i), Cutoff: now.Add(-threshold)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return by[0]
+	}
+	// Job 8: fire 2 published 21 s late as the catch-up; fire 3 published
+	// 20.06 s late as an ordinary fire, reaching its worker 20.5 s late.
+	catchUp := insert(8, 2, wire.TriggerMisfire, at(2).Add(21*time.Second))
+	late := insert(8, 3, wire.TriggerSchedule, at(3).Add(20060*time.Millisecond))
+	if by := ask(8, late, 3, at(3).Add(20500*time.Millisecond)); by != catchUp {
+		t.Errorf("fire 3, due before the catch-up was published: superseded by %d, want the catch-up %d", by, catchUp)
+	}
+	// Job 9: its catch-up (fire 2) went out before fire 30 was due; fire
+	// 30, late at its worker, is a backlog of its own and runs.
+	insert(9, 2, wire.TriggerMisfire, at(2).Add(21*time.Second))
+	own := insert(9, 30, wire.TriggerSchedule, at(30).Add(time.Second))
+	if by := ask(9, own, 30, at(30).Add(25*time.Second)); by != 0 {
+		t.Errorf("fire 30, due after the older catch-up went out: superseded by %d, want it to run", by)
+	}
+}

@@ -2,14 +2,16 @@ package wfengine_test
 
 import (
 	"context"
-	"github.com/jetjob/jetjob/internal/testwait"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -213,6 +215,38 @@ func TestDiscardAndCover(t *testing.T) {
 	}
 	if len(c.nodeRuns(p.RunID)["a"]) != 1 {
 		t.Error("cover_early: the new run did not start a")
+	}
+}
+
+// Overlap buffer_one: while a run is active one fire waits QUEUED behind
+// it and any further one ends DISCARDED naming the one that waits; when
+// the active run ends, the waiting one starts, and a fire after that may
+// wait again.
+func TestBufferOne(t *testing.T) {
+	t.Parallel()
+	e := setup(t, wfengine.Policy{Overlap: wfengine.OverlapBufferOne})
+	p1, _ := e.start()
+	p2, st := e.start()
+	if st.Status != wfengine.RunQueued {
+		t.Fatalf("second fire: %s, want QUEUED behind the active run", st.Status)
+	}
+	p3, st := e.start()
+	if wf, own := e.status(p3.RunID); st.Status != wfengine.RunDiscarded || wf != "DISCARDED" || own != wire.StatusDiscarded {
+		t.Fatalf("third fire: %s, %s, %s; want DISCARDED", st.Status, wf, own)
+	}
+	var msg string
+	if err := e.pool.QueryRow(e.ctx, `SELECT message FROM job_runs WHERE id = $1`, p3.RunID).Scan(&msg); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("run %d of the workflow already waits", p2.RunID); !strings.Contains(msg, want) {
+		t.Errorf("the discarded run's message %q does not say %q", msg, want)
+	}
+	e.end(e.nodeRuns(p1.RunID)["a"][0], wire.StatusFailed) // the first run ends FAILED
+	if wf, _ := e.status(p2.RunID); wf != "RUNNING" {
+		t.Fatalf("the waiting run %s after the first ended, want RUNNING", wf)
+	}
+	if _, st := e.start(); st.Status != wfengine.RunQueued {
+		t.Errorf("a fire once the buffer emptied: %s, want QUEUED", st.Status)
 	}
 }
 

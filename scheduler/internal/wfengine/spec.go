@@ -81,11 +81,12 @@ const (
 	OverlapSerial       = "serial"        // waits (QUEUED) for the runs before it
 	OverlapDiscardLater = "discard_later" // ends DISCARDED
 	OverlapCoverEarly   = "cover_early"   // cancels the runs before it
+	OverlapBufferOne    = "buffer_one"    // one waits (QUEUED) behind the active run; further fires end DISCARDED
 	OverlapConcurrent   = "concurrent"    // runs alongside, up to max_concurrent (0: no cap)
 )
 
 // Overlaps lists the overlap policies.
-var Overlaps = []string{OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapConcurrent}
+var Overlaps = []string{OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapBufferOne, OverlapConcurrent}
 
 // Policy is how a workflow's runs relate to each other and how long one
 // may take.
@@ -99,7 +100,7 @@ type Policy struct {
 func (p Policy) Validate() error {
 	var errs []error
 	switch p.Overlap {
-	case OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapConcurrent:
+	case OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapBufferOne, OverlapConcurrent:
 	default:
 		errs = append(errs, fmt.Errorf("overlap %q: want one of %s", p.Overlap, strings.Join(Overlaps, ", ")))
 	}

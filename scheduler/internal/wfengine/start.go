@@ -166,6 +166,7 @@ func (st *stepper) startRound(ctx context.Context, owner string, ps []runs.Plann
 	type activeRuns struct {
 		ids             []int64
 		running, queued int
+		firstQueued     int64
 	}
 	active := map[int64]*activeRuns{}
 	if len(jobs) > 0 {
@@ -185,6 +186,9 @@ func (st *stepper) startRound(ctx context.Context, owner string, ps []runs.Plann
 			if status == RunRunning {
 				a.running++
 			} else {
+				if a.queued == 0 {
+					a.firstQueued = id
+				}
 				a.queued++
 			}
 			return nil
@@ -231,7 +235,10 @@ func (st *stepper) startRound(ctx context.Context, owner string, ps []runs.Plann
 		case len(a.ids) == 0:
 		case def.overlap == OverlapDiscardLater:
 			r.Status, r.Message = RunDiscarded, fmt.Sprintf("discarded: run %d of the workflow is still active (overlap discard_later)", a.ids[0])
-		case def.overlap == OverlapSerial, def.overlap == OverlapConcurrent && (a.queued > 0 || def.maxConc > 0 && a.running >= def.maxConc):
+		case def.overlap == OverlapBufferOne && a.queued > 0:
+			r.Status, r.Message = RunDiscarded, fmt.Sprintf("discarded: run %d of the workflow already waits behind the active one (overlap buffer_one)", a.firstQueued)
+		case def.overlap == OverlapSerial, def.overlap == OverlapBufferOne,
+			def.overlap == OverlapConcurrent && (a.queued > 0 || def.maxConc > 0 && a.running >= def.maxConc):
 			r.Status = RunQueued
 		}
 		jobStatus := wire.StatusRunning

@@ -532,7 +532,7 @@ func (st *stepper) startQueued(ctx context.Context, ended map[int64]int) error {
 	if _, err := pgx.ForEachRow(rows, []any{&wf, &overlap, &maxConc, &timeoutMS, &running, &queued}, func() error {
 		n := min(ended[wf], len(queued))
 		switch overlap {
-		case OverlapSerial, OverlapDiscardLater, OverlapCoverEarly:
+		case OverlapSerial, OverlapDiscardLater, OverlapCoverEarly, OverlapBufferOne:
 			if running > 0 {
 				n = 0
 			}

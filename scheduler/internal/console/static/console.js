@@ -310,3 +310,72 @@ document.addEventListener("submit", (ev) => {
   src.addEventListener("scroll", () => { gutter.scrollTop = src.scrollTop; });
   renumber();
 })();
+
+// live pages: a page an operator keeps open (the dashboard, runs, a job,
+// workers, backfills, the cluster) carries <main data-live="N"> and reads
+// itself again every N seconds, swapping the new <main> in. It does not
+// while the user has paused it (#live-toggle, remembered for the browser),
+// while a form on the page holds something typed or chosen (nothing typed
+// is lost), or while the tab is hidden (no load from a forgotten tab).
+// Open <details> stay open across a swap.
+(() => {
+  const main = document.querySelector("main[data-live]");
+  const toggle = document.getElementById("live-toggle");
+  if (!main || !toggle) {
+    return;
+  }
+  const every = Math.max(Number(main.dataset.live) || 10, 2) * 1000;
+  const key = "jetjob-live";
+  const paused = () => localStorage.getItem(key) === "paused";
+  const show = () => {
+    toggle.textContent = paused() ? "Paused" : "Live";
+    toggle.setAttribute("aria-pressed", paused() ? "false" : "true");
+    toggle.title = paused() ? "Click to read this page again every " + every / 1000 + " s" : "Reads itself again every " + every / 1000 + " s; click to pause";
+  };
+  toggle.hidden = false;
+  show();
+  toggle.addEventListener("click", () => {
+    localStorage.setItem(key, paused() ? "live" : "paused");
+    show();
+  });
+  const dirty = (root) => [...root.querySelectorAll("input, textarea, select")].some((el) => {
+    if (el.type === "hidden" || el.type === "submit") {
+      return false;
+    }
+    if (el.type === "checkbox" || el.type === "radio") {
+      return el.checked !== el.defaultChecked;
+    }
+    if (el.tagName === "SELECT") {
+      // Without a selected attribute a single select shows its first option.
+      const opts = [...el.options];
+      if (el.multiple) {
+        return opts.some((o) => o.selected !== o.defaultSelected);
+      }
+      return el.selectedIndex !== Math.max(opts.findIndex((o) => o.defaultSelected), 0);
+    }
+    return el.value !== el.defaultValue;
+  });
+  const tick = async () => {
+    const cur = document.querySelector("main[data-live]");
+    if (!cur || paused() || document.hidden || dirty(cur)) {
+      return;
+    }
+    try {
+      const resp = await fetch(location.href, { credentials: "same-origin" });
+      if (!resp.ok) {
+        return; // signed out or gone: the page stays as it is until the user moves
+      }
+      const fresh = new DOMParser().parseFromString(await resp.text(), "text/html").querySelector("main");
+      if (!fresh || paused() || dirty(cur)) {
+        return;
+      }
+      const open = [...cur.querySelectorAll("details[open][id]")].map((d) => d.id);
+      fresh.querySelectorAll(".flash").forEach((f) => f.remove()); // a notice is said once
+      cur.replaceChildren(...fresh.childNodes);
+      open.forEach((id) => document.getElementById(id)?.setAttribute("open", ""));
+    } catch (err) {
+      console.warn("jetjob: reading the page again:", err);
+    }
+  };
+  setInterval(tick, every);
+})();

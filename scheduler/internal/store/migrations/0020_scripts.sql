@@ -1,4 +1,4 @@
--- jetjob schema, version 19: stored scripts with versions (issue #30),
+-- jetjob schema, version 20: stored scripts with versions (issue #30),
 -- and one-time set-password links.
 --
 -- A job of handler 'script' runs a script the scheduler stores, as
