@@ -367,9 +367,13 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch, rule, alert := alertOfPhone(t, sys, job.ID)
+	src := "#!/bin/bash\necho \"a script line that is much longer than a phone's screen is wide, as script lines are\"\n"
+	script := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-script-job-with-a-rather-long-name-for-a-small-screen",
+		Handler: "script", ScriptLanguage: "bash", Script: &src, ScheduleType: "none"})
 	b := newTab(t, sys.url)
 	b.signIn("/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
+		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID), "/set-password?token=x",
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit",

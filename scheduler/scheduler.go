@@ -85,6 +85,10 @@ type Config struct {
 	// no children past it (Results.MaxChainRuns takes this value). Give
 	// every scheduler of a cluster the same.
 	MaxChainRuns int
+	// ScriptVersions is how many versions of each script job's script are
+	// kept (default store.DefaultScriptVersions, 30, as xxl-job keeps of a
+	// GLUE script); saving one prunes the older.
+	ScriptVersions int
 	// Egress is what connections to targets users choose (alarm webhooks)
 	// may reach beyond public addresses (--egress-allow); the scheduler's
 	// own API listener is added to its Self.
@@ -109,7 +113,11 @@ func (c *Config) Validate() error {
 		shards = fmt.Errorf("scheduler: ShardCount must be 1 to %d (0: %d), got %d",
 			store.MaxShardCount, store.DefaultShardCount, c.ShardCount)
 	}
-	return errors.Join(shards,
+	var versions error
+	if c.ScriptVersions < 0 || c.ScriptVersions > 10000 {
+		versions = fmt.Errorf("scheduler: ScriptVersions must be 1 to 10000 (0: %d), got %d", store.DefaultScriptVersions, c.ScriptVersions)
+	}
+	return errors.Join(shards, versions,
 		refs.ValidateMaxRuns(c.MaxChainRuns),
 		c.Lease.Validate(),
 		c.Planner.Validate(),

@@ -78,7 +78,7 @@ type wiring struct {
 func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
 	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
 		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns),
-			store.WithWorkflowsEnded(s.workflowsEnded))
+			store.WithWorkflowsEnded(s.workflowsEnded), store.WithScriptVersions(s.cfg.ScriptVersions))
 	})
 	if err != nil {
 		return nil, nil, nil

@@ -33,6 +33,10 @@ type Job struct {
 	// Delivery is how many times this trigger has been delivered; above 1
 	// an earlier execution may have done part of the work (its worker died).
 	Delivery int
+	// Script is the stored script a run of a script job runs (handler
+	// "script", builtin.Script): the job's version when the run was
+	// planned, the same on every delivery. nil for other jobs.
+	Script *wire.Script
 	// Logger logs with the run's fields to the worker's log and publishes
 	// each line to the run's log on JETJOB_LOGS.
 	Logger *zap.Logger
@@ -104,7 +108,7 @@ func (r *run) job() *Job {
 	return &Job{
 		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
-		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery),
+		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery), Script: t.Script,
 		Logger: r.logs.logger(r.log), output: &r.output,
 	}
 }

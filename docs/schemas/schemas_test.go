@@ -118,6 +118,8 @@ func samples(t *testing.T) []sample {
 			TimeoutMS: 30_000, MisfirePolicy: "fire_once", MisfireThresholdMS: 5000, BlockStrategy: "concurrent", MaxConcurrency: 3}},
 		{"broadcast part", wire.Trigger{RunID: 44, JobID: 8, Group: "etl_2", Handler: "shell", Params: "echo $JETJOB_SHARD_INDEX",
 			TriggerType: wire.TriggerManual, ScheduledAt: at, ShardIndex: 2, ShardTotal: 4, BlockStrategy: "serial", MisfirePolicy: "skip", MisfireThresholdMS: 5000}},
+		{"script job", wire.Trigger{RunID: 46, JobID: 10, Group: "ops", Handler: "script", Params: "14", TriggerType: wire.TriggerManual,
+			ScheduledAt: at, Script: &wire.Script{Language: "bash", Version: 3, Source: "#!/bin/bash\necho \"keep $1 days\" <&- \u00e9\n"}}},
 		{"zoned time", wire.Trigger{RunID: 45, JobID: 9, Group: "billing", Handler: "invoice", TriggerType: wire.TriggerBackfill, ScheduledAt: zoned}},
 	} {
 		data, err := wire.EncodeTrigger(&tc.t)

@@ -119,6 +119,18 @@ type JobSpec struct {
 	// that execute at once (0: no cap); refused with any other strategy.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
 
+	// A script job (handler "script", docs/jobs.md "Script jobs") runs a
+	// script the scheduler stores with its versions: ScriptLanguage is
+	// bash, python3, python2, nodejs, php or powershell (required with
+	// handler script, refused with any other); Script its source. On a
+	// create Script is the first version; on a PUT a Script (or language)
+	// other than the current one is saved as a new version with
+	// ScriptRemark, and a PUT without Script keeps the source. Reading a
+	// job gives the current source and ScriptVersion.
+	ScriptLanguage string  `json:"script_language,omitempty"`
+	Script         *string `json:"script,omitempty"`
+	ScriptRemark   string  `json:"script_remark,omitempty"`
+
 	// Enabled defaults to true on create.
 	Enabled *bool `json:"enabled,omitempty"`
 	// Schedule operations (see schedops.go): MisfireThreshold and
@@ -155,6 +167,8 @@ type Job struct {
 	PausedNote string     `json:"paused_note,omitempty"`
 	PausedAt   *time.Time `json:"paused_at,omitempty"`
 	PausedBy   string     `json:"paused_by,omitempty"`
+	// ScriptVersion is a script job's current script version.
+	ScriptVersion int `json:"script_version,omitempty"`
 }
 
 // JobList answers GET /jobs.

@@ -148,3 +148,16 @@ func (c *Client) JobHistory(ctx context.Context, id int64, opts AuditOptions) (*
 }
 
 func userPath(name string) string { return "/users/" + url.PathEscape(name) }
+
+// PasswordLink issues a one-time set-password link for a user (admin);
+// ttl 0 is the server's default (72 h).
+func (c *Client) PasswordLink(ctx context.Context, user string, ttl time.Duration) (*apiv1.PasswordLink, error) {
+	return call[apiv1.PasswordLink](ctx, c, http.MethodPost, "/users/"+url.PathEscape(user)+"/password-link", nil,
+		apiv1.PasswordLinkRequest{TTL: apiv1.Duration(ttl)})
+}
+
+// UsePasswordLink sets the password a link's token is for; it needs no
+// credentials.
+func (c *Client) UsePasswordLink(ctx context.Context, token, password string) error {
+	return c.do(ctx, http.MethodPost, "/password-links/use", nil, apiv1.PasswordLinkUse{Token: token, Password: password}, nil)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,7 +98,26 @@ type Trigger struct {
 	// concurrent that execute at once; 0 (or absent, from an older
 	// scheduler) means unbounded.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// Script is the stored script a run of handler "script" runs: the
+	// job's current version when the run was planned (or recovered),
+	// carried in the trigger so that it is signed with it and every
+	// delivery of the run runs the same version (docs/protocol.md).
+	Script *Script `json:"script,omitempty"`
 }
+
+// Script is a version of a job's stored script.
+type Script struct {
+	Language string `json:"language"`
+	Version  int    `json:"version"`
+	Source   string `json:"source"`
+}
+
+// ScriptLanguages are the languages a script job may be written in, as
+// xxl-job's GLUE types name them.
+var ScriptLanguages = []string{"bash", "python3", "python2", "nodejs", "php", "powershell"}
+
+// MaxScriptBytes bounds a script's source (64 KiB, as params).
+const MaxScriptBytes = MaxParamsBytes
 
 // MsgID is the JetStream Nats-Msg-Id of the trigger of run runID. It is derived
 // from the run's identity only, so every re-publish of the same run (after a
@@ -124,6 +144,16 @@ func (t *Trigger) Validate() error {
 	}
 	if t.Handler == "" || len(t.Handler) > 255 {
 		errs = append(errs, "handler must be 1-255 characters")
+	}
+	if t.Script != nil {
+		switch {
+		case !slices.Contains(ScriptLanguages, t.Script.Language):
+			errs = append(errs, fmt.Sprintf("script language %q is not one of %s", t.Script.Language, strings.Join(ScriptLanguages, ", ")))
+		case t.Script.Version <= 0:
+			errs = append(errs, "script version must be positive")
+		case len(t.Script.Source) > MaxScriptBytes:
+			errs = append(errs, fmt.Sprintf("script source is %d bytes, more than %d", len(t.Script.Source), MaxScriptBytes))
+		}
 	}
 	if len(t.Params) > MaxParamsBytes {
 		errs = append(errs, fmt.Sprintf("params are %d bytes, more than %d", len(t.Params), MaxParamsBytes))

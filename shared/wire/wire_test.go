@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -115,5 +116,34 @@ func TestTruncateMessage(t *testing.T) {
 	got := TruncateMessage(long)
 	if len(got) > MaxMessageBytes || !strings.HasSuffix(got, "[truncated]") || !utf8.ValidString(got) {
 		t.Fatalf("truncated to %d bytes, valid UTF-8 %t, suffix %q", len(got), utf8.ValidString(got), got[len(got)-20:])
+	}
+}
+
+// A script job's trigger carries its script through the encoder (which
+// leaves the fast path for it) and back, newlines and all; a script of a
+// language no worker runs, or of version 0, is refused.
+func TestTriggerScript(t *testing.T) {
+	tr := &Trigger{RunID: 1, JobID: 2, Group: "ops", Handler: "script", TriggerType: TriggerManual,
+		ScheduledAt: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC),
+		Script:      &Script{Language: "python3", Version: 4, Source: "import sys\nprint(sys.argv[1])\n"}}
+	data, err := EncodeTrigger(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(data, []byte("\n")) != 0 {
+		t.Fatalf("an encoded trigger holds a raw newline (a batch splits on them): %s", data)
+	}
+	got, err := DecodeTrigger(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Script == nil || *got.Script != *tr.Script {
+		t.Fatalf("decoded script %+v, want %+v", got.Script, tr.Script)
+	}
+	for _, bad := range []Script{{Language: "ruby", Version: 1}, {Language: "bash", Version: 0}} {
+		tr.Script = &bad
+		if _, err := EncodeTrigger(tr); err == nil || !strings.Contains(err.Error(), "script") {
+			t.Errorf("script %+v: %v, want refused", bad, err)
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -49,6 +50,7 @@ type options struct {
 	misfireThreshold time.Duration
 	maxCatchup       int
 	maxChainRuns     int
+	scriptVersions   int
 	triggerBatch     int
 	replicas         int
 	dupWindow        time.Duration
@@ -103,6 +105,7 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.Duration(&o.maxLag, "planning-max-lag", "JETJOB_PLANNING_MAX_LAG", 0, "how far dispatch or the results applier may fall behind before planning waits for them, default 1s; from a quarter of it on, planning looks less far ahead; a worker group twice as far behind has its skip and fire_once jobs left out")
 	s.Duration(&o.misfireThreshold, "misfire-threshold", "JETJOB_MISFIRE_THRESHOLD", 0, "how late a fire may be before its misfire policy applies, default 5s")
 	s.Int(&o.maxCatchup, "max-catchup", "JETJOB_MAX_CATCHUP", 0, "missed fires handled per job and pass, default 100")
+	s.Int(&o.scriptVersions, "script-versions", "JETJOB_SCRIPT_VERSIONS", store.DefaultScriptVersions, "versions of each script job's script kept (1 to 10000); saving one prunes the older")
 	s.Int(&o.maxChainRuns, "max-chain-runs", "JETJOB_MAX_CHAIN_RUNS", 0, fmt.Sprintf("runs one fire may cause through child jobs, 1 to %d, default %d: longer or wider links are refused, and no child runs past it", refs.MaxRunsLimit, refs.DefaultMaxRuns))
 	s.Int(&o.triggerBatch, "trigger-batch", "JETJOB_TRIGGER_BATCH", 0, fmt.Sprintf("runs of a group due at the same instant that share one trigger message, 1 to %d, default %d; 1: every run alone (always while tracing is on)", wire.MaxBatchRuns, planner.DefaultTriggerBatch))
 	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 0, "JetStream replicas, 1 or 3, default 1")
@@ -177,6 +180,9 @@ func (o *options) validate() error {
 		// 0 would not mean "keep forever" but "drop every finished day":
 		// refused rather than guessed.
 		errs = append(errs, o.set.Errorf("run-retention", "%s: want a positive duration such as 720h (30 days)", o.runRetention))
+	}
+	if o.scriptVersions < 1 || o.scriptVersions > 10000 {
+		errs = append(errs, o.set.Errorf("script-versions", "%d: want 1 to 10000", o.scriptVersions))
 	}
 	if err := refs.ValidateMaxRuns(o.maxChainRuns); err != nil {
 		errs = append(errs, o.set.Errorf("max-chain-runs", "%d: want 1 to %d (0: the default, %d)", o.maxChainRuns, refs.MaxRunsLimit, refs.DefaultMaxRuns))
@@ -288,7 +294,7 @@ func (o *options) spentTriggerKeys() []ed25519.PublicKey {
 // schedulerConfig builds the scheduler's config from the flags and the
 // bootstrap API token (the scrape token is the caller's to add).
 func (o *options) schedulerConfig(token string) scheduler.Config {
-	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount, MaxChainRuns: o.maxChainRuns}
+	c := scheduler.Config{APIToken: token, InsecureNoAuth: o.insecureNoAuth, ShardCount: o.shardCount, MaxChainRuns: o.maxChainRuns, ScriptVersions: o.scriptVersions}
 	c.HTTP.BodyTimeout = o.httpBodyTimeout
 	c.HTTP.MaxAnonymous = o.httpMaxAnonymous
 	c.Lease.ID = o.schedulerID

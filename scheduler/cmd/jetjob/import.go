@@ -165,7 +165,7 @@ empty.`,
 				Timezone: zone.Zone, Zone: zone, Enable: enable}
 			runErr := importPlan(cmd.Context(), c, plan, rep, dryRun, enable)
 			if runErr == nil && users {
-				runErr = importUsers(cmd.Context(), c, dump, rep, dryRun)
+				runErr = importUsers(cmd.Context(), c, a.used.API, dump, rep, dryRun)
 			}
 			if runErr == nil && history > 0 {
 				runErr = importHistory(cmd.Context(), c, db, rep, history, mustLocation(zone.Zone), now, dryRun)
@@ -333,6 +333,7 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 			job, err = c.CreateJob(ctx, want)
 			if err == nil {
 				row.Action, row.NewID = actCreated, job.ID
+				err = importScriptHistory(ctx, c, job.ID, jp.ScriptHistory, row)
 			}
 		default:
 			row.NewID = cur.ID
@@ -364,6 +365,24 @@ func importPlan(ctx context.Context, c *client.Client, plan *xxljob.Plan, rep *i
 			continue
 		}
 		newID[jp.OldID] = row.NewID
+	}
+	return nil
+}
+
+// importScriptHistory sends a GLUE job's older sources and the time of
+// its current one after the job was created with that source (a job
+// found again keeps the versions it has: an edit in xxl-job since is a new
+// version, saved by the update). A refusal is said on the row; it does
+// not undo the job.
+func importScriptHistory(ctx context.Context, c *client.Client, id int64, h *apiv1.ScriptImport, row *importJobRow) error {
+	if h == nil || len(h.Versions) == 0 && h.CurrentAt == nil {
+		return nil
+	}
+	if _, err := c.ImportScript(ctx, id, *h); err != nil {
+		if importFatal(err) {
+			return err
+		}
+		row.Changed = append(row.Changed, "the script's older versions were not imported: "+err.Error())
 	}
 	return nil
 }

@@ -106,9 +106,9 @@ func TestImportXXLJob3(t *testing.T) {
 			}
 		}
 	}
-	for id, interp := range map[int64]string{2: `python3 \"$d/script.py\"`, 3: `python \"$d/script.py\"`, 4: `pwsh \"$d/script.ps1\"`} {
-		if j := byOld[id]; j.Handler != "shell" || !strings.Contains(j.Params, interp) {
-			t.Errorf("job %d: handler %q params %s, want %s", id, j.Handler, j.Params, interp)
+	for id, lang := range map[int64]string{2: "python3", 3: "python2", 4: "powershell"} {
+		if j := byOld[id]; j.Handler != "script" || j.ScriptLanguage != lang || j.Script == nil || j.ScriptVersion != 1 {
+			t.Errorf("job %d: handler %q language %q version %d, want a script job in %s", id, j.Handler, j.ScriptLanguage, j.ScriptVersion, lang)
 		}
 	}
 	if j := byOld[8]; j.Handler != "marketOpenHandler" || j.Timezone != "America/New_York" || !slices.Equal(j.ChildJobIDs, []int64{byOld[1].ID}) {
@@ -118,15 +118,37 @@ func TestImportXXLJob3(t *testing.T) {
 		t.Errorf("job 2 = %+v", j)
 	}
 
-	// Users: ops operates both imported groups, without a password.
+	// Users: ops operates both imported groups, without a password, and
+	// the report gives a one-time link to choose one: it works once.
 	var ops *importUserRow
 	for i := range rep.Users {
 		if rep.Users[i].User == "ops" {
 			ops = &rep.Users[i]
 		}
 	}
-	if ops == nil || ops.Action != actCreated || !strings.Contains(strings.Join(ops.Notes, ";"), "jetjob users password ops") {
+	if ops == nil || ops.Action != actCreated || !strings.HasPrefix(ops.SetPasswordLink, api.URL+"/set-password?token=") ||
+		!strings.Contains(strings.Join(ops.Notes, ";"), ops.SetPasswordLink) || ops.LinkExpiresAt == nil ||
+		time.Until(*ops.LinkExpiresAt) < 71*time.Hour {
 		t.Fatalf("user ops: %+v (users %+v)", ops, rep.Users)
+	}
+	token := ops.SetPasswordLink[strings.Index(ops.SetPasswordLink, "token=")+len("token="):]
+	anon, err := client.New(api.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := anon.UsePasswordLink(context.Background(), token, "ops chose this password"); err != nil {
+		t.Fatalf("the imported user's link: %v", err)
+	}
+	if _, _, err := anon.Login(context.Background(), "ops", "ops chose this password"); err != nil {
+		t.Fatalf("ops signs in with the password chosen: %v", err)
+	}
+	if err := anon.UsePasswordLink(context.Background(), token, "someone else's password"); err == nil {
+		t.Fatal("the link worked twice")
+	}
+	// An admin issues another.
+	res = must(t, api.as(t, bootstrapToken, "", "users", "reset-link", "ops", "--ttl", "1h"), "users reset-link")
+	if !strings.HasPrefix(res.stdout, api.URL+"/set-password?token=") || !strings.Contains(res.stdout, "One-time link for ops") {
+		t.Fatalf("reset-link printed %q", res.stdout)
 	}
 	u, err := c.GetUser(context.Background(), "ops")
 	if err != nil || u.Admin || len(u.Grants) != 2 || u.Grants[0].Role != apiv1.RoleOperator {

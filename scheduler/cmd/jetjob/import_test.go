@@ -12,7 +12,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/xxljob/localmaria"
-	"github.com/jetjob/jetjob/worker/builtin"
 )
 
 // xxlFixture is the xxl-job database of scheduler/internal/xxljob's tests: 5
@@ -136,10 +135,10 @@ func TestImportXXLJob(t *testing.T) {
 	if j := st["sharding-demo-2"]; j.RouteStrategy != "sharding_broadcast" || j.MisfirePolicy != "fire_once" {
 		t.Errorf("sharding-demo-2 = %+v", j)
 	}
-	if j := st["rotate-logs-39"]; j.Group != "xxl-ops-scripts" || j.Handler != "shell" || j.ScheduleType != "fix_rate" || j.ScheduleExpr != "86400s" {
+	if j := st["rotate-logs-39"]; j.Group != "xxl-ops-scripts" || j.Handler != "script" || j.ScheduleType != "fix_rate" || j.ScheduleExpr != "86400s" {
 		t.Errorf("rotate-logs-39 = %+v", j)
-	} else if err := builtin.CheckShellParams(j.Params); err != nil || !strings.Contains(j.Params, "bash") {
-		t.Errorf("rotate-logs-39 params %q: %v", j.Params, err)
+	} else if j.ScriptLanguage != "bash" || j.Script == nil || !strings.Contains(*j.Script, "find /var/log/app") || j.Params != "14" {
+		t.Errorf("rotate-logs-39: language %q, params %q, script %v", j.ScriptLanguage, j.Params, j.Script)
 	}
 	for _, name := range []string{"new-year-2030-9", "third-friday-report-6", "last-weekday-of-the-month-16"} {
 		if st[name].ScheduleType != "quartz" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -19,16 +20,21 @@ type importUserRow struct {
 	Role     string   `json:"role"`
 	Action   string   `json:"action"`
 	Notes    []string `json:"notes,omitempty"`
+	// SetPasswordLink is the one-time link to the console page where the
+	// user chooses a password, ExpiresAt when it stops working.
+	SetPasswordLink string     `json:"set_password_link,omitempty"`
+	LinkExpiresAt   *time.Time `json:"link_expires_at,omitempty"`
 }
 
 // importUsers creates xxl-job's users in jetjob (--users): an admin (role
 // 1) as an admin, a normal user as an operator of each group in its
 // permission list that was imported. Passwords cannot come along (xxl-job
 // keeps hashes of its own scheme), so every user is created without one and
-// its row says how an admin gives it one. A user whose name jetjob has
+// its row carries a one-time set-password link (72 h) to hand to them,
+// to the console of base (the API address). A user whose name jetjob has
 // already is left as it is. Like jobs, a user the API refuses is reported
 // and the others go on.
-func importUsers(ctx context.Context, c *client.Client, d *xxljob.Dump, rep *importReport, dry bool) error {
+func importUsers(ctx context.Context, c *client.Client, base string, d *xxljob.Dump, rep *importReport, dry bool) error {
 	ul, err := c.ListUsers(ctx)
 	if err != nil {
 		return fmt.Errorf("list jetjob users: %w", err)
@@ -96,8 +102,22 @@ func importUsers(ctx context.Context, c *client.Client, d *xxljob.Dump, rep *imp
 			row.Action = actCreated
 			exists[row.User] = true
 		}
-		if row.Action == actCreated || row.Action == dryPrefix+actCreated {
-			row.Notes = append(row.Notes, fmt.Sprintf("no password (xxl-job's hash cannot be carried): an admin sets one with `jetjob users password %s` and hands it over", row.User))
+		switch row.Action {
+		case dryPrefix + actCreated:
+			row.Notes = append(row.Notes, "no password (xxl-job's hash cannot be carried): the import prints a one-time link to choose one")
+		case actCreated:
+			l, err := c.PasswordLink(ctx, row.User, 0)
+			if err != nil {
+				if importFatal(err) {
+					rep.Users = append(rep.Users, row)
+					return fmt.Errorf("set-password link of user %s: %w", row.User, err)
+				}
+				row.Notes = append(row.Notes, fmt.Sprintf("no password, and no link: %v; an admin issues one with `jetjob users reset-link %s`", err, row.User))
+				break
+			}
+			row.SetPasswordLink, row.LinkExpiresAt = strings.TrimSuffix(base, "/")+l.Path, &l.ExpiresAt
+			row.Notes = append(row.Notes, fmt.Sprintf("no password (xxl-job's hash cannot be carried): hand them the one-time link %s to choose one (until %s; `jetjob users reset-link %s` issues another)",
+				row.SetPasswordLink, l.ExpiresAt.UTC().Format(time.RFC3339), row.User))
 		}
 		rep.Users = append(rep.Users, row)
 	}

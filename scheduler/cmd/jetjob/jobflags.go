@@ -21,6 +21,8 @@ import (
 type jobFlags struct {
 	group, name, handler, description string
 	params, paramsFile                string
+	scriptLanguage, scriptFile        string
+	script                            *string // read from scriptFile by validate
 	cron, quartz, every, delay, at    string
 	tz, misfire, route, block         string
 	timeout                           time.Duration
@@ -47,6 +49,8 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.description, "description", "", "free-form description")
 	fl.StringVar(&f.params, "params", "", "params passed to the handler")
 	fl.StringVar(&f.paramsFile, "params-file", "", "read the params from a file (- for stdin)")
+	fl.StringVar(&f.scriptLanguage, "script-language", "", "with --handler script: bash, python3, python2, nodejs, php or powershell")
+	fl.StringVar(&f.scriptFile, "script-file", "", "with --handler script: the script's source, from a file (- for stdin); a new version on update")
 	fl.StringVar(&f.cron, "cron", "", "schedule: cron expression")
 	fl.StringVar(&f.quartz, "quartz", "", "schedule: Quartz cron expression as xxl-job writes it, e.g. '0 15 10 ? * 6L' (day-of-week 1 = Sunday)")
 	fl.StringVar(&f.every, "every", "", "schedule: fixed rate, a duration like 30s")
@@ -151,6 +155,23 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 		}
 		f.params, f.paramsSet = string(b), true
 	}
+	if changed("script-file") {
+		if changed("params-file") && f.paramsFile == "-" && f.scriptFile == "-" {
+			return usagef("--params-file and --script-file cannot both read stdin")
+		}
+		var b []byte
+		var err error
+		if f.scriptFile == "-" {
+			b, err = io.ReadAll(stdin)
+		} else {
+			b, err = os.ReadFile(f.scriptFile)
+		}
+		if err != nil {
+			return fmt.Errorf("reading --script-file: %w", err)
+		}
+		src := string(b)
+		f.script = &src
+	}
 	return nil
 }
 
@@ -171,6 +192,7 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 		{"misfire", &spec.MisfirePolicy, f.misfire},
 		{"route", &spec.RouteStrategy, f.route},
 		{"block", &spec.BlockStrategy, f.block},
+		{"script-language", &spec.ScriptLanguage, f.scriptLanguage},
 	} {
 		if changed(s.flag) {
 			*s.dst = s.val
@@ -181,6 +203,9 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	}
 	if f.paramsSet {
 		spec.Params = f.params
+	}
+	if f.script != nil {
+		spec.Script = f.script
 	}
 	if changed("timeout") {
 		spec.Timeout = apiv1.Duration(f.timeout)

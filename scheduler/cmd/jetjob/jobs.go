@@ -214,6 +214,9 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Description", j.Description)
 	k.add("Handler", j.Handler)
 	k.add("Params", j.Params)
+	if j.Script != nil {
+		k.add("Script", fmt.Sprintf("%s, version %d, %d bytes (jetjob scripts show %d)", j.ScriptLanguage, j.ScriptVersion, len(*j.Script), j.ID))
+	}
 	k.add("Schedule", schedule(&j.JobSpec))
 	k.add("Time zone", j.Timezone)
 	k.add("Misfire policy", j.MisfirePolicy)

@@ -77,7 +77,7 @@ to them: viewer (read its jobs, runs, logs, workers, stats) or operator
 jobs whose handler runs commands also need --scripts). Everyone changes
 their own password with "users password NAME" (the current one is asked).`,
 	}, a.usersCreateCmd(), a.usersListCmd(), a.usersGetCmd(), a.usersGrantCmd(), a.usersRevokeCmd(),
-		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersPasswordCmd(), a.usersDeleteCmd())
+		a.usersSwitchCmd(false), a.usersSwitchCmd(true), a.usersPasswordCmd(), a.usersResetLinkCmd(), a.usersDeleteCmd())
 }
 
 func (a *app) usersCreateCmd() *cobra.Command {

@@ -31,7 +31,7 @@ const bootstrapToken = "break-glass-token"
 var principals = []string{"", "viewerA", "viewerB", "operator", "opNoScripts", "admin"}
 
 // env is an API with access control over a fresh database: groups a (with
-// the command handler "script") and b, a user per principal with an API
+// the command handler "deploy") and b, a user per principal with an API
 // key, a plain and a shell job in a, and a run of the plain job.
 type env struct {
 	t     *testing.T
@@ -73,7 +73,7 @@ func newEnv(t *testing.T) *env {
 	e.contract = newContract(t, t.Errorf)
 	e.srv = httptest.NewServer(e.contract.wrap(a))
 	t.Cleanup(e.srv.Close)
-	for _, g := range []store.Group{{Name: "a", CommandHandlers: []string{"script"}}, {Name: "b"}} {
+	for _, g := range []store.Group{{Name: "a", CommandHandlers: []string{"deploy"}}, {Name: "b"}} {
 		if _, err := st.CreateGroup(ctx, store.System, g); err != nil {
 			t.Fatal(err)
 		}

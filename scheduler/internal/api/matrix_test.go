@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // req is one request of the matrix; build makes it for a principal,
@@ -33,6 +34,7 @@ const (
 	s200, s201, s202, s204 = http.StatusOK, http.StatusCreated, http.StatusAccepted, http.StatusNoContent
 	s401, s403, s404, s409 = http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusConflict
 	s400                   = http.StatusBadRequest
+	s410                   = http.StatusGone
 )
 
 func fixed(method, path string, body any) func(*env, string) req {
@@ -92,7 +94,7 @@ func matrix() []matrixRow {
 			return req{"POST", "/api/v1/jobs", jobSpec("a", "shell", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s403, s201}},
 		{"POST /api/v1/jobs", func(e *env, _ string) req { // so does a handler group a declares
-			return req{"POST", "/api/v1/jobs", jobSpec("a", "script", fmt.Sprint("new", e.next()))}
+			return req{"POST", "/api/v1/jobs", jobSpec("a", "deploy", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s403, s201}},
 		{"POST /api/v1/jobs", func(e *env, _ string) req { // group b: no grant but admin's
 			return req{"POST", "/api/v1/jobs", jobSpec("b", "echo", fmt.Sprint("new", e.next()))}
@@ -135,6 +137,26 @@ func matrix() []matrixRow {
 			return req{"POST", jobPath(e.cronJob().ID, "/backfill"), apiv1.BackfillRequest{From: now.Add(-3 * time.Hour), To: now}}
 		}, with(operate, s201)},
 		{"GET /api/v1/jobs/{id}/backfills", func(e *env, _ string) req { return req{"GET", jobPath(e.plain.ID, "/backfills"), nil} }, read},
+		{"GET /api/v1/jobs/{id}/script", func(e *env, _ string) req { return req{"GET", jobPath(e.scriptJob().ID, "/script"), nil} }, read},
+		{"PUT /api/v1/jobs/{id}/script", func(e *env, _ string) req { // a script runs commands: scripts
+			return req{"PUT", jobPath(e.scriptJob().ID, "/script"), apiv1.ScriptSave{Source: "echo two\n", Remark: "edit"}}
+		}, scripts},
+		{"GET /api/v1/jobs/{id}/script/versions", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/versions"), nil}
+		}, read},
+		{"GET /api/v1/jobs/{id}/script/versions/{v}", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/versions/1"), nil}
+		}, read},
+		{"GET /api/v1/jobs/{id}/script/diff", func(e *env, _ string) req {
+			return req{"GET", jobPath(e.scriptJob().ID, "/script/diff?from=1&to=1"), nil}
+		}, read},
+		{"POST /api/v1/jobs/{id}/script/rollback", func(e *env, _ string) req {
+			return req{"POST", jobPath(e.scriptJob().ID, "/script/rollback"), apiv1.ScriptRollback{Version: 1}}
+		}, scripts},
+		{"POST /api/v1/jobs/{id}/script/import", func(e *env, _ string) req {
+			return req{"POST", jobPath(e.scriptJob().ID, "/script/import"), apiv1.ScriptImport{
+				Versions: []apiv1.ScriptImportVersion{{Language: "bash", Source: "echo zero\n", Remark: "older"}}}}
+		}, adminOnly},
 		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills", nil), anyUser},
 		{"GET /api/v1/backfills", fixed("GET", "/api/v1/backfills?group=b", nil), [6]int{s401, s403, s200, s403, s403, s200}},
 		{"GET /api/v1/backfills/{id}", func(e *env, _ string) req {
@@ -235,6 +257,11 @@ func matrix() []matrixRow {
 		{"POST /api/v1/users/{name}/grants", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/users/" + e.newUser() + "/grants", apiv1.Grant{Group: "a", Role: "viewer"}}
 		}, adminOnly},
+		{"POST /api/v1/users/{name}/password-link", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/users/" + e.newUser() + "/password-link", nil}
+		}, with(adminOnly, s201)},
+		{"POST /api/v1/password-links/use", fixed("POST", "/api/v1/password-links/use",
+			apiv1.PasswordLinkUse{Token: "not-a-token", Password: "a long enough password"}), [6]int{s410, s410, s410, s410, s410, s410}},
 		{"DELETE /api/v1/users/{name}/grants", func(e *env, _ string) req {
 			return req{"DELETE", "/api/v1/users/" + e.newUser(store.Grant{Group: "a", Role: "viewer"}) + "/grants?group=a", nil}
 		}, adminOnly},
@@ -337,6 +364,18 @@ func (e *env) cronJob() store.Job {
 	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: "a", Name: fmt.Sprint("c", e.next()),
 		Handler: "echo", ScheduleType: "cron", ScheduleExpr: "@every 1h", Timezone: "UTC", MisfirePolicy: "skip",
 		RouteStrategy: "any", BlockStrategy: "serial", Enabled: true})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// scriptJob is a fresh bash script job of group a at version 1.
+func (e *env) scriptJob() store.Job {
+	e.t.Helper()
+	j, err := e.st.CreateJob(context.Background(), store.System, store.Job{Group: "a", Name: fmt.Sprint("s", e.next()),
+		Handler: "script", ScheduleType: "none", Timezone: "UTC", MisfirePolicy: "skip", RouteStrategy: "any",
+		BlockStrategy: "serial", Enabled: true, Script: &wire.Script{Language: "bash", Source: "echo one\n"}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -121,6 +121,22 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", "/api/v1/backfills?state=running", nil, nil)
 	call(s200, "operator", "POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", bf.ID), nil, nil)
 
+	// A script job: its script, a save, the versions, one version, a
+	// diff, a rollback, an importer's history.
+	src := "#!/bin/bash\necho one\n"
+	var sj apiv1.Job
+	call(s201, "operator", "POST", "/api/v1/jobs", apiv1.JobSpec{Group: "a", Name: "script-job", Handler: "script", ScriptLanguage: "bash",
+		Script: &src, ScheduleType: "none"}, &sj)
+	sp := fmt.Sprintf("/api/v1/jobs/%d/script", sj.ID)
+	call(s200, "viewerA", "GET", sp, nil, nil)
+	call(s200, "operator", "PUT", sp, apiv1.ScriptSave{Source: "#!/bin/bash\necho two\n", Remark: "two"}, nil)
+	call(s200, "viewerA", "GET", sp+"/versions", nil, nil)
+	call(s200, "viewerA", "GET", sp+"/versions/1", nil, nil)
+	call(s200, "viewerA", "GET", sp+"/diff?from=1&to=2", nil, nil)
+	call(s200, "operator", "POST", sp+"/rollback", apiv1.ScriptRollback{Version: 1}, nil)
+	call(s200, "admin", "POST", sp+"/import", apiv1.ScriptImport{Versions: []apiv1.ScriptImportVersion{
+		{Language: "bash", Source: "echo zero\n", Remark: "older"}}}, nil)
+
 	// Runs: one ended with every field set.
 	if _, err := e.pool.Exec(ctx, `UPDATE job_runs SET status = 'SUCCEEDED', triggered_at = scheduled_at,
 		started_at = scheduled_at, finished_at = scheduled_at + interval '2 seconds', worker_id = 'wa', message = 'done'
@@ -215,6 +231,10 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "admin", "PATCH", "/api/v1/users/dana", apiv1.UserPatch{DisplayName: &name}, nil)
 	call(s200, "admin", "POST", "/api/v1/users/dana/grants", apiv1.Grant{Group: "a", Role: apiv1.RoleOperator, Scripts: true}, nil)
 	call(s200, "admin", "DELETE", "/api/v1/users/dana/grants?group=a", nil, nil)
+	var link apiv1.PasswordLink
+	call(s201, "admin", "POST", "/api/v1/users/dana/password-link", apiv1.PasswordLinkRequest{TTL: apiv1.Duration(time.Hour)}, &link)
+	call(s204, "", "POST", "/api/v1/password-links/use", apiv1.PasswordLinkUse{Token: link.Token, Password: "correct horse battery staple"}, nil)
+	call(http.StatusGone, "", "POST", "/api/v1/password-links/use", apiv1.PasswordLinkUse{Token: link.Token, Password: "correct horse battery staple"}, nil)
 	call(s403, "viewerA", "GET", "/api/v1/users", nil, nil)
 	call(s204, "admin", "DELETE", "/api/v1/users/dana", nil, nil)
 	exp := time.Now().Add(24 * time.Hour)

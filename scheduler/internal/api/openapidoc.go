@@ -41,11 +41,12 @@ func openAPISpec() openapi.Spec {
 		PathParams: map[string]openapi.Param{
 			"id":   {Type: "integer", Description: "the record's id"},
 			"name": {Description: "the user's name"},
+			"v":    {Type: "integer", Description: "the script version's number"},
 		},
 		Error: apiv1.Error{},
 		ErrorDescription: "Every answer that is not a success: 400 invalid input (naming every problem), 401 no or " +
 			"wrong credentials, 403 a permission lacking (named in permission), 404 not found or not readable by the " +
-			"caller, 405 a known path with another method, 409 a conflict (a stale version: current_version), 413 a " +
+			"caller, 405 a known path with another method, 409 a conflict (a stale version: current_version), 410 a used or expired set-password link, 413 a " +
 			"body over 1 MiB, 429 too many attempts, 500, 503 a dependency unavailable.",
 		Special: map[reflect.Type]map[string]any{
 			reflect.TypeFor[apiv1.Duration](): {"type": "string", "examples": []string{"30s", "1h30m"},

@@ -52,7 +52,7 @@ func sameAnswer(a []byte, idA int64, b []byte, idB int64) bool {
 func TestChildLinksNeedTrigger(t *testing.T) {
 	e := newEnv(t)
 	foreign := e.job("b", "echo")    // another group's job
-	script := e.job("a", "script")   // group a's own command handler
+	script := e.job("a", "deploy")   // group a's own command handler
 	const missing = int64(987654321) // no such job
 	refused := func(who string, spec apiv1.JobSpec, method, path string) []byte {
 		t.Helper()
@@ -210,7 +210,7 @@ func TestChildLinkKeptAcrossEdits(t *testing.T) {
 // creating or editing one (issue #26, finding 14).
 func TestDeleteScriptJobNeedsScripts(t *testing.T) {
 	e := newEnv(t)
-	for _, h := range []string{"shell", "script"} {
+	for _, h := range []string{"shell", "deploy"} {
 		j := e.job("a", h)
 		path := fmt.Sprintf("/api/v1/jobs/%d", j.ID)
 		code, body := e.do("opNoScripts", "DELETE", path, nil)
@@ -315,7 +315,7 @@ func TestInlineNodesNeedTrigger(t *testing.T) {
 		{"opNoScripts", apiv1.InlineJob{Handler: "echo"}, http.StatusCreated, "a plain handler of its own group"},
 		{"opNoScripts", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusBadRequest, "a group it does not operate"},
 		{"opNoScripts", apiv1.InlineJob{Handler: "shell"}, http.StatusBadRequest, "a shell command without scripts"},
-		{"opNoScripts", apiv1.InlineJob{Handler: "script"}, http.StatusBadRequest, "the group's command handler without scripts"},
+		{"opNoScripts", apiv1.InlineJob{Handler: "deploy"}, http.StatusBadRequest, "the group's command handler without scripts"},
 		{"operator", apiv1.InlineJob{Handler: "shell"}, http.StatusCreated, "a shell command with scripts"},
 		{"operator", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusBadRequest, "another group, even with scripts on its own"},
 		{"admin", apiv1.InlineJob{Group: "b", Handler: "echo"}, http.StatusCreated, "an admin, anywhere"},

@@ -69,6 +69,16 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/jobs/{id}/history", read(s.pathJobGroup), s.jobHistory},
 		{"POST /api/v1/jobs/{id}/backfill", operate(s.pathJobGroup), s.createBackfill},
 		{"GET /api/v1/jobs/{id}/backfills", read(s.pathJobGroup), s.listBackfills},
+		// Stored scripts (apiv1/scripts.go): reading one is reading the
+		// job; writing one needs what writing the job does (scripts).
+		{"GET /api/v1/jobs/{id}/script", read(s.pathJobGroup), s.getScript},
+		{"PUT /api/v1/jobs/{id}/script", operate(s.pathJobWriteGroup), s.putScript},
+		{"GET /api/v1/jobs/{id}/script/versions", read(s.pathJobGroup), s.listScriptVersions},
+		{"GET /api/v1/jobs/{id}/script/versions/{v}", read(s.pathJobGroup), s.getScriptVersion},
+		{"GET /api/v1/jobs/{id}/script/diff", read(s.pathJobGroup), s.diffScript},
+		{"POST /api/v1/jobs/{id}/script/rollback", operate(s.pathJobWriteGroup), s.rollbackScript},
+		// An importer's history of a script (admin: it happened elsewhere).
+		{"POST /api/v1/jobs/{id}/script/import", admin, s.importScript},
 		{"GET /api/v1/backfills", read(queryGroup), s.searchBackfills},
 		{"GET /api/v1/backfills/{id}", read(s.pathBackfillGroup), byID(s.store.GetBackfill, backfillDoc)},
 		{"POST /api/v1/backfills/{id}/cancel", operate(s.pathBackfillGroup), s.cancelBackfill},
@@ -138,6 +148,10 @@ func (s *Server) routeTable() []route {
 		{"PATCH /api/v1/users/{name}", auth.SelfOrAdmin(pathUser), s.updateUser},
 		{"DELETE /api/v1/users/{name}", admin, s.deleteUser},
 		{"POST /api/v1/users/{name}/grants", admin, s.setGrant},
+		// One-time set-password links: an admin issues one; its token,
+		// not a session, lets its holder set the password once.
+		{"POST /api/v1/users/{name}/password-link", admin, s.createPasswordLink},
+		{"POST /api/v1/password-links/use", public, s.usePasswordLink},
 		{"DELETE /api/v1/users/{name}/grants", admin, s.deleteGrant},
 		{"GET /api/v1/keys", auth.SelfOrAdmin(queryUser), s.listKeys},
 		{"POST /api/v1/keys", auth.SelfOrAdmin(s.bodyUser), s.createKey},
@@ -394,8 +408,8 @@ func peekBody(r *http.Request, v any) (bool, error) {
 // when the handler runs commands (shell, or one the group declares).
 func (s *Server) commandNeed(ctx context.Context, group, handler string) (auth.Need, error) {
 	n := auth.Need{Group: group}
-	if handler == auth.ShellHandler {
-		n.Scripts, n.Why = true, "handler shell runs commands"
+	if handler == auth.ShellHandler || handler == auth.ScriptHandler {
+		n.Scripts, n.Why = true, fmt.Sprintf("handler %s runs commands", handler)
 		return n, nil
 	}
 	hs, err := s.store.CommandHandlers(ctx, group)

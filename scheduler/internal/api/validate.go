@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -152,6 +154,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Source) > 200 || strings.ContainsFunc(spec.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		add("source: at most 200 characters, no control characters")
 	}
+	script := checkScript(spec, add)
 	checkSchedOps(spec, tz, now, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
@@ -167,6 +170,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
+		Script: script, ScriptSourceGiven: spec.Script != nil, ScriptRemark: spec.ScriptRemark,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -188,6 +192,9 @@ func jobDoc(j store.Job) apiv1.Job {
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
 	schedOpsDoc(&d, j)
+	if j.Script != nil {
+		d.ScriptLanguage, d.Script, d.ScriptVersion = j.Script.Language, &j.Script.Source, j.Script.Version
+	}
 	return d
 }
 
@@ -207,4 +214,28 @@ func runDoc(r store.Run) apiv1.Run {
 		d.StreamSeq = &seq
 	}
 	return d
+}
+
+// checkScript checks a spec's script fields against its handler and
+// returns the script a job of handler script is written with (its source
+// "" when the spec gives none: a create starts empty, an update keeps the
+// stored one).
+func checkScript(spec apiv1.JobSpec, add func(string, ...any)) *wire.Script {
+	if spec.Handler != auth.ScriptHandler {
+		if spec.ScriptLanguage != "" || spec.Script != nil || spec.ScriptRemark != "" {
+			add("script_language, script and script_remark are for handler %q only (handler is %q)", auth.ScriptHandler, spec.Handler)
+		}
+		return nil
+	}
+	if !slices.Contains(wire.ScriptLanguages, spec.ScriptLanguage) {
+		add("script_language %q: want one of %s", spec.ScriptLanguage, strings.Join(wire.ScriptLanguages, ", "))
+	}
+	sc := &wire.Script{Language: spec.ScriptLanguage}
+	if spec.Script != nil {
+		sc.Source = *spec.Script
+		if err := store.CheckScript(sc.Source, spec.ScriptRemark); err != nil {
+			add("%v", err)
+		}
+	}
+	return sc
 }

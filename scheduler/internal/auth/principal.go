@@ -172,12 +172,17 @@ func FromContext(ctx context.Context) *Principal {
 // command: every group's jobs of it need the scripts permission.
 const ShellHandler = "shell"
 
+// ScriptHandler is the drop-in worker's handler of script jobs, whose
+// source the scheduler stores (docs/jobs.md, "Script jobs"): it runs
+// commands as shell does, so writing one, or its script, needs scripts.
+const ScriptHandler = "script"
+
 // RunsCommands reports whether a job with handler, in a group whose
 // command-running handlers (besides shell) are commandHandlers, runs
 // commands: writing such a job, or naming it as another job's child, needs
 // the scripts permission on its group.
 func RunsCommands(handler string, commandHandlers []string) bool {
-	return handler == ShellHandler || slices.Contains(commandHandlers, handler)
+	return handler == ShellHandler || handler == ScriptHandler || slices.Contains(commandHandlers, handler)
 }
 
 // MayTrigger reports whether p may trigger, as it stands, a job of group

@@ -85,6 +85,8 @@ func (c *Console) routeTable() []route {
 		{"POST /logout", c.logout},
 		{"GET /login/sso/{provider}", c.ssoStart},
 		{"GET /login/sso/{provider}/callback", c.ssoCallback},
+		{"GET /set-password", c.setPasswordPage},
+		{"POST /set-password", c.setPassword},
 		{"GET /{$}", c.dashboard},
 		// workers
 		{"GET /workers", c.workers},
@@ -108,6 +110,9 @@ func (c *Console) routeTable() []route {
 		{"POST /jobs/{id}/disable", c.jobAction("/disable", noticeJobDisabled, disableBody)},
 		{"POST /jobs/{id}/trigger", c.triggerJob},
 		{"POST /jobs/{id}/delete", c.deleteJob},
+		{"GET /jobs/{id}/script", c.script},
+		{"POST /jobs/{id}/script", c.saveScript},
+		{"POST /jobs/{id}/script/rollback", c.rollbackScript},
 		// workflows
 		{"GET /workflows", c.workflows},
 		{"GET /workflows/new", c.newWorkflow},

@@ -88,6 +88,16 @@ func (u *User) CanOperate(group string) bool {
 	return u.Admin || ok && g.Role == "operator"
 }
 
+// CanScripts reports whether the user edits group's command-running jobs
+// and stored scripts (operator with the scripts permission).
+func (u *User) CanScripts(group string) bool {
+	if u == nil {
+		return false
+	}
+	g, ok := u.grant(group)
+	return u.Admin || ok && g.Role == "operator" && g.Scripts
+}
+
 // CanOperateAny reports whether the user operates some group (the "New
 // job" button).
 func (u *User) CanOperateAny() bool {

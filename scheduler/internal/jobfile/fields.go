@@ -59,12 +59,15 @@ const (
 	fieldChildIDs = "child_job_ids"
 	fieldVersion  = "version"
 	fieldSource   = "source"
+	// A version's remark belongs to an edit, not to the job: an apply
+	// that changes the script saves it with the remark "edited with the job".
+	fieldScriptRemark = "script_remark"
 )
 
 var (
 	// jobFields are the fields of a job in a file, group and name first
 	// (JobSpec declares them first).
-	jobFields = fieldsOf(reflect.TypeFor[apiv1.JobSpec](), fieldChildIDs, fieldVersion, fieldSource)
+	jobFields = fieldsOf(reflect.TypeFor[apiv1.JobSpec](), fieldChildIDs, fieldVersion, fieldSource, fieldScriptRemark)
 	// groupFields are the fields of a group in a file.
 	groupFields = fieldsOf(reflect.TypeFor[apiv1.Group](), "created_at")
 )

@@ -39,7 +39,13 @@ const maxBatchBytes = 512 << 10
 // triggerBytes bounds the size of a trigger of j's encoded: the fixed
 // fields (ids, times, names; a group is at most 64 bytes) and the handler
 // and params, which JSON escaping may blow up to six times (\u00XX).
-func triggerBytes(j *dueJob) int { return 1024 + 6*(len(j.handler)+len(j.params)) }
+func triggerBytes(j *dueJob) int {
+	n := 1024 + 6*(len(j.handler)+len(j.params))
+	if j.script != nil {
+		n += 6 * len(j.script.Source)
+	}
+	return n
+}
 
 // batchable reports whether fire f of job j may share a trigger message;
 // hashed says whether the planner can batch consistent_hash jobs.

@@ -24,7 +24,8 @@ import (
 // behind, wait too, unless their policy runs every fire (admit.go).
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
-	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow'
+	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
+	script_language, script_version, script_source
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -57,6 +58,8 @@ type dueJob struct {
 	// workflow: a workflow's own row, whose runs dispatch starts rather
 	// than publishes (never batched).
 	workflow bool
+	// script is a script job's current version (nil for other jobs).
+	script *wire.Script
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -81,9 +84,12 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 		rows, _ := tx.Query(ctx, selectDue, shard, lowWater, p.cfg.BatchSize, a.behind)
 		jobs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueJob, error) {
 			var j dueJob
+			var sc runs.ScriptColumns
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
-				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow)
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow,
+				&sc.Language, &sc.Version, &sc.Source)
+			j.script = sc.Script()
 			return j, err
 		})
 		if err != nil {
@@ -154,7 +160,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
-					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow,
+					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script,
 				})
 			}
 			// Missed fires recorded SKIPPED are the event missed of the

@@ -68,6 +68,25 @@ type Planned struct {
 	// backfill's run names its backfill, a workflow run's re-run the run
 	// it re-runs. A workflow run starts with it as its own message.
 	Message string
+	// Script is the job's current script version for a script job (nil
+	// for any other): the trigger carries it (wire.Trigger.Script).
+	Script *wire.Script
+}
+
+// ScriptColumns scan a job row's script_language, script_version and
+// script_source, NULL for a job that is not a script job.
+type ScriptColumns struct {
+	Language *string
+	Version  *int
+	Source   *string
+}
+
+// Script is the version the columns hold, nil when they hold none.
+func (c ScriptColumns) Script() *wire.Script {
+	if c.Language == nil || c.Version == nil || c.Source == nil {
+		return nil
+	}
+	return &wire.Script{Language: *c.Language, Version: *c.Version, Source: *c.Source}
 }
 
 // Trigger is the wire message of a planned run; misfireThreshold is the
@@ -93,5 +112,6 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		MisfireThresholdMS: misfireThreshold.Milliseconds(),
 		BlockStrategy:      p.BlockStrategy,
 		MaxConcurrency:     p.MaxConcurrency,
+		Script:             p.Script,
 	}
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Job is a stored job. The API validates a job before it reaches the store.
@@ -70,6 +72,16 @@ type Job struct {
 	Kind          string
 	OwnerWorkflow int64
 	OwnerNode     string
+
+	// Script is a script job's current version (handler "script"; nil
+	// for other jobs). On a create or an update, a Script differing from
+	// the stored one is saved as a new version with ScriptRemark
+	// (scripts.go); its Version is then ignored.
+	Script       *wire.Script
+	ScriptRemark string
+	// ScriptSourceGiven: Script.Source is the edit's; false keeps the
+	// stored source (an edit of the job's other fields).
+	ScriptSourceGiven bool
 }
 
 // Kinds of jobs rows.
@@ -100,12 +112,14 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, '')`
+	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''),
+	script_language, script_version, script_source`
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
 	var timeoutMS, initialMS, maxMS int64
 	var ops schedOpsScan
+	var sc runs.ScriptColumns
 	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
 		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
@@ -113,7 +127,8 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode)
+		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source)
+	j.Script = sc.Script()
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
@@ -199,6 +214,12 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		var err error
 		if out, err = s.insertJobRow(ctx, tx, &j); err != nil {
 			return err
+		}
+		if j.Script != nil {
+			remark := cmp.Or(j.ScriptRemark, "created")
+			if out.Script, err = s.saveScriptVersion(ctx, tx, a, out.ID, j.Script.Language, j.Script.Source, remark); err != nil {
+				return err
+			}
 		}
 		return writeAudit(ctx, tx, a, "job.create", JobTarget(out.ID), out.Group, nil, jobDoc(out))
 	})
@@ -295,6 +316,23 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 		}
 		if out, err = updateJobRow(ctx, tx, &j); err != nil {
 			return err
+		}
+		if j.Script != nil && !j.ScriptSourceGiven && cur.Script != nil {
+			j.Script.Source = cur.Script.Source
+		}
+		if j.Script == nil && cur.Script != nil {
+			// No longer a script job: it runs no script (its versions
+			// stay, for a change back).
+			if _, err := tx.Exec(ctx, `UPDATE jobs SET script_language = NULL, script_version = NULL, script_source = NULL WHERE id = $1`, j.ID); err != nil {
+				return fmt.Errorf("clear job %d's script: %w", j.ID, err)
+			}
+			out.Script = nil
+		}
+		if scriptChanged(cur.Script, j.Script) {
+			remark := cmp.Or(j.ScriptRemark, "edited with the job")
+			if out.Script, err = s.saveScriptVersion(ctx, tx, a, j.ID, j.Script.Language, j.Script.Source, remark); err != nil {
+				return err
+			}
 		}
 		return writeAudit(ctx, tx, a, "job.update", JobTarget(j.ID), out.Group, jobDoc(cur), jobDoc(out))
 	})

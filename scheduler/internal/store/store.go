@@ -44,6 +44,9 @@ type Store struct {
 	maxChainRuns int
 	// workflowsEnded is WithWorkflowsEnded's hook (nil: none).
 	workflowsEnded func(ended []wfengine.Ended)
+	// scriptVersions is how many versions of a script are kept (0:
+	// DefaultScriptVersions).
+	scriptVersions int
 }
 
 // Option sets an optional setting of Open.

@@ -86,6 +86,10 @@ type JobPlan struct {
 	Changed []string
 	// Problems say why the job cannot be imported; it is not created.
 	Problems []string
+	// ScriptHistory is a GLUE script's history (xxl_job_logglue) and
+	// when its current source was saved, sent after the job is created
+	// (POST .../script/import); nil for a job that is not a script job.
+	ScriptHistory *apiv1.ScriptImport
 }
 
 // OK reports whether the job can be imported.
@@ -120,7 +124,8 @@ func Map(d *Dump, o Options) (*Plan, error) {
 	if o.Generation == "" {
 		o.Generation = d.Generation
 	}
-	if _, err := time.LoadLocation(o.Timezone); err != nil {
+	loc, err := time.LoadLocation(o.Timezone)
+	if err != nil {
 		return nil, fmt.Errorf("time zone %q: unknown (want an IANA name like Asia/Shanghai)", o.Timezone)
 	}
 	p := &Plan{}
@@ -132,7 +137,15 @@ func Map(d *Dump, o Options) (*Plan, error) {
 		groups[p.Groups[i].OldID] = &p.Groups[i]
 	}
 	for _, j := range d.Jobs {
-		p.Jobs = append(p.Jobs, mapJob(j, groups, o))
+		jp := mapJob(j, groups, o)
+		if jp.Spec.Handler == scriptHandler {
+			h := scriptHistory(j, d.GlueHistory[j.ID], loc)
+			jp.ScriptHistory = &h
+			if n := len(h.Versions); n > 0 {
+				jp.Mapped = append(jp.Mapped, fmt.Sprintf("%d older versions of the script (xxl_job_logglue)", n))
+			}
+		}
+		p.Jobs = append(p.Jobs, jp)
 	}
 	p.linkChildren(d.Jobs)
 	return p, nil
@@ -421,14 +434,28 @@ func mapHandler(j Job, o Options, spec *apiv1.JobSpec, mapped, changed, problem 
 			problem("%s source or param holds a NUL byte, which no process argument can carry", j.GlueType)
 			return
 		}
-		spec.Handler, spec.Params = "shell", glueParams(g, j.GlueSource, j.Param)
-		mapped("%s → shell: %s script%s <param> <shard index> <shard total>", j.GlueType, g.Interpreter, g.Suffix)
-		changed("the script is kept in the job's params and written to a temporary file per run; the workers need the shell handler and %s on PATH", g.Interpreter)
+		lang := glueLanguages[j.GlueType]
+		src := j.GlueSource
+		spec.Handler, spec.Params, spec.ScriptLanguage, spec.Script = scriptHandler, j.Param, lang, &src
+		spec.ScriptRemark = strings.TrimSpace(strings.Map(func(r rune) rune {
+			if r < ' ' || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, j.GlueRemark))
+		mapped("%s → script job, language %s, run as %s script%s <param> <shard index> <shard total>", j.GlueType, lang, g.Interpreter, g.Suffix)
+		changed("the script is stored by the scheduler with its versions (jetjob scripts versions); the workers need the script handler (--handlers script) and %s on PATH", g.Interpreter)
+		if j.GlueType == "GLUE_PWSH" {
+			changed("GLUE_PWSH is language powershell: run its workers with --script-interpreters powershell=pwsh")
+		}
 		if handler != "" {
 			changed("executor handler %q ignored: a script glue does not use it", handler)
 		}
 		if j.GlueType == "GLUE_PYTHON" && o.Generation != Gen3 {
 			changed("GLUE_PYTHON runs python3, as xxl-job's GLUE(Python3) does; releases before GLUE_PYTHON2 ran GLUE_PYTHON with python, and this is a %s database: check the script under Python 3", o.Generation)
+		}
+		if len(src) > wire.MaxScriptBytes {
+			problem("the script is %d bytes, more than jetjob's limit of %d", len(src), wire.MaxScriptBytes)
 		}
 	case j.GlueType == "GLUE_GROOVY":
 		problem("GLUE(Java) runs Groovy inside xxl-job's Java executor, which jetjob has not: port it to a worker handler")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/worker/builtin"
 )
 
 // bean is a mappable BEAN job of group 1 for the tests to vary.
@@ -139,22 +138,20 @@ func TestScheduleAndFields(t *testing.T) {
 	}
 }
 
-// Script glues become shell jobs that the shell handler accepts and that
-// run the script with xxl-job's interpreter and arguments.
+// Script glues become script jobs with their language, the source as the
+// current version with its remark, and the param as the params.
 func TestGlueScripts(t *testing.T) {
-	for glue, interp := range map[string]string{"GLUE_SHELL": "bash", "GLUE_PYTHON": "python3", "GLUE_PYTHON2": "python",
-		"GLUE_PHP": "php", "GLUE_NODEJS": "node", "GLUE_POWERSHELL": "powershell", "GLUE_PWSH": "pwsh"} {
+	for glue, lang := range map[string]string{"GLUE_SHELL": "bash", "GLUE_PYTHON": "python3", "GLUE_PYTHON2": "python2",
+		"GLUE_PHP": "php", "GLUE_NODEJS": "nodejs", "GLUE_POWERSHELL": "powershell", "GLUE_PWSH": "powershell"} {
 		j := bean(1, "g")
-		j.GlueType, j.GlueSource, j.Param, j.Handler = glue, "echo \"<$1> & done\"\n", "x", ""
+		j.GlueType, j.GlueSource, j.Param, j.Handler, j.GlueRemark = glue, "echo \"<$1> & done\"\n", "x", "", "fix\tthe path"
 		jp := mustMap(t, []Job{j}, Options{}).Jobs[0]
-		if !jp.OK() || jp.Spec.Handler != "shell" {
+		if !jp.OK() || jp.Spec.Handler != "script" || jp.Spec.ScriptLanguage != lang || jp.Spec.Params != "x" ||
+			jp.Spec.Script == nil || *jp.Spec.Script != j.GlueSource || jp.Spec.ScriptRemark != "fix the path" {
 			t.Fatalf("%s: %+v", glue, jp)
 		}
-		if err := builtin.CheckShellParams(jp.Spec.Params); err != nil {
-			t.Errorf("%s: the shell handler refuses the params: %v", glue, err)
-		}
-		if !strings.Contains(jp.Spec.Params, interp+` \"$d/script`) || !strings.Contains(jp.Spec.Params, `<$1> & done`) {
-			t.Errorf("%s: params %s", glue, jp.Spec.Params)
+		if jp.ScriptHistory == nil {
+			t.Errorf("%s: no script history to send", glue)
 		}
 	}
 }

@@ -63,8 +63,12 @@ type Job struct {
 	FailRetryCount  int
 	GlueType        string // BEAN, GLUE_GROOVY, GLUE_SHELL, ...
 	GlueSource      string
-	ChildJobIDs     string // comma separated old ids
-	TriggerStatus   int    // 1 running, 0 stopped
+	GlueRemark      string
+	// GlueUpdated is glue_updatetime, "2006-01-02 15:04:05" in the admin's
+	// zone ("" when NULL): when the current source was saved.
+	GlueUpdated   string
+	ChildJobIDs   string // comma separated old ids
+	TriggerStatus int    // 1 running, 0 stopped
 	// TriggerNextTime is the next fire the admin computed (epoch ms, 0 for
 	// a stopped job): the evidence of the zone it ran in (zone.go).
 	TriggerNextTime int64
@@ -101,6 +105,9 @@ type Dump struct {
 	Jobs       []Job
 	// Users are xxl_job_user's rows (ReadUsers only).
 	Users []User
+	// GlueHistory are the older sources of GLUE jobs (xxl_job_logglue),
+	// by job id, oldest first.
+	GlueHistory map[int64][]GlueVersion
 }
 
 // queryTimeout bounds connecting and each query; an admin database of
@@ -193,7 +200,7 @@ func readColumns(ctx context.Context, db *sql.DB) (columns, string, error) {
 		return nil, "", fmt.Errorf("read the database name: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS
-		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('xxl_job_group', 'xxl_job_info', 'xxl_job_user', 'xxl_job_log')`)
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('xxl_job_group', 'xxl_job_info', 'xxl_job_user', 'xxl_job_log', 'xxl_job_logglue')`)
 	if err != nil {
 		return nil, "", fmt.Errorf("read the columns of the xxl-job tables: %w", err)
 	}
@@ -246,6 +253,16 @@ func (c columns) text(table string, names ...string) string {
 		if c.has(table, n) {
 			return "COALESCE(`" + n + "`, '')"
 		}
+	}
+	return "''"
+}
+
+// datetime is the select of a DATETIME column as the admin's wall clock
+// ("2006-01-02 15:04:05", whatever zone the connection has), "" when NULL
+// or absent.
+func (c columns) datetime(table, name string) string {
+	if c.has(table, name) {
+		return "COALESCE(DATE_FORMAT(`" + name + "`, '%Y-%m-%d %H:%i:%s'), '')"
 	}
 	return "''"
 }
@@ -305,7 +322,7 @@ func Read(ctx context.Context, db *sql.DB) (*Dump, error) {
 		COALESCE(executor_route_strategy, ''), COALESCE(executor_handler, ''), COALESCE(executor_param, ''),
 		COALESCE(executor_block_strategy, ''), COALESCE(executor_timeout, 0), COALESCE(executor_fail_retry_count, 0),
 		COALESCE(glue_type, ''), COALESCE(glue_source, ''), COALESCE(child_jobid, ''), COALESCE(trigger_status, 0), `+
-		cols.number(ti, "trigger_next_time")+`
+		cols.number(ti, "trigger_next_time")+`, `+cols.text(ti, "glue_remark")+`, `+cols.datetime(ti, "glue_updatetime")+`
 		FROM xxl_job_info ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read xxl_job_info (%s schema): %w", gen, err)
@@ -315,7 +332,8 @@ func Read(ctx context.Context, db *sql.DB) (*Dump, error) {
 		var j Job
 		if err := rows.Scan(&j.ID, &j.GroupID, &j.Desc, &j.Author, &j.AlarmEmail, &j.ScheduleType, &j.ScheduleConf,
 			&j.ScheduleTimezone, &j.MisfireStrategy, &j.RouteStrategy, &j.Handler, &j.Param, &j.BlockStrategy, &j.Timeout,
-			&j.FailRetryCount, &j.GlueType, &j.GlueSource, &j.ChildJobIDs, &j.TriggerStatus, &j.TriggerNextTime); err != nil {
+			&j.FailRetryCount, &j.GlueType, &j.GlueSource, &j.ChildJobIDs, &j.TriggerStatus, &j.TriggerNextTime,
+			&j.GlueRemark, &j.GlueUpdated); err != nil {
 			return nil, fmt.Errorf("read xxl_job_info: %w", err)
 		}
 		d.Jobs = append(d.Jobs, j)
@@ -325,6 +343,11 @@ func Read(ctx context.Context, db *sql.DB) (*Dump, error) {
 	}
 	if cols["xxl_job_user"] != nil {
 		if d.Users, err = readUsers(ctx, db, cols); err != nil {
+			return nil, err
+		}
+	}
+	if cols["xxl_job_logglue"] != nil {
+		if d.GlueHistory, err = readGlueHistory(ctx, db, cols); err != nil {
 			return nil, err
 		}
 	}

@@ -20,6 +20,7 @@ func Apply(cur apiv1.Job, want apiv1.JobSpec, withEnabled bool) apiv1.JobSpec {
 	s.Description = want.Description
 	s.Handler = want.Handler
 	s.Params = want.Params
+	s.ScriptLanguage, s.Script, s.ScriptRemark = want.ScriptLanguage, want.Script, want.ScriptRemark
 	s.ScheduleType, s.ScheduleExpr, s.Timezone = want.ScheduleType, want.ScheduleExpr, want.Timezone
 	s.MisfirePolicy, s.RouteStrategy, s.BlockStrategy = want.MisfirePolicy, want.RouteStrategy, want.BlockStrategy
 	s.Timeout, s.MaxRetries = want.Timeout, want.MaxRetries
@@ -52,6 +53,7 @@ func Diff(cur apiv1.Job, want apiv1.JobSpec, withEnabled bool) []string {
 	add(c.Description != want.Description, "description")
 	add(c.Handler != want.Handler, "handler")
 	add(c.Params != want.Params, "params")
+	add(c.ScriptLanguage != want.ScriptLanguage || !sameScript(c.Script, want.Script), "script")
 	add(c.ScheduleType != want.ScheduleType || c.ScheduleExpr != want.ScheduleExpr ||
 		(want.Timezone != "" && c.Timezone != want.Timezone), "schedule")
 	add(c.MisfirePolicy != want.MisfirePolicy, "misfire")
@@ -75,4 +77,12 @@ func sameIDs(a, b []int64) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// sameScript compares two optional script sources.
+func sameScript(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

@@ -37,11 +37,12 @@ type options struct {
 	heartbeat     time.Duration
 	replicas      int
 
-	handlers    string
-	shell       string
-	passEnv     string
-	allowHosts  string
-	egressAllow string
+	handlers     string
+	shell        string
+	interpreters string
+	passEnv      string
+	allowHosts   string
+	egressAllow  string
 
 	logFormat string
 	logLevel  string
@@ -62,11 +63,12 @@ type options struct {
 
 // Built-in handler names, as jobs name them.
 const (
-	handlerShell = "shell"
-	handlerHTTP  = "http"
+	handlerShell  = "shell"
+	handlerHTTP   = "http"
+	handlerScript = "script"
 )
 
-var knownHandlers = []string{handlerShell, handlerHTTP}
+var knownHandlers = []string{handlerShell, handlerHTTP, handlerScript}
 
 func (o *options) register(fs *pflag.FlagSet) {
 	s := config.New(fs)
@@ -82,8 +84,10 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.Duration(&o.heartbeat, "heartbeat-interval", "JETJOB_HEARTBEAT_INTERVAL", worker.DefaultHeartbeatInterval, "registry heartbeat interval, below the workers bucket TTL (15s)")
 	s.Int(&o.replicas, "stream-replicas", "JETJOB_STREAM_REPLICAS", 1, "JetStream replicas of streams the worker creates: 1, or 3 on a three-node cluster")
 
-	s.String(&o.handlers, "handlers", "JETJOB_HANDLERS", "", "comma-separated built-in handlers to enable: shell, http; none by default, at least one required. "+
-		"shell runs whatever command a job's params name")
+	s.String(&o.handlers, "handlers", "JETJOB_HANDLERS", "", "comma-separated built-in handlers to enable: shell, http, script; none by default, at least one required. "+
+		"shell runs whatever command a job's params name, script the stored script of a script job")
+	s.String(&o.interpreters, "script-interpreters", "JETJOB_SCRIPT_INTERPRETERS", "", "comma-separated language=interpreter pairs replacing the script handler's "+
+		`defaults (bash, python3, python2, node, php, powershell), e.g. "powershell=pwsh,python2=/opt/py27/bin/python"`)
 	s.String(&o.shell, "shell", "JETJOB_SHELL", builtin.DefaultShell, "shell that runs the shell handler's command lines (as <shell> -c <params>)")
 	s.String(&o.passEnv, "shell-pass-env", "JETJOB_SHELL_PASS_ENV", "", "comma-separated variables of the worker's environment that shell commands get besides "+
 		strings.Join(builtin.BaseEnv, ", ")+" (never a JETJOB_* one)")
@@ -155,9 +159,14 @@ func (o *options) validate() error {
 		} else if _, err := exec.LookPath(o.shell); err != nil {
 			bad("shell", "%v", err)
 		}
+	}
+	if slices.Contains(handlers, handlerShell) || slices.Contains(handlers, handlerScript) {
 		if err := builtin.CheckPassEnv(o.passEnvList()); err != nil {
 			bad("shell-pass-env", "%v", err)
 		}
+	}
+	if _, err := o.interpreterMap(); err != nil {
+		bad("script-interpreters", "%v", err)
 	}
 	hosts := o.allowHostList()
 	if err := builtin.CheckAllowHosts(hosts); err != nil {
@@ -257,6 +266,19 @@ func (o *options) handlerList() ([]string, error) {
 }
 
 func (o *options) passEnvList() []string { return list(o.passEnv) }
+
+// interpreterMap parses --script-interpreters.
+func (o *options) interpreterMap() (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range list(o.interpreters) {
+		l, in, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q: want language=interpreter", kv)
+		}
+		m[strings.TrimSpace(l)] = strings.TrimSpace(in)
+	}
+	return m, builtin.CheckInterpreters(m)
+}
 
 // list splits a comma-separated setting, leaving out empty entries.
 func list(s string) []string {

@@ -67,10 +67,11 @@ func rootCmd(lookup func(string) (string, bool)) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "jetjob-worker",
-		Short: "jetjob's drop-in worker: runs built-in shell and HTTP handlers for one job group",
+		Short: "jetjob's drop-in worker: runs built-in shell, HTTP and script handlers for one job group",
 		Long: `jetjob-worker runs jetjob's built-in handlers for one job group: "shell" runs
 a command line (sh -c <params>) or {"command": ..., "args": [...]}, "http"
-makes the request its params describe to an allowed host. Enable them with
+makes the request its params describe to an allowed host, "script" runs the
+stored script a script job's trigger carries. Enable them with
 --handlers; none is enabled by default.
 
 Every flag can also be set through the environment variable in its help, or

@@ -111,6 +111,9 @@ func run(ctx context.Context, o *options) (err error) {
 		switch h {
 		case handlerShell:
 			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}))
+		case handlerScript:
+			interpreters, _ := o.interpreterMap() // checked by validate
+			w.Handle(h, builtin.Script(builtin.ScriptConfig{ShellConfig: builtin.ShellConfig{PassEnv: o.passEnvList()}, Interpreters: interpreters}))
 		case handlerHTTP:
 			ecfg := builtin.Egress{Allow: egress.ParseList(o.egressAllow)}
 			if pr != nil {

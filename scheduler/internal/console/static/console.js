@@ -287,6 +287,30 @@ document.addEventListener("submit", (ev) => {
   });
 })();
 
+// script editor
+// The gutter of line numbers follows the textarea: it scrolls with it and
+// counts the lines as they are typed (without this script it shows the
+// numbers of the page as served, with room for twenty more).
+(() => {
+  const src = document.getElementById("script-source");
+  const gutter = document.getElementById("script-gutter");
+  if (!src || !gutter) {
+    return;
+  }
+  const renumber = () => {
+    const n = src.value.split("\n").length;
+    let text = "";
+    for (let i = 1; i <= n; i++) {
+      text += i + "\n";
+    }
+    gutter.textContent = text;
+    gutter.scrollTop = src.scrollTop;
+  };
+  src.addEventListener("input", renumber);
+  src.addEventListener("scroll", () => { gutter.scrollTop = src.scrollTop; });
+  renumber();
+})();
+
 // live pages: a page an operator keeps open (the dashboard, runs, a job,
 // workers, backfills, the cluster) carries <main data-live="N"> and reads
 // itself again every N seconds, swapping the new <main> in. It does not
