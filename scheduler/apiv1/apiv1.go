@@ -81,12 +81,19 @@ type JobSpec struct {
 	// an RFC 3339 time for once, empty for none.
 	ScheduleExpr string `json:"schedule_expr,omitempty"`
 	// Timezone is an IANA zone for cron and quartz (default UTC).
-	Timezone      string   `json:"timezone,omitempty"`
-	MisfirePolicy string   `json:"misfire_policy,omitempty"`
-	RouteStrategy string   `json:"route_strategy,omitempty"`
-	BlockStrategy string   `json:"block_strategy,omitempty"`
-	Timeout       Duration `json:"timeout,omitempty"`
-	MaxRetries    int      `json:"max_retries,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+	// Schedules, when given, are all the job's schedules: it fires at
+	// their union, once at an instant two of them share. Several must all
+	// be cron or quartz, each in its own zone. The first is also the
+	// schedule_type, schedule_expr and timezone above (which may be left
+	// out, or must agree); a job with one schedule answers without this
+	// list, as before.
+	Schedules     []Schedule `json:"schedules,omitempty"`
+	MisfirePolicy string     `json:"misfire_policy,omitempty"`
+	RouteStrategy string     `json:"route_strategy,omitempty"`
+	BlockStrategy string     `json:"block_strategy,omitempty"`
+	Timeout       Duration   `json:"timeout,omitempty"`
+	MaxRetries    int        `json:"max_retries,omitempty"`
 	// RetryBackoff is exponential (default: initial × 2^attempt with up
 	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
@@ -129,6 +136,13 @@ type JobSpec struct {
 	// when the job changed since, the PUT answers 409 instead of
 	// overwriting the other change. Ignored on create.
 	Version int64 `json:"version,omitempty"`
+}
+
+// Schedule is one of a job's schedules (JobSpec.Schedules).
+type Schedule struct {
+	Type     string `json:"type"`
+	Expr     string `json:"expr,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
 }
 
 // Job is a stored job.

@@ -215,6 +215,11 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Handler", j.Handler)
 	k.add("Params", j.Params)
 	k.add("Schedule", schedule(&j.JobSpec))
+	for i, p := range j.Schedules {
+		if i > 0 {
+			k.add("Also", schedule(&apiv1.JobSpec{ScheduleType: p.Type, ScheduleExpr: p.Expr, Timezone: p.Timezone}))
+		}
+	}
 	k.add("Time zone", j.Timezone)
 	k.add("Misfire policy", j.MisfirePolicy)
 	k.add("Route strategy", j.RouteStrategy)

@@ -13,6 +13,7 @@ import (
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -65,11 +66,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Params) > wire.MaxParamsBytes {
 		add("params are %d bytes, more than the limit of %d (64 KiB)", len(spec.Params), wire.MaxParamsBytes)
 	}
+	extra := splitSchedules(&spec, add)
 	tz := spec.Timezone
 	if tz == "" {
 		tz = "UTC"
 	}
-	if sched, err := schedule.Parse(spec.ScheduleType, spec.ScheduleExpr, tz); err != nil {
+	if sched, err := timing.Schedules(spec.ScheduleType, spec.ScheduleExpr, tz, extra); err != nil {
 		add("%v", err)
 	} else if at, ok := sched.At(); ok && !at.After(now) {
 		add("once time %s is in the past", at.Format(time.RFC3339))
@@ -152,7 +154,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Source) > 200 || strings.ContainsFunc(spec.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		add("source: at most 200 characters, no control characters")
 	}
-	checkSchedOps(spec, tz, now, add)
+	checkSchedOps(spec, tz, extra, now, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -167,6 +169,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
+		ExtraSchedules: extra,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -182,7 +185,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
-			Source: j.Source,
+			Source: j.Source, Schedules: schedulesDoc(j),
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

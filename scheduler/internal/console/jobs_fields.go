@@ -76,6 +76,7 @@ var jobFields = []jobField{
 	{Name: "timezone", Label: "Time zone", Section: secSchedule, Kind: "text", keys: []string{"time zone"},
 		Hint: `An IANA zone such as "Europe/Berlin"; cron fields are read in it.`,
 		get:  func(s *apiv1.JobSpec) string { return s.Timezone }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Timezone })},
+	moreSchedulesField,
 	{Name: "misfire_policy", Label: "Misfire policy", Section: secSchedule, Kind: "select",
 		Options: []string{"fire_once", "skip", "fire_all"}, keys: []string{"misfire_policy"},
 		Hint: "What a fire found late (scheduler down, job disabled) does: run once now, skip, or run every missed fire.",

@@ -15,6 +15,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -70,6 +71,10 @@ type Job struct {
 	Kind          string
 	OwnerWorkflow int64
 	OwnerNode     string
+
+	// ExtraSchedules are the job's schedules after the first (jobext.go):
+	// the job fires at the union of all of them.
+	ExtraSchedules []timing.Part
 }
 
 // Kinds of jobs rows.
@@ -100,21 +105,25 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, '')`
+	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''), ` + jobExtColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
 	var timeoutMS, initialMS, maxMS int64
 	var ops schedOpsScan
-	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
+	var ext jobExtScan
+	err := row.Scan(append([]any{&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
 		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode)
+		&j.OwnerWorkflow, &j.OwnerNode}, ext.targets()...)...)
 	ops.into(&j)
+	if err == nil {
+		err = ext.into(&j)
+	}
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
 	j.RetryMax = time.Duration(maxMS) * time.Millisecond
@@ -145,10 +154,11 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 // filled by the named argument of its name (writeArgs): one list for both
 // statements, so that a new column cannot be written by one and forgotten
 // by the other.
-var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
+var jobWriteColumns = append([]string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"},
+	jobExtWriteColumns...)
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -174,7 +184,7 @@ func setColumns(cols []string) string {
 // writeArgs are the values of jobWriteColumns for j, with the planned
 // first fire (next, delayMS) a create or an update computed.
 func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
-	return pgx.NamedArgs{
+	args := pgx.NamedArgs{
 		"group_name": j.Group, "name": j.Name, "description": j.Description, "handler": j.Handler,
 		"params": j.Params, "schedule_type": j.ScheduleType, "schedule_expr": j.ScheduleExpr,
 		"timezone": j.Timezone, "misfire_policy": j.MisfirePolicy, "route_strategy": j.RouteStrategy,
@@ -185,6 +195,8 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
 	}
+	j.extArgs(args)
+	return args
 }
 
 // CreateJob stores a new job, assigns its shard and plans its first fire,

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
-	"github.com/jetjob/jetjob/shared/schedule"
 )
 
 // Schedule operations of a job (issue #14): its own misfire threshold and
@@ -67,7 +66,7 @@ func setSchedOps(ctx context.Context, tx pgx.Tx, id int64, j *Job) (Job, error) 
 // Timing is the job's fire times: its schedule within start/end, with its
 // jitter (package timing).
 func (j *Job) Timing() (timing.Plan, error) {
-	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
+	sched, err := j.Schedule()
 	if err != nil {
 		return timing.Plan{}, err
 	}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// moreFlags are the job flags of issue #34: more schedules.
+type moreFlags struct {
+	also []string
+}
+
+func (m *moreFlags) register(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&m.also, "also", nil,
+		`one more schedule, "type|expression|zone" (repeatable; cron or quartz), e.g. --also "cron|0 12 * * SAT|America/New_York"; on update the list replaces the job's (--also "" drops them)`)
+}
+
+// validate checks the flags given.
+func (m *moreFlags) validate(changed func(string) bool) error {
+	if !changed("also") {
+		return nil
+	}
+	for _, a := range m.also {
+		if a == "" {
+			continue
+		}
+		if n := len(strings.Split(a, "|")); n < 2 || n > 3 {
+			return usagef("--also %q: want \"type|expression|zone\" (the zone may be left out: UTC)", a)
+		}
+	}
+	return nil
+}
+
+// apply sets the job's schedules list: its first entry follows the single
+// schedule fields (which the other flags may just have changed); --also
+// replaces the rest.
+func (m *moreFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
+	first := apiv1.Schedule{Type: spec.ScheduleType, Expr: spec.ScheduleExpr, Timezone: spec.Timezone}
+	if changed("also") {
+		spec.Schedules = nil
+		for _, a := range m.also {
+			if a == "" {
+				continue
+			}
+			f := strings.Split(a, "|")
+			s := apiv1.Schedule{Type: strings.TrimSpace(f[0]), Expr: strings.TrimSpace(f[1])}
+			if len(f) == 3 {
+				s.Timezone = strings.TrimSpace(f[2])
+			}
+			spec.Schedules = append(spec.Schedules, s)
+		}
+		if len(spec.Schedules) > 0 {
+			spec.Schedules = append([]apiv1.Schedule{first}, spec.Schedules...)
+		}
+		return
+	}
+	if len(spec.Schedules) > 0 {
+		spec.Schedules[0] = first
+	}
+}

@@ -1,0 +1,61 @@
+package console
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+)
+
+// Fields of issue #34 (more schedules, calendars, labels, owner), placed in
+// jobFields where they belong.
+
+// moreSchedulesField edits the schedules after the first, one per line as
+// "type | expression | zone" (the zone may be left out: UTC). The first
+// schedule stays in the schedule fields above it.
+var moreSchedulesField = jobField{Name: "more_schedules", Label: "More schedules", Section: secSchedule, Kind: "textarea",
+	keys: []string{"schedules"},
+	Hint: `The job also fires at these, one per line: "cron | 0 12 * * SAT | America/New_York". Only cron and quartz combine; a shared instant fires once.`,
+	get: func(s *apiv1.JobSpec) string {
+		if len(s.Schedules) < 2 {
+			return ""
+		}
+		lines := make([]string, 0, len(s.Schedules)-1)
+		for _, p := range s.Schedules[1:] {
+			lines = append(lines, strings.Join([]string{p.Type, p.Expr, p.Timezone}, " | "))
+		}
+		return strings.Join(lines, "\n")
+	},
+	// set runs after the schedule fields (jobFields' order): the first
+	// schedule is theirs.
+	set: func(s *apiv1.JobSpec, v string) error {
+		s.Schedules = nil
+		parts, err := parseScheduleLines(v)
+		if err != nil || len(parts) == 0 {
+			return err
+		}
+		s.Schedules = append([]apiv1.Schedule{{Type: s.ScheduleType, Expr: s.ScheduleExpr, Timezone: s.Timezone}}, parts...)
+		return nil
+	}}
+
+// parseScheduleLines reads "type | expr | zone" lines; blank lines are
+// skipped.
+func parseScheduleLines(v string) ([]apiv1.Schedule, error) {
+	var out []apiv1.Schedule
+	for i, line := range strings.Split(v, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) < 2 || len(f) > 3 {
+			return nil, fmt.Errorf("line %d: want \"type | expression | zone\", got %q", i+1, line)
+		}
+		p := apiv1.Schedule{Type: strings.TrimSpace(f[0]), Expr: strings.TrimSpace(f[1])}
+		if len(f) == 3 {
+			p.Timezone = strings.TrimSpace(f[2])
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
