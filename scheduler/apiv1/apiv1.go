@@ -90,10 +90,17 @@ type JobSpec struct {
 	// list, as before.
 	Schedules     []Schedule `json:"schedules,omitempty"`
 	MisfirePolicy string     `json:"misfire_policy,omitempty"`
-	RouteStrategy string     `json:"route_strategy,omitempty"`
-	BlockStrategy string     `json:"block_strategy,omitempty"`
-	Timeout       Duration   `json:"timeout,omitempty"`
-	MaxRetries    int        `json:"max_retries,omitempty"`
+	// ExcludeCalendars and IncludeCalendars name calendars (GET
+	// /api/v1/calendars): a fire on a day of an exclude calendar, judged
+	// in its schedule's zone, is recorded SKIPPED ("excluded by calendar
+	// X") unless the day is in an include calendar. Global calendars and
+	// the job's group's may be named; not with fix_delay.
+	ExcludeCalendars []string `json:"exclude_calendars,omitempty"`
+	IncludeCalendars []string `json:"include_calendars,omitempty"`
+	RouteStrategy    string   `json:"route_strategy,omitempty"`
+	BlockStrategy    string   `json:"block_strategy,omitempty"`
+	Timeout          Duration `json:"timeout,omitempty"`
+	MaxRetries       int      `json:"max_retries,omitempty"`
 	// RetryBackoff is exponential (default: initial × 2^attempt with up
 	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
@@ -197,6 +204,15 @@ type TriggerRequest struct {
 // NextFires answers GET /jobs/{id}/next.
 type NextFires struct {
 	Times []time.Time `json:"times"`
+	// Excluded are the fires among them that the job's calendars exclude
+	// (each recorded as a SKIPPED run when its time comes): not in Times.
+	Excluded []ExcludedFire `json:"excluded,omitempty"`
+}
+
+// ExcludedFire is a fire a calendar excludes.
+type ExcludedFire struct {
+	At       time.Time `json:"at"`
+	Calendar string    `json:"calendar"`
 }
 
 // Run is one trigger attempt of a job.

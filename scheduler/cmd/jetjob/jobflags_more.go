@@ -8,12 +8,15 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
-// moreFlags are the job flags of issue #34: more schedules.
+// moreFlags are the job flags of issue #34: more schedules, calendars.
 type moreFlags struct {
-	also []string
+	also             []string
+	exclude, include []string
 }
 
 func (m *moreFlags) register(fl *pflag.FlagSet) {
+	fl.StringSliceVar(&m.exclude, "exclude-calendars", nil, "calendars whose days the job skips (comma-separated names; \"\" for none)")
+	fl.StringSliceVar(&m.include, "include-calendars", nil, "calendars whose days the job runs even when excluded (make-up working days)")
 	fl.StringArrayVar(&m.also, "also", nil,
 		`one more schedule, "type|expression|zone" (repeatable; cron or quartz), e.g. --also "cron|0 12 * * SAT|America/New_York"; on update the list replaces the job's (--also "" drops them)`)
 }
@@ -38,6 +41,12 @@ func (m *moreFlags) validate(changed func(string) bool) error {
 // schedule fields (which the other flags may just have changed); --also
 // replaces the rest.
 func (m *moreFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
+	if changed("exclude-calendars") {
+		spec.ExcludeCalendars = nonEmpty(m.exclude)
+	}
+	if changed("include-calendars") {
+		spec.IncludeCalendars = nonEmpty(m.include)
+	}
 	first := apiv1.Schedule{Type: spec.ScheduleType, Expr: spec.ScheduleExpr, Timezone: spec.Timezone}
 	if changed("also") {
 		spec.Schedules = nil
@@ -60,4 +69,15 @@ func (m *moreFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
 	if len(spec.Schedules) > 0 {
 		spec.Schedules[0] = first
 	}
+}
+
+// nonEmpty drops empty names ("--exclude-calendars ”" clears the list).
+func nonEmpty(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -221,6 +221,10 @@ func jobDetail(j *apiv1.Job) *kv {
 		}
 	}
 	k.add("Time zone", j.Timezone)
+	if len(j.ExcludeCalendars) > 0 {
+		k.add("Excluded days", strings.Join(j.ExcludeCalendars, ", ")+" (calendars)")
+		k.add("Included days", strings.Join(j.IncludeCalendars, ", "))
+	}
 	k.add("Misfire policy", j.MisfirePolicy)
 	k.add("Route strategy", j.RouteStrategy)
 	k.add("Block strategy", j.BlockStrategy)
@@ -393,9 +397,22 @@ func (a *app) jobsNextCmd() *cobra.Command {
 				_, err := fmt.Fprintf(a.stdout, "job %d has no upcoming fire (schedule: %s)\n", job.ID, schedule(&job.JobSpec))
 				return err
 			}
-			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")
+			ex := next.Excluded
+			if len(ex) == 0 {
+				t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")
+				for i, at := range next.Times {
+					t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
+				}
+				return t.flush()
+			}
+			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")", "CALENDAR")
 			for i, at := range next.Times {
-				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
+				// The excluded fires before this one, marked, in time order.
+				for len(ex) > 0 && ex[0].At.Before(at) {
+					t.row("-", fmtTime(ex[0].At), ex[0].At.In(loc).Format(timeLayout), "excluded by "+ex[0].Calendar)
+					ex = ex[1:]
+				}
+				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout), "")
 			}
 			return t.flush()
 		}),

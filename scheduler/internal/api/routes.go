@@ -101,6 +101,10 @@ func (s *Server) routeTable() []route {
 		// Alerts (docs/alerts.md): a global channel or rule is the
 		// admins' (read by anyone authenticated), a group's its
 		// operators'. Listings are filtered to the caller's groups.
+		{"GET /api/v1/calendars", authed, s.listCalendars},
+		{"GET /api/v1/calendars/{name}", read(s.calendarScope(false)), s.getCalendar},
+		{"PUT /api/v1/calendars/{name}", operate(s.calendarPutScope), s.putCalendar},
+		{"DELETE /api/v1/calendars/{name}", operate(s.calendarScope(true)), s.deleteCalendar},
 		{"GET /api/v1/channels", authed, s.listChannels},
 		{"POST /api/v1/channels", operate(s.channelBodyGroup), s.createChannel},
 		{"GET /api/v1/channels/{id}", read(s.pathScope(false, "channel", s.channelGroup)), s.getChannel},

@@ -148,10 +148,14 @@ func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	times, err := s.store.NextFires(r.Context(), j, s.now(), int(n))
+	times, excluded, err := s.store.UpcomingFires(r.Context(), j, s.now(), int(n))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, apiv1.NextFires{Times: times})
+	out := apiv1.NextFires{Times: times}
+	for _, e := range excluded {
+		out.Excluded = append(out.Excluded, apiv1.ExcludedFire{At: e.At.UTC(), Calendar: e.Calendar})
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

@@ -155,6 +155,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		add("source: at most 200 characters, no control characters")
 	}
 	checkSchedOps(spec, tz, extra, now, add)
+	checkJobCalendars(spec, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -169,7 +170,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
-		ExtraSchedules: extra,
+		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -186,6 +187,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 			Source: j.Source, Schedules: schedulesDoc(j),
+			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

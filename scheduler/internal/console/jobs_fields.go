@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,13 @@ const (
 var jobSections = []string{secBasics, secSchedule, secExecution, secRetries, secAlarms}
 
 // jobFields are the job form's fields, in form order.
-var jobFields = []jobField{
+var jobFields = slices.Concat(baseJobFields[:scheduleEnd], calendarFields, baseJobFields[scheduleEnd:])
+
+// scheduleEnd is where the schedule section's fields end in baseJobFields.
+var scheduleEnd = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "end_at" }) + 1
+
+// baseJobFields are the fields of jobFields before issue #34's calendars.
+var baseJobFields = []jobField{
 	{Name: "group", Label: "Group", Section: secBasics, Kind: "group",
 		Hint: "The executor group whose workers run the job.", keys: []string{"group"},
 		get: func(s *apiv1.JobSpec) string { return s.Group }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Group })},

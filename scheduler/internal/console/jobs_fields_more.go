@@ -59,3 +59,21 @@ func parseScheduleLines(v string) ([]apiv1.Schedule, error) {
 	}
 	return out, nil
 }
+
+// calendarFields edit the job's calendars, comma-separated names.
+var calendarFields = []jobField{
+	{Name: "exclude_calendars", Label: "Exclude calendars", Section: secSchedule, Kind: "list", keys: []string{"exclude_calendars", "calendar"},
+		Hint: "Comma-separated calendar names: a fire on one of their days is skipped (recorded SKIPPED), judged in the schedule's zone.",
+		get:  func(s *apiv1.JobSpec) string { return strings.Join(s.ExcludeCalendars, ", ") },
+		set: func(s *apiv1.JobSpec, v string) error {
+			s.ExcludeCalendars = splitList(v)
+			return nil
+		}},
+	{Name: "include_calendars", Label: "Include calendars", Section: secSchedule, Kind: "list", keys: []string{"include_calendars"},
+		Hint: "Comma-separated calendar names whose days run even when an exclude calendar holds them (make-up working days).",
+		get:  func(s *apiv1.JobSpec) string { return strings.Join(s.IncludeCalendars, ", ") },
+		set: func(s *apiv1.JobSpec, v string) error {
+			s.IncludeCalendars = splitList(v)
+			return nil
+		}},
+}

@@ -62,7 +62,9 @@ type fieldChange struct {
 type schedulePreview struct {
 	Zone  string
 	Times []time.Time
-	Error string
+	// Excluded are fires the job's calendars exclude (the job page only).
+	Excluded []apiv1.ExcludedFire
+	Error    string
 }
 
 // newJobForm is the form with spec's values, the errors placed under their

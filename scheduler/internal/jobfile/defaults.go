@@ -49,6 +49,12 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 	if len(spec.ChildJobIDs) == 0 {
 		spec.ChildJobIDs = nil
 	}
+	if len(spec.ExcludeCalendars) == 0 {
+		spec.ExcludeCalendars = nil
+	}
+	if len(spec.IncludeCalendars) == 0 {
+		spec.IncludeCalendars = nil
+	}
 	return spec
 }
 

@@ -24,7 +24,7 @@ import (
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
-	COALESCE(extra_schedules::text, '')
+	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -59,6 +59,8 @@ type dueJob struct {
 	workflow bool
 	// extra is the job's schedules after the first (JSON), "" for none.
 	extra string
+	// exclude and include name the job's calendars (calendars.go).
+	exclude, include []string
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -85,7 +87,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
-				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow, &j.extra)
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow, &j.extra, &j.exclude, &j.include)
 			return j, err
 		})
 		if err != nil {
@@ -95,6 +97,10 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			return nil
 		}
 		more = len(jobs) == p.cfg.BatchSize
+		cals, err := loadCalendars(ctx, tx, jobs)
+		if err != nil {
+			return err
+		}
 
 		var (
 			fires  []runs.Fire
@@ -114,6 +120,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				continue
 			}
 			var last *time.Time
+			cals.judge(j, tp, pl.fires)
 			for _, f := range pl.fires {
 				// Runs are written at their actual (jittered) time, to the
 				// microsecond PostgreSQL keeps: key fires the way they come back.

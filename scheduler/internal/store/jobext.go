@@ -8,23 +8,26 @@ import (
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
-// Issue #34's additions to a job: its schedules beyond the first. They are
+// Issue #34's additions to a job: its schedules beyond the first, its
+// calendars. They are
 // columns of jobs read and written with the others (jobColumns,
 // jobWriteColumns), kept apart here so that jobs.go stays readable.
 
-const jobExtColumns = `extra_schedules`
+const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars`
 
 // jobExtWriteColumns are written by creates and updates (jobWriteColumns).
-var jobExtWriteColumns = []string{"extra_schedules"}
+var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars"}
 
 // jobExtScan holds the extension columns while a row is scanned.
 type jobExtScan struct {
-	extra []byte
+	extra            []byte
+	exclude, include []string
 }
 
-func (e *jobExtScan) targets() []any { return []any{&e.extra} }
+func (e *jobExtScan) targets() []any { return []any{&e.extra, &e.exclude, &e.include} }
 
 func (e *jobExtScan) into(j *Job) error {
+	j.ExcludeCalendars, j.IncludeCalendars = nilIfEmpty(e.exclude), nilIfEmpty(e.include)
 	var err error
 	if j.ExtraSchedules, err = timing.ParseParts(e.extra); err != nil {
 		return fmt.Errorf("job %d: %w", j.ID, err)
@@ -39,7 +42,21 @@ func (j *Job) extArgs(args map[string]any) {
 		extra, _ = json.Marshal(j.ExtraSchedules) // plain strings: cannot fail
 	}
 	args["extra_schedules"] = extra
+	args["exclude_calendars"] = nonNil(j.ExcludeCalendars)
+	args["include_calendars"] = nonNil(j.IncludeCalendars)
 }
+
+// nilIfEmpty is s, or nil when it is empty: a job without calendars reads
+// back as it was written.
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+// HasCalendars reports whether the job names any calendar.
+func (j *Job) HasCalendars() bool { return len(j.ExcludeCalendars)+len(j.IncludeCalendars) > 0 }
 
 // Schedule parses the job's schedules: its own, or the union of it and its
 // extra ones.

@@ -75,6 +75,10 @@ type Job struct {
 	// ExtraSchedules are the job's schedules after the first (jobext.go):
 	// the job fires at the union of all of them.
 	ExtraSchedules []timing.Part
+	// ExcludeCalendars and IncludeCalendars name calendars (package
+	// calendar): a fire on a day of the first is skipped unless the day is
+	// in the second.
+	ExcludeCalendars, IncludeCalendars []string
 }
 
 // Kinds of jobs rows.
@@ -227,6 +231,9 @@ func (s *Store) insertJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error
 	if err != nil {
 		return *j, err
 	}
+	if err := checkCalendars(ctx, tx, j); err != nil {
+		return *j, err
+	}
 	args := j.writeArgs(next, delayMS)
 	args["shard_count"] = s.shardCount
 	out, err := scanJob(tx.QueryRow(ctx, insertJob, args))
@@ -321,6 +328,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 func updateJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
 	next, delayMS, err := firstFire(j, time.Now())
 	if err != nil {
+		return *j, err
+	}
+	if err := checkCalendars(ctx, tx, j); err != nil {
 		return *j, err
 	}
 	if !j.Enabled {
