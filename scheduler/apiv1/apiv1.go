@@ -97,10 +97,15 @@ type JobSpec struct {
 	// the job's group's may be named; not with fix_delay.
 	ExcludeCalendars []string `json:"exclude_calendars,omitempty"`
 	IncludeCalendars []string `json:"include_calendars,omitempty"`
-	RouteStrategy    string   `json:"route_strategy,omitempty"`
-	BlockStrategy    string   `json:"block_strategy,omitempty"`
-	Timeout          Duration `json:"timeout,omitempty"`
-	MaxRetries       int      `json:"max_retries,omitempty"`
+	// Labels are key=value pairs a label selector picks jobs by (GET
+	// /jobs?labels=env=prod,team=billing, POST /jobs/bulk); Owner says
+	// who to ask about the job (a person, a team), at most 200 characters.
+	Labels        map[string]string `json:"labels,omitempty"`
+	Owner         string            `json:"owner,omitempty"`
+	RouteStrategy string            `json:"route_strategy,omitempty"`
+	BlockStrategy string            `json:"block_strategy,omitempty"`
+	Timeout       Duration          `json:"timeout,omitempty"`
+	MaxRetries    int               `json:"max_retries,omitempty"`
 	// RetryBackoff is exponential (default: initial × 2^attempt with up
 	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
@@ -199,6 +204,40 @@ type TriggerRequest struct {
 	// hours answers 200 with this one's run instead of making a run, and
 	// 409 if it asks for something else (other params, at or delay).
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// BulkRequest is the body of POST /jobs/bulk: one action on every job a
+// label selector picks (of Group, when given), each as if asked of the job
+// alone (its group's permission, its audit entry).
+type BulkRequest struct {
+	// Selector is "key=value[,key=value...]" (required).
+	Selector string `json:"selector"`
+	Group    string `json:"group,omitempty"`
+	// Action is enable, disable or trigger.
+	Action string `json:"action"`
+	// Note is a disable's note.
+	Note string `json:"note,omitempty"`
+	// Max refuses the request (400) when the selector picks more jobs
+	// (default 100, at most 1000): a bulk action is bounded.
+	Max int `json:"max,omitempty"`
+}
+
+// BulkResult answers POST /jobs/bulk: what happened to each job picked.
+type BulkResult struct {
+	Matched int        `json:"matched"`
+	Done    int        `json:"done"`
+	Items   []BulkItem `json:"items"`
+}
+
+// BulkItem is one job of a bulk action: done, or refused with the reason.
+type BulkItem struct {
+	JobID int64  `json:"job_id"`
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// RunID is the run a trigger made.
+	RunID int64 `json:"run_id,omitempty"`
 }
 
 // NextFires answers GET /jobs/{id}/next.

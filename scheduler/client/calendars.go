@@ -30,3 +30,9 @@ func (c *Client) PutCalendar(ctx context.Context, name string, cal apiv1.Calenda
 func (c *Client) DeleteCalendar(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/calendars/"+url.PathEscape(name), nil, nil, nil)
 }
+
+// BulkJobs applies one action to every job a label selector picks.
+func (c *Client) BulkJobs(ctx context.Context, req apiv1.BulkRequest) (*apiv1.BulkResult, error) {
+	var out apiv1.BulkResult
+	return &out, c.do(ctx, http.MethodPost, "/jobs/bulk", nil, req, &out)
+}

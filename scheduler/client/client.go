@@ -145,6 +145,8 @@ type ListJobsOptions struct {
 	Limit int
 	// After is the last job id seen (JobList.Next of the previous page).
 	After int64
+	// Labels keeps only the jobs a label selector picks ("env=prod,team=x").
+	Labels string
 }
 
 // ListRunsOptions selects a page of runs (newest first). Zero values are left
@@ -188,6 +190,9 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	q := pageQuery("after", opts.After, opts.Limit)
 	if opts.Group != "" {
 		q.Set("group", opts.Group)
+	}
+	if opts.Labels != "" {
+		q.Set("labels", opts.Labels)
 	}
 	return call[apiv1.JobList](ctx, c, http.MethodGet, "/jobs", q, nil)
 }

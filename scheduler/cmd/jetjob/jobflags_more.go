@@ -8,13 +8,18 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
-// moreFlags are the job flags of issue #34: more schedules, calendars.
+// moreFlags are the job flags of issue #34: more schedules, calendars,
+// labels and owner.
 type moreFlags struct {
 	also             []string
 	exclude, include []string
+	labels           []string
+	owner            string
 }
 
 func (m *moreFlags) register(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&m.labels, "label", nil, `a label key=value (repeatable); on update the labels given replace the job's (--label "" drops them)`)
+	fl.StringVar(&m.owner, "owner", "", "who to ask about the job (a person, a team)")
 	fl.StringSliceVar(&m.exclude, "exclude-calendars", nil, "calendars whose days the job skips (comma-separated names; \"\" for none)")
 	fl.StringSliceVar(&m.include, "include-calendars", nil, "calendars whose days the job runs even when excluded (make-up working days)")
 	fl.StringArrayVar(&m.also, "also", nil,
@@ -23,6 +28,11 @@ func (m *moreFlags) register(fl *pflag.FlagSet) {
 
 // validate checks the flags given.
 func (m *moreFlags) validate(changed func(string) bool) error {
+	for _, l := range m.labels {
+		if _, _, ok := strings.Cut(l, "="); !ok && l != "" {
+			return usagef("--label %q: want key=value", l)
+		}
+	}
 	if !changed("also") {
 		return nil
 	}
@@ -41,6 +51,20 @@ func (m *moreFlags) validate(changed func(string) bool) error {
 // schedule fields (which the other flags may just have changed); --also
 // replaces the rest.
 func (m *moreFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
+	if changed("label") {
+		spec.Labels = nil
+		for _, l := range m.labels {
+			if k, v, ok := strings.Cut(l, "="); ok {
+				if spec.Labels == nil {
+					spec.Labels = map[string]string{}
+				}
+				spec.Labels[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+		}
+	}
+	if changed("owner") {
+		spec.Owner = m.owner
+	}
 	if changed("exclude-calendars") {
 		spec.ExcludeCalendars = nonEmpty(m.exclude)
 	}

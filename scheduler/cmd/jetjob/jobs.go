@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -34,6 +35,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsBackfillsCmd(),
 		a.jobsBackfillOpCmd(false),
 		a.jobsBackfillOpCmd(true),
+		a.jobsBulkCmd(),
 	)
 }
 
@@ -188,6 +190,7 @@ func (a *app) jobsListCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Group, "group", "", "only the jobs of this group")
+	cmd.Flags().StringVarP(&opts.Labels, "selector", "l", "", "only the jobs with these labels, e.g. env=prod,team=billing")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "page size (server default when 0)")
 	cmd.Flags().BoolVar(&all, "all", false, "read every page")
 	return cmd
@@ -221,6 +224,8 @@ func jobDetail(j *apiv1.Job) *kv {
 		}
 	}
 	k.add("Time zone", j.Timezone)
+	k.add("Owner", j.Owner)
+	k.add("Labels", labels.Format(j.Labels))
 	if len(j.ExcludeCalendars) > 0 {
 		k.add("Excluded days", strings.Join(j.ExcludeCalendars, ", ")+" (calendars)")
 		k.add("Included days", strings.Join(j.IncludeCalendars, ", "))

@@ -151,6 +151,7 @@ func matrix() []matrixRow {
 		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard?group=a", nil), [6]int{s401, s200, s403, s200, s200, s200}},
 		{"GET /api/v1/cluster", fixed("GET", "/api/v1/cluster", nil), anyUser},
 
+		{"POST /api/v1/jobs/bulk", fixed("POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "env=none", Action: "enable"}), anyUser},
 		{"GET /api/v1/calendars", fixed("GET", "/api/v1/calendars", nil), anyUser},
 		{"GET /api/v1/calendars/{name}", func(e *env, _ string) req {
 			return req{"GET", "/api/v1/calendars/" + e.calendar("a"), nil}

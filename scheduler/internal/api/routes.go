@@ -49,6 +49,9 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/groups", admin, s.createGroup},
 		{"POST /api/v1/jobs", operate(s.jobBodyGroup), jobs.post},
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
+		// Each job a bulk action picks is checked as its own route would
+		// check it (bulk.go): picked among the readable, changed if operable.
+		{"POST /api/v1/jobs/bulk", authed, s.bulkJobs},
 		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), jobs.one},
 		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), jobs.put},
 		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), jobs.delete},

@@ -156,6 +156,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	}
 	checkSchedOps(spec, tz, extra, now, add)
 	checkJobCalendars(spec, add)
+	checkLabels(spec, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -171,6 +172,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
 		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
+		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner),
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -187,7 +189,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 			Source: j.Source, Schedules: schedulesDoc(j),
-			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
+			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars, Labels: j.Labels, Owner: j.Owner,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

@@ -51,12 +51,18 @@ const (
 var jobSections = []string{secBasics, secSchedule, secExecution, secRetries, secAlarms}
 
 // jobFields are the job form's fields, in form order.
-var jobFields = slices.Concat(baseJobFields[:scheduleEnd], calendarFields, baseJobFields[scheduleEnd:])
+var jobFields = slices.Concat(baseJobFields[:basicsEnd], ownerFields, baseJobFields[basicsEnd:scheduleEnd],
+	calendarFields, baseJobFields[scheduleEnd:])
 
-// scheduleEnd is where the schedule section's fields end in baseJobFields.
-var scheduleEnd = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "end_at" }) + 1
+// basicsEnd and scheduleEnd are where the basics' and the schedule
+// section's fields end in baseJobFields.
+var (
+	basicsEnd   = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "params" }) + 1
+	scheduleEnd = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "end_at" }) + 1
+)
 
-// baseJobFields are the fields of jobFields before issue #34's calendars.
+// baseJobFields are the fields of jobFields before issue #34's owner,
+// labels and calendars.
 var baseJobFields = []jobField{
 	{Name: "group", Label: "Group", Section: secBasics, Kind: "group",
 		Hint: "The executor group whose workers run the job.", keys: []string{"group"},

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 )
 
 // Fields of issue #34 (more schedules, calendars, labels, owner), placed in
@@ -74,6 +75,31 @@ var calendarFields = []jobField{
 		get:  func(s *apiv1.JobSpec) string { return strings.Join(s.IncludeCalendars, ", ") },
 		set: func(s *apiv1.JobSpec, v string) error {
 			s.IncludeCalendars = splitList(v)
+			return nil
+		}},
+}
+
+// ownerFields edit the job's owner and labels (Basics): the job page shows
+// them with the other settings.
+var ownerFields = []jobField{
+	{Name: "owner", Label: "Owner", Section: secBasics, Kind: "text", keys: []string{"owner"},
+		Hint: "Who to ask about the job: a person, a team, a channel.",
+		get:  func(s *apiv1.JobSpec) string { return s.Owner }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Owner })},
+	{Name: "labels", Label: "Labels", Section: secBasics, Kind: "list", keys: []string{"labels"},
+		Hint: "Comma-separated key=value pairs (env=prod, team=billing): the jobs list and bulk actions select by them.",
+		get:  func(s *apiv1.JobSpec) string { return labels.Format(s.Labels) },
+		set: func(s *apiv1.JobSpec, v string) error {
+			s.Labels = nil
+			for _, p := range splitList(v) {
+				k, val, ok := strings.Cut(p, "=")
+				if !ok {
+					return fmt.Errorf("label %q: want key=value", p)
+				}
+				if s.Labels == nil {
+					s.Labels = map[string]string{}
+				}
+				s.Labels[strings.TrimSpace(k)] = strings.TrimSpace(val)
+			}
 			return nil
 		}},
 }

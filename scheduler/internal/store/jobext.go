@@ -9,25 +9,33 @@ import (
 )
 
 // Issue #34's additions to a job: its schedules beyond the first, its
-// calendars. They are
+// calendars, labels and owner. They are
 // columns of jobs read and written with the others (jobColumns,
 // jobWriteColumns), kept apart here so that jobs.go stays readable.
 
-const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars`
+const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner`
 
 // jobExtWriteColumns are written by creates and updates (jobWriteColumns).
-var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars"}
+var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner"}
 
 // jobExtScan holds the extension columns while a row is scanned.
 type jobExtScan struct {
 	extra            []byte
 	exclude, include []string
+	labels           map[string]string
+	owner            string
 }
 
-func (e *jobExtScan) targets() []any { return []any{&e.extra, &e.exclude, &e.include} }
+func (e *jobExtScan) targets() []any {
+	return []any{&e.extra, &e.exclude, &e.include, &e.labels, &e.owner}
+}
 
 func (e *jobExtScan) into(j *Job) error {
 	j.ExcludeCalendars, j.IncludeCalendars = nilIfEmpty(e.exclude), nilIfEmpty(e.include)
+	j.Owner = e.owner
+	if len(e.labels) > 0 {
+		j.Labels = e.labels
+	}
 	var err error
 	if j.ExtraSchedules, err = timing.ParseParts(e.extra); err != nil {
 		return fmt.Errorf("job %d: %w", j.ID, err)
@@ -44,6 +52,12 @@ func (j *Job) extArgs(args map[string]any) {
 	args["extra_schedules"] = extra
 	args["exclude_calendars"] = nonNil(j.ExcludeCalendars)
 	args["include_calendars"] = nonNil(j.IncludeCalendars)
+	labels := j.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	args["labels"] = labels
+	args["owner"] = j.Owner
 }
 
 // nilIfEmpty is s, or nil when it is empty: a job without calendars reads

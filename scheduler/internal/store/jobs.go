@@ -79,6 +79,10 @@ type Job struct {
 	// calendar): a fire on a day of the first is skipped unless the day is
 	// in the second.
 	ExcludeCalendars, IncludeCalendars []string
+	// Labels are key=value pairs that selectors pick jobs by (package
+	// labels); Owner says who to ask about the job.
+	Labels map[string]string
+	Owner  string
 }
 
 // Kinds of jobs rows.
