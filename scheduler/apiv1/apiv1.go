@@ -72,6 +72,10 @@ type JobSpec struct {
 	Description string `json:"description,omitempty"`
 	Handler     string `json:"handler"`
 	Params      string `json:"params,omitempty"`
+	// ParamsTemplate makes Params a template over each fire, rendered
+	// into the run's params when the run is written (docs/jobs.md,
+	// "Params templates"): {{ .ScheduledAt | date "2006-01-02" }}.
+	ParamsTemplate bool `json:"params_template,omitempty"`
 	// ScheduleType is cron, quartz, fix_rate, fix_delay, once or none.
 	ScheduleType string `json:"schedule_type"`
 	// ScheduleExpr is a cron expression (seconds field optional,

@@ -15,11 +15,13 @@ type moreFlags struct {
 	exclude, include []string
 	labels           []string
 	owner            string
+	paramsTemplate   bool
 }
 
 func (m *moreFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&m.labels, "label", nil, `a label key=value (repeatable); on update the labels given replace the job's (--label "" drops them)`)
 	fl.StringVar(&m.owner, "owner", "", "who to ask about the job (a person, a team)")
+	fl.BoolVar(&m.paramsTemplate, "params-template", false, `the params are a template rendered per run, e.g. '{"day":"{{ .ScheduledAt | date "2006-01-02" }}"}'`)
 	fl.StringSliceVar(&m.exclude, "exclude-calendars", nil, "calendars whose days the job skips (comma-separated names; \"\" for none)")
 	fl.StringSliceVar(&m.include, "include-calendars", nil, "calendars whose days the job runs even when excluded (make-up working days)")
 	fl.StringArrayVar(&m.also, "also", nil,
@@ -64,6 +66,9 @@ func (m *moreFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
 	}
 	if changed("owner") {
 		spec.Owner = m.owner
+	}
+	if changed("params-template") {
+		spec.ParamsTemplate = m.paramsTemplate
 	}
 	if changed("exclude-calendars") {
 		spec.ExcludeCalendars = nonEmpty(m.exclude)

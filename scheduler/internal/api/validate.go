@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/paramtmpl"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
@@ -157,6 +158,11 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	checkSchedOps(spec, tz, extra, now, add)
 	checkJobCalendars(spec, add)
 	checkLabels(spec, add)
+	if spec.ParamsTemplate {
+		if _, err := paramtmpl.Parse(spec.Params, tz); err != nil {
+			add("params: %v", err)
+		}
+	}
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -172,7 +178,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
 		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
-		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner),
+		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner), ParamsTemplate: spec.ParamsTemplate,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -189,7 +195,7 @@ func jobDoc(j store.Job) apiv1.Job {
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 			Source: j.Source, Schedules: schedulesDoc(j),
-			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars, Labels: j.Labels, Owner: j.Owner,
+			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars, Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

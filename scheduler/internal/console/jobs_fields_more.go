@@ -79,9 +79,21 @@ var calendarFields = []jobField{
 		}},
 }
 
-// ownerFields edit the job's owner and labels (Basics): the job page shows
-// them with the other settings.
+// ownerFields edit whether the params are a template, the job's owner and
+// labels (Basics): the job page shows them with the other settings.
 var ownerFields = []jobField{
+	{Name: "params_template", Label: "Params are a template", Section: secBasics, Kind: "checkbox", keys: []string{"params template"},
+		Hint: `Render the params for each run: {{ .ScheduledAt | date "2006-01-02" }}, {{ .ScheduledAt | addDays -1 | date "2006-01-02" }} (in the job's zone).`,
+		get: func(s *apiv1.JobSpec) string {
+			if s.ParamsTemplate {
+				return "true"
+			}
+			return "false"
+		},
+		set: func(s *apiv1.JobSpec, v string) error {
+			s.ParamsTemplate = v != ""
+			return nil
+		}},
 	{Name: "owner", Label: "Owner", Section: secBasics, Kind: "text", keys: []string{"owner"},
 		Hint: "Who to ask about the job: a person, a team, a channel.",
 		get:  func(s *apiv1.JobSpec) string { return s.Owner }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Owner })},

@@ -24,7 +24,7 @@ import (
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
-	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars
+	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -61,6 +61,8 @@ type dueJob struct {
 	extra string
 	// exclude and include name the job's calendars (calendars.go).
 	exclude, include []string
+	// paramsTemplate: params are a template rendered per fire (params.go).
+	paramsTemplate bool
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -87,7 +89,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
-				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow, &j.extra, &j.exclude, &j.include)
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow, &j.extra, &j.exclude, &j.include, &j.paramsTemplate)
 			return j, err
 		})
 		if err != nil {
@@ -121,12 +123,16 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			}
 			var last *time.Time
 			cals.judge(j, tp, pl.fires)
+			render := p.paramsOf(j)
 			for _, f := range pl.fires {
 				// Runs are written at their actual (jittered) time, to the
 				// microsecond PostgreSQL keeps: key fires the way they come back.
 				f.at = tp.At(f.at)
+				if f.status == wire.StatusScheduled {
+					f.params = render(f.at)
+				}
 				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
-					Status: f.status, ScheduledAt: f.at, Message: f.message})
+					Status: f.status, ScheduledAt: f.at, Message: f.message, Params: f.params})
 				size, lane := 0, ""
 				if batchable(j, f, p.target != nil) {
 					size, lane = triggerBytes(j), p.batchLane(j)
@@ -155,9 +161,13 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					continue
 				}
 				j := pf.j
+				params := j.params
+				if pf.f.params != nil {
+					params = *pf.f.params
+				}
 				planned = append(planned, runs.Planned{
 					RunID: w.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
-					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
+					Params: params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
 					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow,

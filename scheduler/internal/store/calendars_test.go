@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/scheduler/internal/backfill"
 	"github.com/jetjob/jetjob/scheduler/internal/calendar"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
@@ -97,6 +98,51 @@ func TestJobsNameOnlyTheirGroupsCalendars(t *testing.T) {
 		_, err := st.CreateJob(ctx, store.System, j)
 		if !errors.Is(err, refs.ErrUnknownCalendar) {
 			t.Errorf("a job naming %v: %v, want refs.ErrUnknownCalendar", names, err)
+		}
+	}
+}
+
+// A backfill of a job whose params are a template gives each covered day
+// its own params: the day before the fire, in the job's zone.
+func TestBackfillRendersParamsPerDay(t *testing.T) {
+	_, st := pgtest.Store(t)
+	ctx := context.Background()
+	j, err := st.CreateJob(ctx, store.System, store.Job{Group: "g", Name: "daily", Handler: "h", ScheduleType: "cron",
+		ScheduleExpr: "0 30 0 * * *", Timezone: "Asia/Kolkata", MisfirePolicy: "skip", RouteStrategy: "any",
+		BlockStrategy: "serial", Enabled: true, ParamsTemplate: true,
+		Params: `{"partition":"{{ .ScheduledAt | addDays -1 | date "20060102" }}"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kolkata, _ := time.LoadLocation("Asia/Kolkata")
+	from := time.Date(2026, 10, 1, 0, 0, 0, 0, kolkata)
+	to := from.AddDate(0, 0, 3)
+	b, err := st.CreateBackfill(ctx, store.System, j, from, to, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, err := st.StepBackfills(ctx, 10, func(b store.Backfill, j store.Job) ([]time.Time, []time.Time, bool, error) {
+		tp, err := j.Timing()
+		if err != nil {
+			return nil, nil, false, err
+		}
+		nominal, exhausted := backfill.Fires(tp, b.From, b.To, time.Time{}, 10)
+		return nominal, nominal, exhausted, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"partition":"20260930"}`, `{"partition":"20261001"}`, `{"partition":"20261002"}`}
+	if len(written) != len(want) {
+		t.Fatalf("backfill %d wrote %d runs, want %d", b.ID, len(written), len(want))
+	}
+	for i, p := range written {
+		run, err := st.GetRun(ctx, p.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Params != want[i] || run.Params == nil || *run.Params != want[i] {
+			t.Errorf("backfilled run %d at %s: handed on %q, stored %v; want %s", p.RunID, p.ScheduledAt, p.Params, run.Params, want[i])
 		}
 	}
 }

@@ -3,20 +3,22 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
+	"github.com/jetjob/jetjob/scheduler/internal/paramtmpl"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
 // Issue #34's additions to a job: its schedules beyond the first, its
-// calendars, labels and owner. They are
+// calendars, labels and owner, whether its params are a template. They are
 // columns of jobs read and written with the others (jobColumns,
 // jobWriteColumns), kept apart here so that jobs.go stays readable.
 
-const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner`
+const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner, params_template`
 
 // jobExtWriteColumns are written by creates and updates (jobWriteColumns).
-var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner"}
+var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner", "params_template"}
 
 // jobExtScan holds the extension columns while a row is scanned.
 type jobExtScan struct {
@@ -24,15 +26,16 @@ type jobExtScan struct {
 	exclude, include []string
 	labels           map[string]string
 	owner            string
+	paramsTemplate   bool
 }
 
 func (e *jobExtScan) targets() []any {
-	return []any{&e.extra, &e.exclude, &e.include, &e.labels, &e.owner}
+	return []any{&e.extra, &e.exclude, &e.include, &e.labels, &e.owner, &e.paramsTemplate}
 }
 
 func (e *jobExtScan) into(j *Job) error {
 	j.ExcludeCalendars, j.IncludeCalendars = nilIfEmpty(e.exclude), nilIfEmpty(e.include)
-	j.Owner = e.owner
+	j.Owner, j.ParamsTemplate = e.owner, e.paramsTemplate
 	if len(e.labels) > 0 {
 		j.Labels = e.labels
 	}
@@ -58,6 +61,21 @@ func (j *Job) extArgs(args map[string]any) {
 	}
 	args["labels"] = labels
 	args["owner"] = j.Owner
+	args["params_template"] = j.ParamsTemplate
+}
+
+// RenderParams is the job's params for a run at at: rendered when they are
+// a template (package paramtmpl), nil when they are not (the run then uses
+// the job's, as it always did).
+func (j *Job) RenderParams(at time.Time) (*string, error) {
+	if !j.ParamsTemplate {
+		return nil, nil
+	}
+	out, err := paramtmpl.Render(j.Params, j.Timezone, paramtmpl.Data{ScheduledAt: at, JobID: j.ID})
+	if err != nil {
+		return nil, fmt.Errorf("job %d: %w", j.ID, err)
+	}
+	return &out, nil
 }
 
 // nilIfEmpty is s, or nil when it is empty: a job without calendars reads

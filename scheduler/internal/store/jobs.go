@@ -83,6 +83,9 @@ type Job struct {
 	// labels); Owner says who to ask about the job.
 	Labels map[string]string
 	Owner  string
+	// ParamsTemplate: Params is a template over each fire (package
+	// paramtmpl), rendered into the run's own params.
+	ParamsTemplate bool
 }
 
 // Kinds of jobs rows.
