@@ -55,6 +55,9 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 	if len(spec.IncludeCalendars) == 0 {
 		spec.IncludeCalendars = nil
 	}
+	if len(spec.Labels) == 0 {
+		spec.Labels = nil
+	}
 	return spec
 }
 
