@@ -77,6 +77,10 @@ type JobSpec struct {
 	Description string `json:"description,omitempty"`
 	Handler     string `json:"handler"`
 	Params      string `json:"params,omitempty"`
+	// ParamsTemplate makes Params a template over each fire, rendered
+	// into the run's params when the run is written (docs/jobs.md,
+	// "Params templates"): {{ .ScheduledAt | date "2006-01-02" }}.
+	ParamsTemplate bool `json:"params_template,omitempty"`
 	// ScheduleType is cron, quartz, fix_rate, fix_delay, once or none.
 	ScheduleType string `json:"schedule_type"`
 	// ScheduleExpr is a cron expression (seconds field optional,
@@ -86,12 +90,31 @@ type JobSpec struct {
 	// an RFC 3339 time for once, empty for none.
 	ScheduleExpr string `json:"schedule_expr,omitempty"`
 	// Timezone is an IANA zone for cron and quartz (default UTC).
-	Timezone      string   `json:"timezone,omitempty"`
-	MisfirePolicy string   `json:"misfire_policy,omitempty"`
-	RouteStrategy string   `json:"route_strategy,omitempty"`
-	BlockStrategy string   `json:"block_strategy,omitempty"`
-	Timeout       Duration `json:"timeout,omitempty"`
-	MaxRetries    int      `json:"max_retries,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+	// Schedules, when given, are all the job's schedules: it fires at
+	// their union, once at an instant two of them share. Several must all
+	// be cron or quartz, each in its own zone. The first is also the
+	// schedule_type, schedule_expr and timezone above (which may be left
+	// out, or must agree); a job with one schedule answers without this
+	// list, as before.
+	Schedules     []Schedule `json:"schedules,omitempty"`
+	MisfirePolicy string     `json:"misfire_policy,omitempty"`
+	// ExcludeCalendars and IncludeCalendars name calendars (GET
+	// /api/v1/calendars): a fire on a day of an exclude calendar, judged
+	// in its schedule's zone, is recorded SKIPPED ("excluded by calendar
+	// X") unless the day is in an include calendar. Global calendars and
+	// the job's group's may be named; not with fix_delay.
+	ExcludeCalendars []string `json:"exclude_calendars,omitempty"`
+	IncludeCalendars []string `json:"include_calendars,omitempty"`
+	// Labels are key=value pairs a label selector picks jobs by (GET
+	// /jobs?labels=env=prod,team=billing, POST /jobs/bulk); Owner says
+	// who to ask about the job (a person, a team), at most 200 characters.
+	Labels        map[string]string `json:"labels,omitempty"`
+	Owner         string            `json:"owner,omitempty"`
+	RouteStrategy string            `json:"route_strategy,omitempty"`
+	BlockStrategy string            `json:"block_strategy,omitempty"`
+	Timeout       Duration          `json:"timeout,omitempty"`
+	MaxRetries    int               `json:"max_retries,omitempty"`
 	// RetryBackoff is exponential (default: initial × 2^attempt with up
 	// to 20 % jitter, capped at retry_max) or fixed (retry_initial).
 	RetryBackoff string   `json:"retry_backoff,omitempty"`
@@ -148,6 +171,13 @@ type JobSpec struct {
 	Version int64 `json:"version,omitempty"`
 }
 
+// Schedule is one of a job's schedules (JobSpec.Schedules).
+type Schedule struct {
+	Type     string `json:"type"`
+	Expr     string `json:"expr,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
 // Job is a stored job.
 type Job struct {
 	ID int64 `json:"id"`
@@ -199,9 +229,52 @@ type TriggerRequest struct {
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
+// BulkRequest is the body of POST /jobs/bulk: one action on every job a
+// label selector picks (of Group, when given), each as if asked of the job
+// alone (its group's permission, its audit entry).
+type BulkRequest struct {
+	// Selector is "key=value[,key=value...]" (required).
+	Selector string `json:"selector"`
+	Group    string `json:"group,omitempty"`
+	// Action is enable, disable or trigger.
+	Action string `json:"action"`
+	// Note is a disable's note.
+	Note string `json:"note,omitempty"`
+	// Max refuses the request (400) when the selector picks more jobs
+	// (default 100, at most 1000): a bulk action is bounded.
+	Max int `json:"max,omitempty"`
+}
+
+// BulkResult answers POST /jobs/bulk: what happened to each job picked.
+type BulkResult struct {
+	Matched int        `json:"matched"`
+	Done    int        `json:"done"`
+	Items   []BulkItem `json:"items"`
+}
+
+// BulkItem is one job of a bulk action: done, or refused with the reason.
+type BulkItem struct {
+	JobID int64  `json:"job_id"`
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// RunID is the run a trigger made.
+	RunID int64 `json:"run_id,omitempty"`
+}
+
 // NextFires answers GET /jobs/{id}/next.
 type NextFires struct {
 	Times []time.Time `json:"times"`
+	// Excluded are the fires among them that the job's calendars exclude
+	// (each recorded as a SKIPPED run when its time comes): not in Times.
+	Excluded []ExcludedFire `json:"excluded,omitempty"`
+}
+
+// ExcludedFire is a fire a calendar excludes.
+type ExcludedFire struct {
+	At       time.Time `json:"at"`
+	Calendar string    `json:"calendar"`
 }
 
 // Run is one trigger attempt of a job.

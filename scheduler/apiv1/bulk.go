@@ -2,7 +2,7 @@ package apiv1
 
 // Bulk operations on runs:
 //
-//	POST /api/v1/runs/bulk  RunsBulk → BulkResult
+//	POST /api/v1/runs/bulk  RunsBulk → RunsBulkResult
 //
 // Each item goes through its own route with the caller's credentials
 // (POST /runs/{id}/kill; a re-run: GET /runs/{id}, then POST
@@ -23,19 +23,19 @@ type RunsBulk struct {
 	IDs    []int64 `json:"ids"`
 }
 
-// BulkResult answers a bulk request: how many items were done and how
+// RunsBulkResult answers a bulk request: how many items were done and how
 // many failed, and each item's result in the order asked (repeated ids
 // once).
-type BulkResult struct {
-	Done    int        `json:"done"`
-	Failed  int        `json:"failed"`
-	Results []BulkItem `json:"results"`
+type RunsBulkResult struct {
+	Done    int            `json:"done"`
+	Failed  int            `json:"failed"`
+	Results []RunsBulkItem `json:"results"`
 }
 
-// BulkItem is one item's result: the HTTP status its own route answered,
+// RunsBulkItem is one item's result: the HTTP status its own route answered,
 // the run it made or changed (a re-run's new run), and the error when it
 // was refused.
-type BulkItem struct {
+type RunsBulkItem struct {
 	ID     int64  `json:"id"`
 	Status int    `json:"status"`
 	Run    int64  `json:"run,omitempty"`

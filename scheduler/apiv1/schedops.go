@@ -59,3 +59,36 @@ type Backfill struct {
 type BackfillList struct {
 	Backfills []Backfill `json:"backfills"`
 }
+
+// Calendar is a named set of days jobs exclude from their fires
+// (JobSpec.ExcludeCalendars) or include back (IncludeCalendars):
+// PUT/GET/DELETE /api/v1/calendars/{name}. Group "" is global: admins
+// change it and every job may name it; a group's calendar is its
+// operators' and only its jobs name it.
+type Calendar struct {
+	Name        string          `json:"name"`
+	Group       string          `json:"group,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Dates       []string        `json:"dates,omitempty"`
+	Ranges      []CalendarRange `json:"ranges,omitempty"`
+	// Weekdays are SUN, MON, TUE, WED, THU, FRI, SAT.
+	Weekdays []string `json:"weekdays,omitempty"`
+	// ICS, on a PUT only, is an iCalendar file whose events' days
+	// (DTSTART to DTEND, DTEND excluded) are added to Ranges.
+	ICS       string    `json:"ics,omitempty"`
+	Version   int64     `json:"version,omitempty"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// CalendarRange is the days From to To (2026-10-01), both included.
+type CalendarRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// CalendarList answers GET /api/v1/calendars.
+type CalendarList struct {
+	Calendars []Calendar `json:"calendars"`
+}

@@ -145,6 +145,8 @@ type ListJobsOptions struct {
 	Limit int
 	// After is the last job id seen (JobList.Next of the previous page).
 	After int64
+	// Labels keeps only the jobs a label selector picks ("env=prod,team=x").
+	Labels string
 }
 
 // ListRunsOptions selects a page of runs (newest first). Zero values are left
@@ -188,6 +190,9 @@ func (c *Client) ListJobs(ctx context.Context, opts ListJobsOptions) (*apiv1.Job
 	q := pageQuery("after", opts.After, opts.Limit)
 	if opts.Group != "" {
 		q.Set("group", opts.Group)
+	}
+	if opts.Labels != "" {
+		q.Set("labels", opts.Labels)
 	}
 	return call[apiv1.JobList](ctx, c, http.MethodGet, "/jobs", q, nil)
 }
@@ -521,6 +526,6 @@ func (c *Client) KillRun(ctx context.Context, id int64) (*apiv1.Run, error) {
 // BulkRuns applies a bulk action (apiv1.BulkKill, apiv1.BulkRerun) to up
 // to 500 runs; each item is authorized and audited as alone, and its
 // result says whether it was done.
-func (c *Client) BulkRuns(ctx context.Context, action string, ids []int64) (*apiv1.BulkResult, error) {
-	return call[apiv1.BulkResult](ctx, c, http.MethodPost, "/api/v1/runs/bulk", nil, apiv1.RunsBulk{Action: action, IDs: ids})
+func (c *Client) BulkRuns(ctx context.Context, action string, ids []int64) (*apiv1.RunsBulkResult, error) {
+	return call[apiv1.RunsBulkResult](ctx, c, http.MethodPost, "/api/v1/runs/bulk", nil, apiv1.RunsBulk{Action: action, IDs: ids})
 }

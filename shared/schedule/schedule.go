@@ -36,6 +36,8 @@ type Schedule struct {
 	loc  *time.Location
 	eval evaluator
 	at   time.Time // once only
+	// parts are a union's schedules (Union), nil for one schedule.
+	parts []*Schedule
 }
 
 // Type returns the schedule's type.
@@ -111,6 +113,9 @@ func (s *Schedule) String() string {
 	case None:
 		return string(None)
 	case Cron, Quartz:
+		if len(s.parts) > 0 {
+			return fmt.Sprintf("union of %d schedules, the first %s %q (%s)", len(s.parts), s.typ, s.expr, s.tz)
+		}
 		return fmt.Sprintf("%s %q (%s)", s.typ, s.expr, s.tz)
 	}
 	return fmt.Sprintf("%s %q", s.typ, s.expr)

@@ -29,6 +29,7 @@ type jobFlags struct {
 	maxRetries, maxConcurrency        int
 	disabled                          bool
 	ops                               schedOpsFlags
+	more                              moreFlags
 
 	// Set by validate: the schedule a schedule flag gave, and the params
 	// read from --params-file.
@@ -65,6 +66,7 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
 	f.ops.register(fl)
+	f.more.register(fl)
 }
 
 // validate checks the flags given on cmd; every problem is a usage error
@@ -132,6 +134,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 		return usagef("--max-retries %d: must not be negative", f.maxRetries)
 	}
 	if err := f.ops.validate(changed); err != nil {
+		return err
+	}
+	if err := f.more.validate(changed); err != nil {
 		return err
 	}
 	if f.maxConcurrency < 0 {
@@ -224,6 +229,7 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 		spec.Enabled = &enabled
 	}
 	f.ops.apply(changed, spec)
+	f.more.apply(changed, spec)
 }
 
 func positiveDuration(flag, s string) (string, error) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -34,6 +35,7 @@ func (a *app) jobsCmd() *cobra.Command {
 		a.jobsBackfillsCmd(),
 		a.jobsBackfillOpCmd(false),
 		a.jobsBackfillOpCmd(true),
+		a.jobsBulkCmd(),
 	)
 }
 
@@ -188,6 +190,7 @@ func (a *app) jobsListCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Group, "group", "", "only the jobs of this group")
+	cmd.Flags().StringVarP(&opts.Labels, "selector", "l", "", "only the jobs with these labels, e.g. env=prod,team=billing")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "page size (server default when 0)")
 	cmd.Flags().BoolVar(&all, "all", false, "read every page")
 	return cmd
@@ -218,7 +221,18 @@ func jobDetail(j *apiv1.Job) *kv {
 		k.add("Script", fmt.Sprintf("%s, version %d, %d bytes (jetjob scripts show %d)", j.ScriptLanguage, j.ScriptVersion, len(*j.Script), j.ID))
 	}
 	k.add("Schedule", schedule(&j.JobSpec))
+	for i, p := range j.Schedules {
+		if i > 0 {
+			k.add("Also", schedule(&apiv1.JobSpec{ScheduleType: p.Type, ScheduleExpr: p.Expr, Timezone: p.Timezone}))
+		}
+	}
 	k.add("Time zone", j.Timezone)
+	k.add("Owner", j.Owner)
+	k.add("Labels", labels.Format(j.Labels))
+	if len(j.ExcludeCalendars) > 0 {
+		k.add("Excluded days", strings.Join(j.ExcludeCalendars, ", ")+" (calendars)")
+		k.add("Included days", strings.Join(j.IncludeCalendars, ", "))
+	}
 	k.add("Misfire policy", j.MisfirePolicy)
 	k.add("Route strategy", j.RouteStrategy)
 	k.add("Block strategy", j.BlockStrategy)
@@ -391,9 +405,22 @@ func (a *app) jobsNextCmd() *cobra.Command {
 				_, err := fmt.Fprintf(a.stdout, "job %d has no upcoming fire (schedule: %s)\n", job.ID, schedule(&job.JobSpec))
 				return err
 			}
-			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")
+			ex := next.Excluded
+			if len(ex) == 0 {
+				t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")")
+				for i, at := range next.Times {
+					t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
+				}
+				return t.flush()
+			}
+			t := newTable(a.stdout, "#", "UTC", "LOCAL ("+zone+")", "CALENDAR")
 			for i, at := range next.Times {
-				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout))
+				// The excluded fires before this one, marked, in time order.
+				for len(ex) > 0 && ex[0].At.Before(at) {
+					t.row("-", fmtTime(ex[0].At), ex[0].At.In(loc).Format(timeLayout), "excluded by "+ex[0].Calendar)
+					ex = ex[1:]
+				}
+				t.row(strconv.Itoa(i+1), fmtTime(at), at.In(loc).Format(timeLayout), "")
 			}
 			return t.flush()
 		}),

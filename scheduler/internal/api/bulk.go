@@ -35,7 +35,7 @@ func (s *Server) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	case len(req.IDs) > maxBulk:
 		return invalidf("ids: %d runs, at most %d per request", len(req.IDs), maxBulk)
 	}
-	out := apiv1.BulkResult{Results: make([]apiv1.BulkItem, 0, len(req.IDs))}
+	out := apiv1.RunsBulkResult{Results: make([]apiv1.RunsBulkItem, 0, len(req.IDs))}
 	seen := map[int64]bool{}
 	for _, id := range req.IDs {
 		if id <= 0 || seen[id] {
@@ -57,8 +57,8 @@ func (s *Server) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 // bulkRun does action to run id through its route: kill is POST
 // /runs/{id}/kill; rerun reads the run and triggers its job again with the
 // run's params (none when it used the job's), as the console's Re-run.
-func (s *Server) bulkRun(r *http.Request, action string, id int64) apiv1.BulkItem {
-	item := apiv1.BulkItem{ID: id}
+func (s *Server) bulkRun(r *http.Request, action string, id int64) apiv1.RunsBulkItem {
+	item := apiv1.RunsBulkItem{ID: id}
 	path := "/api/v1/runs/" + strconv.FormatInt(id, 10)
 	var resp *inproc.Response
 	var err error

@@ -3,10 +3,11 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/shared/schedule"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 )
 
 // Documents the web console reads (package console): the schedule preview
@@ -21,9 +22,11 @@ const (
 // any job exists: the job form's live preview. It is the computation of a
 // job's next fires (schedule.Parse, then Schedule.NextN from now), so what
 // the form shows is what the job will do; a bad schedule answers 400 with
-// the schedule package's own message, naming the bad part.
+// the schedule package's own message, naming the bad part. Each "also"
+// ("type|expr|zone") is one more schedule of the job: the preview is then
+// the union's.
 func (s *Server) schedulePreview(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "type", "expr", "timezone", "n"); err != nil {
+	if err := onlyParams(r, "type", "expr", "timezone", "n", "also"); err != nil {
 		return err
 	}
 	n, err := queryInt(r, "n", defaultPreviewFires, 1, maxPreviewFires)
@@ -35,7 +38,19 @@ func (s *Server) schedulePreview(w http.ResponseWriter, r *http.Request) error {
 	if tz == "" {
 		tz = "UTC" // as a job created without one
 	}
-	sched, err := schedule.Parse(typ, expr, tz)
+	var extra []timing.Part
+	for _, a := range q["also"] {
+		f := strings.Split(a, "|")
+		if len(f) < 2 || len(f) > 3 {
+			return invalidf("also %q: want \"type|expression|zone\" (the zone may be left out)", a)
+		}
+		p := timing.Part{Type: strings.TrimSpace(f[0]), Expr: strings.TrimSpace(f[1]), Timezone: "UTC"}
+		if len(f) == 3 && strings.TrimSpace(f[2]) != "" {
+			p.Timezone = strings.TrimSpace(f[2])
+		}
+		extra = append(extra, p)
+	}
+	sched, err := timing.Schedules(typ, expr, tz, extra)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -31,7 +32,7 @@ const (
 // meanwhile. The id order also keeps the older "after" (last id seen) and
 // "next" for its clients.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "group", "q", "handler", "enabled", "schedule_type", "sort", "order", "limit", "cursor", "after"); err != nil {
+	if err := onlyParams(r, "group", "q", "handler", "enabled", "schedule_type", "labels", "sort", "order", "limit", "cursor", "after"); err != nil {
 		return err
 	}
 	f, err := jobFilter(r)
@@ -99,6 +100,13 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 			add("schedule_type=%q: %v", v, err)
 		}
 		f.ScheduleType = v
+	}
+	if v := q.Get("labels"); v != "" {
+		sel, err := labels.ParseSelector(v)
+		if err != nil {
+			add("labels=%q: %v", v, err)
+		}
+		f.Labels = sel
 	}
 	if f.Sort == "" {
 		f.Sort = store.SortByID

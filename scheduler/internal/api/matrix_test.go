@@ -191,6 +191,29 @@ func matrix() []matrixRow {
 		{"GET /api/v1/dashboard", fixed("GET", "/api/v1/dashboard?group=a", nil), [6]int{s401, s200, s403, s200, s200, s200}},
 		{"GET /api/v1/cluster", fixed("GET", "/api/v1/cluster", nil), anyUser},
 
+		{"POST /api/v1/jobs/bulk", fixed("POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "env=none", Action: "enable"}), anyUser},
+		{"GET /api/v1/calendars", fixed("GET", "/api/v1/calendars", nil), anyUser},
+		{"GET /api/v1/calendars/{name}", func(e *env, _ string) req {
+			return req{"GET", "/api/v1/calendars/" + e.calendar("a"), nil}
+		}, read},
+		{"GET /api/v1/calendars/{name}", func(e *env, _ string) req {
+			return req{"GET", "/api/v1/calendars/" + e.calendar(""), nil}
+		}, anyUser},
+		{"PUT /api/v1/calendars/{name}", func(e *env, _ string) req { // a new one of group a
+			return req{"PUT", fmt.Sprint("/api/v1/calendars/cal", e.next()), calendarDoc("a")}
+		}, [6]int{s401, s403, s403, s201, s201, s201}},
+		{"PUT /api/v1/calendars/{name}", func(e *env, _ string) req { // a new global one: admins
+			return req{"PUT", fmt.Sprint("/api/v1/calendars/cal", e.next()), calendarDoc("")}
+		}, with(adminOnly, s201)},
+		{"PUT /api/v1/calendars/{name}", func(e *env, _ string) req {
+			return req{"PUT", "/api/v1/calendars/" + e.calendar("a"), calendarDoc("a")}
+		}, [6]int{s401, s403, s404, s200, s200, s200}},
+		{"PUT /api/v1/calendars/{name}", func(e *env, _ string) req {
+			return req{"PUT", "/api/v1/calendars/" + e.calendar(""), calendarDoc("")}
+		}, adminOnly},
+		{"DELETE /api/v1/calendars/{name}", func(e *env, _ string) req {
+			return req{"DELETE", "/api/v1/calendars/" + e.calendar("a"), nil}
+		}, with(operate, s204)},
 		{"GET /api/v1/channels", fixed("GET", "/api/v1/channels", nil), anyUser},
 		{"POST /api/v1/channels", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/channels", channelSpec("a", fmt.Sprint("c", e.next()))}

@@ -119,6 +119,13 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", hourly+"/backfills", nil, nil)
 	call(s200, "viewerA", "GET", fmt.Sprintf("/api/v1/backfills/%d", bf.ID), nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/backfills?state=running", nil, nil)
+	// Calendars and label selectors (issue #34).
+	call(s201, "admin", "PUT", "/api/v1/calendars/holidays", apiv1.Calendar{Name: "holidays", Dates: []string{"2026-12-25"},
+		Weekdays: []string{"SUN"}, Ranges: []apiv1.CalendarRange{{From: "2026-10-01", To: "2026-10-07"}}}, nil)
+	call(s200, "viewerA", "GET", "/api/v1/calendars", nil, nil)
+	call(s200, "viewerA", "GET", "/api/v1/calendars/holidays", nil, nil)
+	call(s204, "admin", "DELETE", "/api/v1/calendars/holidays", nil, nil)
+	call(s200, "operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "team=none", Group: "a", Action: "disable", Note: "maintenance"}, nil)
 	call(s200, "operator", "POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", bf.ID), nil, nil)
 
 	// A script job: its script, a save, the versions, one version, a

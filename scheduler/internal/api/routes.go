@@ -58,6 +58,9 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/groups", admin, s.createGroup},
 		{"POST /api/v1/jobs", operate(s.jobBodyGroup), jobs.post},
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
+		// Each job a bulk action picks is checked as its own route would
+		// check it (bulk.go): picked among the readable, changed if operable.
+		{"POST /api/v1/jobs/bulk", authed, s.bulkJobs},
 		{"GET /api/v1/jobs/{id}", read(s.pathJobGroup), jobs.one},
 		{"PUT /api/v1/jobs/{id}", operate(s.jobUpdateGroups), jobs.put},
 		{"DELETE /api/v1/jobs/{id}", operate(s.pathJobWriteGroup), jobs.delete},
@@ -123,6 +126,10 @@ func (s *Server) routeTable() []route {
 		// Alerts (docs/alerts.md): a global channel or rule is the
 		// admins' (read by anyone authenticated), a group's its
 		// operators'. Listings are filtered to the caller's groups.
+		{"GET /api/v1/calendars", authed, s.listCalendars},
+		{"GET /api/v1/calendars/{name}", read(s.calendarScope(false)), s.getCalendar},
+		{"PUT /api/v1/calendars/{name}", operate(s.calendarPutScope), s.putCalendar},
+		{"DELETE /api/v1/calendars/{name}", operate(s.calendarScope(true)), s.deleteCalendar},
 		{"GET /api/v1/channels", authed, listScoped(s, alerts.Channels, channelDoc)},
 		{"POST /api/v1/channels", operate(s.channelBodyGroup), s.createChannel},
 		{"GET /api/v1/channels/{id}", read(s.pathScope(false, "channel", s.channelGroup)), getScoped(s, "channel", alerts.Channel, channelDoc)},

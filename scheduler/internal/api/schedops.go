@@ -8,7 +8,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
-	"github.com/jetjob/jetjob/shared/schedule"
 )
 
 // Schedule operations of a job: its own misfire threshold and catch-up
@@ -26,7 +25,7 @@ const (
 )
 
 // checkSchedOps validates the schedule operation fields of a spec.
-func checkSchedOps(spec apiv1.JobSpec, tz string, now time.Time, add func(string, ...any)) {
+func checkSchedOps(spec apiv1.JobSpec, tz string, extra []timing.Part, now time.Time, add func(string, ...any)) {
 	if d := time.Duration(spec.MisfireThreshold); d < 0 || d > maxMisfireThreshold {
 		add("misfire_threshold %s: want 0 (the scheduler's default) up to %s", d, maxMisfireThreshold)
 	}
@@ -38,9 +37,9 @@ func checkSchedOps(spec apiv1.JobSpec, tz string, now time.Time, add func(string
 	case jitter < 0 || jitter > maxJitter:
 		add("jitter %s: want 0 (none) up to %s", jitter, maxJitter)
 	case jitter > 0:
-		if sched, err := schedule.Parse(spec.ScheduleType, spec.ScheduleExpr, tz); err == nil {
+		if sched, err := timing.Schedules(spec.ScheduleType, spec.ScheduleExpr, tz, extra); err == nil {
 			if gap := timing.MinGap(sched, now, jitterGapFires); gap > 0 && jitter >= gap {
-				add("jitter %s: must be shorter than the schedule's interval between fires (%s)", jitter, gap)
+				add("jitter %s: must be shorter than %s interval between fires (%s)", jitter, schedulesOf(1+len(extra)), gap)
 			}
 		}
 	}
@@ -152,10 +151,14 @@ func (s *Server) nextFires(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	times, err := s.store.NextFires(r.Context(), j, s.now(), int(n))
+	times, excluded, err := s.store.UpcomingFires(r.Context(), j, s.now(), int(n))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, apiv1.NextFires{Times: times})
+	out := apiv1.NextFires{Times: times}
+	for _, e := range excluded {
+		out.Excluded = append(out.Excluded, apiv1.ExcludedFire{At: e.At.UTC(), Calendar: e.Calendar})
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }

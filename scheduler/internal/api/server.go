@@ -32,6 +32,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/alerts"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
+	"github.com/jetjob/jetjob/scheduler/internal/calendar"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
@@ -255,7 +256,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		case errors.As(err, &mbe):
 			writeJSON(w, http.StatusRequestEntityTooLarge, apiv1.Error{Error: fmt.Sprintf("request body larger than %d bytes", mbe.Limit)})
 		case errors.Is(err, errInvalid), errors.Is(err, schedule.ErrInvalid),
-			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut), errors.Is(err, refs.ErrInlineRefused),
+			errors.Is(err, refs.ErrCycle), errors.Is(err, refs.ErrUnknown), errors.Is(err, refs.ErrFanOut), errors.Is(err, refs.ErrInlineRefused), errors.Is(err, refs.ErrUnknownCalendar), errors.Is(err, calendar.ErrInvalid),
 			errors.Is(err, store.ErrInvalid), errors.Is(err, workflow.ErrInvalid),
 			errors.Is(err, alerts.ErrInvalid), errors.Is(err, alerts.ErrUnknownChannel):
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})

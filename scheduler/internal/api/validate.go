@@ -14,7 +14,9 @@ import (
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/paramtmpl"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -67,11 +69,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Params) > wire.MaxParamsBytes {
 		add("params are %d bytes, more than the limit of %d (64 KiB)", len(spec.Params), wire.MaxParamsBytes)
 	}
+	extra := splitSchedules(&spec, add)
 	tz := spec.Timezone
 	if tz == "" {
 		tz = "UTC"
 	}
-	if sched, err := schedule.Parse(spec.ScheduleType, spec.ScheduleExpr, tz); err != nil {
+	if sched, err := timing.Schedules(spec.ScheduleType, spec.ScheduleExpr, tz, extra); err != nil {
 		add("%v", err)
 	} else if at, ok := sched.At(); ok && !at.After(now) {
 		add("once time %s is in the past", at.Format(time.RFC3339))
@@ -155,7 +158,14 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		add("source: at most 200 characters, no control characters")
 	}
 	script := checkScript(spec, add)
-	checkSchedOps(spec, tz, now, add)
+	checkSchedOps(spec, tz, extra, now, add)
+	checkJobCalendars(spec, add)
+	checkLabels(spec, add)
+	if spec.ParamsTemplate {
+		if _, err := paramtmpl.Parse(spec.Params, tz); err != nil {
+			add("params: %v", err)
+		}
+	}
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
 	}
@@ -171,6 +181,8 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
 		Script: script, ScriptSourceGiven: spec.Script != nil, ScriptRemark: spec.ScriptRemark,
+		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
+		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner), ParamsTemplate: spec.ParamsTemplate,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -186,7 +198,8 @@ func jobDoc(j store.Job) apiv1.Job {
 			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
-			Source: j.Source,
+			Source: j.Source, Schedules: schedulesDoc(j),
+			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars, Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate,
 		},
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,

@@ -27,15 +27,15 @@ type bulkPage struct {
 	Back string
 	// Capped says the filter matched more runs than one request takes.
 	Capped bool
-	Result *apiv1.BulkResult
+	Result *apiv1.RunsBulkResult
 }
 
 // Shown are the first ids, for the confirmation's list.
 func (p bulkPage) Shown() []int64 { return p.IDs[:min(len(p.IDs), 50)] }
 
 // Refused are the items that were not done.
-func (p bulkPage) Refused() []apiv1.BulkItem {
-	var out []apiv1.BulkItem
+func (p bulkPage) Refused() []apiv1.RunsBulkItem {
+	var out []apiv1.RunsBulkItem
 	if p.Result != nil {
 		for _, it := range p.Result.Results {
 			if it.Error != "" {
@@ -96,7 +96,7 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	if f.Get("confirm") != "yes" {
 		return c.render(w, r, http.StatusOK, "bulk", page{Title: title, User: u, Data: data})
 	}
-	var res apiv1.BulkResult
+	var res apiv1.RunsBulkResult
 	if _, err := c.call(r, http.MethodPost, "/api/v1/runs/bulk", nil, apiv1.RunsBulk{Action: data.Action, IDs: data.IDs}, &res); err != nil {
 		return err
 	}

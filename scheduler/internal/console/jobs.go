@@ -16,7 +16,7 @@ const jobsPageSize = 50
 // jobFilterParams are the list's filter parameters, named as the API's
 // GET /jobs names them, in the order the filter form shows them; sort,
 // order and the paging position come on top.
-var jobFilterParams = []string{"q", "group", "handler", "enabled", "schedule_type"}
+var jobFilterParams = []string{"q", "group", "handler", "enabled", "schedule_type", "labels"}
 
 // jobsPage is the job list's data.
 type jobsPage struct {

@@ -76,7 +76,7 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodGet, jobPath(id)+"/next", url.Values{"n": {"10"}}, nil, &nf); err != nil {
 		data.Next.Error = err.Error()
 	}
-	data.Next.Times = nf.Times
+	data.Next.Times, data.Next.Excluded = nf.Times, nf.Excluded
 
 	var rl apiv1.RunList
 	if _, err := c.call(r, http.MethodGet, jobPath(id)+"/runs", url.Values{"limit": {strconv.Itoa(sparkRuns)}}, nil, &rl); err != nil {

@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,7 +51,19 @@ const (
 var jobSections = []string{secBasics, secSchedule, secExecution, secRetries, secAlarms}
 
 // jobFields are the job form's fields, in form order.
-var jobFields = []jobField{
+var jobFields = slices.Concat(baseJobFields[:basicsEnd], ownerFields, baseJobFields[basicsEnd:scheduleEnd],
+	calendarFields, baseJobFields[scheduleEnd:])
+
+// basicsEnd and scheduleEnd are where the basics' and the schedule
+// section's fields end in baseJobFields.
+var (
+	basicsEnd   = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "params" }) + 1
+	scheduleEnd = slices.IndexFunc(baseJobFields, func(f jobField) bool { return f.Name == "end_at" }) + 1
+)
+
+// baseJobFields are the fields of jobFields before issue #34's owner,
+// labels and calendars.
+var baseJobFields = []jobField{
 	{Name: "group", Label: "Group", Section: secBasics, Kind: "group",
 		Hint: "The executor group whose workers run the job.", keys: []string{"group"},
 		get: func(s *apiv1.JobSpec) string { return s.Group }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Group })},
@@ -80,6 +93,7 @@ var jobFields = []jobField{
 	{Name: "timezone", Label: "Time zone", Section: secSchedule, Kind: "text", keys: []string{"time zone"},
 		Hint: `An IANA zone such as "Europe/Berlin"; cron fields are read in it.`,
 		get:  func(s *apiv1.JobSpec) string { return s.Timezone }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Timezone })},
+	moreSchedulesField,
 	{Name: "misfire_policy", Label: "Misfire policy", Section: secSchedule, Kind: "select",
 		Options: []string{"fire_once", "skip", "fire_all"}, keys: []string{"misfire_policy"},
 		Hint: "What a fire found late (scheduler down, job disabled) does: run once now, skip, or run every missed fire.",

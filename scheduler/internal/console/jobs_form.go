@@ -62,7 +62,9 @@ type fieldChange struct {
 type schedulePreview struct {
 	Zone  string
 	Times []time.Time
-	Error string
+	// Excluded are fires the job's calendars exclude (the job page only).
+	Excluded []apiv1.ExcludedFire
+	Error    string
 }
 
 // newJobForm is the form with spec's values, the errors placed under their
@@ -149,11 +151,17 @@ func (c *Console) operableGroups(r *http.Request, u *User) ([]string, error) {
 
 // preview asks the API for the next 10 fires of a schedule being written;
 // a schedule the API refuses comes back with the API's words.
-func (c *Console) preview(r *http.Request, typ, expr, zone string) schedulePreview {
+func (c *Console) preview(r *http.Request, spec *apiv1.JobSpec) schedulePreview {
+	zone := spec.Timezone
 	if zone == "" {
 		zone = "UTC"
 	}
-	q := url.Values{"type": {typ}, "expr": {expr}, "timezone": {zone}, "n": {"10"}}
+	q := url.Values{"type": {spec.ScheduleType}, "expr": {spec.ScheduleExpr}, "timezone": {zone}, "n": {"10"}}
+	for i, p := range spec.Schedules {
+		if i > 0 {
+			q.Add("also", p.Type+"|"+p.Expr+"|"+p.Timezone)
+		}
+	}
 	var sp apiv1.SchedulePreview
 	if _, err := c.call(r, http.MethodGet, "/api/v1/schedule/preview", q, nil, &sp); err != nil {
 		return schedulePreview{Zone: zone, Error: err.Error()}
@@ -210,7 +218,7 @@ func (c *Console) editJob(w http.ResponseWriter, r *http.Request) error {
 func (c *Console) renderJobForm(w http.ResponseWriter, r *http.Request, code int, u *User, groups []string,
 	job *apiv1.Job, spec *apiv1.JobSpec, fieldErrs map[string]string, general []string, typed url.Values) error {
 	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs, typed), Errors: general,
-		Preview: c.preview(r, spec.ScheduleType, spec.ScheduleExpr, spec.Timezone)}
+		Preview: c.preview(r, spec)}
 	title := "New job"
 	if job != nil {
 		data.Version = job.Version
@@ -334,7 +342,7 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 		}
 	}
 	data := &jobForm{Job: &cur, Version: cur.Version, Sections: newJobForm(&cur.JobSpec, groups, nil, nil), Conflict: conf,
-		Preview: c.preview(r, cur.ScheduleType, cur.ScheduleExpr, cur.Timezone)}
+		Preview: c.preview(r, &cur.JobSpec)}
 	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
 }
 

@@ -14,6 +14,7 @@ import (
 // their default) need no entry here; a new field whose default is not its
 // zero value does.
 func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
+	spec = normalizeSchedules(spec)
 	if spec.ScheduleType == "" {
 		spec.ScheduleType = "none"
 	}
@@ -47,6 +48,40 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 	}
 	if len(spec.ChildJobIDs) == 0 {
 		spec.ChildJobIDs = nil
+	}
+	if len(spec.ExcludeCalendars) == 0 {
+		spec.ExcludeCalendars = nil
+	}
+	if len(spec.IncludeCalendars) == 0 {
+		spec.IncludeCalendars = nil
+	}
+	if len(spec.Labels) == 0 {
+		spec.Labels = nil
+	}
+	return spec
+}
+
+// normalizeSchedules makes a spec's schedules list what the API returns:
+// its first entry also in the single schedule fields, every zone named,
+// and no list for one schedule.
+func normalizeSchedules(spec apiv1.JobSpec) apiv1.JobSpec {
+	if len(spec.Schedules) == 0 {
+		spec.Schedules = nil
+		return spec
+	}
+	list := make([]apiv1.Schedule, len(spec.Schedules))
+	for i, s := range spec.Schedules {
+		if s.Timezone == "" {
+			s.Timezone = "UTC"
+		}
+		list[i] = s
+	}
+	if spec.ScheduleType == "" {
+		spec.ScheduleType, spec.ScheduleExpr, spec.Timezone = list[0].Type, list[0].Expr, list[0].Timezone
+	}
+	spec.Schedules = list
+	if len(list) == 1 {
+		spec.Schedules = nil
 	}
 	return spec
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"sync"
 
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 )
 
@@ -15,8 +16,8 @@ type scheduleCache struct {
 }
 
 type cachedSchedule struct {
-	typ, expr, tz string
-	s             *schedule.Schedule
+	typ, expr, tz, extra string
+	s                    *schedule.Schedule
 }
 
 // maxCached bounds the cache: past it, the cache starts over. Re-parsing is
@@ -27,14 +28,20 @@ func newScheduleCache() *scheduleCache {
 	return &scheduleCache{m: make(map[int64]cachedSchedule)}
 }
 
-func (c *scheduleCache) get(jobID int64, typ, expr, tz string) (*schedule.Schedule, error) {
+// get returns the job's schedule: typ, expr and tz, in union with extra
+// (the jobs.extra_schedules JSON, "" for none).
+func (c *scheduleCache) get(jobID int64, typ, expr, tz, extra string) (*schedule.Schedule, error) {
 	c.mu.Lock()
 	e, ok := c.m[jobID]
 	c.mu.Unlock()
-	if ok && e.typ == typ && e.expr == expr && e.tz == tz {
+	if ok && e.typ == typ && e.expr == expr && e.tz == tz && e.extra == extra {
 		return e.s, nil
 	}
-	s, err := schedule.Parse(typ, expr, tz)
+	parts, err := timing.ParseParts([]byte(extra))
+	if err != nil {
+		return nil, err
+	}
+	s, err := timing.Schedules(typ, expr, tz, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +49,7 @@ func (c *scheduleCache) get(jobID int64, typ, expr, tz string) (*schedule.Schedu
 	if len(c.m) >= maxCached {
 		c.m = make(map[int64]cachedSchedule)
 	}
-	c.m[jobID] = cachedSchedule{typ: typ, expr: expr, tz: tz, s: s}
+	c.m[jobID] = cachedSchedule{typ: typ, expr: expr, tz: tz, extra: extra, s: s}
 	c.mu.Unlock()
 	return s, nil
 }

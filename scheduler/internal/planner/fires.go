@@ -19,6 +19,9 @@ type fire struct {
 	// skip is, for a SKIPPED run, the missed fires it stands for: at alone,
 	// or a range of them (skipRange).
 	skip skipRange
+	// params are the run's own params (a template rendered for it), nil
+	// for the job's.
+	params *string
 }
 
 // skipRange is a range of a job's missed fires that one SKIPPED run

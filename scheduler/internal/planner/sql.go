@@ -25,7 +25,8 @@ import (
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
-	script_language, script_version, script_source
+	script_language, script_version, script_source,
+	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -60,6 +61,12 @@ type dueJob struct {
 	workflow bool
 	// script is a script job's current version (nil for other jobs).
 	script *wire.Script
+	// extra is the job's schedules after the first (JSON), "" for none.
+	extra string
+	// exclude and include name the job's calendars (calendars.go).
+	exclude, include []string
+	// paramsTemplate: params are a template rendered per fire (params.go).
+	paramsTemplate bool
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -88,7 +95,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
 				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow,
-				&sc.Language, &sc.Version, &sc.Source)
+				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate)
 			j.script = sc.Script()
 			return j, err
 		})
@@ -99,6 +106,10 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			return nil
 		}
 		more = len(jobs) == p.cfg.BatchSize
+		cals, err := loadCalendars(ctx, tx, jobs)
+		if err != nil {
+			return err
+		}
 
 		var (
 			fires  []runs.Fire
@@ -118,12 +129,17 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				continue
 			}
 			var last *time.Time
+			cals.judge(j, tp, pl.fires)
+			render := p.paramsOf(j)
 			for _, f := range pl.fires {
 				// Runs are written at their actual (jittered) time, to the
 				// microsecond PostgreSQL keeps: key fires the way they come back.
 				f.at = tp.At(f.at)
+				if f.status == wire.StatusScheduled {
+					f.params = render(f.at)
+				}
 				fires = append(fires, runs.Fire{JobID: j.id, Group: j.group, TriggerType: f.typ,
-					Status: f.status, ScheduledAt: f.at, Message: f.message})
+					Status: f.status, ScheduledAt: f.at, Message: f.message, Params: f.params})
 				size, lane := 0, ""
 				if batchable(j, f, p.target != nil) {
 					size, lane = triggerBytes(j), p.batchLane(j)
@@ -155,9 +171,13 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					continue
 				}
 				j := pf.j
+				params := j.params
+				if pf.f.params != nil {
+					params = *pf.f.params
+				}
 				planned = append(planned, runs.Planned{
 					RunID: w.RunID, JobID: j.id, Group: j.group, Shard: shard, Epoch: l.Epoch, Handler: j.handler,
-					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
+					Params: params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
 					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script,
@@ -181,7 +201,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 }
 
 func (p *Planner) planOne(j *dueJob, now, horizon time.Time, wait time.Duration) (plan, timing.Plan, error) {
-	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz)
+	s, err := p.cache.get(j.id, j.schedType, j.schedExpr, j.tz, j.extra)
 	if err != nil {
 		return plan{}, timing.Plan{}, err
 	}

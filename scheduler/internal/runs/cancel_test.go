@@ -71,7 +71,7 @@ func TestCancelBackfill(t *testing.T) {
 	var written []runs.Planned
 	if err := pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
 		var err error
-		written, err = runs.InsertBackfill(f.ctx, tx, 42, job, []time.Time{base, base.Add(time.Hour), base.Add(2 * time.Hour)})
+		written, err = runs.InsertBackfill(f.ctx, tx, 42, job, []time.Time{base, base.Add(time.Hour), base.Add(2 * time.Hour)}, nil)
 		return err
 	}); err != nil {
 		t.Fatal(err)

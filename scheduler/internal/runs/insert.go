@@ -21,6 +21,9 @@ type Fire struct {
 	Status      wire.Status
 	ScheduledAt time.Time
 	Message     string
+	// Params, when set, are the run's own (a job's params template
+	// rendered for this fire); nil: the job's.
+	Params *string
 	// Batch numbers the trigger batch the fire joins within one
 	// InsertPlanned call: the fires with the same non-zero Batch become
 	// one batch (one trigger message, see Planned.Batch), and must share
@@ -56,14 +59,14 @@ type Inserted struct {
 // evaluates per row: 2 µs of the statement's 10 per run.
 const insertPlannedSQL = `WITH u AS (
 		SELECT u.*, nextval('job_runs_id_seq') AS id
-		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::int[])
-			WITH ORDINALITY AS u(job_id, group_name, trigger_type, status, scheduled_at, message, chunk, ord)
+		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::int[], $9::text[])
+			WITH ORDINALITY AS u(job_id, group_name, trigger_type, status, scheduled_at, message, chunk, params, ord)
 	)
-	INSERT INTO job_runs (id, job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message, batch)
+	INSERT INTO job_runs (id, job_id, group_name, shard, trigger_type, status, scheduled_at, finished_at, recorded_at, message, batch, params)
 	OVERRIDING SYSTEM VALUE
 	SELECT u.id, u.job_id, u.group_name, $1, u.trigger_type, u.status, u.scheduled_at,
 		CASE WHEN u.status = 'SKIPPED' THEN now() END, CASE WHEN u.status = 'SKIPPED' THEN now() END, u.message,
-		CASE WHEN u.chunk <> 0 THEN min(u.id) OVER (PARTITION BY u.chunk) END
+		CASE WHEN u.chunk <> 0 THEN min(u.id) OVER (PARTITION BY u.chunk) END, u.params
 	FROM u
 	ORDER BY u.ord
 	%s
@@ -97,11 +100,12 @@ func InsertPlanned(ctx context.Context, tx pgx.Tx, shard int, fires []Fire) ([]I
 	groups, types, statuses, messages := make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires)), make([]string, len(fires))
 	times := make([]time.Time, len(fires))
 	chunks := make([]int32, len(fires))
+	params := make([]*string, len(fires))
 	for i, f := range fires {
 		jobIDs[i], groups[i], types[i], statuses[i] = f.JobID, f.Group, string(f.TriggerType), string(f.Status)
-		times[i], messages[i], chunks[i] = f.ScheduledAt, f.Message, int32(f.Batch)
+		times[i], messages[i], chunks[i], params[i] = f.ScheduledAt, f.Message, int32(f.Batch), f.Params
 	}
-	args := []any{shard, jobIDs, groups, types, statuses, times, messages, chunks}
+	args := []any{shard, jobIDs, groups, types, statuses, times, messages, chunks, params}
 	written, err := insertSavepoint(ctx, tx, insertPlannedPlainSQL, args)
 	if pgerr.Unique(err) {
 		written, err = collectInserted(tx.Query(ctx, insertPlannedIdempotentSQL, args...))
@@ -188,21 +192,30 @@ func InsertManual(ctx context.Context, tx pgx.Tx, p *Planned, params *string, at
 
 // InsertBackfill writes the runs of backfill operation id at the given
 // times in tx and returns them as copies of job (the job's fields of a
-// Planned) with RunID and ScheduledAt set. A fire that already has a run
+// Planned) with RunID and ScheduledAt set, and each run's own params when
+// params (nil: none; else one per time, nil for none) gives them. A fire that already has a run
 // is left alone (the unique key), so the result may be shorter than at.
-func InsertBackfill(ctx context.Context, tx pgx.Tx, id int64, job Planned, at []time.Time) ([]Planned, error) {
+func InsertBackfill(ctx context.Context, tx pgx.Tx, id int64, job Planned, at []time.Time, params []*string) ([]Planned, error) {
 	if len(at) == 0 {
 		return nil, nil
 	}
-	rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, backfill_id, message)
-		SELECT $1, $2, $3, $4, 'SCHEDULED', t, $5, $6 FROM unnest($7::timestamptz[]) AS t
+	if params == nil {
+		params = make([]*string, len(at))
+	}
+	rows, _ := tx.Query(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, backfill_id, message, params)
+		SELECT $1, $2, $3, $4, 'SCHEDULED', u.t, $5, $6, u.p FROM unnest($7::timestamptz[], $8::text[]) AS u(t, p)
 		ON CONFLICT (job_id, scheduled_at, shard_index, attempt) DO NOTHING
-		RETURNING id, scheduled_at`, job.JobID, job.Group, job.Shard, string(wire.TriggerBackfill), id,
-		fmt.Sprintf("backfill %d", id), at)
+		RETURNING id, scheduled_at, params`, job.JobID, job.Group, job.Shard, string(wire.TriggerBackfill), id,
+		fmt.Sprintf("backfill %d", id), at, params)
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Planned, error) {
 		p := job
 		p.TriggerType = wire.TriggerBackfill
-		return p, r.Scan(&p.RunID, &p.ScheduledAt)
+		var own *string
+		err := r.Scan(&p.RunID, &p.ScheduledAt, &own)
+		if own != nil {
+			p.Params = *own
+		}
+		return p, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("backfill %d: write runs: %w", id, err)

@@ -57,7 +57,7 @@ func TestInsertBackfillIdempotent(t *testing.T) {
 		var out []runs.Planned
 		err := pgx.BeginFunc(f.ctx, f.pool, func(tx pgx.Tx) error {
 			var err error
-			out, err = runs.InsertBackfill(f.ctx, tx, 42, job, at)
+			out, err = runs.InsertBackfill(f.ctx, tx, 42, job, at, nil)
 			return err
 		})
 		if err != nil {

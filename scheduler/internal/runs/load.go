@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/paramtmpl"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -20,7 +21,8 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, COALESCE(r.run_timeout_ms, j.timeout_ms),
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
 		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0),
-		j.script_language, j.script_version, j.script_source`
+		j.script_language, j.script_version, j.script_source,
+		r.params IS NULL AND j.params_template, j.timezone`
 
 // selectShard reads a shard's planned, not yet published runs: every one
 // the planner wrote, and those written outside planning due by $2.
@@ -78,16 +80,29 @@ func load(ctx context.Context, db DB, query string, args ...any) ([]Planned, err
 }
 
 // scanPlanned scans a row of plannedSelect's columns, followed by extra.
+//
+// A run written without params of its own for a job whose params are a
+// template (a child run a parent's success wrote in SQL) gets them
+// rendered here, for its scheduled time: every other run of such a job
+// has them rendered and stored when it is written (package paramtmpl).
 func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	var pr Planned
-	var typ string
+	var typ, zone string
 	var timeoutMS, thresholdMS int64
 	var sc ScriptColumns
+	var render bool
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source}, extra...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone}, extra...)...)
 	pr.Script = sc.Script()
+	if err == nil && render {
+		// A template that fails leaves the params as written: it passed
+		// when the job was saved, so only a lost zone gets here.
+		if out, rerr := paramtmpl.Render(pr.Params, zone, paramtmpl.Data{ScheduledAt: pr.ScheduledAt, JobID: pr.JobID}); rerr == nil {
+			pr.Params = out
+		}
+	}
 	pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
 	pr.TriggerType = wire.TriggerType(typ)
 	pr.Timeout = time.Duration(timeoutMS) * time.Millisecond

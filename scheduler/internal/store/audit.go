@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 )
 
 // Actor is who makes a change. Every store function that changes what the
@@ -205,6 +206,13 @@ type jobAudit struct {
 	// own entries, script.save and script.rollback, hold the sources).
 	ScriptLanguage string `json:"script_language,omitempty"`
 	ScriptVersion  int    `json:"script_version,omitempty"`
+	// Issue #34's fields (jobext.go).
+	ExtraSchedules   []timing.Part     `json:"extra_schedules,omitempty"`
+	ExcludeCalendars []string          `json:"exclude_calendars,omitempty"`
+	IncludeCalendars []string          `json:"include_calendars,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	Owner            string            `json:"owner,omitempty"`
+	ParamsTemplate   bool              `json:"params_template,omitempty"`
 }
 
 // optDuration is d as the audit log writes it, "" for 0 (the default).
@@ -223,7 +231,9 @@ func jobDoc(j Job) *jobAudit {
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Source: j.Source, Enabled: j.Enabled, Version: j.Version,
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
-		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote, ScriptLanguage: j.scriptLanguage(), ScriptVersion: j.scriptVersion()}
+		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote, ScriptLanguage: j.scriptLanguage(), ScriptVersion: j.scriptVersion(),
+		ExtraSchedules: j.ExtraSchedules, ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
+		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate}
 }
 
 // runAudit is a run as the audit log keeps it.

@@ -217,8 +217,20 @@ func (s *Store) StepBackfills(ctx context.Context, limit int, step BackfillStep)
 // insertBackfillRuns writes the runs of an operation at the given times;
 // a fire that already has a run is left alone.
 func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []time.Time) ([]runs.Planned, error) {
+	var params []*string
+	if j.ParamsTemplate {
+		// Each covered fire gets its own params: its own day.
+		params = make([]*string, len(at))
+		for i, t := range at {
+			p, err := j.RenderParams(t)
+			if err != nil {
+				return nil, fmt.Errorf("backfill %d: %w", b.ID, err)
+			}
+			params[i] = p
+		}
+	}
 	return runs.InsertBackfill(ctx, tx, b.ID, runs.Planned{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold,
-		Workflow: j.Kind == KindWorkflow, Script: j.Script}, at)
+		Workflow: j.Kind == KindWorkflow, Script: j.Script}, at, params)
 }

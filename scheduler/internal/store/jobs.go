@@ -16,6 +16,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/timing"
 	"github.com/jetjob/jetjob/shared/schedule"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -82,6 +83,20 @@ type Job struct {
 	// ScriptSourceGiven: Script.Source is the edit's; false keeps the
 	// stored source (an edit of the job's other fields).
 	ScriptSourceGiven bool
+	// ExtraSchedules are the job's schedules after the first (jobext.go):
+	// the job fires at the union of all of them.
+	ExtraSchedules []timing.Part
+	// ExcludeCalendars and IncludeCalendars name calendars (package
+	// calendar): a fire on a day of the first is skipped unless the day is
+	// in the second.
+	ExcludeCalendars, IncludeCalendars []string
+	// Labels are key=value pairs that selectors pick jobs by (package
+	// labels); Owner says who to ask about the job.
+	Labels map[string]string
+	Owner  string
+	// ParamsTemplate: Params is a template over each fire (package
+	// paramtmpl), rendered into the run's own params.
+	ParamsTemplate bool
 }
 
 // Kinds of jobs rows.
@@ -113,23 +128,27 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
 	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''),
-	script_language, script_version, script_source`
+	script_language, script_version, script_source, ` + jobExtColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
 	var timeoutMS, initialMS, maxMS int64
 	var ops schedOpsScan
 	var sc runs.ScriptColumns
-	err := row.Scan(&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
+	var ext jobExtScan
+	err := row.Scan(append([]any{&j.ID, &j.Group, &j.Name, &j.Description, &j.Handler, &j.Params,
 		&j.ScheduleType, &j.ScheduleExpr, &j.Timezone, &j.MisfirePolicy, &j.RouteStrategy,
 		&j.BlockStrategy, &timeoutMS, &j.MaxRetries, &j.Enabled, &j.Shard, &j.NextFireAt,
 		&j.LastFireAt, &j.Version, &j.CreatedAt, &j.UpdatedAt,
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source)
+		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source}, ext.targets()...)...)
 	j.Script = sc.Script()
 	ops.into(&j)
+	if err == nil {
+		err = ext.into(&j)
+	}
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
 	j.RetryMax = time.Duration(maxMS) * time.Millisecond
@@ -160,10 +179,11 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 // filled by the named argument of its name (writeArgs): one list for both
 // statements, so that a new column cannot be written by one and forgotten
 // by the other.
-var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
+var jobWriteColumns = append([]string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"},
+	jobExtWriteColumns...)
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -189,7 +209,7 @@ func setColumns(cols []string) string {
 // writeArgs are the values of jobWriteColumns for j, with the planned
 // first fire (next, delayMS) a create or an update computed.
 func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
-	return pgx.NamedArgs{
+	args := pgx.NamedArgs{
 		"group_name": j.Group, "name": j.Name, "description": j.Description, "handler": j.Handler,
 		"params": j.Params, "schedule_type": j.ScheduleType, "schedule_expr": j.ScheduleExpr,
 		"timezone": j.Timezone, "misfire_policy": j.MisfirePolicy, "route_strategy": j.RouteStrategy,
@@ -200,6 +220,8 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
 	}
+	j.extArgs(args)
+	return args
 }
 
 // CreateJob stores a new job, assigns its shard and plans its first fire,
@@ -234,6 +256,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 func (s *Store) insertJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
 	next, delayMS, err := firstFire(j, time.Now())
 	if err != nil {
+		return *j, err
+	}
+	if err := checkCalendars(ctx, tx, j); err != nil {
 		return *j, err
 	}
 	args := j.writeArgs(next, delayMS)
@@ -347,6 +372,9 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 func updateJobRow(ctx context.Context, tx pgx.Tx, j *Job) (Job, error) {
 	next, delayMS, err := firstFire(j, time.Now())
 	if err != nil {
+		return *j, err
+	}
+	if err := checkCalendars(ctx, tx, j); err != nil {
 		return *j, err
 	}
 	if !j.Enabled {

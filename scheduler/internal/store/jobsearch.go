@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,9 +67,11 @@ type JobFilter struct {
 	Handler      string
 	Enabled      *bool
 	ScheduleType string
-	Sort         JobSort // default SortByID
-	Desc         bool
-	After        *JobKey
+	// Labels keeps only jobs carrying every pair (a label selector).
+	Labels map[string]string
+	Sort   JobSort // default SortByID
+	Desc   bool
+	After  *JobKey
 	// Limit is the page size (required, positive).
 	Limit int
 	// Kind is the kind of row listed: KindJob (also for "") or
@@ -121,6 +124,13 @@ func (s *Store) SearchJobs(ctx context.Context, f JobFilter) ([]Job, bool, error
 	}
 	if f.ScheduleType != "" {
 		conds = append(conds, "schedule_type = "+arg(f.ScheduleType))
+	}
+	if len(f.Labels) > 0 {
+		sel, err := json.Marshal(f.Labels)
+		if err != nil {
+			return nil, false, fmt.Errorf("search jobs: labels: %w", err)
+		}
+		conds = append(conds, "labels <> '{}' AND labels @> "+arg(string(sel))+"::jsonb")
 	}
 	key := f.Sort.sortExpr()
 	dir, cmp := "", ">"

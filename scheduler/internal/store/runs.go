@@ -318,6 +318,17 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
 			Workflow: j.Kind == KindWorkflow, Script: j.Script,
 		}
+		if t.Params == nil && j.ParamsTemplate {
+			// Rendered for the time asked (now: this process's clock, a
+			// moment before the database stamps the run).
+			at := t.At
+			if at.IsZero() {
+				at = time.Now().Add(t.After)
+			}
+			if t.Params, err = j.RenderParams(at); err != nil {
+				return err
+			}
+		}
 		if t.Params != nil {
 			p.Params = *t.Params
 		}

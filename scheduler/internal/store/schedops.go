@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
-	"github.com/jetjob/jetjob/shared/schedule"
 )
 
 // Schedule operations of a job (issue #14): its own misfire threshold and
@@ -67,7 +66,7 @@ func setSchedOps(ctx context.Context, tx pgx.Tx, id int64, j *Job) (Job, error) 
 // Timing is the job's fire times: its schedule within start/end, with its
 // jitter (package timing).
 func (j *Job) Timing() (timing.Plan, error) {
-	sched, err := schedule.Parse(j.ScheduleType, j.ScheduleExpr, j.Timezone)
+	sched, err := j.Schedule()
 	if err != nil {
 		return timing.Plan{}, err
 	}
@@ -236,7 +235,8 @@ func (s *Store) NextFires(ctx context.Context, j Job, now time.Time, n int) ([]t
 	// past fires it just planned, and those fires would be listed twice.
 	rows, _ := s.pool.Query(ctx, `SELECT j.next_fire_at, r.scheduled_at FROM jobs j
 		LEFT JOIN LATERAL (SELECT scheduled_at FROM job_runs
-			WHERE job_id = j.id AND status = 'SCHEDULED' AND trigger_type IN ('schedule', 'misfire')
+			WHERE job_id = j.id AND trigger_type IN ('schedule', 'misfire')
+			  AND (status = 'SCHEDULED' OR status = 'SKIPPED' AND message LIKE 'excluded by calendar %')
 			  AND scheduled_at > $2 ORDER BY scheduled_at LIMIT $3) r ON true
 		WHERE j.id = $1 ORDER BY r.scheduled_at`, j.ID, now, n)
 	var (

@@ -192,7 +192,7 @@ document.addEventListener("submit", (ev) => {
 })();
 
 // jobs: the job form's schedule preview. As the schedule type, expression
-// or zone is typed, it asks GET /api/v1/schedule/preview (with the
+// or zone (or a line of more schedules) is typed, it asks GET /api/v1/schedule/preview (with the
 // session cookie, debounced) and redraws #schedule-preview, which the
 // server rendered on load; an invalid schedule shows the API's words.
 (() => {
@@ -233,6 +233,10 @@ document.addEventListener("submit", (ev) => {
     const q = new URLSearchParams({
       type: field("schedule_type").value, expr: field("schedule_expr").value, timezone: zone, n: "10",
     });
+    const more = field("more_schedules");
+    if (more) {
+      more.value.split("\n").map((l) => l.trim()).filter((l) => l !== "").forEach((l) => q.append("also", l));
+    }
     if (inflight) {
       inflight.abort();
     }
@@ -277,7 +281,7 @@ document.addEventListener("submit", (ev) => {
       }
     }
   };
-  ["schedule_type", "schedule_expr", "timezone"].forEach((name) => {
+  ["schedule_type", "schedule_expr", "timezone", "more_schedules"].forEach((name) => {
     const f = field(name);
     if (f) {
       const later = () => { clearTimeout(timer); timer = setTimeout(refresh, 350); };
