@@ -97,6 +97,11 @@ type Trigger struct {
 	// concurrent that execute at once; 0 (or absent, from an older
 	// scheduler) means unbounded.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
+	// Secrets says that the run's job references secrets: the worker asks
+	// the schedulers for them when the run starts (SecretsRequest) and
+	// fails the run if it gets none. Never the values: JetStream stores
+	// this message.
+	Secrets bool `json:"secrets,omitempty"`
 }
 
 // MsgID is the JetStream Nats-Msg-Id of the trigger of run runID. It is derived

@@ -152,6 +152,9 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Source) > 200 || strings.ContainsFunc(spec.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		add("source: at most 200 characters, no control characters")
 	}
+	if err := wire.CheckSecretEnv(spec.SecretEnv); err != nil {
+		add("%v", err)
+	}
 	checkSchedOps(spec, tz, now, add)
 	if len(problems) > 0 {
 		return store.Job{}, invalidf("%s", strings.Join(problems, "; "))
@@ -167,6 +170,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
+		SecretEnv: spec.SecretEnv,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -182,8 +186,9 @@ func jobDoc(j store.Job) apiv1.Job {
 			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
-			Source: j.Source,
+			Source: j.Source, SecretEnv: j.SecretEnv,
 		},
+		Secrets: j.SecretNames,
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}

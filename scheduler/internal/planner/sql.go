@@ -23,7 +23,8 @@ import (
 // behind, wait too, unless their policy runs every fire (admit.go).
 const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
-	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow'
+	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
+	secret_names <> '{}'
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -56,6 +57,8 @@ type dueJob struct {
 	// workflow: a workflow's own row, whose runs dispatch starts rather
 	// than publishes (never batched).
 	workflow bool
+	// secrets: the job references secrets (wire.Trigger.Secrets).
+	secrets bool
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -82,7 +85,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			var j dueJob
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
-				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow)
+				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow, &j.secrets)
 			return j, err
 		})
 		if err != nil {
@@ -150,7 +153,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					Params: j.params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
-					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow,
+					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Secrets: j.secrets,
 				})
 			}
 		}

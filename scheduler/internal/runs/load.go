@@ -19,7 +19,7 @@ const plannedColumns = plannedSelect + `
 const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, COALESCE(r.run_timeout_ms, j.timeout_ms),
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
-		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0)`
+		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0), j.secret_names <> '{}'`
 
 // selectShard reads a shard's planned, not yet published runs: every one
 // the planner wrote, and those written outside planning due by $2.
@@ -83,7 +83,7 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	var timeoutMS, thresholdMS int64
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
-		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun}, extra...)...)
+		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun, &pr.Secrets}, extra...)...)
 	pr.MisfireThreshold = time.Duration(thresholdMS) * time.Millisecond
 	pr.TriggerType = wire.TriggerType(typ)
 	pr.Timeout = time.Duration(timeoutMS) * time.Millisecond

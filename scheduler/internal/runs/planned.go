@@ -68,6 +68,9 @@ type Planned struct {
 	// backfill's run names its backfill, a workflow run's re-run the run
 	// it re-runs. A workflow run starts with it as its own message.
 	Message string
+	// Secrets says that the run's job references secrets, which its
+	// worker asks for when it starts (wire.Trigger.Secrets).
+	Secrets bool
 }
 
 // Trigger is the wire message of a planned run; misfireThreshold is the
@@ -93,5 +96,6 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		MisfireThresholdMS: misfireThreshold.Milliseconds(),
 		BlockStrategy:      p.BlockStrategy,
 		MaxConcurrency:     p.MaxConcurrency,
+		Secrets:            p.Secrets,
 	}
 }

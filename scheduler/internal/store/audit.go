@@ -201,6 +201,8 @@ type jobAudit struct {
 	EndAt            *time.Time `json:"end_at,omitempty"`
 	// PausedNote is why the job is disabled: a disable's entry shows it.
 	PausedNote string `json:"paused_note,omitempty"`
+	// SecretEnv names the secrets the job's commands get (never values).
+	SecretEnv map[string]string `json:"secret_env,omitempty"`
 }
 
 // optDuration is d as the audit log writes it, "" for 0 (the default).
@@ -219,7 +221,7 @@ func jobDoc(j Job) *jobAudit {
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Source: j.Source, Enabled: j.Enabled, Version: j.Version,
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
-		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote}
+		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote, SecretEnv: j.SecretEnv}
 }
 
 // runAudit is a run as the audit log keeps it.

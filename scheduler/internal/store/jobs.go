@@ -63,6 +63,13 @@ type Job struct {
 	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
 	MaxConcurrency int
 
+	// SecretEnv gives the job's commands its group's secrets as
+	// environment variables (variable: secret name); SecretNames is, as
+	// read, every secret the job references (SecretEnv's and its params'
+	// ${secret:NAME} placeholders), written from them (secretNames).
+	SecretEnv   map[string]string
+	SecretNames []string
+
 	// Kind is KindJob (also for "") or KindWorkflow: a workflow's own row
 	// (package wfengine), whose fires start workflow runs; or KindNode, the
 	// job of an inline node, owned by workflow OwnerWorkflow's node
@@ -100,7 +107,8 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	timezone, misfire_policy, route_strategy, block_strategy, timeout_ms, max_retries, enabled,
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
-	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, '')`
+	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''),
+	secret_env, secret_names`
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -113,7 +121,7 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode)
+		&j.OwnerWorkflow, &j.OwnerNode, &j.SecretEnv, &j.SecretNames)
 	ops.into(&j)
 	j.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	j.RetryInitial = time.Duration(initialMS) * time.Millisecond
@@ -148,7 +156,8 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 var jobWriteColumns = []string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"}
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node",
+	"secret_env", "secret_names"}
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -184,6 +193,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
+		"secret_env": nonNilMap(j.SecretEnv), "secret_names": nonNil(secretNames(j)),
 	}
 }
 
@@ -194,6 +204,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
+			return err
+		}
+		if err := checkSecrets(ctx, tx, a, j.Group, nil, secretNames(&j)); err != nil {
 			return err
 		}
 		var err error
@@ -286,6 +299,13 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			kept = nil
 		}
 		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
+			return err
+		}
+		keptSecrets := cur.SecretNames
+		if cur.Group != j.Group {
+			keptSecrets = nil
+		}
+		if err := checkSecrets(ctx, tx, a, j.Group, keptSecrets, secretNames(&j)); err != nil {
 			return err
 		}
 		if j.Source == "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
 
@@ -44,6 +45,8 @@ type Store struct {
 	maxChainRuns int
 	// workflowsEnded is WithWorkflowsEnded's hook (nil: none).
 	workflowsEnded func(ended []wfengine.Ended)
+	// keyring encrypts secrets (WithSecrets); empty: none configured.
+	keyring secrets.Keyring
 }
 
 // Option sets an optional setting of Open.
