@@ -33,9 +33,9 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/route"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
-	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/supersede"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 	"github.com/jetjob/jetjob/scheduler/internal/wheel"
@@ -48,7 +48,7 @@ import (
 // functions it calls, and nothing is set on a component afterwards.
 type wiring struct {
 	// store answers the workers' requests for secrets (serveSecrets).
-	store *store.Store
+	store     *store.Store
 	s         *Scheduler
 	js        jetstream.JetStream
 	leases    *lease.Manager

@@ -23,8 +23,8 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
-	jobsecrets "github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
+	jobsecrets "github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/shared/wire"
 )
