@@ -149,12 +149,31 @@ func TestSecretsOfAnotherGroupCannotBeReferenced(t *testing.T) {
 }
 
 // Without a keyring the secrets endpoints answer 503 saying how to
-// configure one.
+// configure one, and a run of a job with a secret (stored under a key
+// this scheduler lacks) fails saying so: it never runs without it.
 func TestSecretsWithoutAKeySayHowToConfigureOne(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, noHandlers)
-	_, err := sys.api.CreateSecret(context.Background(), "g", "x", "v")
+	ran := make(chan struct{}, 1)
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("h", func(context.Context, *worker.Job) error { ran <- struct{}{}; return nil })
+	})
+	ctx := t.Context()
+	_, err := sys.api.CreateSecret(ctx, "g", "x", "v")
 	if !isAPIError(err, http.StatusServiceUnavailable) || !strings.Contains(err.Error(), "JETJOB_SECRETS_KEY") {
 		t.Errorf("create without a key: %v, want 503 naming JETJOB_SECRETS_KEY", err)
+	}
+	if _, err := sys.pool.Exec(ctx, `INSERT INTO secrets (group_name, name, key_id, nonce, ciphertext) VALUES ('g', 'x', 'k9', '\x00', '\x00')`); err != nil {
+		t.Fatal(err)
+	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "needs-x", Handler: "h", ScheduleType: "none",
+		SecretEnv: map[string]string{"X": "x"}})
+	run := waitStatus(t, sys.api, trigger(t, sys.api, job.ID, nil).ID, "FAILED", 30*time.Second)
+	if !strings.Contains(run.Message, "secrets could not be had") || !strings.Contains(run.Message, "JETJOB_SECRETS_KEY") {
+		t.Errorf("run message %q: want it to say the secrets could not be had, and how to configure a key", run.Message)
+	}
+	select {
+	case <-ran:
+		t.Error("the handler ran without its secrets")
+	default:
 	}
 }
