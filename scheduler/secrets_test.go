@@ -20,7 +20,9 @@ const secretValue = "s3cr3t-VALUE-42"
 
 // noHandlers gives the worker of a test that runs nothing a handler: a
 // worker refuses to run without any.
-func noHandlers(w *worker.Worker) { w.Handle("noop", func(context.Context, *worker.Job) error { return nil }) }
+func noHandlers(w *worker.Worker) {
+	w.Handle("noop", func(context.Context, *worker.Job) error { return nil })
+}
 
 // get reads path of the system's API as the bootstrap admin and returns
 // the raw answer, failing the test unless it is 200.

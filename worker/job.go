@@ -108,7 +108,7 @@ func (r *run) job() *Job {
 	t := r.trig
 	return &Job{
 		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: r.secrets.params(t.Params),
-		SecretEnv: r.secrets.envList(),
+		SecretEnv:   r.secrets.envList(),
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
 		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery),
 		Logger: r.logs.logger(r.log), output: &r.output,
