@@ -15,7 +15,9 @@ import (
 func TestCheckSecrets(t *testing.T) {
 	p := &auth.Principal{Name: "op", Grants: map[string]auth.Grant{
 		"s": {Role: auth.Operator, Scripts: true}, "a": {Role: auth.Operator}, "v": {Role: auth.Viewer, Scripts: true}}}
-	has := func(names ...string) func(string) bool { return func(n string) bool { return slices.Contains(names, n) } }
+	has := func(names ...string) func(string) bool {
+		return func(n string) bool { return slices.Contains(names, n) }
+	}
 	for _, c := range []struct {
 		name       string
 		group      string
