@@ -1,4 +1,4 @@
--- jetjob schema, version 19: secrets for jobs (issue #34, docs/jobs.md "Secrets").
+-- jetjob schema, version 21: secrets for jobs (issue #34, docs/jobs.md "Secrets").
 --
 -- A secret is a named value of a group, stored encrypted with AES-256-GCM
 -- under one key of the schedulers' keyring (key_id names it, so a rotated
