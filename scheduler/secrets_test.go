@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/worker"
@@ -177,5 +180,44 @@ func TestSecretsWithoutAKeySayHowToConfigureOne(t *testing.T) {
 	case <-ran:
 		t.Error("the handler ran without its secrets")
 	default:
+	}
+}
+
+// A scheduled fire (planned, not triggered by hand) of a job with a
+// secret carries the secrets flag too: its command gets the value, in its
+// environment and in its params alike.
+func TestSecretsReachAScheduledFire(t *testing.T) {
+	t.Parallel()
+	kr, _ := secrets.ParseKeyring(secrets.GenerateKey())
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
+	}, func(c *systemConfig) { c.Secrets = kr })
+	ctx := t.Context()
+	if _, err := sys.api.CreateSecret(ctx, "g", "token", secretValue); err != nil {
+		t.Fatal(err)
+	}
+	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "every-second", Handler: "shell", ScheduleType: "cron",
+		ScheduleExpr: "@every 1s", Params: `test "$TOKEN" = "${secret:token}" && echo "got $TOKEN"`,
+		SecretEnv: map[string]string{"TOKEN": "token"}})
+	var ran *apiv1.Run
+	testwait.Eventually(t, 30*time.Second, "a scheduled run ended", func() bool {
+		list, err := sys.api.ListRuns(ctx, job.ID, client.ListRunsOptions{Limit: 5})
+		if err != nil {
+			return false
+		}
+		for i, r := range list.Runs {
+			if r.TriggerType != "manual" && (r.Status == "SUCCEEDED" || r.Status == "FAILED") {
+				ran = &list.Runs[i]
+				return true
+			}
+		}
+		return false
+	})
+	if ran.Status != "SUCCEEDED" {
+		t.Fatalf("scheduled run %+v: want SUCCEEDED (the command got the secret)", ran)
+	}
+	logs, err := sys.api.RunLogs(ctx, ran.ID, 0, 10)
+	if err != nil || !slices.ContainsFunc(logs.Lines, func(l apiv1.LogLine) bool { return strings.HasPrefix(l.Msg, "got **** ") }) {
+		t.Errorf("run log %+v, %v: want a line %q", logs, err, "got ****")
 	}
 }
