@@ -72,9 +72,9 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 		t.Errorf("created %+v, want version 1 under key k1", sec)
 	}
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "uses-secret", Handler: "shell", ScheduleType: "none",
-		Params: `echo "env=$DB_PW"`, SecretEnv: map[string]string{"DB_PW": "db-password"}})
-	params := `echo "env=$DB_PW"; echo "param=${secret:db-password}"; echo "$DB_PW" >&2; exit 3`
-	run := trigger(t, sys.api, job.ID, &params)
+		Params:    `echo "env=$DB_PW"; echo "param=${secret:db-password}"; echo "$DB_PW" >&2; exit 3`,
+		SecretEnv: map[string]string{"DB_PW": "db-password"}})
+	run := trigger(t, sys.api, job.ID, nil)
 	ended := waitStatus(t, sys.api, run.ID, "FAILED", 30*time.Second)
 	if ended.Message != "exit status 3: ****" {
 		t.Errorf("run message %q, want the stderr line masked: %q", ended.Message, "exit status 3: ****")
@@ -104,8 +104,30 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 			t.Errorf("GET %s answers the secret's value: %s", p, body)
 		}
 	}
-	if r := answers[fmt.Sprintf("/api/v1/runs/%d", run.ID)]; !strings.Contains(r, "${secret:db-password}") {
-		t.Errorf("the run's params lost their placeholder: %s", r)
+	if j := answers[fmt.Sprintf("/api/v1/jobs/%d", job.ID)]; !strings.Contains(j, "${secret:db-password}") {
+		t.Errorf("the job's params lost their placeholder: %s", j)
+	}
+
+	// A trigger with params of its own gets the environment, but its
+	// placeholders are not resolved (such params were not authorized as
+	// references); the run shows them as given.
+	own := `echo "env=$DB_PW"; echo 'own=${secret:db-password}'`
+	other := waitStatus(t, sys.api, trigger(t, sys.api, job.ID, &own).ID, "SUCCEEDED", 30*time.Second)
+	if other.Params != own {
+		t.Errorf("run params %q, want %q as given", other.Params, own)
+	}
+	logs, err = sys.api.RunLogs(ctx, other.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range logs.Lines {
+		got = append(got, l.Msg)
+	}
+	for _, want := range []string{"env=****", "own=${secret:db-password}"} {
+		if !strings.Contains(strings.Join(got, "\n"), want) {
+			t.Errorf("run with its own params: log %q lacks %q", got, want)
+		}
 	}
 	if got, err := sys.api.GetSecret(ctx, sec.ID); err != nil || len(got.Jobs) != 1 || got.Jobs[0] != job.ID {
 		t.Errorf("secret %+v, %v: want it to name job %d, which uses it", got, err, job.ID)

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -51,10 +52,14 @@ func (r *run) fetchSecrets(ctx context.Context) *outcome {
 }
 
 func newRunSecrets(env, values map[string]string) *runSecrets {
-	vals := make([]string, 0, len(values))
-	for _, v := range values {
-		if v != "" {
-			vals = append(vals, v)
+	// Every value the run was given is masked, whether for the
+	// environment or for placeholders.
+	vals := make([]string, 0, len(values)+len(env))
+	for _, m := range []map[string]string{values, env} {
+		for _, v := range m {
+			if v != "" && !slices.Contains(vals, v) {
+				vals = append(vals, v)
+			}
 		}
 	}
 	// Longest first: a value that contains another is masked whole.

@@ -193,7 +193,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
-		"secret_env": nonNilMap(j.SecretEnv), "secret_names": nonNil(secretNames(j)),
+		"secret_env": nonNilMap(jobSecretEnv(j)), "secret_names": nonNil(secretNames(j)),
 	}
 }
 

@@ -188,3 +188,12 @@ func nonNilMap(m map[string]string) map[string]string {
 	}
 	return m
 }
+
+// jobSecretEnv is the secret_env a row of j's kind keeps: a plain job's
+// (see secretNames).
+func jobSecretEnv(j *Job) map[string]string {
+	if j.kind() != KindJob {
+		return nil
+	}
+	return j.SecretEnv
+}

@@ -20,7 +20,9 @@ var ErrSecretsRefused = fmt.Errorf("%w: no run of this group with that id that h
 // RunSecrets answers a worker of group asking for the secrets of run id
 // (scheduled at at) that it executes as worker: the job's secret_env as
 // environment variables and the values of every name the job references
-// (its secret_names, for params' placeholders), decrypted. Only for a run
+// (its secret_names, for params' placeholders), decrypted; for a run
+// triggered with params of its own, no values (its placeholders are not
+// resolved: only the job's own params were authorized). Only for a run
 // of group that has not ended (SCHEDULED or TRIGGERED: the worker may ask
 // before the schedulers recorded the publish or the start; RUNNING), and
 // only the job's own references, which were authorized when written
@@ -29,13 +31,14 @@ var ErrSecretsRefused = fmt.Errorf("%w: no run of this group with that id that h
 func (s *Store) RunSecrets(ctx context.Context, group string, id int64, at time.Time, worker string) (env, values map[string]string, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var (
-			jobID  int64
-			envMap map[string]string
-			names  []string
+			jobID    int64
+			envMap   map[string]string
+			names    []string
+			ownParam bool
 		)
-		err := tx.QueryRow(ctx, `SELECT j.id, j.secret_env, j.secret_names FROM job_runs r JOIN jobs j ON j.id = r.job_id
+		err := tx.QueryRow(ctx, `SELECT j.id, j.secret_env, j.secret_names, r.params IS NULL FROM job_runs r JOIN jobs j ON j.id = r.job_id
 			WHERE r.id = $1 AND r.scheduled_at = $2 AND r.group_name = $3 AND j.group_name = $3
-			  AND r.status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, id, at, group).Scan(&jobID, &envMap, &names)
+			  AND r.status IN ('SCHEDULED', 'TRIGGERED', 'RUNNING')`, id, at, group).Scan(&jobID, &envMap, &names, &ownParam)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrSecretsRefused
 		}
@@ -70,6 +73,12 @@ func (s *Store) RunSecrets(ctx context.Context, group string, id int64, at time.
 		env = make(map[string]string, len(envMap))
 		for k, n := range envMap {
 			env[k] = values[n]
+		}
+		if !ownParam {
+			// Params given with a trigger were not authorized as
+			// references (an operator without scripts may trigger an
+			// http job with other params): their placeholders stay.
+			values = map[string]string{}
 		}
 		a := Actor{Name: "worker:" + worker, Auth: "nats:" + group}
 		return writeAudit(ctx, tx, a, "secret.use", runTarget(id), group, nil,
@@ -132,8 +141,15 @@ func (s *Store) RotateSecretsKey(ctx context.Context, a Actor) (int, error) {
 }
 
 // secretNames is every secret a job references: its secret_env's values
-// and its params' ${secret:NAME} placeholders, each once.
+// and its params' ${secret:NAME} placeholders, each once. Only a plain
+// job references secrets: CreateJob and UpdateJob authorize its
+// references (checkSecrets); a workflow's row and its inline nodes' jobs
+// are written by other paths that do not, so they reference none (a
+// placeholder in their params stays as it is).
 func secretNames(j *Job) []string {
+	if j.kind() != KindJob {
+		return nil
+	}
 	names := wire.SecretPlaceholders(j.Params)
 	for _, n := range j.SecretEnv {
 		if !slices.Contains(names, n) {
