@@ -44,6 +44,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/results"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
@@ -73,6 +74,10 @@ type Config struct {
 	Alerts    alerts.Config
 	Retention retention.Config
 	Streams   stream.Config
+	// Secrets is the keyring jobs' secrets are encrypted with; empty: the
+	// secrets endpoints answer 503 and runs of jobs that reference
+	// secrets fail, both saying how to configure it.
+	Secrets secrets.Keyring
 	// Backlog samples each group's waiting triggers (metrics, the API's
 	// /workers, a warning per episode). Its WarnAfter defaults to the
 	// misfire threshold: triggers older than that reach workers as misfires.
@@ -444,6 +449,7 @@ func (w *wiring) stages() []*stage {
 			{"reroute", w.reroute.Run, supervise.Restart},
 			{"supersede", w.serveSupersede, supervise.Restart},
 			{"start checks", w.serveStarted, supervise.Restart},
+			{"secrets", w.serveSecrets, supervise.Restart},
 			{"recorded notices", w.hearRecorded, supervise.Restart},
 			{"recovery", w.recoverShards, supervise.Restart},
 			{"planner", w.planner.Run, supervise.Restart},

@@ -33,6 +33,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
 	"github.com/jetjob/jetjob/scheduler/internal/route"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/spans"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/supersede"
@@ -46,6 +47,8 @@ import (
 // callbacks between them: each component gets, at construction, the
 // functions it calls, and nothing is set on a component afterwards.
 type wiring struct {
+	// store answers the workers' requests for secrets (serveSecrets).
+	store     *store.Store
 	s         *Scheduler
 	js        jetstream.JetStream
 	leases    *lease.Manager
@@ -78,7 +81,8 @@ type wiring struct {
 func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.JetStream, err error) {
 	st, err = retry(ctx, s.log, "open store", func() { errcount.Postgres(errcount.OpenStore) }, func() (*store.Store, error) {
 		return store.Open(ctx, s.deps.Pool, s.cfg.ShardCount, store.WithMaxChainRuns(s.cfg.MaxChainRuns),
-			store.WithWorkflowsEnded(s.workflowsEnded), store.WithScriptVersions(s.cfg.ScriptVersions))
+			store.WithWorkflowsEnded(s.workflowsEnded), store.WithScriptVersions(s.cfg.ScriptVersions),
+			store.WithSecrets(s.cfg.Secrets))
 	})
 	if err != nil {
 		return nil, nil, nil
@@ -107,7 +111,7 @@ func (s *Scheduler) connect(ctx context.Context) (st *store.Store, js jetstream.
 // the runs it spawns. It also registers their metrics and installs the
 // HTTP handler. cancel ends the Run (Crash).
 func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetStream, cancel context.CancelFunc) (*wiring, error) {
-	w := &wiring{s: s, js: js, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done(), shards: st.ShardCount()}
+	w := &wiring{s: s, js: js, store: st, acquired: make(chan lease.Lease, st.ShardCount()), stopping: ctx.Done(), shards: st.ShardCount()}
 	var err error
 	if w.leases, err = lease.New(s.cfg.Lease, lease.Deps{Pool: s.deps.Pool, Log: s.log,
 		Acquired: w.leasesAcquired, Lost: w.leasesLost, TestSignals: s.testSignals.Lease}); err != nil {
@@ -448,6 +452,11 @@ func (w *wiring) recoverShards(ctx context.Context) error {
 // serveSupersede answers workers' fire_once questions.
 func (w *wiring) serveSupersede(ctx context.Context) error {
 	return supersede.Serve(ctx, w.s.deps.NATS, w.s.deps.Pool, w.s.log)
+}
+
+// serveSecrets answers workers' requests for their runs' secrets.
+func (w *wiring) serveSecrets(ctx context.Context) error {
+	return secrets.Serve(ctx, w.s.deps.NATS, w.store.RunSecrets, w.s.log)
 }
 
 // serveStarted answers workers' start checks of redelivered triggers.

@@ -20,8 +20,11 @@ import (
 
 // run is one execution of a run in this process.
 type run struct {
-	w        *Worker
-	trig     *wire.Trigger
+	w    *Worker
+	trig *wire.Trigger
+	// secrets are the run's secrets, nil until fetched (secrets.go) and
+	// for a job without any.
+	secrets  *runSecrets
 	delivery uint64 // the delivery that started this execution
 	mayStart bool   // it may have started before, on a worker that died (started.go)
 	// waitedLock: the job's lock was held when this run asked (block),
@@ -193,6 +196,9 @@ func (r *run) execute(ctx context.Context) bool {
 		r.handBack("started event not published before the stop: " + err.Error())
 		return false
 	}
+	if out := r.fetchSecrets(ctx); out != nil {
+		return r.end(*out)
+	}
 	r.w.signals.started.Signal(laneRun{lane: r.slot.l.name, run: r.trig.RunID})
 	ran := r.w.metrics.handlerStarted(h.name)
 	out := r.runHandler(ctx, h)
@@ -271,9 +277,9 @@ func (r *run) finish(out outcome) bool {
 	}
 	ev := wire.Event{
 		Kind: wire.EventFinished, RunID: r.trig.RunID, JobID: r.trig.JobID, WorkerID: cmp.Or(out.workerID, r.w.cfg.ID),
-		Status: out.status, Message: wire.TruncateMessage(out.message), At: time.Now().UTC(),
+		Status: out.status, Message: wire.TruncateMessage(r.secrets.maskString(out.message)), At: time.Now().UTC(),
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
-		Output: r.output.get(),
+		Output: r.maskedOutput(),
 	}
 	if err := r.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))

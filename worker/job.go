@@ -37,6 +37,11 @@ type Job struct {
 	// "script", builtin.Script): the job's version when the run was
 	// planned, the same on every delivery. nil for other jobs.
 	Script *wire.Script
+	// SecretEnv is the run's secrets as environment variables ("K=V", by
+	// the job's secret_env): command handlers add them to the command's
+	// environment. The values are masked in what the run reports (its
+	// log, message and output), never in what the handler does with them.
+	SecretEnv []string
 	// Logger logs with the run's fields to the worker's log and publishes
 	// each line to the run's log on JETJOB_LOGS.
 	Logger *zap.Logger
@@ -106,7 +111,8 @@ const (
 func (r *run) job() *Job {
 	t := r.trig
 	return &Job{
-		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: t.Params,
+		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: r.secrets.params(t.Params),
+		SecretEnv:   r.secrets.envList(),
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
 		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery), Script: t.Script,
 		Logger: r.logs.logger(r.log), output: &r.output,

@@ -47,6 +47,15 @@ type runLog struct {
 	seq     int64
 	pending []jetstream.PubAckFuture // not yet known to be stored, oldest first
 	dropped int64
+	// mask replaces the run's secrets (secrets.go); nil without any.
+	mask *strings.Replacer
+}
+
+// setMask makes every line published from now on masked with m.
+func (l *runLog) setMask(m *strings.Replacer) {
+	l.mu.Lock()
+	l.mask = m
+	l.mu.Unlock()
 }
 
 func newRunLog(w *Worker, runID, jobID int64) *runLog {
@@ -61,6 +70,9 @@ func (l *runLog) publish(at time.Time, level zapcore.Level, msg string) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.mask != nil {
+		msg = l.mask.Replace(msg)
+	}
 	l.seq++
 	line := wire.LogLine{RunID: l.runID, JobID: l.jobID, Seq: l.seq, At: at, Level: level.String(), Msg: msg}
 	data, err := wire.EncodeLogLine(&line)
@@ -126,7 +138,13 @@ func (l *runLog) flush() int64 {
 // every wire.LogLine names its run.
 func (l *runLog) logger(base *zap.Logger) *zap.Logger {
 	pub := &logCore{LevelEnabler: zapcore.DebugLevel, out: l}
+	l.mu.Lock()
+	mask := l.mask
+	l.mu.Unlock()
 	return base.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		if mask != nil {
+			c = &maskCore{Core: c, mask: mask}
+		}
 		return zapcore.NewTee(c, pub)
 	}))
 }

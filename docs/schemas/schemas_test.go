@@ -85,6 +85,8 @@ var decoders = map[string]func([]byte) error{
 	"start-request":     func(b []byte) error { return wire.DecodeControl(b, &wire.StartRequest{}) },
 	"start-reply":       func(b []byte) error { return wire.DecodeControl(b, &wire.StartReply{}) },
 	"recorded-notice":   func(b []byte) error { return wire.DecodeControl(b, &wire.RecordedNotice{}) },
+	"secrets-request":   func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsRequest{}) },
+	"secrets-reply":     func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsReply{}) },
 }
 
 type sample struct {
@@ -115,7 +117,7 @@ func samples(t *testing.T) []sample {
 		{"minimal", wire.Trigger{RunID: 1, JobID: 7, Group: "billing", Handler: "invoice", TriggerType: wire.TriggerSchedule, ScheduledAt: at}},
 		{"every field", wire.Trigger{RunID: 9_000_000_001, JobID: 7, Group: "billing", Handler: "invoice",
 			Params: `{"region":"eu","note":"<b>\"ü\"</b>"}`, TriggerType: wire.TriggerRetry, ScheduledAt: at, Attempt: 2,
-			TimeoutMS: 30_000, MisfirePolicy: "fire_once", MisfireThresholdMS: 5000, BlockStrategy: "concurrent", MaxConcurrency: 3}},
+			TimeoutMS: 30_000, MisfirePolicy: "fire_once", MisfireThresholdMS: 5000, BlockStrategy: "concurrent", MaxConcurrency: 3, Secrets: true}},
 		{"broadcast part", wire.Trigger{RunID: 44, JobID: 8, Group: "etl_2", Handler: "shell", Params: "echo $JETJOB_SHARD_INDEX",
 			TriggerType: wire.TriggerManual, ScheduledAt: at, ShardIndex: 2, ShardTotal: 4, BlockStrategy: "serial", MisfirePolicy: "skip", MisfireThresholdMS: 5000}},
 		{"script job", wire.Trigger{RunID: 46, JobID: 10, Group: "ops", Handler: "script", Params: "14", TriggerType: wire.TriggerManual,
@@ -161,6 +163,9 @@ func samples(t *testing.T) []sample {
 		{"start-reply", "answers", &wire.StartReply{Runs: []wire.RunStart{{}, {Status: wire.StatusRunning, WorkerID: "w-2", StartedAt: at}, {Status: wire.StatusSucceeded}}}},
 		{"start-reply", "not yet", &wire.StartReply{Error: "run events are still being applied"}},
 		{"recorded-notice", "two", &wire.RecordedNotice{Scheduler: "sched-1", Runs: []int64{10, 9_000_000_001}}},
+		{"secrets-request", "one", &wire.SecretsRequest{RunID: 10, WorkerID: "w-1", ScheduledAt: at}},
+		{"secrets-reply", "values", &wire.SecretsReply{Env: map[string]string{"DB_PW": "x"}, Values: map[string]string{"db-password": "x"}}},
+		{"secrets-reply", "refused", &wire.SecretsReply{Error: "refused: no run of this group with that id that has not ended"}},
 	} {
 		data, err := wire.EncodeControl(tc.m)
 		add(tc.schema, tc.name, data, err)

@@ -85,6 +85,8 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 		// Questions to the schedulers (misfire.go, started.go).
 		Supersede,
 		StartCheck,
+		// The group's runs' secrets (scheduler/internal/secrets).
+		SecretsSubject(group),
 	}
 	// Start-up: stream.Provision (LeaveExisting) and the buckets' handles
 	// read the streams' info; creating or updating a stream is the

@@ -101,6 +101,21 @@ const (
 // (wire.StartRequest).
 const StartCheck = "jetjob.sched.started"
 
+// Secrets is the request/reply subject (in SupersedeQueue) on which a
+// worker of a group asks for a run's secrets: SecretsSubject(group). The
+// group is in the subject so that NATS permissions keep a worker
+// credential of one group from asking for another group's runs.
+const Secrets = "jetjob.sched.secrets"
+
+// SecretsSubject is the secrets subject of group's workers.
+func SecretsSubject(group string) string { return Secrets + "." + group }
+
+// ParseSecrets returns the group of a secrets subject.
+func ParseSecrets(subject string) (string, bool) {
+	g, ok := strings.CutPrefix(subject, Secrets+".")
+	return g, ok && g != "" && !strings.Contains(g, ".")
+}
+
 // Recorded is where schedulers tell each other which runs their results
 // applier recorded triggered (wire.RecordedNotice; plain NATS, no stream,
 // every scheduler subscribes): the publishing scheduler of such a run

@@ -125,6 +125,13 @@ type JobSpec struct {
 	// id that does not exist); a cycle, or a reach past the scheduler's
 	// --max-chain-runs runs per fire, is refused (package refs).
 	ChildJobIDs []int64 `json:"child_job_ids,omitempty"`
+	// SecretEnv gives the job's commands secrets of its group as
+	// environment variables: {"DB_PASSWORD": "db-password"}. Params may
+	// also name a secret's value as ${secret:NAME}, replaced only in the
+	// params the worker's handler gets. Adding a reference needs operator
+	// with scripts on the group, and the secret must be the group's
+	// (docs/jobs.md, "Secrets").
+	SecretEnv map[string]string `json:"secret_env,omitempty"`
 	// AlarmWebhook receives a POST when the last attempt of a run fails
 	// (through the scheduler's egress policy: a URL naming a loopback,
 	// private, link-local or metadata address is refused with 400 unless
@@ -199,6 +206,38 @@ type Job struct {
 	PausedBy   string     `json:"paused_by,omitempty"`
 	// ScriptVersion is a script job's current script version.
 	ScriptVersion int `json:"script_version,omitempty"`
+	// Secrets are the names of every secret the job references (its
+	// secret_env's and its params' placeholders); never values.
+	Secrets []string `json:"secrets,omitempty"`
+}
+
+// Secret is a group's secret as the API shows it: never its value
+// (docs/jobs.md, "Secrets").
+type Secret struct {
+	ID        int64     `json:"id"`
+	Group     string    `json:"group"`
+	Name      string    `json:"name"`
+	Version   int       `json:"version"`
+	KeyID     string    `json:"key_id"`
+	CreatedBy string    `json:"created_by"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedBy string    `json:"updated_by"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// Jobs are the ids of the jobs that reference it.
+	Jobs []int64 `json:"jobs"`
+}
+
+// SecretWrite is the body of POST /secrets (group, name and value) and
+// PUT /secrets/{id} (value only: a new version).
+type SecretWrite struct {
+	Group string `json:"group,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Value string `json:"value"`
+}
+
+// SecretList answers GET /secrets.
+type SecretList struct {
+	Secrets []Secret `json:"secrets"`
 }
 
 // JobList answers GET /jobs.

@@ -233,6 +233,13 @@ func EncodeControl(m any) ([]byte, error) {
 		if err := c.Validate(); err != nil {
 			return nil, err
 		}
+	case *SecretsRequest:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	case *SecretsReply:
+		c.V = Version
 	default:
 		return nil, fmt.Errorf("encode control: unsupported message %T", m)
 	}
@@ -250,6 +257,12 @@ func DecodeControl(data []byte, m any) error {
 		return c.Validate()
 	case *SupersedeRequest:
 		return c.Validate()
+	case *SecretsRequest:
+		return c.Validate()
+	case *SecretsReply:
+		if c.V != Version {
+			return fmt.Errorf("secrets reply: %w %d", ErrVersion, c.V)
+		}
 	case *ControlReply:
 		if c.V != Version {
 			return fmt.Errorf("control reply: %w %d", ErrVersion, c.V)

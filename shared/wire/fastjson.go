@@ -51,6 +51,8 @@ func decodeTriggerFast(data []byte, t *Trigger) bool {
 			ok = enum(&p, &t.BlockStrategy)
 		case "max_concurrency":
 			ok = p.intInto(&t.MaxConcurrency)
+		case "secrets":
+			t.Secrets, ok = p.bool()
 		}
 		return ok
 	}) && p.done()
@@ -225,6 +227,17 @@ func (p *fastParser) int() (int64, bool) {
 	return n, true
 }
 
+// bool reads a JSON true or false.
+func (p *fastParser) bool() (bool, bool) {
+	for _, lit := range []string{"true", "false"} {
+		if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+			p.i += len(lit)
+			return lit == "true", true
+		}
+	}
+	return false, false
+}
+
 func (p *fastParser) intInto(dst *int) bool {
 	n, ok := p.int()
 	if ok && int64(int(n)) != n {
@@ -335,6 +348,9 @@ func encodeTriggerFast(t *Trigger) ([]byte, bool) {
 	w.optInt(`,"misfire_threshold_ms":`, t.MisfireThresholdMS)
 	w.optStr(`,"block_strategy":`, string(t.BlockStrategy))
 	w.optInt(`,"max_concurrency":`, int64(t.MaxConcurrency))
+	if t.Secrets {
+		w.b = append(w.b, `,"secrets":true`...)
+	}
 	w.b = append(w.b, '}')
 	return w.b, w.ok
 }

@@ -21,7 +21,7 @@ func TestDecodeTriggerFastAgreesWithEncodingJSON(t *testing.T) {
 		{"plain", func(*Trigger) {}, true},
 		{"all fields", func(t *Trigger) {
 			t.Params, t.Attempt, t.ShardIndex, t.ShardTotal, t.TimeoutMS = "x=1", 3, 2, 5, 60000
-			t.TriggerType, t.BlockStrategy, t.MaxConcurrency = TriggerRetry, "concurrent", 4
+			t.TriggerType, t.BlockStrategy, t.MaxConcurrency, t.Secrets = TriggerRetry, "concurrent", 4, true
 		}, true},
 		{"milliseconds", func(t *Trigger) { t.ScheduledAt = t.ScheduledAt.Add(123 * time.Millisecond) }, true},
 		{"nanoseconds", func(t *Trigger) { t.ScheduledAt = t.ScheduledAt.Add(123456789) }, true},

@@ -103,6 +103,11 @@ type Trigger struct {
 	// carried in the trigger so that it is signed with it and every
 	// delivery of the run runs the same version (docs/protocol.md).
 	Script *Script `json:"script,omitempty"`
+	// Secrets says that the run's job references secrets: the worker asks
+	// the schedulers for them when the run starts (SecretsRequest) and
+	// fails the run if it gets none. Never the values: JetStream stores
+	// this message.
+	Secrets bool `json:"secrets,omitempty"`
 }
 
 // Script is a version of a job's stored script.

@@ -264,6 +264,9 @@ func shellEnv(pass, cfgEnv, paramsEnv []string, job *worker.Job) []string {
 	}
 	env = append(env, cfgEnv...)
 	env = append(env, paramsEnv...)
+	// The job's secrets (secret_env): after the params' env, which cannot
+	// override them; before JETJOB_*, which they cannot override.
+	env = append(env, job.SecretEnv...)
 	return append(env,
 		"JETJOB_RUN_ID="+strconv.FormatInt(job.RunID, 10),
 		"JETJOB_JOB_ID="+strconv.FormatInt(job.JobID, 10),

@@ -25,6 +25,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/retention"
+	jobsecrets "github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/trigsign"
@@ -76,6 +77,8 @@ type options struct {
 	webhookSecret string
 
 	triggerKeyFile    string
+	secretsKeyFile    string
+	secretsKey        string
 	triggerKey        string
 	triggerPublicKeys string
 	insecureUnsigned  bool
@@ -144,6 +147,21 @@ func (o *options) register(s *config.Set, defListen, defLogFormat string) {
 	s.Env(&o.triggerKey, "JETJOB_TRIGGER_SIGNING_KEY", "the trigger signing key itself (PEM, or base64 of its seed), instead of --trigger-signing-key's file", config.Secret())
 	s.Env(&o.smtpPassword, "JETJOB_SMTP_PASSWORD", "SMTP password of --smtp-user", config.Secret())
 	s.Env(&o.webhookSecret, "JETJOB_WEBHOOK_SECRET", "key that signs alarm webhooks", config.Secret())
+	registerSecretsKey(s, &o.secretsKey, &o.secretsKeyFile)
+}
+
+// registerSecretsKey adds the settings of the keyring jobs' secrets are
+// encrypted with: the key itself from the environment only (a flag's
+// value is in the process list), or a file.
+func registerSecretsKey(s *config.Set, key, file *string) {
+	s.String(file, "secrets-key-file", "JETJOB_SECRETS_KEY_FILE", "",
+		"file holding the keyring of jobs' secrets: base64 of 32 random bytes, or id:base64,... with the primary first (docs/jobs.md, \"Secrets\"); the same on every scheduler")
+	s.Env(key, "JETJOB_SECRETS_KEY", "the keyring of jobs' secrets itself, instead of --secrets-key-file's file", config.Secret())
+}
+
+// keyring reads the secrets keyring (empty when none is given).
+func (o *options) keyring() (jobsecrets.Keyring, error) {
+	return jobsecrets.LoadKeyring(o.secretsKey, o.secretsKeyFile)
 }
 
 // envHelp is the help's paragraph on the settings that only the
@@ -192,6 +210,9 @@ func (o *options) validate() error {
 	}
 	if _, err := trigsign.ParsePublicKeys(o.triggerPublicKeys); err != nil {
 		errs = append(errs, o.set.Errorf("trigger-public-keys", "%v", err))
+	}
+	if _, err := o.keyring(); err != nil {
+		errs = append(errs, o.set.Errorf("secrets-key-file", "%v", err))
 	}
 	if o.httpBodyTimeout <= 0 {
 		errs = append(errs, o.set.Errorf("http-body-timeout", "%s: want a positive duration such as 30s", o.httpBodyTimeout))
@@ -308,6 +329,7 @@ func (o *options) schedulerConfig(token string) scheduler.Config {
 	c.Alarm.SMTP = alarm.SMTP{Host: o.smtpHost, Port: o.smtpPort, User: o.smtpUser,
 		Password: o.smtpPassword, From: o.smtpFrom, StartTLS: o.smtpStartTLS}
 	c.Alarm.WebhookSecret = o.webhookSecret
+	c.Secrets, _ = o.keyring() // checked by validate
 	c.Alarm.ConsoleURL = o.consoleURL
 	c.Egress.Allow = egress.ParseList(o.egressAllow)
 	c.Alerts = alerts.Config{Interval: o.alertInterval, Attempts: o.alertAttempts, Backoff: o.alertBackoff, Parallel: o.alertParallel}

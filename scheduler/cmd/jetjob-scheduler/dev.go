@@ -23,6 +23,7 @@ import (
 	"github.com/jetjob/jetjob/internal/tracing"
 	"github.com/jetjob/jetjob/scheduler"
 	"github.com/jetjob/jetjob/scheduler/client"
+	jobsecrets "github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/shared/trigsign"
 	"github.com/jetjob/jetjob/worker"
 )
@@ -170,6 +171,12 @@ func dev(ctx context.Context, o options, metricsToken, dataDir string, natsPort 
 		return usageError{Err: err}
 	}
 	cfg := o.schedulerConfig(token)
+	if !cfg.Secrets.Configured() {
+		// dev is a demo: a throwaway keyring, so that secrets work at
+		// once; they do not open after a restart with another one.
+		cfg.Secrets, _ = jobsecrets.ParseKeyring("dev:" + jobsecrets.GenerateKey())
+		log.Info("dev: jobs' secrets are encrypted with a throwaway key generated for this process (secrets stored now do not open after a restart; set JETJOB_SECRETS_KEY to keep them)")
+	}
 	cfg.MetricsToken = metricsToken
 	cfg.InsecureCookies = true // dev serves plain HTTP on a loopback address
 	// Dev's own PostgreSQL and NATS are this process's listeners too: no

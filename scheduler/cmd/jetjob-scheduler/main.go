@@ -34,6 +34,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("jetjob-scheduler {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{Err: err} })
-	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd(), webhookSecretCmd(), triggerKeyCmd())
+	root.AddCommand(serveCmd(), migrateCmd(), devCmd(), usersCmd(), webhookSecretCmd(), triggerKeyCmd(), secretsCmd())
 	return root
 }

@@ -102,7 +102,7 @@ ever sent to the file's address.`,
 
 	parent(root)
 	root.AddCommand(a.groupsCmd(), a.jobsCmd(), a.runsCmd(), a.statsCmd(), a.workersCmd(), a.auditCmd(),
-		a.usersCmd(), a.keysCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd(),
+		a.usersCmd(), a.keysCmd(), a.secretsCmd(), a.loginCmd(), a.logoutCmd(), a.whoamiCmd(),
 		a.exportCmd(), a.applyCmd(), a.workflowsCmd(), a.channelsCmd(), a.alertsCmd(), a.scriptsCmd(), a.calendarsCmd())
 	root.AddCommand(a.importCmd())
 	return root

@@ -214,6 +214,20 @@ func matrix() []matrixRow {
 		{"DELETE /api/v1/calendars/{name}", func(e *env, _ string) req {
 			return req{"DELETE", "/api/v1/calendars/" + e.calendar("a"), nil}
 		}, with(operate, s204)},
+		{"GET /api/v1/secrets", fixed("GET", "/api/v1/secrets", nil), anyUser},
+		{"POST /api/v1/secrets", func(e *env, _ string) req {
+			return req{"POST", "/api/v1/secrets", apiv1.SecretWrite{Group: "a", Name: fmt.Sprint("s", e.next()), Value: "v"}}
+		}, [6]int{s401, s403, s403, s201, s403, s201}},
+		{"GET /api/v1/secrets/{id}", func(e *env, _ string) req {
+			return req{"GET", fmt.Sprintf("/api/v1/secrets/%d", e.secret("a")), nil}
+		}, read},
+		{"PUT /api/v1/secrets/{id}", func(e *env, _ string) req {
+			return req{"PUT", fmt.Sprintf("/api/v1/secrets/%d", e.secret("a")), apiv1.SecretWrite{Value: "v2"}}
+		}, scripts},
+		{"DELETE /api/v1/secrets/{id}", func(e *env, _ string) req {
+			return req{"DELETE", fmt.Sprintf("/api/v1/secrets/%d", e.secret("a")), nil}
+		}, with(scripts, s204)},
+
 		{"GET /api/v1/channels", fixed("GET", "/api/v1/channels", nil), anyUser},
 		{"POST /api/v1/channels", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/channels", channelSpec("a", fmt.Sprint("c", e.next()))}
@@ -414,4 +428,14 @@ func (e *env) newBackfill() store.Backfill {
 		e.t.Fatal(err)
 	}
 	return b
+}
+
+// secret is a fresh secret of group, for the secrets' rows.
+func (e *env) secret(group string) int64 {
+	e.t.Helper()
+	s, err := e.st.CreateSecret(context.Background(), store.System, group, fmt.Sprint("s", e.next()), []byte("v"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s.ID
 }

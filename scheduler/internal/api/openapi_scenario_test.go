@@ -125,6 +125,12 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", "/api/v1/calendars", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/calendars/holidays", nil, nil)
 	call(s204, "admin", "DELETE", "/api/v1/calendars/holidays", nil, nil)
+	var sec apiv1.Secret
+	call(s201, "operator", "POST", "/api/v1/secrets", apiv1.SecretWrite{Group: "a", Name: "db-password", Value: "hunter2-hunter2"}, &sec)
+	call(s200, "viewerA", "GET", "/api/v1/secrets?group=a", nil, nil)
+	call(s200, "viewerA", "GET", fmt.Sprintf("/api/v1/secrets/%d", sec.ID), nil, nil)
+	call(s200, "operator", "PUT", fmt.Sprintf("/api/v1/secrets/%d", sec.ID), apiv1.SecretWrite{Value: "hunter3-hunter3"}, nil)
+	call(s204, "operator", "DELETE", fmt.Sprintf("/api/v1/secrets/%d", sec.ID), nil, nil)
 	call(s200, "operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "team=none", Group: "a", Action: "disable", Note: "maintenance"}, nil)
 	call(s200, "operator", "POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", bf.ID), nil, nil)
 

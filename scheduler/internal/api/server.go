@@ -35,6 +35,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/calendar"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/sso"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
@@ -250,6 +251,8 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		case errors.As(err, &limited):
 			w.Header().Set("Retry-After", strconv.Itoa(int(max(limited.RetryAfter, time.Second).Seconds())))
 			writeJSON(w, http.StatusTooManyRequests, apiv1.Error{Error: limited.Error()})
+		case errors.Is(err, secrets.ErrNoKey):
+			writeJSON(w, http.StatusServiceUnavailable, apiv1.Error{Error: err.Error()})
 		case errors.Is(err, auth.ErrHashBusy):
 			w.Header().Set("Retry-After", "1")
 			writeJSON(w, http.StatusServiceUnavailable, apiv1.Error{Error: err.Error()})

@@ -157,6 +157,9 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if len(spec.Source) > 200 || strings.ContainsFunc(spec.Source, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		add("source: at most 200 characters, no control characters")
 	}
+	if err := wire.CheckSecretEnv(spec.SecretEnv); err != nil {
+		add("%v", err)
+	}
 	script := checkScript(spec, add)
 	checkSchedOps(spec, tz, extra, now, add)
 	checkJobCalendars(spec, add)
@@ -183,6 +186,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Script: script, ScriptSourceGiven: spec.Script != nil, ScriptRemark: spec.ScriptRemark,
 		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
 		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner), ParamsTemplate: spec.ParamsTemplate,
+		SecretEnv: spec.SecretEnv,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -198,9 +202,10 @@ func jobDoc(j store.Job) apiv1.Job {
 			BlockStrategy: j.BlockStrategy, MaxConcurrency: j.MaxConcurrency, Timeout: apiv1.Duration(j.Timeout), MaxRetries: j.MaxRetries,
 			RetryBackoff: j.RetryBackoff, RetryInitial: apiv1.Duration(j.RetryInitial), RetryMax: apiv1.Duration(j.RetryMax),
 			ChildJobIDs: j.ChildJobIDs, AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
-			Source: j.Source, Schedules: schedulesDoc(j),
+			Source: j.Source, SecretEnv: j.SecretEnv, Schedules: schedulesDoc(j),
 			ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars, Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate,
 		},
+		Secrets: j.SecretNames,
 		Enabled: j.Enabled, Shard: j.Shard, NextFireAt: j.UpcomingFire(), LastFireAt: j.LastFireAt,
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -28,12 +29,15 @@ import (
 func Store(t testing.TB) (*store.Store, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.Pool(t)
-	st, err := store.Open(context.Background(), pool, 0)
+	st, err := store.Open(context.Background(), pool, 0, store.WithSecrets(Keyring))
 	if err != nil {
 		t.Fatalf("open the store: %v", err)
 	}
 	return st, pool
 }
+
+// Keyring is the tests' secrets keyring: a fresh key per test binary.
+var Keyring, _ = secrets.ParseKeyring("test:" + secrets.GenerateKey())
 
 // JetStream starts an embedded NATS server with jetjob's streams, for the
 // run logs the API reads; it stops with the test.

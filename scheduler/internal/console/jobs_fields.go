@@ -81,6 +81,23 @@ var baseJobFields = []jobField{
 	{Name: "params", Label: "Params", Section: secBasics, Kind: "textarea", keys: []string{"params"},
 		Hint: "Passed to the handler on every run (at most 64 KiB).",
 		get:  func(s *apiv1.JobSpec) string { return s.Params }, set: setRaw(func(s *apiv1.JobSpec) *string { return &s.Params })},
+	{Name: "secret_env", Label: "Secrets in the environment", Section: secBasics, Kind: "list", keys: []string{"secret_env", "secrets "},
+		Hint: "Comma-separated VARIABLE=secret-name: the group's secrets the command gets (docs/jobs.md, \"Secrets\"); never their values.",
+		get:  func(s *apiv1.JobSpec) string { return secretEnvText(s.SecretEnv) },
+		set: func(s *apiv1.JobSpec, v string) error {
+			s.SecretEnv = nil
+			for _, kv := range splitList(v) {
+				k, name, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("%q: want VARIABLE=secret-name", kv)
+				}
+				if s.SecretEnv == nil {
+					s.SecretEnv = map[string]string{}
+				}
+				s.SecretEnv[strings.TrimSpace(k)] = strings.TrimSpace(name)
+			}
+			return nil
+		}},
 
 	{Name: "schedule_type", Label: "Schedule type", Section: secSchedule, Kind: "select",
 		Options: []string{"cron", "quartz", "fix_rate", "fix_delay", "once", "none"}, keys: []string{"schedule type"},
@@ -330,4 +347,15 @@ func fieldNamed(name string) jobField {
 		}
 	}
 	panic("console: no job field " + name)
+}
+
+// secretEnvText writes a job's secret_env as the form edits it, by
+// variable.
+func secretEnvText(env map[string]string) string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

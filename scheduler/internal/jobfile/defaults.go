@@ -58,6 +58,11 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 	if len(spec.Labels) == 0 {
 		spec.Labels = nil
 	}
+	if len(spec.SecretEnv) == 0 {
+		// A file carries secrets' names only, never values
+		// (docs/jobs.md, "Secrets").
+		spec.SecretEnv = nil
+	}
 	return spec
 }
 

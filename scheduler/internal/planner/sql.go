@@ -26,7 +26,8 @@ const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedu
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
 	script_language, script_version, script_source,
-	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template
+	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template,
+	secret_names <> '{}'
 	FROM jobs
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -67,6 +68,8 @@ type dueJob struct {
 	exclude, include []string
 	// paramsTemplate: params are a template rendered per fire (params.go).
 	paramsTemplate bool
+	// secrets: the job references secrets (wire.Trigger.Secrets).
+	secrets bool
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -95,7 +98,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
 				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow,
-				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate)
+				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate, &j.secrets)
 			j.script = sc.Script()
 			return j, err
 		})
@@ -180,7 +183,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					Params: params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
-					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script,
+					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script, Secrets: j.secrets,
 				})
 			}
 			// Missed fires recorded SKIPPED are the event missed of the

@@ -71,6 +71,9 @@ type Planned struct {
 	// Script is the job's current script version for a script job (nil
 	// for any other): the trigger carries it (wire.Trigger.Script).
 	Script *wire.Script
+	// Secrets says that the run's job references secrets, which its
+	// worker asks for when it starts (wire.Trigger.Secrets).
+	Secrets bool
 }
 
 // ScriptColumns scan a job row's script_language, script_version and
@@ -113,5 +116,6 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		BlockStrategy:      p.BlockStrategy,
 		MaxConcurrency:     p.MaxConcurrency,
 		Script:             p.Script,
+		Secrets:            p.Secrets,
 	}
 }

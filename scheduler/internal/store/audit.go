@@ -213,6 +213,8 @@ type jobAudit struct {
 	Labels           map[string]string `json:"labels,omitempty"`
 	Owner            string            `json:"owner,omitempty"`
 	ParamsTemplate   bool              `json:"params_template,omitempty"`
+	// SecretEnv names the secrets the job's commands get (never values).
+	SecretEnv map[string]string `json:"secret_env,omitempty"`
 }
 
 // optDuration is d as the audit log writes it, "" for 0 (the default).
@@ -233,7 +235,7 @@ func jobDoc(j Job) *jobAudit {
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
 		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote, ScriptLanguage: j.scriptLanguage(), ScriptVersion: j.scriptVersion(),
 		ExtraSchedules: j.ExtraSchedules, ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
-		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate}
+		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate, SecretEnv: j.SecretEnv}
 }
 
 // runAudit is a run as the audit log keeps it.

@@ -66,6 +66,13 @@ type Job struct {
 	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
 	MaxConcurrency int
 
+	// SecretEnv gives the job's commands its group's secrets as
+	// environment variables (variable: secret name); SecretNames is, as
+	// read, every secret the job references (SecretEnv's and its params'
+	// ${secret:NAME} placeholders), written from them (secretNames).
+	SecretEnv   map[string]string
+	SecretNames []string
+
 	// Kind is KindJob (also for "") or KindWorkflow: a workflow's own row
 	// (package wfengine), whose fires start workflow runs; or KindNode, the
 	// job of an inline node, owned by workflow OwnerWorkflow's node
@@ -128,7 +135,7 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
 	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''),
-	script_language, script_version, script_source, ` + jobExtColumns
+	script_language, script_version, script_source, secret_env, secret_names, ` + jobExtColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -143,7 +150,7 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source}, ext.targets()...)...)
+		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source, &j.SecretEnv, &j.SecretNames}, ext.targets()...)...)
 	j.Script = sc.Script()
 	ops.into(&j)
 	if err == nil {
@@ -182,7 +189,8 @@ func firstFire(j *Job, now time.Time) (next *time.Time, delayMS int64, err error
 var jobWriteColumns = append([]string{"group_name", "name", "description", "handler", "params", "schedule_type",
 	"schedule_expr", "timezone", "misfire_policy", "route_strategy", "block_strategy", "timeout_ms",
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
-	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node"},
+	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node",
+	"secret_env", "secret_names"},
 	jobExtWriteColumns...)
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
@@ -219,6 +227,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"child_job_ids": nonNil(j.ChildJobIDs), "alarm_webhook": j.AlarmWebhook,
 		"alarm_emails": nonNil(j.AlarmEmails), "max_concurrency": j.MaxConcurrency, "source": j.Source, "kind": j.kind(),
 		"owner_workflow": nilIfZero(j.OwnerWorkflow), "owner_node": nilIfZero(j.OwnerNode),
+		"secret_env": nonNilMap(jobSecretEnv(j)), "secret_names": nonNil(secretNames(j)),
 	}
 	j.extArgs(args)
 	return args
@@ -231,6 +240,9 @@ func (s *Store) CreateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := s.checkChildren(ctx, tx, a, 0, nil, j.ChildJobIDs); err != nil {
+			return err
+		}
+		if err := checkSecrets(ctx, tx, a, j.Group, nil, secretNames(&j)); err != nil {
 			return err
 		}
 		var err error
@@ -332,6 +344,13 @@ func (s *Store) UpdateJob(ctx context.Context, a Actor, j Job) (Job, error) {
 			kept = nil
 		}
 		if err := s.checkChildren(ctx, tx, a, j.ID, kept, j.ChildJobIDs); err != nil {
+			return err
+		}
+		keptSecrets := cur.SecretNames
+		if cur.Group != j.Group {
+			keptSecrets = nil
+		}
+		if err := checkSecrets(ctx, tx, a, j.Group, keptSecrets, secretNames(&j)); err != nil {
 			return err
 		}
 		if j.Source == "" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/internal/pgerr"
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
 
@@ -47,6 +48,8 @@ type Store struct {
 	// scriptVersions is how many versions of a script are kept (0:
 	// DefaultScriptVersions).
 	scriptVersions int
+	// keyring encrypts secrets (WithSecrets); empty: none configured.
+	keyring secrets.Keyring
 }
 
 // Option sets an optional setting of Open.

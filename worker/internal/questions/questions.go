@@ -157,6 +157,20 @@ func (a *Asker) sendSupersede(ctx context.Context, batch []*supersedeAsk) {
 	}
 }
 
+// secretsTimeout bounds one request for a run's secrets.
+const secretsTimeout = 5 * time.Second
+
+// Secrets asks the schedulers for the secrets of a run of group that this
+// worker runs (wire.SecretsRequest, on the group's own subject). Not
+// batched: only runs of jobs that reference secrets ask, once each.
+func (a *Asker) Secrets(ctx context.Context, group string, req wire.SecretsRequest) (*wire.SecretsReply, error) {
+	var reply wire.SecretsReply
+	if err := a.ask(ctx, stream.SecretsSubject(group), &req, &reply, secretsTimeout); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
 // ask sends req to the schedulers' queue group on subject and decodes
 // their answer into reply; an answer with an error is an error.
 func (a *Asker) ask(ctx context.Context, subject string, req, reply any, timeout time.Duration) error {
@@ -178,6 +192,8 @@ func (a *Asker) ask(ctx context.Context, subject string, req, reply any, timeout
 	case *wire.StartReply:
 		e = r.Error
 	case *wire.SupersedeReply:
+		e = r.Error
+	case *wire.SecretsReply:
 		e = r.Error
 	}
 	if e != "" {
