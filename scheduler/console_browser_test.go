@@ -51,6 +51,10 @@ func (b *tab) signIn(path, user string) {
 		chromedp.Click(chromedp.ID("sign-in")),
 		chromedp.WaitVisible(chromedp.ID("user-name")),
 	)
+	// Live pages (console.js) pause for the browser: a page swapping its
+	// content while a test finds a node and clicks it would lose the
+	// click. TestConsoleLivePages turns them on again.
+	evalIn[bool](b, `(() => { localStorage.setItem("jetjob-live", "paused"); return true; })()`)
 }
 
 func TestConsoleSignIn(t *testing.T) {
@@ -66,7 +70,7 @@ func TestConsoleSignIn(t *testing.T) {
 	if got := b.text("#user-role"); got != "admin" {
 		t.Fatalf("user menu role %q, want admin", got)
 	}
-	b.do("sign out", chromedp.Click(chromedp.CSS(".usermenu button")), chromedp.WaitVisible(chromedp.ID("sign-in")))
+	b.do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("sign-in")))
 	if loc := b.location(); !strings.Contains(loc, "/login") {
 		t.Fatalf("after signing out the browser is at %s", loc)
 	}

@@ -105,7 +105,7 @@ func TestConsoleSSOSignIn(t *testing.T) {
 	// carol leaves jj-g-ops for jj-g-view at the provider; signing out
 	// goes through the provider's end_session and back to the sign-in page.
 	op.SetGroups("carol", []string{"jj-g-view"})
-	b.do("sign out", chromedp.Click(chromedp.CSS(".usermenu button")), chromedp.WaitVisible(chromedp.ID("sso-corp")))
+	b.do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("sso-corp")))
 	b.ssoSignIn("carol", "carol-pw")
 	if role := b.text("#user-role"); strings.Contains(role, "operator") || !strings.Contains(role, "viewer") {
 		t.Fatalf("carol's role after losing jj-g-ops: %q", role)
@@ -119,7 +119,7 @@ func TestConsoleSSOSignIn(t *testing.T) {
 	}
 
 	// dave, of a viewer's group, reads the job and cannot edit it.
-	b.do("sign out", chromedp.Click(chromedp.CSS(".usermenu button")), chromedp.WaitVisible(chromedp.ID("sso-corp")))
+	b.do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("sso-corp")))
 	b.ssoSignIn("dave", "dave-pw")
 	b.open(jobPath)
 	if got := b.text("#job-title"); !strings.Contains(got, "nightly-report") {
