@@ -504,15 +504,20 @@ func (s *Scheduler) stop(sg *stage) {
 
 // recoverShards hands each newly acquired shard's planned, unpublished
 // runs to the wheel. It runs apart from the lease loop so that a slow
-// recovery never delays lease renewals.
-func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-chan lease.Lease) error {
+// recovery never delays lease renewals. Whether a queued shard is still
+// ours is asked of the lease manager (held at that epoch, its deadline
+// renewed), not of the queued copy: that copy's deadline is the one it
+// was acquired with, and on a loaded machine recovery reached shards past
+// it, skipped them though they were still held, and left their runs to
+// the orphan sweep, 30 s later (TestFailoverFiresEachTimeExactlyOnce).
+func (s *Scheduler) recoverShards(ctx context.Context, pl *planner.Planner, q <-chan lease.Lease, held func(shard int, epoch int64) bool) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case l := <-q:
 			runs, err := retry(ctx, s.log, "recover planned runs", func() { errcount.Postgres(errcount.Recover) }, func() ([]runs.Planned, error) {
-				if !l.Valid(time.Now()) {
+				if !held(l.Shard, l.Epoch) {
 					return nil, nil
 				}
 				return pl.Recover(ctx, l)

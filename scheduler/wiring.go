@@ -446,7 +446,7 @@ func (w *wiring) kill(ctx context.Context, runID int64, reason string) error {
 
 // recoverShards recovers the shards leasesAcquired queues.
 func (w *wiring) recoverShards(ctx context.Context) error {
-	return w.s.recoverShards(ctx, w.planner, w.acquired)
+	return w.s.recoverShards(ctx, w.planner, w.acquired, w.leases.Valid)
 }
 
 // serveSupersede answers workers' fire_once questions.
