@@ -231,9 +231,10 @@ func (c *cluster) run(n *node, image string, opts ...testcontainers.ContainerCus
 	return nil
 }
 
-// remove removes n's container, after saving its log if the test failed.
+// remove removes n's container, after saving its log if the test failed
+// or JETJOB_E2E_KEEP_LOGS is set (to study a passing run's timing).
 func (c *cluster) remove(n *node) {
-	if c.t.Failed() {
+	if c.t.Failed() || os.Getenv("JETJOB_E2E_KEEP_LOGS") != "" {
 		c.saveLog(n)
 	}
 	if err := n.ctr.Terminate(context.Background(), testcontainers.StopTimeout(0)); err != nil {

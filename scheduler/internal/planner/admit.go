@@ -164,7 +164,13 @@ func (p *Planner) await(ctx context.Context) bool {
 		if _, ok := admit(pr, p.cfg.Window, p.least(), p.cfg.MaxLag); ok {
 			if !since.IsZero() {
 				waited := p.now().Sub(since)
-				p.log.Debug("planning resumed", zap.Duration("waited", waited))
+				// A wait of a second or more delays fires: worth an
+				// operator's reading (once per wait, not per poll).
+				lvl := zap.DebugLevel
+				if waited >= time.Second {
+					lvl = zap.InfoLevel
+				}
+				p.log.Log(lvl, "planning resumed after waiting for the stages after it", zap.Duration("waited", waited))
 				if p.held != nil {
 					p.held(waited)
 				}
@@ -190,8 +196,12 @@ func (p *Planner) admission(ctx context.Context) admission {
 		return admission{ahead: p.cfg.Window}
 	}
 	a, _ := admit(p.pressure(ctx), p.cfg.Window, p.least(), p.cfg.MaxLag)
-	if len(a.behind) > 0 {
-		p.log.Debug("leaving out the jobs of groups whose workers are behind", zap.Strings("groups", a.behind))
+	// Said when the groups left out change, not at every shard: their
+	// skip and fire_once jobs' fires are shed while it lasts.
+	if !slices.Equal(a.behind, p.behind) {
+		p.log.Info("groups whose workers are behind: their skip and fire_once jobs are not planned",
+			zap.Strings("groups", a.behind), zap.Strings("before", p.behind))
+		p.behind = a.behind
 	}
 	return a
 }

@@ -220,6 +220,9 @@ type Planner struct {
 	// period is the time from the start of the last pass to the start of
 	// the one under way (admit.go, least); Run's alone.
 	period time.Duration
+	// behind are the groups the last admission left out (admit.go); Run's
+	// alone.
+	behind []string
 }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
