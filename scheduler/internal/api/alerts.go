@@ -143,6 +143,38 @@ func getScoped[T, D any](s *Server, kind string, read func(context.Context, aler
 	}
 }
 
+// deleteScoped answers DELETE of one item by the path's id (its scope was
+// decided by the route's pathScope): it reads the item, deletes it and
+// audits kind.delete with the item's document as it was, in one
+// transaction.
+func deleteScoped[T, D any](s *Server, kind string, read func(context.Context, alerts.DB, int64) (T, error), del func(context.Context, alerts.DB, int64) error, group func(T) string, doc func(T) D) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		err = s.alertsTx(r, func(tx pgx.Tx) error {
+			x, err := read(r.Context(), tx, id)
+			if err != nil {
+				return err
+			}
+			if err := del(r.Context(), tx, id); err != nil {
+				return err
+			}
+			return store.Audit(r.Context(), tx, actor(r), kind+".delete", fmt.Sprintf("%s:%d", kind, id), group(x), doc(x), nil)
+		})
+		if err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
+func channelGroupOf(c alerts.ChannelInfo) string { return c.Group }
+
+func ruleGroupOf(r alerts.RuleInfo) string { return r.Group }
+
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	var c apiv1.Channel
 	if err := decode(w, r, &c); err != nil {
@@ -188,28 +220,6 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, channelDoc(out))
-	return nil
-}
-
-func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		c, err := alerts.Channel(r.Context(), tx, id)
-		if err != nil {
-			return err
-		}
-		if err := alerts.DeleteChannel(r.Context(), tx, id); err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "channel.delete", fmt.Sprintf("channel:%d", id), c.Group, channelDoc(c), nil)
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
@@ -329,28 +339,6 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
 		return alertsHidden(err, fmt.Sprintf("rule %d", id))
 	}
 	writeJSON(w, http.StatusOK, ruleDoc(out))
-	return nil
-}
-
-func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		ru, err := alerts.ReadRule(r.Context(), tx, id)
-		if err != nil {
-			return err
-		}
-		if err := alerts.DeleteRule(r.Context(), tx, id); err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "alert_rule.delete", fmt.Sprintf("alert_rule:%d", id), ru.Group, ruleDoc(ru), nil)
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
