@@ -189,6 +189,18 @@ func load(cmd *cobra.Command, s *config.Set) error {
 	return nil
 }
 
+// loadDB is load for a command that works on the database: it also
+// refuses a missing --database-url.
+func loadDB(cmd *cobra.Command, s *config.Set, dbURL *string) error {
+	if err := load(cmd, s); err != nil {
+		return err
+	}
+	if *dbURL == "" {
+		return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
+	}
+	return nil
+}
+
 func (o *options) logger() (*zap.Logger, error) { return logging.New(o.logFormat, o.logLevel) }
 
 // validate checks the flags that have no safe reading when wrong.

@@ -300,3 +300,16 @@ func TestSSOConfigSetting(t *testing.T) {
 		t.Fatalf("providers of a good file: %v", err)
 	}
 }
+
+// Every command that works on the database refuses to start without one,
+// as a usage error saying how to give it.
+func TestDatabaseCommandsNeedADatabase(t *testing.T) {
+	t.Setenv("JETJOB_DATABASE_URL", "")
+	for _, args := range [][]string{{"serve"}, {"migrate"}, {"users", "create-admin", "ada"}, {"secrets", "rotate-key"}} {
+		_, err := execute(context.Background(), args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "no database: set --database-url or JETJOB_DATABASE_URL") {
+			t.Errorf("%v without a database: %v, want the usage error naming --database-url", args, err)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/internal/config"
@@ -22,11 +20,8 @@ from several processes at once (an advisory lock serialises them) and
 safe to repeat: applied migrations are skipped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := load(cmd, set); err != nil {
+			if err := loadDB(cmd, set, &dbURL); err != nil {
 				return err
-			}
-			if dbURL == "" {
-				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			o := options{logFormat: logFormat, logLevel: "info"}
 			log, err := o.logger()

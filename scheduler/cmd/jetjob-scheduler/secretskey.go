@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -43,11 +42,8 @@ the key in three steps: put the new key first on every scheduler
 re-encrypted secret is audited as secret.rekey; values do not change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := load(cmd, set); err != nil {
+			if err := loadDB(cmd, set, &dbURL); err != nil {
 				return err
-			}
-			if dbURL == "" {
-				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			kr, err := jobsecrets.LoadKeyring(key, keyFile)
 			if err != nil {

@@ -42,11 +42,8 @@ break-glass admin key ("bootstrap"); --insecure-no-auth makes every request
 an admin, for local use only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := load(cmd, o.set); err != nil {
+			if err := loadDB(cmd, o.set, &dbURL); err != nil {
 				return err
-			}
-			if dbURL == "" {
-				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			// Without JETJOB_API_TOKEN only users' keys and sessions
 			// authenticate (create the first admin with 'users create-admin').

@@ -42,11 +42,8 @@ must have at least 12 characters. The change is recorded in the audit log as
 made by "system".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := load(cmd, set); err != nil {
+			if err := loadDB(cmd, set, &dbURL); err != nil {
 				return err
-			}
-			if dbURL == "" {
-				return usageError{Err: errors.New("no database: set --database-url or JETJOB_DATABASE_URL")}
 			}
 			pw := os.Getenv("JETJOB_ADMIN_PASSWORD")
 			if pw == "" {

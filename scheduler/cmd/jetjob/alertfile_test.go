@@ -9,12 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zaptest"
-
-	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
-	"github.com/jetjob/jetjob/scheduler/internal/api"
 )
 
 // Alert channels and rules round-trip through export and apply, a
@@ -72,15 +68,7 @@ func TestExportApplyAlerts(t *testing.T) {
 	}
 
 	// A second cluster, with a sender for "channels test".
-	policy, err := egress.New(egress.Config{Allow: []string{"127.0.0.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := alarm.New(alarm.Config{}, alarm.Deps{Log: zaptest.NewLogger(t), Egress: policy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := newRealAPIWith(t, func(c *api.Config) { c.SendTest = sender.SendTest })
+	dst := newRealAPIWithSender(t)
 	res := dst.as(t, bootstrapToken, exported, "apply", "-f", "-")
 	if res.code == exitOK || !strings.Contains(res.stderr, "JETJOB_CHANNEL_BILLING_OPS_SLACK_TARGET") {
 		t.Fatalf("apply without the channels' variables: %d\n%s\n%s", res.code, res.stdout, res.stderr)

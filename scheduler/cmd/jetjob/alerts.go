@@ -37,9 +37,7 @@ func (a *app) channelsCmd() *cobra.Command {
 				return fmt.Errorf("not sent: %s", t.Error)
 			})},
 		&cobra.Command{Use: "delete ID", Short: "Delete a channel no rule names", Args: needArgs("ID"),
-			RunE: onID("channel", func(cmd *cobra.Command, id int64) error {
-				return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteChannel(ctx, id) }, "channel %d deleted", id)
-			})},
+			RunE: doneID(a, "channel", (*client.Client).DeleteChannel, "deleted")},
 	)
 }
 
@@ -142,9 +140,7 @@ func (a *app) alertsCmd() *cobra.Command {
 		&cobra.Command{Use: "get ID", Short: "Show an alert with its deliveries and their attempts", Args: needArgs("ID"),
 			RunE: showID(a, "alert", (*client.Client).GetAlert, writeAlert)},
 		&cobra.Command{Use: "ack ID", Short: "Acknowledge an alert: no more notices until it closes", Args: needArgs("ID"),
-			RunE: onID("alert", func(cmd *cobra.Command, id int64) error {
-				return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.AckAlert(ctx, id) }, "alert %d acknowledged", id)
-			})},
+			RunE: doneID(a, "alert", (*client.Client).AckAlert, "acknowledged")},
 		a.muteCmd("alert", (*client.Client).MuteAlert),
 		a.rulesCmd(),
 	)
@@ -213,9 +209,7 @@ func (a *app) rulesCmd() *cobra.Command {
 		create,
 		a.muteCmd("rule", (*client.Client).MuteAlertRule),
 		&cobra.Command{Use: "delete ID", Short: "Delete a rule and its alerts", Args: needArgs("ID"),
-			RunE: onID("rule", func(cmd *cobra.Command, id int64) error {
-				return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteAlertRule(ctx, id) }, "rule %d deleted", id)
-			})},
+			RunE: doneID(a, "rule", (*client.Client).DeleteAlertRule, "deleted")},
 	)
 }
 

@@ -7,12 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/zap/zaptest"
-
-	"github.com/jetjob/jetjob/internal/egress"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
-	"github.com/jetjob/jetjob/scheduler/internal/api"
 )
 
 // An operator's way through alerts from the CLI: a channel created with
@@ -25,15 +21,7 @@ func TestChannelsAndAlertsCLI(t *testing.T) {
 		got <- r.Header.Get(alarm.SignatureHeader)
 	}))
 	t.Cleanup(hook.Close)
-	policy, err := egress.New(egress.Config{Allow: []string{"127.0.0.1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sender, err := alarm.New(alarm.Config{}, alarm.Deps{Log: zaptest.NewLogger(t), Egress: policy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRealAPIWith(t, func(c *api.Config) { c.SendTest = sender.SendTest })
+	r := newRealAPIWithSender(t)
 	r.admin(t, "", "groups", "create", "ops")
 
 	ch := decodeJSON[apiv1.Channel](t, must(t, r.as(t, bootstrapToken, "whsec_c2VjcmV0LXNpZ25pbmcta2V5\n", "-o", "json",

@@ -53,6 +53,17 @@ func showID[T any](a *app, what string, call func(*client.Client, context.Contex
 	})
 }
 
+// doneID is the RunE of a command whose one argument is the id of a what
+// ("job", "key") and whose call the API answers without a document (a
+// delete, a revoke): it makes the call for that id and says "what ID
+// verb" (done). call is typically a method expression such as
+// (*client.Client).DeleteJob.
+func doneID(a *app, what string, call func(*client.Client, context.Context, int64) error, verb string) func(*cobra.Command, []string) error {
+	return onID(what, func(cmd *cobra.Command, id int64) error {
+		return a.done(cmd, func(c *client.Client, ctx context.Context) error { return call(c, ctx, id) }, "%s %d %s", what, id, verb)
+	})
+}
+
 // detail renders a document as its key-value listing, for show's human.
 func detail[T any](listing func(T) *kv) func(io.Writer, T) error {
 	return func(w io.Writer, v T) error { return listing(v).write(w) }

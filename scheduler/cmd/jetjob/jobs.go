@@ -337,9 +337,7 @@ func (a *app) jobsDeleteCmd() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete a job",
 		Args:  needArgs("ID"),
-		RunE: onID("job", func(cmd *cobra.Command, id int64) error {
-			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteJob(ctx, id) }, "job %d deleted", id)
-		}),
+		RunE:  doneID(a, "job", (*client.Client).DeleteJob, "deleted"),
 	}
 }
 

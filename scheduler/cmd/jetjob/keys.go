@@ -158,8 +158,6 @@ func (a *app) keysRevokeCmd() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke an API key: requests with it are refused from then on",
 		Args:  needArgs("ID"),
-		RunE: onID("key", func(cmd *cobra.Command, id int64) error {
-			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.RevokeKey(ctx, id) }, "key %d revoked", id)
-		}),
+		RunE:  doneID(a, "key", (*client.Client).RevokeKey, "revoked"),
 	}
 }

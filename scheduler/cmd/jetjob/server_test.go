@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"github.com/jetjob/jetjob/internal/egress"
+	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
 	"github.com/jetjob/jetjob/scheduler/internal/apitest"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
@@ -47,6 +49,21 @@ func isolatedAPI(t *testing.T, groups ...string) *realAPI {
 }
 
 // newRealAPIWith is newRealAPI with its configuration changed by edit.
+// newRealAPIWithSender is newRealAPI with an alert sender for "channels
+// test", allowed to reach receivers on 127.0.0.1.
+func newRealAPIWithSender(t *testing.T) *realAPI {
+	t.Helper()
+	policy, err := egress.New(egress.Config{Allow: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender, err := alarm.New(alarm.Config{}, alarm.Deps{Log: zaptest.NewLogger(t), Egress: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newRealAPIWith(t, func(c *api.Config) { c.SendTest = sender.SendTest })
+}
+
 func newRealAPIWith(t *testing.T, edit func(*api.Config)) *realAPI {
 	t.Helper()
 	st, _ := apitest.Store(t)

@@ -179,9 +179,7 @@ func (a *app) workflowsDeleteCmd() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete a workflow (its runs stay)",
 		Args:  needArgs("ID"),
-		RunE: onID("workflow", func(cmd *cobra.Command, id int64) error {
-			return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteWorkflow(ctx, id) }, "workflow %d deleted", id)
-		}),
+		RunE:  doneID(a, "workflow", (*client.Client).DeleteWorkflow, "deleted"),
 	}
 }
 

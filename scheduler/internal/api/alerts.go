@@ -143,26 +143,82 @@ func getScoped[T, D any](s *Server, kind string, read func(context.Context, aler
 	}
 }
 
+// itemKind is what the write routes of channels and rules need to know of
+// an item: its audit name (actions kind.create, kind.update, kind.delete
+// on target kind:<id>), its id and group, and its document.
+type itemKind[T, D any] struct {
+	name  string
+	id    func(T) int64
+	group func(T) string
+	doc   func(T) D
+}
+
+var (
+	channelKind = itemKind[alerts.ChannelInfo, apiv1.Channel]{name: "channel",
+		id: func(c alerts.ChannelInfo) int64 { return c.ID }, group: func(c alerts.ChannelInfo) string { return c.Group }, doc: channelDoc}
+	ruleKind = itemKind[alerts.RuleInfo, apiv1.AlertRule]{name: "alert_rule",
+		id: func(r alerts.RuleInfo) int64 { return r.ID }, group: func(r alerts.RuleInfo) string { return r.Group }, doc: ruleDoc}
+)
+
+// writeAudited runs write in one transaction with the audit record of
+// k.name+"."+action on the item written, with before (the item's document
+// before the write; nil for none) and its document after, then answers
+// status with that document.
+func writeAudited[T, D any](s *Server, w http.ResponseWriter, r *http.Request, k itemKind[T, D], action string, status int, write func(tx pgx.Tx) (out T, before any, err error)) error {
+	var out T
+	err := s.alertsTx(r, func(tx pgx.Tx) error {
+		var before any
+		var err error
+		if out, before, err = write(tx); err != nil {
+			return err
+		}
+		return store.Audit(r.Context(), tx, actor(r), k.name+"."+action, fmt.Sprintf("%s:%d", k.name, k.id(out)), k.group(out), before, k.doc(out))
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, k.doc(out))
+	return nil
+}
+
+// deleteScoped answers DELETE of one item by the path's id (its scope was
+// decided by the route's pathScope): it reads the item, deletes it and
+// audits k.name+".delete" with the item's document as it was, in one
+// transaction.
+func deleteScoped[T, D any](s *Server, k itemKind[T, D], read func(context.Context, alerts.DB, int64) (T, error), del func(context.Context, alerts.DB, int64) error) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		id, err := pathID(r)
+		if err != nil {
+			return err
+		}
+		err = s.alertsTx(r, func(tx pgx.Tx) error {
+			x, err := read(r.Context(), tx, id)
+			if err != nil {
+				return err
+			}
+			if err := del(r.Context(), tx, id); err != nil {
+				return err
+			}
+			return store.Audit(r.Context(), tx, actor(r), k.name+".delete", fmt.Sprintf("%s:%d", k.name, id), k.group(x), k.doc(x), nil)
+		})
+		if err != nil {
+			return err
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+}
+
 func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 	var c apiv1.Channel
 	if err := decode(w, r, &c); err != nil {
 		return err
 	}
-	var out alerts.ChannelInfo
-	err := s.alertsTx(r, func(tx pgx.Tx) error {
-		var err error
-		out, err = alerts.CreateChannel(r.Context(), tx, alarm.Channel{Name: c.Name, Kind: alarm.Kind(c.Kind), Group: c.Group,
+	return writeAudited(s, w, r, channelKind, "create", http.StatusCreated, func(tx pgx.Tx) (alerts.ChannelInfo, any, error) {
+		out, err := alerts.CreateChannel(r.Context(), tx, alarm.Channel{Name: c.Name, Kind: alarm.Kind(c.Kind), Group: c.Group,
 			Target: c.Target, Secret: c.Secret, Template: c.Template}, actor(r).Name)
-		if err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "channel.create", fmt.Sprintf("channel:%d", out.ID), out.Group, nil, channelDoc(out))
+		return out, nil, err
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, channelDoc(out))
-	return nil
 }
 
 func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
@@ -174,43 +230,11 @@ func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(w, r, &c); err != nil {
 		return err
 	}
-	var out alerts.ChannelInfo
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		var err error
-		out, err = alerts.UpdateChannel(r.Context(), tx, alarm.Channel{ID: id, Name: c.Name, Target: c.Target, Secret: c.Secret,
+	return writeAudited(s, w, r, channelKind, "update", http.StatusOK, func(tx pgx.Tx) (alerts.ChannelInfo, any, error) {
+		out, err := alerts.UpdateChannel(r.Context(), tx, alarm.Channel{ID: id, Name: c.Name, Target: c.Target, Secret: c.Secret,
 			Template: c.Template}, c.Secret == "" && !c.ClearSecret)
-		if err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "channel.update", fmt.Sprintf("channel:%d", id), out.Group, nil, channelDoc(out))
+		return out, nil, err
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, channelDoc(out))
-	return nil
-}
-
-func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		c, err := alerts.Channel(r.Context(), tx, id)
-		if err != nil {
-			return err
-		}
-		if err := alerts.DeleteChannel(r.Context(), tx, id); err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "channel.delete", fmt.Sprintf("channel:%d", id), c.Group, channelDoc(c), nil)
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
 }
 
 // testChannel sends a test notice on the channel now and answers how it
@@ -281,20 +305,10 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out alerts.RuleInfo
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		var err error
-		out, err = alerts.CreateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
-		if err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "alert_rule.create", fmt.Sprintf("alert_rule:%d", out.ID), out.Group, nil, ruleDoc(out))
+	return writeAudited(s, w, r, ruleKind, "create", http.StatusCreated, func(tx pgx.Tx) (alerts.RuleInfo, any, error) {
+		out, err := alerts.CreateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
+		return out, nil, err
 	})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, ruleDoc(out))
-	return nil
 }
 
 // updateRule replaces a rule's settings and channels; its job or group
@@ -313,45 +327,15 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rule.ID = id
-	var out alerts.RuleInfo
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
+	err = writeAudited(s, w, r, ruleKind, "update", http.StatusOK, func(tx pgx.Tx) (alerts.RuleInfo, any, error) {
 		before, err := alerts.ReadRule(r.Context(), tx, id)
 		if err != nil {
-			return err
+			return alerts.RuleInfo{}, nil, err
 		}
-		out, err = alerts.UpdateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
-		if err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "alert_rule.update", fmt.Sprintf("alert_rule:%d", id), out.Group, ruleDoc(before), ruleDoc(out))
+		out, err := alerts.UpdateRule(r.Context(), tx, rule, auth.FromContext(r.Context()))
+		return out, ruleDoc(before), err
 	})
-	if err != nil {
-		return alertsHidden(err, fmt.Sprintf("rule %d", id))
-	}
-	writeJSON(w, http.StatusOK, ruleDoc(out))
-	return nil
-}
-
-func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	err = s.alertsTx(r, func(tx pgx.Tx) error {
-		ru, err := alerts.ReadRule(r.Context(), tx, id)
-		if err != nil {
-			return err
-		}
-		if err := alerts.DeleteRule(r.Context(), tx, id); err != nil {
-			return err
-		}
-		return store.Audit(r.Context(), tx, actor(r), "alert_rule.delete", fmt.Sprintf("alert_rule:%d", id), ru.Group, ruleDoc(ru), nil)
-	})
-	if err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return alertsHidden(err, fmt.Sprintf("rule %d", id))
 }
 
 // mute silences a rule or an alert (table) until the body's time.

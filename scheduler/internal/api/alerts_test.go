@@ -158,3 +158,51 @@ func TestRuleUpdate(t *testing.T) {
 		t.Errorf("operator dropping the global channel: %d %s", code, got)
 	}
 }
+
+// Every write of a channel or a rule is audited in its transaction: the
+// action on kind:<id>, the item's group, and its documents before (none
+// for a create and a channel's update) and after (none for a delete).
+func TestChannelAndRuleWritesAudited(t *testing.T) {
+	e := newEnv(t)
+	want := func(action, target, group, before, after string) {
+		t.Helper()
+		a := lastAudit(t, e, action)
+		if a.Target != target || a.Group != group || fmt.Sprint(field(t, a.Before, "name")) != before || fmt.Sprint(field(t, a.After, "name")) != after {
+			t.Errorf("%s: target %q group %q before %s after %s; want %q %q, names %s → %s", action, a.Target, a.Group, a.Before, a.After,
+				target, group, before, after)
+		}
+	}
+	code, body := e.do("operator", "POST", "/api/v1/channels", channelSpec("a", "hook"))
+	var ch apiv1.Channel
+	if code != s201 || json.Unmarshal(body, &ch) != nil {
+		t.Fatalf("create channel: %d %s", code, body)
+	}
+	want("channel.create", fmt.Sprintf("channel:%d", ch.ID), "a", "<nil>", "hook")
+	if code, body := e.do("operator", "PUT", fmt.Sprintf("/api/v1/channels/%d", ch.ID), apiv1.Channel{Name: "hook-2", Target: ch.Target}); code != s200 {
+		t.Fatalf("update channel: %d %s", code, body)
+	}
+	want("channel.update", fmt.Sprintf("channel:%d", ch.ID), "a", "<nil>", "hook-2")
+
+	code, body = e.do("operator", "POST", "/api/v1/alert-rules", apiv1.AlertRule{Name: "r", Group: "a", Events: []string{"failed"}, Channels: []int64{ch.ID}})
+	var rule apiv1.AlertRule
+	if code != s201 || json.Unmarshal(body, &rule) != nil {
+		t.Fatalf("create rule: %d %s", code, body)
+	}
+	want("alert_rule.create", fmt.Sprintf("alert_rule:%d", rule.ID), "a", "<nil>", "r")
+	if code, body := e.do("operator", "PUT", fmt.Sprintf("/api/v1/alert-rules/%d", rule.ID), apiv1.AlertRule{Name: "r-2", Events: []string{"failed"}, Channels: []int64{ch.ID}}); code != s200 {
+		t.Fatalf("update rule: %d %s", code, body)
+	}
+	want("alert_rule.update", fmt.Sprintf("alert_rule:%d", rule.ID), "a", "r", "r-2")
+	if code, body := e.do("operator", "PUT", "/api/v1/alert-rules/999999", apiv1.AlertRule{Name: "x", Events: []string{"failed"}}); code != s404 {
+		t.Errorf("update of no rule: %d %s, want 404", code, body)
+	}
+
+	if code, body := e.do("operator", "DELETE", fmt.Sprintf("/api/v1/alert-rules/%d", rule.ID), nil); code != s204 {
+		t.Fatalf("delete rule: %d %s", code, body)
+	}
+	want("alert_rule.delete", fmt.Sprintf("alert_rule:%d", rule.ID), "a", "r-2", "<nil>")
+	if code, body := e.do("operator", "DELETE", fmt.Sprintf("/api/v1/channels/%d", ch.ID), nil); code != s204 {
+		t.Fatalf("delete channel: %d %s", code, body)
+	}
+	want("channel.delete", fmt.Sprintf("channel:%d", ch.ID), "a", "hook-2", "<nil>")
+}

@@ -113,6 +113,12 @@ func TestScriptVersions(t *testing.T) {
 	if _, err := c.GetScript(ctx, plain.ID); !isStatus(err, 400) {
 		t.Fatalf("script of a job of handler h: %v, want 400", err)
 	}
+	if _, err := c.SaveScript(ctx, plain.ID, apiv1.ScriptSave{Source: "echo\n"}); !isStatus(err, 400) {
+		t.Fatalf("save a script on a job of handler h: %v, want 400", err)
+	}
+	if _, err := c.ImportScript(ctx, plain.ID, apiv1.ScriptImport{}); !isStatus(err, 400) {
+		t.Fatalf("import scripts on a job of handler h: %v, want 400", err)
+	}
 
 	// Every save and the rollback are audited with their sources.
 	actions := map[string]int{}

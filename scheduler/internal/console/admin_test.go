@@ -132,7 +132,7 @@ func TestAuditPage(t *testing.T) {
 	p = admin.get("/audit?action=group.create")
 	mustContain(t, p, "group:g0", "group:g2")
 	mustLack(t, p, "job.trigger")
-	mustContain(t, admin.get("/audit?group=a&action=job.trigger"), "job.trigger")
+	mustContain(t, admin.get("/audit?group=a&action=job.trigger"), "job.trigger", `<option selected>a</option>`)
 	mustContain(t, admin.get("/audit?group=b&action=job.trigger"), `id="no-entries"`)
 	// A time filter as the form sends it (datetime-local, UTC).
 	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")

@@ -26,7 +26,8 @@ func TestAlertsPages(t *testing.T) {
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad channel name: %d\n%s", p.Code, p.Body)
 	}
-	mustContain(t, p, `id="ch-error"`, `value="ops hook"`, `value="https://hooks.example.com/jetjob"`)
+	mustContain(t, p, `id="ch-error"`, `<input id="ch-name" name="name" value="ops hook" required`, `<option value="a" selected>a</option>`,
+		`value="https://hooks.example.com/jetjob"`)
 	mustLack(t, p, "whsec_dG9wc2VjcmV0dG9wc2VjcmV0")
 	p = op.post("/channels", url.Values{"name": {"ops-hook"}, "kind": {"webhook"}, "group": {"a"},
 		"target": {"https://hooks.example.com/jetjob"}, "secret": {"whsec_dG9wc2VjcmV0dG9wc2VjcmV0"}})
@@ -67,7 +68,9 @@ func TestAlertsPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustContain(t, op.open("/alert-rules"), fmt.Sprintf(`id="rule-%d"`, rule), "3 in 10m0s", "ops-hook-2", "failed, recovered")
-	mustContain(t, op.open(fmt.Sprintf("/alert-rules/%d/edit", rule)), `value="10m0s"`, `id="ev-failed" checked`)
+	mustContain(t, op.open(fmt.Sprintf("/alert-rules/%d/edit", rule)), `value="10m0s"`, `id="ev-failed" checked`,
+		`<input id="ru-name" name="name" value="flaky" required`, `<input id="ru-group" value="a" disabled>`)
+	mustContain(t, op.open(fmt.Sprintf("/channels/%d/edit", ch)), `<input id="ch-group" value="a" disabled>`)
 	form.Set("threshold", "5")
 	form.Set("renotify", "1h")
 	if p = op.post(fmt.Sprintf("/alert-rules/%d", rule), form); p.Code != http.StatusSeeOther {

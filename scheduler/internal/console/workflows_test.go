@@ -64,7 +64,7 @@ func TestWorkflowEditorAndPages(t *testing.T) {
 	mustContain(t, p, `id="workflow-title"`, `id="wf-graph"`, `data-node="extract"`, "never run", "job: a/"+x.Name, `id="workflow-trigger"`)
 	op.open(wfPage + "/edit")
 	list := op.open("/workflows")
-	mustContain(t, list, `id="workflows-table"`, ">wf</a>", "never run")
+	mustContain(t, list, `id="workflows-table"`, ">wf</a>", "never run", `<form class="toolbar" method="get" action="/workflows" id="workflows-filter">`)
 
 	// Triggered: the run's page exists before the engine starts it.
 	p = op.post(wfPage+"/trigger", url.Values{})

@@ -127,14 +127,21 @@ jobs:
 	}
 
 	// The file matches the cluster it came from: planning it changes nothing.
-	p, err := MakePlan("jobs.yaml", back, groups, jobs, true)
+	mustBeInSync(t, "a fresh export", back, groups, jobs)
+}
+
+// mustBeInSync fails t unless planning f (what, an export) against the
+// cluster it came from changes nothing.
+func mustBeInSync(t *testing.T, what string, f *File, groups []apiv1.Group, jobs []apiv1.Job) {
+	t.Helper()
+	p, err := MakePlan("jobs.yaml", f, groups, jobs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !p.Empty() {
 		var b strings.Builder
 		_ = p.Write(&b)
-		t.Fatalf("a fresh export is not in sync with its cluster:\n%s", b.String())
+		t.Fatalf("%s is not in sync with its cluster:\n%s", what, b.String())
 	}
 }
 

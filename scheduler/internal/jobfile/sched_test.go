@@ -35,13 +35,5 @@ func TestExportRoundTripsSchedulesCalendarsLabels(t *testing.T) {
 		t.Errorf("export repeats the first schedule outside the list:\n%s", got)
 	}
 	back := mustParse(t, got)
-	p, err := MakePlan("jobs.yaml", back, groups, jobs, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !p.Empty() {
-		var b strings.Builder
-		_ = p.Write(&b)
-		t.Fatalf("the export is not in sync with its cluster:\n%s", b.String())
-	}
+	mustBeInSync(t, "the export", back, groups, jobs)
 }

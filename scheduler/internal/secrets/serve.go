@@ -3,8 +3,6 @@ package secrets
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/reqreply"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -29,9 +28,6 @@ var ErrRefused = errors.New("refused")
 // answerTimeout bounds one answer; the worker waits a little longer.
 const answerTimeout = 5 * time.Second
 
-// answerers is how many requests are answered at once.
-const answerers = 4
-
 // Serve answers the workers' requests for secrets (wire.SecretsRequest on
 // stream.SecretsSubject(group), for every group, in the schedulers' queue
 // group: one scheduler answers each) until ctx ends. The group is taken
@@ -40,31 +36,9 @@ const answerers = 4
 // answered with ErrNoKey's words, so a run fails saying what to configure.
 func Serve(ctx context.Context, nc *nats.Conn, resolve Resolver, log *zap.Logger) error {
 	log = log.Named("secrets")
-	reqs := make(chan *nats.Msg, 256)
-	sub, err := nc.ChanQueueSubscribe(stream.Secrets+".*", stream.SupersedeQueue, reqs)
-	if err != nil {
-		return fmt.Errorf("subscribe %s.*: %w", stream.Secrets, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	var wg sync.WaitGroup
-	for range answerers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case m := <-reqs:
-					if m.Reply != "" {
-						respond(m, answer(ctx, m, resolve, log), log)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return nil
+	return reqreply.Serve(ctx, nc, stream.Secrets+".*", func(ctx context.Context, m *nats.Msg) {
+		reqreply.Respond(m, answer(ctx, m, resolve, log), log)
+	})
 }
 
 func answer(ctx context.Context, m *nats.Msg, resolve Resolver, log *zap.Logger) *wire.SecretsReply {
@@ -90,14 +64,4 @@ func answer(ctx context.Context, m *nats.Msg, resolve Resolver, log *zap.Logger)
 		return &wire.SecretsReply{Error: "the scheduler could not read the run's secrets (see its log)"}
 	}
 	return &wire.SecretsReply{Env: env, Values: values}
-}
-
-func respond(m *nats.Msg, reply *wire.SecretsReply, log *zap.Logger) {
-	data, err := wire.EncodeControl(reply)
-	if err == nil {
-		err = m.Respond(data)
-	}
-	if err != nil {
-		log.Warn("secrets request not answered", zap.String("subject", m.Subject), zap.Error(err))
-	}
 }

@@ -124,18 +124,28 @@ func (s *Store) RollbackScript(ctx context.Context, a Actor, id int64, v int) (J
 	})
 }
 
+// lockScriptJob locks job id's row (lockJob) for a script operation, and
+// refuses a job that is not a script job (ErrNotScript).
+func lockScriptJob(ctx context.Context, tx pgx.Tx, id int64) (Job, error) {
+	cur, err := lockJob(ctx, tx, id)
+	if err != nil {
+		return Job{}, err
+	}
+	if cur.Script == nil {
+		return Job{}, fmt.Errorf("job %d (handler %s): %w", id, cur.Handler, ErrNotScript)
+	}
+	return cur, nil
+}
+
 // writeScript is SaveScript's and RollbackScript's transaction: lock the
 // job, check it is a script job, re-plan it, save what next says.
 func (s *Store) writeScript(ctx context.Context, a Actor, id int64, action string,
 	next func(cur Job) (language, source, remark string, err error)) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := lockJob(ctx, tx, id)
+		cur, err := lockScriptJob(ctx, tx, id)
 		if err != nil {
 			return err
-		}
-		if cur.Script == nil {
-			return fmt.Errorf("job %d (handler %s): %w", id, cur.Handler, ErrNotScript)
 		}
 		language, source, remark, err := next(cur)
 		if err != nil {
@@ -205,12 +215,9 @@ func scanScriptVersion(row pgx.Row) (ScriptVersion, error) {
 func (s *Store) ImportScriptVersions(ctx context.Context, a Actor, id int64, old []ScriptVersion, currentAt time.Time) (Job, error) {
 	var out Job
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := lockJob(ctx, tx, id)
+		cur, err := lockScriptJob(ctx, tx, id)
 		if err != nil {
 			return err
-		}
-		if cur.Script == nil {
-			return fmt.Errorf("job %d (handler %s): %w", id, cur.Handler, ErrNotScript)
 		}
 		n := len(old)
 		// In two steps: the primary key is checked row by row, so a

@@ -15,6 +15,7 @@ import (
 	"github.com/jetjob/jetjob/internal/logging"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
+	"github.com/jetjob/jetjob/scheduler/internal/reqreply"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -68,7 +69,7 @@ var errBacklog = errors.New("too many run events waiting to be applied")
 // stream.StartCheck) until ctx ends.
 func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, pool *pgxpool.Pool, log *zap.Logger) error {
 	log = log.Named("started")
-	return serve(ctx, nc, stream.StartCheck, func(ctx context.Context, m *nats.Msg) {
+	return reqreply.Serve(ctx, nc, stream.StartCheck, func(ctx context.Context, m *nats.Msg) {
 		var reply wire.StartReply
 		var req wire.StartRequest
 		if err := wire.DecodeControl(m.Data, &req); err != nil {
@@ -79,7 +80,7 @@ func ServeStarted(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, po
 		} else {
 			reply.Runs = runs
 		}
-		respond(m, &reply, log)
+		reqreply.Respond(m, &reply, log)
 	})
 }
 

@@ -22,7 +22,6 @@ package supersede
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +30,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/scheduler/internal/reqreply"
 	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -42,52 +42,7 @@ const answerTimeout = time.Second
 // Serve answers supersede requests until ctx ends.
 func Serve(ctx context.Context, nc *nats.Conn, pool *pgxpool.Pool, log *zap.Logger) error {
 	log = log.Named("supersede")
-	return serve(ctx, nc, stream.Supersede, func(ctx context.Context, m *nats.Msg) { answer(ctx, m, pool, log) })
-}
-
-// serve hands the requests on subject (in the schedulers' queue group) to
-// answerers look-ups running at once, until ctx ends: a replayed backlog
-// asks about many triggers at once.
-func serve(ctx context.Context, nc *nats.Conn, subject string, answer func(context.Context, *nats.Msg)) error {
-	reqs := make(chan *nats.Msg, 256)
-	sub, err := nc.ChanQueueSubscribe(subject, stream.SupersedeQueue, reqs)
-	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", subject, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	var wg sync.WaitGroup
-	for range answerers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case m := <-reqs:
-					if m.Reply != "" {
-						answer(ctx, m)
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return nil
-}
-
-// answerers is how many look-ups run at once.
-const answerers = 4
-
-// respond sends reply (a control reply of package wire) to m.
-func respond(m *nats.Msg, reply any, log *zap.Logger) {
-	data, err := wire.EncodeControl(reply)
-	if err == nil {
-		err = m.Respond(data)
-	}
-	if err != nil {
-		log.Warn("request not answered", zap.String("subject", m.Subject), zap.Error(err))
-	}
+	return reqreply.Serve(ctx, nc, stream.Supersede, func(ctx context.Context, m *nats.Msg) { answer(ctx, m, pool, log) })
 }
 
 func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logger) {
@@ -106,7 +61,7 @@ func answer(ctx context.Context, m *nats.Msg, pool *pgxpool.Pool, log *zap.Logge
 			reply.By = by
 		}
 	}
-	respond(m, &reply, log)
+	reqreply.Respond(m, &reply, log)
 }
 
 // superseders answers queries in a transaction of their own
