@@ -37,6 +37,25 @@ document.addEventListener("change", (ev) => {
   }
 });
 
+// The job form's handler field suggests the handlers of the chosen
+// group's live workers: one <datalist data-group> per group, rendered
+// by the server; a change of group points the field at that group's.
+(() => {
+  const group = document.getElementById("f-group");
+  const handler = document.getElementById("f-handler");
+  if (!group || !handler) {
+    return;
+  }
+  group.addEventListener("change", () => {
+    const list = [...document.querySelectorAll("datalist[data-group]")].find((d) => d.dataset.group === group.value);
+    if (list) {
+      handler.setAttribute("list", list.id);
+    } else {
+      handler.removeAttribute("list");
+    }
+  });
+})();
+
 // runs
 // A run page's log follows live while the run is active: its <pre
 // id="run-log"> carries data-follow, the API's NDJSON stream from where
