@@ -61,38 +61,6 @@ type formField struct {
 	List string
 }
 
-// The form's sections (issue #35): what every job needs first, then how
-// it runs and whom it alerts, and the rest folded. The job page keeps
-// jobSections; the form places each field by formSectionOf (a field not
-// named there is advanced).
-const (
-	formBasics    = "Basics"
-	formBehaviour = "Behaviour"
-	formAlerts    = "Alerts"
-	formAdvanced  = "Advanced"
-)
-
-var formSections = []string{formBasics, formBehaviour, formAlerts, formAdvanced}
-
-var formSectionOf = map[string]string{
-	"group": formBasics, "name": formBasics, "description": formBasics, "handler": formBasics,
-	"script_language": formBasics, "params": formBasics, "schedule_type": formBasics,
-	"schedule_expr": formBasics, "timezone": formBasics, "enabled": formBasics,
-	"route_strategy": formBehaviour, "block_strategy": formBehaviour, "max_concurrency": formBehaviour,
-	"misfire_policy": formBehaviour, "misfire_threshold": formBehaviour, "max_catchup": formBehaviour,
-	"timeout": formBehaviour, "max_retries": formBehaviour, "retry_backoff": formBehaviour,
-	"retry_initial": formBehaviour, "retry_max": formBehaviour,
-	"alarm_webhook": formAlerts, "alarm_emails": formAlerts,
-}
-
-// formSectionFor is the form section of field name.
-func formSectionFor(name string) string {
-	if s, ok := formSectionOf[name]; ok {
-		return s
-	}
-	return formAdvanced
-}
-
 // ID is the control's element id.
 func (f formField) ID() string { return "f-" + f.Name }
 
@@ -118,17 +86,55 @@ type schedulePreview struct {
 	Error    string
 }
 
+// The form's sections (issue #35): what every job needs first, then how
+// it runs and whom it alerts, and the rest folded. The job page keeps
+// jobSections; the form places the fields formLayout names in its order,
+// and every other field (one added to jobFields later too) in Advanced,
+// in jobFields' order.
+const (
+	formBasics    = "Basics"
+	formBehaviour = "Behaviour"
+	formAlerts    = "Alerts"
+	formAdvanced  = "Advanced"
+)
+
+var formLayout = []struct {
+	name   string
+	fields []string
+}{
+	{formBasics, []string{"name", "group", "description", "handler", "script_language", "params",
+		"schedule_type", "schedule_expr", "timezone", "enabled"}},
+	{formBehaviour, []string{"route_strategy", "block_strategy", "max_concurrency", "misfire_policy",
+		"misfire_threshold", "max_catchup", "timeout", "max_retries", "retry_backoff", "retry_initial", "retry_max"}},
+	{formAlerts, []string{"alarm_webhook", "alarm_emails"}},
+	{formAdvanced, nil},
+}
+
+// formSectionFor is the form section of field name.
+func formSectionFor(name string) string {
+	for _, sec := range formLayout {
+		if slices.Contains(sec.fields, name) {
+			return sec.name
+		}
+	}
+	return formAdvanced
+}
+
 // newJobForm is the form with spec's values, the errors placed under their
 // fields, and the group choice of the user. A field that could not be read
 // into spec at all shows its text from typed instead (nil: none).
 func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]string, typed url.Values) []formSection {
-	out := make([]formSection, 0, len(formSections))
-	for _, sec := range formSections {
-		fs := formSection{Name: sec, Schedule: sec == formBasics, Advanced: sec == formAdvanced}
-		for _, f := range jobFields {
-			if formSectionFor(f.Name) != sec {
-				continue
-			}
+	out := make([]formSection, 0, len(formLayout))
+	for _, sec := range formLayout {
+		fs := formSection{Name: sec.name, Schedule: sec.name == formBasics, Advanced: sec.name == formAdvanced}
+		fields := make([]jobField, 0, len(sec.fields))
+		for _, name := range sec.fields {
+			fields = append(fields, fieldNamed(name))
+		}
+		if fs.Advanced {
+			fields = slices.DeleteFunc(slices.Clone(jobFields), func(f jobField) bool { return formSectionFor(f.Name) != formAdvanced })
+		}
+		for _, f := range fields {
 			ff := formField{jobField: f, Value: f.get(spec), Error: fieldErrs[f.Name]}
 			if ff.Error != "" && typed != nil {
 				ff.Value = typed.Get(f.Name)
