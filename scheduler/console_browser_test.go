@@ -383,16 +383,46 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit",
 		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
 		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch)}
+	// States a page reaches by an action: the job form's advanced
+	// settings unfolded; a bulk operation's confirmation and result.
+	states := []struct {
+		name  string
+		reach func()
+	}{
+		{"/jobs/new with the advanced settings open", func() {
+			b.open("/jobs/new")
+			evalIn[bool](b, `(document.getElementById("form-advanced").open = true)`)
+		}},
+		{"a bulk disable's confirmation", func() {
+			b.open("/jobs")
+			b.do("tick every job and disable", chromedp.Click(chromedp.ID("jobs-select-all")),
+				chromedp.Click(chromedp.ID("bulk-disable")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-note")))
+		}},
+		{"a bulk enable's result", func() {
+			b.open("/jobs")
+			b.do("tick every job and enable", chromedp.Click(chromedp.ID("jobs-select-all")),
+				chromedp.Click(chromedp.ID("bulk-enable")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-confirm-submit")),
+				chromedp.Click(chromedp.ID("jobs-bulk-confirm-submit")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-result")))
+		}},
+	}
 	for _, width := range []int64{1280, 375} {
 		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
-		for _, path := range pages {
-			b.open(path)
+		holds := func(what string) {
+			t.Helper()
 			if w, inner := evalIn[int](b, "document.documentElement.scrollWidth"), evalIn[int](b, "window.innerWidth"); w > inner {
-				t.Errorf("%s at %d px: the page is %d px wide; past the screen: %q", path, width, w, overflowing(b))
+				t.Errorf("%s at %d px: the page is %d px wide; past the screen: %q", what, width, w, overflowing(b))
 			}
 			if broken := evalIn[[]string](b, brokenWords); len(broken) > 0 {
-				t.Errorf("%s at %d px: table cells break a word: %q", path, width, broken)
+				t.Errorf("%s at %d px: table cells break a word: %q", what, width, broken)
 			}
+		}
+		for _, path := range pages {
+			b.open(path)
+			holds(path)
+		}
+		for _, st := range states {
+			st.reach()
+			holds(st.name)
 		}
 	}
 }

@@ -249,6 +249,14 @@ type JobList struct {
 	// Cursor resumes the listing in any order (pass it as ?cursor= with
 	// the same sort and order); empty on the last page.
 	Cursor string `json:"cursor,omitempty"`
+	// Prev, passed as ?before= with the same sort and order, lists the
+	// page before this one; empty on the first page.
+	Prev string `json:"prev,omitempty"`
+	// Total (asked with ?total=true) is how many jobs match the filters,
+	// and Offset how many of them come before this page in its order:
+	// "Offset+1 to Offset+len(Jobs) of Total".
+	Total  *int `json:"total,omitempty"`
+	Offset int  `json:"offset,omitempty"`
 }
 
 // TriggerRequest is the body of POST /jobs/{id}/trigger (and of a
@@ -269,18 +277,21 @@ type TriggerRequest struct {
 }
 
 // BulkRequest is the body of POST /jobs/bulk: one action on every job a
-// label selector picks (of Group, when given), each as if asked of the job
-// alone (its group's permission, its audit entry).
+// label selector picks (of Group, when given), or on the jobs IDs names,
+// each as if asked of the job alone (its group's permission, its audit
+// entry).
 type BulkRequest struct {
-	// Selector is "key=value[,key=value...]" (required).
-	Selector string `json:"selector"`
-	Group    string `json:"group,omitempty"`
-	// Action is enable, disable or trigger.
+	// Selector is "key=value[,key=value...]"; IDs, instead, names the jobs
+	// (at most max of them). One of the two is required.
+	Selector string  `json:"selector,omitempty"`
+	IDs      []int64 `json:"ids,omitempty"`
+	Group    string  `json:"group,omitempty"`
+	// Action is enable, disable, trigger or delete.
 	Action string `json:"action"`
 	// Note is a disable's note.
 	Note string `json:"note,omitempty"`
-	// Max refuses the request (400) when the selector picks more jobs
-	// (default 100, at most 1000): a bulk action is bounded.
+	// Max refuses the request (400) when the selector picks (or IDs names)
+	// more jobs (default 100, at most 1000): a bulk action is bounded.
 	Max int `json:"max,omitempty"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -21,7 +22,7 @@ const (
 	maxOwnerLen     = 200
 	defaultBulkMax  = 100
 	maxBulkMax      = 1000
-	bulkActionsWant = "enable, disable or trigger"
+	bulkActionsWant = "enable, disable, trigger or delete"
 )
 
 // checkLabels validates a spec's labels and owner.
@@ -35,55 +36,114 @@ func checkLabels(spec apiv1.JobSpec, add func(string, ...any)) {
 }
 
 // bulkJobs acts on every job the selector picks among those the caller
-// may read, one job at a time through the same store call as the job's
-// own route, each with its audit entry. A job the caller may read but not
-// operate is reported refused; one they may not read is never picked.
-// More jobs than max refuses the whole request before any is touched.
+// may read (or on each job IDs names), one job at a time through the same
+// store call as the job's own route, each with its audit entry. A job the
+// caller may read but not operate is reported refused; one they may not
+// read is never picked (named by id, it is reported not found). More jobs
+// than max refuses the whole request before any is touched.
 func (s *Server) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 	var req apiv1.BulkRequest
 	if err := decode(w, r, &req); err != nil {
 		return err
 	}
 	sel, err := labels.ParseSelector(req.Selector)
+	limit := req.Max
+	if limit == 0 {
+		limit = defaultBulkMax
+	}
 	switch {
 	case err != nil:
 		return invalidf("%v", err)
-	case len(sel) == 0:
-		return invalidf("selector is required (key=value pairs, e.g. env=prod,team=billing): a bulk action never picks every job")
-	case req.Action != "enable" && req.Action != "disable" && req.Action != "trigger":
+	case len(sel) == 0 && len(req.IDs) == 0:
+		return invalidf("selector or ids is required (key=value pairs, e.g. env=prod,team=billing, or job ids): a bulk action never picks every job")
+	case len(sel) > 0 && len(req.IDs) > 0:
+		return invalidf("selector and ids: give one")
+	case !slices.Contains(bulkActions, req.Action):
 		return invalidf("action %q: want %s", req.Action, bulkActionsWant)
 	case req.Max < 0 || req.Max > maxBulkMax:
 		return invalidf("max %d: want 1 to %d (0: %d)", req.Max, maxBulkMax, defaultBulkMax)
 	case req.Group != "" && !wire.ValidName(req.Group):
 		return invalidf("group %q is not a valid group name", req.Group)
-	case len(req.Note) > maxPauseNoteLen:
-		return invalidf("note: at most %d bytes", maxPauseNoteLen)
+	case utf8.RuneCountInString(req.Note) > maxPauseNoteLen:
+		return invalidf("note: at most %d characters", maxPauseNoteLen)
+	case len(req.IDs) > limit:
+		return invalidf("ids: %d jobs, more than max=%d (raise max, up to %d)", len(req.IDs), limit, maxBulkMax)
 	}
-	limit := req.Max
-	if limit == 0 {
-		limit = defaultBulkMax
+	var out apiv1.BulkResult
+	if len(sel) > 0 {
+		js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit})
+		if err != nil {
+			return err
+		}
+		if more {
+			return invalidf("selector %s picks more than max=%d jobs: narrow it (or a group) or raise max (up to %d)", labels.Format(sel), limit, maxBulkMax)
+		}
+		out.Items = make([]apiv1.BulkItem, 0, len(js))
+		for _, j := range js {
+			out.Items = append(out.Items, s.bulkItem(r, req, j))
+		}
+	} else {
+		out.Items = make([]apiv1.BulkItem, 0, len(req.IDs))
+		seen := map[int64]bool{}
+		for _, id := range req.IDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			j, err := s.bulkPick(r, req, id)
+			if err != nil {
+				out.Items = append(out.Items, apiv1.BulkItem{JobID: id, Error: err.Error()})
+				continue
+			}
+			out.Items = append(out.Items, s.bulkItem(r, req, j))
+		}
 	}
-	js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit})
-	if err != nil {
-		return err
-	}
-	if more {
-		return invalidf("selector %s picks more than max=%d jobs: narrow it (or a group) or raise max (up to %d)", labels.Format(sel), limit, maxBulkMax)
-	}
-	p := auth.FromContext(r.Context())
-	out := apiv1.BulkResult{Matched: len(js), Items: make([]apiv1.BulkItem, 0, len(js))}
-	for _, j := range js {
-		item := apiv1.BulkItem{JobID: j.ID, Name: j.Name, Group: j.Group}
-		if err := s.bulkOne(r, p, req, j, &item); err != nil {
-			item.Error = strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")
-		} else {
-			item.OK = true
+	for _, it := range out.Items {
+		if it.Error != "no such job" {
+			out.Matched++
+		}
+		if it.OK {
 			out.Done++
 		}
-		out.Items = append(out.Items, item)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+var bulkActions = []string{"enable", "disable", "trigger", "delete"}
+
+// errNoSuchJob is a job a bulk action names by id that does not exist, is
+// not a job (a workflow), is outside req's group or is in a group the
+// caller may not read: all alike, so that ids probe nothing.
+var errNoSuchJob = errors.New("no such job")
+
+// bulkPick reads the job id names for a bulk action.
+func (s *Server) bulkPick(r *http.Request, req apiv1.BulkRequest, id int64) (store.Job, error) {
+	if id <= 0 {
+		return store.Job{}, errNoSuchJob
+	}
+	j, err := s.store.GetJob(r.Context(), id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return j, errNoSuchJob
+	case err != nil:
+		return j, err
+	case j.Kind != "" && j.Kind != store.KindJob, req.Group != "" && j.Group != req.Group,
+		!auth.FromContext(r.Context()).Can(j.Group, auth.Viewer):
+		return j, errNoSuchJob
+	}
+	return j, nil
+}
+
+// bulkItem applies req's action to j and says how it went.
+func (s *Server) bulkItem(r *http.Request, req apiv1.BulkRequest, j store.Job) apiv1.BulkItem {
+	item := apiv1.BulkItem{JobID: j.ID, Name: j.Name, Group: j.Group}
+	if err := s.bulkOne(r, auth.FromContext(r.Context()), req, j, &item); err != nil {
+		item.Error = strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")
+	} else {
+		item.OK = true
+	}
+	return item
 }
 
 // errNotOperator is a job of a bulk action the caller may not change.
@@ -102,6 +162,17 @@ func (s *Server) bulkOne(r *http.Request, p *auth.Principal, req apiv1.BulkReque
 	case "disable":
 		_, err := s.store.SetEnabledWith(ctx, actor(r), j.ID, store.EnableOptions{Note: req.Note})
 		return err
+	case "delete":
+		// As DELETE /jobs/{id} (pathJobWriteGroup): a job that runs
+		// commands is deleted by those who may write one.
+		n, err := s.commandNeed(ctx, j.Group, j.Handler)
+		if err != nil {
+			return err
+		}
+		if n.Scripts && !p.CanScripts(j.Group) {
+			return fmt.Errorf("%s: deleting it needs scripts on group %s", n.Why, j.Group)
+		}
+		return s.store.DeleteJob(ctx, actor(r), j.ID)
 	}
 	pl, _, err := s.store.TriggerRun(ctx, actor(r), j.ID, store.Trigger{})
 	if err != nil {

@@ -32,12 +32,20 @@ const (
 // meanwhile. The id order also keeps the older "after" (last id seen) and
 // "next" for its clients.
 func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "group", "q", "handler", "enabled", "schedule_type", "labels", "sort", "order", "limit", "cursor", "after"); err != nil {
+	if err := onlyParams(r, "group", "q", "handler", "enabled", "schedule_type", "labels", "sort", "order", "limit", "cursor", "after", "before", "total"); err != nil {
 		return err
 	}
 	f, err := jobFilter(r)
 	if err != nil {
 		return err
+	}
+	total := false
+	switch v := r.URL.Query().Get("total"); v {
+	case "", "false":
+	case "true":
+		total = true
+	default:
+		return invalidf("total=%q: want true or false", v)
 	}
 	f.Groups = readable(r)
 	js, more, err := s.store.SearchJobs(r.Context(), f)
@@ -45,12 +53,31 @@ func (s *Server) listJobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var out apiv1.JobList
-	if more {
-		last := js[len(js)-1]
-		out.Cursor = encodeJobCursor(f.Sort, f.Desc, store.KeyOf(last))
-		if f.Sort == store.SortByID && !f.Desc {
-			out.Next = last.ID
+	if len(js) > 0 {
+		// Forward, "more" says jobs follow; backward (before), that jobs
+		// precede, and the page's own key says some follow.
+		first, last := js[0], js[len(js)-1]
+		if f.Before == nil && more || f.Before != nil {
+			out.Cursor = encodeJobCursor(f.Sort, f.Desc, store.KeyOf(last))
+			if f.Sort == store.SortByID && !f.Desc {
+				out.Next = last.ID
+			}
 		}
+		if f.Before != nil && more || f.After != nil {
+			out.Prev = encodeJobCursor(f.Sort, f.Desc, store.KeyOf(first))
+		}
+	}
+	if total {
+		var at *store.JobKey
+		if len(js) > 0 {
+			k := store.KeyOf(js[0])
+			at = &k
+		}
+		n, before, err := s.store.CountJobs(r.Context(), f, at)
+		if err != nil {
+			return err
+		}
+		out.Total, out.Offset = &n, before
 	}
 	if err := s.store.FiredBy(r.Context(), js, s.now()); err != nil {
 		return err
@@ -128,10 +155,19 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 			f.Limit = int(n)
 		}
 	}
-	cursor, after := q.Get("cursor"), q.Get("after")
+	cursor, after, before := q.Get("cursor"), q.Get("after"), q.Get("before")
 	switch {
 	case cursor != "" && after != "":
 		add("cursor and after: pass one (after is the id order's older form of the cursor)")
+	case before != "" && (cursor != "" || after != ""):
+		add("before and cursor or after: pass one (before pages back, cursor forward)")
+	case before != "":
+		k, err := decodeJobCursor(before, f.Sort, f.Desc)
+		if err != nil {
+			add("before=%q: %v", before, err)
+		} else {
+			f.Before = &k
+		}
 	case cursor != "":
 		k, err := decodeJobCursor(cursor, f.Sort, f.Desc)
 		if err != nil {

@@ -94,6 +94,12 @@ func TestOpenAPIScenario(t *testing.T) {
 	jobPath := fmt.Sprintf("/api/v1/jobs/%d", job.ID)
 	call(s200, "viewerA", "GET", jobPath, nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/jobs?group=a&sort=name&order=desc&limit=2&enabled=true", nil, nil)
+	var page apiv1.JobList
+	call(s200, "viewerA", "GET", "/api/v1/jobs?group=a&limit=1&total=true", nil, &page)
+	if page.Cursor != "" {
+		call(s200, "viewerA", "GET", "/api/v1/jobs?group=a&limit=1&total=true&cursor="+page.Cursor, nil, &page)
+		call(s200, "viewerA", "GET", "/api/v1/jobs?group=a&limit=1&total=true&before="+page.Prev, nil, nil)
+	}
 	spec.Description, spec.Version = "the nightly export, revised", job.Version
 	call(s200, "operator", "PUT", jobPath, spec, nil)
 	call(s409, "operator", "PUT", jobPath, spec, nil) // the version is stale now
@@ -132,6 +138,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "operator", "PUT", fmt.Sprintf("/api/v1/secrets/%d", sec.ID), apiv1.SecretWrite{Value: "hunter3-hunter3"}, nil)
 	call(s204, "operator", "DELETE", fmt.Sprintf("/api/v1/secrets/%d", sec.ID), nil, nil)
 	call(s200, "operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "team=none", Group: "a", Action: "disable", Note: "maintenance"}, nil)
+	call(s200, "operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{IDs: []int64{job.ID}, Action: "enable"}, nil)
 	call(s200, "operator", "POST", fmt.Sprintf("/api/v1/backfills/%d/cancel", bf.ID), nil, nil)
 
 	// A script job: its script, a save, the versions, one version, a

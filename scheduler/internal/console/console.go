@@ -101,6 +101,7 @@ func (c *Console) routeTable() []route {
 		{"POST /runs/{id}/rerun", c.rerunRun},
 		// jobs
 		{"GET /jobs", c.jobs},
+		{"POST /jobs/bulk", c.bulkJobs},
 		{"GET /jobs/new", c.newJob},
 		{"POST /jobs", c.createJob},
 		{"GET /jobs/{id}", c.job},

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"html/template"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,25 @@ var funcs = template.FuncMap{
 	"shardOf":   shardOf,
 	"elapsed":   elapsed,
 	"period":    durationText,
+	"thousands": thousands,
+}
+
+// thousands writes n with a comma between thousands: 1,234.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // elapsed is the time since t, to the second: "42s", "3m 07s",

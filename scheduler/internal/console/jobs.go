@@ -30,10 +30,14 @@ type jobsPage struct {
 	Groups        []string
 	ScheduleTypes []string
 	Jobs          []apiv1.Job
-	// NextURL is the next page's link ("" on the last page); Paged says
-	// this is not the first page.
-	NextURL string
-	Paged   bool
+	// NextURL is the next page's link ("" on the last page), PrevURL the
+	// previous page's ("" on the first); Paged says this is not the first
+	// page.
+	NextURL, PrevURL string
+	Paged            bool
+	// Total is how many jobs match the filters, Offset how many of them
+	// come before this page: "51–100 of 1,234".
+	Total, Offset int
 	// Filtered says some filter is set (the empty state says so).
 	Filtered bool
 	// Back is this page's URL, where a row action returns to.
@@ -62,6 +66,14 @@ func (p *jobsPage) SortState(col string) string {
 		return "descending"
 	}
 	return "ascending"
+}
+
+// Range is the page's place among the matches: "51–100 of 1,234".
+func (p *jobsPage) Range() string {
+	if len(p.Jobs) == 0 {
+		return "0 of " + thousands(p.Total)
+	}
+	return thousands(p.Offset+1) + "–" + thousands(p.Offset+len(p.Jobs)) + " of " + thousands(p.Total)
 }
 
 // FirstURL is the first page with the same filters and sort.
@@ -120,7 +132,8 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 
 	q := data.sorted()
 	q.Set("limit", strconv.Itoa(jobsPageSize))
-	for _, k := range []string{"cursor", "after"} {
+	q.Set("total", "true")
+	for _, k := range []string{"cursor", "after", "before"} {
 		if v := in.Get(k); v != "" {
 			q.Set(k, v)
 			data.Paged = true
@@ -136,17 +149,21 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.Jobs = jl.Jobs
-	next := data.sorted()
-	switch {
-	case jl.Cursor != "":
-		next.Set("cursor", jl.Cursor)
-	case jl.Next != 0:
-		next.Set("after", strconv.FormatInt(jl.Next, 10))
-	default:
-		next = nil
+	if jl.Total != nil {
+		data.Total, data.Offset = *jl.Total, jl.Offset
 	}
-	if next != nil {
+	if jl.Cursor != "" {
+		next := data.sorted()
+		next.Set("cursor", jl.Cursor)
 		data.NextURL = listURL(next)
+	}
+	if jl.Prev != "" {
+		prev := data.sorted()
+		if data.Offset > jobsPageSize {
+			prev.Set("before", jl.Prev)
+		}
+		// else the page before is the first: its own plain link
+		data.PrevURL = listURL(prev)
 	}
 	return c.render(w, r, http.StatusOK, "jobs", page{Title: "Jobs", User: u, Data: data})
 }

@@ -72,7 +72,7 @@ var baseJobFields = []jobField{
 	{Name: "description", Label: "Description", Section: secBasics, Kind: "text", keys: []string{"description"},
 		get: func(s *apiv1.JobSpec) string { return s.Description }, set: setRaw(func(s *apiv1.JobSpec) *string { return &s.Description })},
 	{Name: "handler", Label: "Handler", Section: secBasics, Kind: "text", keys: []string{"handler"},
-		Hint: "The handler name a worker of the group registered (e.g. shell, http).",
+		Hint: "The handler name a worker of the group registered (e.g. shell, http): the list suggests those the group's live workers run.",
 		get:  func(s *apiv1.JobSpec) string { return s.Handler }, set: setString(func(s *apiv1.JobSpec) *string { return &s.Handler })},
 	{Name: "script_language", Label: "Script language", Section: secBasics, Kind: "select",
 		Options: []string{"", "bash", "python3", "python2", "nodejs", "php", "powershell"}, keys: []string{"script_language"},

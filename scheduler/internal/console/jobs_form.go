@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
@@ -26,6 +28,16 @@ type jobForm struct {
 	// then shows the current job, and Conflict what the user had typed.
 	Conflict *formConflict
 	Preview  schedulePreview
+	// Handlers are the handler names each group's live workers registered,
+	// one datalist per group the form offers: the handler field suggests
+	// the chosen group's (console.js follows a change of group).
+	Handlers []groupHandlers
+}
+
+// groupHandlers is a group's live handlers, as one <datalist>.
+type groupHandlers struct {
+	Group, ListID string
+	Names         []string
 }
 
 // formSection is one fieldset of the form.
@@ -34,12 +46,19 @@ type formSection struct {
 	Fields []formField
 	// Schedule marks the section the live preview follows.
 	Schedule bool
+	// Advanced is the section folded by default (open when one of its
+	// fields has an error, so that the error shows); Set counts its fields
+	// that hold a value, for its summary.
+	Advanced, Open bool
+	Set            int
 }
 
 // formField is a field with what the form shows in it.
 type formField struct {
 	jobField
 	Value, Error string
+	// List is the id of the datalist suggesting values ("": none).
+	List string
 }
 
 // ID is the control's element id.
@@ -67,17 +86,55 @@ type schedulePreview struct {
 	Error    string
 }
 
+// The form's sections (issue #35): what every job needs first, then how
+// it runs and whom it alerts, and the rest folded. The job page keeps
+// jobSections; the form places the fields formLayout names in its order,
+// and every other field (one added to jobFields later too) in Advanced,
+// in jobFields' order.
+const (
+	formBasics    = "Basics"
+	formBehaviour = "Behaviour"
+	formAlerts    = "Alerts"
+	formAdvanced  = "Advanced"
+)
+
+var formLayout = []struct {
+	name   string
+	fields []string
+}{
+	{formBasics, []string{"name", "group", "description", "handler", "script_language", "params",
+		"schedule_type", "schedule_expr", "timezone", "enabled"}},
+	{formBehaviour, []string{"route_strategy", "block_strategy", "max_concurrency", "misfire_policy",
+		"misfire_threshold", "max_catchup", "timeout", "max_retries", "retry_backoff", "retry_initial", "retry_max"}},
+	{formAlerts, []string{"alarm_webhook", "alarm_emails"}},
+	{formAdvanced, nil},
+}
+
+// formSectionFor is the form section of field name.
+func formSectionFor(name string) string {
+	for _, sec := range formLayout {
+		if slices.Contains(sec.fields, name) {
+			return sec.name
+		}
+	}
+	return formAdvanced
+}
+
 // newJobForm is the form with spec's values, the errors placed under their
 // fields, and the group choice of the user. A field that could not be read
 // into spec at all shows its text from typed instead (nil: none).
 func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]string, typed url.Values) []formSection {
-	out := make([]formSection, 0, len(jobSections))
-	for _, sec := range jobSections {
-		fs := formSection{Name: sec, Schedule: sec == secSchedule}
-		for _, f := range jobFields {
-			if f.Section != sec {
-				continue
-			}
+	out := make([]formSection, 0, len(formLayout))
+	for _, sec := range formLayout {
+		fs := formSection{Name: sec.name, Schedule: sec.name == formBasics, Advanced: sec.name == formAdvanced}
+		fields := make([]jobField, 0, len(sec.fields))
+		for _, name := range sec.fields {
+			fields = append(fields, fieldNamed(name))
+		}
+		if fs.Advanced {
+			fields = slices.DeleteFunc(slices.Clone(jobFields), func(f jobField) bool { return formSectionFor(f.Name) != formAdvanced })
+		}
+		for _, f := range fields {
 			ff := formField{jobField: f, Value: f.get(spec), Error: fieldErrs[f.Name]}
 			if ff.Error != "" && typed != nil {
 				ff.Value = typed.Get(f.Name)
@@ -88,9 +145,58 @@ func newJobForm(spec *apiv1.JobSpec, groups []string, fieldErrs map[string]strin
 					ff.Options = append([]string{ff.Value}, groups...)
 				}
 			}
+			if ff.Error != "" {
+				fs.Open = true
+			}
+			if ff.Value != "" && ff.Value != "0" && ff.Value != "false" {
+				fs.Set++
+			}
 			fs.Fields = append(fs.Fields, ff)
 		}
 		out = append(out, fs)
+	}
+	return out
+}
+
+// handlersOf lists, for each of groups, the handler names its live workers
+// registered (GET /api/v1/workers: the scheduler's worker registry), and
+// points the form's handler field at the list of its group. Suggestions
+// are a help only: should the workers not be read, the form has none.
+func (c *Console) handlersOf(r *http.Request, groups []string, sections []formSection) []groupHandlers {
+	var wl apiv1.WorkerList
+	if _, err := c.call(r, http.MethodGet, "/api/v1/workers", nil, nil, &wl); err != nil {
+		c.log.Warn("job form without handler suggestions", zap.Error(err))
+	}
+	out := make([]groupHandlers, 0, len(groups))
+	for i, g := range groups {
+		gh := groupHandlers{Group: g, ListID: "handlers-" + strconv.Itoa(i)}
+		for _, w := range wl.Workers {
+			if w.Group == g {
+				gh.Names = append(gh.Names, w.Handlers...)
+			}
+		}
+		slices.Sort(gh.Names)
+		gh.Names = slices.Compact(gh.Names)
+		out = append(out, gh)
+	}
+	var group string
+	for _, sec := range sections {
+		for _, f := range sec.Fields {
+			if f.Name == "group" {
+				group = f.Value
+			}
+		}
+	}
+	for si := range sections {
+		for fi := range sections[si].Fields {
+			if f := &sections[si].Fields[fi]; f.Name == "handler" {
+				for _, gh := range out {
+					if gh.Group == group {
+						f.List = gh.ListID
+					}
+				}
+			}
+		}
 	}
 	return out
 }
@@ -219,6 +325,7 @@ func (c *Console) renderJobForm(w http.ResponseWriter, r *http.Request, code int
 	job *apiv1.Job, spec *apiv1.JobSpec, fieldErrs map[string]string, general []string, typed url.Values) error {
 	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs, typed), Errors: general,
 		Preview: c.preview(r, spec)}
+	data.Handlers = c.handlersOf(r, groups, data.Sections)
 	title := "New job"
 	if job != nil {
 		data.Version = job.Version
@@ -336,13 +443,18 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 	cur.JobSpec.Enabled = &cur.Enabled
 	conf := &formConflict{Message: fmt.Sprintf("Someone else changed this job while you edited it (it is now at version %d). "+
 		"The form shows their version; your values are listed here: apply them again and save.", cur.Version)}
+	sections := newJobForm(&cur.JobSpec, groups, nil, nil)
 	for _, f := range jobFields {
 		if theirs, mine := f.get(&cur.JobSpec), f.get(yours); theirs != mine {
 			conf.Yours = append(conf.Yours, fieldChange{Label: f.Label, Old: theirs, New: mine})
+			if formSectionFor(f.Name) == formAdvanced {
+				sections[len(sections)-1].Open = true // where the user retypes it
+			}
 		}
 	}
-	data := &jobForm{Job: &cur, Version: cur.Version, Sections: newJobForm(&cur.JobSpec, groups, nil, nil), Conflict: conf,
+	data := &jobForm{Job: &cur, Version: cur.Version, Sections: sections, Conflict: conf,
 		Preview: c.preview(r, &cur.JobSpec)}
+	data.Handlers = c.handlersOf(r, groups, data.Sections)
 	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
 }
 

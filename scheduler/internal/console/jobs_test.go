@@ -74,7 +74,8 @@ func TestJobsListFiltersAndPages(t *testing.T) {
 	// 52 jobs of a: a first page of 50 whose Next link keeps the filter.
 	p = admin.get("/jobs?group=a")
 	mustContain(t, p, fmt.Sprintf(`id="job-%d"`, a[0].ID), fmt.Sprintf(`id="job-%d"`, a[49].ID), `id="jobs-next"`)
-	mustLack(t, p, fmt.Sprintf(`id="job-%d"`, a[50].ID), `id="jobs-first"`)
+	mustLack(t, p, fmt.Sprintf(`id="job-%d"`, a[50].ID), `id="jobs-first"`, `id="jobs-prev"`)
+	mustContain(t, p, `id="jobs-range" class="muted">1–50 of 52<`)
 	next := href(t, p, "jobs-next")
 	if !strings.Contains(next, "group=a") {
 		t.Fatalf("next link %q lost the group filter", next)
@@ -84,6 +85,10 @@ func TestJobsListFiltersAndPages(t *testing.T) {
 	mustLack(t, p, fmt.Sprintf(`id="job-%d"`, a[49].ID), `id="jobs-next"`, jb.Name)
 	if first := href(t, p, "jobs-first"); first != "/jobs?group=a" {
 		t.Fatalf("first link %q, want /jobs?group=a", first)
+	}
+	mustContain(t, p, `id="jobs-range" class="muted">51–52 of 52<`)
+	if prev := href(t, p, "jobs-prev"); prev != "/jobs?group=a" {
+		t.Fatalf("previous link %q, want the first page /jobs?group=a", prev)
 	}
 
 	// Nothing matches: the empty state says it is the filter.

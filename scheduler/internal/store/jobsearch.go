@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,10 @@ type JobFilter struct {
 	Sort   JobSort // default SortByID
 	Desc   bool
 	After  *JobKey
+	// Before, instead of After, lists the page that ends just before the
+	// key (a "previous page"); SearchJobs's "more" then says whether jobs
+	// precede it.
+	Before *JobKey
 	// Limit is the page size (required, positive).
 	Limit int
 	// Kind is the kind of row listed: KindJob (also for "") or
@@ -98,73 +103,129 @@ func (s *Store) SearchJobs(ctx context.Context, f JobFilter) ([]Job, bool, error
 	if f.Limit <= 0 {
 		return nil, false, fmt.Errorf("search jobs: limit %d: want a positive page size", f.Limit)
 	}
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
+	if f.After != nil && f.Before != nil {
+		return nil, false, fmt.Errorf("search jobs: after and before: give one")
 	}
-	conds := []string{"kind = " + arg(f.kind())}
-	if f.Group != "" {
-		conds = append(conds, "group_name = "+arg(f.Group))
+	var a sqlArgs
+	conds, err := f.conds(&a)
+	if err != nil {
+		return nil, false, err
 	}
-	if f.Groups != nil {
-		conds = append(conds, "group_name = ANY("+arg(f.Groups)+")")
-	}
-	if f.Query != "" {
-		// Matched literally: the user's % and _ are not wildcards.
-		p := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(f.Query) + "%"
-		n := arg(p)
-		conds = append(conds, "(name ILIKE "+n+" OR description ILIKE "+n+")")
-	}
-	if f.Handler != "" {
-		conds = append(conds, "handler = "+arg(f.Handler))
-	}
-	if f.Enabled != nil {
-		conds = append(conds, "enabled = "+arg(*f.Enabled))
-	}
-	if f.ScheduleType != "" {
-		conds = append(conds, "schedule_type = "+arg(f.ScheduleType))
-	}
-	if len(f.Labels) > 0 {
-		sel, err := json.Marshal(f.Labels)
-		if err != nil {
-			return nil, false, fmt.Errorf("search jobs: labels: %w", err)
-		}
-		conds = append(conds, "labels <> '{}' AND labels @> "+arg(string(sel))+"::jsonb")
-	}
+	// A previous page is read backwards from its key, then turned round.
+	back := f.Before != nil
+	desc := f.Desc != back
 	key := f.Sort.sortExpr()
-	dir, cmp := "", ">"
-	if f.Desc {
-		dir, cmp = " DESC", "<"
+	dir := ""
+	if desc {
+		dir = " DESC"
 	}
 	order := " ORDER BY id" + dir
 	if key != "" {
 		order = " ORDER BY " + key + dir + ", id" + dir
 	}
-	if a := f.After; a != nil {
-		if key == "" {
-			conds = append(conds, "id "+cmp+" "+arg(a.ID))
-		} else {
-			var v any
-			switch f.Sort {
-			case SortByName:
-				v = a.Name
-			case SortByNextFire:
-				v = a.NextFire
-				if a.NextFire == nil {
-					v = "infinity"
-				}
-			case SortByUpdated:
-				v = a.Updated
-			}
-			val := arg(v)
-			if f.Sort != SortByName {
-				val += "::timestamptz"
-			}
-			conds = append(conds, "("+key+", id) "+cmp+" ("+val+", "+arg(a.ID)+")")
-		}
+	if k := f.After; k != nil {
+		conds = append(conds, f.keyset(&a, *k, desc))
+	} else if k := f.Before; k != nil {
+		conds = append(conds, f.keyset(&a, *k, desc))
 	}
-	q := `SELECT ` + jobColumns + ` FROM jobs WHERE ` + strings.Join(conds, " AND ") + order + ` LIMIT ` + arg(f.Limit+1)
-	rows, _ := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, args...)...)
-	return pageOf(rows, f.Limit, "search jobs", func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
+	q := `SELECT ` + jobColumns + ` FROM jobs WHERE ` + strings.Join(conds, " AND ") + order + ` LIMIT ` + a.add(f.Limit+1)
+	rows, _ := s.pool.Query(ctx, q, append([]any{pgx.QueryExecModeExec}, a...)...)
+	js, more, err := pageOf(rows, f.Limit, "search jobs", func(r pgx.CollectableRow) (Job, error) { return scanJob(r) })
+	if back {
+		slices.Reverse(js)
+	}
+	return js, more, err
+}
+
+// CountJobs counts the jobs matching f (its After, Before and Limit
+// ignored) and, when at is given, those that come before at in f's order:
+// the place of a page starting at at, for "41-60 of 1,234".
+func (s *Store) CountJobs(ctx context.Context, f JobFilter, at *JobKey) (total, before int, err error) {
+	var a sqlArgs
+	conds, err := f.conds(&a)
+	if err != nil {
+		return 0, 0, err
+	}
+	ahead := "0"
+	if at != nil {
+		ahead = "count(*) FILTER (WHERE " + f.keyset(&a, *at, !f.Desc) + ")"
+	}
+	q := `SELECT count(*), ` + ahead + ` FROM jobs WHERE ` + strings.Join(conds, " AND ")
+	if err := s.pool.QueryRow(ctx, q, append([]any{pgx.QueryExecModeExec}, a...)...).Scan(&total, &before); err != nil {
+		return 0, 0, fmt.Errorf("count jobs: %w", err)
+	}
+	return total, before, nil
+}
+
+// sqlArgs are a statement's arguments; add appends one and returns its
+// placeholder.
+type sqlArgs []any
+
+func (a *sqlArgs) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// conds are f's filters as SQL conditions (without its paging place).
+func (f *JobFilter) conds(a *sqlArgs) ([]string, error) {
+	conds := []string{"kind = " + a.add(f.kind())}
+	if f.Group != "" {
+		conds = append(conds, "group_name = "+a.add(f.Group))
+	}
+	if f.Groups != nil {
+		conds = append(conds, "group_name = ANY("+a.add(f.Groups)+")")
+	}
+	if f.Query != "" {
+		// Matched literally: the user's % and _ are not wildcards.
+		p := "%" + strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(f.Query) + "%"
+		n := a.add(p)
+		conds = append(conds, "(name ILIKE "+n+" OR description ILIKE "+n+")")
+	}
+	if f.Handler != "" {
+		conds = append(conds, "handler = "+a.add(f.Handler))
+	}
+	if f.Enabled != nil {
+		conds = append(conds, "enabled = "+a.add(*f.Enabled))
+	}
+	if f.ScheduleType != "" {
+		conds = append(conds, "schedule_type = "+a.add(f.ScheduleType))
+	}
+	if len(f.Labels) > 0 {
+		sel, err := json.Marshal(f.Labels)
+		if err != nil {
+			return nil, fmt.Errorf("search jobs: labels: %w", err)
+		}
+		conds = append(conds, "labels <> '{}' AND labels @> "+a.add(string(sel))+"::jsonb")
+	}
+	return conds, nil
+}
+
+// keyset is the condition "after k" in f's sort, read descending when desc
+// (so "before k" in an ascending listing).
+func (f *JobFilter) keyset(a *sqlArgs, k JobKey, desc bool) string {
+	cmp := ">"
+	if desc {
+		cmp = "<"
+	}
+	key := f.Sort.sortExpr()
+	if key == "" {
+		return "id " + cmp + " " + a.add(k.ID)
+	}
+	var v any
+	switch f.Sort {
+	case SortByName:
+		v = k.Name
+	case SortByNextFire:
+		v = k.NextFire
+		if k.NextFire == nil {
+			v = "infinity"
+		}
+	case SortByUpdated:
+		v = k.Updated
+	}
+	val := a.add(v)
+	if f.Sort != SortByName {
+		val += "::timestamptz"
+	}
+	return "(" + key + ", id) " + cmp + " (" + val + ", " + a.add(k.ID) + ")"
 }

@@ -1,7 +1,8 @@
 // jetjob console: the only script. Everything works without it except the
 // live parts: a run's log that follows while the run is active (and its
 // running time that counts on), a workflow run's summary read again while
-// it runs, the job form's schedule preview, and confirmations before
+// it runs, the job form's schedule preview and handler suggestions, the
+// select-all box of a list's bulk form, and confirmations before
 // destructive actions.
 "use strict";
 
@@ -12,6 +13,48 @@ document.addEventListener("submit", (ev) => {
     ev.preventDefault();
   }
 });
+
+// A select-all box (data-select-all="<form id>") ticks or clears every
+// row box of that form on the page; it shows mixed when some are ticked.
+document.addEventListener("change", (ev) => {
+  const t = ev.target;
+  if (!(t instanceof HTMLInputElement) || t.type !== "checkbox") {
+    return;
+  }
+  if (t.dataset.selectAll) {
+    for (const box of document.querySelectorAll(`input[type=checkbox][name=id][form="${t.dataset.selectAll}"]`)) {
+      box.checked = t.checked;
+    }
+    return;
+  }
+  const form = t.getAttribute("form");
+  const all = form && document.querySelector(`input[data-select-all="${form}"]`);
+  if (all) {
+    const boxes = [...document.querySelectorAll(`input[type=checkbox][name=id][form="${form}"]`)];
+    const n = boxes.filter((b) => b.checked).length;
+    all.checked = n > 0 && n === boxes.length;
+    all.indeterminate = n > 0 && n < boxes.length;
+  }
+});
+
+// The job form's handler field suggests the handlers of the chosen
+// group's live workers: one <datalist data-group> per group, rendered
+// by the server; a change of group points the field at that group's.
+(() => {
+  const group = document.getElementById("f-group");
+  const handler = document.getElementById("f-handler");
+  if (!group || !handler) {
+    return;
+  }
+  group.addEventListener("change", () => {
+    const list = [...document.querySelectorAll("datalist[data-group]")].find((d) => d.dataset.group === group.value);
+    if (list) {
+      handler.setAttribute("list", list.id);
+    } else {
+      handler.removeAttribute("list");
+    }
+  });
+})();
 
 // runs
 // A run page's log follows live while the run is active: its <pre
