@@ -182,7 +182,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	t.Parallel()
 	links := make(chan string, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var a alarm.Alarm
+		var a alarm.Notice
 		if err := json.NewDecoder(r.Body).Decode(&a); err != nil {
 			t.Errorf("alarm body: %v", err)
 		}
