@@ -357,7 +357,9 @@ func TestConsoleLayoutHolds(t *testing.T) {
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
 		Description: "Exports the day's settled card payments to the accounting warehouse and tells finance when it is done.",
-		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
+		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin",
+		// Its alarm fields are a read-only channel and rule on their pages.
+		AlarmEmails: []string{"settlement-reconciliation-team@example.com"}})
 	run := trigger(t, sys.api, job.ID, nil)
 	long := "a-node-with-a-rather-long-name-for-a-small-screen"
 	wf, err := sys.api.CreateWorkflow(t.Context(), apiv1.WorkflowSpec{Group: "g", Name: "a-workflow-with-a-rather-long-name-for-a-small-screen",
@@ -392,6 +394,9 @@ func TestConsoleLayoutHolds(t *testing.T) {
 			}
 			if broken := evalIn[[]string](b, brokenWords); len(broken) > 0 {
 				t.Errorf("%s at %d px: table cells break a word: %q", path, width, broken)
+			}
+			if shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS"); shots != "" {
+				b.screenshot(filepath.Join(shots, fmt.Sprintf("%s-%d.png", strings.NewReplacer("/", "_", "?", "_").Replace(path), width)))
 			}
 		}
 	}

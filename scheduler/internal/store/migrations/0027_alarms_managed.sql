@@ -55,7 +55,7 @@ BEGIN
     DELETE FROM alert_channels c
         WHERE c.managed_by_job = job AND ((c.kind = 'email' AND emails = '') OR (c.kind = 'webhook' AND hook = ''));
     INSERT INTO alert_channels (name, kind, group_name, target, created_by, managed_by_job)
-        SELECT 'job-' || job || '-alarm-' || k.kind, k.kind, grp, k.target, 'job ' || job || ' alarm fields', job
+        SELECT 'job-' || job || '-alarm-' || k.kind, k.kind, grp, k.target, '', job
         FROM (VALUES ('email', emails), ('webhook', hook)) AS k(kind, target)
         WHERE k.target <> ''
     ON CONFLICT (managed_by_job, kind) WHERE managed_by_job IS NOT NULL DO UPDATE
@@ -67,7 +67,7 @@ BEGIN
         RETURN;
     END IF;
     INSERT INTO alert_rules (name, job_id, group_name, events, threshold, window_ms, renotify_ms, created_by, managed_by_job)
-        VALUES ('job-' || job || '-alarm', job, grp, '{retries_exhausted}', 1, 0, 1, 'job ' || job || ' alarm fields', job)
+        VALUES ('job-' || job || '-alarm', job, grp, '{retries_exhausted}', 1, 0, 1, '', job)
     ON CONFLICT (managed_by_job) WHERE managed_by_job IS NOT NULL DO UPDATE
         SET group_name = EXCLUDED.group_name
         WHERE alert_rules.group_name IS DISTINCT FROM EXCLUDED.group_name;
