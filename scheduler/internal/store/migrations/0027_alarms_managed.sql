@@ -35,6 +35,9 @@ CREATE UNIQUE INDEX alert_rules_managed ON alert_rules (managed_by_job) WHERE ma
 
 DROP INDEX IF EXISTS job_runs_alarm_pending;
 
+-- The dashboard's "Alerts not delivered, last 24 h" (store.RunFailures).
+CREATE INDEX alert_deliveries_failed ON alert_deliveries (created_at) WHERE state = 'failed';
+
 CREATE FUNCTION jetjob_job_alarm(job bigint) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     grp    text;
