@@ -38,7 +38,8 @@ func runsByAttempt(t *testing.T, api *client.Client, jobID int64) []apiv1.Run {
 
 // A job that fails twice with max_retries=3 and exponential backoff is
 // retried at the expected times and succeeds on its third attempt; no
-// alarm is raised.
+// alarm is raised (its alarm_webhook, whose port is closed, is never
+// queued: there is no delivery to fail).
 func TestRetriesWithBackoff(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
@@ -81,14 +82,17 @@ func TestRetriesWithBackoff(t *testing.T) {
 				t.Errorf("attempt %d started %s after its backoff time, want 0 to %s", i, late, planner.DefaultMisfireThreshold)
 			}
 		}
-		if r.AlarmStatus != "none" {
-			t.Errorf("run %d alarm status %q, want none", r.ID, r.AlarmStatus)
-		}
+	}
+	alerts, err := sys.api.ListAlerts(t.Context(), "g", false, 10)
+	if err != nil || len(alerts) != 0 {
+		t.Errorf("alerts %+v (%v), want none: no attempt was the last", alerts, err)
 	}
 }
 
-// With every attempt failing, exactly one alarm goes out per channel: the
-// webhook with the documented JSON and a valid signature, and one email.
+// With every attempt failing, exactly one alarm goes out per channel of
+// the job's alarm fields, through the alert outbox (their managed rule,
+// docs/alerts.md "Per-job alarm fields"): the webhook with the notice's
+// JSON and a valid signature with the group's secret, and one email.
 func TestAlarmAfterLastAttempt(t *testing.T) {
 	t.Parallel()
 	const secret = "s3cret"
@@ -96,14 +100,14 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hooks []alarm.Alarm
+	var hooks []alarm.Notice
 	var hookMu sync.Mutex
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if err := alarm.VerifyWebhook(groupSecret, r.Header, body, time.Minute); err != nil {
 			t.Errorf("webhook does not verify: %v", err)
 		}
-		var a alarm.Alarm
+		var a alarm.Notice
 		if err := json.Unmarshal(body, &a); err != nil {
 			t.Errorf("webhook body %s: %v", body, err)
 		}
@@ -127,14 +131,25 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		AlarmWebhook: hook.URL, AlarmEmails: []string{"ops@example.com"}})
 	trigger(t, sys.api, job.ID, nil)
 	var runs []apiv1.Run
-	testwait.Eventually(t, 20*time.Second, "the last attempt's alarm sent", func() bool {
-		runs = runsByAttempt(t, sys.api, job.ID)
-		return len(runs) == 3 && runs[2].AlarmStatus == "sent"
-	})
-	for _, r := range runs[:2] {
-		if r.Status != "FAILED" || r.AlarmStatus != "none" {
-			t.Errorf("attempt %d: %s, alarm %s; want FAILED with no alarm (retries remained)", r.Attempt, r.Status, r.AlarmStatus)
+	var alert *apiv1.Alert
+	testwait.Eventually(t, 20*time.Second, "the last attempt's alarm sent on both channels", func() bool {
+		alerts, err := sys.api.ListAlerts(t.Context(), "g", false, 10)
+		if err != nil || len(alerts) != 1 {
+			return false
 		}
+		if alert, err = sys.api.GetAlert(t.Context(), alerts[0].ID); err != nil || len(alert.Deliveries) != 2 {
+			return false
+		}
+		for _, d := range alert.Deliveries {
+			if d.State != "sent" {
+				return false
+			}
+		}
+		return true
+	})
+	runs = runsByAttempt(t, sys.api, job.ID)
+	if len(runs) != 3 || alert.Count != 1 || alert.LastRunID != runs[2].ID {
+		t.Fatalf("runs %d, alert %+v; want 3 runs and the alert of the last only (retries remained before it)", len(runs), alert)
 	}
 	hookMu.Lock()
 	defer hookMu.Unlock()
@@ -142,7 +157,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		t.Fatalf("%d webhook calls, want exactly 1", len(hooks))
 	}
 	a := hooks[0]
-	if a.RunID != runs[2].ID || a.JobID != job.ID || a.Status != "FAILED" || a.Attempt != 2 ||
+	if a.Event != alarm.EventRetriesExhausted || a.RunID != runs[2].ID || a.JobID != job.ID || a.Status != "FAILED" || a.Attempt != 2 ||
 		!strings.Contains(a.Message, "database unreachable") || a.ConsoleLink != fmt.Sprintf("https://jetjob.example/runs/%d", runs[2].ID) {
 		t.Errorf("webhook payload %+v", a)
 	}
@@ -151,7 +166,7 @@ func TestAlarmAfterLastAttempt(t *testing.T) {
 		t.Fatalf("%d emails, want exactly 1", len(msgs))
 	}
 	if m := msgs[0].Data; !strings.Contains(m, "To: <ops@example.com>") || !strings.Contains(m, "database unreachable") ||
-		!strings.Contains(m, "Subject: [jetjob] FAILED: job broken") {
+		!strings.Contains(m, "Subject: [jetjob] retries_exhausted: job broken") {
 		t.Errorf("email:\n%s", m)
 	}
 }

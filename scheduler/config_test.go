@@ -41,8 +41,8 @@ func TestConfigValidate(t *testing.T) {
 		{"backlog", scheduler.Config{Backlog: backlog.Config{Interval: -time.Second}}, []string{"backlog interval -1s: must not be negative"}},
 		{"backfill", scheduler.Config{Backfill: backfill.Config{PerSecond: -1}}, []string{"backfill: PerSecond must be ≥ 0 (0: 10), got -1"}},
 		{"streams", scheduler.Config{Streams: stream.Config{Replicas: 9}}, []string{"stream replicas 9: want 1 to 5"}},
-		{"several", scheduler.Config{Dispatch: dispatch.Config{InFlight: -1}, Alarm: alarm.Config{Attempts: -1}},
-			[]string{"dispatch: InFlight must be ≥ 0 (0: 4096), got -1", "alarm: Attempts must be ≥ 0 (0: 3), got -1"}},
+		{"several", scheduler.Config{Dispatch: dispatch.Config{InFlight: -1}, Alarm: alarm.Config{Timeout: -1}},
+			[]string{"dispatch: InFlight must be ≥ 0 (0: 4096), got -1", "alarm: Timeout must be ≥ 0 (0: 10s), got -1ns"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.cfg.Validate()

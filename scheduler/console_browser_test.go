@@ -182,7 +182,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	t.Parallel()
 	links := make(chan string, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var a alarm.Alarm
+		var a alarm.Notice
 		if err := json.NewDecoder(r.Body).Decode(&a); err != nil {
 			t.Errorf("alarm body: %v", err)
 		}
@@ -357,7 +357,9 @@ func TestConsoleLayoutHolds(t *testing.T) {
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
 		Description: "Exports the day's settled card payments to the accounting warehouse and tells finance when it is done.",
-		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin"})
+		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin",
+		// Its alarm fields are a read-only channel and rule on their pages.
+		AlarmEmails: []string{"settlement-reconciliation-team@example.com"}})
 	run := trigger(t, sys.api, job.ID, nil)
 	long := "a-node-with-a-rather-long-name-for-a-small-screen"
 	wf, err := sys.api.CreateWorkflow(t.Context(), apiv1.WorkflowSpec{Group: "g", Name: "a-workflow-with-a-rather-long-name-for-a-small-screen",
@@ -414,6 +416,9 @@ func TestConsoleLayoutHolds(t *testing.T) {
 			}
 			if broken := evalIn[[]string](b, brokenWords); len(broken) > 0 {
 				t.Errorf("%s at %d px: table cells break a word: %q", what, width, broken)
+			}
+			if shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS"); shots != "" {
+				b.screenshot(filepath.Join(shots, fmt.Sprintf("%s-%d.png", strings.NewReplacer("/", "_", "?", "_").Replace(path), width)))
 			}
 		}
 		for _, path := range pages {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/internal/alarm"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -38,7 +37,7 @@ func TestAlarmWebhookEgress(t *testing.T) {
 	defer internal.Close()
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("broken", func(context.Context, *worker.Job) error { return errors.New("broken") })
-	}, allowEgress("127.0.0.0/8"), func(c *systemConfig) { c.Alarm = alarm.Config{Attempts: 1} })
+	}, allowEgress("127.0.0.0/8"))
 	ctx := context.Background()
 	_, apiPort, _ := net.SplitHostPort(strings.TrimPrefix(sys.url, "http://"))
 	spec := func(name, hook string) apiv1.JobSpec {
@@ -50,9 +49,9 @@ func TestAlarmWebhookEgress(t *testing.T) {
 		t.Errorf("webhook to the scheduler's own API by address: %v, want refused as its own listener", err)
 	}
 
-	failing := map[string]string{ // job name -> the alarm error it must record
-		"self-by-name": "webhook: denied by egress policy (this process's own listener)",
-		"internal-500": "webhook: HTTP 500 Internal Server Error",
+	failing := map[string]string{ // job name -> the error its alarm's delivery must record
+		"self-by-name": "denied by egress policy (this process's own listener)",
+		"internal-500": "HTTP 500 Internal Server Error",
 	}
 	hooks := map[string]string{
 		"self-by-name": fmt.Sprintf("http://localhost:%s/api/v1/jobs", apiPort),
@@ -61,16 +60,32 @@ func TestAlarmWebhookEgress(t *testing.T) {
 	for name, want := range failing {
 		job := createJob(t, sys.api, spec(name, hooks[name]))
 		trigger(t, sys.api, job.ID, nil)
-		var runs []apiv1.Run
+		// The job's alarm is a delivery of its managed rule's alert;
+		// its first attempt records the failure.
+		var got string
 		testwait.Eventually(t, 30*time.Second, name+"'s alarm to fail", func() bool {
-			runs = runsOf(t, sys.api, job.ID)
-			return len(runs) == 1 && runs[0].AlarmStatus == "failed"
+			alerts, err := sys.api.ListAlerts(ctx, "g", false, 50)
+			if err != nil {
+				return false
+			}
+			for _, a := range alerts {
+				if a.JobID != job.ID {
+					continue
+				}
+				full, err := sys.api.GetAlert(ctx, a.ID)
+				if err != nil || len(full.Deliveries) != 1 || len(full.Deliveries[0].Attempts) == 0 {
+					return false
+				}
+				got = full.Deliveries[0].Attempts[0].Error
+				return full.Deliveries[0].Attempts[0].Result == "failed"
+			}
+			return false
 		})
-		if got := runs[0].AlarmError; got != want {
-			t.Errorf("%s: alarm_error %q, want %q", name, got, want)
+		if got != want {
+			t.Errorf("%s: the delivery's error %q, want %q", name, got, want)
 		}
-		if strings.Contains(runs[0].AlarmError, "hunter2") {
-			t.Errorf("%s: alarm_error shows the internal target's body: %q", name, runs[0].AlarmError)
+		if strings.Contains(got, "hunter2") {
+			t.Errorf("%s: the delivery's error shows the internal target's body: %q", name, got)
 		}
 	}
 }

@@ -442,7 +442,6 @@ func (w *wiring) stages() []*stage {
 		components: []component{
 			{"wheel", w.s.wheel.Run, supervise.Restart},
 			{"results", w.results.Run, supervise.Restart},
-			{"alarms", w.alarms.Run, supervise.Restart},
 			{"alerts", w.alerts.Run, supervise.Restart},
 			{"lost runs", w.lost.Run, supervise.Restart},
 			{"worker registry", w.registry.Run, supervise.Restart},

@@ -156,7 +156,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	if err != nil {
 		return nil, err
 	}
-	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Pool: s.deps.Pool, Log: s.log, Egress: egressPolicy}); err != nil {
+	if w.alarms, err = alarm.New(s.cfg.Alarm, alarm.Deps{Log: s.log, Egress: egressPolicy}); err != nil {
 		return nil, err
 	}
 	if w.alerts, err = alerts.New(s.cfg.Alerts, alerts.Deps{Pool: s.deps.Pool, Log: s.log, Sender: w.alarms}); err != nil {

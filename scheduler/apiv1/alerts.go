@@ -23,6 +23,10 @@ type Channel struct {
 	Template    string    `json:"template,omitempty"`
 	CreatedBy   string    `json:"created_by,omitempty"`
 	CreatedAt   time.Time `json:"created_at,omitzero"`
+	// ManagedByJob is set on the channel of a job's alarm_emails or
+	// alarm_webhook: read-only (409 on update and delete); editing the
+	// job's fields changes it (docs/alerts.md, "Per-job alarm fields").
+	ManagedByJob int64 `json:"managed_by_job,omitempty"`
 }
 
 // ChannelTest is the outcome of a channel's "send test".
@@ -61,6 +65,9 @@ type AlertRule struct {
 	MuteReason string     `json:"mute_reason,omitempty"`
 	CreatedBy  string     `json:"created_by,omitempty"`
 	CreatedAt  time.Time  `json:"created_at,omitzero"`
+	// ManagedByJob is set on the rule of a job's alarm fields: read-only
+	// but for muting (409 on update and delete).
+	ManagedByJob int64 `json:"managed_by_job,omitempty"`
 }
 
 // Mute silences a rule or an alert until a time (zero Until lifts it).

@@ -349,11 +349,14 @@ type Run struct {
 	Params     string  `json:"params,omitempty"`
 	Message    string  `json:"message,omitempty"`
 	StreamSeq  *uint64 `json:"stream_seq,omitempty"`
-	// AlarmStatus is none (not needed), pending, sent or failed.
+	// AlarmStatus and AlarmError are history: how the job's alarm fields
+	// were delivered for a run recorded before alerts took them over
+	// (none, pending, sent, failed; the error a status or a class of
+	// failure). Later runs' alarms are deliveries of the job's alert
+	// (GET /api/v1/alerts; docs/alerts.md, "Per-job alarm fields"), and
+	// these read none.
 	AlarmStatus string `json:"alarm_status,omitempty"`
-	// AlarmError says why a channel failed: for a webhook a status
-	// ("webhook: HTTP 503 Service Unavailable") or a class of failure
-	// ("webhook: connection refused"), never what the receiver answered.
+	// AlarmError is history too: see AlarmStatus.
 	AlarmError string `json:"alarm_error,omitempty"`
 }
 

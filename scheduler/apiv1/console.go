@@ -39,8 +39,9 @@ type Dashboard struct {
 	StartLag LagSummary `json:"start_lag"`
 	// Running is the number of runs RUNNING now.
 	Running int64 `json:"running"`
-	// Lost and AlarmFailures count runs of the last 24 hours that ended
-	// LOST, respectively whose alarm could not be delivered.
+	// Lost counts the runs of the last 24 hours that ended LOST;
+	// AlarmFailures the alert deliveries of the last 24 hours that failed
+	// for good (a job's alarm fields' among them, docs/alerts.md).
 	Lost          int64 `json:"lost"`
 	AlarmFailures int64 `json:"alarm_failures"`
 	// FailingJobs are the jobs with the most failed runs (FAILED, TIMED_OUT,

@@ -73,7 +73,8 @@ func splitAlerts(name string, data []byte) ([]byte, alertDocs, error) {
 }
 
 // exportAlerts appends to out the channels and rules (of group, when set;
-// global ones only without) as YAML documents, in id order.
+// global ones only without) as YAML documents, in id order. Those a job's
+// alarm fields make are left out: the job's document carries its fields.
 func exportAlerts(ctx context.Context, c *client.Client, group string, out []byte) ([]byte, error) {
 	chs, err := c.ListChannels(ctx)
 	if err != nil {
@@ -82,7 +83,7 @@ func exportAlerts(ctx context.Context, c *client.Client, group string, out []byt
 	byID := map[int64]apiv1.Channel{}
 	for _, ch := range chs {
 		byID[ch.ID] = ch
-		if group != "" && ch.Group != group {
+		if (group != "" && ch.Group != group) || ch.ManagedByJob != 0 {
 			continue
 		}
 		b, err := jobfile.EncodeDoc(jobfile.ChannelOf(ch))
@@ -97,7 +98,7 @@ func exportAlerts(ctx context.Context, c *client.Client, group string, out []byt
 	}
 	var jobs map[int64]jobfile.Key
 	for _, r := range rules {
-		if group != "" && r.Group != group {
+		if (group != "" && r.Group != group) || r.ManagedByJob != 0 {
 			continue
 		}
 		jobKey := ""
@@ -165,7 +166,7 @@ func planAlerts(ctx context.Context, c *client.Client, docs alertDocs) ([]alertC
 		}
 		change := alertChange{Action: "create", What: "channel", Key: d.Key(), ch: ch}
 		for _, have := range chs {
-			if have.Group != d.Group || have.Name != d.Name {
+			if have.Group != d.Group || have.Name != d.Name || have.ManagedByJob != 0 {
 				continue
 			}
 			if have.Kind != d.Type {
@@ -190,7 +191,7 @@ func planAlerts(ctx context.Context, c *client.Client, docs alertDocs) ([]alertC
 		d := &docs.rules[i]
 		change := alertChange{Action: "create", What: "rule", Key: d.Key(), rule: d}
 		for _, have := range rules {
-			if have.Group != d.Group || have.Name != d.Name {
+			if have.Group != d.Group || have.Name != d.Name || have.ManagedByJob != 0 {
 				continue
 			}
 			change.Action, change.id, change.spec = "update", have.ID, have

@@ -37,16 +37,13 @@ func newEgressSender(t *testing.T, cfg Config, ecfg egress.Config) *Sender {
 // zero values (the defaults) and working settings through.
 func TestConfigValidate(t *testing.T) {
 	cases := configtest.Cases[Config]{
-		{"everything set", Config{Attempts: 5, Backoff: time.Second, Interval: time.Second, Timeout: time.Second,
+		{"everything set", Config{Timeout: time.Second,
 			ConsoleURL: "https://jetjob.example.com/", WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			SMTP: SMTP{Host: "mail.example.com", Port: 465, User: "u", Password: "p", From: "Jetjob <jetjob@example.com>"}}, ""},
 		{"plain secret", Config{WebhookSecret: "s3cret"}, ""},
 		{"SMTP by IPv4", Config{SMTP: SMTP{Host: "127.0.0.1", Port: 2525}}, ""},
 		{"SMTP by IPv6", Config{SMTP: SMTP{Host: "::1"}}, ""},
 		{"port without host", Config{SMTP: SMTP{Port: 587}}, ""},
-		{"negative attempts", Config{Attempts: -1}, "alarm: Attempts must be ≥ 0 (0: 3), got -1"},
-		{"negative backoff", Config{Backoff: -time.Second}, "alarm: Backoff must be ≥ 0 (0: 5s), got -1s"},
-		{"negative interval", Config{Interval: -time.Second}, "alarm: Interval must be ≥ 0 (0: 1s), got -1s"},
 		{"negative timeout", Config{Timeout: -time.Second}, "alarm: Timeout must be ≥ 0 (0: 10s), got -1s"},
 		{"host with scheme", Config{SMTP: SMTP{Host: "smtp://mail.example.com"}}, `alarm: SMTP.Host "smtp://mail.example.com": want a host name or IP address`},
 		{"host with port", Config{SMTP: SMTP{Host: "mail.example.com:25"}}, `alarm: SMTP.Host "mail.example.com:25": want the host alone; the port goes in SMTP.Port`},

@@ -1,13 +1,14 @@
 package alarm
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jetjob/jetjob/internal/egress"
@@ -15,13 +16,26 @@ import (
 )
 
 // internalBody is what an internal service answers: it must never reach
-// alarm_error, which every viewer reads.
+// a delivery's recorded error, which every viewer of the alert reads.
 const internalBody = "postgres-password=hunter2 INTERNAL-ONLY"
+
+// hook is a webhook endpoint counting its requests.
+type hook struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (h *hook) posts() [][]byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.bodies)
+}
 
 // internalServer is a service on 127.0.0.1 that answers status with a body
 // only the scheduler's host should see.
 func internalServer(t *testing.T, status int) (*httptest.Server, *hook) {
-	h := &hook{status: status}
+	h := &hook{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		h.bodies = append(h.bodies, nil)
@@ -38,7 +52,7 @@ func hostPort(t *testing.T, srv *httptest.Server) string {
 	return srv.Listener.Addr().String()
 }
 
-// By default an alarm webhook reaches no internal address: not a loopback
+// By default a webhook channel (a job's alarm_webhook) reaches no internal address: not a loopback
 // URL, not a name that resolves to loopback (from /etc/hosts or DNS), not
 // the metadata endpoint, and not through a redirect from a public-looking
 // target. Nothing reaches the internal service, and the recorded error
@@ -57,10 +71,10 @@ func TestWebhookDefaultDeniesInternalTargets(t *testing.T) {
 		"http://[::ffff:127.0.0.1]:" + port + "/hook",
 		"http://169.254.169.254/latest/meta-data/iam/security-credentials/",
 	} {
-		p := &pending{alarm: *testAlarm(), webhook: url}
-		status, _, msg := s.send(t.Context(), p)
-		if status != "pending" || !strings.Contains(msg, "denied by egress policy") {
-			t.Errorf("webhook %s: %s %q, want pending with the egress policy's refusal", url, status, msg)
+		err := webhookTo(s, url, testAlarm())
+		msg := fmt.Sprint(err)
+		if err == nil || !strings.Contains(msg, "denied by egress policy") {
+			t.Errorf("webhook %s: %q, want the egress policy's refusal", url, msg)
 		}
 		if strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "alerts.example.test") {
 			t.Errorf("webhook %s: error %q names the target or what it resolved to", url, msg)
@@ -71,8 +85,8 @@ func TestWebhookDefaultDeniesInternalTargets(t *testing.T) {
 	}
 }
 
-// A redirect from an allowed target to an internal one is refused: the
-// hop is checked like the first request.
+// A redirect from an allowed target to an internal one is not followed:
+// a channel's webhook answers where it is, so no redirect is.
 func TestWebhookRedirectToInternalTargetRefused(t *testing.T) {
 	srv, inner := internalServer(t, http.StatusOK)
 	_, port, _ := net.SplitHostPort(hostPort(t, srv))
@@ -81,10 +95,10 @@ func TestWebhookRedirectToInternalTargetRefused(t *testing.T) {
 		// The operator allowed the redirector (say, a relay on the
 		// private network), not what it points to.
 		s := newEgressSender(t, Config{}, egress.Config{Allow: []string{hostPort(t, redirector)}})
-		err := s.webhook(t.Context(), redirector.URL, testAlarm())
+		err := webhookTo(s, redirector.URL, testAlarm())
 		redirector.Close()
-		if !errors.Is(err, egress.ErrDenied) {
-			t.Errorf("redirect to %s: %v, want denied by the egress policy", to, err)
+		if want := "HTTP 307 Temporary Redirect (redirects are not followed)"; err == nil || err.Error() != want {
+			t.Errorf("redirect to %s: %v, want %q", to, err, want)
 		}
 		if err != nil && strings.Contains(err.Error(), "INTERNAL") {
 			t.Errorf("redirect to %s: error %q quotes the target's body", to, err)
@@ -101,9 +115,11 @@ func TestAlarmErrorHasNoBody(t *testing.T) {
 	for _, status := range []int{http.StatusInternalServerError, http.StatusNotFound, http.StatusFound, http.StatusUnauthorized} {
 		srv, _ := internalServer(t, status)
 		s := newEgressSender(t, Config{}, egress.Config{Allow: []string{hostPort(t, srv)}})
-		p := &pending{alarm: *testAlarm(), webhook: srv.URL}
-		_, _, msg := s.send(t.Context(), p)
-		want := fmt.Sprintf("webhook: HTTP %d %s", status, http.StatusText(status))
+		msg := fmt.Sprint(webhookTo(s, srv.URL, testAlarm()))
+		want := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+		if status == http.StatusFound {
+			want += " (redirects are not followed)"
+		}
 		if msg != want {
 			t.Errorf("receiver answering %d: alarm error %q, want %q", status, msg, want)
 		}
@@ -120,8 +136,8 @@ func TestAlarmErrorOfAFailedConnection(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	s := newEgressSender(t, Config{}, egress.Config{Allow: []string{addr}})
-	_, _, msg := s.send(t.Context(), &pending{alarm: *testAlarm(), webhook: "http://" + addr + "/x"})
-	if msg != "webhook: connection refused" {
-		t.Errorf("alarm error %q, want %q", msg, "webhook: connection refused")
+	msg := fmt.Sprint(webhookTo(s, "http://"+addr+"/x", testAlarm()))
+	if msg != "connection refused" {
+		t.Errorf("alarm error %q, want %q", msg, "connection refused")
 	}
 }

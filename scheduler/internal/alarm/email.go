@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"time"
 
 	mail "github.com/wneessen/go-mail"
 )
@@ -19,15 +18,6 @@ const ImplicitTLSPort = 465
 // implicitTLSPort is ImplicitTLSPort; tests point it at the port of their
 // own TLS server, which needs no privilege to listen on.
 var implicitTLSPort = ImplicitTLSPort
-
-// email sends the alarm as a plain-text mail to every address.
-func (s *Sender) email(ctx context.Context, to []string, a *Alarm) error {
-	m, err := message(s.cfg.SMTP.From, to, subject(a), alarmBody(a))
-	if err != nil {
-		return err
-	}
-	return s.sendMail(ctx, m)
-}
 
 // sendMail sends m through the configured server. Port 465 gets implicit
 // TLS; any other port plain SMTP, upgraded with STARTTLS (required, never
@@ -84,28 +74,4 @@ func message(from string, to []string, subject, body string) (*mail.Msg, error) 
 	m.SetUserAgent("jetjob-alarm/1")
 	m.SetBodyString(mail.TypeTextPlain, body)
 	return m, nil
-}
-
-// alarmBody is the text of a run's alarm mail.
-func alarmBody(a *Alarm) string {
-	oneLine := func(s string) string { return strings.NewReplacer("\r", " ", "\n", " ").Replace(s) }
-	var b strings.Builder
-	fmt.Fprintf(&b, "Job:        %s (id %d, group %s)\n", oneLine(a.JobName), a.JobID, a.Group)
-	fmt.Fprintf(&b, "Run:        %d (%s, attempt %d)\n", a.RunID, a.TriggerType, a.Attempt)
-	fmt.Fprintf(&b, "Status:     %s\n", a.Status)
-	fmt.Fprintf(&b, "Scheduled:  %s\n", a.ScheduledAt.UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "Finished:   %s\n", a.FinishedAt.UTC().Format(time.RFC3339))
-	if a.ConsoleLink != "" {
-		fmt.Fprintf(&b, "Console:    %s\n", a.ConsoleLink)
-	}
-	b.WriteString("\nMessage:\n")
-	b.WriteString(strings.ReplaceAll(a.Message, "\r\n", "\n"))
-	b.WriteString("\n")
-	return b.String()
-}
-
-// subject is the alarm mail's subject, before encoding.
-func subject(a *Alarm) string {
-	name := strings.NewReplacer("\r", " ", "\n", " ").Replace(a.JobName)
-	return fmt.Sprintf("[jetjob] %s: job %s (%d) run %d", a.Status, name, a.JobID, a.RunID)
 }

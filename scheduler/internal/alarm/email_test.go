@@ -47,7 +47,8 @@ func TestAlarmEmail(t *testing.T) {
 			a.Message = "line one\n.line starting with a dot\nÜbel: 失败"
 			ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 			defer cancel()
-			if err := s.email(ctx, []string{"ops@example.com", "oncall@example.com"}, a); err != nil {
+			ch := Channel{Kind: KindEmail, Name: "job-7-alarm-email", Target: "ops@example.com, oncall@example.com"}
+			if err := s.Notify(ctx, ch, a, "").Err; err != nil {
 				t.Fatalf("send: %v", err)
 			}
 			msgs := srv.Messages()
@@ -70,7 +71,7 @@ func TestAlarmEmail(t *testing.T) {
 				t.Errorf("raw Subject %q: want RFC 2047 encoded words, ASCII only", raw)
 			}
 			subj, err := new(mime.WordDecoder).DecodeHeader(raw)
-			if want := "[jetjob] FAILED: job " + jobName + " (7) run 1234"; err != nil || subj != want {
+			if want := "[jetjob] retries_exhausted: job " + jobName + " (7) run 1234"; err != nil || subj != want {
 				t.Errorf("decoded Subject %q (%v), want %q", subj, err, want)
 			}
 			to, err := m.Header.AddressList("To")
@@ -97,7 +98,7 @@ func TestAlarmEmailRefusesUntrustedCertificate(t *testing.T) {
 	s := newSender(t, Config{Timeout: 5 * time.Second, SMTP: SMTP{Host: srv.IP.String(), Port: srv.Port, StartTLS: true}})
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
-	if err := s.email(ctx, []string{"ops@example.com"}, testAlarm()); err == nil {
+	if err := s.Notify(ctx, Channel{Kind: KindEmail, Target: "ops@example.com"}, testAlarm(), "").Err; err == nil {
 		t.Error("mail sent over STARTTLS to an untrusted certificate")
 	}
 	if n := len(srv.Messages()); n != 0 {

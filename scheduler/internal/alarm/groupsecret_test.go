@@ -46,7 +46,7 @@ func TestWebhookSignedPerGroup(t *testing.T) {
 			billing := documentedGroupSecret(t, master, "billing")
 			rc := startReceiver(t, billing, time.Minute)
 			s := newSender(t, Config{WebhookSecret: master})
-			if err := s.webhook(t.Context(), rc.srv.URL, a); err != nil {
+			if err := webhookTo(s, rc.srv.URL, a); err != nil {
 				t.Fatalf("delivery to a receiver holding billing's secret: %v (%v)", err, rc.lastError())
 			}
 			rc.mu.Lock()

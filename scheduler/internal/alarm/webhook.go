@@ -1,24 +1,15 @@
 package alarm
 
 import (
-	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"go.uber.org/zap"
-
-	"github.com/jetjob/jetjob/internal/egress"
-	"github.com/jetjob/jetjob/internal/logging"
 )
 
 // Webhooks are signed the Standard Webhooks way
@@ -133,15 +124,8 @@ func GroupSecret(master, group string) (string, error) {
 	return secretPrefix + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
 }
 
-// webhookID names the alarm of one run: retries of it carry the same id.
-func webhookID(a *Alarm) string { return fmt.Sprintf("jetjob-alarm-%d", a.RunID) }
-
-// webhookDrainBytes bounds how much of a receiver's answer is read (and
-// thrown away) so that its connection can be reused.
-const webhookDrainBytes = 64 << 10
-
-// webhookError is a failed delivery: Error is what the run records, which
-// every viewer of the job reads, so it is a status code or a class of
+// webhookError is a failed delivery: Error is what the attempt records,
+// which every viewer of the alert reads, so it is a status code or a class of
 // failure (egress.Summary) and never text the target sent; the full error
 // is kept for errors.Is and for the scheduler's log.
 type webhookError struct {
@@ -151,47 +135,3 @@ type webhookError struct {
 
 func (e *webhookError) Error() string { return e.summary }
 func (e *webhookError) Unwrap() error { return e.err }
-
-// webhook POSTs the alarm to url through the egress policy's client.
-func (s *Sender) webhook(ctx context.Context, url string, a *Alarm) error {
-	body, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("encode alarm: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return &webhookError{summary: "invalid webhook URL", err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "jetjob-alarm/1")
-	if s.cfg.WebhookSecret != "" {
-		secret, err := GroupSecret(s.cfg.WebhookSecret, a.Group)
-		if err != nil {
-			return fmt.Errorf("sign (JETJOB_WEBHOOK_SECRET): %w", err)
-		}
-		id, now := webhookID(a), time.Now()
-		sig, err := SignWebhook(secret, id, now, body)
-		if err != nil {
-			return fmt.Errorf("sign (JETJOB_WEBHOOK_SECRET): %w", err)
-		}
-		req.Header.Set(IDHeader, id)
-		req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
-		req.Header.Set(SignatureHeader, sig)
-	}
-	log := s.log.With(logging.Run(a.RunID), logging.Job(a.JobID), zap.String("url", req.URL.Redacted()))
-	resp, err := s.http.Do(req)
-	if err != nil {
-		log.Warn("webhook delivery failed", zap.Error(err))
-		return &webhookError{summary: egress.Summary(err), err: err}
-	}
-	defer resp.Body.Close()
-	// The answer is never kept: from an internal target it may be
-	// anything the target holds.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, webhookDrainBytes))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		status := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-		log.Warn("webhook receiver refused the alarm", zap.Int("status", resp.StatusCode))
-		return &webhookError{summary: strings.TrimSpace(status), err: errors.New(status)}
-	}
-	return nil
-}

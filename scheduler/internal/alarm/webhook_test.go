@@ -2,6 +2,7 @@ package alarm
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -71,10 +72,23 @@ func (rc *receiver) lastError() error {
 	return rc.errors[len(rc.errors)-1]
 }
 
-func testAlarm() *Alarm {
-	return &Alarm{V: 1, Event: "run.failed", JobID: 7, JobName: "nightly-report", Group: "billing", RunID: 1234,
-		Status: "FAILED", Message: "exit status 1: disk full", Attempt: 3, TriggerType: "retry",
-		ScheduledAt: time.Date(2026, 11, 22, 2, 30, 0, 0, time.UTC), FinishedAt: time.Date(2026, 11, 22, 2, 30, 4, 0, time.UTC)}
+// testAlarm is the notice of a job's alarm fields (the managed rule's
+// event, retries_exhausted), of group billing.
+func testAlarm() *Notice {
+	at := time.Date(2026, 11, 22, 2, 30, 4, 0, time.UTC)
+	return &Notice{V: 1, Event: EventRetriesExhausted, JobID: 7, JobName: "nightly-report", Group: "billing", RunID: 1234,
+		Status: "FAILED", Message: "exit status 1: disk full", Attempt: 3, Count: 1, FirstAt: at, At: at}
+}
+
+// webhookID is the delivery id tests send a webhook notice with.
+const webhookID = "jetjob-alert-delivery-1234"
+
+// webhookTo sends n to a generic webhook channel of n's group at url
+// without a secret of its own (signed with the group's secret, as a
+// job's alarm_webhook is), and returns the attempt's error.
+func webhookTo(s *Sender, url string, n *Notice) error {
+	ch := Channel{ID: 1, Name: "job-7-alarm-webhook", Kind: KindWebhook, Group: n.Group, Target: url}
+	return s.Notify(context.Background(), ch, n, webhookID).Err
 }
 
 // A delivered alarm verifies at a real receiver holding its group's
@@ -93,18 +107,18 @@ func TestWebhookSignatureRefusesReplayAndTampering(t *testing.T) {
 			rc := startReceiver(t, secret, tolerance)
 			s := newSender(t, Config{WebhookSecret: master})
 			a := testAlarm()
-			if err := s.webhook(t.Context(), rc.srv.URL, a); err != nil {
+			if err := webhookTo(s, rc.srv.URL, a); err != nil {
 				t.Fatalf("delivery to a verifying receiver: %v", err)
 			}
 			rc.mu.Lock()
 			captured, body := rc.last, rc.body
 			rc.mu.Unlock()
-			var got Alarm
+			var got Notice
 			if err := json.Unmarshal(body, &got); err != nil || got.RunID != a.RunID {
 				t.Fatalf("delivered body %s (%v)", body, err)
 			}
-			if id := captured.Get(IDHeader); id != "jetjob-alarm-1234" {
-				t.Errorf("webhook-id %q, want the same id for every retry of run 1234's alarm", id)
+			if id := captured.Get(IDHeader); id != webhookID {
+				t.Errorf("webhook-id %q, want the delivery's id %q, the same on every retry", id, webhookID)
 			}
 
 			// An attacker who captured the request ten minutes ago.
@@ -147,7 +161,7 @@ func TestWebhookBadSecret(t *testing.T) {
 	// it again, as SignWebhook does for anyone calling it.
 	s := newSender(t, Config{})
 	s.cfg.WebhookSecret = "whsec_!!"
-	err := s.webhook(t.Context(), rc.srv.URL, testAlarm())
+	err := webhookTo(s, rc.srv.URL, testAlarm())
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("JETJOB_WEBHOOK_SECRET")) {
 		t.Errorf("delivery with a broken whsec_ secret: %v, want an error naming JETJOB_WEBHOOK_SECRET", err)
 	}

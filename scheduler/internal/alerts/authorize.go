@@ -66,6 +66,10 @@ func authorizeChannels(ctx context.Context, tx pgx.Tx, p *auth.Principal, ruleGr
 		if err := MayName(p, ruleGroup, ch.Channel); err != nil {
 			return err
 		}
+		if ch.ManagedByJob != 0 {
+			return fmt.Errorf("%w: channel %d is job %d's alarm fields' (alarm_emails / alarm_webhook), named by that job's rule only: make a channel of your own",
+				ErrInvalid, id, ch.ManagedByJob)
+		}
 	}
 	return nil
 }

@@ -18,4 +18,11 @@
 // passed it is recorded unknown and not repeated: at most once per
 // (rule, channel, event). A dead channel delays nothing but its own
 // deliveries, which run apart from the results path.
+//
+// A job's alarm_emails and alarm_webhook are channels and a rule of this
+// model, marked managed_by_job: a trigger on jobs (jetjob_job_alarm,
+// migration 0027) keeps them what the job's fields say, in the statement
+// that writes the job, whichever path writes it, and the statements here
+// refuse to edit or delete them (ErrManaged) or to let another rule name
+// their channels.
 package alerts

@@ -93,7 +93,7 @@ func (w *world) engine(timeout time.Duration) *Engine {
 		w.t.Fatal(err)
 	}
 	sender, err := alarm.New(alarm.Config{Timeout: timeout, ConsoleURL: "https://jetjob.example.com"},
-		alarm.Deps{Pool: w.pool, Log: zaptest.NewLogger(w.t), Egress: policy})
+		alarm.Deps{Log: zaptest.NewLogger(w.t), Egress: policy})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -38,14 +38,29 @@ type ChannelInfo struct {
 	alarm.Channel
 	CreatedBy string
 	CreatedAt time.Time
+	// ManagedByJob is the job whose alarm fields (alarm_emails,
+	// alarm_webhook) the channel is (0: a user's channel). Such a channel
+	// is written by the job's row (migration 0027), never through the API.
+	ManagedByJob int64
 }
 
-const channelColumns = `id, name, kind, COALESCE(group_name, ''), target, secret, template, created_by, created_at`
+const channelColumns = `id, name, kind, COALESCE(group_name, ''), target, secret, template, created_by, created_at,
+	COALESCE(managed_by_job, 0)`
+
+// ErrManaged is an edit of a channel or rule that a job's alarm fields
+// make: the job's fields are what changes it.
+var ErrManaged = errors.New("managed by a job's alarm fields")
+
+// managed is the refusal to edit what job's alarm fields make.
+func managed(what string, id, job int64) error {
+	return fmt.Errorf("%w: %s %d is job %d's alarm fields (alarm_emails / alarm_webhook): edit the job instead",
+		ErrManaged, what, id, job)
+}
 
 func scanChannel(row pgx.Row) (ChannelInfo, error) {
 	var c ChannelInfo
 	var kind string
-	err := row.Scan(&c.ID, &c.Name, &kind, &c.Group, &c.Target, &c.Secret, &c.Template, &c.CreatedBy, &c.CreatedAt)
+	err := row.Scan(&c.ID, &c.Name, &kind, &c.Group, &c.Target, &c.Secret, &c.Template, &c.CreatedBy, &c.CreatedAt, &c.ManagedByJob)
 	c.Kind = alarm.Kind(kind)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, ErrNotFound
@@ -89,6 +104,9 @@ func UpdateChannel(ctx context.Context, db DB, ch alarm.Channel, keepSecret bool
 	if err != nil {
 		return ChannelInfo{}, err
 	}
+	if old.ManagedByJob != 0 {
+		return ChannelInfo{}, managed("channel", ch.ID, old.ManagedByJob)
+	}
 	if keepSecret {
 		ch.Secret = old.Secret
 	}
@@ -128,8 +146,20 @@ func Channels(ctx context.Context, db DB, all bool, groups []string) ([]ChannelI
 	return out, nil
 }
 
-// DeleteChannel deletes a channel no rule names.
+// DeleteChannel deletes a channel no rule names, unless a job's alarm
+// fields make it.
 func DeleteChannel(ctx context.Context, db DB, id int64) error {
+	var job int64
+	err := db.QueryRow(ctx, `SELECT COALESCE(managed_by_job, 0) FROM alert_channels WHERE id = $1`, id).Scan(&job)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read channel %d: %w", id, err)
+	}
+	if job != 0 {
+		return managed("channel", id, job)
+	}
 	tag, err := db.Exec(ctx, `DELETE FROM alert_channels WHERE id = $1`, id)
 	if pgerr.ForeignKey(err) {
 		return fmt.Errorf("%w: channel %d is named by a rule: remove it from the rule first", ErrConflict, id)
@@ -151,6 +181,9 @@ type RuleInfo struct {
 	MuteReason string
 	CreatedBy  string
 	CreatedAt  time.Time
+	// ManagedByJob is the job whose alarm fields the rule is (0: a
+	// user's rule): read-only but for silence, like its channels.
+	ManagedByJob int64
 }
 
 // CheckRule says what is wrong with a rule as a user wrote it.
@@ -186,7 +219,8 @@ func CheckRule(r Rule) error {
 
 const ruleColumns = `r.id, r.name, COALESCE(r.job_id, 0), COALESCE(r.group_name, ''), r.events, r.threshold, r.window_ms,
 	r.renotify_ms, r.pause_after, r.sla_ms, r.enabled, r.muted_until, r.muted_by, r.mute_reason, r.created_by, r.created_at,
-	ARRAY(SELECT channel_id FROM alert_rule_channels c WHERE c.rule_id = r.id ORDER BY channel_id)`
+	ARRAY(SELECT channel_id FROM alert_rule_channels c WHERE c.rule_id = r.id ORDER BY channel_id),
+	COALESCE(r.managed_by_job, 0)`
 
 func scanRule(row pgx.Row) (RuleInfo, error) {
 	var r RuleInfo
@@ -194,7 +228,7 @@ func scanRule(row pgx.Row) (RuleInfo, error) {
 	var window, renotify, sla int64
 	var muted *time.Time
 	err := row.Scan(&r.ID, &r.Name, &r.JobID, &r.Group, &events, &r.Threshold, &window, &renotify, &r.PauseAfter, &sla, &r.Enabled, &muted,
-		&r.MutedBy, &r.MuteReason, &r.CreatedBy, &r.CreatedAt, &r.Channels)
+		&r.MutedBy, &r.MuteReason, &r.CreatedBy, &r.CreatedAt, &r.Channels, &r.ManagedByJob)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNotFound
 	}
@@ -265,6 +299,9 @@ func UpdateRule(ctx context.Context, tx pgx.Tx, r Rule, p *auth.Principal) (Rule
 		}
 		return RuleInfo{}, fmt.Errorf("read rule %d: %w", r.ID, err)
 	}
+	if old.ManagedByJob != 0 {
+		return RuleInfo{}, managed("rule", r.ID, old.ManagedByJob)
+	}
 	r.JobID, r.Group = old.JobID, old.Group
 	if err := CheckRule(r); err != nil {
 		return RuleInfo{}, fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -318,8 +355,20 @@ func Rules(ctx context.Context, db DB, all bool, groups []string) ([]RuleInfo, e
 	return out, nil
 }
 
-// DeleteRule deletes a rule and its alerts.
+// DeleteRule deletes a rule and its alerts, unless a job's alarm fields
+// make it.
 func DeleteRule(ctx context.Context, db DB, id int64) error {
+	var job int64
+	err := db.QueryRow(ctx, `SELECT COALESCE(managed_by_job, 0) FROM alert_rules WHERE id = $1`, id).Scan(&job)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("read rule %d: %w", id, err)
+	}
+	if job != 0 {
+		return managed("rule", id, job)
+	}
 	tag, err := db.Exec(ctx, `DELETE FROM alert_rules WHERE id = $1`, id)
 	if err != nil {
 		return fmt.Errorf("delete rule %d: %w", id, err)

@@ -109,7 +109,8 @@ func (s *Server) ruleBodyGroup(r *http.Request, p *auth.Principal) ([]auth.Need,
 
 func channelDoc(c alerts.ChannelInfo) apiv1.Channel {
 	return apiv1.Channel{ID: c.ID, Name: c.Name, Kind: string(c.Kind), Group: c.Group, Target: c.Redacted(),
-		SecretSet: c.Secret != "", Template: c.Template, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt.UTC()}
+		SecretSet: c.Secret != "", Template: c.Template, CreatedBy: c.CreatedBy, CreatedAt: c.CreatedAt.UTC(),
+		ManagedByJob: c.ManagedByJob}
 }
 
 // listScoped answers GET of a collection (channels, rules): the global
@@ -264,7 +265,7 @@ func ruleDoc(r alerts.RuleInfo) apiv1.AlertRule {
 	out := apiv1.AlertRule{ID: r.ID, Name: r.Name, JobID: r.JobID, Group: r.Group, Threshold: r.Threshold,
 		Window: apiv1.Duration(r.Window), Renotify: apiv1.Duration(r.Renotify), PauseAfter: r.PauseAfter, SLA: apiv1.Duration(r.SLA), Channels: r.Channels, Enabled: r.Enabled,
 		MutedUntil: utcTime(r.MutedUntil), MutedBy: r.MutedBy, MuteReason: r.MuteReason, CreatedBy: r.CreatedBy,
-		CreatedAt: r.CreatedAt.UTC()}
+		CreatedAt: r.CreatedAt.UTC(), ManagedByJob: r.ManagedByJob}
 	for _, e := range r.Events {
 		out.Events = append(out.Events, string(e))
 	}

@@ -156,7 +156,8 @@ func TestDashboard(t *testing.T) {
 	// Group a: ten runs in the last hour, triggered 10, 20, … 100 ms and
 	// started 100, 200, … 1000 ms late; five three days ago; the shell job
 	// failed three times two hours ago; the plain job was lost twice
-	// (one alarm failed for good) and runs once now.
+	// (one alarm's delivery failed for good, alarmState) and runs once
+	// now.
 	for i := 1; i <= 10; i++ {
 		runs = append(runs, dashRun{job: e.plain.ID, group: "a", status: "SUCCEEDED", at: now.Add(-time.Duration(i) * time.Minute),
 			fireLag: time.Duration(i) * 10 * time.Millisecond, startLag: time.Duration(i) * 100 * time.Millisecond})
@@ -190,16 +191,34 @@ func TestDashboard(t *testing.T) {
 			t := r.at.Add(r.startLag)
 			start = &t
 		}
-		if r.alarmState == "" {
-			r.alarmState = "none"
-		}
 		if err := e.pool.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
-				triggered_at, started_at, message, alarm_status)
-			VALUES ($1, $2, 0, 'schedule', $3, $4, $5, $6, $7, $8) RETURNING id`,
-			r.job, r.group, r.status, r.at, trig, start, r.message, r.alarmState).Scan(&ids[i]); err != nil {
+				triggered_at, started_at, message)
+			VALUES ($1, $2, 0, 'schedule', $3, $4, $5, $6, $7) RETURNING id`,
+			r.job, r.group, r.status, r.at, trig, start, r.message).Scan(&ids[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// The alarms: deliveries of the alert outbox (package alerts), one
+	// per run with an alarmState, and one that failed two days ago,
+	// outside the 24 hours.
+	var channel int64
+	if err := e.pool.QueryRow(ctx, `INSERT INTO alert_channels (name, kind, group_name, target)
+		VALUES ('ops', 'email', 'a', 'ops@example.com') RETURNING id`).Scan(&channel); err != nil {
+		t.Fatal(err)
+	}
+	deliver := func(event int64, group, state string, at time.Time) {
+		t.Helper()
+		if _, err := e.pool.Exec(ctx, `INSERT INTO alert_deliveries (channel_id, event_id, notice, state, created_at)
+			VALUES ($1, $2, jsonb_build_object('group', $3::text), $4, $5)`, channel, event, group, state, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range runs {
+		if r.alarmState != "" {
+			deliver(ids[i], r.group, r.alarmState, r.at)
+		}
+	}
+	deliver(-1, "a", "failed", now.Add(-48*time.Hour))
 	dash := func(who, query string) apiv1.Dashboard {
 		t.Helper()
 		code, body := e.do(who, "GET", "/api/v1/dashboard"+query, nil)

@@ -266,7 +266,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound), errors.Is(err, alerts.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, store.ErrKeyReused),
-			errors.Is(err, wfengine.ErrNotAllowed), errors.Is(err, alerts.ErrConflict):
+			errors.Is(err, wfengine.ErrNotAllowed), errors.Is(err, alerts.ErrConflict), errors.Is(err, alerts.ErrManaged):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:
 			s.log.Error("request failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))

@@ -125,7 +125,8 @@ func (c *Console) ruleFormPage(w http.ResponseWriter, r *http.Request, u *User, 
 	if err != nil {
 		return err
 	}
-	f.Channels = cs
+	// A job's alarm fields' channels are named by that job's rule only.
+	f.Channels = slices.DeleteFunc(cs, func(ch apiv1.Channel) bool { return ch.ManagedByJob != 0 })
 	if !f.Edit {
 		f.Groups = u.OperableGroups()
 		if u.Admin {

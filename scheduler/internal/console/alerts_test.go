@@ -115,3 +115,34 @@ func TestAlertsPages(t *testing.T) {
 		t.Errorf("another group's viewer opening the alert: %d, want 404", p.Code)
 	}
 }
+
+// A job's alarm fields are a channel and a rule shown read-only, each
+// with a link to its job; the rule form does not offer the channel, and a
+// forged edit or delete is the API's 409.
+func TestJobAlarmFieldsShowReadOnly(t *testing.T) {
+	e := newEnv(t)
+	job := e.job("a", "echo")
+	ctx := context.Background()
+	if _, err := e.pool.Exec(ctx, `UPDATE jobs SET alarm_emails = '{ops@example.com}' WHERE id = $1`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	var ch, rule int64
+	if err := e.pool.QueryRow(ctx, `SELECT c.id, r.id FROM alert_channels c, alert_rules r
+		WHERE c.managed_by_job = $1 AND r.managed_by_job = $1`, job.ID).Scan(&ch, &rule); err != nil {
+		t.Fatal(err)
+	}
+	op := e.browser().login("operator")
+	note := fmt.Sprintf(`<a href="/jobs/%d">job %d</a>'s alarm fields`, job.ID, job.ID)
+	p := op.open("/channels")
+	mustContain(t, p, fmt.Sprintf(`id="managed-%d"`, ch), note, fmt.Sprintf(`id="test-%d"`, ch), "ops@example.com")
+	mustLack(t, p, fmt.Sprintf(`id="edit-%d"`, ch), fmt.Sprintf(`id="delete-%d"`, ch))
+	p = op.open("/alert-rules")
+	mustContain(t, p, fmt.Sprintf(`id="managed-rule-%d"`, rule), note, "retries_exhausted")
+	mustLack(t, p, fmt.Sprintf(`id="edit-rule-%d"`, rule), fmt.Sprintf(`id="delete-rule-%d"`, rule))
+	mustLack(t, op.open("/alert-rules/new"), fmt.Sprintf(`id="rch-%d"`, ch))
+	for _, forged := range []string{fmt.Sprintf("/channels/%d/delete", ch), fmt.Sprintf("/alert-rules/%d/delete", rule)} {
+		if p := op.post(forged, nil); p.Code != http.StatusConflict || !strings.Contains(p.Body, "edit the job instead") {
+			t.Errorf("operator's POST %s: %d, want 409 saying to edit the job\n%s", forged, p.Code, p.Body)
+		}
+	}
+}

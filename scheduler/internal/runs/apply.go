@@ -57,9 +57,10 @@ type Moved struct {
 //     per status, whoever applies the event and however often. started_at,
 //     finished_at and the message are filled once, and so are the
 //     trigger's stream sequence and time when dispatch has not recorded
-//     them yet (the deferred TRIGGERED write, see the package doc). A run
-//     that ends failed (FAILED, TIMED_OUT, LOST) with no retry left is
-//     marked alarm_status = 'pending' for the alarm sender.
+//     them yet (the deferred TRIGGERED write, see the package doc). Who
+//     is told of a failure is the alert engine's concern: the caller
+//     writes the ends to the alert outbox in this transaction
+//     (alerts.RecordEnds).
 //   - retried: a failed run with attempts left gets a new run (trigger type
 //     retry, attempt + 1, retry_of), scheduled after its backoff.
 //   - parents: a run that succeeded and whose job has enabled children is
@@ -99,11 +100,7 @@ const applySQL = `WITH u AS (
 		message = CASE WHEN jetjob_status_rank(u.status) = 3 THEN u.message ELSE r.message END,
 		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() ELSE r.recorded_at END,
 		worker_id = CASE WHEN u.worker_id <> '' THEN u.worker_id ELSE r.worker_id END,
-		output = COALESCE(u.output, r.output),
-		alarm_status = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST')
-				AND r.attempt >= COALESCE(r.run_max_retries, (SELECT max_retries FROM jobs WHERE id = r.job_id), 0)
-			THEN 'pending' ELSE r.alarm_status END,
-		alarm_next_at = CASE WHEN u.status IN ('FAILED', 'TIMED_OUT', 'LOST') THEN now() ELSE r.alarm_next_at END
+		output = COALESCE(u.output, r.output)
 	FROM u
 	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.group_name = u.group_name
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)

@@ -7,8 +7,7 @@
 // or ended (Record), apply workers' events (ApplyEvents); for the API:
 // cancel (Cancel, CancelBackfill) and delete an edited job's planned runs
 // (DeletePlanned); for the questions workers ask: choose a catch-up fire
-// (ChooseSuperseders); for the alarm sender: claim and record alarms
-// (ClaimAlarms, SetAlarm); for maintenance: the day partitions (Partitions,
+// (ChooseSuperseders); for maintenance: the day partitions (Partitions,
 // CreatePartition, DropPartition, DeleteDefaultDay) and the chain counters
 // (ForgetIdleChains). The callers keep their decisions, batching, locks
 // and timers; the SQL that writes runs lives here, next to the rules it
@@ -74,8 +73,7 @@
 // changes nothing (cancel.go). DeletePlanned runs under the job's row lock,
 // which the planner's transaction holds too. ApplyEvents applies what
 // workers report, monotonic by rank. ChooseSuperseders writes a trigger
-// type, ClaimAlarms and SetAlarm the alarm columns, none of which a rule
-// of the state machine reads. The partition statements run under
+// type, which no rule of the state machine reads. The partition statements run under
 // maintenance's advisory lock (package retention) on days no shard plans
 // any more.
 //

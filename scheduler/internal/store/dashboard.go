@@ -126,9 +126,9 @@ var failedStatuses = func() []string {
 // Failures summarises the failed runs of a window.
 type Failures struct {
 	Lost int64
-	// AlarmFailures counts the runs whose alarm the sender gave up on
-	// (alarm_status 'failed', see package alarm). Only failed runs get
-	// alarms, so they are among the failed runs.
+	// AlarmFailures counts the alert deliveries (package alerts) of the
+	// window that failed for good: notices, a job's alarm fields' among
+	// them, that nobody received.
 	AlarmFailures int64
 	// Jobs are the jobs with the most failed runs, worst first.
 	Jobs []FailingJob
@@ -154,13 +154,21 @@ type FailingJob struct {
 func (s *Store) RunFailures(ctx context.Context, from, to time.Time, group string, groups []string, top int) (Failures, error) {
 	var out Failures
 	// failed reads job_runs_status, one range per status.
-	const failed = `SELECT id, job_id, group_name, status, scheduled_at, finished_at, message, alarm_status
+	const failed = `SELECT id, job_id, group_name, status, scheduled_at, finished_at, message
 		FROM job_runs` + statsFilter + ` AND status = ANY($6) AND scheduled_at >= $1 AND scheduled_at < $2`
 	args := []any{pgx.QueryExecModeExec, from, to, 0, group, groups, failedStatuses}
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'LOST'), count(*) FILTER (WHERE alarm_status = 'failed')
-		FROM (`+failed+`) f`, args...).Scan(&out.Lost, &out.AlarmFailures)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'LOST') FROM (`+failed+`) f`, args...).Scan(&out.Lost)
 	if err != nil {
 		return out, fmt.Errorf("failed runs: %w", err)
+	}
+	// A delivery's group is its notice's (the job's), as $4, $5 of
+	// statsFilter.
+	err = s.pool.QueryRow(ctx, `SELECT count(*) FROM alert_deliveries d
+		WHERE d.state = 'failed' AND d.created_at >= $1 AND d.created_at < $2
+		  AND ($3 = '' OR d.notice->>'group' = $3) AND ($4::text[] IS NULL OR d.notice->>'group' = ANY($4))`,
+		from, to, group, groups).Scan(&out.AlarmFailures)
+	if err != nil {
+		return out, fmt.Errorf("undelivered alerts: %w", err)
 	}
 	// A job's total is read off the fire key (job_id, scheduled_at, …),
 	// for the top jobs only.
