@@ -418,7 +418,7 @@ func TestConsoleLayoutHolds(t *testing.T) {
 				t.Errorf("%s at %d px: table cells break a word: %q", what, width, broken)
 			}
 			if shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS"); shots != "" {
-				b.screenshot(filepath.Join(shots, fmt.Sprintf("%s-%d.png", strings.NewReplacer("/", "_", "?", "_").Replace(path), width)))
+				b.screenshot(filepath.Join(shots, fmt.Sprintf("%s-%d.png", strings.NewReplacer("/", "_", "?", "_").Replace(what), width)))
 			}
 		}
 		for _, path := range pages {
