@@ -124,7 +124,8 @@ var apiDocs = []openapi.Operation{
 			Nodes: []apiv1.WorkflowNode{{Name: "extract", Job: "billing/extract"}, {Name: "load", Job: "billing/load"}},
 			Edges: []apiv1.WorkflowEdge{{From: "extract", To: "load"}}}},
 	{Pattern: "GET /api/v1/workflows", Summary: "List workflows, by id", Response: apiv1.WorkflowList{}, Query: []openapi.Param{
-		openapi.Q("group", "only this group's"), openapi.QInt("after", "the last id of the previous page"), openapi.QInt("limit", "page size")}},
+		openapi.Q("group", "only this group's"), openapi.Q("labels", "a label selector: key=value[,key=value...]"),
+		openapi.QInt("after", "the last id of the previous page"), openapi.QInt("limit", "page size")}},
 	{Pattern: "GET /api/v1/workflows/{id}", Summary: "Get a workflow", Response: apiv1.Workflow{}},
 	{Pattern: "PUT /api/v1/workflows/{id}", Summary: "Replace a workflow (WorkflowSpec.version or If-Match required)",
 		Body: apiv1.WorkflowSpec{}, Response: apiv1.Workflow{}, Query: []openapi.Param{ifMatch}},

@@ -2,9 +2,13 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"testing"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/calendar"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
@@ -78,4 +82,58 @@ func (e *env) workflowRunOf(job int64, ended bool) int64 {
 		}
 	}
 	return p.RunID
+}
+
+// A workflow's labels, owner and calendars are a job's: written and read
+// back, checked by the same code (a bad label, an unknown calendar and an
+// include calendar without an exclude one are refused), and the listing
+// filters by the same selector as the jobs'.
+func TestWorkflowLabelsOwnerCalendars(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	if _, _, err := e.st.PutCalendar(ctx, store.System, store.Calendar{Name: "a-holidays", Group: "a",
+		Days: calendar.Days{Dates: []string{"2026-10-01"}}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := e.workflowSpec("labelled", e.plain.ID)
+	spec.Labels, spec.Owner, spec.ExcludeCalendars = map[string]string{"team": "a", "env": "prod"}, "ana@example.com", []string{"a-holidays"}
+	code, body := e.do("operator", "POST", "/api/v1/workflows", spec)
+	var wf apiv1.Workflow
+	if err := json.Unmarshal(body, &wf); code != 201 || err != nil {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	if wf.Owner != "ana@example.com" || wf.Labels["env"] != "prod" || len(wf.ExcludeCalendars) != 1 {
+		t.Errorf("created %+v, want its labels, owner and calendar back", wf.WorkflowSpec)
+	}
+	other := e.workflowSpec("other", e.plain.ID)
+	other.Labels = map[string]string{"team": "a", "env": "dev"}
+	if code, body := e.do("operator", "POST", "/api/v1/workflows", other); code != 201 {
+		t.Fatalf("create other: %d %s", code, body)
+	}
+	code, body = e.do("viewerA", "GET", "/api/v1/workflows?labels=env=prod,team=a", nil)
+	var list apiv1.WorkflowList
+	if err := json.Unmarshal(body, &list); code != 200 || err != nil {
+		t.Fatalf("list: %d %s", code, body)
+	}
+	if len(list.Workflows) != 1 || list.Workflows[0].ID != wf.ID {
+		t.Errorf("labels=env=prod,team=a listed %d workflows, want only %d", len(list.Workflows), wf.ID)
+	}
+	if code, body := e.do("viewerA", "GET", "/api/v1/workflows?labels=env", nil); code != 400 || !strings.Contains(string(body), "key=value") {
+		t.Errorf("a selector without =: %d %s, want 400 naming the grammar", code, body)
+	}
+	for _, c := range []struct {
+		edit func(*apiv1.WorkflowSpec)
+		want string
+	}{
+		{func(s *apiv1.WorkflowSpec) { s.Labels = map[string]string{"bad key": "x"} }, "bad key"},
+		{func(s *apiv1.WorkflowSpec) { s.ExcludeCalendars = []string{"nowhere"} }, "nowhere"},
+		{func(s *apiv1.WorkflowSpec) { s.IncludeCalendars = []string{"a-holidays"} }, "include_calendars without exclude_calendars"},
+		{func(s *apiv1.WorkflowSpec) { s.Owner = "a\nb" }, "owner"},
+	} {
+		s := e.workflowSpec(fmt.Sprint("bad", e.next()), e.plain.ID)
+		c.edit(&s)
+		if code, body := e.do("operator", "POST", "/api/v1/workflows", s); code != 400 || !strings.Contains(string(body), c.want) {
+			t.Errorf("%+v: %d %s, want 400 naming %q", s, code, body, c.want)
+		}
+	}
 }
