@@ -15,7 +15,7 @@ import (
 // the ranges it read, and written so.
 //
 // Secrets travel differently: never. A job names its secrets
-// (secret_env, {{ secret "name" }} in params), a file holds those names
+// (secret_env, ${secret:NAME} in params), a file holds those names
 // and nothing else, and apply into another cluster needs the secrets
 // created there first (jetjob secrets create).
 
