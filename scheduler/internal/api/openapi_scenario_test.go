@@ -175,6 +175,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", "/api/v1/workers?group=a", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=*/5+*+*+*+*&timezone=Asia/Tokyo&n=3", nil, nil)
 	call(s400, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=nonsense", nil, nil)
+	call(s400, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=0+9+*+*+*&exclude=no-such-calendar", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/dashboard", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/cluster", nil, nil)
 

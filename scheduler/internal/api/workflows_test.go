@@ -121,6 +121,15 @@ func TestWorkflowLabelsOwnerCalendars(t *testing.T) {
 	if code, body := e.do("viewerA", "GET", "/api/v1/workflows?labels=env", nil); code != 400 || !strings.Contains(string(body), "key=value") {
 		t.Errorf("a selector without =: %d %s, want 400 naming the grammar", code, body)
 	}
+	// The schedule preview judges the calendars its caller may read: group
+	// a's for a's viewer, as if unknown for b's.
+	preview := "/api/v1/schedule/preview?type=cron&expr=0+9+*+*+*&timezone=UTC&n=3&exclude=a-holidays"
+	if code, body := e.do("viewerA", "GET", preview, nil); code != 200 {
+		t.Errorf("a's viewer previews with a's calendar: %d %s", code, body)
+	}
+	if code, body := e.do("viewerB", "GET", preview, nil); code != 400 || !strings.Contains(string(body), "no such calendar") {
+		t.Errorf("b's viewer previews with a's calendar: %d %s, want 400 no such calendar", code, body)
+	}
 	for _, c := range []struct {
 		edit func(*apiv1.WorkflowSpec)
 		want string

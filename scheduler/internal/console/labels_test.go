@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jetjob/jetjob/scheduler/internal/calendar"
@@ -36,6 +37,15 @@ func TestJobsLabelsOwnerAndCalendars(t *testing.T) {
 	p = admin.get(fmt.Sprintf("/jobs/%d", prod.ID))
 	mustContain(t, p, `<dt>Owner</dt><dd>billing-oncall</dd>`, `<dt>Labels</dt><dd>env=prod,team=billing</dd>`,
 		`id="preview-excluded"`, "excluded by calendar weekend")
+	// The edit form's preview marks them the same way, among the fires
+	// that run: struck through, naming the calendar.
+	p = admin.open(fmt.Sprintf("/jobs/%d/edit", prod.ID))
+	mustContain(t, p, `<tr class="excluded" data-calendar="weekend">`, "<s>", "excluded by calendar weekend", `id="preview-excluded"`)
+	// A calendar the user may not read is refused by the preview as unknown.
+	q := "/api/v1/schedule/preview?type=cron&expr=0+9+*+*+*&exclude=nowhere"
+	if p := admin.get(q); p.Code != 400 || !strings.Contains(p.Body, "no such calendar") {
+		t.Errorf("preview with an unknown calendar: %d %s", p.Code, p.Body)
+	}
 }
 
 // The workflows list filters by the jobs' label selector (a bad one is

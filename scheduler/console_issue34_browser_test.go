@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 )
 
@@ -75,4 +76,39 @@ func TestConsoleSecrets(t *testing.T) {
 	if list, err := sys.api.ListSecrets(t.Context(), "g"); err != nil || len(list) != 0 {
 		t.Fatalf("secrets of g after the delete: %+v, %v", list, err)
 	}
+}
+
+// The job form's preview follows the calendars typed in: the fires a
+// calendar excludes are listed among the others, struck through, saying
+// which calendar; an include calendar gives them back.
+func TestConsoleJobFormPreviewMarksCalendars(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	for _, cal := range []apiv1.Calendar{{Name: "weekend", Weekdays: []string{"SAT", "SUN"}},
+		{Name: "every-day", Weekdays: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}}} {
+		if _, err := sys.api.PutCalendar(t.Context(), cal.Name, cal); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newTab(t, sys.url)
+	b.signIn("/jobs/new", "ada")
+	b.do("a daily schedule excluding weekends",
+		chromedp.WaitVisible(chromedp.ID("job-form")),
+		chromedp.SetValue(chromedp.ID("f-schedule_type"), "cron"),
+		chromedp.Clear(chromedp.ID("f-schedule_expr")),
+		chromedp.SendKeys(chromedp.ID("f-schedule_expr"), "0 0 9 * * *"),
+		chromedp.SendKeys(chromedp.ID("f-exclude_calendars"), "weekend"),
+	)
+	b.waitFor("weekend fires struck through", `document.querySelectorAll("#preview-table tr.excluded s").length >= 2 &&
+		document.querySelectorAll("#preview-table tbody tr:not(.excluded)").length === 10`, 30*time.Second)
+	if got := b.text("#preview-table tr.excluded"); !strings.Contains(got, "excluded by calendar weekend") {
+		t.Fatalf("an excluded fire's row says %q", got)
+	}
+	if dir := os.Getenv("JETJOB_CONSOLE_SCREENSHOTS"); dir != "" {
+		b.screenshot(filepath.Join(dir, "console-job-form-calendars.png"))
+	}
+	b.do("give every day back", chromedp.SendKeys(chromedp.ID("f-include_calendars"), "every-day"))
+	b.waitFor("no fire excluded", `document.querySelectorAll("#preview-table tr").length === 11 &&
+		document.querySelectorAll("#preview-table tr.excluded").length === 0`, 30*time.Second)
 }
