@@ -275,6 +275,8 @@ type BulkRequest struct {
 	// Selector is "key=value[,key=value...]" (required).
 	Selector string `json:"selector"`
 	Group    string `json:"group,omitempty"`
+	// Kind is what the selector picks: job (default) or workflow.
+	Kind string `json:"kind,omitempty"`
 	// Action is enable, disable or trigger.
 	Action string `json:"action"`
 	// Note is a disable's note.

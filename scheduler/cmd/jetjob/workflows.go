@@ -51,6 +51,7 @@ jobs by group/name:
 		a.workflowsRerunCmd(),
 		a.workflowsSwitchCmd(false),
 		a.workflowsSwitchCmd(true),
+		a.workflowsBulkCmd(),
 		a.backfillCmd("workflow", (*client.Client).BackfillWorkflow),
 		a.workflowRunCmd("cancel RUN_ID", "Cancel a workflow run; its running nodes are killed",
 			func(c *client.Client, ctx context.Context, id int64) (*apiv1.WorkflowRun, error) {

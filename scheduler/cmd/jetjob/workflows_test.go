@@ -100,9 +100,13 @@ func TestExportApplyWorkflows(t *testing.T) {
 	if res.code == exitOK || !strings.Contains(res.stderr, "key=value") {
 		t.Errorf("workflows list -l team: exit %d, stderr %q; want the selector refused", res.code, res.stderr)
 	}
+	printed(t, "bulk", dst.admin(t, "", "workflows", "bulk", "disable", "-l", "tier=gold", "--note", "freeze"), "1 of 1 done")
 	got, err := dc.ListWorkflows(ctx, "billing", 0, 0)
 	if err != nil || len(got.Workflows) != 1 {
 		t.Fatalf("workflows of billing: %v, %v", got, err)
+	}
+	if got.Workflows[0].Enabled {
+		t.Error("workflows bulk disable -l tier=gold left the workflow enabled")
 	}
 	printed(t, "get", dst.admin(t, "", "workflows", "get", strconv.FormatInt(got.Workflows[0].ID, 10)),
 		"Labels", "team=billing,tier=gold", "Owner", "ana@example.com", "cn-holidays (calendars)")

@@ -34,7 +34,9 @@ func checkLabels(spec apiv1.JobSpec, add func(string, ...any)) {
 	}
 }
 
-// bulkJobs acts on every job the selector picks among those the caller
+// bulkJobs acts on every job (or, kind workflow, every workflow: its row
+// is a job's, enabled, disabled and triggered by the same calls) the
+// selector picks among those the caller
 // may read, one job at a time through the same store call as the job's
 // own route, each with its audit entry. A job the caller may read but not
 // operate is reported refused; one they may not read is never picked.
@@ -58,12 +60,14 @@ func (s *Server) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("group %q is not a valid group name", req.Group)
 	case len(req.Note) > maxPauseNoteLen:
 		return invalidf("note: at most %d bytes", maxPauseNoteLen)
+	case req.Kind != "" && req.Kind != store.KindJob && req.Kind != store.KindWorkflow:
+		return invalidf("kind %q: want job (the default) or workflow", req.Kind)
 	}
 	limit := req.Max
 	if limit == 0 {
 		limit = defaultBulkMax
 	}
-	js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit})
+	js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit, Kind: req.Kind})
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,28 @@ func TestWorkflowLabelsOwnerCalendars(t *testing.T) {
 	if code, body := e.do("viewerA", "GET", "/api/v1/workflows?labels=env", nil); code != 400 || !strings.Contains(string(body), "key=value") {
 		t.Errorf("a selector without =: %d %s, want 400 naming the grammar", code, body)
 	}
+	// Bulk by selector, kind workflow: the workflow picked is disabled, a
+	// job with the same labels is not (it is not a workflow).
+	labelled := e.job("a", "echo")
+	labelled.Labels = map[string]string{"team": "a", "env": "prod"}
+	if _, err := e.st.UpdateJob(ctx, store.System, labelled); err != nil {
+		t.Fatal(err)
+	}
+	code, body = e.do("operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "env=prod,team=a", Kind: "workflow", Action: "disable", Note: "freeze"})
+	var res apiv1.BulkResult
+	if err := json.Unmarshal(body, &res); code != 200 || err != nil || res.Matched != 1 || res.Done != 1 || res.Items[0].JobID != wf.ID {
+		t.Errorf("bulk disable of workflows env=prod,team=a: %d %s, want workflow %d alone", code, body, wf.ID)
+	}
+	if got, _ := e.st.GetWorkflow(ctx, wf.ID); got.Enabled || got.PausedNote != "freeze" {
+		t.Errorf("the workflow after a bulk disable: enabled %t note %q", got.Enabled, got.PausedNote)
+	}
+	if got, _ := e.st.GetJob(ctx, labelled.ID); !got.Enabled {
+		t.Error("a job with the same labels was disabled by a bulk action on workflows")
+	}
+	if code, body := e.do("operator", "POST", "/api/v1/jobs/bulk", apiv1.BulkRequest{Selector: "env=prod", Kind: "node", Action: "disable"}); code != 400 || !strings.Contains(string(body), "kind") {
+		t.Errorf("bulk of kind node: %d %s, want 400 naming kind", code, body)
+	}
+
 	// The schedule preview judges the calendars its caller may read: group
 	// a's for a's viewer, as if unknown for b's.
 	preview := "/api/v1/schedule/preview?type=cron&expr=0+9+*+*+*&timezone=UTC&n=3&exclude=a-holidays"
