@@ -81,7 +81,7 @@ func TestExportApplyWorkflows(t *testing.T) {
 		t.Fatalf("the applied cluster exports differently:\n%s\n---\nwant:\n%s", got, exported)
 	}
 	res = must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "second apply")
-	if strings.Contains(res.stdout, "workflow") || strings.Contains(res.stdout, "Applied") {
+	if strings.Contains(res.stdout, "workflow") || strings.Contains(res.stdout, "calendar") || strings.Contains(res.stdout, "Applied") {
 		t.Fatalf("second apply printed\n%s", res.stdout)
 	}
 	// The workflows commands read it back.
