@@ -19,6 +19,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
+	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -353,8 +354,15 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 // lines. New pages join the list below.
 func TestConsoleLayoutHolds(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
+	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := startSystem(t, consoleHandlers, func(c *systemConfig) { c.Secrets = kr })
 	consoleUsers(t, sys)
+	if _, err := sys.api.CreateSecret(t.Context(), "g", "the-settlement-warehouse-readonly-password", secretValue); err != nil {
+		t.Fatal(err)
+	}
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-job-with-a-rather-long-name-for-a-small-screen",
 		Description: "Exports the day's settled card payments to the accounting warehouse and tells finance when it is done.",
 		Handler:     "chatty", ScheduleType: "cron", ScheduleExpr: "0 0 3 * * *", Timezone: "Europe/Berlin",
@@ -384,7 +392,7 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit",
 		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
-		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch)}
+		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch), "/secrets"}
 	// States a page reaches by an action: the job form's advanced
 	// settings unfolded; a bulk operation's confirmation and result.
 	states := []struct {

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
@@ -52,7 +56,7 @@ func (s *system) get(t *testing.T, path string) string {
 // with the value, and the value appears nowhere anyone reads afterwards:
 // not in any API answer (the secret, the job, the run with its params,
 // the run's log, the audit log), not in the run's log lines (****), not
-// in any audit row; the run's params still hold the placeholder. Each use
+// in any audit row, not in any line the scheduler or the worker logs; the run's params still hold the placeholder. Each use
 // is audited with the run's id.
 func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	t.Parallel()
@@ -60,9 +64,15 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every line the scheduler and the worker log (DEBUG up), kept to be
+	// searched for the value at the end.
+	obs, logged := observer.New(zapcore.DebugLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
-	}, func(c *systemConfig) { c.Secrets = kr })
+	}, func(c *systemConfig) {
+		c.Secrets = kr
+		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
+	})
 	ctx := t.Context()
 	sec, err := sys.api.CreateSecret(ctx, "g", "db-password", secretValue)
 	if err != nil {
@@ -140,6 +150,18 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	}
 	if leaks != 0 || uses != 1 {
 		t.Errorf("audit rows: %d hold the value (want 0), %d secret.use of run %d (want 1)", leaks, uses, run.ID)
+	}
+	for _, e := range logged.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+		if strings.Contains(line, secretValue) {
+			t.Errorf("a log line holds the secret's value: %s", line)
+		}
+	}
+	if logged.Len() == 0 {
+		t.Error("nothing was logged: the check of the logs checked nothing")
 	}
 	var stored []byte
 	if err := sys.pool.QueryRow(ctx, `SELECT ciphertext FROM secrets WHERE id = $1`, sec.ID).Scan(&stored); err != nil {

@@ -10,10 +10,10 @@ import (
 )
 
 // A run triggered for later than the API's own wheel takes (beyond
-// planner.SweepInterval) lives only in the table until a sweep of its
-// shard's owner plants it: it runs once at its time, not before, though
-// the scheduler that wrote it died in between; one cancelled meanwhile
-// never runs.
+// planner.SweepInterval), by a delay or at a time, lives only in the
+// table until a sweep of its shard's owner plants it: each runs once at
+// its time, not before, though the scheduler that wrote them died in
+// between; one cancelled meanwhile never runs.
 func TestTriggerLaterThroughSchedulerCrash(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
@@ -28,6 +28,15 @@ func TestTriggerLaterThroughSchedulerCrash(t *testing.T) {
 	dropped, err := c.api.TriggerJobWith(t.Context(), job, apiv1.TriggerRequest{Delay: delay.String()})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One more at an absolute time, a little after the delayed one.
+	atTime := time.Now().Add(delay + 2*time.Second).Truncate(time.Second)
+	at, err := c.api.TriggerJobWith(t.Context(), job, apiv1.TriggerRequest{At: &atTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.Status != "SCHEDULED" || !at.ScheduledAt.Equal(atTime) {
+		t.Fatalf("run %d is %s at %s, want SCHEDULED at %s", at.ID, at.Status, at.ScheduledAt, atTime)
 	}
 	if later.Status != "SCHEDULED" || time.Until(later.ScheduledAt) < planner.SweepInterval {
 		t.Fatalf("run %d is %s at %s, want SCHEDULED %s from now", later.ID, later.Status, later.ScheduledAt, delay)
@@ -48,6 +57,13 @@ func TestTriggerLaterThroughSchedulerCrash(t *testing.T) {
 	}
 	if got := c.fires.snapshot()[key(job, later.ScheduledAt)]; got != 1 {
 		t.Errorf("the run for later reached a handler %d times, want once", got)
+	}
+	atRun := waitStatus(t, api, at.ID, "SUCCEEDED", delay+time.Minute)
+	if atRun.StartedAt == nil || atRun.StartedAt.Before(atTime) {
+		t.Errorf("run %d at %s started at %v: before its time", atRun.ID, atTime, atRun.StartedAt)
+	}
+	if got := c.fires.snapshot()[key(job, atTime)]; got != 1 {
+		t.Errorf("the run at %s reached a handler %d times, want once", atTime, got)
 	}
 	if r, err := api.GetRun(t.Context(), dropped.ID); err != nil || r.Status != "CANCELLED" || r.StartedAt != nil {
 		t.Errorf("the cancelled run: %+v, %v; want CANCELLED, never started", r, err)

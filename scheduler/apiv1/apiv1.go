@@ -286,7 +286,9 @@ type BulkRequest struct {
 	Selector string  `json:"selector,omitempty"`
 	IDs      []int64 `json:"ids,omitempty"`
 	Group    string  `json:"group,omitempty"`
-	// Action is enable, disable, trigger or delete.
+	// Kind is what the request acts on: job (default) or workflow.
+	Kind string `json:"kind,omitempty"`
+	// Action is enable, disable, trigger or delete (not for workflows).
 	Action string `json:"action"`
 	// Note is a disable's note.
 	Note string `json:"note,omitempty"`

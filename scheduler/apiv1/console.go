@@ -18,6 +18,10 @@ type SchedulePreview struct {
 	Expr     string      `json:"expr"`
 	Timezone string      `json:"timezone"`
 	Times    []time.Time `json:"times"`
+	// Excluded are the fires among them that the calendars asked for
+	// (exclude=, include=) exclude, as a job naming them would record
+	// them SKIPPED: not in Times.
+	Excluded []ExcludedFire `json:"excluded,omitempty"`
 }
 
 // Dashboard answers GET /dashboard: what the console's first page shows.

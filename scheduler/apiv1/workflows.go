@@ -27,6 +27,15 @@ type WorkflowSpec struct {
 	StartAt          *time.Time `json:"start_at,omitempty"`
 	EndAt            *time.Time `json:"end_at,omitempty"`
 	Enabled          *bool      `json:"enabled,omitempty"`
+	// ExcludeCalendars and IncludeCalendars name calendars as a job's do
+	// (JobSpec): a fire on an excluded day is recorded SKIPPED ("excluded
+	// by calendar X"). Labels and Owner are a job's too: GET
+	// /workflows?labels=team=billing picks workflows by a selector, and the
+	// owner is an alert's default recipient (docs/alerts.md).
+	ExcludeCalendars []string          `json:"exclude_calendars,omitempty"`
+	IncludeCalendars []string          `json:"include_calendars,omitempty"`
+	Labels           map[string]string `json:"labels,omitempty"`
+	Owner            string            `json:"owner,omitempty"`
 	// Overlap is what a fire does while another run of the workflow is
 	// active: serial (default: waits, QUEUED), discard_later (ends
 	// DISCARDED), cover_early (cancels the older runs), buffer_one (one

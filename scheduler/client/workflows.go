@@ -22,9 +22,18 @@ func (c *Client) GetWorkflow(ctx context.Context, id int64) (*apiv1.Workflow, er
 // ListWorkflows reads up to limit workflows (0: the server's page size)
 // with an id above after, of group ("" for every group the caller reads).
 func (c *Client) ListWorkflows(ctx context.Context, group string, after int64, limit int) (*apiv1.WorkflowList, error) {
+	return c.ListWorkflowsSelected(ctx, group, "", after, limit)
+}
+
+// ListWorkflowsSelected is ListWorkflows keeping only the workflows a
+// label selector picks ("env=prod,team=billing"; "" for all).
+func (c *Client) ListWorkflowsSelected(ctx context.Context, group, selector string, after int64, limit int) (*apiv1.WorkflowList, error) {
 	q := pageQuery("after", after, limit)
 	if group != "" {
 		q.Set("group", group)
+	}
+	if selector != "" {
+		q.Set("labels", selector)
 	}
 	return call[apiv1.WorkflowList](ctx, c, http.MethodGet, "/workflows", q, nil)
 }

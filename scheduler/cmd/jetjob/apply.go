@@ -43,6 +43,8 @@ Groups declared under groups: that the cluster lacks are created (which
 needs an admin); existing groups are not changed. Jobs are created first,
 without their children, then updated, then linked to their children, then
 (--prune) deleted: --prune deletes only jobs of the groups the file mentions.
+Calendars (documents of kind: Calendar) are created or replaced by name
+before the jobs that name them ("+ calendar", "~ calendar"); never pruned.
 Workflows (documents of kind: Workflow after the jobs, as export writes
 them) are applied last, created or replaced by group and name ("+ workflow",
 "~ workflow" in the plan); they are never pruned. Alert channels and rules
@@ -74,6 +76,10 @@ conflict or an API error, 2 on a misused command line.`,
 			if err != nil {
 				return err
 			}
+			data, calsIn, err := splitCalendars(name, data)
+			if err != nil {
+				return err
+			}
 			jobsDoc, wfs, err := splitWorkflows(name, data)
 			if err != nil {
 				return err
@@ -86,6 +92,10 @@ conflict or an API error, 2 on a misused command line.`,
 				return err
 			}
 			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			cchanges, err := planCalendars(cmd.Context(), c, calsIn)
 			if err != nil {
 				return err
 			}
@@ -102,20 +112,25 @@ conflict or an API error, 2 on a misused command line.`,
 				return err
 			}
 			empty := plan.Empty() && !slices.ContainsFunc(wchanges, func(w workflowChange) bool { return w.Action != "unchanged" }) &&
-				!slices.ContainsFunc(achanges, func(a alertChange) bool { return a.Action != "unchanged" })
+				!slices.ContainsFunc(achanges, func(a alertChange) bool { return a.Action != "unchanged" }) &&
+				!slices.ContainsFunc(cchanges, func(c calendarChange) bool { return c.Action != "unchanged" })
 			doc := any(plan)
-			if len(wfs) > 0 || len(achanges) > 0 {
+			if len(wfs) > 0 || len(achanges) > 0 || len(cchanges) > 0 {
 				doc = struct {
 					*jobfile.Plan
+					Calendars []calendarChange `json:"calendars,omitempty"`
 					Workflows []workflowChange `json:"workflows,omitempty"`
 					Alerts    []alertChange    `json:"alerts,omitempty"`
-				}{plan, wchanges, achanges}
+				}{plan, cchanges, wchanges, achanges}
 			}
 			if a.output == outputJSON {
 				if dryRun || empty {
 					return writeJSON(a.stdout, doc)
 				}
 			} else {
+				if err := writeCalendarPlan(a.stdout, cchanges); err != nil {
+					return err
+				}
 				if err := writeWorkflowPlan(a.stdout, wchanges); err != nil {
 					return err
 				}
@@ -129,14 +144,18 @@ conflict or an API error, 2 on a misused command line.`,
 			if dryRun || empty {
 				return nil
 			}
+			out := a.stdout
+			if a.output == outputJSON {
+				out = a.stderr
+			}
+			// Calendars first: the jobs and workflows name them.
+			if err := executeCalendars(cmd.Context(), c, out, cchanges); err != nil {
+				return err
+			}
 			if !plan.Empty() {
 				if err := a.executePlan(cmd.Context(), c, plan); err != nil {
 					return err
 				}
-			}
-			out := a.stdout
-			if a.output == outputJSON {
-				out = a.stderr
 			}
 			if err := executeWorkflows(cmd.Context(), c, out, wchanges); err != nil {
 				return err

@@ -13,13 +13,23 @@ import (
 
 // jobsBulkCmd is `jetjob jobs bulk enable|disable|trigger -l SELECTOR`.
 func (a *app) jobsBulkCmd() *cobra.Command {
-	var req apiv1.BulkRequest
+	return a.bulkCmd("job", `  jetjob jobs bulk disable -l env=prod,team=billing --note "db migration"
+  jetjob jobs bulk trigger -l team=billing --group billing --max 20`)
+}
+
+// workflowsBulkCmd is the same for workflows.
+func (a *app) workflowsBulkCmd() *cobra.Command {
+	return a.bulkCmd("workflow", `  jetjob workflows bulk disable -l team=billing --note "month-end freeze"`)
+}
+
+// bulkCmd acts on the jobs or workflows (kind) a selector picks.
+func (a *app) bulkCmd(kind, example string) *cobra.Command {
+	req := apiv1.BulkRequest{Kind: kind}
 	cmd := &cobra.Command{
-		Use:   "bulk enable|disable|trigger -l SELECTOR",
-		Short: "Enable, disable or trigger every job a label selector picks (each checked and audited as if alone)",
-		Example: `  jetjob jobs bulk disable -l env=prod,team=billing --note "db migration"
-  jetjob jobs bulk trigger -l team=billing --group billing --max 20`,
-		Args: needArgs("ACTION"),
+		Use:     "bulk enable|disable|trigger -l SELECTOR",
+		Short:   "Enable, disable or trigger every " + kind + " a label selector picks (each checked and audited as if alone)",
+		Example: example,
+		Args:    needArgs("ACTION"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Action = args[0]
 			if req.Selector == "" {
@@ -46,8 +56,8 @@ func (a *app) jobsBulkCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&req.Selector, "selector", "l", "", "label selector: key=value pairs, comma-separated")
-	fl.StringVar(&req.Group, "group", "", "only the jobs of this group")
-	fl.StringVar(&req.Note, "note", "", "with disable: why (kept as the jobs' paused note)")
-	fl.IntVar(&req.Max, "max", 0, "refuse if the selector picks more jobs than this (server default 100, at most 1000)")
+	fl.StringVar(&req.Group, "group", "", "only the "+kind+"s of this group")
+	fl.StringVar(&req.Note, "note", "", "with disable: why (kept as the "+kind+"s' paused note)")
+	fl.IntVar(&req.Max, "max", 0, "refuse if the selector picks more "+kind+"s than this (server default 100, at most 1000)")
 	return cmd
 }

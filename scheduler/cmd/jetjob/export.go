@@ -32,7 +32,10 @@ is not named: a comment on its parent counts it, and apply keeps it. Fields that
 the file is sorted (groups by name, jobs by group then name), so exporting
 an unchanged cluster twice gives the same bytes. The groups (every group
 the caller can read, or just --group) are declared under groups: with their
-title and command_handlers. Workflows follow, one YAML document each
+title and command_handlers. Calendars follow, one YAML document each (kind:
+Calendar; with --group, the group's and the global ones). Secrets are never
+written: jobs name them, and the target cluster needs them created first.
+Workflows follow, one YAML document each
 (kind: Workflow), their nodes naming jobs by group/name, then alert channels
 (kind: AlertChannel) and rules (kind: AlertRule). A channel's URL (but an
 email channel's addresses) and signing secret are never written: target_env
@@ -51,6 +54,9 @@ and secret_env name environment variables apply reads them from
 			}
 			data, err := exportJobs(cmd.Context(), c, group)
 			if err != nil {
+				return err
+			}
+			if data, err = exportCalendars(cmd.Context(), c, group, data); err != nil {
 				return err
 			}
 			if data, err = exportWorkflows(cmd.Context(), c, group, data); err != nil {

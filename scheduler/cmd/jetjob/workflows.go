@@ -14,6 +14,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 )
 
 func (a *app) workflowsCmd() *cobra.Command {
@@ -50,6 +51,7 @@ jobs by group/name:
 		a.workflowsRerunCmd(),
 		a.workflowsSwitchCmd(false),
 		a.workflowsSwitchCmd(true),
+		a.workflowsBulkCmd(),
 		a.backfillCmd("workflow", (*client.Client).BackfillWorkflow),
 		a.workflowRunCmd("cancel RUN_ID", "Cancel a workflow run; its running nodes are killed",
 			func(c *client.Client, ctx context.Context, id int64) (*apiv1.WorkflowRun, error) {
@@ -61,14 +63,14 @@ jobs by group/name:
 }
 
 func (a *app) workflowsListCmd() *cobra.Command {
-	var group string
+	var group, selector string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List workflows",
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.WorkflowList, error) {
-				return c.ListWorkflows(ctx, group, 0, 0)
+				return c.ListWorkflowsSelected(ctx, group, selector, 0, 0)
 			}, func(w io.Writer, list *apiv1.WorkflowList) error {
 				t := newTable(w, "ID", "GROUP", "NAME", "NODES", "SCHEDULE", "OVERLAP", "ENABLED", "NEXT FIRE")
 				for _, wf := range list.Workflows {
@@ -81,6 +83,7 @@ func (a *app) workflowsListCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", "", "only the workflows of this group")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "only the workflows with these labels, e.g. env=prod,team=billing")
 	return cmd
 }
 
@@ -91,6 +94,16 @@ func workflowDetail(wf *apiv1.Workflow) *kv {
 	k.add("Name", wf.Name)
 	k.add("Schedule", schedule(&apiv1.JobSpec{ScheduleType: wf.ScheduleType, ScheduleExpr: wf.ScheduleExpr, Timezone: wf.Timezone}))
 	k.add("Overlap", wf.Overlap)
+	if len(wf.ExcludeCalendars) > 0 {
+		k.add("Excluded days", strings.Join(wf.ExcludeCalendars, ", ")+" (calendars)")
+		k.add("Included days", strings.Join(wf.IncludeCalendars, ", "))
+	}
+	if len(wf.Labels) > 0 {
+		k.add("Labels", labels.Format(wf.Labels))
+	}
+	if wf.Owner != "" {
+		k.add("Owner", wf.Owner)
+	}
 	k.add("Enabled", yesNo(wf.Enabled))
 	if wf.PausedAt != nil {
 		k.add("Paused", fmt.Sprintf("%s by %s: %s", fmtTimePtr(wf.PausedAt), wf.PausedBy, wf.PausedNote))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -101,7 +102,14 @@ func (c Channel) Validate() error {
 	return nil
 }
 
-// Addresses are an email channel's recipients.
+// OwnerRecipient, among an email channel's addresses, stands for the
+// owner of the job or workflow a notice is about (docs/alerts.md, "The
+// owner as recipient"): a rule then routes to whoever owns each job
+// without naming them.
+const OwnerRecipient = "owner"
+
+// Addresses are an email channel's recipients as written: its addresses,
+// and OwnerRecipient when the channel names it.
 func (c Channel) Addresses() ([]string, error) {
 	var out []string
 	for _, a := range strings.Split(c.Target, ",") {
@@ -109,15 +117,53 @@ func (c Channel) Addresses() ([]string, error) {
 		if a == "" {
 			continue
 		}
+		if a == OwnerRecipient {
+			out = append(out, a)
+			continue
+		}
 		if _, err := mail.ParseAddress(a); err != nil {
-			return nil, fmt.Errorf("channel target: %q is not an email address", a)
+			return nil, fmt.Errorf("channel target: %q is not an email address (or %q: the job's owner)", a, OwnerRecipient)
 		}
 		out = append(out, a)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("channel target: want one or more email addresses, comma-separated")
+		return nil, fmt.Errorf("channel target: want one or more email addresses, comma-separated (%q: the job's owner)", OwnerRecipient)
 	}
 	return out, nil
+}
+
+// Recipients are where an email channel sends n: its addresses, with
+// OwnerRecipient replaced by n's owner when the owner is a plain email
+// address, and left out when it is not (a team name, no owner) — an
+// error when nobody is left.
+func (c Channel) Recipients(n *Notice) ([]string, error) {
+	as, err := c.Addresses()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range as {
+		if a != OwnerRecipient {
+			out = append(out, a)
+			continue
+		}
+		if o := OwnerAddress(n.Owner); o != "" && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("channel target: %q, and job %d's owner %q is not an email address", c.Target, n.JobID, n.Owner)
+	}
+	return out, nil
+}
+
+// OwnerAddress is owner when it is a plain email address
+// (ana@example.com, not "Ana <ana@example.com>"), else "".
+func OwnerAddress(owner string) string {
+	if a, err := mail.ParseAddress(owner); err == nil && a.Address == owner {
+		return owner
+	}
+	return ""
 }
 
 // Event is what a notice is about.
@@ -157,6 +203,8 @@ type Notice struct {
 	State   string `json:"state,omitempty"`
 	JobID   int64  `json:"job_id"`
 	JobName string `json:"job_name"`
+	// Owner is the job's (or workflow's) owner, for OwnerRecipient.
+	Owner   string `json:"owner,omitempty"`
 	Group   string `json:"group"`
 	RunID   int64  `json:"run_id"`
 	Status  string `json:"status"`

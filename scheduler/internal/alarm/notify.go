@@ -110,7 +110,7 @@ func (s *Sender) notifyEmail(ctx context.Context, ch Channel, n *Notice, body st
 	if s.cfg.SMTP.Host == "" {
 		return Result{Err: errors.New("no SMTP server configured (JETJOB_SMTP_HOST)")}
 	}
-	to, err := ch.Addresses()
+	to, err := ch.Recipients(n)
 	if err != nil {
 		return Result{Err: err}
 	}

@@ -22,6 +22,8 @@ type End struct {
 	RunID   int64
 	JobID   int64
 	JobName string
+	// Owner is the job's owner (alarm.OwnerRecipient).
+	Owner   string
 	Group   string
 	Status  string
 	Attempt int

@@ -213,12 +213,12 @@ func (e *Engine) Process(ctx context.Context) (int, error) {
 }
 
 func loadEnds(ctx context.Context, tx pgx.Tx) ([]End, error) {
-	rows, _ := tx.Query(ctx, `SELECT o.id, COALESCE(o.rule_id, 0), o.run_id, o.job_id, COALESCE(j.name, ''), o.group_name, o.status, o.attempt,
-			o.final, o.message, o.at
+	rows, _ := tx.Query(ctx, `SELECT o.id, COALESCE(o.rule_id, 0), o.run_id, o.job_id, COALESCE(j.name, ''), COALESCE(j.owner, ''),
+			o.group_name, o.status, o.attempt, o.final, o.message, o.at
 		FROM alert_outbox o LEFT JOIN jobs j ON j.id = o.job_id ORDER BY o.id LIMIT $1`, outboxBatch)
 	ends, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (End, error) {
 		var e End
-		err := r.Scan(&e.ID, &e.RuleID, &e.RunID, &e.JobID, &e.JobName, &e.Group, &e.Status, &e.Attempt, &e.Final, &e.Message, &e.At)
+		err := r.Scan(&e.ID, &e.RuleID, &e.RunID, &e.JobID, &e.JobName, &e.Owner, &e.Group, &e.Status, &e.Attempt, &e.Final, &e.Message, &e.At)
 		return e, err
 	})
 	if err != nil {
@@ -368,7 +368,7 @@ func (e *Engine) pause(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Aler
 // queue writes one delivery of the notice per channel of the rule, at
 // most once per (rule, channel, event).
 func (e *Engine) queue(ctx context.Context, tx pgx.Tx, r *Rule, end End, a *Alert, ev alarm.Event, eventID int64) error {
-	n := alarm.Notice{V: 1, Event: ev, Rule: r.Name, JobID: end.JobID, JobName: end.JobName, Group: end.Group,
+	n := alarm.Notice{V: 1, Event: ev, Rule: r.Name, JobID: end.JobID, JobName: end.JobName, Owner: end.Owner, Group: end.Group,
 		RunID: end.RunID, Status: end.Status, Message: end.Message, Attempt: end.Attempt, Count: 1, FirstAt: end.At,
 		At: end.At, ConsoleLink: e.sender.ConsoleLink(end.RunID)}
 	var alertID *int64

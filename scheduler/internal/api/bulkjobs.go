@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,8 +36,10 @@ func checkLabels(spec apiv1.JobSpec, add func(string, ...any)) {
 	}
 }
 
-// bulkJobs acts on every job the selector picks among those the caller
-// may read (or on each job IDs names), one job at a time through the same
+// bulkJobs acts on every job (or, kind workflow, every workflow: its row
+// is a job's, enabled, disabled and triggered by the same calls) the
+// selector picks among those the caller may read (or on each one IDs
+// names), one job at a time through the same
 // store call as the job's own route, each with its audit entry. A job the
 // caller may read but not operate is reported refused; one they may not
 // read is never picked (named by id, it is reported not found). More jobs
@@ -68,10 +71,14 @@ func (s *Server) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 		return invalidf("note: at most %d characters", maxPauseNoteLen)
 	case len(req.IDs) > limit:
 		return invalidf("ids: %d jobs, more than max=%d (raise max, up to %d)", len(req.IDs), limit, maxBulkMax)
+	case req.Kind != "" && req.Kind != store.KindJob && req.Kind != store.KindWorkflow:
+		return invalidf("kind %q: want job (the default) or workflow", req.Kind)
+	case req.Kind == store.KindWorkflow && req.Action == "delete":
+		return invalidf("action delete: workflows are deleted one at a time (DELETE /workflows/{id})")
 	}
 	var out apiv1.BulkResult
 	if len(sel) > 0 {
-		js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit})
+		js, more, err := s.store.SearchJobs(r.Context(), store.JobFilter{Group: req.Group, Groups: readable(r), Labels: sel, Limit: limit, Kind: req.Kind})
 		if err != nil {
 			return err
 		}
@@ -113,7 +120,7 @@ func (s *Server) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 var bulkActions = []string{"enable", "disable", "trigger", "delete"}
 
 // errNoSuchJob is a job a bulk action names by id that does not exist, is
-// not a job (a workflow), is outside req's group or is in a group the
+// not of the request's kind (a workflow for jobs), is outside req's group or is in a group the
 // caller may not read: all alike, so that ids probe nothing.
 var errNoSuchJob = errors.New("no such job")
 
@@ -128,7 +135,7 @@ func (s *Server) bulkPick(r *http.Request, req apiv1.BulkRequest, id int64) (sto
 		return j, errNoSuchJob
 	case err != nil:
 		return j, err
-	case j.Kind != "" && j.Kind != store.KindJob, req.Group != "" && j.Group != req.Group,
+	case cmp.Or(j.Kind, store.KindJob) != cmp.Or(req.Kind, store.KindJob), req.Group != "" && j.Group != req.Group,
 		!auth.FromContext(r.Context()).Can(j.Group, auth.Viewer):
 		return j, errNoSuchJob
 	}

@@ -2,11 +2,15 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
 )
 
@@ -26,7 +30,7 @@ const (
 // ("type|expr|zone") is one more schedule of the job: the preview is then
 // the union's.
 func (s *Server) schedulePreview(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "type", "expr", "timezone", "n", "also"); err != nil {
+	if err := onlyParams(r, "type", "expr", "timezone", "n", "also", "exclude", "include"); err != nil {
 		return err
 	}
 	n, err := queryInt(r, "n", defaultPreviewFires, 1, maxPreviewFires)
@@ -54,12 +58,65 @@ func (s *Server) schedulePreview(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	exclude, include := splitNames(q.Get("exclude")), splitNames(q.Get("include"))
+	if len(exclude)+len(include) > 0 {
+		return s.previewWithCalendars(w, r, store.Job{ScheduleType: typ, ScheduleExpr: expr, Timezone: tz, ExtraSchedules: extra,
+			Enabled: true, ExcludeCalendars: exclude, IncludeCalendars: include}, int(n))
+	}
 	times := sched.NextN(s.now(), int(n))
 	if times == nil {
 		times = []time.Time{}
 	}
 	writeJSON(w, http.StatusOK, apiv1.SchedulePreview{Type: typ, Expr: expr, Timezone: tz, Times: times})
 	return nil
+}
+
+// previewWithCalendars answers the preview of j, a job being written that
+// names calendars, as its page will show it: the same judgement
+// (store.UpcomingFires, calendar.Judge) over the calendars the caller
+// may read (global ones and their groups'); another name is refused as
+// one that does not exist.
+func (s *Server) previewWithCalendars(w http.ResponseWriter, r *http.Request, j store.Job, n int) error {
+	var problems []string
+	checkJobCalendars(apiv1.JobSpec{ScheduleType: j.ScheduleType, ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars},
+		func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) })
+	if len(problems) > 0 {
+		return invalidf("%s", strings.Join(problems, "; "))
+	}
+	groups, all := auth.FromContext(r.Context()).Readable()
+	cs, err := s.store.ListCalendars(r.Context(), all, groups)
+	if err != nil {
+		return err
+	}
+	for _, name := range append(append([]string(nil), j.ExcludeCalendars...), j.IncludeCalendars...) {
+		if !slices.ContainsFunc(cs, func(c store.Calendar) bool { return c.Name == name }) {
+			return invalidf("calendar %q: no such calendar (or not one you may read)", name)
+		}
+	}
+	times, excluded, err := s.store.UpcomingFires(r.Context(), j, s.now(), n)
+	if err != nil {
+		return err
+	}
+	out := apiv1.SchedulePreview{Type: j.ScheduleType, Expr: j.ScheduleExpr, Timezone: j.Timezone, Times: times}
+	if out.Times == nil {
+		out.Times = []time.Time{}
+	}
+	for _, e := range excluded {
+		out.Excluded = append(out.Excluded, apiv1.ExcludedFire{At: e.At.UTC(), Calendar: e.Calendar})
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// splitNames reads a comma-separated list of names, blanks dropped.
+func splitNames(v string) []string {
+	var out []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // cluster answers the cluster view. It holds no group data (scheduler ids,

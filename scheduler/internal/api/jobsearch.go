@@ -128,11 +128,9 @@ func jobFilter(r *http.Request) (store.JobFilter, error) {
 		}
 		f.ScheduleType = v
 	}
-	if v := q.Get("labels"); v != "" {
-		sel, err := labels.ParseSelector(v)
-		if err != nil {
-			add("labels=%q: %v", v, err)
-		}
+	if sel, err := labelsParam(r); err != nil {
+		add("%s", strings.TrimPrefix(err.Error(), errInvalid.Error()+": "))
+	} else {
 		f.Labels = sel
 	}
 	if f.Sort == "" {
@@ -268,4 +266,18 @@ func decodeJobCursor(v string, sort store.JobSort, desc bool) (store.JobKey, err
 		}
 	}
 	return k, nil
+}
+
+// labelsParam is the request's label selector (?labels=env=prod,team=b),
+// nil when it gives none: the one reading of it, for jobs and workflows.
+func labelsParam(r *http.Request) (map[string]string, error) {
+	v := r.URL.Query().Get("labels")
+	if v == "" {
+		return nil, nil
+	}
+	sel, err := labels.ParseSelector(v)
+	if err != nil {
+		return nil, invalidf("labels=%q: %v", v, err)
+	}
+	return sel, nil
 }

@@ -182,6 +182,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "viewerA", "GET", "/api/v1/workers?group=a", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=*/5+*+*+*+*&timezone=Asia/Tokyo&n=3", nil, nil)
 	call(s400, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=nonsense", nil, nil)
+	call(s400, "viewerA", "GET", "/api/v1/schedule/preview?type=cron&expr=0+9+*+*+*&exclude=no-such-calendar", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/dashboard", nil, nil)
 	call(s200, "viewerA", "GET", "/api/v1/cluster", nil, nil)
 
@@ -189,7 +190,7 @@ func TestOpenAPIScenario(t *testing.T) {
 	var wf apiv1.Workflow
 	call(s201, "operator", "POST", "/api/v1/workflows", e.workflowSpec("flow", e.plain.ID), &wf)
 	wfPath := fmt.Sprintf("/api/v1/workflows/%d", wf.ID)
-	call(s200, "viewerA", "GET", "/api/v1/workflows?group=a&limit=5", nil, nil)
+	call(s200, "viewerA", "GET", "/api/v1/workflows?group=a&limit=5&labels=team%3Da", nil, nil)
 	call(s200, "viewerA", "GET", wfPath, nil, nil)
 	wspec := e.workflowSpec("flow", e.plain.ID)
 	wspec.Version, wspec.Description = wf.Version, "revised"

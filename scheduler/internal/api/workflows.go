@@ -34,7 +34,8 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 		Handler: workflowHandler, Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
 		Timezone: spec.Timezone, MisfirePolicy: spec.MisfirePolicy, Enabled: spec.Enabled,
 		MisfireThreshold: spec.MisfireThreshold, MaxCatchup: spec.MaxCatchup, Jitter: spec.Jitter,
-		StartAt: spec.StartAt, EndAt: spec.EndAt}, s.now())
+		StartAt: spec.StartAt, EndAt: spec.EndAt, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
+		Labels: spec.Labels, Owner: spec.Owner}, s.now())
 	if err != nil {
 		add("%s", strings.TrimPrefix(err.Error(), errInvalid.Error()+": "))
 	}
@@ -154,6 +155,7 @@ func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workfl
 			ScheduleType: w.ScheduleType, ScheduleExpr: w.ScheduleExpr, Timezone: w.Timezone, MisfirePolicy: w.MisfirePolicy,
 			MisfireThreshold: apiv1.Duration(w.MisfireThreshold), MaxCatchup: w.MaxCatchup, Jitter: apiv1.Duration(w.Jitter),
 			StartAt: utcPtr(w.StartAt), EndAt: utcPtr(w.EndAt), Overlap: w.Policy.Overlap,
+			ExcludeCalendars: w.ExcludeCalendars, IncludeCalendars: w.IncludeCalendars, Labels: w.Labels, Owner: w.Owner,
 			MaxConcurrent: w.Policy.MaxConcurrent, Timeout: apiv1.Duration(w.Policy.Timeout), Version: w.Version}}
 	for _, n := range w.Spec.Nodes {
 		node := apiv1.WorkflowNode{Name: n.Name, JobID: n.JobID, Params: n.Params, Join: n.Join, Disabled: n.Disabled, ForEach: n.ForEach,
@@ -181,14 +183,19 @@ func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workfl
 }
 
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request) error {
-	if err := onlyParams(r, "group", "after", "limit"); err != nil {
+	if err := onlyParams(r, "group", "after", "limit", "labels"); err != nil {
 		return err
 	}
 	after, limit, err := pageParams(r, "after", 100, 1000)
 	if err != nil {
 		return err
 	}
-	ws, err := s.store.ListWorkflows(r.Context(), r.URL.Query().Get("group"), readable(r), after, limit)
+	sel, err := labelsParam(r)
+	if err != nil {
+		return err
+	}
+	ws, err := s.store.SearchWorkflows(r.Context(), store.JobFilter{Group: r.URL.Query().Get("group"), Groups: readable(r),
+		After: &store.JobKey{ID: after}, Limit: limit, Labels: sel})
 	if err != nil {
 		return err
 	}

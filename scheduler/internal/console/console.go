@@ -151,6 +151,11 @@ func (c *Console) routeTable() []route {
 		{"GET /backfills", c.backfills},
 		{"POST /backfills/{id}/cancel", c.cancelBackfill},
 		{"GET /stats", c.stats},
+		// secrets: names and versions; values go only into the API
+		{"GET /secrets", c.secrets},
+		{"POST /secrets", c.createSecret},
+		{"POST /secrets/{id}/rotate", c.rotateSecret},
+		{"POST /secrets/{id}/delete", c.deleteSecret},
 		// administration: users and the audit log are the admins' (the
 		// API refuses anyone else); API keys are everyone's own
 		{"GET /users", c.users},

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -81,7 +82,8 @@ type fieldChange struct {
 type schedulePreview struct {
 	Zone  string
 	Times []time.Time
-	// Excluded are fires the job's calendars exclude (the job page only).
+	// Excluded are fires the job's calendars exclude, shown struck
+	// through among the others (Rows).
 	Excluded []apiv1.ExcludedFire
 	Error    string
 }
@@ -118,6 +120,26 @@ func formSectionFor(name string) string {
 		}
 	}
 	return formAdvanced
+}
+
+// previewRow is one fire of a preview; Calendar names the calendar that
+// excludes it ("" for a fire that runs).
+type previewRow struct {
+	At       time.Time
+	Calendar string
+}
+
+// Rows are the fires that run and the excluded ones, in time order.
+func (p schedulePreview) Rows() []previewRow {
+	out := make([]previewRow, 0, len(p.Times)+len(p.Excluded))
+	for _, t := range p.Times {
+		out = append(out, previewRow{At: t})
+	}
+	for _, e := range p.Excluded {
+		out = append(out, previewRow{At: e.At, Calendar: e.Calendar})
+	}
+	slices.SortStableFunc(out, func(a, b previewRow) int { return a.At.Compare(b.At) })
+	return out
 }
 
 // newJobForm is the form with spec's values, the errors placed under their
@@ -268,11 +290,17 @@ func (c *Console) preview(r *http.Request, spec *apiv1.JobSpec) schedulePreview 
 			q.Add("also", p.Type+"|"+p.Expr+"|"+p.Timezone)
 		}
 	}
+	if len(spec.ExcludeCalendars) > 0 {
+		q.Set("exclude", strings.Join(spec.ExcludeCalendars, ","))
+	}
+	if len(spec.IncludeCalendars) > 0 {
+		q.Set("include", strings.Join(spec.IncludeCalendars, ","))
+	}
 	var sp apiv1.SchedulePreview
 	if _, err := c.call(r, http.MethodGet, "/api/v1/schedule/preview", q, nil, &sp); err != nil {
 		return schedulePreview{Zone: zone, Error: err.Error()}
 	}
-	return schedulePreview{Zone: zone, Times: sp.Times}
+	return schedulePreview{Zone: zone, Times: sp.Times, Excluded: sp.Excluded}
 }
 
 // newJob shows the empty form: defaults, and the group from ?group= when

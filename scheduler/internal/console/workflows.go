@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
+	"github.com/jetjob/jetjob/scheduler/internal/labels"
 )
 
 // The workflow pages (docs/workflows.md): the list, a workflow with its
@@ -27,6 +29,8 @@ const (
 type workflowsPage struct {
 	Group  string
 	Groups []string
+	// Labels is the label selector the list is filtered by ("": none).
+	Labels string
 	Rows   []workflowRow
 	// NextURL is the next page's link ("" on the last page).
 	NextURL string
@@ -57,7 +61,7 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := r.URL.Query()
-	data := &workflowsPage{Group: in.Get("group")}
+	data := &workflowsPage{Group: in.Get("group"), Labels: strings.TrimSpace(in.Get("labels"))}
 	var gl apiv1.GroupList
 	if _, err := c.call(r, http.MethodGet, "/api/v1/groups", nil, nil, &gl); err != nil {
 		return err
@@ -69,12 +73,21 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 	if data.Group != "" {
 		q.Set("group", data.Group)
 	}
+	if data.Labels != "" {
+		q.Set("labels", data.Labels)
+	}
 	if a := in.Get("after"); a != "" {
 		q.Set("after", a)
 		data.Paged = true
 	}
 	var wl apiv1.WorkflowList
 	if _, err := c.call(r, http.MethodGet, "/api/v1/workflows", q, nil, &wl); err != nil {
+		// A selector the API refuses is the user's to mend: said on
+		// the page, the filter kept.
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+			return c.render(w, r, http.StatusBadRequest, "workflows", page{Title: "Workflows", User: u, Error: ae.Error(), Data: data})
+		}
 		return err
 	}
 	for _, wf := range wl.Workflows {
@@ -92,6 +105,9 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 		next := url.Values{"after": {strconv.FormatInt(wl.Workflows[len(wl.Workflows)-1].ID, 10)}}
 		if data.Group != "" {
 			next.Set("group", data.Group)
+		}
+		if data.Labels != "" {
+			next.Set("labels", data.Labels)
 		}
 		data.NextURL = "/workflows?" + next.Encode()
 	}
@@ -245,6 +261,10 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 		{"Overlap", dash(overlap)},
 		{"Timeout (whole run)", timeout},
 		{"Enabled", enabled},
+		{"Labels", dash(labels.Format(wf.Labels))},
+		{"Owner", dash(wf.Owner)},
+		{"Excluded days (calendars)", dash(strings.Join(wf.ExcludeCalendars, ", "))},
+		{"Included days (calendars)", dash(strings.Join(wf.IncludeCalendars, ", "))},
 		{"Params", dash(wf.Params)},
 		{"Next fire (UTC)", when(wf.NextFireAt)},
 		{"Last fire (UTC)", when(wf.LastFireAt)},

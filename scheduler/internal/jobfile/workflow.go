@@ -40,6 +40,10 @@ type WorkflowYAML struct {
 	StartAt          *time.Time         `yaml:"start_at,omitempty"`
 	EndAt            *time.Time         `yaml:"end_at,omitempty"`
 	Enabled          *bool              `yaml:"enabled,omitempty"`
+	ExcludeCalendars []string           `yaml:"exclude_calendars,omitempty"`
+	IncludeCalendars []string           `yaml:"include_calendars,omitempty"`
+	Labels           map[string]string  `yaml:"labels,omitempty"`
+	Owner            string             `yaml:"owner,omitempty"`
 	Overlap          string             `yaml:"overlap,omitempty"`
 	MaxConcurrent    int                `yaml:"max_concurrent,omitempty"`
 	Timeout          string             `yaml:"timeout,omitempty"`
@@ -117,7 +121,8 @@ func WorkflowDoc(wf *apiv1.Workflow) WorkflowYAML {
 		Description: wf.Description, Params: wf.Params, ScheduleType: wf.ScheduleType, ScheduleExpr: wf.ScheduleExpr,
 		MisfirePolicy: wf.MisfirePolicy, MisfireThreshold: optDur(wf.MisfireThreshold), MaxCatchup: wf.MaxCatchup,
 		Jitter: optDur(wf.Jitter), StartAt: wf.StartAt, EndAt: wf.EndAt, MaxConcurrent: wf.MaxConcurrent,
-		Timeout: optDur(wf.Timeout)}
+		Timeout: optDur(wf.Timeout), ExcludeCalendars: wf.ExcludeCalendars, IncludeCalendars: wf.IncludeCalendars,
+		Labels: wf.Labels, Owner: wf.Owner}
 	if wf.Timezone != "UTC" {
 		d.Timezone = wf.Timezone
 	}

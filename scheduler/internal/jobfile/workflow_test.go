@@ -14,6 +14,13 @@ kind: Workflow
 group: billing
 name: nightly
 schedule_type: none
+exclude_calendars:
+  - cn-holidays
+include_calendars:
+  - cn-workdays
+labels:
+  team: billing
+owner: ana@example.com
 nodes:
   - name: extract
     inline:
@@ -50,6 +57,9 @@ func TestWorkflowInlineRoundTrip(t *testing.T) {
 	if ex == nil || ex.Handler != "shell" || time.Duration(ex.Timeout) != 10*time.Minute || ex.MaxRetries != 2 ||
 		ex.BlockStrategy != "discard_later" || spec.Nodes[0].Job != "" {
 		t.Fatalf("extract reads %+v (job %q), want its inline spec", ex, spec.Nodes[0].Job)
+	}
+	if spec.Labels["team"] != "billing" || spec.Owner != "ana@example.com" || len(spec.ExcludeCalendars) != 1 || len(spec.IncludeCalendars) != 1 {
+		t.Errorf("labels %v owner %q calendars %v/%v, want the file's", spec.Labels, spec.Owner, spec.ExcludeCalendars, spec.IncludeCalendars)
 	}
 	if spec.Nodes[1].Job != "billing/load" || spec.Nodes[1].Inline != nil {
 		t.Errorf("load reads job %q inline %v, want the reference", spec.Nodes[1].Job, spec.Nodes[1].Inline)

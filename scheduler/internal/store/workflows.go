@@ -158,7 +158,14 @@ func (s *Store) WorkflowGroup(ctx context.Context, id int64) (string, error) {
 // ListWorkflows returns up to limit workflows with id > after, by id,
 // optionally of one group, and only of groups when it is not nil.
 func (s *Store) ListWorkflows(ctx context.Context, group string, groups []string, after int64, limit int) ([]Workflow, error) {
-	js, _, err := s.SearchJobs(ctx, JobFilter{Group: group, Groups: groups, After: &JobKey{ID: after}, Limit: limit, Kind: KindWorkflow})
+	return s.SearchWorkflows(ctx, JobFilter{Group: group, Groups: groups, After: &JobKey{ID: after}, Limit: limit})
+}
+
+// SearchWorkflows is SearchJobs for workflows (f.Kind is ignored): the
+// same filters, label selectors among them, by the same code.
+func (s *Store) SearchWorkflows(ctx context.Context, f JobFilter) ([]Workflow, error) {
+	f.Kind = KindWorkflow
+	js, _, err := s.SearchJobs(ctx, f)
 	if err != nil {
 		return nil, err
 	}

@@ -280,6 +280,15 @@ document.addEventListener("change", (ev) => {
     if (more) {
       more.value.split("\n").map((l) => l.trim()).filter((l) => l !== "").forEach((l) => q.append("also", l));
     }
+    // The calendars: their excluded fires come back apart, shown struck
+    // through among the others.
+    ["exclude", "include"].forEach((k) => {
+      const f = field(k + "_calendars");
+      const names = f ? f.value.split(",").map((n) => n.trim()).filter((n) => n !== "") : [];
+      if (names.length > 0) {
+        q.set(k, names.join(","));
+      }
+    });
     if (inflight) {
       inflight.abort();
     }
@@ -306,25 +315,46 @@ document.addEventListener("change", (ev) => {
       head.append(el("th", {}, "UTC"));
       table.append(el("thead"), el("tbody"));
       table.tHead.append(head);
-      times.forEach((t) => {
-        const d = new Date(t);
+      const excluded = doc.excluded || [];
+      const rows = times.map((t) => ({ at: new Date(t), calendar: "" }))
+        .concat(excluded.map((x) => ({ at: new Date(x.at), calendar: x.calendar })))
+        .sort((a, b) => a.at - b.at);
+      const struck = (text) => { const s = el("s"); s.textContent = text; return s; };
+      rows.forEach((r) => {
         const row = el("tr");
-        if (!inUTC) {
-          row.append(el("td", {}, inZone(d, tz)));
+        if (r.calendar) {
+          row.setAttribute("class", "excluded");
+          row.setAttribute("data-calendar", r.calendar);
         }
-        row.append(el("td", {}, utc(d)));
+        if (!inUTC) {
+          const td = el("td");
+          td.append(r.calendar ? struck(inZone(r.at, tz)) : inZone(r.at, tz));
+          row.append(td);
+        }
+        const td = el("td");
+        if (r.calendar) {
+          td.append(struck(utc(r.at)), " ", el("span", { class: "muted" }, "excluded by calendar " + r.calendar));
+        } else {
+          td.append(utc(r.at));
+        }
+        row.append(td);
         table.tBodies[0].append(row);
       });
       const wrap = el("div", { class: "table-wrap" });
       wrap.append(table);
-      show([wrap]);
+      const nodes = [wrap];
+      if (excluded.length > 0) {
+        nodes.push(el("p", { class: "muted small", id: "preview-excluded" },
+          `Struck through: ${excluded.length} fire${excluded.length > 1 ? "s" : ""} a calendar excludes, recorded as SKIPPED runs.`));
+      }
+      show(nodes);
     } catch (e) {
       if (e.name !== "AbortError") {
         show([el("p", { class: "field-error", id: "preview-error" }, "Preview unavailable: " + e.message)]);
       }
     }
   };
-  ["schedule_type", "schedule_expr", "timezone", "more_schedules"].forEach((name) => {
+  ["schedule_type", "schedule_expr", "timezone", "more_schedules", "exclude_calendars", "include_calendars"].forEach((name) => {
     const f = field(name);
     if (f) {
       const later = () => { clearTimeout(timer); timer = setTimeout(refresh, 350); };

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
+)
+
+// Calendars in jobs files: "jetjob export" writes each calendar the
+// caller reads (with --group, that group's and the global ones) as a
+// document of its own (kind: Calendar); "jetjob apply -f" creates or
+// replaces them before the jobs, which name them. Never pruned.
+
+// splitCalendars takes the Calendar documents out of data: the rest keeps
+// its lines (the calendars' blanked), so that the jobs file's messages
+// name the file's own lines.
+func splitCalendars(name string, data []byte) ([]byte, []jobfile.CalendarDoc, error) {
+	var docs []jobfile.CalendarDoc
+	seps := docSeparator.FindAllIndex(data, -1)
+	bounds := make([][2]int, 0, len(seps)+1)
+	start := 0
+	for _, l := range seps {
+		bounds = append(bounds, [2]int{start, l[0]})
+		start = l[1]
+	}
+	bounds = append(bounds, [2]int{start, len(data)})
+	out := slices.Clone(data)
+	seen := map[string]bool{}
+	for i, b := range bounds {
+		part := data[b[0]:b[1]]
+		var head struct {
+			Kind string `yaml:"kind"`
+		}
+		if yaml.Unmarshal(part, &head) != nil || head.Kind != jobfile.CalendarKind {
+			continue
+		}
+		d, err := jobfile.ParseCalendar(fmt.Sprintf("%s (document %d)", name, i+1), part)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seen[d.Name] {
+			return nil, nil, fmt.Errorf("%s (document %d): calendar %s is defined twice", name, i+1, d.Name)
+		}
+		seen[d.Name] = true
+		docs = append(docs, d)
+		for j := b[0]; j < b[1]; j++ {
+			if out[j] != '\n' {
+				out[j] = ' '
+			}
+		}
+	}
+	return out, docs, nil
+}
+
+// exportCalendars appends to out the calendars (of group and the global
+// ones, when group is set) as YAML documents, by name.
+func exportCalendars(ctx context.Context, c *client.Client, group string, out []byte) ([]byte, error) {
+	list, err := c.ListCalendars(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading calendars: %w", err)
+	}
+	cals := list.Calendars
+	slices.SortFunc(cals, func(a, b apiv1.Calendar) int { return strings.Compare(a.Name, b.Name) })
+	for _, cal := range cals {
+		if group != "" && cal.Group != "" && cal.Group != group {
+			continue
+		}
+		b, err := jobfile.EncodeDoc(jobfile.CalendarOf(cal))
+		if err != nil {
+			return nil, fmt.Errorf("calendar %s: %w", cal.Name, err)
+		}
+		out = append(append(out, "---\n"...), b...)
+	}
+	return out, nil
+}
+
+// calendarChange is what apply does with one calendar of a file.
+type calendarChange struct {
+	Action string `json:"action"` // create, update, unchanged
+	Name   string `json:"calendar"`
+	doc    jobfile.CalendarDoc
+}
+
+// planCalendars compares the file's calendars with the cluster's.
+func planCalendars(ctx context.Context, c *client.Client, docs []jobfile.CalendarDoc) ([]calendarChange, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	list, err := c.ListCalendars(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading calendars: %w", err)
+	}
+	var out []calendarChange
+	for _, d := range docs {
+		ch := calendarChange{Action: "create", Name: d.Name, doc: d}
+		for _, cur := range list.Calendars {
+			if cur.Name == d.Name {
+				ch.Action = "update"
+				if d.Same(cur) {
+					ch.Action = "unchanged"
+				}
+			}
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// writeCalendarPlan prints the calendar lines of a plan.
+func writeCalendarPlan(w io.Writer, changes []calendarChange) error {
+	var b strings.Builder
+	for _, ch := range changes {
+		switch ch.Action {
+		case "create":
+			fmt.Fprintf(&b, "+ calendar %s\n", cell(ch.Name))
+		case "update":
+			fmt.Fprintf(&b, "~ calendar %s\n", cell(ch.Name))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// executeCalendars applies the calendar changes, before the jobs that
+// name them.
+func executeCalendars(ctx context.Context, c *client.Client, out io.Writer, changes []calendarChange) error {
+	for _, ch := range changes {
+		if ch.Action == "unchanged" {
+			continue
+		}
+		if _, err := c.PutCalendar(ctx, ch.Name, ch.doc.Spec()); err != nil {
+			return fmt.Errorf("writing calendar %s: %w", ch.Name, err)
+		}
+		verb := "created"
+		if ch.Action == "update" {
+			verb = "updated"
+		}
+		fmt.Fprintf(out, "%s calendar %s\n", verb, cell(ch.Name))
+	}
+	return nil
+}
