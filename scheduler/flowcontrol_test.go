@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/testwait"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -246,4 +248,43 @@ func TestGroupDrain(t *testing.T) {
 		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND scheduled_at > $2`,
 			ticker.ID, time.Now().Add(-time.Second)) > 0
 	})
+}
+
+// The workers page pauses a group with a note (its badge and note shown,
+// the API agrees), resumes it, and shows a viewer no controls.
+func TestConsoleGroupPause(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	b := newTab(t, sys.url)
+	b.signIn("/workers?group=g", "ada")
+	if got := b.text("#group-state-g"); got != "active" {
+		t.Fatalf("group g's badge reads %q, want active", got)
+	}
+	b.do("pause the group", chromedp.SendKeys(chromedp.ID("flow-note-g"), "migrating the database"),
+		chromedp.Click(chromedp.CSS("#group-pause-g button[type=submit]:not([formaction])")), chromedp.WaitVisible(chromedp.ID("group-flow-g")))
+	if note := b.text("#group-flow-g"); !strings.Contains(note, "migrating the database") || !strings.Contains(note, "ada") {
+		t.Fatalf("group g's flow note %q", note)
+	}
+	if got := b.text("#group-state-g"); got != "paused" {
+		t.Fatalf("group g's badge reads %q after pausing, want paused", got)
+	}
+	if f := groupFlow(t, sys.api); f.State != "paused" || f.Note != "migrating the database" || f.By != "ada" {
+		t.Fatalf("the API shows group g %+v after the console paused it", f)
+	}
+
+	v := newTab(t, sys.url)
+	v.signIn("/workers?group=g", "vic")
+	if n := evalIn[int](v, `document.querySelectorAll("#group-pause-g, #group-resume-g, #group-drain-g").length`); n != 0 {
+		t.Fatalf("a viewer sees %d group controls", n)
+	}
+	if status := evalAsync[int](v, `fetch("/groups/g/resume", {method: "POST", body: new URLSearchParams({note: "x"})}).then(r => r.status)`); status != http.StatusForbidden {
+		t.Fatalf("a viewer's forged resume answered %d, want 403", status)
+	}
+
+	b.do("resume the group", chromedp.Click(chromedp.CSS("#group-resume-g button[type=submit]:not([formaction])")),
+		chromedp.WaitNotPresent(chromedp.ID("group-flow-g")))
+	if f := groupFlow(t, sys.api); f.State != "active" {
+		t.Fatalf("the API shows group g %+v after the console resumed it", f)
+	}
 }
