@@ -384,6 +384,14 @@ func TestConsoleLayoutHolds(t *testing.T) {
 	src := "#!/bin/bash\necho \"a script line that is much longer than a phone's screen is wide, as script lines are\"\n"
 	script := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "a-script-job-with-a-rather-long-name-for-a-small-screen",
 		Handler: "script", ScriptLanguage: "bash", Script: &src, ScheduleType: "none"})
+	// A paused group with a long note, for the workers page.
+	if _, err := sys.api.CreateGroup(t.Context(), apiv1.Group{Name: "a-group-with-a-rather-long-name-for-a-small-screen"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.api.SetGroupFlow(t.Context(), "a-group-with-a-rather-long-name-for-a-small-screen", "pause", apiv1.GroupFlowRequest{
+		Note: "paused while the accounting warehouse migrates to the new cluster (ticket FIN-20931)"}); err != nil {
+		t.Fatal(err)
+	}
 	b := newTab(t, sys.url)
 	b.signIn("/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),

@@ -184,9 +184,10 @@ type AuditEntry struct {
 	// "bootstrap", "none", or "password" for a login (session.login).
 	Auth string `json:"auth"`
 	// Action is e.g. job.create, job.update, job.enable, job.disable,
-	// job.delete, job.trigger, run.kill, group.create, user.create,
-	// user.update, user.delete, grant.set, grant.delete, key.create,
-	// key.revoke, session.login, session.logout.
+	// job.delete, job.trigger, run.kill, group.create, group.pause,
+	// group.drain, group.resume, user.create, user.update, user.delete,
+	// grant.set, grant.delete, key.create, key.revoke, session.login,
+	// session.logout.
 	Action string `json:"action"`
 	// Target is "<kind>:<id>": job:12, run:99, group:billing, user:alice,
 	// key:7.

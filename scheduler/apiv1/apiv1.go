@@ -62,6 +62,30 @@ type Group struct {
 	// shell: creating or editing their jobs needs the scripts permission.
 	CommandHandlers []string  `json:"command_handlers,omitempty"`
 	CreatedAt       time.Time `json:"created_at,omitzero"`
+	// Flow is the group's pause or drain (answers only; set with POST
+	// /groups/{name}/pause, /drain and /resume).
+	Flow *GroupFlow `json:"flow,omitempty"`
+}
+
+// GroupFlow is a group's flow state (docs/flow-control.md).
+type GroupFlow struct {
+	// State is active, paused, draining (no new run starts, some still
+	// in flight) or drained (draining, none in flight).
+	State string `json:"state"`
+	// Note, By and At say why, who and when the state was set.
+	Note string     `json:"note,omitempty"`
+	By   string     `json:"by,omitempty"`
+	At   *time.Time `json:"at,omitempty"`
+	// Running counts the group's runs in flight (running, or published
+	// and not yet started) while it is paused or draining.
+	Running int `json:"running"`
+}
+
+// GroupFlowRequest is the optional body of POST /groups/{name}/pause,
+// /drain and /resume.
+type GroupFlowRequest struct {
+	// Note says why (at most 1000 characters).
+	Note string `json:"note,omitempty"`
 }
 
 // GroupList answers GET /groups.
@@ -274,6 +298,9 @@ type TriggerRequest struct {
 	// hours answers 200 with this one's run instead of making a run, and
 	// 409 if it asks for something else (other params, at or delay).
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Force runs the job even while its group is paused or draining
+	// (refused with 409 otherwise).
+	Force bool `json:"force,omitempty"`
 }
 
 // BulkRequest is the body of POST /jobs/bulk: one action on every job a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
@@ -49,4 +50,10 @@ func (c *Client) ImportRuns(ctx context.Context, req apiv1.RunImport) (*apiv1.Ru
 // statistics where jetjob has none of its own (admin).
 func (c *Client) ImportStats(ctx context.Context, req apiv1.StatsImport) (*apiv1.StatsImportResult, error) {
 	return call[apiv1.StatsImportResult](ctx, c, http.MethodPost, "/stats/import", nil, req)
+}
+
+// SetGroupFlow pauses, drains or resumes a group (action: "pause",
+// "drain" or "resume") with a note.
+func (c *Client) SetGroupFlow(ctx context.Context, group, action string, req apiv1.GroupFlowRequest) (*apiv1.Group, error) {
+	return call[apiv1.Group](ctx, c, http.MethodPost, "/groups/"+url.PathEscape(group)+"/"+url.PathEscape(action), nil, req)
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/backlog"
@@ -28,7 +29,38 @@ func (s *Server) listGroups(w http.ResponseWriter, r *http.Request) error {
 }
 
 func groupDoc(g store.Group) apiv1.Group {
-	return apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt}
+	state := string(g.Flow.State)
+	if state == "" {
+		state = string(store.FlowActive)
+	}
+	if g.Flow.Drained() {
+		state = "drained"
+	}
+	return apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt,
+		Flow: &apiv1.GroupFlow{State: state, Note: g.Flow.Note, By: g.Flow.By, At: g.Flow.At, Running: g.Flow.InFlight}}
+}
+
+// setGroupFlow pauses, drains or resumes the path's group with the
+// optional body's note (docs/flow-control.md).
+func (s *Server) setGroupFlow(state store.FlowState) func(http.ResponseWriter, *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req apiv1.GroupFlowRequest
+		if err := decodeOptional(w, r, &req); err != nil {
+			return err
+		}
+		if n := utf8.RuneCountInString(req.Note); n > maxPauseNoteLen {
+			return invalidf("note is %d characters, more than %d", n, maxPauseNoteLen)
+		}
+		if p := nameProblem(req.Note); p != "" {
+			return invalidf("note %s", p)
+		}
+		g, err := s.store.SetGroupFlow(r.Context(), actor(r), r.PathValue("name"), state, req.Note)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, groupDoc(g))
+		return nil
+	}
 }
 
 func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
@@ -93,7 +125,7 @@ const maxTriggerAhead = 366 * 24 * time.Hour
 // triggerOf checks a trigger's body (header: its Idempotency-Key header)
 // and returns it as the store writes it.
 func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Trigger, error) {
-	t := store.Trigger{Params: req.Params}
+	t := store.Trigger{Params: req.Params, Force: req.Force}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return t, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
 	}

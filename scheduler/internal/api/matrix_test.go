@@ -87,6 +87,21 @@ func matrix() []matrixRow {
 		{"POST /api/v1/groups", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/groups", apiv1.Group{Name: fmt.Sprint("g", e.next())}}
 		}, with(adminOnly, s201)},
+		// Group a's flow state is set through the store before each
+		// request, so that every cell asks for a change and group a is
+		// active again after the resume row (its admin cell).
+		{"POST /api/v1/groups/{name}/pause", func(e *env, _ string) req {
+			e.groupFlow("a", store.FlowActive)
+			return req{"POST", "/api/v1/groups/a/pause", apiv1.GroupFlowRequest{Note: "maintenance"}}
+		}, operate},
+		{"POST /api/v1/groups/{name}/drain", func(e *env, _ string) req {
+			e.groupFlow("a", store.FlowActive)
+			return req{"POST", "/api/v1/groups/a/drain", nil}
+		}, operate},
+		{"POST /api/v1/groups/{name}/resume", func(e *env, _ string) req {
+			e.groupFlow("a", store.FlowPaused)
+			return req{"POST", "/api/v1/groups/a/resume", nil}
+		}, operate},
 		{"POST /api/v1/jobs", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/jobs", jobSpec("a", "echo", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s201, s201}},
@@ -438,4 +453,12 @@ func (e *env) secret(group string) int64 {
 		e.t.Fatal(err)
 	}
 	return s.ID
+}
+
+// groupFlow sets a group's flow state directly.
+func (e *env) groupFlow(group string, state store.FlowState) {
+	e.t.Helper()
+	if _, err := e.st.SetGroupFlow(context.Background(), store.System, group, state, ""); err != nil {
+		e.t.Fatal(err)
+	}
 }

@@ -53,6 +53,12 @@ var apiDocs = []openapi.Operation{
 	{Pattern: "GET /api/v1/groups", Summary: "List the executor groups (the caller's, unless admin)", Response: apiv1.GroupList{}},
 	{Pattern: "POST /api/v1/groups", Summary: "Create a group", Body: apiv1.Group{}, Status: 201, Response: apiv1.Group{},
 		Example: apiv1.Group{Name: "billing", Title: "Billing jobs"}},
+	{Pattern: "POST /api/v1/groups/{name}/pause", Summary: "Pause a group, with a note: no new run of its jobs starts; missed fires follow each job's misfire policy on resume",
+		Body: apiv1.GroupFlowRequest{}, BodyOptional: true, Example: apiv1.GroupFlowRequest{Note: "database maintenance"}, Response: apiv1.Group{}},
+	{Pattern: "POST /api/v1/groups/{name}/drain", Summary: "Drain a group: start no new run, let running ones finish; its flow state reads drained once none is in flight",
+		Body: apiv1.GroupFlowRequest{}, BodyOptional: true, Response: apiv1.Group{}},
+	{Pattern: "POST /api/v1/groups/{name}/resume", Summary: "Resume a paused or draining group; missed fires follow each job's misfire policy",
+		Body: apiv1.GroupFlowRequest{}, BodyOptional: true, Response: apiv1.Group{}},
 
 	{Pattern: "POST /api/v1/jobs", Summary: "Create a job", Body: apiv1.JobSpec{}, Status: 201, Response: apiv1.Job{},
 		Example: apiv1.JobSpec{Group: "billing", Name: "nightly-invoices", Handler: "invoices", ScheduleType: "cron",

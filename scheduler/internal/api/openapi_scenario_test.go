@@ -116,6 +116,16 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s202, "operator", "POST", jobPath+"/trigger", trig, nil)
 	call(s200, "operator", "POST", jobPath+"/trigger", trig, nil) // the idempotent repeat
 	call(s202, "operator", "POST", jobPath+"/trigger", apiv1.TriggerRequest{Delay: "1h"}, nil)
+	// A group's pause and drain (docs/flow-control.md): a paused group's
+	// job is triggered only with force.
+	call(s200, "operator", "POST", "/api/v1/groups/a/pause", apiv1.GroupFlowRequest{Note: "database upgrade"}, nil)
+	call(s409, "operator", "POST", jobPath+"/trigger", nil, nil)
+	call(s202, "operator", "POST", jobPath+"/trigger", apiv1.TriggerRequest{Force: true}, nil)
+	call(s200, "operator", "POST", "/api/v1/groups/a/drain", apiv1.GroupFlowRequest{Note: "and drain"}, nil)
+	call(s403, "viewerA", "POST", "/api/v1/groups/a/resume", nil, nil)
+	call(s404, "viewerB", "POST", "/api/v1/groups/a/resume", nil, nil)
+	call(s400, "operator", "POST", "/api/v1/groups/a/resume", apiv1.GroupFlowRequest{Note: "bad\x00note"}, nil)
+	call(s200, "operator", "POST", "/api/v1/groups/a/resume", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/next?n=3", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/runs?limit=5", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/history?limit=5", nil, nil)

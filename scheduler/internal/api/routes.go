@@ -56,6 +56,10 @@ func (s *Server) routeTable() []route {
 		// Listings without ?group= are filtered to the caller's groups.
 		{"GET /api/v1/groups", authed, s.listGroups},
 		{"POST /api/v1/groups", admin, s.createGroup},
+		// A group's pause and drain (docs/flow-control.md).
+		{"POST /api/v1/groups/{name}/pause", operate(s.pathGroupName), s.setGroupFlow(store.FlowPaused)},
+		{"POST /api/v1/groups/{name}/drain", operate(s.pathGroupName), s.setGroupFlow(store.FlowDraining)},
+		{"POST /api/v1/groups/{name}/resume", operate(s.pathGroupName), s.setGroupFlow(store.FlowActive)},
 		{"POST /api/v1/jobs", operate(s.jobBodyGroup), jobs.post},
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
 		// Each job a bulk action picks is checked as its own route would
@@ -352,6 +356,21 @@ func hidden(err error, what string) error {
 		return auth.HiddenError(what)
 	}
 	return err
+}
+
+// pathGroupName is the path's group {name} (a missing one answers like
+// another group's: hidden).
+func (s *Server) pathGroupName(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {
+	name := r.PathValue("name")
+	what := "group " + name
+	ok, err := s.store.GroupExists(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, auth.HiddenError(what)
+	}
+	return []auth.Need{{Group: name, Hidden: true, What: what}}, nil
 }
 
 func (s *Server) pathJobGroup(r *http.Request, _ *auth.Principal) ([]auth.Need, error) {

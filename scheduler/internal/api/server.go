@@ -265,7 +265,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusBadRequest, apiv1.Error{Error: strings.TrimPrefix(err.Error(), errInvalid.Error()+": ")})
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, wfengine.ErrNotFound), errors.Is(err, alerts.ErrNotFound):
 			writeJSON(w, http.StatusNotFound, apiv1.Error{Error: err.Error()})
-		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, store.ErrKeyReused),
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrRunEnded), errors.Is(err, store.ErrGroupPaused), errors.Is(err, store.ErrKeyReused),
 			errors.Is(err, wfengine.ErrNotAllowed), errors.Is(err, alerts.ErrConflict), errors.Is(err, alerts.ErrManaged):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: err.Error()})
 		default:

@@ -91,6 +91,7 @@ func (c *Console) routeTable() []route {
 		// workers
 		{"GET /workers", c.workers},
 		{"POST /groups", c.createGroup},
+		{"POST /groups/{name}/{action}", c.groupFlow},
 		// cluster
 		{"GET /cluster", c.cluster},
 		// runs

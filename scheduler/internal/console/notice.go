@@ -41,6 +41,9 @@ var (
 	noticeKillSent         = newNotice("kill-sent", "Kill sent: the run ends CANCELLED when its worker stops it.")
 	noticeRunCancelled     = newNotice("run-cancelled", "Run cancelled before it started.")
 	noticeGroupCreated     = newNotice("group-created", "Group created.")
+	noticeGroupPaused      = newNotice("group-paused", "Group paused: no new run of its jobs starts until it is resumed.")
+	noticeGroupDraining    = newNotice("group-draining", "Group draining: no new run starts; it reads drained once its running runs end.")
+	noticeGroupResumed     = newNotice("group-resumed", "Group resumed: fires missed meanwhile follow each job's misfire policy.")
 	noticeSignedOut        = newNotice("signed-out", "Signed out.")
 	noticePasswordSet      = newNotice("password-set", "Password set: sign in with it.")
 

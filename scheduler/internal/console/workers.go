@@ -1,6 +1,7 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -106,5 +107,27 @@ func (c *Console) createGroup(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	redirect(w, r, "/workers?group="+url.QueryEscape(g.Name), noticeGroupCreated)
+	return nil
+}
+
+// groupFlowNotices are the console's group flow actions and their notices.
+var groupFlowNotices = map[string]notice{"pause": noticeGroupPaused, "drain": noticeGroupDraining, "resume": noticeGroupResumed}
+
+// groupFlow pauses, drains or resumes a group through the API (which
+// decides who may), with the form's note, and shows the group again.
+func (c *Console) groupFlow(w http.ResponseWriter, r *http.Request) error {
+	name, action := r.PathValue("name"), r.PathValue("action")
+	done, ok := groupFlowNotices[action]
+	if !ok {
+		return &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: fmt.Sprintf("no such page: group action %q", action)}}
+	}
+	if err := r.ParseForm(); err != nil {
+		return badForm(err)
+	}
+	body := apiv1.GroupFlowRequest{Note: strings.TrimSpace(r.PostForm.Get("note"))}
+	if _, err := c.call(r, http.MethodPost, "/api/v1/groups/"+url.PathEscape(name)+"/"+action, nil, body, nil); err != nil {
+		return err
+	}
+	redirect(w, r, "/workers?group="+url.QueryEscape(name), done)
 	return nil
 }

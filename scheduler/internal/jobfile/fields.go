@@ -68,8 +68,9 @@ var (
 	// jobFields are the fields of a job in a file, group and name first
 	// (JobSpec declares them first).
 	jobFields = fieldsOf(reflect.TypeFor[apiv1.JobSpec](), fieldChildIDs, fieldVersion, fieldSource, fieldScriptRemark)
-	// groupFields are the fields of a group in a file.
-	groupFields = fieldsOf(reflect.TypeFor[apiv1.Group](), "created_at")
+	// groupFields are the fields of a group in a file: not its flow state,
+	// an operation with a note (docs/flow-control.md), not configuration.
+	groupFields = fieldsOf(reflect.TypeFor[apiv1.Group](), "created_at", "flow")
 )
 
 // fieldNames lists the names of fields, plus extra, for "known fields" hints.

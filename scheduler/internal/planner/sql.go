@@ -21,19 +21,23 @@ import (
 // selectDue reads only the columns planning and firing need. SKIP LOCKED:
 // a job being edited right now is planned on the next pass instead of
 // making this pass wait. The jobs of the groups $4, whose workers are
-// behind, wait too, unless their policy runs every fire (admit.go).
-const selectDue = `SELECT id, group_name, handler, params, schedule_type, schedule_expr, timezone,
+// behind, wait too, unless their policy runs every fire (admit.go). The
+// jobs of a paused or draining group are left out (docs/flow-control.md);
+// the group's last pause is read when it ended after the job's next fire,
+// so that the fires the pause made late can name it (pausedBy).
+const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
 	script_language, script_version, script_source,
 	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template,
-	secret_names <> '{}'
-	FROM jobs
+	secret_names <> '{}', g.last_pause_from, g.last_pause_until, COALESCE(g.last_pause_note, '')
+	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name AND g.last_pause_until >= jobs.next_fire_at
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
-		AND NOT (group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
+		AND NOT (jobs.group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
+		AND NOT EXISTS (SELECT 1 FROM job_groups p WHERE p.name = jobs.group_name AND p.flow_state <> 'active')
 	ORDER BY next_fire_at
 	LIMIT $3
-	FOR UPDATE SKIP LOCKED`
+	FOR UPDATE OF jobs SKIP LOCKED`
 
 // advanceNextFire moves every planned job past the window in one statement.
 const advanceNextFire = `UPDATE jobs SET next_fire_at = u.next_fire_at,
@@ -70,6 +74,24 @@ type dueJob struct {
 	paramsTemplate bool
 	// secrets: the job references secrets (wire.Trigger.Secrets).
 	secrets bool
+	// pauseFrom and pauseUntil are its group's last pause when it ended
+	// after the job's next fire (nil otherwise), pauseNote its note.
+	pauseFrom, pauseUntil *time.Time
+	pauseNote             string
+}
+
+// pausedBy names the group's pause in the message of a fire it made
+// late, the runs the misfire policy writes on resume ("" for any other).
+func (j *dueJob) pausedBy(f fire) string {
+	if j.pauseFrom == nil || j.pauseUntil == nil || f.message == "" || f.at.After(*j.pauseUntil) {
+		return ""
+	}
+	msg := fmt.Sprintf("; group %s was paused from %s to %s", j.group,
+		j.pauseFrom.UTC().Format(time.RFC3339), j.pauseUntil.UTC().Format(time.RFC3339))
+	if j.pauseNote != "" {
+		msg += ": " + j.pauseNote
+	}
+	return msg
 }
 
 // planBatch plans up to BatchSize due jobs of a shard in one transaction,
@@ -98,7 +120,8 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			err := r.Scan(&j.id, &j.group, &j.handler, &j.params, &j.schedType, &j.schedExpr, &j.tz,
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
 				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow,
-				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate, &j.secrets)
+				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate, &j.secrets,
+				&j.pauseFrom, &j.pauseUntil, &j.pauseNote)
 			j.script = sc.Script()
 			return j, err
 		})
@@ -137,6 +160,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			for _, f := range pl.fires {
 				// Runs are written at their actual (jittered) time, to the
 				// microsecond PostgreSQL keeps: key fires the way they come back.
+				f.message += j.pausedBy(f)
 				f.at = tp.At(f.at)
 				if f.status == wire.StatusScheduled {
 					f.params = render(f.at)

@@ -281,6 +281,9 @@ type Trigger struct {
 	// refused (ErrKeyReused) if not.
 	Key     string
 	Request []byte
+	// Force starts the run even while the job's group is paused or
+	// draining (else ErrGroupPaused).
+	Force bool
 
 	note manualNote
 }
@@ -331,6 +334,15 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 		}
 		if t.Params != nil {
 			p.Params = *t.Params
+		}
+		if !t.Force {
+			st, err := groupFlowState(ctx, tx, j.Group)
+			if err != nil {
+				return err
+			}
+			if st != FlowActive {
+				return fmt.Errorf("%w: group %q is %s; trigger with force to run the job all the same", ErrGroupPaused, j.Group, st)
+			}
 		}
 		if t.Key != "" {
 			earlier, err := claimTriggerKey(ctx, tx, j.ID, t)

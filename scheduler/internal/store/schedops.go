@@ -152,19 +152,8 @@ func setEnabled(ctx context.Context, tx pgx.Tx, a Actor, id int64, o EnableOptio
 		next := cur.NextFireAt
 		switch {
 		case !o.Enabled:
-			// Rewind to the first fire removed, so that re-enabling
-			// finds it (and the misfire policy judges it).
-			first, err := deletePlanned(ctx, tx, id)
-			if err != nil {
+			if next, err = suspendPlanned(ctx, tx, &cur); err != nil {
 				return err
-			}
-			if first != nil {
-				if first, err = nominalOf(&cur, *first); err != nil {
-					return err
-				}
-			}
-			if first != nil && (next == nil || first.Before(*next)) {
-				next = first
 			}
 		case next == nil || o.CatchUp == CatchUpNone:
 			// A job that never had a next fire (e.g. created disabled),
@@ -192,6 +181,27 @@ func setEnabled(ctx context.Context, tx pgx.Tx, a Actor, id int64, o EnableOptio
 		return writeAudit(ctx, tx, a, action, JobTarget(id), out.Group, jobDoc(cur), jobDoc(out))
 	}()
 	return out, err
+}
+
+// suspendPlanned deletes the job's planned, not yet due runs and returns
+// its next fire rewound to the first of them, so that planning it again
+// (re-enabled, or its group resumed) finds them and the misfire policy
+// judges them: the one catch-up path of a disabled job and a paused group.
+func suspendPlanned(ctx context.Context, tx pgx.Tx, cur *Job) (*time.Time, error) {
+	next := cur.NextFireAt
+	first, err := deletePlanned(ctx, tx, cur.ID)
+	if err != nil {
+		return nil, err
+	}
+	if first != nil {
+		if first, err = nominalOf(cur, *first); err != nil {
+			return nil, err
+		}
+	}
+	if first != nil && (next == nil || first.Before(*next)) {
+		next = first
+	}
+	return next, nil
 }
 
 // nominalOf turns a planned run's scheduled_at (an actual, jittered time)

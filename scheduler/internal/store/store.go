@@ -125,6 +125,8 @@ type Group struct {
 	// shell: their jobs need the scripts permission.
 	CommandHandlers []string
 	CreatedAt       time.Time
+	// Flow is its pause or drain (groupflow.go).
+	Flow Flow
 }
 
 // groupAudit is a group as the audit log keeps it.
@@ -166,11 +168,12 @@ func (s *Store) EnsureGroup(ctx context.Context, g Group) error {
 // ListGroups returns every group by name, only of groups when it is not
 // nil (a caller's readable groups).
 func (s *Store) ListGroups(ctx context.Context, groups []string) ([]Group, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT name, title, command_handlers, created_at FROM job_groups
-		WHERE $1::text[] IS NULL OR name = ANY($1) ORDER BY name`, groups)
+	rows, _ := s.pool.Query(ctx, `SELECT g.name, g.title, g.command_handlers, g.created_at, `+flowColumns+` FROM job_groups g
+		WHERE $1::text[] IS NULL OR g.name = ANY($1) ORDER BY g.name`, groups)
 	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Group, error) {
 		var g Group
-		err := r.Scan(&g.Name, &g.Title, &g.CommandHandlers, &g.CreatedAt)
+		f := &g.Flow
+		err := r.Scan(&g.Name, &g.Title, &g.CommandHandlers, &g.CreatedAt, &f.State, &f.Note, &f.By, &f.At, &f.InFlight)
 		return g, err
 	})
 	if err != nil {

@@ -1,0 +1,290 @@
+package scheduler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/internal/testwait"
+	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/client"
+	"github.com/jetjob/jetjob/scheduler/internal/planner"
+	"github.com/jetjob/jetjob/worker"
+)
+
+// groupFlow reads group g's flow state from GET /groups.
+func groupFlow(t *testing.T, api *client.Client) apiv1.GroupFlow {
+	t.Helper()
+	list, err := api.ListGroups(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range list.Groups {
+		if g.Name == "g" && g.Flow != nil {
+			return *g.Flow
+		}
+	}
+	t.Fatalf("GET /groups has no flow state for group g: %+v", list.Groups)
+	return apiv1.GroupFlow{}
+}
+
+// waitPlannedPast waits for a planning pass of the job's shard that
+// planned past at plus the window: every fire of the job up to then has
+// been planned or left out.
+func (s *system) waitPlannedPast(t *testing.T, job int64, at time.Time) {
+	t.Helper()
+	shard := int(job % 4) // startSystem's ShardCount
+	s.signals.Planner.ShardPlanned.WaitFor(t, 30*time.Second, fmt.Sprintf("a pass of shard %d past %s", shard, at),
+		func(p planner.Pass) bool { return p.Shard == shard && p.At.After(at.Add(3*time.Second)) })
+}
+
+// A group paused with a note starts no run of its jobs and refuses manual
+// triggers (409) unless forced; resumed, the fires its jobs missed follow
+// each job's misfire policy as for a re-enabled job: skip records them
+// SKIPPED naming the pause, fire_once runs the newest, fire_all runs all.
+// Both changes are audited with their notes.
+func TestGroupPauseResumeByMisfirePolicy(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, noopWorker)
+	ctx := context.Background()
+	newest := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Minute)
+	daily := fmt.Sprintf("0 %d %d * * *", newest.Minute(), newest.Hour())
+	jobs := map[string]*apiv1.Job{}
+	for _, mp := range []string{"skip", "fire_once", "fire_all"} {
+		jobs[mp] = createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "daily-" + mp, Handler: "noop",
+			ScheduleType: "cron", ScheduleExpr: daily, MisfirePolicy: mp})
+	}
+	ticker := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "ticker", Handler: "noop",
+		ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: "skip"})
+	testwait.Eventually(t, 30*time.Second, "the ticker to run", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED'`, ticker.ID) > 0
+	})
+
+	g, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{Note: "db upgrade"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := g.Flow; f == nil || f.State != "paused" || f.Note != "db upgrade" || f.By == "" || f.At == nil {
+		t.Fatalf("paused group answers flow %+v, want paused with the note, who and when", f)
+	}
+	if f := groupFlow(t, sys.api); f.State != "paused" || f.Note != "db upgrade" {
+		t.Fatalf("GET /groups shows %+v, want paused with the note", f)
+	}
+	pausedAt := *g.Flow.At
+
+	_, err = sys.api.TriggerJobWith(ctx, jobs["skip"].ID, apiv1.TriggerRequest{})
+	var apiErr *client.APIError
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusConflict || !strings.Contains(apiErr.Message, "paused") {
+		t.Fatalf("manual trigger while paused: %v, want 409 saying the group is paused", err)
+	}
+	forced, err := sys.api.TriggerJobWith(ctx, jobs["skip"].ID, apiv1.TriggerRequest{Force: true})
+	if err != nil {
+		t.Fatalf("forced trigger while paused: %v", err)
+	}
+	testwait.Eventually(t, 30*time.Second, "the forced run to succeed", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED'`, forced.ID) == 1
+	})
+
+	// Planning went on past the pause without a run of the group's jobs.
+	sys.waitPlannedPast(t, ticker.ID, pausedAt)
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE group_name = 'g' AND scheduled_at > $1
+		AND trigger_type <> 'manual'`, pausedAt); n != 0 {
+		t.Fatalf("%d runs of group g planned after its pause at %s, want none", n, pausedAt)
+	}
+
+	// The pause lasts four days (set through the database): the daily jobs
+	// miss the fires of three days ago to today.
+	if _, err := sys.pool.Exec(ctx, `UPDATE jobs SET next_fire_at = $2 WHERE id = ANY($1)`,
+		[]int64{jobs["skip"].ID, jobs["fire_once"].ID, jobs["fire_all"].ID}, newest.AddDate(0, 0, -3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.pool.Exec(ctx, `UPDATE job_groups SET flow_at = $1 WHERE name = 'g'`, newest.AddDate(0, 0, -4)); err != nil {
+		t.Fatal(err)
+	}
+	resumeAt := time.Now()
+	if g, err = sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{Note: "upgrade done"}); err != nil {
+		t.Fatal(err)
+	}
+	if g.Flow == nil || g.Flow.State != "active" {
+		t.Fatalf("resumed group answers flow %+v, want active", g.Flow)
+	}
+
+	succeeded := func(job int64) int {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND trigger_type = 'misfire' AND status = 'SUCCEEDED'`, job)
+	}
+	testwait.Eventually(t, 30*time.Second, "fire_all's 4 missed fires and fire_once's newest to run", func() bool {
+		return succeeded(jobs["fire_all"].ID) == 4 && succeeded(jobs["fire_once"].ID) == 1
+	})
+	var ranAt time.Time
+	if err := sys.pool.QueryRow(ctx, `SELECT scheduled_at FROM job_runs WHERE job_id = $1 AND trigger_type = 'misfire'`,
+		jobs["fire_once"].ID).Scan(&ranAt); err != nil {
+		t.Fatal(err)
+	}
+	if !ranAt.Equal(newest) {
+		t.Errorf("fire_once ran the fire of %s, want the newest missed one, %s", ranAt.UTC(), newest)
+	}
+	skipped := func(job int64) (n int, msg string) {
+		t.Helper()
+		if err := sys.pool.QueryRow(ctx, `SELECT count(*), COALESCE(max(message), '') FROM job_runs
+			WHERE job_id = $1 AND status = 'SKIPPED'`, job).Scan(&n, &msg); err != nil {
+			t.Fatal(err)
+		}
+		return n, msg
+	}
+	for mp, want := range map[string]int{"skip": 4, "fire_once": 3} {
+		n, msg := skipped(jobs[mp].ID)
+		missed, _, _, _, ok := policy.ParseSkipped(msg)
+		if n != 1 || !ok || missed != want || !strings.Contains(msg, "group g was paused") || !strings.Contains(msg, "db upgrade") {
+			t.Errorf("%s job: %d SKIPPED runs, message %q; want one for %d missed fires naming the pause and its note", mp, n, msg, want)
+		}
+	}
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status <> 'SUCCEEDED' AND trigger_type <> 'manual'`,
+		jobs["fire_all"].ID); n != 0 {
+		t.Errorf("fire_all job has %d runs that did not succeed, want its 4 catch-up runs only", n)
+	}
+	testwait.Eventually(t, 30*time.Second, "the ticker to run again", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND scheduled_at > $2`,
+			ticker.ID, resumeAt) > 0
+	})
+	for action, note := range map[string]string{"group.pause": "db upgrade", "group.resume": "upgrade done"} {
+		if n := sys.count(t, `SELECT count(*) FROM audit_log WHERE action = $1 AND target = 'group:g' AND after->>'note' = $2`,
+			action, note); n != 1 {
+			t.Errorf("%d %s audit rows with note %q, want 1", n, action, note)
+		}
+	}
+}
+
+// A draining group starts no new run and lets its running run finish: it
+// reads draining, with the run counted, until the run ends, then drained.
+// An operator of another group may not drain or resume it.
+func TestGroupDrain(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	sys := startSystem(t, func(w *worker.Worker) {
+		noopWorker(w)
+		w.Handle("long", func(ctx context.Context, _ *worker.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	ctx := context.Background()
+	long := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "long", Handler: "long", ScheduleType: "none"})
+	ticker := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "ticker", Handler: "noop",
+		ScheduleType: "cron", ScheduleExpr: "@every 1s", MisfirePolicy: "skip"})
+	run := trigger(t, sys.api, long.ID, nil)
+	testwait.Eventually(t, 30*time.Second, "the long run to start", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'RUNNING'`, run.ID) == 1
+	})
+
+	// An operator of another group is refused as if g did not exist.
+	if _, err := sys.api.CreateGroup(ctx, apiv1.Group{Name: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.api.CreateUser(ctx, apiv1.UserCreate{Name: "op-other", Grants: []apiv1.Grant{{Group: "other", Role: "operator"}}}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := sys.api.CreateKey(ctx, apiv1.KeyCreate{Name: "k", User: "op-other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := client.New(sys.url, key.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *client.APIError
+	if _, err := other.SetGroupFlow(ctx, "g", "drain", apiv1.GroupFlowRequest{}); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Fatalf("operator of another group drains g: %v, want 404", err)
+	}
+	if _, err := other.SetGroupFlow(ctx, "other", "pause", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatalf("operator pauses their own group: %v", err)
+	}
+
+	g, err := sys.api.SetGroupFlow(ctx, "g", "drain", apiv1.GroupFlowRequest{Note: "host reboot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Flow == nil || g.Flow.State != "draining" || g.Flow.Running < 1 {
+		t.Fatalf("draining group answers flow %+v, want draining with the long run counted", g.Flow)
+	}
+	drainAt := *g.Flow.At
+	sys.waitPlannedPast(t, ticker.ID, drainAt)
+	// The ticker's runs due before the drain end; the long one still runs.
+	testwait.Eventually(t, 30*time.Second, "only the long run in flight", func() bool {
+		return groupFlow(t, sys.api).Running == 1
+	})
+	if f := groupFlow(t, sys.api); f.State != "draining" || f.Note != "host reboot" {
+		t.Fatalf("with the long run still running, group g shows %+v, want draining", f)
+	}
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE group_name = 'g' AND scheduled_at > $1`, drainAt); n != 0 {
+		t.Fatalf("%d runs of group g after its drain began, want none", n)
+	}
+
+	close(release)
+	testwait.Eventually(t, 30*time.Second, "group g to read drained", func() bool {
+		f := groupFlow(t, sys.api)
+		return f.State == "drained" && f.Running == 0
+	})
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE id = $1 AND status = 'SUCCEEDED'`, run.ID); n != 1 {
+		t.Fatalf("the long run did not succeed")
+	}
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE group_name = 'g' AND scheduled_at > $1`, drainAt); n != 0 {
+		t.Fatalf("%d runs of group g after its drain began, want none", n)
+	}
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 30*time.Second, "the ticker to run again", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED' AND scheduled_at > $2`,
+			ticker.ID, time.Now().Add(-time.Second)) > 0
+	})
+}
+
+// The workers page pauses a group with a note (its badge and note shown,
+// the API agrees), resumes it, and shows a viewer no controls.
+func TestConsoleGroupPause(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, consoleHandlers)
+	consoleUsers(t, sys)
+	b := newTab(t, sys.url)
+	b.signIn("/workers?group=g", "ada")
+	if got := b.text("#group-state-g"); got != "active" {
+		t.Fatalf("group g's badge reads %q, want active", got)
+	}
+	b.do("pause the group", chromedp.SendKeys(chromedp.ID("flow-note-g"), "migrating the database"),
+		chromedp.Click(chromedp.CSS("#group-pause-g button[type=submit]:not([formaction])")), chromedp.WaitVisible(chromedp.ID("group-flow-g")))
+	if note := b.text("#group-flow-g"); !strings.Contains(note, "migrating the database") || !strings.Contains(note, "ada") {
+		t.Fatalf("group g's flow note %q", note)
+	}
+	if got := b.text("#group-state-g"); got != "paused" {
+		t.Fatalf("group g's badge reads %q after pausing, want paused", got)
+	}
+	if f := groupFlow(t, sys.api); f.State != "paused" || f.Note != "migrating the database" || f.By != "ada" {
+		t.Fatalf("the API shows group g %+v after the console paused it", f)
+	}
+
+	v := newTab(t, sys.url)
+	v.signIn("/workers?group=g", "vic")
+	if n := evalIn[int](v, `document.querySelectorAll("#group-pause-g, #group-resume-g, #group-drain-g").length`); n != 0 {
+		t.Fatalf("a viewer sees %d group controls", n)
+	}
+	if status := evalAsync[int](v, `fetch("/groups/g/resume", {method: "POST", body: new URLSearchParams({note: "x"})}).then(r => r.status)`); status != http.StatusForbidden {
+		t.Fatalf("a viewer's forged resume answered %d, want 403", status)
+	}
+
+	b.do("resume the group", chromedp.Click(chromedp.CSS("#group-resume-g button[type=submit]:not([formaction])")),
+		chromedp.WaitNotPresent(chromedp.ID("group-flow-g")))
+	if f := groupFlow(t, sys.api); f.State != "active" {
+		t.Fatalf("the API shows group g %+v after the console resumed it", f)
+	}
+}
