@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
@@ -32,44 +30,17 @@ type alertDocs struct {
 // in their place (the other documents' messages keep their line numbers).
 func splitAlerts(name string, data []byte) ([]byte, alertDocs, error) {
 	var docs alertDocs
-	seps := docSeparator.FindAllIndex(data, -1)
-	bounds := make([][2]int, 0, len(seps)+1)
-	start := 0
-	for _, l := range seps {
-		bounds = append(bounds, [2]int{start, l[0]})
-		start = l[1]
-	}
-	bounds = append(bounds, [2]int{start, len(data)})
-	out := slices.Clone(data)
-	for i, b := range bounds {
-		part := data[b[0]:b[1]]
-		var head struct {
-			Kind string `yaml:"kind"`
-		}
-		if yaml.Unmarshal(part, &head) != nil || (head.Kind != jobfile.ChannelKind && head.Kind != jobfile.RuleKind) {
-			continue
-		}
-		where := fmt.Sprintf("%s (document %d)", name, i+1)
-		if head.Kind == jobfile.ChannelKind {
-			d, err := jobfile.ParseChannel(where, part)
-			if err != nil {
-				return nil, docs, err
-			}
+	out, err := takeDocs(name, data, []string{jobfile.ChannelKind, jobfile.RuleKind}, func(where, kind string, doc []byte) error {
+		if kind == jobfile.ChannelKind {
+			d, err := jobfile.ParseChannel(where, doc)
 			docs.channels = append(docs.channels, d)
-		} else {
-			d, err := jobfile.ParseRule(where, part)
-			if err != nil {
-				return nil, docs, err
-			}
-			docs.rules = append(docs.rules, d)
+			return err
 		}
-		for j := b[0]; j < b[1]; j++ {
-			if out[j] != '\n' {
-				out[j] = ' '
-			}
-		}
-	}
-	return out, docs, nil
+		d, err := jobfile.ParseRule(where, doc)
+		docs.rules = append(docs.rules, d)
+		return err
+	})
+	return out, docs, err
 }
 
 // exportAlerts appends to out the channels and rules (of group, when set;

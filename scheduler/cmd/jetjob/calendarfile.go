@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
@@ -24,40 +22,20 @@ import (
 // name the file's own lines.
 func splitCalendars(name string, data []byte) ([]byte, []jobfile.CalendarDoc, error) {
 	var docs []jobfile.CalendarDoc
-	seps := docSeparator.FindAllIndex(data, -1)
-	bounds := make([][2]int, 0, len(seps)+1)
-	start := 0
-	for _, l := range seps {
-		bounds = append(bounds, [2]int{start, l[0]})
-		start = l[1]
-	}
-	bounds = append(bounds, [2]int{start, len(data)})
-	out := slices.Clone(data)
 	seen := map[string]bool{}
-	for i, b := range bounds {
-		part := data[b[0]:b[1]]
-		var head struct {
-			Kind string `yaml:"kind"`
-		}
-		if yaml.Unmarshal(part, &head) != nil || head.Kind != jobfile.CalendarKind {
-			continue
-		}
-		d, err := jobfile.ParseCalendar(fmt.Sprintf("%s (document %d)", name, i+1), part)
+	out, err := takeDocs(name, data, []string{jobfile.CalendarKind}, func(where, _ string, doc []byte) error {
+		d, err := jobfile.ParseCalendar(where, doc)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 		if seen[d.Name] {
-			return nil, nil, fmt.Errorf("%s (document %d): calendar %s is defined twice", name, i+1, d.Name)
+			return fmt.Errorf("%s: calendar %s is defined twice", where, d.Name)
 		}
 		seen[d.Name] = true
 		docs = append(docs, d)
-		for j := b[0]; j < b[1]; j++ {
-			if out[j] != '\n' {
-				out[j] = ' '
-			}
-		}
-	}
-	return out, docs, nil
+		return nil
+	})
+	return out, docs, err
 }
 
 // exportCalendars appends to out the calendars (of group and the global

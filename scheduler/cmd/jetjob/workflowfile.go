@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -48,6 +49,40 @@ func exportWorkflows(ctx context.Context, c *client.Client, group string, out []
 
 // docSeparator splits a file's YAML documents.
 var docSeparator = regexp.MustCompile(`(?m)^---[ \t]*$`)
+
+// takeDocs takes the documents of the given kinds out of a file: each is
+// handed to take with where it stands ("file (document N)"), and blanked
+// in the copy returned, whose other documents keep their lines (their
+// messages name the file's own lines).
+func takeDocs(name string, data []byte, kinds []string, take func(where, kind string, doc []byte) error) ([]byte, error) {
+	seps := docSeparator.FindAllIndex(data, -1)
+	bounds := make([][2]int, 0, len(seps)+1)
+	start := 0
+	for _, l := range seps {
+		bounds = append(bounds, [2]int{start, l[0]})
+		start = l[1]
+	}
+	bounds = append(bounds, [2]int{start, len(data)})
+	out := slices.Clone(data)
+	for i, b := range bounds {
+		doc := data[b[0]:b[1]]
+		var head struct {
+			Kind string `yaml:"kind"`
+		}
+		if yaml.Unmarshal(doc, &head) != nil || !slices.Contains(kinds, head.Kind) {
+			continue
+		}
+		if err := take(fmt.Sprintf("%s (document %d)", name, i+1), head.Kind, doc); err != nil {
+			return nil, err
+		}
+		for j := b[0]; j < b[1]; j++ {
+			if out[j] != '\n' {
+				out[j] = ' '
+			}
+		}
+	}
+	return out, nil
+}
 
 // splitWorkflows parts a file into its jobs document (nil when it holds
 // only workflows) and its workflow documents, parsed.
