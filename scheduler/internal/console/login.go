@@ -40,7 +40,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return nil
 	}
-	return c.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: c.withProviders(r, loginForm{Next: next})})
+	return c.render(w, r, http.StatusOK, "login", page{Title: c.lang(r, nil).T("Sign in"), Data: c.withProviders(r, loginForm{Next: next})})
 }
 
 // anonymous is r without credentials: a sign-in must not be decided by a
@@ -71,7 +71,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) error {
 		if v := hdr.Get("Retry-After"); v != "" {
 			w.Header().Set("Retry-After", v)
 		}
-		return c.render(w, r, ae.Status, "login", page{Title: "Sign in", Error: ae.Error(), Data: c.withProviders(r, form)})
+		return c.render(w, r, ae.Status, "login", page{Title: c.lang(r, nil).T("Sign in"), Error: ae.Error(), Data: c.withProviders(r, form)})
 	}
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (c *Console) ssoFailed(w http.ResponseWriter, r *http.Request, err error) e
 	if !errors.As(err, &ae) || ae.Status >= 500 && ae.Status != http.StatusBadGateway && ae.Status != http.StatusServiceUnavailable {
 		return err
 	}
-	return c.render(w, r, ae.Status, "login", page{Title: "Sign in", Error: ae.Error(), Data: c.withProviders(r, loginForm{Next: "/"})})
+	return c.render(w, r, ae.Status, "login", page{Title: c.lang(r, nil).T("Sign in"), Error: ae.Error(), Data: c.withProviders(r, loginForm{Next: "/"})})
 }
 
 // safeNext is the destination after signing in: next when localPath

@@ -67,7 +67,7 @@ func (c *Console) renderWorkflowRun(w http.ResponseWriter, r *http.Request, code
 		return err
 	}
 	data.CanOperate = u.CanOperate(data.Run.Group)
-	return c.render(w, r, code, "workflow_run", page{Title: "Workflow run " + strconv.FormatInt(id, 10), User: u, Data: data, Error: pageErr})
+	return c.render(w, r, code, "workflow_run", page{Title: c.lang(r, u).T("Workflow run %d", id), User: u, Data: data, Error: pageErr})
 }
 
 // workflowRunData reads the run, its workflow and its nodes. A run just

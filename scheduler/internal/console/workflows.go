@@ -95,7 +95,7 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 		}
 		data.NextURL = "/workflows?" + next.Encode()
 	}
-	return c.render(w, r, http.StatusOK, "workflows", page{Title: "Workflows", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "workflows", page{Title: c.lang(r, u).T("Workflows"), User: u, Data: data})
 }
 
 // workflowPage is a workflow's page data.

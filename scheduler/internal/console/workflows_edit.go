@@ -77,7 +77,7 @@ func (c *Console) newWorkflow(w http.ResponseWriter, r *http.Request) error {
 	f := &workflowForm{YAML: newWorkflowYAML(group)}
 	f.check()
 	f.Problems, f.Checked = nil, false // a starting document names jobs that may not exist: say nothing yet
-	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: "New workflow", User: u, Data: f})
+	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: c.lang(r, u).T("New workflow"), User: u, Data: f})
 }
 
 // editWorkflow shows the editor with the workflow's document.
@@ -95,7 +95,7 @@ func (c *Console) editWorkflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	f := &workflowForm{Workflow: &wf, Version: wf.Version, YAML: string(b)}
 	f.check()
-	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: "Edit " + wf.Name, User: u, Data: f})
+	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: c.lang(r, u).T("Edit %s", wf.Name), User: u, Data: f})
 }
 
 // check reads the form's document and validates its graph, filling
@@ -176,7 +176,7 @@ func (c *Console) saveWorkflow(w http.ResponseWriter, r *http.Request, id *int64
 		return err
 	}
 	f := &workflowForm{YAML: strings.ReplaceAll(r.PostForm.Get("yaml"), "\r\n", "\n")}
-	title := "New workflow"
+	title := c.lang(r, u).T("New workflow")
 	if id != nil {
 		f.Version, err = strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
 		if err != nil || f.Version <= 0 {
@@ -186,7 +186,7 @@ func (c *Console) saveWorkflow(w http.ResponseWriter, r *http.Request, id *int64
 		if _, err := c.call(r, http.MethodGet, workflowPath(*id), nil, nil, &cur); err != nil {
 			return err
 		}
-		f.Workflow, title = &cur, "Edit "+cur.Name
+		f.Workflow, title = &cur, c.lang(r, u).T("Edit %s", cur.Name)
 	}
 	spec := f.check()
 	code := http.StatusOK
