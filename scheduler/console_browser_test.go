@@ -384,12 +384,16 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
 		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch)}
 	// In Chinese too (issue #35): its text has no spaces to break at.
+	shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS")
 	for _, lang := range []string{"en-US,en", "zh-CN,zh;q=0.9"} {
 		b.acceptLanguage(lang)
 		for _, width := range []int64{1280, 375} {
 			b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
 			for _, path := range pages {
 				b.open(path)
+				if shots != "" { // JETJOB_LAYOUT_SCREENSHOTS: every page, to look at
+					b.screenshot(filepath.Join(shots, fmt.Sprintf("%s-%d-%s.png", unsafeName.ReplaceAllString("page"+path, "_"), width, lang[:2])))
+				}
 				if w, inner := evalIn[int](b, "document.documentElement.scrollWidth"), evalIn[int](b, "window.innerWidth"); w > inner {
 					t.Errorf("%s at %d px in %s: the page is %d px wide; past the screen: %q", path, width, lang, w, overflowing(b))
 				}
