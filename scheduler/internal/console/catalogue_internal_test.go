@@ -115,7 +115,7 @@ func TestCatalogueHasEveryMessage(t *testing.T) {
 			need["since "+strings.ToLower(st.Name)] = "timeline"
 		}
 	}
-	for _, s := range workflowSettings(&apiv1.Workflow{}) {
+	for _, s := range workflowSettings(&apiv1.Workflow{}, i18n.English) {
 		need[s.Label] = "workflow settings"
 	}
 	for _, code := range []int{400, 401, 403, 404, 409, 500} {

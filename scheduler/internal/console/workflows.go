@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 )
 
@@ -132,7 +133,7 @@ func (c *Console) workflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	data := &workflowPage{Workflow: wf, CanOperate: u.CanOperate(wf.Group), Settings: workflowSettings(&wf)}
+	data := &workflowPage{Workflow: wf, CanOperate: u.CanOperate(wf.Group), Settings: workflowSettings(&wf, c.lang(r, u))}
 	var rl apiv1.WorkflowRunList
 	if _, err := c.call(r, http.MethodGet, workflowPath(wf.ID)+"/runs", url.Values{"limit": {strconv.Itoa(workflowPageRuns)}}, nil, &rl); err != nil {
 		return err
@@ -218,8 +219,9 @@ func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statu
 	return g
 }
 
-// workflowSettings lists what a workflow's YAML says besides its graph.
-func workflowSettings(wf *apiv1.Workflow) []setting {
+// workflowSettings lists what a workflow's YAML says besides its graph,
+// its words in l (the labels are catalogue ids the page translates).
+func workflowSettings(wf *apiv1.Workflow, l i18n.Lang) []setting {
 	dash := func(s string) string {
 		if s == "" {
 			return "—"
@@ -228,15 +230,15 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 	}
 	overlap := wf.Overlap
 	if wf.MaxConcurrent > 0 {
-		overlap += " (at most " + strconv.Itoa(wf.MaxConcurrent) + ")"
+		overlap += l.T(" (at most %d)", wf.MaxConcurrent)
 	}
-	timeout := "none"
+	timeout := l.T("none")
 	if wf.Timeout > 0 {
 		timeout = durText(wf.Timeout)
 	}
-	enabled := "yes"
+	enabled := l.T("yes")
 	if !wf.Enabled {
-		enabled = "no"
+		enabled = l.T("no")
 	}
 	out := []setting{
 		{"Schedule", strings.TrimSpace(wf.ScheduleType + " " + wf.ScheduleExpr)},
