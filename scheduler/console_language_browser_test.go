@@ -59,6 +59,13 @@ func TestConsoleLanguages(t *testing.T) {
 	if h := zh.text("h1"); !strings.Contains(h, "登录") {
 		t.Fatalf("the login page says %q to a Chinese browser", h)
 	}
+	// Its switch turns the login page to English before anyone signs in
+	// (a cookie), and back.
+	zh.do("switch the login page to English", chromedp.Click(chromedp.ID("lang-en")), chromedp.WaitVisible(chromedp.ID("lang-zh-CN")))
+	if b := zh.text("#sign-in"); b != "Sign in" {
+		t.Fatalf("the login page switched to English reads %q", b)
+	}
+	zh.do("switch the login page to Chinese", chromedp.Click(chromedp.ID("lang-zh-CN")), chromedp.WaitVisible(chromedp.ID("lang-en")))
 	zh.signIn("/", "vic")
 	if h := zh.text("h1"); !strings.Contains(h, "概览") {
 		t.Fatalf("the dashboard's heading is %q to a Chinese browser, want 概览", h)
