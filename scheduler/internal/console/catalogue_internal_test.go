@@ -118,7 +118,7 @@ func TestCatalogueHasEveryMessage(t *testing.T) {
 	for _, s := range workflowSettings(&apiv1.Workflow{}, i18n.English) {
 		need[s.Label] = "workflow settings"
 	}
-	for _, code := range []int{400, 401, 403, 404, 409, 500} {
+	for _, code := range []int{400, 401, 403, 404, 405, 409, 410, 413, 422, 429, 500, 503} {
 		need[http.StatusText(code)] = "the error page's title"
 	}
 	for id, where := range need {
