@@ -126,6 +126,13 @@ func TestCatalogueHasEveryMessage(t *testing.T) {
 			t.Errorf("%s: %q has no Chinese text in i18n/zh-CN.json", where, id)
 		}
 	}
+	// And the catalogue holds nothing else: a text no page uses any more
+	// is left for a translator to wonder about.
+	for _, id := range i18n.IDs() {
+		if _, ok := need[id]; !ok {
+			t.Errorf("i18n/zh-CN.json: %q is used nowhere: remove it", id)
+		}
+	}
 }
 
 // attrRE are the attributes whose text people read.
