@@ -148,7 +148,7 @@ func (c *Console) workflow(w http.ResponseWriter, r *http.Request) error {
 		data.LastRun = &last
 		statuses = nodesByName(last.Nodes)
 	}
-	data.Graph = workflowGraph(wf.Nodes, wf.Edges, statuses, func(n string) string {
+	data.Graph = workflowGraph(wf.Nodes, wf.Edges, statuses, c.lang(r, u), func(n string) string {
 		for _, nd := range wf.Nodes {
 			if nd.Name == n && nd.JobID > 0 {
 				return jobURL(nd.JobID)
@@ -171,8 +171,9 @@ func nodesByName(ns []apiv1.WorkflowRunNode) map[string]apiv1.WorkflowRunNode {
 }
 
 // workflowGraph lays out a workflow's nodes and edges, each node coloured
-// by its status in statuses (nil: no run) and linked where link says.
-func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statuses map[string]apiv1.WorkflowRunNode, link func(string) string) wfGraph {
+// by its status in statuses (nil: no run), titled in l and linked where
+// link says.
+func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statuses map[string]apiv1.WorkflowRunNode, l i18n.Lang, link func(string) string) wfGraph {
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
@@ -194,19 +195,19 @@ func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statu
 		title := []string{n.Name}
 		switch {
 		case nd.Job != "":
-			title = append(title, "job "+nd.Job)
+			title = append(title, l.T("job %s", nd.Job))
 		case nd.Inline != nil:
-			title = append(title, "inline job, handler "+nd.Inline.Handler)
+			title = append(title, l.T("inline job, handler %s", nd.Inline.Handler))
 		}
 		if nd.Disabled {
-			title = append(title, "disabled")
+			title = append(title, l.T("disabled"))
 		}
 		if nd.ForEach != "" {
-			title = append(title, "for each "+nd.ForEach)
+			title = append(title, l.T("for each %s", nd.ForEach))
 		}
 		if st, ok := statuses[n.Name]; ok {
 			n.Status, n.Class = st.Status, statusClass(st.Status)
-			title = append(title, st.Status)
+			title = append(title, l.T(st.Status))
 			if st.Reason != "" {
 				title = append(title, st.Reason)
 			}
