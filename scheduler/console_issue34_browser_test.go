@@ -98,6 +98,9 @@ func TestConsoleJobFormPreviewMarksCalendars(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("f-schedule_type"), "cron"),
 		chromedp.Clear(chromedp.ID("f-schedule_expr")),
 		chromedp.SendKeys(chromedp.ID("f-schedule_expr"), "0 0 9 * * *"),
+		// The calendars are among the advanced settings, folded.
+		chromedp.Click(chromedp.CSS("#form-advanced > summary")),
+		chromedp.WaitVisible(chromedp.ID("f-exclude_calendars")),
 		chromedp.SendKeys(chromedp.ID("f-exclude_calendars"), "weekend"),
 	)
 	b.waitFor("weekend fires struck through", `document.querySelectorAll("#preview-table tr.excluded s").length >= 2 &&
