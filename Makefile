@@ -53,7 +53,7 @@ ensure-chromium:
 # The README's pictures of the console, taken by the browser test that
 # walks a job's life cycle (a real system, a real Chromium).
 console-screenshots: ensure-postgres ensure-chromium
-	JETJOB_TEST_REQUIRED=1 JETJOB_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleJobLifeCycle$$|TestConsoleWorkflow$$|TestConsoleAdminPages$$|TestConsoleAlerts$$' ./scheduler/
+	JETJOB_TEST_REQUIRED=1 JETJOB_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleJobLifeCycle$$|TestConsoleWorkflow$$|TestConsoleAdminPages$$|TestConsoleAlerts$$|TestConsoleLanguages$$' ./scheduler/
 
 run: ensure-postgres build
 	$(BIN)/jetjob-scheduler dev

@@ -99,7 +99,7 @@ func TestConsoleJobFormPreviewMarksCalendars(t *testing.T) {
 		chromedp.Clear(chromedp.ID("f-schedule_expr")),
 		chromedp.SendKeys(chromedp.ID("f-schedule_expr"), "0 0 9 * * *"),
 		// The calendars are among the advanced settings, folded.
-		chromedp.Click("#form-advanced > summary"),
+		chromedp.Click(chromedp.CSS("#form-advanced > summary")),
 		chromedp.WaitVisible(chromedp.ID("f-exclude_calendars")),
 		chromedp.SendKeys(chromedp.ID("f-exclude_calendars"), "weekend"),
 	)

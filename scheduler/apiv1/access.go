@@ -66,6 +66,9 @@ type User struct {
 	// through (docs/sso.md): they have no password, and their admin flag
 	// and grants are set from the provider's groups at each sign-in.
 	Provider string `json:"provider,omitempty"`
+	// Language is the console's language the user chose: "en", "zh-CN",
+	// or empty for none (the console follows the browser).
+	Language string `json:"language,omitempty"`
 }
 
 // UserList answers GET /users.
@@ -100,7 +103,10 @@ type UserCreate struct {
 // password.
 type UserPatch struct {
 	DisplayName *string `json:"display_name,omitempty"`
-	Password    *string `json:"password,omitempty"`
+	// Language sets the console's language: "en", "zh-CN", or "" to
+	// follow the browser's. The user sets their own.
+	Language *string `json:"language,omitempty"`
+	Password *string `json:"password,omitempty"`
 	// CurrentPassword is the user's password now: required, and only
 	// taken, with Password when the caller changes their own.
 	CurrentPassword *string `json:"current_password,omitempty"`
@@ -154,6 +160,9 @@ type Me struct {
 	DisplayName string  `json:"display_name,omitempty"`
 	Admin       bool    `json:"admin"`
 	Grants      []Grant `json:"grants"`
+	// Language is the console's language the user chose (UserPatch), ""
+	// for none; empty for a principal that is not a user.
+	Language string `json:"language,omitempty"`
 	// Auth is how the request authenticated: key, session, bootstrap (the
 	// JETJOB_API_TOKEN break-glass key) or none (--insecure-no-auth).
 	Auth string `json:"auth"`

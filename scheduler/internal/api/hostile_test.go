@@ -193,6 +193,7 @@ func TestHostileInput(t *testing.T) {
 		// Passwords (issue 26, finding 9).
 		{"current_password without a new password", "PATCH", "/api/v1/users/nobody", `{"current_password":"guess guess guess"}`, 400, "current_password"},
 		{"current_password for another user", "PATCH", "/api/v1/users/nobody", `{"password":"a long new password","current_password":"x"}`, 400, "current_password"},
+		{"language the console does not have", "PATCH", "/api/v1/users/nobody", `{"language":"fr"}`, 400, "language"},
 		// Child jobs (issue #26): every reference is checked where it is made.
 		{"child id zero", "POST", "/api/v1/jobs", validJob("child_job_ids", `[0]`), 400, "child_job_ids"},
 		{"child id negative", "POST", "/api/v1/jobs", validJob("child_job_ids", `[-3]`), 400, "child_job_ids"},

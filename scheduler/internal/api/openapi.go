@@ -220,7 +220,7 @@ var apiDocs = []openapi.Operation{
 		Example: apiv1.UserCreate{Name: "alice", DisplayName: "Alice", Password: "correct horse battery staple",
 			Grants: []apiv1.Grant{{Group: "billing", Role: apiv1.RoleOperator}}}},
 	{Pattern: "GET /api/v1/users/{name}", Summary: "Get a user (admin, or the user)", Response: apiv1.User{}},
-	{Pattern: "PATCH /api/v1/users/{name}", Summary: "Change a user (the user: display name, password, revoke_credentials)",
+	{Pattern: "PATCH /api/v1/users/{name}", Summary: "Change a user (the user: display name, console language, password, revoke_credentials)",
 		Body: apiv1.UserPatch{}, Response: apiv1.User{}},
 	{Pattern: "DELETE /api/v1/users/{name}", Summary: "Delete a user (admin)"},
 	{Pattern: "POST /api/v1/users/{name}/grants", Summary: "Set the user's grant on a group (admin)", Body: apiv1.Grant{},

@@ -259,7 +259,8 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s200, "admin", "GET", "/api/v1/users", nil, nil)
 	call(s200, "admin", "GET", "/api/v1/users/dana", nil, nil)
 	name := "Dana D."
-	call(s200, "admin", "PATCH", "/api/v1/users/dana", apiv1.UserPatch{DisplayName: &name}, nil)
+	lang := "zh-CN"
+	call(s200, "admin", "PATCH", "/api/v1/users/dana", apiv1.UserPatch{DisplayName: &name, Language: &lang}, nil)
 	call(s200, "admin", "POST", "/api/v1/users/dana/grants", apiv1.Grant{Group: "a", Role: apiv1.RoleOperator, Scripts: true}, nil)
 	call(s200, "admin", "DELETE", "/api/v1/users/dana/grants?group=a", nil, nil)
 	var link apiv1.PasswordLink

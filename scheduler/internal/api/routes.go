@@ -303,7 +303,7 @@ func (s *Server) authenticate(r *http.Request) (*auth.Principal, error) {
 }
 
 func principalOf(u store.User) *auth.Principal {
-	p := &auth.Principal{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Grants: map[string]auth.Grant{}}
+	p := &auth.Principal{Name: u.Name, DisplayName: u.DisplayName, Language: u.Language, Admin: u.Admin, Grants: map[string]auth.Grant{}}
 	for _, g := range u.Grants {
 		p.Grants[g.Group] = auth.Grant{Role: auth.Role(g.Role), Scripts: g.Scripts}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/internal/auth"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -16,7 +17,7 @@ var validUserName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 
 func userDoc(u store.User) apiv1.User {
 	out := apiv1.User{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Disabled: u.Disabled,
-		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt, Provider: u.Provider}
+		Grants: make([]apiv1.Grant, 0, len(u.Grants)), CreatedAt: u.CreatedAt, LastLoginAt: u.LastLoginAt, Provider: u.Provider, Language: u.Language}
 	for _, g := range u.Grants {
 		out.Grants = append(out.Grants, apiv1.Grant{Group: g.Group, Role: g.Role, Scripts: g.Scripts})
 	}
@@ -45,7 +46,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 
 // meDoc is p as GET /me shows it.
 func meDoc(p *auth.Principal) apiv1.Me {
-	out := apiv1.Me{Name: p.Name, DisplayName: p.DisplayName, Admin: p.Admin, Grants: []apiv1.Grant{},
+	out := apiv1.Me{Name: p.Name, DisplayName: p.DisplayName, Language: p.Language, Admin: p.Admin, Grants: []apiv1.Grant{},
 		Auth: string(p.Method), KeyID: p.KeyID, KeyPrefix: p.KeyPrefix}
 	if !p.SessionExpiresAt.IsZero() {
 		at := p.SessionExpiresAt
@@ -148,6 +149,16 @@ func (s *Server) updateUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	if in.DisplayName != nil && nameProblem(*in.DisplayName) != "" {
 		return invalidf("display_name %s", nameProblem(*in.DisplayName))
+	}
+	if in.Language != nil && *in.Language != "" {
+		l, ok := i18n.Parse(*in.Language)
+		if !ok {
+			return invalidf("language %q: want %s, %s or empty (the browser's)", *in.Language, i18n.English, i18n.Chinese)
+		}
+		lang := string(l)
+		ch.Language = &lang
+	} else if in.Language != nil {
+		ch.Language = in.Language
 	}
 	if in.Password != nil {
 		if err := auth.CheckPasswordPolicy(*in.Password); err != nil {

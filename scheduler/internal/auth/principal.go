@@ -80,7 +80,9 @@ const (
 type Principal struct {
 	Name        string
 	DisplayName string
-	Admin       bool
+	// Language is the user's console language ("" for none).
+	Language string
+	Admin    bool
 	// Grants by group name (an admin needs none).
 	Grants map[string]Grant
 	Method Method

@@ -88,7 +88,7 @@ func (c *Console) alertRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "alert_rules", page{Title: "Alert rules", User: u, Data: rulesPage{Rules: rs, Channels: byID}})
+	return c.render(w, r, http.StatusOK, "alert_rules", page{Title: c.lang(r, u).T("Alert rules"), User: u, Data: rulesPage{Rules: rs, Channels: byID}})
 }
 
 func (c *Console) newAlertRule(w http.ResponseWriter, r *http.Request) error {
@@ -137,9 +137,9 @@ func (c *Console) ruleFormPage(w http.ResponseWriter, r *http.Request, u *User, 
 			f.Groups = append([]string{""}, all...)
 		}
 	}
-	title := "New alert rule"
+	title := c.lang(r, u).T("New alert rule")
 	if f.Edit {
-		title = "Edit alert rule " + f.Rule.Name
+		title = c.lang(r, u).T("Edit alert rule %s", f.Rule.Name)
 	}
 	return c.render(w, r, code, "alert_rule_form", page{Title: title, User: u, Data: f})
 }

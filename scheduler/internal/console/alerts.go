@@ -49,7 +49,7 @@ func (c *Console) alerts(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.call(r, http.MethodGet, "/api/v1/alerts", q, nil, &as); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "alerts", page{Title: "Alerts", User: u, Data: alertsPage{Alerts: as, All: all}})
+	return c.render(w, r, http.StatusOK, "alerts", page{Title: c.lang(r, u).T("Alerts"), User: u, Data: alertsPage{Alerts: as, All: all}})
 }
 
 func (c *Console) alert(w http.ResponseWriter, r *http.Request) error {
@@ -69,7 +69,7 @@ func (c *Console) alertWith(w http.ResponseWriter, r *http.Request, code int, pr
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, code, "alert", page{Title: fmt.Sprintf("Alert %d", a.ID), User: u, Data: alertPage{Alert: a, Channels: byID,
+	return c.render(w, r, code, "alert", page{Title: c.lang(r, u).T("Alert %d", a.ID), User: u, Data: alertPage{Alert: a, Channels: byID,
 		MuteUntil: time.Now().UTC().Add(time.Hour).Format(muteLayout), Error: problem}})
 }
 

@@ -94,7 +94,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request) error {
 	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "audit", page{Title: "Audit log", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "audit", page{Title: c.lang(r, u).T("Audit log"), User: u, Data: data})
 }
 
 // FormTime is a time filter as its input shows it (runs.go, inputTime).

@@ -50,7 +50,7 @@ func (c *Console) backfills(w http.ResponseWriter, r *http.Request) error {
 	if data.JobNames, err = c.jobNames(r, ids); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "backfills", page{Title: "Backfills", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "backfills", page{Title: c.lang(r, u).T("Backfills"), User: u, Data: data})
 }
 
 // cancelBackfill cancels a running backfill and goes back to the list.

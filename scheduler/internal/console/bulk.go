@@ -88,10 +88,11 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	if len(data.IDs) > maxBulkRuns {
 		data.IDs, data.Capped = data.IDs[:maxBulkRuns], true
 	}
-	title := data.Verb + " runs"
+	l := c.lang(r, u)
+	title := l.T(data.Verb + " runs") // "Kill runs", "Re-run runs"
 	if len(data.IDs) == 0 {
 		return c.render(w, r, http.StatusBadRequest, "bulk", page{Title: title, User: u, Data: data,
-			Error: "No run selected: tick the runs, or choose every run matching the filter."})
+			Error: l.T("No run selected: tick the runs, or choose every run matching the filter.")})
 	}
 	if f.Get("confirm") != "yes" {
 		return c.render(w, r, http.StatusOK, "bulk", page{Title: title, User: u, Data: data})

@@ -70,7 +70,7 @@ func (c *Console) channelsWith(w http.ResponseWriter, r *http.Request, tested *a
 	if _, err := c.call(r, http.MethodGet, "/api/v1/channels", nil, nil, &cs); err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "channels", page{Title: "Channels", User: u,
+	return c.render(w, r, http.StatusOK, "channels", page{Title: c.lang(r, u).T("Channels"), User: u,
 		Data: channelsPage{Channels: cs, Tested: tested, Test: test}})
 }
 
@@ -111,9 +111,9 @@ func (c *Console) channelFormPage(w http.ResponseWriter, r *http.Request, u *Use
 		}
 		f.Groups = groups
 	}
-	title := "New channel"
+	title := c.lang(r, u).T("New channel")
 	if f.Edit {
-		title = "Edit channel " + f.Channel.Name
+		title = c.lang(r, u).T("Edit channel %s", f.Channel.Name)
 	}
 	return c.render(w, r, code, "channel_form", page{Title: title, User: u, Data: f})
 }
@@ -210,7 +210,7 @@ func (c *Console) deleteChannel(w http.ResponseWriter, r *http.Request) error {
 		if _, err := c.call(r, http.MethodGet, "/api/v1/channels", nil, nil, &cs); err != nil {
 			return err
 		}
-		return c.render(w, r, ae.Status, "channels", page{Title: "Channels", User: u, Error: ae.Error(), Data: channelsPage{Channels: cs}})
+		return c.render(w, r, ae.Status, "channels", page{Title: c.lang(r, u).T("Channels"), User: u, Error: ae.Error(), Data: channelsPage{Channels: cs}})
 	}
 	if err != nil {
 		return err

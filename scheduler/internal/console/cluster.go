@@ -89,5 +89,5 @@ func (c *Console) cluster(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	data.Ranges = shardRanges(data.C.Shards)
-	return c.render(w, r, http.StatusOK, "cluster", page{Title: "Cluster", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "cluster", page{Title: c.lang(r, u).T("Cluster"), User: u, Data: data})
 }

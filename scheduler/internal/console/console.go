@@ -21,6 +21,8 @@ import (
 	"net/http"
 
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // Config configures the console.
@@ -40,7 +42,7 @@ type Console struct {
 	log     *zap.Logger
 	mux     *http.ServeMux
 	handler http.Handler
-	pages   *pages
+	pages   map[i18n.Lang]*pages
 	// secureCookies marks the console's own cookies Secure.
 	secureCookies bool
 }
@@ -50,7 +52,7 @@ func New(cfg Config) (*Console, error) {
 	if cfg.API == nil || cfg.Log == nil {
 		return nil, errors.New("console: API and Log are required")
 	}
-	p, err := parsePages()
+	p, err := parseAll()
 	if err != nil {
 		return nil, err
 	}
@@ -83,6 +85,7 @@ func (c *Console) routeTable() []route {
 		{"GET /login", c.loginPage},
 		{"POST /login", c.login},
 		{"POST /logout", c.logout},
+		{"POST /ui/language", c.setLanguage},
 		{"GET /login/sso/{provider}", c.ssoStart},
 		{"GET /login/sso/{provider}/callback", c.ssoCallback},
 		{"GET /set-password", c.setPasswordPage},

@@ -63,5 +63,5 @@ func (c *Console) dashboard(w http.ResponseWriter, r *http.Request) error {
 		return &APIError{Status: http.StatusNotFound, Doc: apiv1.Error{Error: fmt.Sprintf("no group %q", group)}}
 	}
 	data.Chart = dayChart(data.D.Days)
-	return c.render(w, r, http.StatusOK, "dashboard", page{Title: "Dashboard", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "dashboard", page{Title: c.lang(r, u).T("Dashboard"), User: u, Data: data})
 }

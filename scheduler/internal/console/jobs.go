@@ -143,7 +143,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 	_, err = c.call(r, http.MethodGet, "/api/v1/jobs", q, nil, &jl)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return c.render(w, r, http.StatusBadRequest, "jobs", page{Title: "Jobs", User: u, Error: ae.Error(), Data: data})
+		return c.render(w, r, http.StatusBadRequest, "jobs", page{Title: c.lang(r, u).T("Jobs"), User: u, Error: ae.Error(), Data: data})
 	}
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 		// else the page before is the first: its own plain link
 		data.PrevURL = listURL(prev)
 	}
-	return c.render(w, r, http.StatusOK, "jobs", page{Title: "Jobs", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "jobs", page{Title: c.lang(r, u).T("Jobs"), User: u, Data: data})
 }
 
 // jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>

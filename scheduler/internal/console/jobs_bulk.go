@@ -35,14 +35,6 @@ type jobsBulkPage struct {
 	Result *apiv1.BulkResult
 }
 
-// Count is "3 jobs" or "1 job".
-func (p jobsBulkPage) Count() string {
-	if len(p.IDs) == 1 {
-		return "1 job"
-	}
-	return thousands(len(p.IDs)) + " jobs"
-}
-
 // Shown are the first ids, for the confirmation's list.
 func (p jobsBulkPage) Shown() []int64 { return p.IDs[:min(len(p.IDs), 50)] }
 
@@ -54,6 +46,9 @@ func (p jobsBulkPage) Refused() int {
 	return len(p.Result.Items) - p.Result.Done
 }
 
+// jobsBulkVerbs are the actions' verbs, in English: a page's texts are
+// whole sentences by verb ("Disable jobs", "Disable %s jobs?"), as a
+// verb alone reads differently in another language.
 var jobsBulkVerbs = map[string]string{"enable": "Enable", "disable": "Disable", "trigger": "Trigger", "delete": "Delete"}
 
 func (c *Console) bulkJobs(w http.ResponseWriter, r *http.Request) error {
@@ -96,10 +91,11 @@ func (c *Console) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	title := data.Verb + " jobs"
+	l := c.lang(r, u)
+	title := l.T(data.Verb + " jobs") // "Enable jobs", "Delete jobs"
 	if len(data.IDs) == 0 {
 		return c.render(w, r, http.StatusBadRequest, "jobs_bulk", page{Title: title, User: u, Data: data,
-			Error: "No job selected: tick the jobs to " + strings.ToLower(data.Verb) + " in the list."})
+			Error: l.T("No job selected: tick the jobs in the list first.")})
 	}
 	if f.Get("confirm") != "yes" {
 		return c.render(w, r, http.StatusOK, "jobs_bulk", page{Title: title, User: u, Data: data})

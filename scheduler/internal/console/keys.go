@@ -55,7 +55,7 @@ func (c *Console) keysWith(w http.ResponseWriter, r *http.Request, code int, dat
 			data.Users = append(data.Users, x.Name)
 		}
 	}
-	return c.render(w, r, code, "keys", page{Title: "API keys", User: u, Data: data})
+	return c.render(w, r, code, "keys", page{Title: c.lang(r, u).T("API keys"), User: u, Data: data})
 }
 
 // createKey makes a key for the form's owner and answers with the list
@@ -69,7 +69,11 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request) error {
 	if d := r.PostForm.Get("expires_days"); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n < 1 || n > 3650 {
-			data.FormError = "expires in: a whole number of days from 1 to 3650, or empty for a key that does not expire"
+			u, err := c.me(r)
+			if err != nil {
+				return err
+			}
+			data.FormError = c.lang(r, u).T("expires in: a whole number of days from 1 to 3650, or empty for a key that does not expire")
 			return c.keysWith(w, r, http.StatusBadRequest, data)
 		}
 		at := time.Now().Add(time.Duration(n) * 24 * time.Hour).UTC().Truncate(time.Second)

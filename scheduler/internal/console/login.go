@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // loginForm is the login page's data: the form, and the identity
@@ -40,7 +41,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) error {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return nil
 	}
-	return c.render(w, r, http.StatusOK, "login", page{Title: "Sign in", Data: c.withProviders(r, loginForm{Next: next})})
+	return c.render(w, r, http.StatusOK, "login", page{Title: c.lang(r, nil).T("Sign in"), Data: c.withProviders(r, loginForm{Next: next})})
 }
 
 // anonymous is r without credentials: a sign-in must not be decided by a
@@ -71,7 +72,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) error {
 		if v := hdr.Get("Retry-After"); v != "" {
 			w.Header().Set("Retry-After", v)
 		}
-		return c.render(w, r, ae.Status, "login", page{Title: "Sign in", Error: ae.Error(), Data: c.withProviders(r, form)})
+		return c.render(w, r, ae.Status, "login", page{Title: c.lang(r, nil).T("Sign in"), Error: ae.Error(), Data: c.withProviders(r, form)})
 	}
 	if err != nil {
 		return err
@@ -104,7 +105,9 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'")
 		w.Header().Set("Cache-Control", "no-store")
-		return signedOutPage.Execute(w, out.EndSessionURL)
+		l := c.lang(r, nil)
+		return signedOutPage.Execute(w, signedOut{URL: out.EndSessionURL, Lang: l, Title: l.T("Signed out"),
+			Heading: l.T("Signed out of jetjob"), Continue: l.T("Continue to sign out at your identity provider")})
 	}
 	redirect(w, r, "/login", noticeSignedOut)
 	return nil
@@ -113,12 +116,19 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) error {
 // signedOutPage sends a browser whose session came from an identity
 // provider on to the provider's end_session_endpoint.
 var signedOutPage = template.Must(template.New("signed-out").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={{.}}">
-<meta name="viewport" content="width=device-width, initial-scale=1"><title>Signed out · jetjob</title>
+<html lang="{{.Lang}}"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={{.URL}}">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>{{.Title}} · jetjob</title>
 <link rel="stylesheet" href="/static/console.css"></head>
-<body><main><section class="login"><h1>Signed out of jetjob</h1>
-<p><a id="end-session" href="{{.}}">Continue to sign out at your identity provider</a>.</p></section></main></body></html>
+<body><main><section class="login"><h1>{{.Heading}}</h1>
+<p><a id="end-session" href="{{.URL}}">{{.Continue}}</a>.</p></section></main></body></html>
 `))
+
+// signedOut is signedOutPage's data, in the browser's language.
+type signedOut struct {
+	URL                      string
+	Lang                     i18n.Lang
+	Title, Heading, Continue string
+}
 
 // ssoCookie keeps the state of a sign-in at a provider in the browser
 // that started it: the callback must bring it back (login CSRF).
@@ -170,7 +180,7 @@ func (c *Console) ssoFailed(w http.ResponseWriter, r *http.Request, err error) e
 	if !errors.As(err, &ae) || ae.Status >= 500 && ae.Status != http.StatusBadGateway && ae.Status != http.StatusServiceUnavailable {
 		return err
 	}
-	return c.render(w, r, ae.Status, "login", page{Title: "Sign in", Error: ae.Error(), Data: c.withProviders(r, loginForm{Next: "/"})})
+	return c.render(w, r, ae.Status, "login", page{Title: c.lang(r, nil).T("Sign in"), Error: ae.Error(), Data: c.withProviders(r, loginForm{Next: "/"})})
 }
 
 // safeNext is the destination after signing in: next when localPath

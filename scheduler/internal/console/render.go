@@ -15,19 +15,38 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 //go:embed templates static
 var assets embed.FS
 
-// pages are the parsed templates: templates/layout.html and the partials
-// once, then one set per page (each page defines "title" and "content").
+// pages are the parsed templates, once per language (each set's "t" is
+// its language's catalogue): templates/layout.html and the partials once,
+// then one set per page (each page defines "title" and "content").
 type pages struct {
 	byName map[string]*template.Template
 }
 
-func parsePages() (*pages, error) {
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/partials/*.html")
+// parseAll parses the pages in every language.
+func parseAll() (map[i18n.Lang]*pages, error) {
+	out := map[i18n.Lang]*pages{}
+	for _, l := range i18n.Langs {
+		p, err := parsePages(l)
+		if err != nil {
+			return nil, err
+		}
+		out[l] = p
+	}
+	return out, nil
+}
+
+func parsePages(l i18n.Lang) (*pages, error) {
+	fm := template.FuncMap{"t": l.T}
+	for k, f := range funcs {
+		fm[k] = f
+	}
+	base, err := template.New("layout.html").Funcs(fm).ParseFS(assets, "templates/layout.html", "templates/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: parse layout: %w", err)
 	}
@@ -60,6 +79,10 @@ type page struct {
 	// Error a failure to show above the content.
 	Notice, Error string
 	Data          any
+	// Lang is the page's language (Console.lang), set by render.
+	Lang i18n.Lang
+	// Langs are the languages the user menu offers.
+	Langs []i18n.Lang
 	// Live is how often, in seconds, the page reads itself again (0: it
 	// does not): the pages an operator keeps open (livePages).
 	Live int
@@ -74,7 +97,8 @@ var livePages = map[string]int{"dashboard": 10, "runs": 10, "job": 10, "workers"
 // render writes page name with status code. It renders into a buffer
 // first, so that a template error answers 500 instead of half a page.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name string, p page) error {
-	t, ok := c.pages.byName[name]
+	p.Lang, p.Langs = c.lang(r, p.User), i18n.Langs
+	t, ok := c.pages[p.Lang].byName[name]
 	if !ok {
 		return fmt.Errorf("console: no page %q", name)
 	}
@@ -83,7 +107,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, code int, name 
 		p.Live = livePages[name]
 	}
 	if p.Notice == "" {
-		p.Notice = noticeOf(r)
+		if n := noticeOf(r); n != "" {
+			p.Notice = p.Lang.T(n)
+		}
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
@@ -130,7 +156,7 @@ func (c *Console) handle(h func(http.ResponseWriter, *http.Request) error) http.
 			c.log.Error("console page failed", zap.String("method", r.Method), zap.String("path", r.URL.Path), zap.Error(err))
 		}
 		u, _ := c.me(r) // the error page keeps the user menu when it can
-		p := page{Title: http.StatusText(code), User: u, Data: errorPage{Code: code, Message: msg}}
+		p := page{Title: c.lang(r, u).T(http.StatusText(code)), User: u, Data: errorPage{Code: code, Message: msg}}
 		if rerr := c.render(w, r, code, "error", p); rerr != nil {
 			c.log.Error("rendering the error page failed", zap.Error(rerr))
 			http.Error(w, msg, code)

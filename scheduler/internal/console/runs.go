@@ -90,7 +90,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	apiQuery, err := c.runSearchAPIQuery(r, q)
 	var ae *APIError
 	if errors.As(err, &ae) {
-		return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+		return c.render(w, r, ae.Status, "runs", page{Title: c.lang(r, u).T("Runs"), User: u, Data: data, Error: ae.Error()})
 	}
 	if err != nil {
 		return err
@@ -100,7 +100,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	if errors.As(err, &ae) && (ae.Status == http.StatusBadRequest || ae.Status == http.StatusForbidden) {
 		// A filter the API refuses (a bad value, a group the user may not
 		// read): say why above the form, kept as typed.
-		return c.render(w, r, ae.Status, "runs", page{Title: "Runs", User: u, Data: data, Error: ae.Error()})
+		return c.render(w, r, ae.Status, "runs", page{Title: c.lang(r, u).T("Runs"), User: u, Data: data, Error: ae.Error()})
 	}
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	if q.Get("cursor") != "" {
 		data.Newest = runsLink(q, "")
 	}
-	return c.render(w, r, http.StatusOK, "runs", page{Title: "Runs", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "runs", page{Title: c.lang(r, u).T("Runs"), User: u, Data: data})
 }
 
 // jobIDNamed reads the job filter: a job id as typed, or a job's name

@@ -92,7 +92,7 @@ func (c *Console) renderRun(w http.ResponseWriter, r *http.Request, code int, pa
 		return err
 	}
 	data.CanOperate = u.CanOperate(data.Run.Group)
-	return c.render(w, r, code, "run", page{Title: "Run " + strconv.FormatInt(id, 10), User: u, Data: data, Error: pageErr})
+	return c.render(w, r, code, "run", page{Title: c.lang(r, u).T("Run %d", id), User: u, Data: data, Error: pageErr})
 }
 
 // logFrom reads the page's log_from: where the shown log starts.
@@ -212,7 +212,7 @@ func timeline(run apiv1.Run) []step {
 		if prev.Name != steps[i-1].Name {
 			// A step that never happened (a run cancelled before it
 			// started): the gap reaches further back, and says from where.
-			steps[i].GapLabel = "since " + strings.ToLower(prev.Name)
+			steps[i].GapLabel = "since " + strings.ToLower(prev.Name) // a catalogue id: "since scheduled", …
 		}
 		prev = steps[i]
 	}

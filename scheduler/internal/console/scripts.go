@@ -67,7 +67,7 @@ func (c *Console) script(w http.ResponseWriter, r *http.Request) error {
 		}
 		data.From, data.To, data.DiffShown, data.Diff = from, to, true, diffLines(d.Diff)
 	}
-	return c.render(w, r, http.StatusOK, "script", page{Title: "Script of " + j.Name, User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "script", page{Title: c.lang(r, u).T("Script of %s", j.Name), User: u, Data: data})
 }
 
 func cmpOr(a, b string) string {

@@ -67,7 +67,7 @@ func (c *Console) secretsWith(w http.ResponseWriter, r *http.Request, code int, 
 		return err
 	}
 	data.Secrets = sl.Secrets
-	return c.render(w, r, code, "secrets", page{Title: "Secrets", User: u, Data: data})
+	return c.render(w, r, code, "secrets", page{Title: c.lang(r, u).T("Secrets"), User: u, Data: data})
 }
 
 // createSecret creates the form's secret and goes back to its group's list.
@@ -78,7 +78,11 @@ func (c *Console) createSecret(w http.ResponseWriter, r *http.Request) error {
 	in := apiv1.SecretWrite{Group: r.PostForm.Get("group"), Name: strings.TrimSpace(r.PostForm.Get("name")), Value: r.PostForm.Get("value")}
 	data := secretsPage{Group: r.PostForm.Get("list_group"), FormGroup: in.Group, FormName: in.Name}
 	if in.Value == "" {
-		data.FormError = "value: required (a secret holds a value)"
+		u, err := c.me(r)
+		if err != nil {
+			return err
+		}
+		data.FormError = c.lang(r, u).T("value: required (a secret holds a value)")
 		return c.secretsWith(w, r, http.StatusBadRequest, data)
 	}
 	_, err := c.call(r, http.MethodPost, "/api/v1/secrets", nil, in, nil)
@@ -105,7 +109,11 @@ func (c *Console) rotateSecret(w http.ResponseWriter, r *http.Request) error {
 	data := secretsPage{Group: r.PostForm.Get("list_group"), RotateID: id}
 	value := r.PostForm.Get("value")
 	if value == "" {
-		data.RotateError = "new value: required"
+		u, err := c.me(r)
+		if err != nil {
+			return err
+		}
+		data.RotateError = c.lang(r, u).T("new value: required")
 		return c.secretsWith(w, r, http.StatusBadRequest, data)
 	}
 	_, err = c.call(r, http.MethodPut, secretPath(id), nil, apiv1.SecretWrite{Value: value}, nil)

@@ -18,7 +18,7 @@ type setPasswordForm struct {
 // link may open it, no session needed; the API checks the token when the
 // form is sent.
 func (c *Console) setPasswordPage(w http.ResponseWriter, r *http.Request) error {
-	return c.render(w, r, http.StatusOK, "set_password", page{Title: "Choose a password",
+	return c.render(w, r, http.StatusOK, "set_password", page{Title: c.lang(r, nil).T("Choose a password"),
 		Data: setPasswordForm{Token: r.URL.Query().Get("token")}})
 }
 
@@ -33,7 +33,7 @@ func (c *Console) setPassword(w http.ResponseWriter, r *http.Request) error {
 	form := setPasswordForm{Token: r.PostForm.Get("token")}
 	pw := r.PostForm.Get("password")
 	if pw != r.PostForm.Get("confirm") {
-		return c.render(w, r, http.StatusBadRequest, "set_password", page{Title: "Choose a password",
+		return c.render(w, r, http.StatusBadRequest, "set_password", page{Title: c.lang(r, nil).T("Choose a password"),
 			Error: "The two passwords differ: type the same one twice.", Data: form})
 	}
 	anon := r.Clone(r.Context())
@@ -42,7 +42,7 @@ func (c *Console) setPassword(w http.ResponseWriter, r *http.Request) error {
 	_, err := c.call(anon, http.MethodPost, "/api/v1/password-links/use", nil, apiv1.PasswordLinkUse{Token: form.Token, Password: pw}, nil)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status < 500 {
-		return c.render(w, r, ae.Status, "set_password", page{Title: "Choose a password", Error: ae.Error(), Data: form})
+		return c.render(w, r, ae.Status, "set_password", page{Title: c.lang(r, nil).T("Choose a password"), Error: ae.Error(), Data: form})
 	}
 	if err != nil {
 		return err

@@ -103,7 +103,7 @@ func (c *Console) stats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.fill(st)
-	return c.render(w, r, http.StatusOK, "stats", page{Title: "Statistics", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "stats", page{Title: c.lang(r, u).T("Statistics"), User: u, Data: data})
 }
 
 // fill draws the report's charts and sums it up per group.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // User is the signed-in user as /api/v1/me describes them. Its methods
@@ -33,19 +34,20 @@ func (u *User) Label() string {
 	return u.Name
 }
 
-// RoleLabel sums up the user's role for the menu: admin, or their grants.
-func (u *User) RoleLabel() string {
+// RoleLabel sums up the user's role for the menu in l: admin, or their
+// grants.
+func (u *User) RoleLabel(l i18n.Lang) string {
 	if u.Admin {
-		return "admin"
+		return l.T("admin")
 	}
 	if len(u.Grants) == 0 {
-		return "no groups"
+		return l.T("no groups")
 	}
 	byRole := map[string][]string{}
 	for _, g := range u.Grants {
-		r := g.Role
+		r := l.T(g.Role)
 		if g.Scripts {
-			r += "+scripts"
+			r += l.T("+scripts")
 		}
 		byRole[r] = append(byRole[r], g.Group)
 	}
@@ -56,7 +58,7 @@ func (u *User) RoleLabel() string {
 	sort.Strings(roles)
 	parts := make([]string, 0, len(roles))
 	for _, r := range roles {
-		parts = append(parts, r+" of "+strings.Join(byRole[r], ", "))
+		parts = append(parts, l.T("%s of %s", r, strings.Join(byRole[r], ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -43,7 +43,7 @@ func (c *Console) usersWith(w http.ResponseWriter, r *http.Request, code int, da
 		return err
 	}
 	data.Users = ul.Users
-	return c.render(w, r, code, "users", page{Title: "Users", User: u, Data: data})
+	return c.render(w, r, code, "users", page{Title: c.lang(r, u).T("Users"), User: u, Data: data})
 }
 
 // createUser creates a user (POST /api/v1/users); a refusal shows the

@@ -37,7 +37,7 @@ func (c *Console) workers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return c.render(w, r, http.StatusOK, "workers", page{Title: "Workers", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "workers", page{Title: c.lang(r, u).T("Workers"), User: u, Data: data})
 }
 
 // workersData reads the groups (filtered to the caller's by the API) and
@@ -101,7 +101,7 @@ func (c *Console) createGroup(w http.ResponseWriter, r *http.Request) error {
 			return derr
 		}
 		data.Form, data.FormError = g, ae.Error()
-		return c.render(w, r, ae.Status, "workers", page{Title: "Workers", User: u, Data: data})
+		return c.render(w, r, ae.Status, "workers", page{Title: c.lang(r, u).T("Workers"), User: u, Data: data})
 	}
 	if err != nil {
 		return err

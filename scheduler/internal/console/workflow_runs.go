@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // The workflow run page, /workflow-runs/{id}: the graph with each node's
@@ -62,18 +63,18 @@ func (c *Console) renderWorkflowRun(w http.ResponseWriter, r *http.Request, code
 	if err != nil {
 		return err
 	}
-	data, err := c.workflowRunData(r, id)
+	data, err := c.workflowRunData(r, id, c.lang(r, u))
 	if err != nil {
 		return err
 	}
 	data.CanOperate = u.CanOperate(data.Run.Group)
-	return c.render(w, r, code, "workflow_run", page{Title: "Workflow run " + strconv.FormatInt(id, 10), User: u, Data: data, Error: pageErr})
+	return c.render(w, r, code, "workflow_run", page{Title: c.lang(r, u).T("Workflow run %d", id), User: u, Data: data, Error: pageErr})
 }
 
 // workflowRunData reads the run, its workflow and its nodes. A run just
 // triggered has no workflow run until the engine starts it (the API's
 // 404): its own run (GET /runs/{id}) stands in, its nodes pending.
-func (c *Console) workflowRunData(r *http.Request, id int64) (*workflowRunPage, error) {
+func (c *Console) workflowRunData(r *http.Request, id int64, l i18n.Lang) (*workflowRunPage, error) {
 	data := &workflowRunPage{}
 	_, err := c.call(r, http.MethodGet, workflowRunPath(id), nil, nil, &data.Run)
 	var ae *APIError
@@ -144,7 +145,7 @@ func (c *Console) workflowRunData(r *http.Request, id int64) (*workflowRunPage, 
 		}
 	}
 	byName := nodesByName(data.Run.Nodes)
-	data.Graph = workflowGraph(nodes, edges, byName, func(name string) string {
+	data.Graph = workflowGraph(nodes, edges, byName, l, func(name string) string {
 		for _, rn := range data.Nodes {
 			if rn.Name == name && rn.Latest != nil {
 				return "/runs/" + strconv.FormatInt(rn.Latest.RunID, 10)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 	"github.com/jetjob/jetjob/scheduler/internal/labels"
 )
@@ -86,7 +87,7 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 		// the page, the filter kept.
 		var ae *APIError
 		if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-			return c.render(w, r, http.StatusBadRequest, "workflows", page{Title: "Workflows", User: u, Error: ae.Error(), Data: data})
+			return c.render(w, r, http.StatusBadRequest, "workflows", page{Title: c.lang(r, u).T("Workflows"), User: u, Error: ae.Error(), Data: data})
 		}
 		return err
 	}
@@ -111,7 +112,7 @@ func (c *Console) workflows(w http.ResponseWriter, r *http.Request) error {
 		}
 		data.NextURL = "/workflows?" + next.Encode()
 	}
-	return c.render(w, r, http.StatusOK, "workflows", page{Title: "Workflows", User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "workflows", page{Title: c.lang(r, u).T("Workflows"), User: u, Data: data})
 }
 
 // workflowPage is a workflow's page data.
@@ -148,7 +149,7 @@ func (c *Console) workflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	data := &workflowPage{Workflow: wf, CanOperate: u.CanOperate(wf.Group), Settings: workflowSettings(&wf)}
+	data := &workflowPage{Workflow: wf, CanOperate: u.CanOperate(wf.Group), Settings: workflowSettings(&wf, c.lang(r, u))}
 	var rl apiv1.WorkflowRunList
 	if _, err := c.call(r, http.MethodGet, workflowPath(wf.ID)+"/runs", url.Values{"limit": {strconv.Itoa(workflowPageRuns)}}, nil, &rl); err != nil {
 		return err
@@ -163,7 +164,7 @@ func (c *Console) workflow(w http.ResponseWriter, r *http.Request) error {
 		data.LastRun = &last
 		statuses = nodesByName(last.Nodes)
 	}
-	data.Graph = workflowGraph(wf.Nodes, wf.Edges, statuses, func(n string) string {
+	data.Graph = workflowGraph(wf.Nodes, wf.Edges, statuses, c.lang(r, u), func(n string) string {
 		for _, nd := range wf.Nodes {
 			if nd.Name == n && nd.JobID > 0 {
 				return jobURL(nd.JobID)
@@ -186,8 +187,9 @@ func nodesByName(ns []apiv1.WorkflowRunNode) map[string]apiv1.WorkflowRunNode {
 }
 
 // workflowGraph lays out a workflow's nodes and edges, each node coloured
-// by its status in statuses (nil: no run) and linked where link says.
-func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statuses map[string]apiv1.WorkflowRunNode, link func(string) string) wfGraph {
+// by its status in statuses (nil: no run), titled in l and linked where
+// link says.
+func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statuses map[string]apiv1.WorkflowRunNode, l i18n.Lang, link func(string) string) wfGraph {
 	names := make([]string, len(nodes))
 	for i, n := range nodes {
 		names[i] = n.Name
@@ -209,19 +211,19 @@ func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statu
 		title := []string{n.Name}
 		switch {
 		case nd.Job != "":
-			title = append(title, "job "+nd.Job)
+			title = append(title, l.T("job %s", nd.Job))
 		case nd.Inline != nil:
-			title = append(title, "inline job, handler "+nd.Inline.Handler)
+			title = append(title, l.T("inline job, handler %s", nd.Inline.Handler))
 		}
 		if nd.Disabled {
-			title = append(title, "disabled")
+			title = append(title, l.T("disabled"))
 		}
 		if nd.ForEach != "" {
-			title = append(title, "for each "+nd.ForEach)
+			title = append(title, l.T("for each %s", nd.ForEach))
 		}
 		if st, ok := statuses[n.Name]; ok {
 			n.Status, n.Class = st.Status, statusClass(st.Status)
-			title = append(title, st.Status)
+			title = append(title, l.T(st.Status))
 			if st.Reason != "" {
 				title = append(title, st.Reason)
 			}
@@ -234,8 +236,9 @@ func workflowGraph(nodes []apiv1.WorkflowNode, edges []apiv1.WorkflowEdge, statu
 	return g
 }
 
-// workflowSettings lists what a workflow's YAML says besides its graph.
-func workflowSettings(wf *apiv1.Workflow) []setting {
+// workflowSettings lists what a workflow's YAML says besides its graph,
+// its words in l (the labels are catalogue ids the page translates).
+func workflowSettings(wf *apiv1.Workflow, l i18n.Lang) []setting {
 	dash := func(s string) string {
 		if s == "" {
 			return "—"
@@ -244,15 +247,15 @@ func workflowSettings(wf *apiv1.Workflow) []setting {
 	}
 	overlap := wf.Overlap
 	if wf.MaxConcurrent > 0 {
-		overlap += " (at most " + strconv.Itoa(wf.MaxConcurrent) + ")"
+		overlap += l.T(" (at most %d)", wf.MaxConcurrent)
 	}
-	timeout := "none"
+	timeout := l.T("none")
 	if wf.Timeout > 0 {
 		timeout = durText(wf.Timeout)
 	}
-	enabled := "yes"
+	enabled := l.T("yes")
 	if !wf.Enabled {
-		enabled = "no"
+		enabled = l.T("no")
 	}
 	out := []setting{
 		{"Schedule", strings.TrimSpace(wf.ScheduleType + " " + wf.ScheduleExpr)},

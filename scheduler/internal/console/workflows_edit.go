@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 	"github.com/jetjob/jetjob/scheduler/internal/jobfile"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
 )
@@ -36,6 +37,8 @@ type workflowForm struct {
 	// Checked says the document was read and its graph is valid (the
 	// API checks the rest when saving).
 	Checked bool
+	// lang is the language of the graph's titles.
+	lang i18n.Lang
 	// Graph is the document's graph (nil: none could be read).
 	Graph *wfGraph
 }
@@ -74,10 +77,10 @@ func (c *Console) newWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if g := r.URL.Query().Get("group"); g != "" && u.CanOperate(g) {
 		group = g
 	}
-	f := &workflowForm{YAML: newWorkflowYAML(group)}
+	f := &workflowForm{YAML: newWorkflowYAML(group), lang: c.lang(r, u)}
 	f.check()
 	f.Problems, f.Checked = nil, false // a starting document names jobs that may not exist: say nothing yet
-	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: "New workflow", User: u, Data: f})
+	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: c.lang(r, u).T("New workflow"), User: u, Data: f})
 }
 
 // editWorkflow shows the editor with the workflow's document.
@@ -93,9 +96,9 @@ func (c *Console) editWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	f := &workflowForm{Workflow: &wf, Version: wf.Version, YAML: string(b)}
+	f := &workflowForm{Workflow: &wf, Version: wf.Version, YAML: string(b), lang: c.lang(r, u)}
 	f.check()
-	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: "Edit " + wf.Name, User: u, Data: f})
+	return c.render(w, r, http.StatusOK, "workflow_form", page{Title: c.lang(r, u).T("Edit %s", wf.Name), User: u, Data: f})
 }
 
 // check reads the form's document and validates its graph, filling
@@ -106,7 +109,7 @@ func (f *workflowForm) check() apiv1.WorkflowSpec {
 		f.Problems = append(f.Problems, err.Error())
 		return spec
 	}
-	g := workflowGraph(spec.Nodes, spec.Edges, nil, nil)
+	g := workflowGraph(spec.Nodes, spec.Edges, nil, f.lang, nil)
 	f.Graph = &g
 	if err := graphSpec(spec).Validate(); err != nil {
 		f.Problems = append(f.Problems, problemsOf(err.Error())...)
@@ -175,8 +178,8 @@ func (c *Console) saveWorkflow(w http.ResponseWriter, r *http.Request, id *int64
 	if err != nil {
 		return err
 	}
-	f := &workflowForm{YAML: strings.ReplaceAll(r.PostForm.Get("yaml"), "\r\n", "\n")}
-	title := "New workflow"
+	f := &workflowForm{YAML: strings.ReplaceAll(r.PostForm.Get("yaml"), "\r\n", "\n"), lang: c.lang(r, u)}
+	title := c.lang(r, u).T("New workflow")
 	if id != nil {
 		f.Version, err = strconv.ParseInt(r.PostForm.Get("version"), 10, 64)
 		if err != nil || f.Version <= 0 {
@@ -186,7 +189,7 @@ func (c *Console) saveWorkflow(w http.ResponseWriter, r *http.Request, id *int64
 		if _, err := c.call(r, http.MethodGet, workflowPath(*id), nil, nil, &cur); err != nil {
 			return err
 		}
-		f.Workflow, title = &cur, "Edit "+cur.Name
+		f.Workflow, title = &cur, c.lang(r, u).T("Edit %s", cur.Name)
 	}
 	spec := f.check()
 	code := http.StatusOK

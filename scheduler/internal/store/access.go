@@ -43,6 +43,9 @@ type User struct {
 	// their admin flag and grants are the provider's groups mapped at
 	// each sign-in (package sso).
 	Provider string
+	// Language is the console's language the user chose ("" for none:
+	// the browser's).
+	Language string
 }
 
 // Grant is a user's role on a group.
@@ -56,6 +59,7 @@ type Grant struct {
 type userAudit struct {
 	Name        string  `json:"name"`
 	DisplayName string  `json:"display_name,omitempty"`
+	Language    string  `json:"language,omitempty"`
 	Admin       bool    `json:"admin"`
 	Disabled    bool    `json:"disabled"`
 	Grants      []Grant `json:"grants"`
@@ -74,14 +78,14 @@ type revokedCredentials struct {
 }
 
 func userDoc(u User) *userAudit {
-	return &userAudit{Name: u.Name, DisplayName: u.DisplayName, Admin: u.Admin, Disabled: u.Disabled, Grants: nonNil(u.Grants)}
+	return &userAudit{Name: u.Name, DisplayName: u.DisplayName, Language: u.Language, Admin: u.Admin, Disabled: u.Disabled, Grants: nonNil(u.Grants)}
 }
 
-const userColumns = `name, display_name, password_hash, admin, disabled, created_at, last_login_at, coalesce(federated_provider, '')`
+const userColumns = `name, display_name, password_hash, admin, disabled, created_at, last_login_at, coalesce(federated_provider, ''), language`
 
 func scanUser(row pgx.Row) (User, error) {
 	var u User
-	err := row.Scan(&u.Name, &u.DisplayName, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastLoginAt, &u.Provider)
+	err := row.Scan(&u.Name, &u.DisplayName, &u.PasswordHash, &u.Admin, &u.Disabled, &u.CreatedAt, &u.LastLoginAt, &u.Provider, &u.Language)
 	return u, err
 }
 
@@ -184,6 +188,7 @@ func (s *Store) CreateUser(ctx context.Context, a Actor, u User) (User, error) {
 // UserChange is a partial update of a user: the fields set change.
 type UserChange struct {
 	DisplayName  *string
+	Language     *string
 	PasswordHash *string
 	// PasswordReset says an admin set PasswordHash for another user (the
 	// audit entry says "reset"), not the user with their current one
@@ -213,6 +218,9 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, name string, ch UserCha
 		if ch.DisplayName != nil {
 			next.DisplayName = *ch.DisplayName
 		}
+		if ch.Language != nil {
+			next.Language = *ch.Language
+		}
 		if ch.PasswordHash != nil {
 			next.PasswordHash = *ch.PasswordHash
 		}
@@ -222,8 +230,8 @@ func (s *Store) UpdateUser(ctx context.Context, a Actor, name string, ch UserCha
 		if ch.Disabled != nil {
 			next.Disabled = *ch.Disabled
 		}
-		if _, err := tx.Exec(ctx, `UPDATE users SET display_name = $2, password_hash = $3, admin = $4, disabled = $5 WHERE name = $1`,
-			name, next.DisplayName, next.PasswordHash, next.Admin, next.Disabled); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE users SET display_name = $2, password_hash = $3, admin = $4, disabled = $5, language = $6 WHERE name = $1`,
+			name, next.DisplayName, next.PasswordHash, next.Admin, next.Disabled, next.Language); err != nil {
 			return fmt.Errorf("update user %q: %w", name, err)
 		}
 		var revoked revokedCredentials

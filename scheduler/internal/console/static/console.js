@@ -153,10 +153,10 @@ document.addEventListener("change", (ev) => {
       await sleep(delay);
     }
     log.removeAttribute("data-follow");
-    state.textContent = "ended";
+    state.textContent = state.dataset.ended || "ended";
     const empty = document.getElementById("log-empty");
     if (empty) {
-      empty.textContent = "No log lines."; // none came: none will
+      empty.textContent = empty.dataset.ended || "No log lines."; // none came: none will
     }
   })();
 })();
@@ -405,9 +405,11 @@ document.addEventListener("change", (ev) => {
   const key = "jetjob-live";
   const paused = () => localStorage.getItem(key) === "paused";
   const show = () => {
-    toggle.textContent = paused() ? "Paused" : "Live";
+    toggle.textContent = paused() ? (toggle.dataset.labelPaused || "Paused") : (toggle.dataset.labelLive || "Live");
     toggle.setAttribute("aria-pressed", paused() ? "false" : "true");
-    toggle.title = paused() ? "Click to read this page again every " + every / 1000 + " s" : "Reads itself again every " + every / 1000 + " s; click to pause";
+    toggle.title = paused()
+      ? toggle.dataset.titlePaused || "Click to read this page again every " + every / 1000 + " s"
+      : toggle.dataset.titleLive || "Reads itself again every " + every / 1000 + " s; click to pause";
   };
   toggle.hidden = false;
   show();

@@ -1,4 +1,4 @@
--- jetjob schema, version 27: a group's pause and drain (issue #33,
+-- jetjob schema, version 28: a group's pause and drain (issue #33,
 -- docs/flow-control.md).
 --
 -- flow_state is active, paused or draining: paused and draining start no
