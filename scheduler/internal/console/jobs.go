@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // jobsPageSize is how many jobs one page of the list shows.
@@ -42,6 +43,8 @@ type jobsPage struct {
 	Filtered bool
 	// Back is this page's URL, where a row action returns to.
 	Back string
+	// lang is the page's language, for Range.
+	lang i18n.Lang
 }
 
 // SortURL is the link of a column header: sorted by col, ascending unless
@@ -71,9 +74,9 @@ func (p *jobsPage) SortState(col string) string {
 // Range is the page's place among the matches: "51–100 of 1,234".
 func (p *jobsPage) Range() string {
 	if len(p.Jobs) == 0 {
-		return "0 of " + thousands(p.Total)
+		return p.lang.T("0 of %s", thousands(p.Total))
 	}
-	return thousands(p.Offset+1) + "–" + thousands(p.Offset+len(p.Jobs)) + " of " + thousands(p.Total)
+	return p.lang.T("%s–%s of %s", thousands(p.Offset+1), thousands(p.Offset+len(p.Jobs)), thousands(p.Total))
 }
 
 // FirstURL is the first page with the same filters and sort.
@@ -118,8 +121,9 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 	in := r.URL.Query()
 	back := cloneValues(in)
 	back.Del(noticeParam) // a row action brings its own
+	l := c.lang(r, u)
 	data := &jobsPage{Filter: url.Values{}, Sort: in.Get("sort"), Order: in.Get("order"), Back: listURL(back),
-		ScheduleTypes: fieldNamed("schedule_type").Options}
+		ScheduleTypes: fieldNamed("schedule_type").Options, lang: l}
 	for _, k := range jobFilterParams {
 		if v := in.Get(k); v != "" {
 			data.Filter.Set(k, v)
@@ -143,7 +147,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 	_, err = c.call(r, http.MethodGet, "/api/v1/jobs", q, nil, &jl)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
-		return c.render(w, r, http.StatusBadRequest, "jobs", page{Title: c.lang(r, u).T("Jobs"), User: u, Error: ae.Error(), Data: data})
+		return c.render(w, r, http.StatusBadRequest, "jobs", page{Title: l.T("Jobs"), User: u, Error: ae.Error(), Data: data})
 	}
 	if err != nil {
 		return err
@@ -165,7 +169,7 @@ func (c *Console) jobs(w http.ResponseWriter, r *http.Request) error {
 		// else the page before is the first: its own plain link
 		data.PrevURL = listURL(prev)
 	}
-	return c.render(w, r, http.StatusOK, "jobs", page{Title: c.lang(r, u).T("Jobs"), User: u, Data: data})
+	return c.render(w, r, http.StatusOK, "jobs", page{Title: l.T("Jobs"), User: u, Data: data})
 }
 
 // jobAction is one of the job's buttons: POST /api/v1/jobs/{id}<suffix>

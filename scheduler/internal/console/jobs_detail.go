@@ -3,13 +3,13 @@ package console
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 const (
@@ -69,7 +69,8 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := j.ID
-	data := &jobPage{Job: j, Settings: settingsOf(&j.JobSpec), CanOperate: u.CanOperate(j.Group), AuditShown: u.Admin}
+	l := c.lang(r, u)
+	data := &jobPage{Job: j, Settings: settingsOf(&j.JobSpec, l), CanOperate: u.CanOperate(j.Group), AuditShown: u.Admin}
 
 	data.Next = schedulePreview{Zone: j.Timezone}
 	var nf apiv1.NextFires
@@ -83,7 +84,7 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	data.Runs = rl.Runs[:min(len(rl.Runs), jobPageRuns)]
-	data.Spark = newSparkline(rl.Runs)
+	data.Spark = newSparkline(rl.Runs, l)
 
 	var hist apiv1.AuditList
 	if _, err := c.call(r, http.MethodGet, jobPath(id)+"/history", url.Values{"limit": {strconv.Itoa(jobPageEntries)}}, nil, &hist); err != nil {
@@ -110,20 +111,21 @@ func (c *Console) job(w http.ResponseWriter, r *http.Request) error {
 		}
 		data.Audit = historyOf(others)
 	}
-	if data.Children, err = c.jobLinks(r, j.ChildJobIDs); err != nil {
+	if data.Children, err = c.jobLinks(r, l, j.ChildJobIDs); err != nil {
 		return err
 	}
 	return c.render(w, r, http.StatusOK, "job", page{Title: j.Name, User: u, Data: data})
 }
 
-// settingsOf lists a job's settings by section, from jobFields.
-func settingsOf(spec *apiv1.JobSpec) []settingSection {
+// settingsOf lists a job's settings by section, from jobFields, the
+// section names and labels in l.
+func settingsOf(spec *apiv1.JobSpec, l i18n.Lang) []settingSection {
 	out := make([]settingSection, 0, len(jobSections))
 	for _, sec := range jobSections {
-		s := settingSection{Name: sec}
+		s := settingSection{Name: l.T(sec)}
 		for _, f := range jobFields {
 			if f.Section == sec {
-				s.Rows = append(s.Rows, setting{Label: f.Label, Value: f.get(spec)})
+				s.Rows = append(s.Rows, setting{Label: l.T(f.Label), Value: f.get(spec)})
 			}
 		}
 		out = append(out, s)
@@ -133,7 +135,7 @@ func settingsOf(spec *apiv1.JobSpec) []settingSection {
 
 // jobLinks names the jobs of ids that the user may read; the others keep
 // their id with the reason.
-func (c *Console) jobLinks(r *http.Request, ids []int64) ([]jobLink, error) {
+func (c *Console) jobLinks(r *http.Request, l i18n.Lang, ids []int64) ([]jobLink, error) {
 	out := make([]jobLink, 0, len(ids))
 	for _, id := range ids {
 		var j apiv1.Job
@@ -144,7 +146,7 @@ func (c *Console) jobLinks(r *http.Request, ids []int64) ([]jobLink, error) {
 			out = append(out, jobLink{ID: id, Name: j.Name})
 		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
 			// The API answers another group's job as a missing one.
-			out = append(out, jobLink{ID: id, Note: "deleted, or in a group you may not read"})
+			out = append(out, jobLink{ID: id, Note: l.T("deleted, or in a group you may not read")})
 		default:
 			return nil, err
 		}
@@ -204,8 +206,8 @@ const (
 	sparkHeight = 28
 )
 
-// newSparkline draws runs, which come newest first.
-func newSparkline(runs []apiv1.Run) sparkline {
+// newSparkline draws runs, which come newest first; a bar's title is in l.
+func newSparkline(runs []apiv1.Run, l i18n.Lang) sparkline {
 	s := sparkline{Height: sparkHeight, Width: max(len(runs), 1)*(sparkBarW+sparkGap) - sparkGap}
 	for i := range runs {
 		run := runs[len(runs)-1-i]
@@ -216,7 +218,7 @@ func newSparkline(runs []apiv1.Run) sparkline {
 		}
 		s.Bars = append(s.Bars, sparkBar{X: i * (sparkBarW + sparkGap), Y: sparkHeight - h, W: sparkBarW, H: h, RunID: run.ID,
 			Class: statusClass(run.Status), URL: "/runs/" + strconv.FormatInt(run.ID, 10),
-			Title: fmt.Sprintf("run %d · %s · %s · %s", run.ID, run.Status, run.ScheduledAt.UTC().Format(time.DateTime),
+			Title: l.T("run %d · %s · %s · %s", run.ID, l.T(string(run.Status)), run.ScheduledAt.UTC().Format(time.DateTime),
 				dur(run.StartedAt, run.FinishedAt))})
 	}
 	return s

@@ -354,10 +354,11 @@ func (c *Console) renderJobForm(w http.ResponseWriter, r *http.Request, code int
 	data := &jobForm{Job: job, Sections: newJobForm(spec, groups, fieldErrs, typed), Errors: general,
 		Preview: c.preview(r, spec)}
 	data.Handlers = c.handlersOf(r, groups, data.Sections)
-	title := "New job"
+	l := c.lang(r, u)
+	title := l.T("New job")
 	if job != nil {
 		data.Version = job.Version
-		title = "Edit " + job.Name
+		title = l.T("Edit %s", job.Name)
 	}
 	return c.render(w, r, code, "job_form", page{Title: title, User: u, Data: data})
 }
@@ -469,12 +470,12 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 		return err
 	}
 	cur.JobSpec.Enabled = &cur.Enabled
-	conf := &formConflict{Message: fmt.Sprintf("Someone else changed this job while you edited it (it is now at version %d). "+
-		"The form shows their version; your values are listed here: apply them again and save.", cur.Version)}
+	l := c.lang(r, u)
+	conf := &formConflict{Message: l.T("Someone else changed this job while you edited it (it is now at version %d). The form shows their version; your values are listed here: apply them again and save.", cur.Version)}
 	sections := newJobForm(&cur.JobSpec, groups, nil, nil)
 	for _, f := range jobFields {
 		if theirs, mine := f.get(&cur.JobSpec), f.get(yours); theirs != mine {
-			conf.Yours = append(conf.Yours, fieldChange{Label: f.Label, Old: theirs, New: mine})
+			conf.Yours = append(conf.Yours, fieldChange{Label: l.T(f.Label), Old: theirs, New: mine})
 			if formSectionFor(f.Name) == formAdvanced {
 				sections[len(sections)-1].Open = true // where the user retypes it
 			}
@@ -483,7 +484,7 @@ func (c *Console) conflictForm(w http.ResponseWriter, r *http.Request, id int64,
 	data := &jobForm{Job: &cur, Version: cur.Version, Sections: sections, Conflict: conf,
 		Preview: c.preview(r, &cur.JobSpec)}
 	data.Handlers = c.handlersOf(r, groups, data.Sections)
-	return c.render(w, r, http.StatusConflict, "job_form", page{Title: "Edit " + cur.Name, User: u, Data: data})
+	return c.render(w, r, http.StatusConflict, "job_form", page{Title: l.T("Edit %s", cur.Name), User: u, Data: data})
 }
 
 // consoleID is the {id} of a job's console path; anything else is a page

@@ -245,6 +245,13 @@ document.addEventListener("change", (ev) => {
     return;
   }
   const field = (name) => document.getElementById("f-" + name);
+  // say is a message in the page's language: the server puts the
+  // catalogue's text in the box's data-t-* attributes (English if absent),
+  // its one %s or %d filled with arg.
+  const say = (key, english, arg) => {
+    const text = box.dataset["t" + key] || english;
+    return arg === undefined ? text : text.replace(/%[sd]/, String(arg));
+  };
   const two = (n) => String(n).padStart(2, "0");
   const inZone = (d, zone) => {
     try {
@@ -302,7 +309,7 @@ document.addEventListener("change", (ev) => {
       }
       const times = doc.times || [];
       if (times.length === 0) {
-        show([el("p", { class: "muted", id: "preview-none" }, "No upcoming fire.")]);
+        show([el("p", { class: "muted", id: "preview-none" }, say("None", "No upcoming fire."))]);
         return;
       }
       const table = el("table", { id: "preview-table" });
@@ -310,7 +317,7 @@ document.addEventListener("change", (ev) => {
       const tz = doc.timezone || zone;
       const inUTC = tz === "UTC"; // one column, not the same one twice
       if (!inUTC) {
-        head.append(el("th", {}, "In " + tz));
+        head.append(el("th", {}, say("In", "In %s", tz)));
       }
       head.append(el("th", {}, "UTC"));
       table.append(el("thead"), el("tbody"));
@@ -333,7 +340,7 @@ document.addEventListener("change", (ev) => {
         }
         const td = el("td");
         if (r.calendar) {
-          td.append(struck(utc(r.at)), " ", el("span", { class: "muted" }, "excluded by calendar " + r.calendar));
+          td.append(struck(utc(r.at)), " ", el("span", { class: "muted" }, say("ExcludedBy", "excluded by calendar %s", r.calendar)));
         } else {
           td.append(utc(r.at));
         }
@@ -345,12 +352,12 @@ document.addEventListener("change", (ev) => {
       const nodes = [wrap];
       if (excluded.length > 0) {
         nodes.push(el("p", { class: "muted small", id: "preview-excluded" },
-          `Struck through: ${excluded.length} fire${excluded.length > 1 ? "s" : ""} a calendar excludes, recorded as SKIPPED runs.`));
+          say("Struck", "Struck through: the fires a calendar excludes (%d), recorded as SKIPPED runs.", excluded.length)));
       }
       show(nodes);
     } catch (e) {
       if (e.name !== "AbortError") {
-        show([el("p", { class: "field-error", id: "preview-error" }, "Preview unavailable: " + e.message)]);
+        show([el("p", { class: "field-error", id: "preview-error" }, say("Unavailable", "Preview unavailable: %s", e.message))]);
       }
     }
   };
