@@ -135,7 +135,7 @@ func chineseScreenshots(t *testing.T, b *tab, dir string, job, run int64) {
 		t.Fatal(err)
 	}
 	pages := map[string]string{"dashboard": "/", "runs": "/runs", "run": fmt.Sprintf("/runs/%d", run),
-		"job": fmt.Sprintf("/jobs/%d", job), "workers": "/workers", "stats": "/stats"}
+		"jobs": "/jobs", "job": fmt.Sprintf("/jobs/%d", job), "workers": "/workers", "stats": "/stats"}
 	for _, width := range []int64{1280, 375} {
 		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))
 		for name, path := range pages {
