@@ -19,8 +19,9 @@ import (
 // (t "…").
 var templateIDRE = regexp.MustCompile(`\bt ("(?:[^"\\]|\\.)*")`)
 
-// goIDRE finds the ids the handlers name: l.T("…"), c.lang(r, u).T("…").
-var goIDRE = regexp.MustCompile(`\.T\(("(?:[^"\\]|\\.)*")`)
+// goIDRE finds the ids the handlers name: l.T("…"), c.lang(r, u).T("…"),
+// and the job form's messages msgf("…") (jobs_fields.go).
+var goIDRE = regexp.MustCompile(`(?:\.T|\bmsgf)\(("(?:[^"\\]|\\.)*")`)
 
 func eachTemplate(t *testing.T, fn func(name, src string)) {
 	t.Helper()

@@ -1,13 +1,14 @@
 package console
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // jobField is one field of apiv1.JobSpec as the job form edits it and the
@@ -89,7 +90,7 @@ var baseJobFields = []jobField{
 			for _, kv := range splitList(v) {
 				k, name, ok := strings.Cut(kv, "=")
 				if !ok {
-					return fmt.Errorf("%q: want VARIABLE=secret-name", kv)
+					return msgf("%q: want VARIABLE=secret-name", kv)
 				}
 				if s.SecretEnv == nil {
 					s.SecretEnv = map[string]string{}
@@ -187,7 +188,7 @@ var baseJobFields = []jobField{
 			for _, p := range splitList(v) {
 				id, err := strconv.ParseInt(p, 10, 64)
 				if err != nil {
-					return fmt.Errorf("child job id %q is not a number", p)
+					return msgf("child job id %q is not a number", p)
 				}
 				s.ChildJobIDs = append(s.ChildJobIDs, id)
 			}
@@ -227,12 +228,12 @@ func setDuration(field func(*apiv1.JobSpec) *apiv1.Duration) func(*apiv1.JobSpec
 	return setParsed(field, func(v string) (apiv1.Duration, error) {
 		d, err := time.ParseDuration(v)
 		return apiv1.Duration(d), err
-	}, "a duration such as 30s, 5m or 1h30m")
+	}, msgf("a duration such as 30s, 5m or 1h30m"))
 }
 
 // setInt sets a whole-number field (empty is zero: the API's default).
 func setInt(field func(*apiv1.JobSpec) *int) func(*apiv1.JobSpec, string) error {
-	return setParsed(field, strconv.Atoi, "a whole number")
+	return setParsed(field, strconv.Atoi, msgf("a whole number"))
 }
 
 // setTime sets an optional instant from RFC 3339 (empty is none).
@@ -240,13 +241,13 @@ func setTime(field func(*apiv1.JobSpec) **time.Time) func(*apiv1.JobSpec, string
 	return setParsed(field, func(v string) (*time.Time, error) {
 		t, err := time.Parse(time.RFC3339, v)
 		return &t, err
-	}, "an RFC 3339 time such as 2026-01-02T15:04:05Z")
+	}, msgf("an RFC 3339 time such as 2026-01-02T15:04:05Z"))
 }
 
 // setParsed sets a field from its text read by parse; empty text sets the
 // zero value (the API's default, or none), and text parse refuses is "not
 // <what>".
-func setParsed[T any](field func(*apiv1.JobSpec) *T, parse func(string) (T, error), what string) func(*apiv1.JobSpec, string) error {
+func setParsed[T any](field func(*apiv1.JobSpec) *T, parse func(string) (T, error), what *message) func(*apiv1.JobSpec, string) error {
 	return func(s *apiv1.JobSpec, v string) error {
 		v = strings.TrimSpace(v)
 		if v == "" {
@@ -256,11 +257,45 @@ func setParsed[T any](field func(*apiv1.JobSpec) *T, parse func(string) (T, erro
 		}
 		x, err := parse(v)
 		if err != nil {
-			return fmt.Errorf("%q is not %s", v, what)
+			return msgf("%q is not %s", v, what)
 		}
 		*field(s) = x
 		return nil
 	}
+}
+
+// message is a text of the console's own (a form value it cannot read)
+// to be shown in the page's language: its catalogue id (format) and
+// arguments, of which a *message is itself translated.
+type message struct {
+	format string
+	args   []any
+}
+
+// msgf is the message format with args; its Error is the English text.
+func msgf(format string, args ...any) *message { return &message{format: format, args: args} }
+
+func (m *message) Error() string { return m.in(i18n.English) }
+
+// in is the message in l.
+func (m *message) in(l i18n.Lang) string {
+	args := make([]any, len(m.args))
+	for i, a := range m.args {
+		if sub, ok := a.(*message); ok {
+			a = sub.in(l)
+		}
+		args[i] = a
+	}
+	return l.T(m.format, args...)
+}
+
+// inLang is err in l when it is a message, else its own text.
+func inLang(err error, l i18n.Lang) string {
+	var m *message
+	if errors.As(err, &m) {
+		return m.in(l)
+	}
+	return err.Error()
 }
 
 // timeText writes an optional instant as RFC 3339 in UTC.

@@ -1,7 +1,6 @@
 package console
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -50,7 +49,7 @@ func parseScheduleLines(v string) ([]apiv1.Schedule, error) {
 		}
 		f := strings.Split(line, "|")
 		if len(f) < 2 || len(f) > 3 {
-			return nil, fmt.Errorf("line %d: want \"type | expression | zone\", got %q", i+1, line)
+			return nil, msgf("line %d: want \"type | expression | zone\", got %q", i+1, line)
 		}
 		p := apiv1.Schedule{Type: strings.TrimSpace(f[0]), Expr: strings.TrimSpace(f[1])}
 		if len(f) == 3 {
@@ -105,7 +104,7 @@ var ownerFields = []jobField{
 			for _, p := range splitList(v) {
 				k, val, ok := strings.Cut(p, "=")
 				if !ok {
-					return fmt.Errorf("label %q: want key=value", p)
+					return msgf("label %q: want key=value", p)
 				}
 				if s.Labels == nil {
 					s.Labels = map[string]string{}

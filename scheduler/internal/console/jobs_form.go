@@ -224,13 +224,13 @@ func (c *Console) handlersOf(r *http.Request, groups []string, sections []formSe
 }
 
 // specFromForm reads the posted form into a JobSpec through jobFields;
-// fieldErrs holds the values that could not be read at all.
-func specFromForm(form url.Values) (apiv1.JobSpec, map[string]string) {
+// the errors are the values that could not be read at all, by field.
+func specFromForm(form url.Values) (apiv1.JobSpec, map[string]error) {
 	var spec apiv1.JobSpec
-	errs := map[string]string{}
+	errs := map[string]error{}
 	for _, f := range jobFields {
 		if err := f.set(&spec, form.Get(f.Name)); err != nil {
-			errs[f.Name] = err.Error()
+			errs[f.Name] = err
 		}
 	}
 	return spec, errs
@@ -412,7 +412,7 @@ func (c *Console) updateJob(w http.ResponseWriter, r *http.Request) error {
 // document: the form comes back without asking the API.
 var errUnreadable = errors.New("form has unreadable values")
 
-func formError(errs map[string]string) error {
+func formError(errs map[string]error) error {
 	if len(errs) > 0 {
 		return errUnreadable
 	}
@@ -423,11 +423,12 @@ func formError(errs map[string]string) error {
 // 400 shows the form as typed with each problem under its field, 409 on an
 // edit shows the current job with the user's differing values, anything
 // else is the error page.
-func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error, id *int64, spec *apiv1.JobSpec, errs map[string]string) error {
+func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error, id *int64, spec *apiv1.JobSpec, unread map[string]error) error {
 	var ae *APIError
 	code := http.StatusBadRequest
 	var general []string
 	var typed url.Values
+	var errs map[string]string
 	switch {
 	case errors.Is(err, errUnreadable):
 		typed = r.PostForm
@@ -445,6 +446,13 @@ func (c *Console) refusedForm(w http.ResponseWriter, r *http.Request, err error,
 	u, groups, err := c.meAndGroups(r)
 	if err != nil {
 		return err
+	}
+	if typed != nil {
+		l := c.lang(r, u)
+		errs = map[string]string{}
+		for name, e := range unread {
+			errs[name] = inLang(e, l)
+		}
 	}
 	var job *apiv1.Job
 	if id != nil {
