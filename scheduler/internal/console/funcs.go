@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetjob/jetjob/scheduler/internal/i18n"
 )
 
 // funcs are the templates' helpers.
@@ -115,18 +117,20 @@ func whenIn(zone string, t time.Time) string {
 	return t.In(loc).Format("2006-01-02 15:04:05 MST")
 }
 
-// ago is a short "3m ago" / "in 5s" relative to now.
-func ago(t time.Time) string {
+// ago is a short "3m ago" / "in 5s" relative to now, in English; the
+// templates' ago is agoIn their language.
+func ago(t time.Time) string { return agoIn(i18n.English, t) }
+
+// agoIn is ago in l ("3m前").
+func agoIn(l i18n.Lang, t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
 	d := time.Since(t)
-	suffix := " ago"
 	if d < 0 {
-		d, suffix = -d, ""
-		return "in " + short(d)
+		return l.T("in %s", short(-d))
 	}
-	return short(d) + suffix
+	return l.T("%s ago", short(d))
 }
 
 func short(d time.Duration) string {

@@ -56,6 +56,6 @@ func TestJobPagesInChinese(t *testing.T) {
 	if p = op.post("/jobs", jobForm("nightly")); p.Code != http.StatusSeeOther {
 		t.Fatalf("create: %d\n%s", p.Code, p.Body)
 	}
-	mustContain(t, op.open("/jobs"), "第 1–1 条，共 1 条", "执行一次")
+	mustContain(t, op.open("/jobs"), "第 1–1 条，共 1 条", "执行一次", "前</td>")
 	mustContain(t, op.open(p.Location), "执行配置", "任务超时时间")
 }

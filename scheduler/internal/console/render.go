@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -46,6 +47,7 @@ func parsePages(l i18n.Lang) (*pages, error) {
 	for k, f := range funcs {
 		fm[k] = f
 	}
+	fm["ago"] = func(t time.Time) string { return agoIn(l, t) }
 	base, err := template.New("layout.html").Funcs(fm).ParseFS(assets, "templates/layout.html", "templates/partials/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: parse layout: %w", err)
