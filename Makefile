@@ -50,10 +50,14 @@ ensure-cc:
 ensure-chromium:
 	@bash deploy/ensure-chromium.sh
 
-# The README's pictures of the console, taken by the browser test that
-# walks a job's life cycle (a real system, a real Chromium).
+# The README's pictures of the console (docs/img), taken by the browser
+# tests that walk a job's life cycle, a workflow, the admin and alert
+# pages and the languages (a real system, a real Chromium); and every page
+# and page state of the layout test, at 1280 and 375 px, in English and
+# Chinese, into bin/screenshots (not committed: look at them before
+# committing a change to the console).
 console-screenshots: ensure-postgres ensure-chromium
-	JETJOB_TEST_REQUIRED=1 JETJOB_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run 'TestConsoleJobLifeCycle$$|TestConsoleWorkflow$$|TestConsoleAdminPages$$|TestConsoleAlerts$$|TestConsoleLanguages$$' ./scheduler/
+	JETJOB_TEST_REQUIRED=1 JETJOB_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/img JETJOB_LAYOUT_SCREENSHOTS=$(CURDIR)/bin/screenshots $(GO) test -count=1 -run 'TestConsoleJobLifeCycle$$|TestConsoleWorkflow$$|TestConsoleAdminPages$$|TestConsoleAlerts$$|TestConsoleLanguages$$|TestConsoleLayoutHolds$$' ./scheduler/
 
 run: ensure-postgres build
 	$(BIN)/jetjob-scheduler dev

@@ -425,6 +425,11 @@ func TestConsoleLayoutHolds(t *testing.T) {
 	}
 	// In Chinese too (issue #35): its text has no spaces to break at.
 	shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS")
+	if shots != "" {
+		if err := os.MkdirAll(shots, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, lang := range []string{"en-US,en", "zh-CN,zh;q=0.9"} {
 		b.acceptLanguage(lang)
 		for _, width := range []int64{1280, 375} {
