@@ -196,9 +196,12 @@ func TestSupervisedResultsConsumerDeleted(t *testing.T) {
 	if c.restarts(0, "results") < 1 {
 		t.Fatal("jetjob_component_restarts_total{component=\"results\"} not counted")
 	}
-	if _, err := js.Consumer(context.Background(), stream.Events, stream.EventsConsumer); err != nil {
-		t.Fatalf("events consumer after the restart: %v", err)
-	}
+	// Up is the applier running again; it creates its consumer as it
+	// starts, a moment later (CI once looked in between).
+	testwait.Eventually(t, time.Minute, "the events consumer created again", func() bool {
+		_, err := js.Consumer(context.Background(), stream.Events, stream.EventsConsumer)
+		return err == nil
+	})
 	c.runAndApply(job) // and applies again
 }
 
