@@ -24,17 +24,21 @@ import (
 // behind, wait too, unless their policy runs every fire (admit.go). The
 // jobs of a paused or draining group are left out (docs/flow-control.md);
 // the group's last pause is read when it ended after the job's next fire,
-// so that the fires the pause made late can name it (pausedBy).
+// so that the fires the pause made late can name it (pausedBy). One
+// lookup of the group's row serves both.
 const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
 	script_language, script_version, script_source,
 	COALESCE(extra_schedules::text, ''), exclude_calendars, include_calendars, params_template,
-	secret_names <> '{}', g.last_pause_from, g.last_pause_until, COALESCE(g.last_pause_note, '')
-	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name AND g.last_pause_until >= jobs.next_fire_at
+	secret_names <> '{}',
+	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_from END,
+	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_until END,
+	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN COALESCE(g.last_pause_note, '') ELSE '' END
+	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (jobs.group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
-		AND NOT EXISTS (SELECT 1 FROM job_groups p WHERE p.name = jobs.group_name AND p.flow_state <> 'active')
+		AND COALESCE(g.flow_state, 'active') = 'active'
 	ORDER BY next_fire_at
 	LIMIT $3
 	FOR UPDATE OF jobs SKIP LOCKED`
