@@ -328,7 +328,7 @@ func daysSinceEpoch(y, m, d int) int64 {
 // encoding/json escape and the time is UTC in years 0–9999; false
 // otherwise (the caller then uses json.Marshal).
 func encodeTriggerFast(t *Trigger) ([]byte, bool) {
-	if t.Script != nil {
+	if t.Script != nil || t.Flow != nil {
 		return nil, false // a nested object: encoding/json writes it
 	}
 	w := fastWriter{b: make([]byte, 0, 320), ok: true}

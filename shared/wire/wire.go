@@ -108,6 +108,9 @@ type Trigger struct {
 	// fails the run if it gets none. Never the values: JetStream stores
 	// this message.
 	Secrets bool `json:"secrets,omitempty"`
+	// Flow is the run's flow controls (priority, group cap, concurrency
+	// key, rate limits: flow.go); nil when none applies.
+	Flow *Flow `json:"flow,omitempty"`
 }
 
 // Script is a version of a job's stored script.
@@ -180,6 +183,9 @@ func (t *Trigger) Validate() error {
 	}
 	if t.MaxConcurrency < 0 || t.MaxConcurrency > MaxConcurrencyLimit {
 		errs = append(errs, fmt.Sprintf("max_concurrency %d is out of range (0-%d)", t.MaxConcurrency, MaxConcurrencyLimit))
+	}
+	if t.Flow != nil {
+		errs = t.Flow.validate(errs)
 	}
 	return joinErrs("trigger", errs)
 }
