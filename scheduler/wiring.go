@@ -176,7 +176,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		Token: s.cfg.APIToken, InsecureNoAuth: s.cfg.InsecureNoAuth, InsecureCookies: s.cfg.InsecureCookies,
 		Gatherer: s.reg, MetricsToken: s.cfg.MetricsToken,
 		Ready: s.readyErr, Dependencies: s.dependencies, SchedulerID: w.leases.ID(), Fire: w.fireOne, Logs: runlog.New(js),
-		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Egress: egressPolicy,
+		Workers: w.registry.Live, Backlog: w.backlog.Latest, Kill: w.kill, Locks: w.lockValue, Egress: egressPolicy,
 		SendTest: w.alarms.SendTest, SSO: s.deps.SSO,
 	}, st, s.log)
 	if err != nil {
@@ -442,6 +442,12 @@ func (w *wiring) kill(ctx context.Context, runID int64, reason string) error {
 	}
 	_, err = kv.Put(ctx, stream.KillKey(runID), []byte(reason))
 	return err
+}
+
+// lockValue reads a key of JETJOB_LOCKS for a group's queue view: nil
+// for a key that does not exist (nobody holds or waits).
+func (w *wiring) lockValue(ctx context.Context, key string) ([]byte, error) {
+	return stream.ReadLock(ctx, w.js, w.s.cfg.Streams, key)
 }
 
 // recoverShards recovers the shards leasesAcquired queues.

@@ -194,7 +194,7 @@ type AuditEntry struct {
 	Auth string `json:"auth"`
 	// Action is e.g. job.create, job.update, job.enable, job.disable,
 	// job.delete, job.trigger, run.kill, group.create, group.pause,
-	// group.drain, group.resume, user.create, user.update, user.delete,
+	// group.drain, group.resume, group.update, user.create, user.update, user.delete,
 	// grant.set, grant.delete, key.create, key.revoke, session.login,
 	// session.logout.
 	Action string `json:"action"`

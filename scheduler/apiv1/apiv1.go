@@ -62,9 +62,88 @@ type Group struct {
 	// shell: creating or editing their jobs needs the scripts permission.
 	CommandHandlers []string  `json:"command_handlers,omitempty"`
 	CreatedAt       time.Time `json:"created_at,omitzero"`
+	// MaxRunning caps the runs of the group that execute at once, across
+	// all its workers (0 to 1000; 0: no cap). Set with PATCH
+	// /groups/{name} (docs/flow-control.md).
+	MaxRunning int `json:"max_running,omitempty"`
+	// RateLimit limits the starts of all the group's runs, written
+	// COUNT/PERIOD ("100/1m", "5/1s"); empty: none.
+	RateLimit string `json:"rate_limit,omitempty"`
 	// Flow is the group's pause or drain (answers only; set with POST
 	// /groups/{name}/pause, /drain and /resume).
 	Flow *GroupFlow `json:"flow,omitempty"`
+}
+
+// GroupLimitsRequest is the body of PATCH /groups/{name}: the fields
+// given are changed, the others kept.
+type GroupLimitsRequest struct {
+	// MaxRunning is the group's cap, 0 to 1000 (0: no cap).
+	MaxRunning *int `json:"max_running,omitempty"`
+	// RateLimit is COUNT/PERIOD (count 1 to 100000, period 10ms to 24h),
+	// "" to remove the limit.
+	RateLimit *string `json:"rate_limit,omitempty"`
+}
+
+// GroupQueue answers GET /groups/{name}/queue: what holds and waits for
+// the group's cap and rate limit, as JETJOB_LOCKS says, and the group's
+// runs in flight, as the database says (docs/flow-control.md).
+type GroupQueue struct {
+	Group string `json:"group"`
+	// At is when the view was read (the rate's figures are as of then).
+	At time.Time `json:"at"`
+	// MaxRunning and RateLimit are the group's limits (0, "": none).
+	MaxRunning int    `json:"max_running"`
+	RateLimit  string `json:"rate_limit,omitempty"`
+	// Running are the runs holding one of the cap's slots (its use:
+	// len(running) of max_running).
+	Running []QueuedRun `json:"running"`
+	// Waiting are the runs waiting for a slot, in the order they get one:
+	// priority (higher first), then fire time, then run id.
+	Waiting []QueuedRun `json:"waiting"`
+	// Rate is the rate limit's state; nil without a limit.
+	Rate *GroupRate `json:"rate,omitempty"`
+	// InFlight are the group's runs that may be running (RUNNING,
+	// TRIGGERED, or SCHEDULED and due), oldest fire first, at most 500
+	// (InFlightMore: there are more). It needs no cap: it is read from
+	// the runs.
+	InFlight     []QueuedRun `json:"in_flight"`
+	InFlightMore bool        `json:"in_flight_more,omitempty"`
+	// LocksError says why JETJOB_LOCKS could not be read (running,
+	// waiting and rate are then empty); the runs in flight are still
+	// listed.
+	LocksError string `json:"locks_error,omitempty"`
+}
+
+// QueuedRun is a run of a group's queue view.
+type QueuedRun struct {
+	RunID int64 `json:"run_id"`
+	// JobID and JobName name the run's job (0 and "" when jetjob has no
+	// such run in the group: a key naming a run it does not know).
+	JobID   int64  `json:"job_id,omitempty"`
+	JobName string `json:"job_name,omitempty"`
+	Status  string `json:"status,omitempty"`
+	// WorkerID is the worker holding or waiting (from the lock), else the
+	// worker the run went to (from the run).
+	WorkerID string `json:"worker_id,omitempty"`
+	// Priority of a waiting run (higher goes first).
+	Priority int `json:"priority,omitempty"`
+	// FireAt is the run's fire time (a waiter's, as it queued).
+	FireAt *time.Time `json:"fire_at,omitempty"`
+}
+
+// GroupRate is the state of a group's rate limit: its theoretical arrival
+// time (the generic cell rate algorithm's), read as when the next start
+// may go and how many may go at once now.
+type GroupRate struct {
+	// TAT is the theoretical arrival time JETJOB_LOCKS holds (nil: no
+	// start counted within the last period, the limit is unused).
+	TAT *time.Time `json:"tat,omitempty"`
+	// Available is how many runs may start now without waiting (0 to the
+	// limit's count).
+	Available int `json:"available"`
+	// NextFreeAt is when the next start may go: at (now) when Available
+	// is more than 0.
+	NextFreeAt time.Time `json:"next_free_at"`
 }
 
 // GroupFlow is a group's flow state (docs/flow-control.md).

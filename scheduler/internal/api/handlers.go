@@ -37,6 +37,7 @@ func groupDoc(g store.Group) apiv1.Group {
 		state = "drained"
 	}
 	return apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt,
+		MaxRunning: g.Limits.MaxRunning, RateLimit: rateText(g.Limits.Rate),
 		Flow: &apiv1.GroupFlow{State: state, Note: g.Flow.Note, By: g.Flow.By, At: g.Flow.At, Running: g.Flow.InFlight}}
 }
 
@@ -82,7 +83,12 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request) error {
 			return invalidf("command_handlers: %v", err)
 		}
 	}
-	out, err := s.store.CreateGroup(r.Context(), actor(r), store.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
+	limits, err := groupLimits(g.MaxRunning, g.RateLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.store.CreateGroup(r.Context(), actor(r), store.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers,
+		Limits: limits})
 	if err != nil {
 		return err
 	}

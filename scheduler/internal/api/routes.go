@@ -60,6 +60,9 @@ func (s *Server) routeTable() []route {
 		{"POST /api/v1/groups/{name}/pause", operate(s.pathGroupName), s.setGroupFlow(store.FlowPaused)},
 		{"POST /api/v1/groups/{name}/drain", operate(s.pathGroupName), s.setGroupFlow(store.FlowDraining)},
 		{"POST /api/v1/groups/{name}/resume", operate(s.pathGroupName), s.setGroupFlow(store.FlowActive)},
+		// A group's cap and rate limit, and what holds and waits for them.
+		{"PATCH /api/v1/groups/{name}", operate(s.pathGroupName), s.setGroupLimits},
+		{"GET /api/v1/groups/{name}/queue", read(s.pathGroupName), s.groupQueue},
 		{"POST /api/v1/jobs", operate(s.jobBodyGroup), jobs.post},
 		{"GET /api/v1/jobs", read(queryGroup), s.listJobs},
 		// Each job a bulk action picks is checked as its own route would

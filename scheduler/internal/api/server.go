@@ -87,6 +87,10 @@ type Config struct {
 	Backlog func() backlog.Snapshot
 	// Kill asks the workers to stop a run (required).
 	Kill func(ctx context.Context, runID int64, reason string) error
+	// Locks reads a key of JETJOB_LOCKS, nil without an error for a key
+	// that does not exist: what a group's queue view shows (nil: every
+	// key reads as missing).
+	Locks func(ctx context.Context, key string) ([]byte, error)
 	// Egress refuses an alarm webhook whose host is an address the
 	// scheduler would never connect to, as soon as it is set (nil: the
 	// default policy). The alarm sender's check at connect time is the

@@ -50,6 +50,13 @@ func JetStream(t testing.TB) jetstream.JetStream {
 	return js
 }
 
+// Locks reads JETJOB_LOCKS of js, as a scheduler's API does (Config.Locks).
+func Locks(js jetstream.JetStream) func(ctx context.Context, key string) ([]byte, error) {
+	return func(ctx context.Context, key string) ([]byte, error) {
+		return stream.ReadLock(ctx, js, stream.Config{}, key)
+	}
+}
+
 // Config is an API configuration without a scheduler behind it: a run is
 // fired and killed into nothing, no worker is live, no run has a log.
 // Tests set what they look at.

@@ -127,6 +127,8 @@ type Group struct {
 	CreatedAt       time.Time
 	// Flow is its pause or drain (groupflow.go).
 	Flow Flow
+	// Limits are its cap and rate limit (grouplimits.go).
+	Limits GroupLimits
 }
 
 // groupAudit is a group as the audit log keeps it.
@@ -134,6 +136,7 @@ type groupAudit struct {
 	Name            string   `json:"name"`
 	Title           string   `json:"title,omitempty"`
 	CommandHandlers []string `json:"command_handlers,omitempty"`
+	limitsAudit
 }
 
 // CreateGroup stores a new group, recording a group.create by a;
@@ -141,8 +144,9 @@ type groupAudit struct {
 func (s *Store) CreateGroup(ctx context.Context, a Actor, g Group) (Group, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx,
-			`INSERT INTO job_groups (name, title, command_handlers) VALUES ($1, $2, $3) RETURNING created_at`,
-			g.Name, g.Title, nonNil(g.CommandHandlers)).Scan(&g.CreatedAt)
+			`INSERT INTO job_groups (name, title, command_handlers, max_running, rate_count, rate_period_ms)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
+			g.Name, g.Title, nonNil(g.CommandHandlers), g.Limits.MaxRunning, g.Limits.Rate.Count, g.Limits.Rate.PeriodMS).Scan(&g.CreatedAt)
 		if pgerr.Unique(err) {
 			return fmt.Errorf("group %q: %w", g.Name, ErrConflict)
 		}
@@ -150,7 +154,7 @@ func (s *Store) CreateGroup(ctx context.Context, a Actor, g Group) (Group, error
 			return fmt.Errorf("create group %q: %w", g.Name, err)
 		}
 		return writeAudit(ctx, tx, a, "group.create", groupTarget(g.Name), g.Name, nil,
-			groupAudit{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
+			groupAudit{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, limitsAudit: g.Limits.audit()})
 	})
 	return g, err
 }
@@ -168,12 +172,14 @@ func (s *Store) EnsureGroup(ctx context.Context, g Group) error {
 // ListGroups returns every group by name, only of groups when it is not
 // nil (a caller's readable groups).
 func (s *Store) ListGroups(ctx context.Context, groups []string) ([]Group, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT g.name, g.title, g.command_handlers, g.created_at, `+flowColumns+` FROM job_groups g
+	rows, _ := s.pool.Query(ctx, `SELECT g.name, g.title, g.command_handlers, g.created_at,
+		g.max_running, g.rate_count, g.rate_period_ms, `+flowColumns+` FROM job_groups g
 		WHERE $1::text[] IS NULL OR g.name = ANY($1) ORDER BY g.name`, groups)
 	gs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Group, error) {
 		var g Group
-		f := &g.Flow
-		err := r.Scan(&g.Name, &g.Title, &g.CommandHandlers, &g.CreatedAt, &f.State, &f.Note, &f.By, &f.At, &f.InFlight)
+		f, l := &g.Flow, &g.Limits
+		err := r.Scan(&g.Name, &g.Title, &g.CommandHandlers, &g.CreatedAt, &l.MaxRunning, &l.Rate.Count, &l.Rate.PeriodMS,
+			&f.State, &f.Note, &f.By, &f.At, &f.InFlight)
 		return g, err
 	})
 	if err != nil {
