@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/runlog"
@@ -39,7 +40,8 @@ type env struct {
 	api   *api.Server
 	st    *store.Store
 	pool  *pgxpool.Pool
-	keys  map[string]string // principal → bearer key
+	js    jetstream.JetStream // JETJOB_LOCKS of the queue view
+	keys  map[string]string   // principal → bearer key
 	plain store.Job
 	shell store.Job
 	run   int64
@@ -53,7 +55,8 @@ func newEnv(t *testing.T) *env {
 	ctx := context.Background()
 	st, pool := apitest.Store(t)
 	cfg := apitest.Config()
-	cfg.Token, cfg.Logs = bootstrapToken, runlog.New(apitest.JetStream(t))
+	js := apitest.JetStream(t)
+	cfg.Token, cfg.Logs, cfg.Locks = bootstrapToken, runlog.New(js), apitest.Locks(js)
 	cfg.Workers = apitest.Workers(func() []wire.WorkerInfo {
 		return []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
 	})
@@ -69,7 +72,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, api: a, st: st, pool: pool, keys: map[string]string{}}
+	e := &env{t: t, api: a, st: st, pool: pool, js: js, keys: map[string]string{}}
 	e.contract = newContract(t, t.Errorf)
 	e.srv = httptest.NewServer(e.contract.wrap(a))
 	t.Cleanup(e.srv.Close)

@@ -102,6 +102,12 @@ func matrix() []matrixRow {
 			e.groupFlow("a", store.FlowPaused)
 			return req{"POST", "/api/v1/groups/a/resume", nil}
 		}, operate},
+		// Each cell asks for another cap, so that each is a change.
+		{"PATCH /api/v1/groups/{name}", func(e *env, _ string) req {
+			n := int(e.next() % 1000)
+			return req{"PATCH", "/api/v1/groups/a", apiv1.GroupLimitsRequest{MaxRunning: &n}}
+		}, operate},
+		{"GET /api/v1/groups/{name}/queue", fixed("GET", "/api/v1/groups/a/queue", nil), read},
 		{"POST /api/v1/jobs", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/jobs", jobSpec("a", "echo", fmt.Sprint("new", e.next()))}
 		}, [6]int{s401, s403, s403, s201, s201, s201}},

@@ -59,6 +59,10 @@ var apiDocs = []openapi.Operation{
 		Body: apiv1.GroupFlowRequest{}, BodyOptional: true, Response: apiv1.Group{}},
 	{Pattern: "POST /api/v1/groups/{name}/resume", Summary: "Resume a paused or draining group; missed fires follow each job's misfire policy",
 		Body: apiv1.GroupFlowRequest{}, BodyOptional: true, Response: apiv1.Group{}},
+	{Pattern: "PATCH /api/v1/groups/{name}", Summary: "Set a group's cap (max_running, 0: none) and rate limit (COUNT/PERIOD, \"\": none); the fields left out are kept",
+		Body: apiv1.GroupLimitsRequest{}, Example: apiv1.GroupLimitsRequest{MaxRunning: ptr(5), RateLimit: ptr("100/1m")}, Response: apiv1.Group{}},
+	{Pattern: "GET /api/v1/groups/{name}/queue", Summary: "What holds and waits for a group's cap, its rate limit's state, and its runs in flight",
+		Response: apiv1.GroupQueue{}},
 
 	{Pattern: "POST /api/v1/jobs", Summary: "Create a job", Body: apiv1.JobSpec{}, Status: 201, Response: apiv1.Job{},
 		Example: apiv1.JobSpec{Group: "billing", Name: "nightly-invoices", Handler: "invoices", ScheduleType: "cron",
@@ -250,3 +254,6 @@ var (
 	workflowRunParams = []openapi.Param{{Name: "workflow", Type: "integer", Required: true, Description: "the workflow's id"},
 		openapi.QInt("before", "the last id of the previous page"), openapi.QInt("limit", "page size")}
 )
+
+// ptr is v's address, for the examples' optional fields.
+func ptr[T any](v T) *T { return &v }

@@ -41,6 +41,7 @@ func TestOpenAPIExamplesAccepted(t *testing.T) {
 		{"POST /api/v1/channels", "admin", nil, nil},
 		{"POST /api/v1/alert-rules", "admin", nil, nil},
 		{"POST /api/v1/groups/{name}/pause", "admin", func() string { return "/api/v1/groups/billing/pause" }, nil},
+		{"PATCH /api/v1/groups/{name}", "admin", func() string { return "/api/v1/groups/billing" }, nil},
 	}
 	sent := map[string]bool{}
 	for _, st := range steps {

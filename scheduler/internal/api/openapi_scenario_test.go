@@ -126,6 +126,13 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s404, "viewerB", "POST", "/api/v1/groups/a/resume", nil, nil)
 	call(s400, "operator", "POST", "/api/v1/groups/a/resume", apiv1.GroupFlowRequest{Note: "bad\x00note"}, nil)
 	call(s200, "operator", "POST", "/api/v1/groups/a/resume", nil, nil)
+	// Its cap and rate limit, and the queue view of them.
+	five, rate, badRate := 5, "100/1m", "100 per minute"
+	call(s200, "operator", "PATCH", "/api/v1/groups/a", apiv1.GroupLimitsRequest{MaxRunning: &five, RateLimit: &rate}, nil)
+	call(s400, "operator", "PATCH", "/api/v1/groups/a", apiv1.GroupLimitsRequest{RateLimit: &badRate}, nil)
+	call(s403, "viewerA", "PATCH", "/api/v1/groups/a", apiv1.GroupLimitsRequest{MaxRunning: &five}, nil)
+	call(s200, "viewerA", "GET", "/api/v1/groups/a/queue", nil, nil)
+	call(s404, "viewerB", "GET", "/api/v1/groups/a/queue", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/next?n=3", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/runs?limit=5", nil, nil)
 	call(s200, "viewerA", "GET", jobPath+"/history?limit=5", nil, nil)
