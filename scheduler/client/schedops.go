@@ -57,3 +57,15 @@ func (c *Client) ImportStats(ctx context.Context, req apiv1.StatsImport) (*apiv1
 func (c *Client) SetGroupFlow(ctx context.Context, group, action string, req apiv1.GroupFlowRequest) (*apiv1.Group, error) {
 	return call[apiv1.Group](ctx, c, http.MethodPost, "/groups/"+url.PathEscape(group)+"/"+url.PathEscape(action), nil, req)
 }
+
+// SetGroupLimits changes a group's cap and rate limit (the fields req
+// gives).
+func (c *Client) SetGroupLimits(ctx context.Context, group string, req apiv1.GroupLimitsRequest) (*apiv1.Group, error) {
+	return call[apiv1.Group](ctx, c, http.MethodPatch, "/groups/"+url.PathEscape(group), nil, req)
+}
+
+// GroupQueue reads what holds and waits for a group's cap and rate limit,
+// and its runs in flight.
+func (c *Client) GroupQueue(ctx context.Context, group string) (*apiv1.GroupQueue, error) {
+	return call[apiv1.GroupQueue](ctx, c, http.MethodGet, "/groups/"+url.PathEscape(group)+"/queue", nil, nil)
+}

@@ -36,3 +36,32 @@ func TestGroupsPauseDrainResume(t *testing.T) {
 		t.Errorf("pause of a missing group: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// groups set changes a group's cap and rate limit (a flag left out keeps
+// its value), groups list shows them, groups queue shows the limits and
+// the group's runs in flight, and a bad value is the API's clear error.
+func TestGroupsSetAndQueue(t *testing.T) {
+	r := isolatedAPI(t, "demo")
+	job := adminJSON[apiv1.Job](t, r, "jobs", "create", "--group", "demo", "--name", "capped", "--handler", "h", "--every", "1h")
+	res := must(t, r.as(t, bootstrapToken, "", "groups", "set", "demo", "--max-running", "3", "--rate-limit", "100/1m"), "groups set")
+	printed(t, "groups set", res.stdout, "Max running:", "3", "Rate limit:", "100/1m0s")
+	g := adminJSON[apiv1.Group](t, r, "groups", "set", "demo", "--max-running", "4")
+	if g.MaxRunning != 4 || g.RateLimit != "100/1m0s" {
+		t.Errorf("groups set --max-running: %+v, want 4 and the rate kept", g)
+	}
+	res = must(t, r.as(t, bootstrapToken, "", "groups", "list"), "groups list")
+	printed(t, "groups list", res.stdout, "MAX RUNNING", "RATE LIMIT", "100/1m0s")
+	if res := r.as(t, bootstrapToken, "", "groups", "set", "demo", "--rate-limit", "lots"); res.code != exitError || !strings.Contains(res.stderr, "COUNT/PERIOD") {
+		t.Errorf("a bad rate: exit %d, stderr %q", res.code, res.stderr)
+	}
+	if res := r.as(t, bootstrapToken, "", "groups", "set", "demo"); res.code == 0 || !strings.Contains(res.stderr, "nothing to set") {
+		t.Errorf("groups set without a flag: exit %d, stderr %q", res.code, res.stderr)
+	}
+	must(t, r.as(t, bootstrapToken, "", "jobs", "trigger", fmt.Sprint(job.ID)), "trigger")
+	res = must(t, r.as(t, bootstrapToken, "", "groups", "queue", "demo"), "groups queue")
+	printed(t, "groups queue", res.stdout, "0 of 4 held, 0 waiting", "100/1m0s: 100 may start now", "In flight (1)", "capped ("+fmt.Sprint(job.ID)+")")
+	q := adminJSON[apiv1.GroupQueue](t, r, "groups", "queue", "demo")
+	if q.MaxRunning != 4 || len(q.InFlight) != 1 || q.InFlight[0].JobID != job.ID {
+		t.Errorf("groups queue -o json: %+v", q)
+	}
+}

@@ -14,8 +14,8 @@ func (a *app) groupsCmd() *cobra.Command {
 	return parent(&cobra.Command{
 		Use:     "groups",
 		Aliases: []string{"group"},
-		Short:   "List, create, pause, drain and resume executor groups",
-	}, a.groupsListCmd(), a.groupsCreateCmd(),
+		Short:   "List, create, limit, pause, drain and resume executor groups; show a group's queue",
+	}, a.groupsListCmd(), a.groupsCreateCmd(), a.groupsSetCmd(), a.groupsQueueCmd(),
 		a.groupsFlowCmd("pause", "Pause a group: no new run of its jobs starts (missed fires follow each job's misfire policy on resume)"),
 		a.groupsFlowCmd("drain", "Drain a group: start no new run, let running ones finish (state: draining, then drained)"),
 		a.groupsFlowCmd("resume", "Resume a paused or draining group (missed fires follow each job's misfire policy)"))
@@ -28,9 +28,9 @@ func (a *app) groupsListCmd() *cobra.Command {
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return show(a, cmd, (*client.Client).ListGroups, func(w io.Writer, list *apiv1.GroupList) error {
-				t := newTable(w, "NAME", "TITLE", "STATE", "CREATED")
+				t := newTable(w, "NAME", "TITLE", "STATE", "MAX RUNNING", "RATE LIMIT", "CREATED")
 				for _, g := range list.Groups {
-					t.row(g.Name, g.Title, flowText(g.Flow), fmtTime(g.CreatedAt))
+					t.row(g.Name, g.Title, flowText(g.Flow), capText(g.MaxRunning), orNone(g.RateLimit), fmtTime(g.CreatedAt))
 				}
 				return t.flush()
 			})
