@@ -40,7 +40,9 @@ The file is checked strictly before anything is sent: an unknown field, a
 value of the wrong type, a job defined twice or a child that exists neither
 in the file nor in the cluster is an error naming the line and the field.
 Groups declared under groups: that the cluster lacks are created (which
-needs an admin); existing groups are not changed. Jobs are created first,
+needs an admin); of existing groups only the limits are changed
+(max_running, rate_limit: "~ group"; a declared group without them has
+none), never the title, handlers or pause. Jobs are created first,
 without their children, then updated, then linked to their children, then
 (--prune) deleted: --prune deletes only jobs of the groups the file mentions.
 Calendars (documents of kind: Calendar) are created or replaced by name
@@ -220,6 +222,12 @@ func (a *app) executePlan(ctx context.Context, c *client.Client, plan *jobfile.P
 			return fmt.Errorf("creating group %s: %w", g.Name, err)
 		}
 		fmt.Fprintf(out, "created group %s\n", g.Name)
+	}
+	for _, g := range plan.GroupChanges {
+		if _, err := c.SetGroupLimits(ctx, g.Name, g.Limits); err != nil {
+			return fmt.Errorf("updating group %s: %w", g.Name, err)
+		}
+		fmt.Fprintf(out, "updated group %s\n", g.Name)
 	}
 	ids := maps.Clone(plan.IDs) // plus the jobs created below
 	if ids == nil {

@@ -65,3 +65,30 @@ func TestGroupsSetAndQueue(t *testing.T) {
 		t.Errorf("groups queue -o json: %+v", q)
 	}
 }
+
+// A group's limits travel with export and apply: apply creates a group
+// with them, a second apply changes nothing, and an edited limit is
+// planned as "~ group" and set.
+func TestExportApplyGroupLimits(t *testing.T) {
+	src := isolatedAPI(t, "billing")
+	must(t, src.as(t, bootstrapToken, "", "groups", "set", "billing", "--max-running", "5", "--rate-limit", "100/1m"), "groups set")
+	exported := src.admin(t, "", "export")
+	printed(t, "export", exported, "  - name: billing\n    max_running: 5\n    rate_limit: 100/1m0s\n")
+
+	dst := newRealAPI(t)
+	res := must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "apply into an empty cluster")
+	printed(t, "apply", res.stdout, "+ group billing\n")
+	if got := dst.admin(t, "", "export"); got != exported {
+		t.Fatalf("the applied cluster exports differently:\n%s\n---\nwant:\n%s", got, exported)
+	}
+	res = must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "second apply")
+	printed(t, "second apply", res.stdout, "No changes")
+
+	edited := strings.Replace(exported, "rate_limit: 100/1m0s", "rate_limit: 10/1s", 1)
+	res = must(t, dst.as(t, bootstrapToken, edited, "apply", "-f", "-"), "apply the edit")
+	printed(t, "apply the edit", res.stdout, "~ group billing  rate_limit: \"100/1m0s\" → \"10/1s\"\n", "1 group(s) to update", "updated group billing\n")
+	g := adminJSON[apiv1.GroupList](t, dst, "groups", "list")
+	if len(g.Groups) != 1 || g.Groups[0].MaxRunning != 5 || g.Groups[0].RateLimit != "10/1s" {
+		t.Errorf("after apply: %+v", g.Groups)
+	}
+}

@@ -39,7 +39,7 @@ func TestParseRefusesInvalidFiles(t *testing.T) {
 		{"own child", header + job + "    children: [billing/a]\n", []string{"jobs.yaml:7: jobs[0].children: billing/a names the job itself"}},
 		{"job twice", header + job + "  - group: billing\n    name: a\n    handler: x\n", []string{"jobs.yaml:7: jobs[1]: job billing/a is already defined at line 4"}},
 		{"group twice", header + "groups:\n  - name: g\n  - name: g\n", []string{"jobs.yaml:5: groups[1]: group g is already declared at line 4"}},
-		{"unknown group field", header + "groups:\n  - name: g\n    owner: me\n", []string{"jobs.yaml:5: groups[0].owner: unknown field (known fields: name, title, command_handlers)"}},
+		{"unknown group field", header + "groups:\n  - name: g\n    owner: me\n", []string{"jobs.yaml:5: groups[0].owner: unknown field (known fields: name, title, command_handlers, max_running, rate_limit)"}},
 		{"two documents", header + "---\n" + header, []string{"a second YAML document"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

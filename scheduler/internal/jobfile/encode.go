@@ -22,7 +22,8 @@ import (
 func Export(groups []apiv1.Group, jobs []apiv1.Job, names map[int64]Key) (*File, error) {
 	f := &File{}
 	for _, g := range groups {
-		f.Groups = append(f.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers})
+		f.Groups = append(f.Groups, apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers,
+			MaxRunning: g.MaxRunning, RateLimit: g.RateLimit})
 	}
 	sort.Slice(f.Groups, func(a, b int) bool { return f.Groups[a].Name < f.Groups[b].Name })
 	for _, j := range jobs {

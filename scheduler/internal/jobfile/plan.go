@@ -53,6 +53,9 @@ type FieldDiff struct {
 type Plan struct {
 	// NewGroups are the file's groups the cluster lacks (created first).
 	NewGroups []apiv1.Group `json:"new_groups,omitempty"`
+	// GroupChanges are the file's existing groups whose limits differ
+	// (max_running, rate_limit: grouplimits.go).
+	GroupChanges []GroupChange `json:"group_changes,omitempty"`
 	// Changes are in key order, one per job of the file, plus the
 	// deletions (--prune).
 	Changes []Change `json:"changes"`
@@ -76,7 +79,7 @@ func (p *Plan) Count(a Action) int {
 
 // Empty reports whether applying the plan would change nothing.
 func (p *Plan) Empty() bool {
-	return len(p.NewGroups) == 0 && p.Count(Unchanged) == len(p.Changes)
+	return len(p.NewGroups) == 0 && len(p.GroupChanges) == 0 && p.Count(Unchanged) == len(p.Changes)
 }
 
 // MakePlan compares the file with the cluster's groups and jobs (every job
@@ -104,8 +107,14 @@ func MakePlan(name string, f *File, groups []apiv1.Group, current []apiv1.Job, p
 		declared[g.Name] = true
 		cur, ok := exists[g.Name]
 		if !ok {
+			// Its limits are checked (created with the group) as an
+			// existing group's would be.
+			groupLimitsDiff(probs, f.groupLines[i], fmt.Sprintf("groups[%d]", i), apiv1.Group{}, g)
 			p.NewGroups = append(p.NewGroups, g)
 			continue
+		}
+		if c := groupLimitsDiff(probs, f.groupLines[i], fmt.Sprintf("groups[%d]", i), cur, g); c != nil {
+			p.GroupChanges = append(p.GroupChanges, *c)
 		}
 		if cur.Title != g.Title || !slices.Equal(cur.CommandHandlers, g.CommandHandlers) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s:%d: group %s differs from the cluster's (title, command_handlers): apply does not change existing groups",

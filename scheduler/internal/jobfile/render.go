@@ -19,6 +19,11 @@ func (p *Plan) Write(w io.Writer) error {
 	for _, g := range p.NewGroups {
 		fmt.Fprintf(&b, "+ group %s\n", safe(g.Name))
 	}
+	for _, g := range p.GroupChanges {
+		for _, d := range g.Diffs {
+			fmt.Fprintf(&b, "~ group %s  %s: %s → %s\n", safe(g.Name), d.Field, d.Old, d.New)
+		}
+	}
 	for _, c := range p.Changes {
 		key := safe(c.Key.String())
 		switch c.Action {
@@ -42,6 +47,9 @@ func (p *Plan) Write(w io.Writer) error {
 			p.Count(Create), p.Count(Update), p.Count(Delete), p.Count(Unchanged))
 		if n := len(p.NewGroups); n > 0 {
 			fmt.Fprintf(&b, "; %d group(s) to create", n)
+		}
+		if n := len(p.GroupChanges); n > 0 {
+			fmt.Fprintf(&b, "; %d group(s) to update", n)
 		}
 		b.WriteString(".\n")
 	}
