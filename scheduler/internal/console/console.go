@@ -94,7 +94,9 @@ func (c *Console) routeTable() []route {
 		// workers
 		{"GET /workers", c.workers},
 		{"POST /groups", c.createGroup},
+		{"POST /groups/{name}/limits", c.groupLimits},
 		{"POST /groups/{name}/{action}", c.groupFlow},
+		{"GET /groups/{name}/queue", c.groupQueue},
 		// cluster
 		{"GET /cluster", c.cluster},
 		// runs

@@ -77,6 +77,7 @@ func newEnv(t *testing.T, opts ...func(cfg *api.Config, base string)) *env {
 			}
 		},
 		Workers: apitest.Workers(func() []wire.WorkerInfo { return e.workers }),
+		Locks:   apitest.Locks(js),
 		Kill: func(_ context.Context, id int64, _ string) error {
 			e.killsMu.Lock()
 			defer e.killsMu.Unlock()

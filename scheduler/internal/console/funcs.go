@@ -33,6 +33,7 @@ var funcs = template.FuncMap{
 	"elapsed":   elapsed,
 	"period":    durationText,
 	"thousands": thousands,
+	"inc":       func(i int) int { return i + 1 },
 }
 
 // thousands writes n with a comma between thousands: 1,234.

@@ -43,6 +43,7 @@ var (
 	noticeGroupCreated     = newNotice("group-created", "Group created.")
 	noticeGroupPaused      = newNotice("group-paused", "Group paused: no new run of its jobs starts until it is resumed.")
 	noticeGroupDraining    = newNotice("group-draining", "Group draining: no new run starts; it reads drained once its running runs end.")
+	noticeGroupLimits      = newNotice("group-limits", "Group limits set: they apply to the runs that start from now on.")
 	noticeGroupResumed     = newNotice("group-resumed", "Group resumed: fires missed meanwhile follow each job's misfire policy.")
 	noticeSignedOut        = newNotice("signed-out", "Signed out.")
 	noticePasswordSet      = newNotice("password-set", "Password set: sign in with it.")

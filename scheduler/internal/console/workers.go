@@ -20,6 +20,10 @@ type workersPage struct {
 	// Form is the new-group form (admins), kept when the API refused it.
 	Form      apiv1.Group
 	FormError string
+	// Limits is a group's limits form as sent, kept with why it was
+	// refused (LimitsError) for that group (Limits.Group).
+	Limits      limitsForm
+	LimitsError string
 }
 
 type groupRow struct {
