@@ -392,6 +392,12 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		Note: "paused while the accounting warehouse migrates to the new cluster (ticket FIN-20931)"}); err != nil {
 		t.Fatal(err)
 	}
+	// Its limits, for the workers page and its queue page.
+	capped, rate := 250, "100000/23h59m59s"
+	if _, err := sys.api.SetGroupLimits(t.Context(), "a-group-with-a-rather-long-name-for-a-small-screen", apiv1.GroupLimitsRequest{
+		MaxRunning: &capped, RateLimit: &rate}); err != nil {
+		t.Fatal(err)
+	}
 	b := newTab(t, sys.url)
 	b.signIn("/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
@@ -400,7 +406,8 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		"/workflows", "/workflows/new", fmt.Sprintf("/workflows/%d", wf.ID), fmt.Sprintf("/workflows/%d/edit", wf.ID),
 		fmt.Sprintf("/workflow-runs/%d", wfRun.ID), "/stats", "/backfills", "/users", "/users/vic", "/keys", "/audit",
 		"/alerts", "/alerts?state=all", fmt.Sprintf("/alerts/%d", alert), "/alert-rules", "/alert-rules/new",
-		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch), "/secrets"}
+		fmt.Sprintf("/alert-rules/%d/edit", rule), "/channels", "/channels/new", fmt.Sprintf("/channels/%d/edit", ch), "/secrets",
+		"/groups/a-group-with-a-rather-long-name-for-a-small-screen/queue", "/groups/g/queue"}
 	// States a page reaches by an action: the job form's advanced
 	// settings unfolded; a bulk operation's confirmation and result.
 	states := []struct {
