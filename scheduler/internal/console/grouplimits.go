@@ -63,11 +63,6 @@ func (c *Console) refuseLimits(w http.ResponseWriter, r *http.Request, f limitsF
 	return c.render(w, r, code, "workers", page{Title: l.T("Workers"), User: u, Data: data})
 }
 
-// groupQueuePage is the queue page's data.
-type groupQueuePage struct {
-	apiv1.GroupQueue
-}
-
 // groupQueue shows GET /api/v1/groups/{name}/queue: who holds the group's
 // slots, who waits and in which order, the rate limit's state, and the
 // group's runs in flight.
@@ -82,5 +77,5 @@ func (c *Console) groupQueue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return c.render(w, r, http.StatusOK, "group_queue", page{Title: c.lang(r, u).T("Queue of group %s", name), User: u,
-		Data: groupQueuePage{GroupQueue: q}})
+		Data: q})
 }
