@@ -97,6 +97,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/testsignal"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Config is what Locks needs from its worker. Every field is required but
@@ -211,6 +212,20 @@ type Request struct {
 	// error (the run was killed, the worker stops) ends the wait, the run
 	// gives its place up, and Acquire returns the error wrapped.
 	Interrupt func() error
+	// Flow is the trigger's flow controls (nil: none, and Acquire takes
+	// exactly the job's lock): its concurrency key's and its group's
+	// slots and its rate limits are taken after the job's lock (flow.go).
+	Flow *wire.Flow
+	// Group is the run's group, whose cap and rate Flow may name.
+	Group string
+	// Late says, for a run that would start at turn under a rate limit,
+	// why it must not run if its misfire policy ends it when that late
+	// ("" if it runs): Acquire then returns a *SkippedError and takes no
+	// turn. Nil: never.
+	Late func(turn time.Time) string
+	// FlowWaited is told each flow control a run waited at: "key_cap",
+	// "group_cap" or "rate" (for the metrics). Nil: nobody.
+	FlowWaited func(control string)
 
 	waited bool // TestSignals.Waiting was signalled
 }
@@ -247,6 +262,14 @@ func (ls *Locks) Acquire(ctx context.Context, req Request) (lock *Lock, waited b
 			ls.cfg.TestSignals.Held.Signal(req.Run)
 		}
 	}()
+	if req.Flow != nil {
+		return ls.acquireFlow(ctx, req)
+	}
+	return ls.acquireJob(ctx, req)
+}
+
+// acquireJob takes the job's own lock as its block strategy says.
+func (ls *Locks) acquireJob(ctx context.Context, req Request) (*Lock, bool, error) {
 	switch kind, strategy := kindOf(req.Strategy, req.MaxConcurrency); kind {
 	case noLock:
 		return nil, false, nil
@@ -325,6 +348,9 @@ type Lock struct {
 	// contended: someone waits for the lock, so it is not left for reuse.
 	// Guarded by heldLocks.mu.
 	contended bool
+	// next is the flow control's slot taken after this lock (flow.go),
+	// released with it.
+	next *Lock
 }
 
 // newLock is lock key for req's run, not yet held.
@@ -425,6 +451,7 @@ func (l *Lock) Release() {
 	if l == nil {
 		return
 	}
+	defer l.next.Release()
 	l.beat.Lock()
 	l.stopped = true
 	l.timer.Stop()

@@ -1,0 +1,312 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jetjob/jetjob/internal/policy"
+	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
+)
+
+// The flow controls (docs/flow-control.md, "Caps, keys, rates and
+// priority"), through whole workers over one NATS server: the arithmetic
+// is tested in package joblock, without a server.
+
+// span is one handler's execution, as the handler saw it.
+type span struct {
+	run        int64
+	key        string // the run's params: its concurrency key in these tests
+	start, end time.Time
+}
+
+// spans records the handlers' executions of every worker of a test.
+type spans struct {
+	mu  sync.Mutex
+	all []span
+}
+
+// handler registers "h" on w: it records its start and end, and works for
+// work (the run's work, not a wait for correctness).
+func (s *spans) handler(work time.Duration) func(w *Worker) {
+	return func(w *Worker) {
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			sp := span{run: job.RunID, key: job.Params, start: time.Now()}
+			select {
+			case <-time.After(work):
+			case <-ctx.Done():
+			}
+			sp.end = time.Now()
+			s.mu.Lock()
+			s.all = append(s.all, sp)
+			s.mu.Unlock()
+			return nil
+		})
+	}
+}
+
+func (s *spans) get() []span {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.all)
+}
+
+// peak is the most spans that overlap at any moment.
+func peak(spans []span) int {
+	type edge struct {
+		at time.Time
+		d  int
+	}
+	var edges []edge
+	for _, s := range spans {
+		edges = append(edges, edge{s.start, 1}, edge{s.end, -1})
+	}
+	// Ends before starts at the same instant: touching is not overlapping.
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.d - b.d
+	})
+	most, n := 0, 0
+	for _, e := range edges {
+		n += e.d
+		most = max(most, n)
+	}
+	return most
+}
+
+// flowTrigger is run id's trigger of job, concurrent (no job lock), with
+// flow controls f.
+func flowTrigger(id, job int64, params string, f *wire.Flow) *wire.Trigger {
+	tr := trigger(id, "h", params)
+	tr.JobID, tr.BlockStrategy, tr.Flow = job, policy.BlockConcurrent, f
+	return tr
+}
+
+func wantSucceeded(t *testing.T, got map[int64]wire.Event) {
+	t.Helper()
+	for id, f := range got {
+		if f.Status != wire.StatusSucceeded {
+			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
+		}
+	}
+}
+
+// A group cap of 2 holds across two workers of 5 slots each: twelve runs
+// of four jobs never run more than two at once, and all succeed.
+func TestGroupCapAcrossWorkers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.events()
+	var s spans
+	e.start(Config{ID: "w1", Concurrency: 5}, s.handler(150*time.Millisecond))
+	e.start(Config{ID: "w2", Concurrency: 5}, s.handler(150*time.Millisecond))
+	var ids []int64
+	for id := int64(1); id <= 12; id++ {
+		e.publish(flowTrigger(id, 100+id%4, "", &wire.Flow{GroupCap: 2}))
+		ids = append(ids, id)
+	}
+	wantSucceeded(t, ev.waitFinished(ids...))
+	if got := s.get(); len(got) != 12 || peak(got) > 2 {
+		t.Errorf("%d runs, at most %d at once; want 12, at most 2 (the group's cap)", len(got), peak(got))
+	}
+}
+
+// At a group cap of 1, the runs waiting for the slot go by priority, then
+// fire order: runs of priority 10 that arrived last start first.
+func TestGroupCapPriority(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.events()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []int64
+	var locks joblock.TestSignals
+	locks.Init(t)
+	e.start(Config{Concurrency: 8}, func(w *Worker) {
+		w.signals.locks = locks
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			mu.Lock()
+			order = append(order, job.RunID)
+			mu.Unlock()
+			if job.RunID == 1 {
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return nil
+		})
+	})
+	t0 := time.Now().UTC().Truncate(time.Millisecond)
+	tr := flowTrigger(1, 100, "", &wire.Flow{GroupCap: 1})
+	tr.ScheduledAt = t0
+	e.publish(tr)
+	locks.Held.WaitFor(t, waitLimit, "run 1 to hold the group's slot", func(run int64) bool { return run == 1 })
+	// Priority 0 first (2, 3), then priority 10 (4, 5), each queued
+	// before the next arrives.
+	for i, p := range []int{0, 0, 10, 10} {
+		id := int64(i + 2)
+		tr := flowTrigger(id, 100+id, "", &wire.Flow{GroupCap: 1, Priority: p})
+		tr.ScheduledAt = t0.Add(time.Duration(id) * time.Millisecond)
+		e.publish(tr)
+		locks.Waiting.WaitFor(t, waitLimit, fmt.Sprintf("run %d to queue for the group's slot", id),
+			func(run int64) bool { return run == id })
+	}
+	close(release)
+	wantSucceeded(t, ev.waitFinished(1, 2, 3, 4, 5))
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []int64{1, 4, 5, 2, 3}; !slices.Equal(order, want) {
+		t.Errorf("start order %v, want %v (priority 10 first, then fire order)", order, want)
+	}
+}
+
+// A concurrency key with key_cap 1: fifty keys, three runs each, over
+// three workers. No two runs of one key overlap, and every run succeeds:
+// each key's runs progress while the others wait.
+func TestConcurrencyKeyCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.events()
+	var s spans
+	for _, id := range []string{"w1", "w2", "w3"} {
+		e.start(Config{ID: id, Concurrency: 16}, s.handler(20*time.Millisecond))
+	}
+	var ids []int64
+	for round := range 3 {
+		for k := range 50 {
+			id := int64(1 + round*50 + k)
+			key := fmt.Sprintf("tenant-%d", k)
+			e.publish(flowTrigger(id, 7, key, &wire.Flow{HasKey: true, Key: key, KeyCap: 1}))
+			ids = append(ids, id)
+		}
+	}
+	wantSucceeded(t, ev.waitFinished(ids...))
+	byKey := map[string][]span{}
+	for _, sp := range s.get() {
+		byKey[sp.key] = append(byKey[sp.key], sp)
+	}
+	if len(byKey) != 50 {
+		t.Errorf("%d keys ran, want 50", len(byKey))
+	}
+	for key, runs := range byKey {
+		if len(runs) != 3 || peak(runs) > 1 {
+			t.Errorf("key %s: %d runs, at most %d at once; want 3, one at a time", key, len(runs), peak(runs))
+		}
+	}
+}
+
+// jitter is how much later than its turn a run's handler may start in
+// these tests (the event published first, a loaded machine): the windows
+// checked are a period less this, so that two blocks of turns a period
+// apart are never counted in one window because the first block's
+// handlers started late. The rate limit holds for the turns exactly
+// (package joblock's tests).
+const jitter = 250 * time.Millisecond
+
+// rateTest runs n runs of several jobs of a group with rate limit
+// count/period over two workers, and checks that no window of a period
+// (less jitter) holds more than count handler starts.
+func rateTest(t *testing.T, count int, period time.Duration, n int) {
+	e := newEnv(t)
+	ev := e.events()
+	var s spans
+	e.start(Config{ID: "w1", Concurrency: n}, s.handler(time.Millisecond))
+	e.start(Config{ID: "w2", Concurrency: n}, s.handler(time.Millisecond))
+	rate := wire.Rate{Scope: wire.RateGroup, Count: count, PeriodMS: period.Milliseconds()}
+	var ids []int64
+	for id := int64(1); id <= int64(n); id++ {
+		e.publish(flowTrigger(id, 100+id%5, "", &wire.Flow{Rates: []wire.Rate{rate}}))
+		ids = append(ids, id)
+	}
+	wantSucceeded(t, ev.waitFinished(ids...))
+	var starts []time.Time
+	for _, sp := range s.get() {
+		starts = append(starts, sp.start)
+	}
+	slices.SortFunc(starts, time.Time.Compare)
+	most, j := 0, 0
+	for i := range starts {
+		for starts[i].Sub(starts[j]) >= period-jitter {
+			j++
+		}
+		most = max(most, i-j+1)
+	}
+	if most > count {
+		t.Errorf("%d starts within %s, want at most %d (rate %s)", most, period-jitter, count, rate)
+	}
+	// The bound the contract gives: n starts take at least this long.
+	span := starts[len(starts)-1].Sub(starts[0])
+	if least := time.Duration((n-1)/count)*period - jitter; span < least {
+		t.Errorf("%d starts in %s, want at least %s (rate %s)", n, span, least, rate)
+	}
+	t.Logf("rate %s: %d starts in %s (%.1f/s)", rate, n, span, float64(n-1)/span.Seconds())
+}
+
+// A group rate of 5/1s over two workers: thirty runs take about six
+// seconds, never more than five starts in a second.
+func TestGroupRateLimit(t *testing.T) {
+	t.Parallel()
+	rateTest(t, 5, time.Second, 30)
+}
+
+// The 30-second variant of issue #33: 10/1s, 300 runs.
+func TestGroupRateLimitLong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 s: not under -short")
+	}
+	t.Parallel()
+	rateTest(t, 10, time.Second, 300)
+}
+
+// A run whose turn under a rate limit lies past its misfire threshold,
+// with policy skip, ends SKIPPED with a message naming the limit, and
+// takes no turn: the limit's state is the one the run before left.
+func TestRateLimitMisfireSkip(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.events()
+	var s spans
+	e.start(Config{}, s.handler(time.Millisecond))
+	rate := wire.Rate{Scope: wire.RateGroup, Count: 1, PeriodMS: time.Minute.Milliseconds()}
+	// Run 1 (manual: never late) takes the minute's only turn.
+	e.publish(flowTrigger(1, 100, "", &wire.Flow{Rates: []wire.Rate{rate}}))
+	wantSucceeded(t, ev.waitFinished(1))
+	before := e.rateState(joblock.RateKey(wire.RateGroup, 100, testGroup, ""))
+	// Run 2, a schedule fire of a job that skips fires late by 5 s: its
+	// turn is a minute away.
+	tr := flowTrigger(2, 101, "", &wire.Flow{Rates: []wire.Rate{rate}})
+	tr.TriggerType, tr.MisfirePolicy, tr.MisfireThresholdMS = wire.TriggerSchedule, policy.MisfireSkip, 5000
+	e.publish(tr)
+	got := ev.waitFinished(2)[2]
+	if got.Status != wire.StatusSkipped || !strings.HasPrefix(got.Message, "rate limit group 1/1m0s: ") {
+		t.Errorf("run 2: %s %q, want SKIPPED by rate limit group 1/1m0s", got.Status, got.Message)
+	}
+	if after := e.rateState(joblock.RateKey(wire.RateGroup, 101, testGroup, "")); after != before {
+		t.Errorf("rate state %s after the skipped run, want %s (no turn taken)", after, before)
+	}
+	if n := len(s.get()); n != 1 {
+		t.Errorf("%d handlers ran, want 1", n)
+	}
+}
+
+// rateState is a rate key's value in JETJOB_RATES.
+func (e *env) rateState(key string) string {
+	e.t.Helper()
+	kv, err := e.js.KeyValue(e.ctx(), "JETJOB_RATES")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	v, err := kv.Get(e.ctx(), key)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(v.Value())
+}
