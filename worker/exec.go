@@ -269,14 +269,18 @@ func (r *run) interrupted(ctx context.Context) error {
 	r.mu.Lock()
 	pending := r.pending
 	r.mu.Unlock()
+	what := "the job's active run"
+	if r.trig.Flow != nil {
+		what = "the job's active run or its flow controls (caps, rate limits)"
+	}
 	if pending != nil {
-		return interruption{outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for the job's active run)"}}
+		return interruption{outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for " + what + ")"}}
 	}
 	if r.w.kills.Killed(r.trig.RunID) {
-		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}}
+		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for " + what}}
 	}
 	if ctx.Err() != nil {
-		return interruption{outcome{handBack: "worker stopping while the run waited for the job's active run"}}
+		return interruption{outcome{handBack: "worker stopping while the run waited for " + what}}
 	}
 	return nil
 }

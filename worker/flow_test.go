@@ -2,12 +2,16 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -129,7 +133,7 @@ func TestGroupCapPriority(t *testing.T) {
 	var order []int64
 	var locks joblock.TestSignals
 	locks.Init(t)
-	e.start(Config{Concurrency: 8}, func(w *Worker) {
+	r := e.start(Config{Concurrency: 8}, func(w *Worker) {
 		w.signals.locks = locks
 		w.Handle("h", func(ctx context.Context, job *Job) error {
 			mu.Lock()
@@ -165,6 +169,15 @@ func TestGroupCapPriority(t *testing.T) {
 	defer mu.Unlock()
 	if want := []int64{1, 4, 5, 2, 3}; !slices.Equal(order, want) {
 		t.Errorf("start order %v, want %v (priority 10 first, then fire order)", order, want)
+	}
+	// The four that queued waited at the group's cap, and at nothing else.
+	r.waitProcessed(1, 2, 3, 4, 5)
+	got := series(t, r.w.metrics)
+	for control, want := range map[string]float64{"group_cap": 4, "key_cap": 0, "rate": 0} {
+		k := `jetjob_worker_flow_waits_total{control="` + control + `",group="` + testGroup + `"}`
+		if got[k] != want {
+			t.Errorf("%s = %v, want %v", k, got[k], want)
+		}
 	}
 }
 
@@ -309,4 +322,72 @@ func (e *env) rateState(key string) string {
 		e.t.Fatal(err)
 	}
 	return string(v.Value())
+}
+
+// A run killed while it waits at its group's cap ends CANCELLED and leaves
+// the queue; the slot of the run that held it is given back when that one
+// ends, and the key, empty, is deleted.
+func TestGroupCapWaiterKilled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ev := e.events()
+	release := make(chan struct{})
+	var locks joblock.TestSignals
+	locks.Init(t)
+	r := e.start(Config{Concurrency: 4}, func(w *Worker) {
+		w.signals.locks = locks
+		w.Handle("h", func(ctx context.Context, job *Job) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+	})
+	e.publish(flowTrigger(1, 100, "", &wire.Flow{GroupCap: 1}))
+	locks.Held.WaitFor(t, waitLimit, "run 1 to hold the group's slot", func(run int64) bool { return run == 1 })
+	e.publish(flowTrigger(2, 101, "", &wire.Flow{GroupCap: 1, Priority: 5}))
+	locks.Waiting.WaitFor(t, waitLimit, "run 2 to queue for the group's slot", func(run int64) bool { return run == 2 })
+	key := joblock.GroupSlotsKey(testGroup)
+	if v := e.slotsValue(key); len(v.Queue) != 1 || v.Queue[0].Run != 2 || v.Queue[0].P != 5 {
+		t.Errorf("group slots %+v while run 2 waits, want it queued with priority 5", v)
+	}
+	if err := r.w.kills.Request(e.ctx(), 2, "test"); err != nil {
+		t.Fatal(err)
+	}
+	got := ev.waitFinished(2)[2]
+	if got.Status != wire.StatusCancelled || !strings.Contains(got.Message, "flow controls") {
+		t.Errorf("run 2: %s %q, want CANCELLED while waiting for its flow controls", got.Status, got.Message)
+	}
+	if v := e.slotsValue(key); len(v.Queue) != 0 || len(v.Slots) != 1 || v.Slots[0].Run != 1 {
+		t.Errorf("group slots %+v after run 2's kill, want run 1 holding, nobody queued", v)
+	}
+	close(release)
+	wantSucceeded(t, ev.waitFinished(1))
+	locks.Released.WaitUntil(t, waitLimit, "the group's slots key deleted after run 1", func() bool {
+		_, err := e.lockKV().Get(e.ctx(), key)
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+}
+
+// slotsShape is a slots key's value, as the tests read it.
+type slotsShape struct {
+	Slots []struct{ Run int64 } `json:"slots"`
+	Queue []struct {
+		Run int64
+		P   int `json:"p"`
+	} `json:"queue"`
+}
+
+func (e *env) slotsValue(key string) slotsShape {
+	e.t.Helper()
+	var v slotsShape
+	entry, err := e.lockKV().Get(e.ctx(), key)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(entry.Value(), &v); err != nil {
+		e.t.Fatalf("slots %s: %v", entry.Value(), err)
+	}
+	return v
 }

@@ -132,8 +132,8 @@ type Config struct {
 // calls Init on one before New.
 type TestSignals struct {
 	// Waiting: a run (its id) found its lock held and waits for it
-	// (serial, cover_early, or a capped job's slots), its place in the
-	// queue written.
+	// (serial, cover_early, or a capped job's slots, or a flow control's:
+	// once per key), its place in the queue written.
 	Waiting testsignal.Signal[int64]
 	// Held: a run holds its lock, or a slot of its job's.
 	Held testsignal.Signal[int64]
