@@ -81,6 +81,13 @@
 // racing on one key. Per part keeps one holder per key and the parts of a
 // fire, directed to different workers, on different keys: no contention
 // between them at all.
+//
+// After the job's lock, a run whose trigger carries flow controls
+// (Request.Flow, issue #33) takes its concurrency key's slot, its group's
+// slot — the slots of a capped concurrent job under other keys, waiters
+// ordered by priority first — and its turn under its rate limits, whose
+// state lives in the bucket JETJOB_RATES (flow.go, rate.go). A run without
+// them takes exactly the job's lock.
 package joblock
 
 import (

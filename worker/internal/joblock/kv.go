@@ -129,8 +129,9 @@ var errChanged = errors.New("job lock changed meanwhile")
 // subject with the header Nats-Expected-Last-Subject-Sequence, acknowledged
 // by the stream — without their client-side work: the key's validation by
 // regular expression (keys here are built by Key and SlotsKey from
-// integers: always valid, one token under the subject permission
-// $KV.JETJOB_LOCKS.job.*), and Create's follow-up get after every failed
+// integers, and the flow controls' by GroupSlotsKey, KeySlotsKey and
+// RateKey from a group name, integers and hex digits: always valid, the
+// tokens the subject permissions name, internal/stream), and Create's follow-up get after every failed
 // create, which looks for a delete marker to create over. Here a failed
 // create reads the key only when the caller needs its value anyway (read
 // returns a delete marker's revision with ErrKeyNotFound, and the caller
