@@ -222,20 +222,28 @@ func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
 	}
 	lock, waited, err := r.w.locks.Acquire(ctx, req)
 	r.waitedLock = waited
+	if err != nil {
+		return nil, blockedBy(err)
+	}
+	return lock, nil
+}
+
+// blockedBy is the outcome of a run that Acquire did not let start: apart
+// from block, so that the targets errors.As needs (on the heap) cost only
+// such runs.
+func blockedBy(err error) *outcome {
 	var discarded *joblock.DiscardedError
 	var skipped *joblock.SkippedError
 	var stop interruption
 	switch {
-	case err == nil:
-		return lock, nil
 	case errors.As(err, &discarded):
-		return nil, &outcome{status: wire.StatusDiscarded, message: discarded.Error()}
+		return &outcome{status: wire.StatusDiscarded, message: discarded.Error()}
 	case errors.As(err, &skipped):
-		return nil, &outcome{status: wire.StatusSkipped, message: skipped.Error()}
+		return &outcome{status: wire.StatusSkipped, message: skipped.Error()}
 	case errors.As(err, &stop):
-		return nil, &stop.out
+		return &stop.out
 	}
-	return nil, &outcome{handBack: err.Error()}
+	return &outcome{handBack: err.Error()}
 }
 
 // flowRequest adds the trigger's flow controls (docs/flow-control.md) to
