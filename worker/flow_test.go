@@ -216,51 +216,90 @@ func TestConcurrencyKeyCap(t *testing.T) {
 	}
 }
 
-// jitter is how much later than its turn a run's handler may start in
-// these tests (the event published first, a loaded machine): the windows
-// checked are a period less this, so that two blocks of turns a period
-// apart are never counted in one window because the first block's
-// handlers started late. The rate limit holds for the turns exactly
-// (package joblock's tests).
-const jitter = 250 * time.Millisecond
-
 // rateTest runs n runs of several jobs of a group with rate limit
-// count/period over two workers, and checks that no window of a period
-// (less jitter) holds more than count handler starts.
+// count/period over two workers, and checks the contract where it holds
+// exactly: on the turns the runs reserved (joblock.TestSignals.Turn). No
+// window of a period holds more than count turns, n turns span at least
+// (n-1)/count periods, and every handler started at or after its run's
+// turn. The handlers' starts are not counted in windows: a start comes a
+// moment after its turn, unboundedly on a loaded machine, and may then
+// bunch with the next block's (rate.go, "Bounded exceptions").
 func rateTest(t *testing.T, count int, period time.Duration, n int) {
 	e := newEnv(t)
 	ev := e.events()
 	var s spans
-	e.start(Config{ID: "w1", Concurrency: n}, s.handler(time.Millisecond))
-	e.start(Config{ID: "w2", Concurrency: n}, s.handler(time.Millisecond))
+	// One set of lock signals for both workers: every run's turn.
+	var locks joblock.TestSignals
+	locks.Init(t)
+	for _, id := range []string{"w1", "w2"} {
+		e.start(Config{ID: id, Concurrency: n}, func(w *Worker) {
+			s.handler(time.Millisecond)(w)
+			w.signals.locks = locks
+		})
+	}
 	rate := wire.Rate{Scope: wire.RateGroup, Count: count, PeriodMS: period.Milliseconds()}
+	key := joblock.RateKey(wire.RateGroup, 0, testGroup, "")
 	var ids []int64
 	for id := int64(1); id <= int64(n); id++ {
 		e.publish(flowTrigger(id, 100+id%5, "", &wire.Flow{Rates: []wire.Rate{rate}}))
 		ids = append(ids, id)
 	}
 	wantSucceeded(t, ev.waitFinished(ids...))
-	var starts []time.Time
-	for _, sp := range s.get() {
-		starts = append(starts, sp.start)
-	}
-	slices.SortFunc(starts, time.Time.Compare)
+	// A run takes its turn before its handler starts: every run's is
+	// signalled by now. turns: every turn given (a run asking twice would
+	// take two), by run; all: every turn, Unix ms.
+	turns := map[int64][]int64{}
+	var all []int64
+	locks.Turn.WaitFor(t, waitLimit, fmt.Sprintf("the turns of %d runs", n), func(tu joblock.Turn) bool {
+		if tu.Key != key {
+			t.Errorf("run %d took a turn under %s, want %s", tu.Run, tu.Key, key)
+		}
+		turns[tu.Run] = append(turns[tu.Run], tu.At)
+		all = append(all, tu.At)
+		return len(turns) == n
+	})
+	slices.Sort(all)
 	most, j := 0, 0
-	for i := range starts {
-		for starts[i].Sub(starts[j]) >= period-jitter {
+	for i := range all {
+		for all[i]-all[j] >= rate.PeriodMS {
 			j++
 		}
 		most = max(most, i-j+1)
 	}
 	if most > count {
-		t.Errorf("%d starts within %s, want at most %d (rate %s)", most, period-jitter, count, rate)
+		t.Errorf("%d turns within %s, want at most %d (rate %s)", most, period, count, rate)
 	}
-	// The bound the contract gives: n starts take at least this long.
-	span := starts[len(starts)-1].Sub(starts[0])
-	if least := time.Duration((n-1)/count)*period - jitter; span < least {
-		t.Errorf("%d starts in %s, want at least %s (rate %s)", n, span, least, rate)
+	// The bound the contract gives: the turns of n runs take at least
+	// (n-1)/count periods, as turns m·count+1 begin blocks a period apart.
+	span := time.Duration(all[len(all)-1]-all[0]) * time.Millisecond
+	if least := time.Duration((len(all)-1)/count) * period; span < least {
+		t.Errorf("%d turns in %s, want at least %s (rate %s)", len(all), span, least, rate)
 	}
-	t.Logf("rate %s: %d starts in %s (%.1f/s)", rate, n, span, float64(n-1)/span.Seconds())
+	// Each handler started at or after its run's turn. Both are the same
+	// wall clock (the turn from time.Now().UnixMilli(), its wait until
+	// it with time.Until), so compared at millisecond resolution exactly.
+	got := s.get()
+	if len(got) != n {
+		t.Errorf("%d handlers ran, want %d", len(got), n)
+	}
+	var late time.Duration
+	for _, sp := range got {
+		// Its turn: the latest of its run's at or before its start (one,
+		// unless the run asked twice).
+		start, turn := sp.start.UnixMilli(), int64(-1)
+		for _, at := range turns[sp.run] {
+			if at <= start {
+				turn = max(turn, at)
+			}
+		}
+		if turn < 0 {
+			t.Errorf("run %d: handler started at %d, before its turn (turns %v, Unix ms)", sp.run, start, turns[sp.run])
+			continue
+		}
+		late = max(late, sp.start.Sub(time.UnixMilli(turn)))
+	}
+	t.Logf("rate %s: %d turns in %s (%.1f/s); handlers started up to %s after their turns",
+		rate, len(all), span, float64(len(all)-1)/span.Seconds(), late)
 }
 
 // A group rate of 5/1s over two workers: thirty runs take about six

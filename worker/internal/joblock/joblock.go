@@ -150,6 +150,11 @@ type TestSignals struct {
 	// Released: a run released its lock (a slot: the write that gives it
 	// back is done).
 	Released testsignal.Signal[int64]
+	// Turn: a run reserved its turn under a rate limit (the
+	// compare-and-set that gives it succeeded): the contract's windows
+	// hold for these, which a test can check exactly where the handlers'
+	// starts come a moment later.
+	Turn testsignal.Signal[Turn]
 }
 
 // Init initialises every signal for tb's test.
@@ -158,6 +163,7 @@ func (ts *TestSignals) Init(tb testsignal.TB) {
 	ts.Held.Init(tb)
 	ts.Beat.Init(tb)
 	ts.Released.Init(tb)
+	ts.Turn.Init(tb)
 }
 
 // Beat is a beat written: the run holding (or waiting), and its beat now.
@@ -166,6 +172,15 @@ type Beat struct {
 	Beat int64
 	// Place: the beat of a waiting run's place in the queue.
 	Place bool
+}
+
+// Turn is a run's turn under a rate limit: the run, the limit's key
+// (RateKey) and the turn, Unix ms as the limit's state holds it (from
+// time.Now, so that a start the same clock measured compares exactly).
+type Turn struct {
+	Run int64
+	Key string
+	At  int64
 }
 
 // Locks is one worker's side of the job lock protocol.

@@ -188,6 +188,7 @@ func (ls *Locks) reserve(ctx context.Context, req *Request, key string, r wire.R
 		}
 		body, _ := json.Marshal(next)
 		if _, err := ls.write(ctx, key, body, rev); err == nil {
+			ls.cfg.TestSignals.Turn.Signal(Turn{Run: req.Run, Key: key, At: turn})
 			return turn, nil
 		} else if !errors.Is(err, errChanged) {
 			return 0, err
