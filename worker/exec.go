@@ -211,24 +211,58 @@ func (r *run) execute(ctx context.Context) bool {
 // an outcome that ends the run without running it: DISCARDED, CANCELLED
 // (killed while waiting), or a hand-back (the worker stops: ctx ends).
 func (r *run) block(ctx context.Context) (*joblock.Lock, *outcome) {
-	lock, waited, err := r.w.locks.Acquire(ctx, joblock.Request{
+	req := joblock.Request{
 		Run: r.trig.RunID, Job: r.trig.JobID, FireAt: r.trig.ScheduledAt,
 		ShardIndex: r.trig.ShardIndex, ShardTotal: r.trig.ShardTotal,
 		Strategy: r.trig.BlockStrategy, MaxConcurrency: r.trig.MaxConcurrency,
 		Log: r.log, Interrupt: func() error { return r.interrupted(ctx) },
-	})
+	}
+	if r.trig.Flow != nil {
+		r.flowRequest(&req)
+	}
+	lock, waited, err := r.w.locks.Acquire(ctx, req)
 	r.waitedLock = waited
+	if err != nil {
+		return nil, blockedBy(err)
+	}
+	return lock, nil
+}
+
+// blockedBy is the outcome of a run that Acquire did not let start: apart
+// from block, so that the targets errors.As needs (on the heap) cost only
+// such runs.
+func blockedBy(err error) *outcome {
 	var discarded *joblock.DiscardedError
+	var skipped *joblock.SkippedError
 	var stop interruption
 	switch {
-	case err == nil:
-		return lock, nil
 	case errors.As(err, &discarded):
-		return nil, &outcome{status: wire.StatusDiscarded, message: discarded.Error()}
+		return &outcome{status: wire.StatusDiscarded, message: discarded.Error()}
+	case errors.As(err, &skipped):
+		return &outcome{status: wire.StatusSkipped, message: skipped.Error()}
 	case errors.As(err, &stop):
-		return nil, &stop.out
+		return &stop.out
 	}
-	return nil, &outcome{handBack: err.Error()}
+	return &outcome{handBack: err.Error()}
+}
+
+// flowRequest adds the trigger's flow controls (docs/flow-control.md) to
+// req: its group's cap and rate, its concurrency key's slots and rate.
+// A run whose turn under a rate limit would make it later than its misfire
+// threshold is judged as if it had arrived that late (expired, the
+// late-trigger logic of misfire.go): when its policy skips it, it ends
+// SKIPPED and takes no turn.
+func (r *run) flowRequest(req *joblock.Request) {
+	req.Flow, req.Group = r.trig.Flow, r.trig.Group
+	req.FlowWaited = r.w.metrics.flowWaited
+	if len(r.trig.Flow.Rates) > 0 {
+		req.Late = func(turn time.Time) string {
+			if late, msg := expired(r.trig, r.w.cfg.ID, turn); late {
+				return msg
+			}
+			return ""
+		}
+	}
 }
 
 // interruption is why a run waiting for its job's lock stops waiting, as
@@ -243,14 +277,18 @@ func (r *run) interrupted(ctx context.Context) error {
 	r.mu.Lock()
 	pending := r.pending
 	r.mu.Unlock()
+	what := "the job's active run"
+	if r.trig.Flow != nil {
+		what = "the job's active run or its flow controls (caps, rate limits)"
+	}
 	if pending != nil {
-		return interruption{outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for the job's active run)"}}
+		return interruption{outcome{status: wire.StatusCancelled, message: pending.Error() + " (while waiting for " + what + ")"}}
 	}
 	if r.w.kills.Killed(r.trig.RunID) {
-		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for the job's active run"}}
+		return interruption{outcome{status: wire.StatusCancelled, message: "killed while waiting for " + what}}
 	}
 	if ctx.Err() != nil {
-		return interruption{outcome{handBack: "worker stopping while the run waited for the job's active run"}}
+		return interruption{outcome{handBack: "worker stopping while the run waited for " + what}}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetjob/jetjob/shared/wire"
+	"github.com/jetjob/jetjob/worker/internal/joblock"
 )
 
 // The worker's Prometheus series (docs/metrics.md lists them with what to
@@ -45,6 +46,7 @@ type metrics struct {
 	busy          *prometheus.GaugeVec
 	pickup        *prometheus.HistogramVec
 	lockWait      *prometheus.HistogramVec
+	flowWaits     *prometheus.CounterVec
 	eventsPending prometheus.Gauge
 	rejected      *prometheus.CounterVec
 	all           []prometheus.Collector
@@ -84,6 +86,10 @@ func newMetrics(w *Worker) *metrics {
 			Help:    "Runs that found their job's lock held (block strategy): time until they held it or ended.",
 			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}, []string{"handler"}),
+		flowWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_flow_waits_total", ConstLabels: group,
+			Help: "Runs that waited at a flow control before their handler started (docs/flow-control.md): a concurrency key's cap (key_cap), their group's cap (group_cap), a rate limit (rate).",
+		}, []string{"control"}),
 		eventsPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "jetjob_worker_events_pending", ConstLabels: group,
 			Help: "Run events handed to the publisher and not yet acknowledged by JetStream.",
@@ -96,12 +102,15 @@ func newMetrics(w *Worker) *metrics {
 	for _, r := range []string{"unsigned", "unknown_key", "bad_signature"} {
 		m.rejected.WithLabelValues(r)
 	}
+	for _, c := range []string{joblock.WaitKeyCap, joblock.WaitGroupCap, joblock.WaitRate} {
+		m.flowWaits.WithLabelValues(c)
+	}
 	for _, l := range []string{laneShared, laneDirected, laneBatch} {
 		m.slots.WithLabelValues(l).Set(float64(w.cfg.Concurrency))
 		m.busy.WithLabelValues(l)
 	}
 	m.all = []prometheus.Collector{m.started, m.finishedRuns, m.duration, m.slots, m.busy, m.pickup, m.lockWait,
-		m.eventsPending, m.rejected,
+		m.flowWaits, m.eventsPending, m.rejected,
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "jetjob_worker_handlers_abandoned_total", ConstLabels: group,
 			Help: "Handlers abandoned because they ignored their cancelled context.",
@@ -173,6 +182,9 @@ func (m *metrics) lockWaited(r *run, asked time.Time) {
 		m.lockWait.WithLabelValues(r.trig.Handler).Observe(time.Since(asked).Seconds())
 	}
 }
+
+// flowWaited counts a run that waited at a flow control.
+func (m *metrics) flowWaited(control string) { m.flowWaits.WithLabelValues(control).Inc() }
 
 // eventQueued counts an event until JetStream acknowledged it or its
 // publishing was given up; the returned func ends that.

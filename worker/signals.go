@@ -27,7 +27,8 @@ type testSignals struct {
 	finished testsignal.Signal[laneRun]
 
 	// locks are the job locks' moments (joblock.TestSignals: a run
-	// waiting, holding, beating, released).
+	// waiting, holding, beating, released, taking its turn under a rate
+	// limit).
 	locks joblock.TestSignals
 	// events are the event publisher's (runevents.TestSignals: a batch
 	// stored).

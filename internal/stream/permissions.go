@@ -92,7 +92,7 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 	// read the streams' info; creating or updating a stream is the
 	// schedulers' job.
 	for _, s := range []string{Triggers, Events, Logs, Advisories,
-		"KV_" + WorkersBucket, "KV_" + KillsBucket, "KV_" + LocksBucket} {
+		"KV_" + WorkersBucket, "KV_" + KillsBucket, "KV_" + LocksBucket, "KV_" + RatesBucket} {
 		pub = append(pub, api+"STREAM.INFO."+s)
 	}
 	// The group's shared consumer: create or update it (the filter is part
@@ -126,8 +126,19 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 		// client's Create reads a deleted key's revision). Not per group:
 		// keys are job.<jobID>.
 		"$KV."+LocksBucket+".job.*",
+		// Flow controls' slots (docs/flow-control.md): the group's cap,
+		// group.<group>_slots, only its own group's; a concurrency key's,
+		// key.<jobID>.<hash>_slots, any job's, as job locks.
+		"$KV."+LocksBucket+".group."+group+"_slots",
+		"$KV."+LocksBucket+".key.*.*",
 		api+"STREAM.MSG.GET.KV_"+LocksBucket,
 		api+"DIRECT.GET.KV_"+LocksBucket+".>",
+		// Rate limits' state: rate.job.<jobID>, rate.key.<jobID>.<hash>
+		// (any job's) and rate.group.<group> (its own group's).
+		"$KV."+RatesBucket+".rate.job.*",
+		"$KV."+RatesBucket+".rate.key.*.*",
+		"$KV."+RatesBucket+".rate.group."+group,
+		api+"STREAM.MSG.GET.KV_"+RatesBucket,
 		// Kill requests: the watch is an ordered consumer (created under a
 		// random name, deleted when it resets, flow-controlled) over the
 		// whole bucket; cover_early puts a kill of the run it covers. Not

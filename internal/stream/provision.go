@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Config sizes the streams. Zero values mean the defaults.
@@ -181,6 +183,9 @@ func Provision(ctx context.Context, js jetstream.JetStream, c Config, opts ...Pr
 	if _, err := Locks(ctx, js, c); err != nil {
 		return err
 	}
+	if _, err := Rates(ctx, js, c); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -206,6 +211,23 @@ func Locks(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.Key
 	c = c.withDefaults()
 	return bucket(ctx, js, jetstream.KeyValueConfig{
 		Bucket: LocksBucket, Description: "jetjob per-job locks for block strategies", TTL: LockTTL, Replicas: c.Replicas,
+	})
+}
+
+// RateTTL is how long a rate limit's state outlives its last write: longer
+// than the longest period (wire.MaxRatePeriod), since a rate key that
+// expired before its theoretical arrival time would let a new burst
+// through early. A state whose time has passed is the same as none, so
+// the bucket holds at most the keys written in the last RateTTL.
+const RateTTL = wire.MaxRatePeriod + time.Hour
+
+// Rates returns the rate limits' bucket, creating it if needed. Workers
+// read and write it through its stream's subjects (worker/internal/joblock);
+// Provision creates it.
+func Rates(ctx context.Context, js jetstream.JetStream, c Config) (jetstream.KeyValue, error) {
+	c = c.withDefaults()
+	return bucket(ctx, js, jetstream.KeyValueConfig{
+		Bucket: RatesBucket, Description: "jetjob rate limits' state (flow control)", TTL: RateTTL, Replicas: c.Replicas,
 	})
 }
 

@@ -34,6 +34,11 @@ const (
 	// LocksBucket holds the per-job locks that make block strategies hold
 	// across a whole group (see worker/internal/joblock).
 	LocksBucket = "JETJOB_LOCKS"
+	// RatesBucket holds the state of the flow controls' rate limits
+	// (docs/flow-control.md): apart from the locks because a rate's state
+	// must outlive its period (up to wire.MaxRatePeriod), far longer than
+	// a lock's LockTTL.
+	RatesBucket = "JETJOB_RATES"
 	// KillsBucket holds kill requests, keyed by run id: every worker
 	// watches it and cancels a run it executes, and checks it before
 	// starting one, so a kill reaches a run wherever it is — running on

@@ -160,6 +160,15 @@ func byFire(a, b waiter) int {
 	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Run, b.Run))
 }
 
+// byTurn orders the waiters for slots: priority (higher first), then fire
+// time, then run id. All the waiters of a job's max_concurrency slots
+// usually share the job's priority, so they keep fire order; a group's cap
+// or a concurrency key's serves several jobs, or manual triggers that
+// carry another priority, and lets the higher priority through first.
+func byTurn(a, b waiter) int {
+	return cmp.Or(cmp.Compare(b.P, a.P), byFire(a, b))
+}
+
 // slotAction is what a run does with a capped concurrent job's slots.
 type slotAction int
 
@@ -189,10 +198,10 @@ type slotFacts struct {
 	fresh bool
 }
 
-// decideSlot applies a max_concurrency of n: a run takes a slot when
-// fewer than n are held by runs and earlier fires waiting; otherwise it
-// joins the queue in fire order (then run id), or refreshes its place
-// there, and waits.
+// decideSlot applies a cap of n slots (a job's max_concurrency, a group's
+// cap, a concurrency key's): a run takes a slot when fewer than n are held
+// by runs and runs ahead of it waiting (byTurn); otherwise it joins the
+// queue in that order, or refreshes its place there, and waits.
 func decideSlot(f slotFacts) (slotAction, *value) {
 	isMe := func(w waiter) bool { return w.Run == f.me.Run }
 	if slices.ContainsFunc(f.v.Slots, func(s slotHolder) bool { return s.Run == f.me.Run }) {
@@ -202,7 +211,7 @@ func decideSlot(f slotFacts) (slotAction, *value) {
 	v.Slots, v.Queue = slices.Clone(v.Slots), slices.Clone(v.Queue)
 	ahead := 0 // runs of earlier fires queued
 	for _, w := range v.Queue {
-		if !isMe(w) && byFire(w, f.me) < 0 {
+		if !isMe(w) && byTurn(w, f.me) < 0 {
 			ahead++
 		}
 	}
@@ -219,7 +228,7 @@ func decideSlot(f slotFacts) (slotAction, *value) {
 		v.Queue[i].Beat++
 	default:
 		v.Queue = append(v.Queue, f.me)
-		slices.SortFunc(v.Queue, byFire)
+		slices.SortFunc(v.Queue, byTurn)
 	}
 	return queueForSlot, &v
 }

@@ -81,6 +81,13 @@
 // racing on one key. Per part keeps one holder per key and the parts of a
 // fire, directed to different workers, on different keys: no contention
 // between them at all.
+//
+// After the job's lock, a run whose trigger carries flow controls
+// (Request.Flow, issue #33) takes its concurrency key's slot, its group's
+// slot — the slots of a capped concurrent job under other keys, waiters
+// ordered by priority first — and its turn under its rate limits, whose
+// state lives in the bucket JETJOB_RATES (flow.go, rate.go). A run without
+// them takes exactly the job's lock.
 package joblock
 
 import (
@@ -97,6 +104,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/testsignal"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Config is what Locks needs from its worker. Every field is required but
@@ -131,8 +139,8 @@ type Config struct {
 // calls Init on one before New.
 type TestSignals struct {
 	// Waiting: a run (its id) found its lock held and waits for it
-	// (serial, cover_early, or a capped job's slots), its place in the
-	// queue written.
+	// (serial, cover_early, or a capped job's slots, or a flow control's:
+	// once per key), its place in the queue written.
 	Waiting testsignal.Signal[int64]
 	// Held: a run holds its lock, or a slot of its job's.
 	Held testsignal.Signal[int64]
@@ -142,6 +150,11 @@ type TestSignals struct {
 	// Released: a run released its lock (a slot: the write that gives it
 	// back is done).
 	Released testsignal.Signal[int64]
+	// Turn: a run reserved its turn under a rate limit (the
+	// compare-and-set that gives it succeeded): the contract's windows
+	// hold for these, which a test can check exactly where the handlers'
+	// starts come a moment later.
+	Turn testsignal.Signal[Turn]
 }
 
 // Init initialises every signal for tb's test.
@@ -150,6 +163,7 @@ func (ts *TestSignals) Init(tb testsignal.TB) {
 	ts.Held.Init(tb)
 	ts.Beat.Init(tb)
 	ts.Released.Init(tb)
+	ts.Turn.Init(tb)
 }
 
 // Beat is a beat written: the run holding (or waiting), and its beat now.
@@ -158,6 +172,15 @@ type Beat struct {
 	Beat int64
 	// Place: the beat of a waiting run's place in the queue.
 	Place bool
+}
+
+// Turn is a run's turn under a rate limit: the run, the limit's key
+// (RateKey) and the turn, Unix ms as the limit's state holds it (from
+// time.Now, so that a start the same clock measured compares exactly).
+type Turn struct {
+	Run int64
+	Key string
+	At  int64
 }
 
 // Locks is one worker's side of the job lock protocol.
@@ -211,6 +234,20 @@ type Request struct {
 	// error (the run was killed, the worker stops) ends the wait, the run
 	// gives its place up, and Acquire returns the error wrapped.
 	Interrupt func() error
+	// Flow is the trigger's flow controls (nil: none, and Acquire takes
+	// exactly the job's lock): its concurrency key's and its group's
+	// slots and its rate limits are taken after the job's lock (flow.go).
+	Flow *wire.Flow
+	// Group is the run's group, whose cap and rate Flow may name.
+	Group string
+	// Late says, for a run that would start at turn under a rate limit,
+	// why it must not run if its misfire policy ends it when that late
+	// ("" if it runs): Acquire then returns a *SkippedError and takes no
+	// turn. Nil: never.
+	Late func(turn time.Time) string
+	// FlowWaited is told each flow control a run waited at: "key_cap",
+	// "group_cap" or "rate" (for the metrics). Nil: nobody.
+	FlowWaited func(control string)
 
 	waited bool // TestSignals.Waiting was signalled
 }
@@ -247,6 +284,14 @@ func (ls *Locks) Acquire(ctx context.Context, req Request) (lock *Lock, waited b
 			ls.cfg.TestSignals.Held.Signal(req.Run)
 		}
 	}()
+	if req.Flow != nil {
+		return ls.acquireFlow(ctx, req)
+	}
+	return ls.acquireJob(ctx, req)
+}
+
+// acquireJob takes the job's own lock as its block strategy says.
+func (ls *Locks) acquireJob(ctx context.Context, req Request) (*Lock, bool, error) {
 	switch kind, strategy := kindOf(req.Strategy, req.MaxConcurrency); kind {
 	case noLock:
 		return nil, false, nil
@@ -325,6 +370,9 @@ type Lock struct {
 	// contended: someone waits for the lock, so it is not left for reuse.
 	// Guarded by heldLocks.mu.
 	contended bool
+	// next is the flow control's slot taken after this lock (flow.go),
+	// released with it.
+	next *Lock
 }
 
 // newLock is lock key for req's run, not yet held.
@@ -425,6 +473,7 @@ func (l *Lock) Release() {
 	if l == nil {
 		return
 	}
+	defer l.next.Release()
 	l.beat.Lock()
 	l.stopped = true
 	l.timer.Stop()

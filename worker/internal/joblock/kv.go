@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,8 +50,11 @@ func (ls *Locks) freshValue(run int64) []byte {
 }
 
 type waiter struct {
-	Run    int64  `json:"run"`
-	At     int64  `json:"at"` // fire time, Unix ms
+	Run int64 `json:"run"`
+	At  int64 `json:"at"` // fire time, Unix ms
+	// P is the run's priority (wire.Flow.Priority): in a slots queue,
+	// higher goes first (byTurn). Job locks' queues keep fire order.
+	P      int    `json:"p,omitempty"`
 	Worker string `json:"worker,omitempty"`
 	// Beat counts the waiter's refreshes of its place (every TTL/3), so
 	// that the place of a waiter whose worker died is given up, and a key
@@ -125,8 +129,9 @@ var errChanged = errors.New("job lock changed meanwhile")
 // subject with the header Nats-Expected-Last-Subject-Sequence, acknowledged
 // by the stream — without their client-side work: the key's validation by
 // regular expression (keys here are built by Key and SlotsKey from
-// integers: always valid, one token under the subject permission
-// $KV.JETJOB_LOCKS.job.*), and Create's follow-up get after every failed
+// integers, and the flow controls' by GroupSlotsKey, KeySlotsKey and
+// RateKey from a group name, integers and hex digits: always valid, the
+// tokens the subject permissions name, internal/stream), and Create's follow-up get after every failed
 // create, which looks for a delete marker to create over. Here a failed
 // create reads the key only when the caller needs its value anyway (read
 // returns a delete marker's revision with ErrKeyNotFound, and the caller
@@ -161,7 +166,17 @@ const (
 )
 
 // lockSubject is the subject of the lock key's messages.
-func lockSubject(key string) string { return "$KV." + stream.LocksBucket + "." + key }
+func lockSubject(key string) string { return "$KV." + bucketOf(key) + "." + key }
+
+// bucketOf is the bucket of a key: a rate limit's state (rate.*, rate.go)
+// lives in JETJOB_RATES, which keeps it for as long as a period lasts;
+// every other key in JETJOB_LOCKS.
+func bucketOf(key string) string {
+	if strings.HasPrefix(key, ratePrefix) {
+		return stream.RatesBucket
+	}
+	return stream.LocksBucket
+}
 
 // publish sends m to the locks stream and returns the revision it was
 // stored at.
@@ -216,7 +231,7 @@ func (ls *Locks) read(ctx context.Context, key string) ([]byte, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := json.Marshal(map[string]string{"last_by_subj": lockSubject(key)})
-	msg, err := ls.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+stream.LocksBucket, req)
+	msg, err := ls.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketOf(key), req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read job lock %s: %w", key, err)
 	}

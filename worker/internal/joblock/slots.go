@@ -39,7 +39,7 @@ const slotsSuffix = "_slots"
 // acquireSlot waits for one of the n slots of the lock key and returns it
 // held, or Interrupt's error (killed while waiting, or a stopping worker).
 func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int) (*Lock, bool, error) {
-	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), Worker: ls.cfg.WorkerID},
+	q := slotQueue{key: key, n: n, me: waiter{Run: req.Run, At: req.FireAt.UnixMilli(), P: req.priority(), Worker: ls.cfg.WorkerID},
 		seen: beatsSeen{}}
 	waited := false
 	woken := ls.wake.join(key, req.Run)
