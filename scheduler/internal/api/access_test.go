@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/jetjob/jetjob/internal/runlog"
@@ -34,11 +35,13 @@ var principals = []string{"", "viewerA", "viewerB", "operator", "opNoScripts", "
 // the command handler "deploy") and b, a user per principal with an API
 // key, a plain and a shell job in a, and a run of the plain job.
 type env struct {
-	t     *testing.T
-	srv   *httptest.Server
-	api   *api.Server
-	st    *store.Store
-	pool  *pgxpool.Pool
+	t    *testing.T
+	srv  *httptest.Server
+	api  *api.Server
+	st   *store.Store
+	pool *pgxpool.Pool
+	// js holds the run logs the API reads.
+	js    jetstream.JetStream
 	keys  map[string]string // principal → bearer key
 	plain store.Job
 	shell store.Job
@@ -53,7 +56,8 @@ func newEnv(t *testing.T) *env {
 	ctx := context.Background()
 	st, pool := apitest.Store(t)
 	cfg := apitest.Config()
-	cfg.Token, cfg.Logs = bootstrapToken, runlog.New(apitest.JetStream(t))
+	js := apitest.JetStream(t)
+	cfg.Token, cfg.Logs = bootstrapToken, runlog.New(js)
 	cfg.Workers = apitest.Workers(func() []wire.WorkerInfo {
 		return []wire.WorkerInfo{{ID: "wa", Group: "a"}, {ID: "wb", Group: "b"}}
 	})
@@ -69,7 +73,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, api: a, st: st, pool: pool, keys: map[string]string{}}
+	e := &env{t: t, api: a, st: st, pool: pool, js: js, keys: map[string]string{}}
 	e.contract = newContract(t, t.Errorf)
 	e.srv = httptest.NewServer(e.contract.wrap(a))
 	t.Cleanup(e.srv.Close)
