@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // The run page, /runs/{id}: the target of the scheduler's alarm links. It
@@ -53,7 +54,7 @@ type runPage struct {
 // workflow's node run. A workflow's own run and a node's retry read like
 // other runs here; the API refuses them, and the page says why.
 func (p *runPage) Deletable() bool {
-	return !p.Active && p.Run.TriggerType != "workflow"
+	return !p.Active && p.Run.TriggerType != string(wire.TriggerWorkflow)
 }
 
 // step is one moment of a run's timeline and how long after the previous
