@@ -429,6 +429,11 @@ func TestConsoleLayoutHolds(t *testing.T) {
 				chromedp.Click(chromedp.ID("bulk-enable")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-confirm-submit")),
 				chromedp.Click(chromedp.ID("jobs-bulk-confirm-submit")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-result")))
 		}},
+		{"a runs bulk delete's confirmation", func() {
+			b.open("/runs")
+			b.do("take every run and delete", chromedp.Click(chromedp.ID("bulk-matching")),
+				chromedp.Click(chromedp.ID("bulk-delete")), chromedp.WaitVisible(chromedp.ID("bulk-confirm-submit")))
+		}},
 	}
 	// In Chinese too (issue #35): its text has no spaces to break at.
 	shots := os.Getenv("JETJOB_LAYOUT_SCREENSHOTS")

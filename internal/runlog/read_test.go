@@ -52,3 +52,48 @@ func TestReadGoesPastAPageOfMalformedMessages(t *testing.T) {
 		t.Fatalf("read %+v, want the one line after three malformed messages", got)
 	}
 }
+
+// Purge deletes a run's lines and only its: another run's, of the same
+// group or another, stay.
+func TestPurgeDeletesOneRunsLines(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, js := natsembed.StartTest(t)
+	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	publish := func(group string, run int64) {
+		t.Helper()
+		data, err := wire.EncodeLogLine(&wire.LogLine{RunID: run, JobID: 1, Seq: 1, At: time.Now(), Level: "info", Msg: "a line"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(ctx, stream.Log(group, run), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish("g", 7)
+	publish("g", 7)
+	publish("g", 8)
+	publish("h", 7)
+	r := New(js)
+	if err := r.Purge(ctx, "g", 7); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		group string
+		run   int64
+		want  int
+	}{{"g", 7, 0}, {"g", 8, 1}, {"h", 7, 1}} {
+		lines, _, err := r.Read(ctx, c.group, c.run, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(lines) != c.want {
+			t.Errorf("run %d of group %s: %d lines after the purge of run 7 of g, want %d", c.run, c.group, len(lines), c.want)
+		}
+	}
+	if err := r.Purge(ctx, "no such group!", 7); err == nil {
+		t.Error("purge with an invalid group name: no error")
+	}
+}

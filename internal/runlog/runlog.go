@@ -1,5 +1,6 @@
 // Package runlog reads the log lines of runs from JETJOB_LOGS, where
-// workers publish them as their handlers log (see worker.Job.Logger).
+// workers publish them as their handlers log (see worker.Job.Logger), and
+// purges a deleted run's (Purge).
 //
 // Lines are addressed by their JetStream stream sequence (Cursor): a run
 // redelivered to another worker logs again from its own line 1, but the
@@ -168,4 +169,21 @@ func line(data []byte, seq uint64) (Line, bool) {
 		return Line{}, false
 	}
 	return Line{LogLine: *ll, Cursor: seq}, true
+}
+
+// Purge deletes every log line of run runID of group (a deleted run's):
+// the stream's messages on the run's subject, whichever execution wrote
+// them.
+func (r *Reader) Purge(ctx context.Context, group string, runID int64) error {
+	if !wire.ValidName(group) {
+		return fmt.Errorf("purge logs of run %d: group %q is not a valid name", runID, group)
+	}
+	s, err := r.js.Stream(ctx, stream.Logs)
+	if err != nil {
+		return fmt.Errorf("purge logs of run %d: %w", runID, err)
+	}
+	if err := s.Purge(ctx, jetstream.WithPurgeSubject(stream.Log(group, runID))); err != nil {
+		return fmt.Errorf("purge logs of run %d: %w", runID, err)
+	}
+	return nil
 }

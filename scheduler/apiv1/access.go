@@ -193,7 +193,7 @@ type AuditEntry struct {
 	// "bootstrap", "none", or "password" for a login (session.login).
 	Auth string `json:"auth"`
 	// Action is e.g. job.create, job.update, job.enable, job.disable,
-	// job.delete, job.trigger, run.kill, group.create, group.pause,
+	// job.delete, job.trigger, run.kill, run.delete, group.create, group.pause,
 	// group.drain, group.resume, group.update, user.create, user.update, user.delete,
 	// grant.set, grant.delete, key.create, key.revoke, session.login,
 	// session.logout.

@@ -523,9 +523,15 @@ func (c *Client) KillRun(ctx context.Context, id int64) (*apiv1.Run, error) {
 	return call[apiv1.Run](ctx, c, http.MethodPost, runPath(id)+"/kill", nil, nil)
 }
 
-// BulkRuns applies a bulk action (apiv1.BulkKill, apiv1.BulkRerun) to up
+// DeleteRun deletes an ended run with its log lines (409 if it has not
+// ended or belongs to a workflow run).
+func (c *Client) DeleteRun(ctx context.Context, id int64) error {
+	return c.do(ctx, http.MethodDelete, runPath(id), nil, nil, nil)
+}
+
+// BulkRuns applies a bulk action (apiv1.BulkKill, apiv1.BulkRerun, apiv1.BulkDelete) to up
 // to 500 runs; each item is authorized and audited as alone, and its
 // result says whether it was done.
 func (c *Client) BulkRuns(ctx context.Context, action string, ids []int64) (*apiv1.RunsBulkResult, error) {
-	return call[apiv1.RunsBulkResult](ctx, c, http.MethodPost, "/api/v1/runs/bulk", nil, apiv1.RunsBulk{Action: action, IDs: ids})
+	return call[apiv1.RunsBulkResult](ctx, c, http.MethodPost, "/runs/bulk", nil, apiv1.RunsBulk{Action: action, IDs: ids})
 }

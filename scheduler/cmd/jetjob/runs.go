@@ -17,7 +17,7 @@ func (a *app) runsCmd() *cobra.Command {
 		Use:     "runs",
 		Aliases: []string{"run"},
 		Short:   "List and inspect the runs of jobs",
-	}, a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd(), a.runsKillCmd())
+	}, a.runsListCmd(), a.runsGetCmd(), a.runsLogsCmd(), a.runsKillCmd(), a.runsDeleteCmd())
 }
 
 func (a *app) runsListCmd() *cobra.Command {
@@ -133,6 +133,71 @@ func (a *app) runsGetCmd() *cobra.Command {
 func (a *app) runsKillCmd() *cobra.Command {
 	return a.runCmd("kill ID", "Stop a run wherever it runs; it ends CANCELLED", (*client.Client).KillRun)
 }
+
+// runsDeleteCmd is `jetjob runs delete ID...`: one run through DELETE
+// /runs/{id}, several through the bulk endpoint (one request, each run
+// checked and audited as alone). A run refused (not ended, of a workflow
+// run, not the caller's) is reported and the command fails, after the
+// others are deleted.
+func (a *app) runsDeleteCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID...",
+		Short: "Delete ended runs with their log lines (up to 500 at once)",
+		Long: `Delete ended runs with their log lines. A run not ended yet is refused (kill it
+first), and so is a run of a workflow run (its node runs, and the workflow's
+own run): a workflow run's record needs them. Each deletion is audited
+(run.delete). The daily statistics of days already rolled up keep counting a
+deleted run; today's (computed live) no longer do.`,
+		Example: `  jetjob runs delete 4711
+  jetjob runs delete 4711 4712 4715`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("missing argument ID")
+			}
+			if len(args) > maxBulkRuns {
+				return usagef("%d runs: at most %d at once", len(args), maxBulkRuns)
+			}
+			ids := make([]int64, 0, len(args))
+			for _, arg := range args {
+				id, err := parseID("run", arg)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			if len(ids) == 1 {
+				return a.done(cmd, func(c *client.Client, ctx context.Context) error { return c.DeleteRun(ctx, ids[0]) },
+					"run %d deleted", ids[0])
+			}
+			var failed int
+			err := show(a, cmd, func(c *client.Client, ctx context.Context) (*apiv1.RunsBulkResult, error) {
+				res, err := c.BulkRuns(ctx, apiv1.BulkDelete, ids)
+				if err == nil {
+					failed = res.Failed
+				}
+				return res, err
+			}, func(w io.Writer, res *apiv1.RunsBulkResult) error {
+				t := newTable(w, "RUN", "RESULT")
+				for _, it := range res.Results {
+					result := "deleted"
+					if it.Error != "" {
+						result = "refused: " + it.Error
+					}
+					t.row(strconv.FormatInt(it.ID, 10), result)
+				}
+				t.row("", fmt.Sprintf("%d of %d deleted", res.Done, res.Done+res.Failed))
+				return t.flush()
+			})
+			if err == nil && failed > 0 {
+				return fmt.Errorf("%d of %d runs not deleted", failed, len(ids))
+			}
+			return err
+		},
+	}
+}
+
+// maxBulkRuns is the API's bound on the runs of one bulk request.
+const maxBulkRuns = 500
 
 // runCmd is a command that takes a run id, calls the API and shows the run.
 func (a *app) runCmd(use, short string, call func(*client.Client, context.Context, int64) (*apiv1.Run, error)) *cobra.Command {

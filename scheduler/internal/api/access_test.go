@@ -40,7 +40,7 @@ type env struct {
 	api   *api.Server
 	st    *store.Store
 	pool  *pgxpool.Pool
-	js    jetstream.JetStream // JETJOB_LOCKS of the queue view
+	js    jetstream.JetStream // run logs and JETJOB_LOCKS (the queue view)
 	keys  map[string]string   // principal → bearer key
 	plain store.Job
 	shell store.Job

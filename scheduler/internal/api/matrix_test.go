@@ -199,6 +199,9 @@ func matrix() []matrixRow {
 		{"POST /api/v1/runs/{id}/kill", func(e *env, _ string) req {
 			return req{"POST", fmt.Sprintf("/api/v1/runs/%d/kill", e.newRun(e.plain.ID)), nil}
 		}, with(operate, s202)},
+		{"DELETE /api/v1/runs/{id}", func(e *env, _ string) req {
+			return req{"DELETE", fmt.Sprintf("/api/v1/runs/%d", e.endedRun(e.plain.ID)), nil}
+		}, with(operate, s204)},
 		{"POST /api/v1/runs/import", func(e *env, _ string) req {
 			return req{"POST", "/api/v1/runs/import", apiv1.RunImport{Runs: []apiv1.ImportedRun{{JobID: e.plain.ID,
 				ScheduledAt: time.Now().Add(-time.Hour), Status: "SUCCEEDED"}}}}

@@ -178,9 +178,10 @@ var apiDocs = []openapi.Operation{
 		Response: apiv1.RunLogs{}, Query: []openapi.Param{openapi.QInt("from", "the first cursor to read (default 0)"),
 			openapi.QInt("limit", "lines (1-10000, default 1000)"), openapi.QBool("follow", "stream the lines as they come")},
 		Also: []openapi.Answer{{Status: 200, Response: "", ContentType: "application/x-ndjson"}}},
-	{Pattern: "POST /api/v1/runs/bulk", Summary: "Kill or re-run up to 500 runs, each through its own route (authorized and audited as alone)",
+	{Pattern: "POST /api/v1/runs/bulk", Summary: "Kill, re-run or delete up to 500 runs, named by ids or picked by a filter, each through its own route (authorized and audited as alone)",
 		Body: apiv1.RunsBulk{}, Example: apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{1}}, Response: apiv1.RunsBulkResult{}},
 	{Pattern: "POST /api/v1/runs/{id}/kill", Summary: "Kill a run (409 if it already ended)", Status: 202, Response: apiv1.Run{}},
+	{Pattern: "DELETE /api/v1/runs/{id}", Summary: "Delete an ended run with its log lines (409 if it has not ended, or belongs to a workflow run)"},
 	{Pattern: "GET /api/v1/workers", Summary: "Live workers and each group's backlog", Response: apiv1.WorkerList{},
 		Query: []openapi.Param{openapi.Q("group", "this group only")}},
 	{Pattern: "GET /api/v1/stats", Summary: "The daily report", Response: apiv1.Stats{}, Query: []openapi.Param{

@@ -188,6 +188,9 @@ func TestOpenAPIScenario(t *testing.T) {
 	call(s409, "operator", "POST", runPath+"/kill", nil, nil)
 	call(s202, "operator", "POST", fmt.Sprintf("/api/v1/runs/%d/kill", e.newRun(e.plain.ID)), nil, nil)
 	call(s200, "operator", "POST", "/api/v1/runs/bulk", apiv1.RunsBulk{Action: apiv1.BulkKill, IDs: []int64{e.newRun(e.plain.ID)}}, nil)
+	call(s200, "operator", "POST", "/api/v1/runs/bulk", apiv1.RunsBulk{Action: apiv1.BulkDelete, Filter: "status=CANCELLED&group=a"}, nil)
+	call(s409, "operator", "DELETE", fmt.Sprintf("/api/v1/runs/%d", e.newRun(e.plain.ID)), nil, nil)
+	call(s204, "operator", "DELETE", fmt.Sprintf("/api/v1/runs/%d", e.endedRun(e.plain.ID)), nil, nil)
 	at := time.Now().Add(-2 * time.Hour).UTC()
 	fin := at.Add(time.Minute)
 	call(s200, "admin", "POST", "/api/v1/runs/import", apiv1.RunImport{Runs: []apiv1.ImportedRun{{JobID: e.plain.ID,

@@ -121,6 +121,8 @@ func (s *Server) routeTable() []route {
 		{"GET /api/v1/runs/{id}", read(s.pathRunGroup), byID(s.store.GetRun, runDoc)},
 		{"GET /api/v1/runs/{id}/logs", read(s.pathRunGroup), s.runLogs},
 		{"POST /api/v1/runs/{id}/kill", operate(s.pathRunGroup), s.killRun},
+		// A finished run's deletion, with its log lines (rundelete.go).
+		{"DELETE /api/v1/runs/{id}", operate(s.pathRunGroup), s.deleteRun},
 		{"GET /api/v1/workers", read(queryGroup), s.listWorkers},
 		{"GET /api/v1/stats", read(queryGroup), s.stats},
 		{"POST /api/v1/stats/import", admin, s.importStats},

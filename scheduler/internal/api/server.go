@@ -239,6 +239,7 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 		var mbe *http.MaxBytesError
 		var forbidden *auth.Forbidden
 		var stale *store.StaleVersionError
+		var kept *store.RunKept
 		var limited *auth.LimitError
 		switch {
 		case errors.Is(err, auth.ErrUnauthenticated), errors.Is(err, store.ErrBadCredentials):
@@ -250,6 +251,8 @@ func (s *Server) handle(h func(http.ResponseWriter, *http.Request) error) http.H
 			writeJSON(w, http.StatusForbidden, apiv1.Error{Error: err.Error(), Permission: forbidden.Permission})
 		case errors.As(err, &stale):
 			writeJSON(w, http.StatusConflict, apiv1.Error{Error: stale.Error(), CurrentVersion: stale.Current})
+		case errors.As(err, &kept):
+			writeJSON(w, http.StatusConflict, apiv1.Error{Error: kept.Error()})
 		case errors.As(err, &he):
 			writeJSON(w, he.code, apiv1.Error{Error: he.msg})
 		case errors.As(err, &limited):

@@ -46,7 +46,7 @@ func (p bulkPage) Refused() []apiv1.RunsBulkItem {
 	return out
 }
 
-var bulkVerbs = map[string]string{apiv1.BulkKill: "Kill", apiv1.BulkRerun: "Re-run"}
+var bulkVerbs = map[string]string{apiv1.BulkKill: "Kill", apiv1.BulkRerun: "Re-run", apiv1.BulkDelete: "Delete"}
 
 func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	u, err := c.me(r)
@@ -59,7 +59,7 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	f := r.PostForm
 	data := bulkPage{Action: f.Get("action"), Back: runsLink(f, "")}
 	if data.Verb = bulkVerbs[data.Action]; data.Verb == "" {
-		return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "action: want kill or rerun"}}
+		return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "action: want kill, rerun or delete"}}
 	}
 	if f.Get("scope") == "matching" {
 		q, err := c.runSearchAPIQuery(r, f)
@@ -89,7 +89,7 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 		data.IDs, data.Capped = data.IDs[:maxBulkRuns], true
 	}
 	l := c.lang(r, u)
-	title := l.T(data.Verb + " runs") // "Kill runs", "Re-run runs"
+	title := l.T(data.Verb + " runs") // "Kill runs", "Re-run runs", "Delete runs"
 	if len(data.IDs) == 0 {
 		return c.render(w, r, http.StatusBadRequest, "bulk", page{Title: title, User: u, Data: data,
 			Error: l.T("No run selected: tick the runs, or choose every run matching the filter.")})

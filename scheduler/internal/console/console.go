@@ -105,6 +105,7 @@ func (c *Console) routeTable() []route {
 		{"GET /runs/{id}", c.runDetail},
 		{"POST /runs/{id}/kill", c.killRun},
 		{"POST /runs/{id}/rerun", c.rerunRun},
+		{"POST /runs/{id}/delete", c.deleteRun},
 		// jobs
 		{"GET /jobs", c.jobs},
 		{"POST /jobs/bulk", c.bulkJobs},

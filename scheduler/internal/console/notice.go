@@ -40,6 +40,7 @@ var (
 	noticeRerun            = newNotice("run-rerun", "Job triggered again with the params of the run before.")
 	noticeKillSent         = newNotice("kill-sent", "Kill sent: the run ends CANCELLED when its worker stops it.")
 	noticeRunCancelled     = newNotice("run-cancelled", "Run cancelled before it started.")
+	noticeRunDeleted       = newNotice("run-deleted", "Run deleted, with its log.")
 	noticeGroupCreated     = newNotice("group-created", "Group created.")
 	noticeGroupPaused      = newNotice("group-paused", "Group paused: no new run of its jobs starts until it is resumed.")
 	noticeGroupDraining    = newNotice("group-draining", "Group draining: no new run starts; it reads drained once its running runs end.")

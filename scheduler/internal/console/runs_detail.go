@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // The run page, /runs/{id}: the target of the scheduler's alarm links. It
@@ -44,8 +45,16 @@ type runPage struct {
 	LogMore          bool
 	// Active is whether the run can still change (follow, kill).
 	Active bool
-	// CanOperate shows the kill and re-run buttons (the API decides).
+	// CanOperate shows the kill, re-run and delete buttons (the API
+	// decides).
 	CanOperate bool
+}
+
+// Deletable is whether the page offers Delete: the run ended and is not a
+// workflow's node run. A workflow's own run and a node's retry read like
+// other runs here; the API refuses them, and the page says why.
+func (p *runPage) Deletable() bool {
+	return !p.Active && p.Run.TriggerType != string(wire.TriggerWorkflow)
 }
 
 // step is one moment of a run's timeline and how long after the previous
@@ -241,6 +250,26 @@ func (c *Console) killRun(w http.ResponseWriter, r *http.Request) error {
 		n = noticeRunCancelled
 	}
 	redirect(w, r, "/runs/"+strconv.FormatInt(id, 10), n)
+	return nil
+}
+
+// deleteRun asks the API to delete the run (DELETE /api/v1/runs/{id})
+// and goes to the runs page with a notice. A refusal (409: not ended, or
+// of a workflow run) shows the run's page with the API's words.
+func (c *Console) deleteRun(w http.ResponseWriter, r *http.Request) error {
+	id, err := runID(r)
+	if err != nil {
+		return err
+	}
+	_, err = c.call(r, http.MethodDelete, runPath(id), nil, nil, nil)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		return c.renderRun(w, r, http.StatusConflict, "Not deleted: "+ae.Error())
+	}
+	if err != nil {
+		return err
+	}
+	redirect(w, r, "/runs", noticeRunDeleted)
 	return nil
 }
 

@@ -5,8 +5,8 @@
 // written finished: InsertImported), read what is still to publish (LoadShard,
 // LoadOrphans, LoadScheduled), expand a broadcast (Expand), mark triggered
 // or ended (Record), apply workers' events (ApplyEvents); for the API:
-// cancel (Cancel, CancelBackfill) and delete an edited job's planned runs
-// (DeletePlanned); for the questions workers ask: choose a catch-up fire
+// cancel (Cancel, CancelBackfill), delete an edited job's planned runs
+// (DeletePlanned) and a finished run a user deletes (Delete); for the questions workers ask: choose a catch-up fire
 // (ChooseSuperseders); for maintenance: the day partitions (Partitions,
 // CreatePartition, DropPartition, DeleteDefaultDay) and the chain counters
 // (ForgetIdleChains). The callers keep their decisions, batching, locks
@@ -40,8 +40,9 @@
 //     SCHEDULED (the deferred TRIGGERED write, below): it ends CANCELLED
 //     all the same, and the API sends its worker the kill.
 //   - No status, the row deleted: DeletePlanned, an edited, disabled or
-//     deleted job's runs not yet due; DropPartition and DeleteDefaultDay,
-//     days older than the retention, once rolled up.
+//     deleted job's runs not yet due; Delete, a terminal run outside any
+//     workflow run that a user deletes (DELETE /runs/{id}); DropPartition
+//     and DeleteDefaultDay, days older than the retention, once rolled up.
 //
 // The statements compare ranks in SQL with jetjob_status_rank, a function of
 // migration 0001 that mirrors wire.Status.Rank; migrations are history and

@@ -250,6 +250,9 @@ type runAudit struct {
 	// idempotency key.
 	At  *time.Time `json:"at,omitempty"`
 	Key string     `json:"idempotency_key,omitempty"`
+	// ScheduledAt is a deleted run's scheduled time (its day in the
+	// statistics).
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
 }
 
 // Audit records a change of another package's tables (the alerts') inside
