@@ -447,7 +447,7 @@ func (w *wiring) kill(ctx context.Context, runID int64, reason string) error {
 // lockValue reads a key of JETJOB_LOCKS for a group's queue view: nil
 // for a key that does not exist (nobody holds or waits).
 func (w *wiring) lockValue(ctx context.Context, key string) ([]byte, error) {
-	return stream.ReadLock(ctx, w.js, w.s.cfg.Streams, key)
+	return stream.ReadFlowKey(ctx, w.js, w.s.cfg.Streams, key)
 }
 
 // recoverShards recovers the shards leasesAcquired queues.

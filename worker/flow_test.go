@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/shared/wire"
 	"github.com/jetjob/jetjob/worker/internal/joblock"
@@ -238,7 +239,7 @@ func rateTest(t *testing.T, count int, period time.Duration, n int) {
 		})
 	}
 	rate := wire.Rate{Scope: wire.RateGroup, Count: count, PeriodMS: period.Milliseconds()}
-	key := joblock.RateKey(wire.RateGroup, 0, testGroup, "")
+	key := flowkv.RateKey(wire.RateGroup, 0, testGroup, "")
 	var ids []int64
 	for id := int64(1); id <= int64(n); id++ {
 		e.publish(flowTrigger(id, 100+id%5, "", &wire.Flow{Rates: []wire.Rate{rate}}))
@@ -331,7 +332,7 @@ func TestRateLimitMisfireSkip(t *testing.T) {
 	// Run 1 (manual: never late) takes the minute's only turn.
 	e.publish(flowTrigger(1, 100, "", &wire.Flow{Rates: []wire.Rate{rate}}))
 	wantSucceeded(t, ev.waitFinished(1))
-	before := e.rateState(joblock.RateKey(wire.RateGroup, 100, testGroup, ""))
+	before := e.rateState(flowkv.RateKey(wire.RateGroup, 100, testGroup, ""))
 	// Run 2, a schedule fire of a job that skips fires late by 5 s: its
 	// turn is a minute away.
 	tr := flowTrigger(2, 101, "", &wire.Flow{Rates: []wire.Rate{rate}})
@@ -341,7 +342,7 @@ func TestRateLimitMisfireSkip(t *testing.T) {
 	if got.Status != wire.StatusSkipped || !strings.HasPrefix(got.Message, "rate limit group 1/1m0s: ") {
 		t.Errorf("run 2: %s %q, want SKIPPED by rate limit group 1/1m0s", got.Status, got.Message)
 	}
-	if after := e.rateState(joblock.RateKey(wire.RateGroup, 101, testGroup, "")); after != before {
+	if after := e.rateState(flowkv.RateKey(wire.RateGroup, 101, testGroup, "")); after != before {
 		t.Errorf("rate state %s after the skipped run, want %s (no turn taken)", after, before)
 	}
 	if n := len(s.get()); n != 1 {
@@ -387,7 +388,7 @@ func TestGroupCapWaiterKilled(t *testing.T) {
 	locks.Held.WaitFor(t, waitLimit, "run 1 to hold the group's slot", func(run int64) bool { return run == 1 })
 	e.publish(flowTrigger(2, 101, "", &wire.Flow{GroupCap: 1, Priority: 5}))
 	locks.Waiting.WaitFor(t, waitLimit, "run 2 to queue for the group's slot", func(run int64) bool { return run == 2 })
-	key := joblock.GroupSlotsKey(testGroup)
+	key := flowkv.GroupSlotsKey(testGroup)
 	if v := e.slotsValue(key); len(v.Queue) != 1 || v.Queue[0].Run != 2 || v.Queue[0].P != 5 {
 		t.Errorf("group slots %+v while run 2 waits, want it queued with priority 5", v)
 	}

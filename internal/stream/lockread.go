@@ -4,16 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetjob/jetjob/internal/flowkv"
 )
 
-// ReadLock reads a key of the locks bucket (a group's slots or rate cell,
-// for the scheduler's queue view): nil without an error for a key that
-// does not exist, which means nobody holds or waits. The workers write
-// these keys (worker/internal/joblock); the scheduler only reads them.
-func ReadLock(ctx context.Context, js jetstream.JetStream, c Config, key string) ([]byte, error) {
-	kv, err := Locks(ctx, js, c)
+// ReadFlowKey reads a flow key (a group's slots from JETJOB_LOCKS, its
+// rate state from JETJOB_RATES: BucketOf) for the scheduler's queue view:
+// nil without an error for a key that does not exist, which means nobody
+// holds, waits or started lately. The workers write these keys
+// (worker/internal/joblock); the scheduler only reads them.
+func ReadFlowKey(ctx context.Context, js jetstream.JetStream, c Config, key string) ([]byte, error) {
+	open := Locks
+	if BucketOf(key) == RatesBucket {
+		open = Rates
+	}
+	kv, err := open(ctx, js, c)
 	if err != nil {
 		return nil, err
 	}
@@ -25,4 +33,14 @@ func ReadLock(ctx context.Context, js jetstream.JetStream, c Config, key string)
 		return nil, fmt.Errorf("read %s: %w", key, err)
 	}
 	return e.Value(), nil
+}
+
+// BucketOf is the bucket of a flow key: a rate limit's state (flowkv's
+// rate.* keys) lives in JETJOB_RATES, which keeps it for as long as a
+// period lasts; every other key (job locks, slots) in JETJOB_LOCKS.
+func BucketOf(key string) string {
+	if strings.HasPrefix(key, flowkv.RatePrefix) {
+		return RatesBucket
+	}
+	return LocksBucket
 }

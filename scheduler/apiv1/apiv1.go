@@ -131,12 +131,12 @@ type QueuedRun struct {
 	FireAt *time.Time `json:"fire_at,omitempty"`
 }
 
-// GroupRate is the state of a group's rate limit: its theoretical arrival
-// time (the generic cell rate algorithm's), read as when the next start
-// may go and how many may go at once now.
+// GroupRate is the state of a group's rate limit (docs/flow-control.md,
+// "Keys in JETJOB_LOCKS and JETJOB_RATES"), read as how many runs may
+// start at once now and when the next may.
 type GroupRate struct {
-	// TAT is the theoretical arrival time JETJOB_LOCKS holds (nil: no
-	// start counted within the last period, the limit is unused).
+	// TAT is when the limit's next block of starts may begin, as
+	// JETJOB_RATES holds it (nil: past, the limit is idle).
 	TAT *time.Time `json:"tat,omitempty"`
 	// Available is how many runs may start now without waiting (0 to the
 	// limit's count).

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/internal/flowqueue"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -87,7 +88,8 @@ func rateText(r wire.Rate) string {
 }
 
 // groupQueue answers the path's group's queue view: the holders and
-// waiters of its cap and the state of its rate limit from JETJOB_LOCKS,
+// waiters of its cap (JETJOB_LOCKS) and the state of its rate limit
+// (JETJOB_RATES), read with package flowkv as the workers write them,
 // the runs named there enriched from job_runs (one query), and the
 // group's runs in flight.
 func (s *Server) groupQueue(w http.ResponseWriter, r *http.Request) error {
@@ -99,12 +101,12 @@ func (s *Server) groupQueue(w http.ResponseWriter, r *http.Request) error {
 	now := s.now().UTC()
 	q := apiv1.GroupQueue{Group: g.Name, At: now, MaxRunning: g.Limits.MaxRunning, RateLimit: rateText(g.Limits.Rate),
 		Running: []apiv1.QueuedRun{}, Waiting: []apiv1.QueuedRun{}}
-	slots, tat, lerr := s.readGroupLocks(r, g.Name)
+	slots, rate, lerr := s.readGroupLocks(r, g.Name)
 	if lerr != nil {
 		q.LocksError = lerr.Error()
 		s.log.Warn("group queue: JETJOB_LOCKS unreadable", zap.String("group", g.Name), zap.Error(lerr))
 	}
-	flowqueue.Order(slots.Queue)
+	slices.SortFunc(slots.Queue, flowkv.ByTurn)
 	ids := make([]int64, 0, len(slots.Slots)+len(slots.Queue))
 	for _, h := range slots.Slots {
 		ids = append(ids, h.Run)
@@ -127,10 +129,10 @@ func (s *Server) groupQueue(w http.ResponseWriter, r *http.Request) error {
 		q.Waiting = append(q.Waiting, qr)
 	}
 	if g.Limits.Rate.Count > 0 && lerr == nil {
-		st := flowqueue.RateAt(g.Limits.Rate, tat, now)
-		q.Rate = &apiv1.GroupRate{Available: st.Available, NextFreeAt: st.NextFreeAt}
-		if tat > now.UnixMilli()-g.Limits.Rate.PeriodMS {
-			t := time.UnixMilli(tat).UTC()
+		use := flowkv.UseAt(g.Limits.Rate, rate, now)
+		q.Rate = &apiv1.GroupRate{Available: use.Available, NextFreeAt: use.NextFreeAt}
+		if rate.TAT > now.UnixMilli() {
+			t := time.UnixMilli(rate.TAT).UTC()
 			q.Rate.TAT = &t
 		}
 	}
@@ -148,28 +150,28 @@ func (s *Server) groupQueue(w http.ResponseWriter, r *http.Request) error {
 
 // readGroupLocks reads the group's slots and rate keys; a missing key is
 // empty (nobody holds, waits or started lately).
-func (s *Server) readGroupLocks(r *http.Request, group string) (flowqueue.Slots, int64, error) {
-	var slots flowqueue.Slots
-	var cell flowqueue.RateCell
+func (s *Server) readGroupLocks(r *http.Request, group string) (flowkv.Slots, flowkv.RateState, error) {
+	var slots flowkv.Slots
+	var rate flowkv.RateState
 	if s.cfg.Locks == nil {
-		return slots, 0, nil
+		return slots, rate, nil
 	}
 	for _, k := range []struct {
 		key string
 		v   any
-	}{{flowqueue.GroupSlotsKey(group), &slots}, {flowqueue.GroupRateKey(group), &cell}} {
+	}{{flowkv.GroupSlotsKey(group), &slots}, {flowkv.RateKey(wire.RateGroup, 0, group, ""), &rate}} {
 		val, err := s.cfg.Locks(r.Context(), k.key)
 		if err != nil {
-			return flowqueue.Slots{}, 0, fmt.Errorf("read %s: %w", k.key, err)
+			return flowkv.Slots{}, flowkv.RateState{}, fmt.Errorf("read %s: %w", k.key, err)
 		}
 		if val == nil {
 			continue
 		}
 		if err := json.Unmarshal(val, k.v); err != nil {
-			return flowqueue.Slots{}, 0, fmt.Errorf("read %s: not the shape the workers write: %w", k.key, err)
+			return flowkv.Slots{}, flowkv.RateState{}, fmt.Errorf("read %s: not the shape the workers write: %w", k.key, err)
 		}
 	}
-	return slots, cell.TAT, nil
+	return slots, rate, nil
 }
 
 // queuedRun is run as a lock names it, on worker, with what job_runs knows

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/internal/flowqueue"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // PATCH /groups/{name} sets the fields it is given of a group's cap and
@@ -102,7 +103,7 @@ func TestGroupLimits(t *testing.T) {
 }
 
 // GET /groups/{name}/queue reads the group's slots and rate cell from
-// JETJOB_LOCKS, in the shapes the workers write (flowqueue), orders the
+// JETJOB_LOCKS, in the shapes the workers write (flowkv), orders the
 // waiters by priority, fire time and run id, names the runs' jobs, and
 // lists the group's runs in flight.
 func TestGroupQueue(t *testing.T) {
@@ -132,9 +133,9 @@ func TestGroupQueue(t *testing.T) {
 	foreign := e.newRun(e.job("b", "echo").ID) // a key naming another group's run tells nothing of it
 	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	ms := func(d time.Duration) int64 { return at.Add(d).UnixMilli() }
-	slots := flowqueue.Slots{
-		Slots: []flowqueue.Holder{{Run: holder, Worker: "wa", Beat: 3}},
-		Queue: []flowqueue.Waiter{
+	slots := flowkv.Slots{
+		Slots: []flowkv.Holder{{Run: holder, Worker: "wa", Beat: 3}},
+		Queue: []flowkv.Waiter{
 			{Run: r4, At: ms(0), Worker: "wa", Beat: 1},
 			{Run: r2, At: ms(0), Worker: "wa", Beat: 1},
 			{Run: r3, At: ms(time.Second), Worker: "wb", Beat: 2, P: 5},
@@ -142,8 +143,8 @@ func TestGroupQueue(t *testing.T) {
 		},
 	}
 	tat := time.Now().Add(time.Minute).UnixMilli()
-	e.putLock(flowqueue.GroupSlotsKey("a"), slots)
-	e.putLock(flowqueue.GroupRateKey("a"), flowqueue.RateCell{TAT: tat})
+	e.putLock(flowkv.GroupSlotsKey("a"), slots)
+	e.putLock(flowkv.RateKey(wire.RateGroup, 0, "a", ""), flowkv.RateState{TAT: tat, N: 10})
 
 	q = e.queue("viewerA", "a")
 	if q.LocksError != "" {
@@ -170,8 +171,8 @@ func TestGroupQueue(t *testing.T) {
 		t.Errorf("a waiter's fire time: %v, want %v (its at)", w.FireAt, at.Add(time.Second))
 	}
 	if q.Rate == nil || q.Rate.Available != 0 || q.Rate.TAT == nil || q.Rate.TAT.UnixMilli() != tat ||
-		q.Rate.NextFreeAt.UnixMilli() != tat-900 {
-		t.Errorf("rate: %+v, want none available, tat %d, next free at tat-900ms (10/1s)", q.Rate, tat)
+		q.Rate.NextFreeAt.UnixMilli() != tat {
+		t.Errorf("rate: %+v, want none available, tat %d, next free at tat (10/1s, the block full)", q.Rate, tat)
 	}
 	inFlight := map[int64]bool{}
 	for _, r := range q.InFlight {
@@ -187,7 +188,7 @@ func TestGroupQueue(t *testing.T) {
 	}
 
 	// Garbage in a key is reported; the runs in flight are still there.
-	if _, err := e.lockBucket().Put(ctx, flowqueue.GroupSlotsKey("a"), []byte("{not json")); err != nil {
+	if _, err := e.flowBucket(flowkv.GroupSlotsKey("a")).Put(ctx, flowkv.GroupSlotsKey("a"), []byte("{not json")); err != nil {
 		t.Fatal(err)
 	}
 	if q := e.queue("admin", "a"); !strings.Contains(q.LocksError, "group.a_slots") || len(q.InFlight) == 0 {
@@ -219,16 +220,21 @@ func (e *env) putLock(key string, v any) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := e.lockBucket().Put(context.Background(), key, b); err != nil {
+	if _, err := e.flowBucket(key).Put(context.Background(), key, b); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-func (e *env) lockBucket() interface {
+// flowBucket is the bucket of a flow key (stream.BucketOf).
+func (e *env) flowBucket(key string) interface {
 	Put(context.Context, string, []byte) (uint64, error)
 } {
 	e.t.Helper()
-	kv, err := stream.Locks(context.Background(), e.js, stream.Config{})
+	open := stream.Locks
+	if stream.BucketOf(key) == stream.RatesBucket {
+		open = stream.Rates
+	}
+	kv, err := open(context.Background(), e.js, stream.Config{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

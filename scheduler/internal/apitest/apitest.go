@@ -53,7 +53,7 @@ func JetStream(t testing.TB) jetstream.JetStream {
 // Locks reads JETJOB_LOCKS of js, as a scheduler's API does (Config.Locks).
 func Locks(js jetstream.JetStream) func(ctx context.Context, key string) ([]byte, error) {
 	return func(ctx context.Context, key string) ([]byte, error) {
-		return stream.ReadLock(ctx, js, stream.Config{}, key)
+		return stream.ReadFlowKey(ctx, js, stream.Config{}, key)
 	}
 }
 

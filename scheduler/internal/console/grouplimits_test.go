@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/stream"
-	"github.com/jetjob/jetjob/scheduler/internal/flowqueue"
 	"github.com/jetjob/jetjob/scheduler/internal/store"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // The workers page shows a group's limits and, to its operators, a form
@@ -69,22 +70,26 @@ func TestGroupQueuePage(t *testing.T) {
 		}
 		ids = append(ids, p.RunID)
 	}
-	kv, err := stream.Locks(ctx, e.js, stream.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	at := time.Now().Add(-time.Minute).UnixMilli()
 	put := func(key string, v any) {
+		open := stream.Locks
+		if stream.BucketOf(key) == stream.RatesBucket {
+			open = stream.Rates
+		}
+		kv, err := open(ctx, e.js, stream.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
 		b, _ := json.Marshal(v)
 		if _, err := kv.Put(ctx, key, b); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(flowqueue.GroupSlotsKey("a"), flowqueue.Slots{
-		Slots: []flowqueue.Holder{{Run: ids[0], Worker: "wa-1"}},
-		Queue: []flowqueue.Waiter{{Run: ids[1], At: at, Worker: "wa-1"}, {Run: ids[2], At: at + 1000, Worker: "wa-2", P: 9}},
+	put(flowkv.GroupSlotsKey("a"), flowkv.Slots{
+		Slots: []flowkv.Holder{{Run: ids[0], Worker: "wa-1"}},
+		Queue: []flowkv.Waiter{{Run: ids[1], At: at, Worker: "wa-1"}, {Run: ids[2], At: at + 1000, Worker: "wa-2", P: 9}},
 	})
-	put(flowqueue.GroupRateKey("a"), flowqueue.RateCell{TAT: time.Now().Add(time.Hour).UnixMilli()})
+	put(flowkv.RateKey(wire.RateGroup, 0, "a", ""), flowkv.RateState{TAT: time.Now().Add(time.Hour).UnixMilli(), N: 1})
 
 	v := e.browser().login("viewer")
 	p := v.open("/groups/a/queue")

@@ -1,7 +1,7 @@
 package joblock
 
 import (
-	"cmp"
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 
 	"github.com/jetjob/jetjob/internal/policy"
@@ -136,7 +136,7 @@ func decideHolder(f holderFacts) holderDecision {
 		d.write = &v
 	case i < 0 && !f.yield:
 		v.Queue = append(v.Queue, f.me)
-		slices.SortFunc(v.Queue, byFire)
+		slices.SortFunc(v.Queue, flowkv.ByFire)
 		d.write = &v
 	case f.dropped:
 		d.write = &v
@@ -153,20 +153,6 @@ func handOver(v *value) bool {
 	}
 	v.Holder, v.Worker, v.Beat, v.Queue = v.Queue[0].Run, v.Queue[0].Worker, 0, v.Queue[1:]
 	return true
-}
-
-// byFire orders waiters by fire time, then run id.
-func byFire(a, b waiter) int {
-	return cmp.Or(cmp.Compare(a.At, b.At), cmp.Compare(a.Run, b.Run))
-}
-
-// byTurn orders the waiters for slots: priority (higher first), then fire
-// time, then run id. All the waiters of a job's max_concurrency slots
-// usually share the job's priority, so they keep fire order; a group's cap
-// or a concurrency key's serves several jobs, or manual triggers that
-// carry another priority, and lets the higher priority through first.
-func byTurn(a, b waiter) int {
-	return cmp.Or(cmp.Compare(b.P, a.P), byFire(a, b))
 }
 
 // slotAction is what a run does with a capped concurrent job's slots.
@@ -200,7 +186,7 @@ type slotFacts struct {
 
 // decideSlot applies a cap of n slots (a job's max_concurrency, a group's
 // cap, a concurrency key's): a run takes a slot when fewer than n are held
-// by runs and runs ahead of it waiting (byTurn); otherwise it joins the
+// by runs and runs ahead of it waiting (flowkv.ByTurn); otherwise it joins the
 // queue in that order, or refreshes its place there, and waits.
 func decideSlot(f slotFacts) (slotAction, *value) {
 	isMe := func(w waiter) bool { return w.Run == f.me.Run }
@@ -211,7 +197,7 @@ func decideSlot(f slotFacts) (slotAction, *value) {
 	v.Slots, v.Queue = slices.Clone(v.Slots), slices.Clone(v.Queue)
 	ahead := 0 // runs of earlier fires queued
 	for _, w := range v.Queue {
-		if !isMe(w) && byTurn(w, f.me) < 0 {
+		if !isMe(w) && flowkv.ByTurn(w, f.me) < 0 {
 			ahead++
 		}
 	}
@@ -228,7 +214,7 @@ func decideSlot(f slotFacts) (slotAction, *value) {
 		v.Queue[i].Beat++
 	default:
 		v.Queue = append(v.Queue, f.me)
-		slices.SortFunc(v.Queue, byTurn)
+		slices.SortFunc(v.Queue, flowkv.ByTurn)
 	}
 	return queueForSlot, &v
 }

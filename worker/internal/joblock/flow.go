@@ -2,9 +2,7 @@ package joblock
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"github.com/jetjob/jetjob/internal/flowkv"
 
 	"go.uber.org/zap"
 )
@@ -14,7 +12,7 @@ import (
 // job's own lock, for one of its concurrency key's slots, then one of its
 // group's, then its turn under its rate limits. The slots are the slots of
 // a capped concurrent job (slots.go) under other keys and caps, their
-// waiters ordered by priority first (byTurn); the rates are rate.go. A
+// waiters ordered by priority first (flowkv.ByTurn); the rates are rate.go. A
 // trigger without Flow takes none of this: not a branch more than the
 // nil check in Acquire.
 
@@ -24,24 +22,6 @@ const (
 	WaitGroupCap = "group_cap"
 	WaitRate     = "rate"
 )
-
-// GroupSlotsKey is the key of a group's cap, group.<group>_slots. A group
-// name is one key token ([A-Za-z0-9_-], wire.CheckName).
-func GroupSlotsKey(group string) string { return "group." + group + slotsSuffix }
-
-// KeySlotsKey is the key of the slots of one concurrency key of a job,
-// key.<jobID>.<h>_slots, h the key's hash (KeyHash).
-func KeySlotsKey(job int64, key string) string {
-	return fmt.Sprintf("key.%d.%s%s", job, KeyHash(key), slotsSuffix)
-}
-
-// KeyHash is a concurrency key as KV keys name it: the first 16 hex digits
-// of its SHA-256, so that any value (up to wire.MaxKeyBytes of anything)
-// makes one valid key token.
-func KeyHash(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:8])
-}
 
 // priority is the run's priority among slot waiters (0 without Flow).
 func (req *Request) priority() int {
@@ -93,13 +73,13 @@ func (ls *Locks) acquireFlow(ctx context.Context, req Request) (*Lock, bool, err
 		return nil
 	}
 	if f.HasKey && f.KeyCap > 0 {
-		if err := slot(WaitKeyCap, KeySlotsKey(req.Job, f.Key), f.KeyCap); err != nil {
+		if err := slot(WaitKeyCap, flowkv.KeySlotsKey(req.Job, f.Key), f.KeyCap); err != nil {
 			giveBack()
 			return nil, waited, err
 		}
 	}
 	if f.GroupCap > 0 && req.Group != "" {
-		if err := slot(WaitGroupCap, GroupSlotsKey(req.Group), f.GroupCap); err != nil {
+		if err := slot(WaitGroupCap, flowkv.GroupSlotsKey(req.Group), f.GroupCap); err != nil {
 			giveBack()
 			return nil, waited, err
 		}

@@ -1,6 +1,7 @@
 package joblock
 
 import (
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 	"sync"
 	"time"
@@ -133,7 +134,7 @@ func (h *heldLocks) yield(key string, me waiter, queue []waiter) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.ContainsFunc(h.pending[key], func(w waiter) bool {
-		return w.Run != me.Run && byFire(w, me) < 0 &&
+		return w.Run != me.Run && flowkv.ByFire(w, me) < 0 &&
 			!slices.ContainsFunc(queue, func(q waiter) bool { return q.Run == w.Run })
 	})
 }

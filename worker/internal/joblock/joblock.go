@@ -94,6 +94,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -341,7 +342,7 @@ func Key(job int64, shardIndex, shardTotal int) string {
 // Key's, with _slots after it, so that a job switching strategies never
 // reads the other shape.
 func SlotsKey(job int64, shardIndex, shardTotal int) string {
-	return Key(job, shardIndex, shardTotal) + slotsSuffix
+	return Key(job, shardIndex, shardTotal) + flowkv.SlotsSuffix
 }
 
 func jobKey(job int64) string { return fmt.Sprintf("job.%d", job) }

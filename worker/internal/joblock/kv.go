@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,25 +49,12 @@ func (ls *Locks) freshValue(run int64) []byte {
 	return append(b, '}')
 }
 
-type waiter struct {
-	Run int64 `json:"run"`
-	At  int64 `json:"at"` // fire time, Unix ms
-	// P is the run's priority (wire.Flow.Priority): in a slots queue,
-	// higher goes first (byTurn). Job locks' queues keep fire order.
-	P      int    `json:"p,omitempty"`
-	Worker string `json:"worker,omitempty"`
-	// Beat counts the waiter's refreshes of its place (every TTL/3), so
-	// that the place of a waiter whose worker died is given up, and a key
-	// some run waits for never expires.
-	Beat int64 `json:"beat,omitempty"`
-}
-
-// slotHolder is a run holding one of a job's slots.
-type slotHolder struct {
-	Run    int64  `json:"run"`
-	Worker string `json:"worker"`
-	Beat   int64  `json:"beat,omitempty"`
-}
+// waiter and slotHolder are a lock value's queue entries and slots, in
+// the shape package flowkv gives every reader of the buckets.
+type (
+	waiter     = flowkv.Waiter
+	slotHolder = flowkv.Holder
+)
 
 func (v *value) queued(run int64) bool { return v.place(run) >= 0 }
 
@@ -166,17 +153,7 @@ const (
 )
 
 // lockSubject is the subject of the lock key's messages.
-func lockSubject(key string) string { return "$KV." + bucketOf(key) + "." + key }
-
-// bucketOf is the bucket of a key: a rate limit's state (rate.*, rate.go)
-// lives in JETJOB_RATES, which keeps it for as long as a period lasts;
-// every other key in JETJOB_LOCKS.
-func bucketOf(key string) string {
-	if strings.HasPrefix(key, ratePrefix) {
-		return stream.RatesBucket
-	}
-	return stream.LocksBucket
-}
+func lockSubject(key string) string { return "$KV." + stream.BucketOf(key) + "." + key }
 
 // publish sends m to the locks stream and returns the revision it was
 // stored at.
@@ -231,7 +208,7 @@ func (ls *Locks) read(ctx context.Context, key string) ([]byte, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := json.Marshal(map[string]string{"last_by_subj": lockSubject(key)})
-	msg, err := ls.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucketOf(key), req)
+	msg, err := ls.cfg.NATS.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+stream.BucketOf(key), req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("read job lock %s: %w", key, err)
 	}

@@ -33,9 +33,6 @@ import (
 //
 // Without max_concurrency a concurrent job's runs take no lock at all.
 
-// slotsSuffix ends the key of a job's slots lock.
-const slotsSuffix = "_slots"
-
 // acquireSlot waits for one of the n slots of the lock key and returns it
 // held, or Interrupt's error (killed while waiting, or a stopping worker).
 func (ls *Locks) acquireSlot(ctx context.Context, req Request, key string, n int) (*Lock, bool, error) {
