@@ -197,6 +197,10 @@ type Scheduler struct {
 	handler atomic.Pointer[http.Handler]
 	wheel   *wheel.Wheel
 	ready   atomic.Bool
+	// paused is the groups that are paused or draining, as last read
+	// (jobwatch.go): dispatch holds back their runs that wait for the
+	// resume.
+	paused atomic.Pointer[runs.Paused]
 
 	// crashed makes Run stop as if the process died: no lease release,
 	// no draining (see export_test.go).

@@ -124,7 +124,7 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
 	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
 		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire,
-		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflows, TestSignals: s.testSignals.Dispatch}); err != nil {
+		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflows, Paused: s.pausedGroups, TestSignals: s.testSignals.Dispatch}); err != nil {
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
