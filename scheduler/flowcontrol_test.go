@@ -505,3 +505,62 @@ func TestGroupDrainHoldsChildRuns(t *testing.T) {
 		t.Errorf("%d runs of group g did not succeed, want none", n)
 	}
 }
+
+// A workflow run whose next node falls due while its group is paused
+// waits: the node run is written and held back, the workflow run stays
+// RUNNING, and after the resume the node runs once and the workflow
+// succeeds.
+func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var bRuns atomic.Int32
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("wf-first", func(ctx context.Context, _ *worker.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		w.Handle("wf-next", func(context.Context, *worker.Job) error {
+			bRuns.Add(1)
+			return nil
+		})
+	})
+	ctx := context.Background()
+	a, b := wfJob(t, sys, "a", "wf-first"), wfJob(t, sys, "b", "wf-next")
+	wf := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "two", Nodes: []apiv1.WorkflowNode{{Name: "a", JobID: a}, {Name: "b", JobID: b}},
+		Edges: []apiv1.WorkflowEdge{{From: "a", To: "b"}}})
+	run, err := sys.api.TriggerWorkflow(ctx, wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 30*time.Second, "node a to start", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'RUNNING'`, a) == 1
+	})
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{Note: "nodes wait"}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	var nodeRun int64
+	testwait.Eventually(t, 30*time.Second, "node b's run to be written", func() bool {
+		return sys.pool.QueryRow(ctx, `SELECT id FROM job_runs WHERE job_id = $1`, b).Scan(&nodeRun) == nil
+	})
+	sys.heldBack(t, nodeRun)
+	sys.sweptPast(t, nodeRun)
+	if st := sys.status(t, nodeRun); st != "SCHEDULED" || bRuns.Load() != 0 {
+		t.Fatalf("node b's run reads %s and ran %d times while its group is paused, want SCHEDULED and never", st, bRuns.Load())
+	}
+	if r, err := sys.api.GetWorkflowRun(ctx, run.ID); err != nil || r.Status != "RUNNING" {
+		t.Fatalf("the workflow run while its next node waits: %+v %v, want RUNNING", r, err)
+	}
+
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
+	if nd := wfNode(done, "b"); len(nd.Runs) != 1 || bRuns.Load() != 1 {
+		t.Errorf("node b has %d runs and ran %d times, want one of each", len(nd.Runs), bRuns.Load())
+	}
+}
