@@ -40,7 +40,8 @@
 //     SCHEDULED (the deferred TRIGGERED write, below): it ends CANCELLED
 //     all the same, and the API sends its worker the kill.
 //   - No status, the row deleted: DeletePlanned, an edited, disabled or
-//     deleted job's runs not yet due; DropPartition and DeleteDefaultDay,
+//     deleted job's runs not yet due (DeletePlannedForPause, a paused
+//     group's, keeps the retries: they wait, held.go); DropPartition and DeleteDefaultDay,
 //     days older than the retention, once rolled up.
 //
 // The statements compare ranks in SQL with jetjob_status_rank, a function of
