@@ -22,18 +22,24 @@ import (
 // dispatch holds back (pausedGroups). After each (re)connection the wheel
 // is checked against the table and the paused groups are read, since
 // notifications sent while disconnected are lost. It reconnects until ctx
-// ends: listenJobs returns only on an error.
-func (s *Scheduler) watchJobs(ctx context.Context) error {
+// ends: listenJobs returns only on an error. A group found active again
+// makes the planner sweep at its next pass (Planner.SweepSoon): the sweep
+// hands over the runs that waited for the resume.
+func (w *wiring) watchJobs(ctx context.Context) error {
+	return w.s.watchJobs(ctx, w.planner.SweepSoon)
+}
+
+func (s *Scheduler) watchJobs(ctx context.Context, resumed func()) error {
 	_ = backoff.Retry(ctx, backoff.Policy{
 		Backoff: backoff.Backoff{Initial: 100 * time.Millisecond, Max: 5 * time.Second},
 		OnRetry: func(_ int, _ time.Duration, err error) {
 			s.log.Warn("job change listener failed; reconnecting", zap.Error(err))
 		},
-	}, s.listenJobs)
+	}, func(ctx context.Context) error { return s.listenJobs(ctx, resumed) })
 	return nil
 }
 
-func (s *Scheduler) listenJobs(ctx context.Context) error {
+func (s *Scheduler) listenJobs(ctx context.Context, resumed func()) error {
 	conn, err := s.deps.Pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -46,7 +52,7 @@ func (s *Scheduler) listenJobs(ctx context.Context) error {
 			return fmt.Errorf("listen on %s: %w", ch, err)
 		}
 	}
-	if err := s.readPaused(ctx, pc); err != nil {
+	if err := s.readPaused(ctx, pc, resumed); err != nil {
 		return err
 	}
 	if err := s.revalidateWheel(ctx, pc); err != nil {
@@ -58,7 +64,7 @@ func (s *Scheduler) listenJobs(ctx context.Context) error {
 			return err
 		}
 		if n.Channel == store.GroupsChannel {
-			if err := s.readPaused(ctx, pc); err != nil {
+			if err := s.readPaused(ctx, pc, resumed); err != nil {
 				return err
 			}
 			continue
@@ -101,16 +107,24 @@ func (s *Scheduler) revalidateWheel(ctx context.Context, conn *pgx.Conn) error {
 }
 
 // readPaused reads the groups that are not active into the copy dispatch
-// holds runs back by (Scheduler.pausedGroups).
-func (s *Scheduler) readPaused(ctx context.Context, conn *pgx.Conn) error {
+// holds runs back by (Scheduler.pausedGroups), and calls resumed when a
+// group of the last copy is no longer in it.
+func (s *Scheduler) readPaused(ctx context.Context, conn *pgx.Conn, resumed func()) error {
 	p, err := runs.LoadPaused(ctx, conn)
 	if err != nil {
 		return err
 	}
-	if old := s.pausedGroups(); len(old) != len(p) || len(p) > 0 {
+	old := s.pausedGroups()
+	s.paused.Store(&p)
+	if len(old) != len(p) || len(p) > 0 {
 		s.log.Info("groups paused or draining", zap.Int("groups", len(p)))
 	}
-	s.paused.Store(&p)
+	for g := range old {
+		if _, still := p[g]; !still {
+			resumed()
+			break
+		}
+	}
 	return nil
 }
 

@@ -456,7 +456,7 @@ func (w *wiring) stages() []*stage {
 			{"recorded notices", w.hearRecorded, supervise.Restart},
 			{"recovery", w.recoverShards, supervise.Restart},
 			{"planner", w.planner.Run, supervise.Restart},
-			{"job changes", w.s.watchJobs, supervise.Restart},
+			{"job changes", w.watchJobs, supervise.Restart},
 			{"retention", w.retention.Run, supervise.Restart},
 			{"backlog", w.backlog.Run, supervise.Restart},
 			{"backfill", w.backfill.Run, supervise.Restart},

@@ -128,6 +128,15 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
+	// The paused groups are read before anything publishes; from then on
+	// the job-change listener keeps them (jobwatch.go). Should this read
+	// fail, recovery and the sweep still leave waiting runs out, and the
+	// listener reads them as it connects.
+	if p, err := runs.LoadPaused(ctx, s.deps.Pool); err != nil {
+		s.log.Warn("reading the paused groups failed; the job-change listener reads them", zap.Error(err))
+	} else {
+		s.paused.Store(&p)
+	}
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
 		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
 		Pressure: w.pressure, Held: s.metrics.observeHeld, TestSignals: s.testSignals.Planner}); err != nil {

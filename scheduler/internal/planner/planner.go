@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -235,7 +236,15 @@ type Planner struct {
 	// behind are the groups the last admission left out (admit.go); Run's
 	// alone.
 	behind []string
+	// sweepSoon makes the next pass sweep (SweepSoon).
+	sweepSoon atomic.Bool
 }
+
+// SweepSoon makes the next pass sweep every shard this planner holds,
+// however recent the last sweep: a group's resume asks for it, so that the
+// runs that waited for the resume (package runs, held.go), which only a
+// sweep hands over, start within a pass rather than a sweep interval.
+func (p *Planner) SweepSoon() { p.sweepSoon.Store(true) }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
 var ErrLeaseLost = errors.New("lease lost")
@@ -282,7 +291,7 @@ func (p *Planner) Run(ctx context.Context) error {
 		} else {
 			began = now
 		}
-		sweep := p.now().Sub(lastSweep) >= SweepInterval
+		sweep := p.sweepSoon.Swap(false) || p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
