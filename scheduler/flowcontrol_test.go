@@ -563,4 +563,18 @@ func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
 	if nd := wfNode(done, "b"); len(nd.Runs) != 1 || bRuns.Load() != 1 {
 		t.Errorf("node b has %d runs and ran %d times, want one of each", len(nd.Runs), bRuns.Load())
 	}
+
+	// A forced trigger runs the whole workflow in a paused group: its
+	// node runs do not wait.
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	forced, err := sys.api.TriggerWorkflowWith(ctx, wf.ID, apiv1.TriggerRequest{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWorkflowRun(t, sys, forced.ID, "SUCCEEDED")
+	if n := bRuns.Load(); n != 2 {
+		t.Errorf("node b ran %d times in all, want twice (once per workflow run)", n)
+	}
 }

@@ -23,6 +23,11 @@ import (
 //   - it falls due after the pause began (job_groups.flow_at, which a
 //     move from paused to draining or back keeps).
 //
+// A node run (or a node's retry) of a workflow run of its own group that
+// fell due after the pause began does not wait either: only a forced
+// trigger starts such a workflow run, and its nodes go ahead with it
+// (Planned.WorkflowAt).
+//
 // A run due before the pause began is in flight, as every run already due
 // at the pause is: it may be out on the wire while it still reads
 // SCHEDULED (the deferred TRIGGERED write), so it goes ahead, and a drain
@@ -50,7 +55,8 @@ const waitsTypesSQL = `('retry', 'parent', 'workflow')`
 // its group g (job_groups, LEFT JOINed on r.group_name: a run without a
 // group row never waits), as Paused.Holds decides it in memory.
 const WaitingSQL = `COALESCE(g.flow_state <> 'active' AND r.trigger_type IN ` + waitsTypesSQL + `
-		AND r.scheduled_at > g.flow_at, false)`
+		AND r.scheduled_at > g.flow_at AND NOT EXISTS (SELECT 1 FROM workflow_runs w
+			WHERE w.id = r.workflow_run AND w.group_name = r.group_name AND w.scheduled_at > g.flow_at), false)`
 
 // Paused is the groups that are not active, each with when its pause
 // began: what dispatch holds runs back by. Nil or empty: none.
@@ -60,7 +66,7 @@ type Paused map[string]time.Time
 // paused it is one lookup in an empty map.
 func (p Paused) Holds(r *Planned) bool {
 	since, ok := p[r.Group]
-	return ok && Waits(r.TriggerType) && r.ScheduledAt.After(since)
+	return ok && Waits(r.TriggerType) && r.ScheduledAt.After(since) && !r.WorkflowAt.After(since)
 }
 
 // LoadPaused reads the groups that are not active.

@@ -26,8 +26,24 @@ func TestWaitingRunsOfAPausedGroup(t *testing.T) {
 		return fire
 	}
 	in := f.plan(at(wire.TriggerRetry, -2*time.Minute), at(wire.TriggerRetry, -30*time.Second),
-		at(wire.TriggerManual, -20*time.Second), at(wire.TriggerParent, -10*time.Second), at(wire.TriggerWorkflow, -5*time.Second))
-	before, retry, manual, child, node := in[0].RunID, in[1].RunID, in[2].RunID, in[3].RunID, in[4].RunID
+		at(wire.TriggerManual, -20*time.Second), at(wire.TriggerParent, -10*time.Second), at(wire.TriggerWorkflow, -5*time.Second),
+		at(wire.TriggerWorkflow, -3*time.Second))
+	before, retry, manual, child, node, forcedNode := in[0].RunID, in[1].RunID, in[2].RunID, in[3].RunID, in[4].RunID, in[5].RunID
+	// node belongs to a workflow run started before the pause, forcedNode
+	// to one started after it (a forced trigger): only node waits.
+	for _, w := range []struct {
+		id, run int64
+		at      time.Time
+	}{{9001, node, pausedAt.Add(-time.Second)}, {9002, forcedNode, pausedAt.Add(time.Second)}} {
+		if _, err := f.pool.Exec(f.ctx, `INSERT INTO workflow_runs (id, workflow_id, group_name, scheduled_at, status, spec)
+			VALUES ($1, 1, 'g', $2, 'RUNNING', '{}')`, w.id, w.at); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.pool.Exec(f.ctx, `UPDATE job_runs SET workflow_run = $1, node = 'x', node_attempt = 0, item = 0
+			WHERE id = $2`, w.id, w.run); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := f.pool.Exec(f.ctx, `UPDATE job_groups SET flow_state = 'paused', flow_at = $1 WHERE name = 'g'`, pausedAt); err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +60,8 @@ func TestWaitingRunsOfAPausedGroup(t *testing.T) {
 		slices.Sort(ids)
 		return ids
 	}
-	if got, want := sweep(), []int64{before, manual}; !slices.Equal(got, want) {
-		t.Fatalf("the sweep of a paused group read %v, want the retry due before the pause and the manual run %v", got, want)
+	if got, want := sweep(), []int64{before, manual, forcedNode}; !slices.Equal(got, want) {
+		t.Fatalf("the sweep of a paused group read %v, want the retry due before the pause, the manual run and the forced workflow's node run %v", got, want)
 	}
 	rs, err := runs.LoadShard(f.ctx, f.pool, 0, now.Add(time.Minute))
 	if err != nil {
@@ -59,20 +75,24 @@ func TestWaitingRunsOfAPausedGroup(t *testing.T) {
 		t.Fatalf("paused groups %v, want g since %s", paused, pausedAt)
 	}
 	for _, r := range rs {
-		if r.RunID != before && r.RunID != manual {
+		if r.RunID != before && r.RunID != manual && r.RunID != forcedNode {
 			t.Errorf("recovery read run %d (%s), which waits", r.RunID, r.TriggerType)
 		}
 	}
-	for _, r := range in {
-		p := planned(r)
-		var typ string
-		if err := f.pool.QueryRow(f.ctx, `SELECT trigger_type FROM job_runs WHERE id = $1`, r.RunID).Scan(&typ); err != nil {
-			t.Fatal(err)
-		}
-		p.TriggerType = wire.TriggerType(typ)
+	// Every run as dispatch would get it (the waiting ones are read by id).
+	ids := make([]int64, len(in))
+	for i, r := range in {
+		ids[i] = r.RunID
+	}
+	all, err := runs.LoadScheduled(f.ctx, f.pool, ids)
+	if err != nil || len(all) != len(in) {
+		t.Fatalf("read %d of %d runs: %v", len(all), len(in), err)
+	}
+	for i := range all {
+		r := &all[i]
 		want := r.RunID == retry || r.RunID == child || r.RunID == node
-		if got := paused.Holds(&p); got != want {
-			t.Errorf("Holds(run %d, %s) = %v, want %v", r.RunID, typ, got, want)
+		if got := paused.Holds(r); got != want {
+			t.Errorf("Holds(run %d, %s, its workflow run's time %s) = %v, want %v", r.RunID, r.TriggerType, r.WorkflowAt, got, want)
 		}
 	}
 	if runs.Paused(nil).Holds(&runs.Planned{Group: "g", TriggerType: wire.TriggerRetry, ScheduledAt: now}) {
@@ -82,7 +102,7 @@ func TestWaitingRunsOfAPausedGroup(t *testing.T) {
 	if _, err := f.pool.Exec(f.ctx, `UPDATE job_groups SET flow_state = 'active', flow_at = now() WHERE name = 'g'`); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := sweep(), []int64{before, retry, manual, child, node}; !slices.Equal(got, want) {
+	if got, want := sweep(), []int64{before, retry, manual, child, node, forcedNode}; !slices.Equal(got, want) {
 		t.Fatalf("the sweep after the resume read %v, want every run %v", got, want)
 	}
 	if paused, err = runs.LoadPaused(f.ctx, f.pool); err != nil || len(paused) != 0 {
