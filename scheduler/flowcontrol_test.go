@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,5 +291,290 @@ func TestConsoleGroupPause(t *testing.T) {
 		chromedp.WaitNotPresent(chromedp.ID("group-flow-g")))
 	if f := groupFlow(t, sys.api); f.State != "active" {
 		t.Fatalf("the API shows group g %+v after the console resumed it", f)
+	}
+}
+
+// heldBack waits until dispatch has held back each of ids: they wait for
+// their group's resume (docs/flow-control.md, "Runs the system writes
+// during a pause").
+func (s *system) heldBack(t *testing.T, ids ...int64) {
+	t.Helper()
+	held := map[int64]bool{}
+	s.signals.Dispatch.Held.WaitFor(t, 60*time.Second, fmt.Sprintf("dispatch to hold back runs %v", ids), func(got []int64) bool {
+		for _, id := range got {
+			held[id] = true
+		}
+		for _, id := range ids {
+			if !held[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// sweptPast waits for a sweep of run id's shard that read after the run
+// fell due, and fails if that sweep handed it over: a waiting run is
+// left out of the sweep until its group's resume.
+func (s *system) sweptPast(t *testing.T, id int64) {
+	t.Helper()
+	var (
+		shard int
+		due   time.Time
+	)
+	if err := s.pool.QueryRow(t.Context(), `SELECT shard, scheduled_at FROM job_runs WHERE id = $1`, id).Scan(&shard, &due); err != nil {
+		t.Fatal(err)
+	}
+	sw := s.signals.Planner.Swept.WaitFor(t, 90*time.Second, fmt.Sprintf("a sweep of shard %d after run %d fell due", shard, id),
+		func(sw planner.Swept) bool { return sw.Shard == shard && sw.At.After(due) })
+	if slices.Contains(sw.Runs, id) {
+		t.Fatalf("the sweep of shard %d handed over run %d, which waits for its group's resume", shard, id)
+	}
+}
+
+// status reads run id's status.
+func (s *system) status(t *testing.T, id int64) string {
+	t.Helper()
+	var st string
+	if err := s.pool.QueryRow(t.Context(), `SELECT status FROM job_runs WHERE id = $1`, id).Scan(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A run that fails while its group is paused has its retry written, but
+// the retry waits: dispatch holds it back and the sweep leaves it out
+// until the resume; then it runs, once. A retry written before the pause
+// and due during it is kept (a disable deletes it) and waits the same way.
+func TestGroupPauseHoldsRetries(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var flakyRuns, earlyRuns atomic.Int32
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("flaky", func(ctx context.Context, _ *worker.Job) error {
+			if flakyRuns.Add(1) > 1 {
+				return nil
+			}
+			select {
+			case <-release:
+				return errors.New("fails while its group is paused")
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		w.Handle("early", func(context.Context, *worker.Job) error {
+			if earlyRuns.Add(1) > 1 {
+				return nil
+			}
+			return errors.New("fails before the pause")
+		})
+	})
+	ctx := context.Background()
+	flaky := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "flaky", Handler: "flaky", ScheduleType: "none",
+		MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(time.Second)})
+	early := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "early", Handler: "early", ScheduleType: "none",
+		MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(20 * time.Second)})
+	first := trigger(t, sys.api, flaky.ID, nil)
+	trigger(t, sys.api, early.ID, nil)
+	retryOf := func(job int64) (id int64) {
+		t.Helper()
+		testwait.Eventually(t, 30*time.Second, fmt.Sprintf("job %d's retry to be written", job), func() bool {
+			return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND trigger_type = 'retry'`, job) == 1
+		})
+		if err := sys.pool.QueryRow(ctx, `SELECT id FROM job_runs WHERE job_id = $1 AND trigger_type = 'retry'`, job).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	earlyRetry := retryOf(early.ID)
+	testwait.Eventually(t, 30*time.Second, "flaky's first run to start", func() bool {
+		return sys.status(t, first.ID) == "RUNNING"
+	})
+
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{Note: "retries wait"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := sys.status(t, earlyRetry); st != "SCHEDULED" {
+		t.Fatalf("the retry written before the pause reads %s, want SCHEDULED (kept, waiting)", st)
+	}
+	close(release)
+	flakyRetry := retryOf(flaky.ID)
+	if st := sys.status(t, first.ID); st != "FAILED" {
+		t.Fatalf("flaky's first run reads %s, want FAILED", st)
+	}
+	sys.heldBack(t, flakyRetry) // spawned here: the wheel had it
+	sys.sweptPast(t, flakyRetry)
+	sys.sweptPast(t, earlyRetry) // dropped from the wheel by the pause: only the sweep could take it
+	for _, id := range []int64{flakyRetry, earlyRetry} {
+		if st := sys.status(t, id); st != "SCHEDULED" {
+			t.Fatalf("retry %d reads %s while its group is paused, want SCHEDULED", id, st)
+		}
+	}
+	if f := groupFlow(t, sys.api); f.State != "paused" || f.Running != 0 {
+		t.Fatalf("group g shows %+v, want paused with nothing in flight (waiting retries are not)", f)
+	}
+	if n, m := flakyRuns.Load(), earlyRuns.Load(); n != 1 || m != 1 {
+		t.Fatalf("handlers ran %d and %d times while paused, want once each (the first runs)", n, m)
+	}
+
+	resumed, err := sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 60*time.Second, "both retries to succeed after the resume", func() bool {
+		return sys.status(t, flakyRetry) == "SUCCEEDED" && sys.status(t, earlyRetry) == "SUCCEEDED"
+	})
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE id = ANY($1) AND started_at < $2`,
+		[]int64{flakyRetry, earlyRetry}, *resumed.Flow.At); n != 0 {
+		t.Errorf("%d retries started before the resume", n)
+	}
+	// Every run accounted for, none twice: per job the first run FAILED and
+	// its one retry SUCCEEDED, and each handler ran twice.
+	for _, job := range []int64{flaky.ID, early.ID} {
+		if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1`, job); n != 2 {
+			t.Errorf("job %d has %d runs, want 2 (the first and its retry)", job, n)
+		}
+	}
+	if n, m := flakyRuns.Load(), earlyRuns.Load(); n != 2 || m != 2 {
+		t.Errorf("handlers ran %d and %d times, want twice each", n, m)
+	}
+}
+
+// A parent that succeeds while its group drains has its child run written,
+// but the child waits: the drain reports drained (a waiting run is not in
+// flight), and the child runs once after the resume.
+func TestGroupDrainHoldsChildRuns(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var childRuns atomic.Int32
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("parent", func(ctx context.Context, _ *worker.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		w.Handle("child", func(context.Context, *worker.Job) error {
+			childRuns.Add(1)
+			return nil
+		})
+	})
+	ctx := context.Background()
+	child := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "child", Handler: "child", ScheduleType: "none"})
+	parent := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "parent", Handler: "parent", ScheduleType: "none",
+		ChildJobIDs: []int64{child.ID}})
+	run := trigger(t, sys.api, parent.ID, nil)
+	testwait.Eventually(t, 30*time.Second, "the parent to start", func() bool {
+		return sys.status(t, run.ID) == "RUNNING"
+	})
+	g, err := sys.api.SetGroupFlow(ctx, "g", "drain", apiv1.GroupFlowRequest{Note: "children wait"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Flow == nil || g.Flow.State != "draining" || g.Flow.Running != 1 {
+		t.Fatalf("draining group answers flow %+v, want draining with the parent in flight", g.Flow)
+	}
+
+	close(release)
+	var childRun int64
+	testwait.Eventually(t, 30*time.Second, "the child run to be written", func() bool {
+		return sys.pool.QueryRow(ctx, `SELECT id FROM job_runs WHERE job_id = $1 AND parent_run = $2`, child.ID, run.ID).Scan(&childRun) == nil
+	})
+	sys.heldBack(t, childRun)
+	testwait.Eventually(t, 30*time.Second, "group g to read drained", func() bool {
+		f := groupFlow(t, sys.api)
+		return f.State == "drained" && f.Running == 0
+	})
+	sys.sweptPast(t, childRun)
+	if st := sys.status(t, childRun); st != "SCHEDULED" || childRuns.Load() != 0 {
+		t.Fatalf("the child run reads %s and ran %d times while its group drains, want SCHEDULED and never", st, childRuns.Load())
+	}
+
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 60*time.Second, "the child run to succeed after the resume", func() bool {
+		return sys.status(t, childRun) == "SUCCEEDED"
+	})
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1`, child.ID); n != 1 || childRuns.Load() != 1 {
+		t.Errorf("the child job has %d runs and ran %d times, want one of each", n, childRuns.Load())
+	}
+	if n := sys.count(t, `SELECT count(*) FROM job_runs WHERE group_name = 'g' AND status <> 'SUCCEEDED'`); n != 0 {
+		t.Errorf("%d runs of group g did not succeed, want none", n)
+	}
+}
+
+// A workflow run whose next node falls due while its group is paused
+// waits: the node run is written and held back, the workflow run stays
+// RUNNING, and after the resume the node runs once and the workflow
+// succeeds.
+func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var bRuns atomic.Int32
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("wf-first", func(ctx context.Context, _ *worker.Job) error {
+			select {
+			case <-release:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		w.Handle("wf-next", func(context.Context, *worker.Job) error {
+			bRuns.Add(1)
+			return nil
+		})
+	})
+	ctx := context.Background()
+	a, b := wfJob(t, sys, "a", "wf-first"), wfJob(t, sys, "b", "wf-next")
+	wf := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "two", Nodes: []apiv1.WorkflowNode{{Name: "a", JobID: a}, {Name: "b", JobID: b}},
+		Edges: []apiv1.WorkflowEdge{{From: "a", To: "b"}}})
+	run, err := sys.api.TriggerWorkflow(ctx, wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 30*time.Second, "node a to start", func() bool {
+		return sys.count(t, `SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'RUNNING'`, a) == 1
+	})
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{Note: "nodes wait"}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	var nodeRun int64
+	testwait.Eventually(t, 30*time.Second, "node b's run to be written", func() bool {
+		return sys.pool.QueryRow(ctx, `SELECT id FROM job_runs WHERE job_id = $1`, b).Scan(&nodeRun) == nil
+	})
+	sys.heldBack(t, nodeRun)
+	sys.sweptPast(t, nodeRun)
+	if st := sys.status(t, nodeRun); st != "SCHEDULED" || bRuns.Load() != 0 {
+		t.Fatalf("node b's run reads %s and ran %d times while its group is paused, want SCHEDULED and never", st, bRuns.Load())
+	}
+	if r, err := sys.api.GetWorkflowRun(ctx, run.ID); err != nil || r.Status != "RUNNING" {
+		t.Fatalf("the workflow run while its next node waits: %+v %v, want RUNNING", r, err)
+	}
+
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "resume", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
+	if nd := wfNode(done, "b"); len(nd.Runs) != 1 || bRuns.Load() != 1 {
+		t.Errorf("node b has %d runs and ran %d times, want one of each", len(nd.Runs), bRuns.Load())
+	}
+
+	// A forced trigger runs the whole workflow in a paused group: its
+	// node runs do not wait.
+	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	forced, err := sys.api.TriggerWorkflowWith(ctx, wf.ID, apiv1.TriggerRequest{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWorkflowRun(t, sys, forced.ID, "SUCCEEDED")
+	if n := bRuns.Load(); n != 2 {
+		t.Errorf("node b ran %d times in all, want twice (once per workflow run)", n)
 	}
 }

@@ -197,6 +197,10 @@ type Scheduler struct {
 	handler atomic.Pointer[http.Handler]
 	wheel   *wheel.Wheel
 	ready   atomic.Bool
+	// paused is the groups that are paused or draining, as last read
+	// (jobwatch.go): dispatch holds back their runs that wait for the
+	// resume.
+	paused atomic.Pointer[runs.Paused]
 
 	// crashed makes Run stop as if the process died: no lease release,
 	// no draining (see export_test.go).
@@ -452,7 +456,7 @@ func (w *wiring) stages() []*stage {
 			{"recorded notices", w.hearRecorded, supervise.Restart},
 			{"recovery", w.recoverShards, supervise.Restart},
 			{"planner", w.planner.Run, supervise.Restart},
-			{"job changes", w.s.watchJobs, supervise.Restart},
+			{"job changes", w.watchJobs, supervise.Restart},
 			{"retention", w.retention.Run, supervise.Restart},
 			{"backlog", w.backlog.Run, supervise.Restart},
 			{"backfill", w.backfill.Run, supervise.Restart},

@@ -124,10 +124,19 @@ func (s *Scheduler) wire(ctx context.Context, st *store.Store, js jetstream.JetS
 	picker := route.New(w.registry.Live, s.deps.NATS, s.log)
 	if w.dispatch, err = dispatch.New(s.cfg.Dispatch, dispatch.Deps{JS: js, Pool: s.deps.Pool, Log: s.log,
 		Route: picker, Owner: w.leases.ID(), Valid: w.leases.Valid, Trace: s.tracer, Observe: s.metrics.observeFire,
-		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflows, TestSignals: s.testSignals.Dispatch}); err != nil {
+		Signer: s.deps.TriggerSigner, StartWorkflow: w.startWorkflows, Paused: s.pausedGroups, TestSignals: s.testSignals.Dispatch}); err != nil {
 		return nil, err
 	}
 	s.wheel = wheel.New(w.dispatch.Fire, w.dispatch.Connected)
+	// The paused groups are read before anything publishes; from then on
+	// the job-change listener keeps them (jobwatch.go). Should this read
+	// fail, recovery and the sweep still leave waiting runs out, and the
+	// listener reads them as it connects.
+	if p, err := runs.LoadPaused(ctx, s.deps.Pool); err != nil {
+		s.log.Warn("reading the paused groups failed; the job-change listener reads them", zap.Error(err))
+	} else {
+		s.paused.Store(&p)
+	}
 	if w.planner, err = planner.New(s.cfg.Planner, planner.Deps{Pool: s.deps.Pool, Log: s.log, Owner: w.leases.ID(),
 		Leases: w.leases.Held, Out: w.planned, Planned: s.metrics.lag.planned, Trace: s.tracer, BatchTarget: picker.BatchTarget,
 		Pressure: w.pressure, Held: s.metrics.observeHeld, TestSignals: s.testSignals.Planner}); err != nil {

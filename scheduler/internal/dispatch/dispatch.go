@@ -145,6 +145,13 @@ type Deps struct {
 	// last call (their leases checked): they start together, and the runs
 	// due meanwhile (node runs) are published without waiting for them.
 	StartWorkflow func(context.Context, []runs.Planned)
+	// Paused returns the groups that are paused or draining, kept current
+	// from their changes' notifications (the scheduler's watch): their
+	// retries, child runs and node runs that fell due after the pause
+	// began are not published (runs.Paused.Holds, package runs' held.go).
+	// They stay SCHEDULED, and the sweep hands them over again once their
+	// group is active. Nil: no group is ever paused.
+	Paused func() runs.Paused
 	// TestSignals report written batches to tests; zero, as in
 	// production, they do nothing.
 	TestSignals TestSignals
@@ -212,10 +219,16 @@ type TestSignals struct {
 	// changes only runs still SCHEDULED: one whose events were applied
 	// first is in the batch but unchanged.
 	Flushed testsignal.Signal[[]int64]
+	// Held fires with the runs a Fire call held back because they wait
+	// for their group's resume (holdBack).
+	Held testsignal.Signal[[]int64]
 }
 
 // Init initialises every signal for tb's test.
-func (ts *TestSignals) Init(tb testsignal.TB) { ts.Flushed.Init(tb) }
+func (ts *TestSignals) Init(tb testsignal.TB) {
+	ts.Flushed.Init(tb)
+	ts.Held.Init(tb)
+}
 
 // inflight is one published message awaiting its ack: one run's trigger,
 // or a trigger batch.
@@ -296,6 +309,9 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 	if !d.Connected(ctx) {
 		return
 	}
+	if due = d.holdBack(due); len(due) == 0 {
+		return
+	}
 	now := time.Now()
 	skip := d.misfired(due, now)
 	batches := batchesOf(due)
@@ -335,6 +351,46 @@ func (d *Dispatcher) Fire(ctx context.Context, due []runs.Planned) {
 			}
 		}
 	}
+}
+
+// holdBack returns due without the runs that wait for their group's
+// resume (Deps.Paused). They are dropped from memory only: still
+// SCHEDULED, they are left out of the sweep until the resume, and handed
+// over by it then. A trigger batch is of one group, one fire time and one
+// trigger type, so it is held whole or not at all. With no group paused
+// due is returned as it is, at the cost of one empty map.
+func (d *Dispatcher) holdBack(due []runs.Planned) []runs.Planned {
+	if d.cfg.Paused == nil {
+		return due
+	}
+	paused := d.cfg.Paused()
+	if len(paused) == 0 {
+		return due
+	}
+	var (
+		kept []runs.Planned
+		held []int64
+	)
+	for i := range due {
+		r := &due[i]
+		if !paused.Holds(r) {
+			if held != nil {
+				kept = append(kept, *r)
+			}
+			continue
+		}
+		if held == nil {
+			kept = append(make([]runs.Planned, 0, len(due)-1), due[:i]...)
+		}
+		held = append(held, r.RunID)
+		d.log.Info("group paused; holding the run back until its resume", logging.Run(r.RunID), logging.Job(r.JobID),
+			logging.Group(r.Group), zap.String("trigger_type", string(r.TriggerType)))
+	}
+	if held == nil {
+		return due
+	}
+	d.cfg.TestSignals.Held.Signal(held)
+	return kept
 }
 
 // publish sends one run's trigger without waiting for its ack. It returns

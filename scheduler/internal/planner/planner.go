@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -173,12 +174,24 @@ type TestSignals struct {
 	// Held fires when planning starts to wait for the stages after it
 	// (admit.go), with the pressure that made it wait.
 	Held testsignal.Signal[Pressure]
+	// Swept fires after a sweep of a shard (Sweep) read its orphans, its
+	// runs already handed on.
+	Swept testsignal.Signal[Swept]
 }
 
 // Init initialises every signal for tb's test.
 func (ts *TestSignals) Init(tb testsignal.TB) {
 	ts.ShardPlanned.Init(tb)
 	ts.Held.Init(tb)
+	ts.Swept.Init(tb)
+}
+
+// Swept is one sweep of a shard, as TestSignals.Swept reports it: when it
+// read, and the runs it handed to the wheel.
+type Swept struct {
+	Shard int
+	At    time.Time
+	Runs  []int64
 }
 
 // Pass is one successful planning pass over a shard, as
@@ -223,7 +236,15 @@ type Planner struct {
 	// behind are the groups the last admission left out (admit.go); Run's
 	// alone.
 	behind []string
+	// sweepSoon makes the next pass sweep (SweepSoon).
+	sweepSoon atomic.Bool
 }
+
+// SweepSoon makes the next pass sweep every shard this planner holds,
+// however recent the last sweep: a group's resume asks for it, so that the
+// runs that waited for the resume (package runs, held.go), which only a
+// sweep hands over, start within a pass rather than a sweep interval.
+func (p *Planner) SweepSoon() { p.sweepSoon.Store(true) }
 
 // ErrLeaseLost is returned when a shard's lease moved on: nothing was written.
 var ErrLeaseLost = errors.New("lease lost")
@@ -270,7 +291,7 @@ func (p *Planner) Run(ctx context.Context) error {
 		} else {
 			began = now
 		}
-		sweep := p.now().Sub(lastSweep) >= SweepInterval
+		sweep := p.sweepSoon.Swap(false) || p.now().Sub(lastSweep) >= SweepInterval
 		for _, l := range p.leases() {
 			if ctx.Err() != nil {
 				return nil
@@ -291,6 +312,7 @@ func (p *Planner) Run(ctx context.Context) error {
 				continue
 			}
 			if sweep {
+				at := p.now()
 				swept, err := p.Sweep(ctx, l)
 				if err != nil && ctx.Err() == nil {
 					errcount.Postgres(errcount.Plan)
@@ -299,6 +321,13 @@ func (p *Planner) Run(ctx context.Context) error {
 				if len(swept) > 0 {
 					p.log.Info("swept orphaned planned runs", logging.Shard(l.Shard), zap.Int("runs", len(swept)))
 					p.out(swept)
+				}
+				if err == nil && p.signals.Swept.On() {
+					ids := make([]int64, len(swept))
+					for i := range swept {
+						ids[i] = swept[i].RunID
+					}
+					p.signals.Swept.Signal(Swept{Shard: l.Shard, At: at, Runs: ids})
 				}
 			}
 		}

@@ -72,12 +72,27 @@ func CancelBackfill(ctx context.Context, tx pgx.Tx, id int64) ([]int64, error) {
 // LOCKED): a planning that committed first has its runs deleted here, one
 // that comes after reads the job as edited.
 func DeletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (cutoff time.Time, first *time.Time, err error) {
+	return deletePlanned(ctx, tx, jobID, false)
+}
+
+// DeletePlannedForPause is DeletePlanned for a pause of the job's group:
+// the job's runs that wait for the resume instead (Waits, held.go: its
+// retries not yet due) are kept, and start after the resume. The others
+// go as for a disable: schedule fires are planned again by the misfire
+// policy at the resume, and a manual trigger for later is deleted (a
+// manual run never waits: whether it may run in a paused group was
+// decided when it was asked for).
+func DeletePlannedForPause(ctx context.Context, tx pgx.Tx, jobID int64) (cutoff time.Time, first *time.Time, err error) {
+	return deletePlanned(ctx, tx, jobID, true)
+}
+
+func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64, keepWaiting bool) (cutoff time.Time, first *time.Time, err error) {
 	err = tx.QueryRow(ctx, `WITH d AS (
 			DELETE FROM job_runs WHERE job_id = $1 AND status = 'SCHEDULED' AND scheduled_at > now()
-				AND workflow_run IS NULL
+				AND workflow_run IS NULL AND NOT ($2 AND trigger_type IN `+waitsTypesSQL+`)
 			RETURNING scheduled_at, trigger_type)
 		SELECT now(), (SELECT min(scheduled_at) FROM d WHERE trigger_type IN ('schedule', 'misfire'))`,
-		jobID).Scan(&cutoff, &first)
+		jobID, keepWaiting).Scan(&cutoff, &first)
 	if err != nil {
 		return cutoff, nil, fmt.Errorf("delete the planned runs of job %d: %w", jobID, err)
 	}

@@ -40,9 +40,11 @@
 //     SCHEDULED (the deferred TRIGGERED write, below): it ends CANCELLED
 //     all the same, and the API sends its worker the kill.
 //   - No status, the row deleted: DeletePlanned, an edited, disabled or
-//     deleted job's runs not yet due; Delete, a terminal run outside any
-//     workflow run that a user deletes (DELETE /runs/{id}); DropPartition
-//     and DeleteDefaultDay, days older than the retention, once rolled up.
+//     deleted job's runs not yet due (DeletePlannedForPause, a paused
+//     group's, keeps the retries: they wait, held.go); Delete, a terminal
+//     run outside any workflow run that a user deletes (DELETE /runs/{id});
+//     DropPartition and DeleteDefaultDay, days older than the retention,
+//     once rolled up.
 //
 // The statements compare ranks in SQL with jetjob_status_rank, a function of
 // migration 0001 that mirrors wire.Status.Rank; migrations are history and

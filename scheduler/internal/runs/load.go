@@ -22,23 +22,34 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
 		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0),
 		j.script_language, j.script_version, j.script_source,
-		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}'`
+		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}',
+		CASE WHEN r.workflow_run IS NOT NULL THEN (SELECT w.scheduled_at FROM workflow_runs w
+			WHERE w.id = r.workflow_run AND w.group_name = r.group_name) END`
+
+// withGroup joins a run's group row, for WaitingSQL.
+const withGroup = `
+	LEFT JOIN job_groups g ON g.name = r.group_name`
 
 // selectShard reads a shard's planned, not yet published runs: every one
-// the planner wrote, and those written outside planning due by $2.
-const selectShard = plannedColumns + `
+// the planner wrote, and those written outside planning due by $2, but for
+// those waiting for their group's resume (held.go).
+const selectShard = plannedColumns + withGroup + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
 	  AND (r.trigger_type IN ('schedule', 'misfire') OR r.scheduled_at <= $2)
+	  AND NOT ` + WaitingSQL + `
 	ORDER BY r.scheduled_at`
 
 // selectOrphans reads the runs a sweep hands to the wheel: runs written by
 // something other than the planner (manual triggers whose API process died
 // before publishing) due within the window, and any planned run long past
 // its time (its publish was lost with a process). Each half uses its own
-// partial index.
-const selectOrphans = plannedColumns + `
+// partial index. Runs waiting for their group's resume (held.go: retries,
+// child and node runs, all in the first half) are left out: the sweep after
+// the resume is what hands them over.
+const selectOrphans = plannedColumns + withGroup + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
 	  AND r.trigger_type NOT IN ('schedule', 'misfire') AND r.scheduled_at <= $2
+	  AND NOT ` + WaitingSQL + `
 	UNION ALL ` + plannedColumns + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
 	  AND r.trigger_type IN ('schedule', 'misfire') AND r.scheduled_at < $3`
@@ -91,10 +102,14 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	var timeoutMS, thresholdMS int64
 	var sc ScriptColumns
 	var render bool
+	var workflowAt *time.Time
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets}, extra...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &workflowAt}, extra...)...)
+	if workflowAt != nil {
+		pr.WorkflowAt = *workflowAt
+	}
 	pr.Script = sc.Script()
 	if err == nil && render {
 		// A template that fails leaves the params as written: it passed

@@ -64,6 +64,11 @@ type Planned struct {
 	// WorkflowRun is the workflow run of a node run (0 for other runs):
 	// its trace is the workflow run's (spans.Tracer.Publish).
 	WorkflowRun int64
+	// WorkflowAt is the fire time of a node run's workflow run when that
+	// run is of the node's own group (zero otherwise): a workflow run of
+	// a paused group that fell due after the pause began was a forced
+	// trigger, and its node runs do not wait for the resume (held.go).
+	WorkflowAt time.Time
 	// Message is the run's message as written (job_runs.message): a
 	// backfill's run names its backfill, a workflow run's re-run the run
 	// it re-runs. A workflow run starts with it as its own message.

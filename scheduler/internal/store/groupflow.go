@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 )
 
 // A group's flow state (issue #33, docs/flow-control.md): paused and
@@ -43,7 +45,9 @@ type Flow struct {
 	At    *time.Time
 	// InFlight counts the group's runs that may be running: RUNNING,
 	// TRIGGERED, or SCHEDULED and due (published, its TRIGGERED write
-	// deferred). Read only while the group is not active.
+	// deferred), but for the runs that wait for the resume, which are
+	// not published (runs.WaitingSQL, package runs' held.go). Read only
+	// while the group is not active.
 	InFlight int
 }
 
@@ -62,7 +66,14 @@ type flowAudit struct {
 const flowColumns = `g.flow_state, g.flow_note, g.flow_by, g.flow_at,
 	CASE WHEN g.flow_state = 'active' THEN 0 ELSE (SELECT count(*) FROM job_runs r
 		WHERE r.group_name = g.name AND (r.status IN ('TRIGGERED', 'RUNNING')
-			OR r.status = 'SCHEDULED' AND r.scheduled_at <= now())) END`
+			OR r.status = 'SCHEDULED' AND r.scheduled_at <= now() AND NOT ` + runs.WaitingSQL + `)) END`
+
+// GroupsChannel is the PostgreSQL NOTIFY channel on which a group's flow
+// change is announced (its name as the payload), in the transaction that
+// makes it: every scheduler reads the groups that are not active again
+// (runs.LoadPaused), so that dispatch holds back the runs that wait for
+// a resume and publishes them again after it.
+const GroupsChannel = "jetjob_groups"
 
 // GetGroup returns a group with its flow state.
 func (s *Store) GetGroup(ctx context.Context, name string) (Group, error) {
@@ -121,6 +132,9 @@ func (s *Store) SetGroupFlow(ctx context.Context, a Actor, name string, state Fl
 		if err != nil {
 			return fmt.Errorf("set flow state: %w", err)
 		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, GroupsChannel, name); err != nil {
+			return fmt.Errorf("announce the flow change: %w", err)
+		}
 		action := map[FlowState]string{FlowActive: "group.resume", FlowPaused: "group.pause", FlowDraining: "group.drain"}[state]
 		return writeAudit(ctx, tx, a, action, groupTarget(name), name,
 			flowAudit{Name: name, State: cur, Note: curNote}, flowAudit{Name: name, State: state, Note: note})
@@ -142,7 +156,7 @@ func suspendGroupJobs(ctx context.Context, tx pgx.Tx, group string) error {
 		return fmt.Errorf("lock the jobs of group %q: %w", group, err)
 	}
 	for i := range js {
-		next, err := suspendPlanned(ctx, tx, &js[i])
+		next, err := suspendPlanned(ctx, tx, &js[i], true)
 		if err != nil {
 			return err
 		}

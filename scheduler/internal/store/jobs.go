@@ -472,7 +472,14 @@ const JobsChannel = "jetjob_jobs"
 // removed scheduled (or catch-up) fire, nil if none: where a disabled
 // job's schedule resumes.
 func deletePlanned(ctx context.Context, tx pgx.Tx, jobID int64) (*time.Time, error) {
-	cutoff, first, err := runs.DeletePlanned(ctx, tx, jobID)
+	return notifyDeleted(ctx, tx, jobID, runs.DeletePlanned)
+}
+
+// notifyDeleted runs del (runs.DeletePlanned, or its variant for a
+// group's pause) for jobID and announces the cutoff on JobsChannel.
+func notifyDeleted(ctx context.Context, tx pgx.Tx, jobID int64,
+	del func(context.Context, pgx.Tx, int64) (time.Time, *time.Time, error)) (*time.Time, error) {
+	cutoff, first, err := del(ctx, tx, jobID)
 	if err != nil {
 		return nil, err
 	}

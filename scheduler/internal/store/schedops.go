@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jetjob/jetjob/scheduler/internal/runs"
 	"github.com/jetjob/jetjob/scheduler/internal/timing"
 )
 
@@ -152,7 +153,7 @@ func setEnabled(ctx context.Context, tx pgx.Tx, a Actor, id int64, o EnableOptio
 		next := cur.NextFireAt
 		switch {
 		case !o.Enabled:
-			if next, err = suspendPlanned(ctx, tx, &cur); err != nil {
+			if next, err = suspendPlanned(ctx, tx, &cur, false); err != nil {
 				return err
 			}
 		case next == nil || o.CatchUp == CatchUpNone:
@@ -187,9 +188,15 @@ func setEnabled(ctx context.Context, tx pgx.Tx, a Actor, id int64, o EnableOptio
 // its next fire rewound to the first of them, so that planning it again
 // (re-enabled, or its group resumed) finds them and the misfire policy
 // judges them: the one catch-up path of a disabled job and a paused group.
-func suspendPlanned(ctx context.Context, tx pgx.Tx, cur *Job) (*time.Time, error) {
+// For a group's pause (pause) the job's retries not yet due are kept: they
+// wait for the resume (runs.DeletePlannedForPause).
+func suspendPlanned(ctx context.Context, tx pgx.Tx, cur *Job, pause bool) (*time.Time, error) {
 	next := cur.NextFireAt
-	first, err := deletePlanned(ctx, tx, cur.ID)
+	del := runs.DeletePlanned
+	if pause {
+		del = runs.DeletePlannedForPause
+	}
+	first, err := notifyDeleted(ctx, tx, cur.ID, del)
 	if err != nil {
 		return nil, err
 	}
