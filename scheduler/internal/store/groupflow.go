@@ -61,12 +61,18 @@ type flowAudit struct {
 	Note  string    `json:"note,omitempty"`
 }
 
+// inFlightSQL is true for a run r of group g (job_groups) that may be
+// running: RUNNING, TRIGGERED, or SCHEDULED and due (perhaps published,
+// its TRIGGERED write deferred) unless it waits for the group's resume
+// (runs.WaitingSQL). What a drain waits for and the queue view lists.
+const inFlightSQL = `(r.status IN ('TRIGGERED', 'RUNNING')
+	OR r.status = 'SCHEDULED' AND r.scheduled_at <= now() AND NOT ` + runs.WaitingSQL + `)`
+
 // flowColumns are read with a group (g: job_groups). The in-flight count
 // costs a look-up only for a group that is not active.
 const flowColumns = `g.flow_state, g.flow_note, g.flow_by, g.flow_at,
 	CASE WHEN g.flow_state = 'active' THEN 0 ELSE (SELECT count(*) FROM job_runs r
-		WHERE r.group_name = g.name AND (r.status IN ('TRIGGERED', 'RUNNING')
-			OR r.status = 'SCHEDULED' AND r.scheduled_at <= now() AND NOT ` + runs.WaitingSQL + `)) END`
+		WHERE r.group_name = g.name AND ` + inFlightSQL + `) END`
 
 // GroupsChannel is the PostgreSQL NOTIFY channel on which a group's flow
 // change is announced (its name as the payload), in the transaction that

@@ -98,13 +98,13 @@ type QueuedRun struct {
 // maxInFlightListed bounds the runs in flight a queue view lists.
 const maxInFlightListed = 500
 
-// GroupInFlight returns the group's runs in flight, as a pause counts
-// them (flowColumns: RUNNING, TRIGGERED, or SCHEDULED and due), oldest
+// GroupInFlight returns the group's runs in flight, as a drain counts
+// them (inFlightSQL: runs waiting for a resume are not), oldest
 // fire first, at most 500, and whether there were more.
 func (s *Store) GroupInFlight(ctx context.Context, group string) ([]QueuedRun, bool, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT r.id, r.job_id, coalesce(j.name, ''), r.status, r.scheduled_at, r.worker_id
-		FROM job_runs r LEFT JOIN jobs j ON j.id = r.job_id
-		WHERE r.group_name = $1 AND (r.status IN ('TRIGGERED', 'RUNNING') OR r.status = 'SCHEDULED' AND r.scheduled_at <= now())
+		FROM job_runs r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN job_groups g ON g.name = r.group_name
+		WHERE r.group_name = $1 AND `+inFlightSQL+`
 		ORDER BY r.scheduled_at, r.id LIMIT $2`, group, maxInFlightListed+1)
 	rs, err := pgx.CollectRows(rows, scanQueuedRun)
 	if err != nil {
