@@ -14,15 +14,22 @@ import (
 // plannedColumns are what a trigger needs of a planned run and its job. A
 // manual run's own params override its job's.
 const plannedColumns = plannedSelect + `
-	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
+	FROM job_runs r JOIN jobs j ON j.id = r.job_id` + plannedGroupJoin
 
-// plannedSelect is plannedColumns' list, of a run r and its job j.
+// plannedGroupJoin joins the group g of a run r whose flow columns
+// plannedSelect reads (its cap and rate limit).
+const plannedGroupJoin = `
+	LEFT JOIN job_groups g ON g.name = r.group_name`
+
+// plannedSelect is plannedColumns' list, of a run r, its job j and its
+// group g (plannedGroupJoin).
 const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, COALESCE(r.run_timeout_ms, j.timeout_ms),
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
 		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0),
 		j.script_language, j.script_version, j.script_source,
-		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}'`
+		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}',
+		` + FlowColumns
 
 // selectShard reads a shard's planned, not yet published runs: every one
 // the planner wrote, and those written outside planning due by $2.
@@ -94,7 +101,7 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets}, extra...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets}, append(pr.Flow.ScanTargets(), extra...)...)...)
 	pr.Script = sc.Script()
 	if err == nil && render {
 		// A template that fails leaves the params as written: it passed

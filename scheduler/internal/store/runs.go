@@ -284,6 +284,9 @@ type Trigger struct {
 	// Force starts the run even while the job's group is paused or
 	// draining (else ErrGroupPaused).
 	Force bool
+	// Priority, when set, is the run's own priority instead of its job's
+	// (job_runs.priority; docs/flow-control.md).
+	Priority *int
 
 	note manualNote
 }
@@ -335,15 +338,16 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 		if t.Params != nil {
 			p.Params = *t.Params
 		}
-		if !t.Force {
-			st, err := groupFlowState(ctx, tx, j.Group)
-			if err != nil {
-				return err
-			}
-			if st != FlowActive {
-				return fmt.Errorf("%w: group %q is %s; trigger with force to run the job all the same", ErrGroupPaused, j.Group, st)
-			}
+		// One read of the group's row: its state (locked unless forced)
+		// and its flow controls, which the run's trigger carries.
+		g, err := readGroupRow(ctx, tx, j.Group, !t.Force)
+		if err != nil {
+			return err
 		}
+		if !t.Force && g.state != FlowActive {
+			return fmt.Errorf("%w: group %q is %s; trigger with force to run the job all the same", ErrGroupPaused, j.Group, g.state)
+		}
+		p.Flow = runFlow(&j, g, t.Priority)
 		if t.Key != "" {
 			earlier, err := claimTriggerKey(ctx, tx, j.ID, t)
 			if err != nil || earlier != 0 {
@@ -351,7 +355,7 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 				return err
 			}
 		}
-		if err := runs.InsertManual(ctx, tx, &p, t.Params, t.At, t.After); err != nil {
+		if err := runs.InsertManual(ctx, tx, &p, t.Params, t.Priority, t.At, t.After); err != nil {
 			return err
 		}
 		if t.Key != "" {
