@@ -125,9 +125,12 @@ const maxTriggerAhead = 366 * 24 * time.Hour
 // triggerOf checks a trigger's body (header: its Idempotency-Key header)
 // and returns it as the store writes it.
 func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Trigger, error) {
-	t := store.Trigger{Params: req.Params, Force: req.Force}
+	t := store.Trigger{Params: req.Params, Force: req.Force, Priority: req.Priority}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return t, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+	}
+	if p := req.Priority; p != nil && (*p < wire.PriorityMin || *p > wire.PriorityMax) {
+		return t, invalidf("priority %d: want %d to %d", *p, wire.PriorityMin, wire.PriorityMax)
 	}
 	switch {
 	case req.At != nil && req.Delay != "":
@@ -158,7 +161,7 @@ func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Tr
 	if key != "" {
 		// What the trigger asks, as the key's digest: a repeat must ask
 		// the same (its key alone is not enough to say it is a repeat).
-		asked, _ := json.Marshal(apiv1.TriggerRequest{Params: req.Params, At: req.At, Delay: req.Delay})
+		asked, _ := json.Marshal(apiv1.TriggerRequest{Params: req.Params, At: req.At, Delay: req.Delay, Priority: req.Priority})
 		sum := sha256.Sum256(asked)
 		t.Key, t.Request = key, sum[:]
 	}

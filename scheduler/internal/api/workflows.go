@@ -220,6 +220,11 @@ func (s *Server) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
 	if t.Params != nil && !jsonObject(*t.Params) {
 		return invalidf("%s", errParamsObject)
 	}
+	if t.Priority != nil {
+		// A workflow run is no worker's run: its nodes' runs take their
+		// jobs' priorities.
+		return invalidf("priority: a job trigger's only; a workflow's nodes run at their jobs' priorities")
+	}
 	if _, err := s.store.GetWorkflow(r.Context(), id); err != nil {
 		return err
 	}

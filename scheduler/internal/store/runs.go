@@ -363,7 +363,8 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
 		}
-		doc := runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: t.Params, RerunOf: t.note.RerunOf, Key: t.Key}
+		doc := runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: t.Params, RerunOf: t.note.RerunOf, Key: t.Key,
+			Priority: t.Priority}
 		if !t.At.IsZero() || t.After > 0 {
 			doc.At = &p.ScheduledAt
 		}
