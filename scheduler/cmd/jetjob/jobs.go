@@ -358,6 +358,7 @@ func (a *app) jobsTriggerCmd() *cobra.Command {
 		}),
 	}
 	tf.add(cmd, "params for this run instead of the job's (may be empty)")
+	tf.addPriority(cmd)
 	return cmd
 }
 
