@@ -152,4 +152,3 @@ func suspendGroupJobs(ctx context.Context, tx pgx.Tx, group string) error {
 	}
 	return nil
 }
-

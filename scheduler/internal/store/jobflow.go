@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -50,22 +48,8 @@ func (j *Job) flowArgs(args map[string]any) {
 	args["key_rate_count"], args["key_rate_period_ms"] = f.KeyRate.Count, f.KeyRate.PeriodMS
 }
 
-// RateString is r as a user writes it ("100/1m", "5/1m30s"), "" for none:
-// wire.ParseRate reads it back.
-func RateString(r wire.Rate) string {
-	if r.Count == 0 {
-		return ""
-	}
-	p := r.Period().String()
-	// 1h0m0s reads 1h, 1m0s 1m.
-	if strings.HasSuffix(p, "m0s") {
-		p = strings.TrimSuffix(p, "0s")
-	}
-	if strings.HasSuffix(p, "h0m") {
-		p = strings.TrimSuffix(p, "0m")
-	}
-	return strconv.Itoa(r.Count) + "/" + p
-}
+// RateString is r as a user writes it ("100/1m"), "" for none.
+func RateString(r wire.Rate) string { return r.Text() }
 
 // groupRow is what a run written outside planning needs of its group's
 // row: its flow state and its flow controls (cap, rate limit).
