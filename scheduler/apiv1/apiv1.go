@@ -407,6 +407,10 @@ type Run struct {
 	AlarmStatus string `json:"alarm_status,omitempty"`
 	// AlarmError is history too: see AlarmStatus.
 	AlarmError string `json:"alarm_error,omitempty"`
+	// Priority is the run's own priority, given by its manual trigger
+	// (TriggerRequest.Priority) or kept from the run it retries; absent,
+	// the run has its job's.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // RunList answers GET /runs (search) and GET /jobs/{id}/runs.

@@ -224,7 +224,7 @@ func runDoc(r store.Run) apiv1.Run {
 		ScheduledAt: r.ScheduledAt, TriggeredAt: r.TriggeredAt, StartedAt: r.StartedAt,
 		FinishedAt: r.FinishedAt, Attempt: r.Attempt, RetryOf: r.RetryOf, ShardIndex: r.ShardIndex,
 		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message, ParentRun: r.ParentRun,
-		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError,
+		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError, Priority: r.Priority,
 	}
 	if r.Params != nil {
 		d.Params = *r.Params

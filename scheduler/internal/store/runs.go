@@ -41,17 +41,19 @@ type Run struct {
 	ParentRun   *int64
 	AlarmStatus string
 	AlarmError  string
+	// Priority is the run's own (job_runs.priority), nil for its job's.
+	Priority *int
 }
 
 const runColumns = `id, job_id, group_name, shard, trigger_type, status, scheduled_at, triggered_at,
 	started_at, finished_at, attempt, retry_of, shard_index, shard_total, worker_id, params, message, stream_seq,
-	parent_run, alarm_status, alarm_error`
+	parent_run, alarm_status, alarm_error, priority`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
 		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError)
+		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority)
 	return r, err
 }
 
