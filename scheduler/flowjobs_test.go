@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +110,38 @@ func TestFlowControlsInTriggers(t *testing.T) {
 	nextTrigger(t, triggers, "the flowing job with its group's controls", func(tr *wire.Trigger) bool {
 		return of(flowing.ID)(tr) && reflect.DeepEqual(tr.Flow, want)
 	})
+}
+
+// An inline node's job takes flow controls as any job: its node runs'
+// triggers carry them, the key evaluated over the node's params.
+func TestWorkflowInlineNodeFlow(t *testing.T) {
+	t.Parallel()
+	sys := startSystem(t, noopWorker)
+	triggers := rawSubscription(t, sys, "jetjob.trigger.g.>")
+	wf := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "flowing", Group: "g", ScheduleType: "none", Nodes: []apiv1.WorkflowNode{
+		{Name: "extract", Inline: &apiv1.InlineJob{Handler: "noop", Params: `{"day": "monday"}`,
+			Priority: 9, ConcurrencyKey: "params.day", KeyCap: 1, RateLimit: "30/60s"}},
+	}})
+	if in := wf.Nodes[0].Inline; in == nil || in.Priority != 9 || in.ConcurrencyKey != "params.day" || in.KeyCap != 1 || in.RateLimit != "30/1m" {
+		t.Fatalf("extract reads %+v, want its flow fields (rate 30/1m)", in)
+	}
+	run, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := wfNode(waitWorkflowRun(t, sys, run.ID, "SUCCEEDED"), "extract")
+	tr, _ := nextTrigger(t, triggers, "the node's run", func(tr *wire.Trigger) bool { return tr.JobID == ex.JobID })
+	want := &wire.Flow{Priority: 9, Key: "monday", HasKey: true, KeyCap: 1,
+		Rates: []wire.Rate{{Scope: wire.RateJob, Count: 30, PeriodMS: time.Minute.Milliseconds()}}}
+	if !reflect.DeepEqual(tr.Flow, want) {
+		t.Fatalf("node run's trigger flow %+v, want %+v", tr.Flow, want)
+	}
+	if j, err := sys.api.GetJob(t.Context(), ex.JobID); err != nil || j.Priority != 9 || j.KeyCap != 1 {
+		t.Errorf("the inline job: %+v %v, want its flow fields", j, err)
+	}
+	prio := 3
+	if _, err := sys.api.TriggerWorkflowWith(t.Context(), wf.ID, apiv1.TriggerRequest{Priority: &prio}); !isAPIError(err, 400) ||
+		!strings.Contains(err.Error(), "priority") {
+		t.Errorf("workflow trigger with a priority: %v, want 400 naming priority", err)
+	}
 }
