@@ -135,3 +135,34 @@ func TestLoadRebuildsFlow(t *testing.T) {
 		}
 	}
 }
+
+// A retry keeps the priority of the run it retries (a manual trigger's
+// own), as it keeps its params; a run without one leaves its retry
+// without one too (its job's).
+func TestRetryKeepsRunPriority(t *testing.T) {
+	f := setup(t)
+	if _, err := f.pool.Exec(f.ctx, `UPDATE jobs SET max_retries = 1 WHERE id = $1`, f.jobID); err != nil {
+		t.Fatal(err)
+	}
+	written := f.plan(f.fire(0), f.fire(1))
+	if _, err := f.pool.Exec(f.ctx, `UPDATE job_runs SET priority = 60 WHERE id = $1`, written[0].RunID); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for i, in := range written {
+		// Apart, so that their retries' fires (from the end) differ.
+		end := now.Add(time.Duration(i) * time.Minute)
+		f.apply(runs.Update{RunID: in.RunID, Group: "g", ScheduledAt: in.ScheduledAt, Status: wire.StatusFailed, StartedAt: &now, FinishedAt: &end})
+	}
+	for i, want := range []*int{ptr(60), nil} {
+		var got *int
+		if err := f.pool.QueryRow(f.ctx, `SELECT priority FROM job_runs WHERE retry_of = $1`, written[i].RunID).Scan(&got); err != nil {
+			t.Fatalf("retry of run %d: %v", written[i].RunID, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("retry of run %d has priority %v, want %v", written[i].RunID, got, want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
