@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/spf13/pflag"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
@@ -56,5 +59,25 @@ func (f *flowFlags) apply(changed func(string) bool, spec *apiv1.JobSpec) {
 	}
 	if changed("key-rate-limit") {
 		spec.KeyRateLimit = f.keyRate
+	}
+}
+
+// flowDetail adds the job's flow controls that are set to a job's detail.
+func flowDetail(k *kv, j *apiv1.Job) {
+	if j.Priority != 0 {
+		k.add("Priority", strconv.Itoa(j.Priority))
+	}
+	if j.ConcurrencyKey != "" {
+		key := j.ConcurrencyKey
+		if j.KeyCap > 0 {
+			key += fmt.Sprintf(" (at most %d at once per key)", j.KeyCap)
+		}
+		k.add("Concurrency key", key)
+	}
+	if j.RateLimit != "" {
+		k.add("Rate limit", j.RateLimit)
+	}
+	if j.KeyRateLimit != "" {
+		k.add("Rate per key", j.KeyRateLimit)
 	}
 }

@@ -51,6 +51,9 @@ func TestJobsFlowFlags(t *testing.T) {
 		t.Errorf("--concurrency-key tenant: exit %d, stderr %q; want the server's error naming concurrency_key", res.code, res.stderr)
 	}
 
+	res := must(t, r.as(t, bootstrapToken, "", "jobs", "get", id), "jobs get")
+	printed(t, "get", res.stdout, "Priority:        -3\n", "Concurrency key: params.tenant (at most 2 at once per key)\n", "Rate per key:    5/1s\n")
+
 	run := adminJSON[apiv1.Run](t, r, "jobs", "trigger", id, "--priority", "50")
 	if run.Priority == nil || *run.Priority != 50 {
 		t.Fatalf("run triggered with --priority 50 answers priority %v", run.Priority)

@@ -249,6 +249,7 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Created", fmtTime(j.CreatedAt))
 	k.add("Updated", fmtTime(j.UpdatedAt))
 	schedOpsDetail(&k, j)
+	flowDetail(&k, j)
 	return &k
 }
 
