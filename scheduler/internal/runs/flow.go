@@ -51,11 +51,15 @@ func (f *Flow) Wire(params string) *wire.Flow {
 	return w
 }
 
+// addRate appends r of scope when it limits anything. A period below the
+// wire's least (the columns allow it; the API and wire.ParseRate do not)
+// is raised to it rather than making a trigger no worker would accept.
 func addRate(rs []wire.Rate, scope wire.RateScope, r wire.Rate) []wire.Rate {
-	if r.Count == 0 || r.PeriodMS == 0 {
+	if r.Count <= 0 || r.PeriodMS <= 0 {
 		return rs
 	}
 	r.Scope = scope
+	r.PeriodMS = max(r.PeriodMS, wire.MinRatePeriod.Milliseconds())
 	return append(rs, r)
 }
 

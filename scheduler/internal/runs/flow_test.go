@@ -38,6 +38,8 @@ func TestFlowWire(t *testing.T) {
 			&wire.Flow{HasKey: true, KeyCap: 1}},
 		{"a key's rate without a key is none", runs.Flow{Priority: 1, KeyRate: wire.Rate{Count: 5, PeriodMS: 1000}}, "",
 			&wire.Flow{Priority: 1}},
+		{"a period below the wire's least is raised to it", runs.Flow{Rate: wire.Rate{Count: 5, PeriodMS: 1}}, "",
+			&wire.Flow{Rates: []wire.Rate{{Scope: wire.RateJob, Count: 5, PeriodMS: wire.MinRatePeriod.Milliseconds()}}}},
 	} {
 		if got := c.flow.Wire(c.params); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: flow %+v, want %+v", c.name, got, c.want)
