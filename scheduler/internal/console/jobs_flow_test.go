@@ -71,3 +71,22 @@ func TestJobFormFlowControls(t *testing.T) {
 		t.Errorf("trigger with priority high: %d, want 400", p.Code)
 	}
 }
+
+// A re-run keeps the run's own priority.
+func TestRerunKeepsRunPriority(t *testing.T) {
+	e := newEnv(t)
+	op := e.browser().login("operator")
+	j := e.job("a", "echo")
+	p := op.post(fmt.Sprintf("/jobs/%d/trigger", j.ID), url.Values{"priority": {"-30"}})
+	if p.Code != http.StatusSeeOther {
+		t.Fatalf("trigger: %d\n%s", p.Code, p.Body)
+	}
+	first := <-e.fired
+	if p = op.post(fmt.Sprintf("/runs/%d/rerun", first.RunID), nil); p.Code != http.StatusSeeOther {
+		t.Fatalf("rerun: %d\n%s", p.Code, p.Body)
+	}
+	again := <-e.fired
+	if again.RunID == first.RunID || again.Flow.Priority != -30 {
+		t.Fatalf("re-run %d has flow priority %d, want a new run at the first's -30", again.RunID, again.Flow.Priority)
+	}
+}
