@@ -89,4 +89,5 @@ func TestRerunKeepsRunPriority(t *testing.T) {
 	if again.RunID == first.RunID || again.Flow.Priority != -30 {
 		t.Fatalf("re-run %d has flow priority %d, want a new run at the first's -30", again.RunID, again.Flow.Priority)
 	}
+	mustContain(t, op.get(fmt.Sprintf("/runs/%d", again.RunID)), `id="run-priority">-30 `)
 }
