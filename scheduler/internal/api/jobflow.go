@@ -47,5 +47,5 @@ func checkJobFlow(spec apiv1.JobSpec, add func(string, ...any)) store.JobFlow {
 func jobFlowDoc(d *apiv1.Job, j store.Job) {
 	f := j.Flow
 	d.Priority, d.ConcurrencyKey, d.KeyCap = f.Priority, f.ConcurrencyKey, f.KeyCap
-	d.RateLimit, d.KeyRateLimit = store.RateString(f.Rate), store.RateString(f.KeyRate)
+	d.RateLimit, d.KeyRateLimit = f.Rate.Text(), f.KeyRate.Text()
 }

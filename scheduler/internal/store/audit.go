@@ -243,7 +243,7 @@ func jobDoc(j Job) *jobAudit {
 		ExtraSchedules: j.ExtraSchedules, ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
 		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate, SecretEnv: j.SecretEnv,
 		Priority: j.Flow.Priority, ConcurrencyKey: j.Flow.ConcurrencyKey, KeyCap: j.Flow.KeyCap,
-		RateLimit: RateString(j.Flow.Rate), KeyRateLimit: RateString(j.Flow.KeyRate)}
+		RateLimit: j.Flow.Rate.Text(), KeyRateLimit: j.Flow.KeyRate.Text()}
 }
 
 // runAudit is a run as the audit log keeps it.

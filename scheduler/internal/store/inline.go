@@ -70,7 +70,7 @@ func InlineOf(j Job) wfengine.InlineJob {
 		RetryBackoff: j.RetryBackoff, RetryInitialMS: j.RetryInitial.Milliseconds(), RetryMaxMS: j.RetryMax.Milliseconds(),
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 		Priority: j.Flow.Priority, ConcurrencyKey: j.Flow.ConcurrencyKey, KeyCap: j.Flow.KeyCap,
-		RateLimit: RateString(j.Flow.Rate), KeyRateLimit: RateString(j.Flow.KeyRate)}
+		RateLimit: j.Flow.Rate.Text(), KeyRateLimit: j.Flow.KeyRate.Text()}
 }
 
 // writeInlineJobs makes the rows of w's inline nodes match their specs, in

@@ -48,9 +48,6 @@ func (j *Job) flowArgs(args map[string]any) {
 	args["key_rate_count"], args["key_rate_period_ms"] = f.KeyRate.Count, f.KeyRate.PeriodMS
 }
 
-// RateString is r as a user writes it ("100/1m"), "" for none.
-func RateString(r wire.Rate) string { return r.Text() }
-
 // groupRow is what a run written outside planning needs of its group's
 // row: its flow state and its flow controls (cap, rate limit).
 type groupRow struct {
