@@ -557,6 +557,8 @@ func TestWorkflowInlineValidation(t *testing.T) {
 		{"no handler", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{}}, `node "a": inline job: handler is required`},
 		{"bad strategy", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{Handler: "h", BlockStrategy: "sometimes"}}, `node "a": inline job: `},
 		{"unknown group", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{Handler: "h", Group: "nope"}}, `node "a": inline job: unknown group "nope"`},
+		{"key cap without a key", apiv1.WorkflowNode{Name: "a", Inline: &apiv1.InlineJob{Handler: "h", KeyCap: 2}},
+			`node "a": inline job: key_cap needs a concurrency_key`},
 	} {
 		spec := apiv1.WorkflowSpec{Name: "bad-" + strings.ReplaceAll(c.what, " ", "-"), Group: "g", ScheduleType: "none",
 			Nodes: []apiv1.WorkflowNode{c.node}}

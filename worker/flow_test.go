@@ -339,8 +339,8 @@ func TestRateLimitMisfireSkip(t *testing.T) {
 	tr.TriggerType, tr.MisfirePolicy, tr.MisfireThresholdMS = wire.TriggerSchedule, policy.MisfireSkip, 5000
 	e.publish(tr)
 	got := ev.waitFinished(2)[2]
-	if got.Status != wire.StatusSkipped || !strings.HasPrefix(got.Message, "rate limit group 1/1m0s: ") {
-		t.Errorf("run 2: %s %q, want SKIPPED by rate limit group 1/1m0s", got.Status, got.Message)
+	if got.Status != wire.StatusSkipped || !strings.HasPrefix(got.Message, "rate limit group 1/1m: ") {
+		t.Errorf("run 2: %s %q, want SKIPPED by rate limit group 1/1m", got.Status, got.Message)
 	}
 	if after := e.rateState(flowkv.RateKey(wire.RateGroup, 101, testGroup, "")); after != before {
 		t.Errorf("rate state %s after the skipped run, want %s (no turn taken)", after, before)

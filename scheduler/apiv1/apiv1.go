@@ -252,6 +252,22 @@ type JobSpec struct {
 	// that execute at once (0: no cap); refused with any other strategy.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
 
+	// Flow controls (docs/flow-control.md, "Caps, keys, rates and
+	// priority"), applied by the worker across the whole group. Priority
+	// orders the job's runs among those waiting at their group's cap
+	// (the group's max_running) or their key's cap: -100 to 100, higher
+	// first, default 0. ConcurrencyKey is params or
+	// params.<field>[.<field>...], evaluated over each run's params;
+	// KeyCap runs of the job with the same key execute at once (0 to
+	// 1000, 0: no cap; needs a key). RateLimit limits the job's starts,
+	// KeyRateLimit the starts per key (needs a key), each written
+	// COUNT/PERIOD: "100/1m", "5/1s" (1 to 100000 per 10ms to 24h).
+	Priority       int    `json:"priority,omitempty"`
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	KeyCap         int    `json:"key_cap,omitempty"`
+	RateLimit      string `json:"rate_limit,omitempty"`
+	KeyRateLimit   string `json:"key_rate_limit,omitempty"`
+
 	// A script job (handler "script", docs/jobs.md "Script jobs") runs a
 	// script the scheduler stores with its versions: ScriptLanguage is
 	// bash, python3, python2, nodejs, php or powershell (required with
@@ -380,6 +396,10 @@ type TriggerRequest struct {
 	// Force runs the job even while its group is paused or draining
 	// (refused with 409 otherwise).
 	Force bool `json:"force,omitempty"`
+	// Priority, when set, is this run's priority instead of its job's
+	// (-100 to 100; docs/flow-control.md): its retries keep it. A job
+	// trigger's only.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // BulkRequest is the body of POST /jobs/bulk: one action on every job a
@@ -466,6 +486,10 @@ type Run struct {
 	AlarmStatus string `json:"alarm_status,omitempty"`
 	// AlarmError is history too: see AlarmStatus.
 	AlarmError string `json:"alarm_error,omitempty"`
+	// Priority is the run's own priority, given by its manual trigger
+	// (TriggerRequest.Priority) or kept from the run it retries; absent,
+	// the run has its job's.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // RunList answers GET /runs (search) and GET /jobs/{id}/runs.

@@ -101,6 +101,13 @@ type InlineJob struct {
 	RetryMax       Duration `json:"retry_max,omitempty"`
 	AlarmWebhook   string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails    []string `json:"alarm_emails,omitempty"`
+	// The flow controls, as a job's (JobSpec): the node's runs wait at
+	// its group's cap and its key's cap by this priority.
+	Priority       int    `json:"priority,omitempty"`
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	KeyCap         int    `json:"key_cap,omitempty"`
+	RateLimit      string `json:"rate_limit,omitempty"`
+	KeyRateLimit   string `json:"key_rate_limit,omitempty"`
 }
 
 // WorkflowEdge From → To: To may run when From settles as On says

@@ -65,9 +65,6 @@ const (
 // Period returns the rate's period.
 func (r Rate) Period() time.Duration { return time.Duration(r.PeriodMS) * time.Millisecond }
 
-// String writes r as ParseRate reads it: "100/1m0s".
-func (r Rate) String() string { return strconv.Itoa(r.Count) + "/" + r.Period().String() }
-
 // ParseRate reads a rate limit written "COUNT/PERIOD" ("100/1m", "5/1s",
 // "1/250ms"); the scope is the caller's. "" is no limit: zero Rate, nil.
 func ParseRate(s string) (Rate, error) {

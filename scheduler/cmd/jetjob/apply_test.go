@@ -75,6 +75,7 @@ func seedCluster(t *testing.T, r *realAPI) {
 		ScheduleType: "cron", ScheduleExpr: "0 0 2 * * *", Timezone: "Europe/Paris", MisfirePolicy: "skip",
 		Timeout: apiv1.Duration(5 * time.Minute), MaxRetries: 2, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(30 * time.Second),
 		ChildJobIDs: []int64{report.ID, cleanup.ID}, AlarmWebhook: "https://example.com/alarm", AlarmEmails: []string{"ops@example.com"},
+		Priority: 10, ConcurrencyKey: "params", KeyCap: 1, RateLimit: "10/3600s", KeyRateLimit: "2/1m",
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,8 @@ func TestExportApplyRoundTrip(t *testing.T) {
 	if again := src.admin(t, "", "export"); again != exported {
 		t.Fatalf("two exports differ:\n%s\n---\n%s", exported, again)
 	}
-	for _, w := range []string{"    children:\n      - billing/send report\n      - ops/cleanup\n", "    params: |\n      #!/bin/sh\n"} {
+	for _, w := range []string{"    children:\n      - billing/send report\n      - ops/cleanup\n", "    params: |\n      #!/bin/sh\n",
+		"    priority: 10\n", "    concurrency_key: params\n", "    key_cap: 1\n", "    rate_limit: 10/1h\n", "    key_rate_limit: 2/1m\n"} {
 		if !strings.Contains(exported, w) {
 			t.Fatalf("export\n%s\nlacks %q", exported, w)
 		}

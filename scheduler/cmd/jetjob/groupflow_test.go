@@ -44,13 +44,13 @@ func TestGroupsSetAndQueue(t *testing.T) {
 	r := isolatedAPI(t, "demo")
 	job := adminJSON[apiv1.Job](t, r, "jobs", "create", "--group", "demo", "--name", "capped", "--handler", "h", "--every", "1h")
 	res := must(t, r.as(t, bootstrapToken, "", "groups", "set", "demo", "--max-running", "3", "--rate-limit", "100/1m"), "groups set")
-	printed(t, "groups set", res.stdout, "Max running:", "3", "Rate limit:", "100/1m0s")
+	printed(t, "groups set", res.stdout, "Max running:", "3", "Rate limit:", "100/1m")
 	g := adminJSON[apiv1.Group](t, r, "groups", "set", "demo", "--max-running", "4")
-	if g.MaxRunning != 4 || g.RateLimit != "100/1m0s" {
+	if g.MaxRunning != 4 || g.RateLimit != "100/1m" {
 		t.Errorf("groups set --max-running: %+v, want 4 and the rate kept", g)
 	}
 	res = must(t, r.as(t, bootstrapToken, "", "groups", "list"), "groups list")
-	printed(t, "groups list", res.stdout, "MAX RUNNING", "RATE LIMIT", "100/1m0s")
+	printed(t, "groups list", res.stdout, "MAX RUNNING", "RATE LIMIT", "100/1m")
 	if res := r.as(t, bootstrapToken, "", "groups", "set", "demo", "--rate-limit", "lots"); res.code != exitError || !strings.Contains(res.stderr, "COUNT/PERIOD") {
 		t.Errorf("a bad rate: exit %d, stderr %q", res.code, res.stderr)
 	}
@@ -59,7 +59,7 @@ func TestGroupsSetAndQueue(t *testing.T) {
 	}
 	must(t, r.as(t, bootstrapToken, "", "jobs", "trigger", fmt.Sprint(job.ID)), "trigger")
 	res = must(t, r.as(t, bootstrapToken, "", "groups", "queue", "demo"), "groups queue")
-	printed(t, "groups queue", res.stdout, "0 of 4 held, 0 waiting", "100/1m0s: 100 may start now", "In flight (1)", "capped ("+fmt.Sprint(job.ID)+")")
+	printed(t, "groups queue", res.stdout, "0 of 4 held, 0 waiting", "100/1m: 100 may start now", "In flight (1)", "capped ("+fmt.Sprint(job.ID)+")")
 	q := adminJSON[apiv1.GroupQueue](t, r, "groups", "queue", "demo")
 	if q.MaxRunning != 4 || len(q.InFlight) != 1 || q.InFlight[0].JobID != job.ID {
 		t.Errorf("groups queue -o json: %+v", q)
@@ -73,7 +73,7 @@ func TestExportApplyGroupLimits(t *testing.T) {
 	src := isolatedAPI(t, "billing")
 	must(t, src.as(t, bootstrapToken, "", "groups", "set", "billing", "--max-running", "5", "--rate-limit", "100/1m"), "groups set")
 	exported := src.admin(t, "", "export")
-	printed(t, "export", exported, "  - name: billing\n    max_running: 5\n    rate_limit: 100/1m0s\n")
+	printed(t, "export", exported, "  - name: billing\n    max_running: 5\n    rate_limit: 100/1m\n")
 
 	dst := newRealAPI(t)
 	res := must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "apply into an empty cluster")
@@ -84,9 +84,9 @@ func TestExportApplyGroupLimits(t *testing.T) {
 	res = must(t, dst.as(t, bootstrapToken, exported, "apply", "-f", "-"), "second apply")
 	printed(t, "second apply", res.stdout, "No changes")
 
-	edited := strings.Replace(exported, "rate_limit: 100/1m0s", "rate_limit: 10/1s", 1)
+	edited := strings.Replace(exported, "rate_limit: 100/1m", "rate_limit: 10/1s", 1)
 	res = must(t, dst.as(t, bootstrapToken, edited, "apply", "-f", "-"), "apply the edit")
-	printed(t, "apply the edit", res.stdout, "~ group billing  rate_limit: \"100/1m0s\" → \"10/1s\"\n", "1 group(s) to update", "updated group billing\n")
+	printed(t, "apply the edit", res.stdout, "~ group billing  rate_limit: \"100/1m\" → \"10/1s\"\n", "1 group(s) to update", "updated group billing\n")
 	g := adminJSON[apiv1.GroupList](t, dst, "groups", "list")
 	if len(g.Groups) != 1 || g.Groups[0].MaxRunning != 5 || g.Groups[0].RateLimit != "10/1s" {
 		t.Errorf("after apply: %+v", g.Groups)

@@ -30,6 +30,7 @@ type jobFlags struct {
 	disabled                          bool
 	ops                               schedOpsFlags
 	more                              moreFlags
+	flow                              flowFlags
 
 	// Set by validate: the schedule a schedule flag gave, and the params
 	// read from --params-file.
@@ -67,6 +68,7 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
 	f.ops.register(fl)
 	f.more.register(fl)
+	f.flow.register(fl)
 }
 
 // validate checks the flags given on cmd; every problem is a usage error
@@ -137,6 +139,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 		return err
 	}
 	if err := f.more.validate(changed); err != nil {
+		return err
+	}
+	if err := f.flow.validate(changed); err != nil {
 		return err
 	}
 	if f.maxConcurrency < 0 {
@@ -230,6 +235,7 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	}
 	f.ops.apply(changed, spec)
 	f.more.apply(changed, spec)
+	f.flow.apply(changed, spec)
 }
 
 func positiveDuration(flag, s string) (string, error) {

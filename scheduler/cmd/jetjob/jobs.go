@@ -249,6 +249,7 @@ func jobDetail(j *apiv1.Job) *kv {
 	k.add("Created", fmtTime(j.CreatedAt))
 	k.add("Updated", fmtTime(j.UpdatedAt))
 	schedOpsDetail(&k, j)
+	flowDetail(&k, j)
 	return &k
 }
 
@@ -358,6 +359,7 @@ func (a *app) jobsTriggerCmd() *cobra.Command {
 		}),
 	}
 	tf.add(cmd, "params for this run instead of the job's (may be empty)")
+	tf.addPriority(cmd)
 	return cmd
 }
 

@@ -111,6 +111,9 @@ func runDetail(r *apiv1.Run) *kv {
 		k.add("Shard", "- (not a broadcast)")
 	}
 	k.add("Worker", r.WorkerID)
+	if r.Priority != nil {
+		k.add("Priority", strconv.Itoa(*r.Priority)+" (the run's own)")
+	}
 	k.add("Scheduled", fmtTime(r.ScheduledAt))
 	k.add("Triggered", fmtTimePtr(r.TriggeredAt))
 	k.add("Started", fmtTimePtr(r.StartedAt))

@@ -6,12 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // triggerFlags are the flags of a trigger, of a job or of a workflow.
 type triggerFlags struct {
 	params, at, delay, key string
 	force                  bool
+	priority               int
 }
 
 func (f *triggerFlags) add(cmd *cobra.Command, paramsHelp string) {
@@ -22,11 +24,22 @@ func (f *triggerFlags) add(cmd *cobra.Command, paramsHelp string) {
 	cmd.Flags().BoolVar(&f.force, "force", false, "run even while the group is paused or draining")
 }
 
+// addPriority adds --priority, a job trigger's own.
+func (f *triggerFlags) addPriority(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.priority, "priority", 0, "this run's priority instead of the job's, -100 to 100 (higher first at a group or key cap)")
+}
+
 // request is the API request the flags ask for.
 func (f *triggerFlags) request(cmd *cobra.Command) (apiv1.TriggerRequest, error) {
 	req := apiv1.TriggerRequest{Delay: f.delay, IdempotencyKey: f.key, Force: f.force}
 	if cmd.Flags().Changed("params") {
 		req.Params = &f.params
+	}
+	if cmd.Flags().Changed("priority") {
+		if f.priority < wire.PriorityMin || f.priority > wire.PriorityMax {
+			return req, usagef("--priority %d: want %d to %d", f.priority, wire.PriorityMin, wire.PriorityMax)
+		}
+		req.Priority = &f.priority
 	}
 	if f.at != "" {
 		at, err := time.Parse(time.RFC3339, f.at)

@@ -79,14 +79,6 @@ func parseGroupRate(s string) (wire.Rate, error) {
 	return rate, nil
 }
 
-// rateText writes a stored rate limit ("" for none) as ParseRate reads it.
-func rateText(r wire.Rate) string {
-	if r.Count < 1 {
-		return ""
-	}
-	return r.String()
-}
-
 // groupQueue answers the path's group's queue view: the holders and
 // waiters of its cap (JETJOB_LOCKS) and the state of its rate limit
 // (JETJOB_RATES), read with package flowkv as the workers write them,
@@ -99,7 +91,7 @@ func (s *Server) groupQueue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now().UTC()
-	q := apiv1.GroupQueue{Group: g.Name, At: now, MaxRunning: g.Limits.MaxRunning, RateLimit: rateText(g.Limits.Rate),
+	q := apiv1.GroupQueue{Group: g.Name, At: now, MaxRunning: g.Limits.MaxRunning, RateLimit: g.Limits.Rate.String(),
 		Running: []apiv1.QueuedRun{}, Waiting: []apiv1.QueuedRun{}}
 	slots, rate, lerr := s.readGroupLocks(r, g.Name)
 	if lerr != nil {

@@ -29,8 +29,8 @@ func TestGroupLimits(t *testing.T) {
 	if err := json.Unmarshal([]byte(a.body), &g); err != nil {
 		t.Fatal(err)
 	}
-	if g.MaxRunning != 5 || g.RateLimit != "100/1m0s" {
-		t.Errorf("PATCH answered max_running %d rate_limit %q, want 5 and 100/1m0s", g.MaxRunning, g.RateLimit)
+	if g.MaxRunning != 5 || g.RateLimit != "100/1m" {
+		t.Errorf("PATCH answered max_running %d rate_limit %q, want 5 and 100/1m", g.MaxRunning, g.RateLimit)
 	}
 	// One field: the other is kept.
 	e.call(op, "PATCH", "/api/v1/groups/a", apiv1.GroupLimitsRequest{MaxRunning: ptr(7)})
@@ -38,8 +38,8 @@ func TestGroupLimits(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.call(e.keys["viewerA"], "GET", "/api/v1/groups", nil).body), &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Groups) != 1 || list.Groups[0].MaxRunning != 7 || list.Groups[0].RateLimit != "100/1m0s" {
-		t.Errorf("GET /groups: %+v, want group a with max_running 7 and rate_limit 100/1m0s", list.Groups)
+	if len(list.Groups) != 1 || list.Groups[0].MaxRunning != 7 || list.Groups[0].RateLimit != "100/1m" {
+		t.Errorf("GET /groups: %+v, want group a with max_running 7 and rate_limit 100/1m", list.Groups)
 	}
 
 	for _, c := range []struct {
@@ -93,9 +93,9 @@ func TestGroupLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`operator {"name": "a"} → {"name": "a", "rate_limit": "100/1m0s", "max_running": 5}`,
-		`operator {"name": "a", "rate_limit": "100/1m0s", "max_running": 5} → {"name": "a", "rate_limit": "100/1m0s", "max_running": 7}`,
-		`operator {"name": "a", "rate_limit": "100/1m0s", "max_running": 7} → {"name": "a", "max_running": 7}`,
+		`operator {"name": "a"} → {"name": "a", "rate_limit": "100/1m", "max_running": 5}`,
+		`operator {"name": "a", "rate_limit": "100/1m", "max_running": 5} → {"name": "a", "rate_limit": "100/1m", "max_running": 7}`,
+		`operator {"name": "a", "rate_limit": "100/1m", "max_running": 7} → {"name": "a", "max_running": 7}`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audit rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

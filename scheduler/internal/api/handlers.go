@@ -37,7 +37,7 @@ func groupDoc(g store.Group) apiv1.Group {
 		state = "drained"
 	}
 	return apiv1.Group{Name: g.Name, Title: g.Title, CommandHandlers: g.CommandHandlers, CreatedAt: g.CreatedAt,
-		MaxRunning: g.Limits.MaxRunning, RateLimit: rateText(g.Limits.Rate),
+		MaxRunning: g.Limits.MaxRunning, RateLimit: g.Limits.Rate.String(),
 		Flow: &apiv1.GroupFlow{State: state, Note: g.Flow.Note, By: g.Flow.By, At: g.Flow.At, Running: g.Flow.InFlight}}
 }
 
@@ -131,9 +131,12 @@ const maxTriggerAhead = 366 * 24 * time.Hour
 // triggerOf checks a trigger's body (header: its Idempotency-Key header)
 // and returns it as the store writes it.
 func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Trigger, error) {
-	t := store.Trigger{Params: req.Params, Force: req.Force}
+	t := store.Trigger{Params: req.Params, Force: req.Force, Priority: req.Priority}
 	if req.Params != nil && len(*req.Params) > wire.MaxParamsBytes {
 		return t, invalidf("params are %d bytes, more than the limit of %d (64 KiB)", len(*req.Params), wire.MaxParamsBytes)
+	}
+	if p := req.Priority; p != nil && (*p < wire.PriorityMin || *p > wire.PriorityMax) {
+		return t, invalidf("priority %d: want %d to %d", *p, wire.PriorityMin, wire.PriorityMax)
 	}
 	switch {
 	case req.At != nil && req.Delay != "":
@@ -164,7 +167,7 @@ func triggerOf(req apiv1.TriggerRequest, header string, now time.Time) (store.Tr
 	if key != "" {
 		// What the trigger asks, as the key's digest: a repeat must ask
 		// the same (its key alone is not enough to say it is a repeat).
-		asked, _ := json.Marshal(apiv1.TriggerRequest{Params: req.Params, At: req.At, Delay: req.Delay})
+		asked, _ := json.Marshal(apiv1.TriggerRequest{Params: req.Params, At: req.At, Delay: req.Delay, Priority: req.Priority})
 		sum := sha256.Sum256(asked)
 		t.Key, t.Request = key, sum[:]
 	}

@@ -164,6 +164,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	checkSchedOps(spec, tz, extra, now, add)
 	checkJobCalendars(spec, add)
 	checkLabels(spec, add)
+	flow := checkJobFlow(spec, add)
 	if spec.ParamsTemplate {
 		if _, err := paramtmpl.Parse(spec.Params, tz); err != nil {
 			add("params: %v", err)
@@ -186,7 +187,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Script: script, ScriptSourceGiven: spec.Script != nil, ScriptRemark: spec.ScriptRemark,
 		ExtraSchedules: extra, ExcludeCalendars: spec.ExcludeCalendars, IncludeCalendars: spec.IncludeCalendars,
 		Labels: spec.Labels, Owner: strings.TrimSpace(spec.Owner), ParamsTemplate: spec.ParamsTemplate,
-		SecretEnv: spec.SecretEnv,
+		SecretEnv: spec.SecretEnv, Flow: flow,
 	}
 	setSchedOps(&j, spec)
 	return j, nil
@@ -210,6 +211,7 @@ func jobDoc(j store.Job) apiv1.Job {
 		Version: j.Version, CreatedAt: j.CreatedAt, UpdatedAt: j.UpdatedAt,
 	}
 	schedOpsDoc(&d, j)
+	jobFlowDoc(&d, j)
 	if j.Script != nil {
 		d.ScriptLanguage, d.Script, d.ScriptVersion = j.Script.Language, &j.Script.Source, j.Script.Version
 	}
@@ -222,7 +224,7 @@ func runDoc(r store.Run) apiv1.Run {
 		ScheduledAt: r.ScheduledAt, TriggeredAt: r.TriggeredAt, StartedAt: r.StartedAt,
 		FinishedAt: r.FinishedAt, Attempt: r.Attempt, RetryOf: r.RetryOf, ShardIndex: r.ShardIndex,
 		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message, ParentRun: r.ParentRun,
-		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError,
+		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError, Priority: r.Priority,
 	}
 	if r.Params != nil {
 		d.Params = *r.Params

@@ -125,7 +125,8 @@ func (s *Server) inlineJob(ctx context.Context, group string, in *apiv1.InlineJo
 		Params: in.Params, ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
 		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
 		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
-		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails}, s.now())
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
+		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit}, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,8 @@ func inlineDoc(in *wfengine.InlineJob) *apiv1.InlineJob {
 		MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,
 		RetryInitial: apiv1.Duration(time.Duration(in.RetryInitialMS) * time.Millisecond),
 		RetryMax:     apiv1.Duration(time.Duration(in.RetryMaxMS) * time.Millisecond),
-		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails}
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
+		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit}
 }
 
 func (s *Server) workflowDoc(ctx context.Context, w store.Workflow) apiv1.Workflow {
@@ -219,6 +221,11 @@ func (s *Server) triggerWorkflow(w http.ResponseWriter, r *http.Request) error {
 	}
 	if t.Params != nil && !jsonObject(*t.Params) {
 		return invalidf("%s", errParamsObject)
+	}
+	if t.Priority != nil {
+		// A workflow run is no worker's run: its nodes' runs take their
+		// jobs' priorities.
+		return invalidf("priority: a job trigger's only; a workflow's nodes run at their jobs' priorities")
 	}
 	if _, err := s.store.GetWorkflow(r.Context(), id); err != nil {
 		return err

@@ -247,6 +247,15 @@ func (c *Console) trigger(w http.ResponseWriter, r *http.Request, k objectKind, 
 	if p != "" {
 		req.Params = &p
 	}
+	// A job's trigger form may give the run its own priority (the API
+	// checks its range); empty keeps the job's.
+	if v := strings.TrimSpace(r.PostForm.Get("priority")); v != "" {
+		prio, err := strconv.Atoi(v)
+		if err != nil {
+			return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "priority " + strconv.Quote(v) + ": want a whole number from -100 to 100"}}
+		}
+		req.Priority = &prio
+	}
 	var run apiv1.Run
 	if _, err := c.call(r, http.MethodPost, k.apiPath(id)+"/trigger", nil, req, &run); err != nil {
 		return err

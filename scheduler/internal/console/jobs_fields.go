@@ -49,11 +49,11 @@ const (
 	secAlarms    = "Alarms and children"
 )
 
-var jobSections = []string{secBasics, secSchedule, secExecution, secRetries, secAlarms}
+var jobSections = []string{secBasics, secSchedule, secExecution, secFlow, secRetries, secAlarms}
 
 // jobFields are the job form's fields, in form order.
 var jobFields = slices.Concat(baseJobFields[:basicsEnd], ownerFields, baseJobFields[basicsEnd:scheduleEnd],
-	calendarFields, baseJobFields[scheduleEnd:])
+	calendarFields, baseJobFields[scheduleEnd:], flowFields)
 
 // basicsEnd and scheduleEnd are where the basics' and the schedule
 // section's fields end in baseJobFields.

@@ -273,8 +273,9 @@ func (c *Console) deleteRun(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// rerunRun triggers the run's job again with the run's params (POST
-// /api/v1/jobs/{job}/trigger) and opens the new run.
+// rerunRun triggers the run's job again with the run's params and its
+// own priority, if any (POST /api/v1/jobs/{job}/trigger), and opens the
+// new run.
 func (c *Console) rerunRun(w http.ResponseWriter, r *http.Request) error {
 	id, err := runID(r)
 	if err != nil {
@@ -285,8 +286,8 @@ func (c *Console) rerunRun(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	// A run's params are empty when it used its job's: then so does the
-	// new one.
-	var req apiv1.TriggerRequest
+	// new one; the same for its own priority.
+	req := apiv1.TriggerRequest{Priority: run.Priority}
 	if run.Params != "" {
 		req.Params = &run.Params
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // Normalize returns spec with what the API stores for each field a spec
@@ -58,6 +59,8 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 	if len(spec.Labels) == 0 {
 		spec.Labels = nil
 	}
+	// A rate reads back in its short form (100/60s is 100/1m).
+	spec.RateLimit, spec.KeyRateLimit = wire.CanonicalRate(spec.RateLimit), wire.CanonicalRate(spec.KeyRateLimit)
 	if len(spec.SecretEnv) == 0 {
 		// A file carries secrets' names only, never values
 		// (docs/jobs.md, "Secrets").

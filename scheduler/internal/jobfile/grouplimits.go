@@ -45,20 +45,12 @@ func groupLimitsDiff(probs *problems, line int, path string, cur, file apiv1.Gro
 		c.Diffs = append(c.Diffs, FieldDiff{Field: "max_running", Old: strconv.Itoa(cur.MaxRunning), New: strconv.Itoa(n)})
 	}
 	if have.Count != want.Count || have.PeriodMS != want.PeriodMS {
-		r := rateText(want)
+		r := want.String()
 		c.Limits.RateLimit = &r
-		c.Diffs = append(c.Diffs, FieldDiff{Field: "rate_limit", Old: strconv.Quote(rateText(have)), New: strconv.Quote(r)})
+		c.Diffs = append(c.Diffs, FieldDiff{Field: "rate_limit", Old: strconv.Quote(have.String()), New: strconv.Quote(r)})
 	}
 	if len(c.Diffs) == 0 {
 		return nil
 	}
 	return c
-}
-
-// rateText writes a rate as the server does ("" for none).
-func rateText(r wire.Rate) string {
-	if r.Count < 1 {
-		return ""
-	}
-	return r.String()
 }

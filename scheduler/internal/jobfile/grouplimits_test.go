@@ -9,7 +9,7 @@ import (
 
 // A declared group's limits are configuration: the plan changes an
 // existing group's max_running and rate_limit to the file's (left out:
-// none), compares rates by value ("100/1m" is the server's "100/1m0s"),
+// none), compares rates by value ("100/60s" is the server's "100/1m"),
 // refuses values out of range with the line, and a file written back
 // reads the same.
 func TestPlanGroupLimits(t *testing.T) {
@@ -32,7 +32,7 @@ jobs: []
 	}
 	want := `+ group fresh
 ~ group billing  max_running: 3 → 5
-~ group billing  rate_limit: "" → "100/1m0s"
+~ group billing  rate_limit: "" → "100/1m"
 ~ group ops  max_running: 4 → 0
 ~ group ops  rate_limit: "1/1h0m0s" → ""
 `
@@ -42,7 +42,7 @@ jobs: []
 	if len(p.NewGroups) != 1 || p.NewGroups[0].MaxRunning != 2 {
 		t.Errorf("new groups: %+v, want fresh with max_running 2", p.NewGroups)
 	}
-	if c := p.GroupChanges[0]; c.Name != "billing" || *c.Limits.MaxRunning != 5 || *c.Limits.RateLimit != "100/1m0s" {
+	if c := p.GroupChanges[0]; c.Name != "billing" || *c.Limits.MaxRunning != 5 || *c.Limits.RateLimit != "100/1m" {
 		t.Errorf("billing's change: %+v", c)
 	}
 

@@ -37,3 +37,35 @@ func TestExportRoundTripsSchedulesCalendarsLabels(t *testing.T) {
 	back := mustParse(t, got)
 	mustBeInSync(t, "the export", back, groups, jobs)
 }
+
+// A job's flow controls export as the API answers them and read back in
+// sync; a file that writes a rate in another form (100/60s for 100/1m)
+// is in sync too, and one that changes a control plans that change.
+func TestExportRoundTripsFlowControls(t *testing.T) {
+	jobs := []apiv1.Job{served(1, "billing", "per-tenant", func(j *apiv1.Job) {
+		j.Priority, j.ConcurrencyKey, j.KeyCap, j.RateLimit, j.KeyRateLimit = -7, "params.tenant", 2, "100/1m", "5/1s"
+	})}
+	groups := []apiv1.Group{{Name: "billing"}}
+	f, err := Export(groups, jobs, map[int64]Key{1: {"billing", "per-tenant"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := encode(t, f)
+	for _, want := range []string{"priority: -7\n", "concurrency_key: params.tenant\n", "key_cap: 2\n", "rate_limit: 100/1m\n", "key_rate_limit: 5/1s\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("export lacks %q:\n%s", want, got)
+		}
+	}
+	mustBeInSync(t, "the export", mustParse(t, got), groups, jobs)
+	mustBeInSync(t, "a file with 100/60s", mustParse(t, strings.Replace(got, "rate_limit: 100/1m", "rate_limit: 100/60s", 1)), groups, jobs)
+
+	p, err := MakePlan("jobs.yaml", mustParse(t, strings.Replace(got, "key_cap: 2", "key_cap: 3", 1)), groups, jobs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_ = p.Write(&b)
+	if !strings.Contains(b.String(), "key_cap: 2 → 3") {
+		t.Errorf("a changed key_cap plans\n%s\nwant key_cap: 2 → 3", b.String())
+	}
+}

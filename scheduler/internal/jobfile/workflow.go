@@ -84,6 +84,11 @@ type WorkflowInlineYAML struct {
 	RetryMax       string   `yaml:"retry_max,omitempty"`
 	AlarmWebhook   string   `yaml:"alarm_webhook,omitempty"`
 	AlarmEmails    []string `yaml:"alarm_emails,omitempty"`
+	Priority       int      `yaml:"priority,omitempty"`
+	ConcurrencyKey string   `yaml:"concurrency_key,omitempty"`
+	KeyCap         int      `yaml:"key_cap,omitempty"`
+	RateLimit      string   `yaml:"rate_limit,omitempty"`
+	KeyRateLimit   string   `yaml:"key_rate_limit,omitempty"`
 }
 
 // inlineDoc is in as a file writes it, its defaults left out.
@@ -92,12 +97,14 @@ func inlineDoc(in *apiv1.InlineJob) *WorkflowInlineYAML {
 		ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
 		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
 		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
-		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails})
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
+		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit})
 	return &WorkflowInlineYAML{Group: in.Group, Handler: m.Handler, Description: m.Description, Params: m.Params,
 		MisfirePolicy: m.MisfirePolicy, RouteStrategy: m.RouteStrategy, BlockStrategy: m.BlockStrategy,
 		MaxConcurrency: m.MaxConcurrency, Timeout: optDur(m.Timeout), MaxRetries: m.MaxRetries,
 		RetryBackoff: m.RetryBackoff, RetryInitial: optDur(m.RetryInitial), RetryMax: optDur(m.RetryMax),
-		AlarmWebhook: m.AlarmWebhook, AlarmEmails: m.AlarmEmails}
+		AlarmWebhook: m.AlarmWebhook, AlarmEmails: m.AlarmEmails,
+		Priority: m.Priority, ConcurrencyKey: m.ConcurrencyKey, KeyCap: m.KeyCap, RateLimit: m.RateLimit, KeyRateLimit: m.KeyRateLimit}
 }
 
 // WorkflowEdgeYAML is an edge as a file holds it.

@@ -29,6 +29,11 @@ nodes:
       block_strategy: discard_later
       timeout: 10m0s
       max_retries: 2
+      priority: 5
+      concurrency_key: params.cmd
+      key_cap: 1
+      rate_limit: 10/1m
+      key_rate_limit: 2/1s
   - name: load
     job: billing/load
     params: '{"rows": {{ .nodes.extract.output.rows }}}'
@@ -55,7 +60,8 @@ func TestWorkflowInlineRoundTrip(t *testing.T) {
 	}
 	ex := spec.Nodes[0].Inline
 	if ex == nil || ex.Handler != "shell" || time.Duration(ex.Timeout) != 10*time.Minute || ex.MaxRetries != 2 ||
-		ex.BlockStrategy != "discard_later" || spec.Nodes[0].Job != "" {
+		ex.BlockStrategy != "discard_later" || spec.Nodes[0].Job != "" ||
+		ex.Priority != 5 || ex.ConcurrencyKey != "params.cmd" || ex.KeyCap != 1 || ex.RateLimit != "10/1m" || ex.KeyRateLimit != "2/1s" {
 		t.Fatalf("extract reads %+v (job %q), want its inline spec", ex, spec.Nodes[0].Job)
 	}
 	if spec.Labels["team"] != "billing" || spec.Owner != "ana@example.com" || len(spec.ExcludeCalendars) != 1 || len(spec.IncludeCalendars) != 1 {

@@ -38,11 +38,19 @@ const maxBatchBytes = 512 << 10
 
 // triggerBytes bounds the size of a trigger of j's encoded: the fixed
 // fields (ids, times, names; a group is at most 64 bytes) and the handler
-// and params, which JSON escaping may blow up to six times (\u00XX).
+// and params, which JSON escaping may blow up to six times (\u00XX). A
+// flow adds its numbers and its concurrency key, which is no longer than
+// the params it is taken from or its sha256: form.
 func triggerBytes(j *dueJob) int {
 	n := 1024 + 6*(len(j.handler)+len(j.params))
 	if j.script != nil {
 		n += 6 * len(j.script.Source)
+	}
+	if !j.flow.IsZero() {
+		n += 512
+		if j.flow.KeyExpr != "" {
+			n += 6 * max(len(j.params), 80)
+		}
 	}
 	return n
 }

@@ -25,7 +25,8 @@ import (
 // jobs of a paused or draining group are left out (docs/flow-control.md);
 // the group's last pause is read when it ended after the job's next fire,
 // so that the fires the pause made late can name it (pausedBy). One
-// lookup of the group's row serves both.
+// lookup of the group's row serves both, and reads the group's flow
+// controls (its cap and rate limit) with the job's (runs.Flow).
 const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_type, schedule_expr, timezone,
 	misfire_policy, route_strategy, block_strategy, timeout_ms, next_fire_at,
 	misfire_threshold_ms, max_catchup, jitter_ms, start_at, end_at, max_concurrency, kind = 'workflow',
@@ -34,7 +35,9 @@ const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_ty
 	secret_names <> '{}',
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_from END,
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_until END,
-	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN COALESCE(g.last_pause_note, '') ELSE '' END
+	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN COALESCE(g.last_pause_note, '') ELSE '' END,
+	jobs.priority, COALESCE(g.max_running, 0), COALESCE(g.rate_count, 0), COALESCE(g.rate_period_ms, 0),
+	concurrency_key, key_cap, key_rate_count, key_rate_period_ms, jobs.rate_count, jobs.rate_period_ms
 	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (jobs.group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -82,6 +85,9 @@ type dueJob struct {
 	// after the job's next fire (nil otherwise), pauseNote its note.
 	pauseFrom, pauseUntil *time.Time
 	pauseNote             string
+	// flow is the job's and its group's flow controls, copied into each
+	// run planned (zero: none).
+	flow runs.Flow
 }
 
 // pausedBy names the group's pause in the message of a fire it made
@@ -125,7 +131,9 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				&j.misfire, &j.route, &j.block, &j.timeoutMS, &j.next,
 				&j.thresholdMS, &j.maxCatchup, &j.jitterMS, &j.start, &j.end, &j.maxConcurrency, &j.workflow,
 				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate, &j.secrets,
-				&j.pauseFrom, &j.pauseUntil, &j.pauseNote)
+				&j.pauseFrom, &j.pauseUntil, &j.pauseNote,
+				&j.flow.Priority, &j.flow.GroupCap, &j.flow.GroupRate.Count, &j.flow.GroupRate.PeriodMS,
+				&j.flow.KeyExpr, &j.flow.KeyCap, &j.flow.KeyRate.Count, &j.flow.KeyRate.PeriodMS, &j.flow.Rate.Count, &j.flow.Rate.PeriodMS)
 			j.script = sc.Script()
 			return j, err
 		})
@@ -212,6 +220,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
 					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script, Secrets: j.secrets,
+					Flow: j.flow,
 				})
 			}
 			// Missed fires recorded SKIPPED are the event missed of the

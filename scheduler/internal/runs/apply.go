@@ -86,7 +86,8 @@ type Moved struct {
 //
 // The new runs are keyed like every run (job, scheduled_at, shard index,
 // attempt) and derive from the run's finished_at, so applying the same
-// event again can never create them twice.
+// event again can never create them twice. A retry keeps its run's own
+// priority (a manual trigger's), as it keeps its params.
 const applySQL = `WITH u AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[],
 				$7::timestamptz[], $8::bigint[], $9::timestamptz[], $10::text[], $11::text[])
@@ -106,18 +107,18 @@ const applySQL = `WITH u AS (
 	  AND jetjob_status_rank(u.status) > jetjob_status_rank(r.status)
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root,
-		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries,
+		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries, r.priority,
 		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params, chain_root, workflow_run, node, node_attempt, item,
-			run_timeout_ms, run_max_retries)
+			run_timeout_ms, run_max_retries, priority)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
 			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
 				THEN j.retry_initial_ms::float8
 				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
 			END) / 1000),
 			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id),
-			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries
+			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries, a.priority
 		FROM applied a JOIN jobs j ON j.id = a.job_id
 		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < COALESCE(a.run_max_retries, j.max_retries)
 		ON CONFLICT DO NOTHING

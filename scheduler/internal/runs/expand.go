@@ -22,9 +22,9 @@ var expandSQL = `WITH base AS (
 	RETURNING r.*
 ), parts AS (
 	INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, attempt,
-		retry_of, parent_run, params, shard_index, shard_total, worker_id, chain_root)
+		retry_of, parent_run, params, shard_index, shard_total, worker_id, chain_root, priority)
 	SELECT b.job_id, b.group_name, b.shard, b.trigger_type, 'SCHEDULED', b.scheduled_at, b.attempt,
-		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1], COALESCE(b.chain_root, b.id)
+		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1], COALESCE(b.chain_root, b.id), b.priority
 	FROM base b, generate_series(1, $3 - 1) AS i
 	ON CONFLICT DO NOTHING
 	RETURNING id, shard_index

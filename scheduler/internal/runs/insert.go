@@ -174,16 +174,19 @@ func checkBatches(fires []Fire) error {
 // p.ScheduledAt. p carries the job's fields (JobID, Group, Shard, and what
 // the trigger needs); params, when non-nil, are stored as the run's own,
 // replacing the job's for this run and for a recovery of it. p.Message is
-// stored as the run's message.
-func InsertManual(ctx context.Context, tx pgx.Tx, p *Planned, params *string, at time.Time, after time.Duration) error {
+// stored as the run's message; priority, when non-nil, as the run's own
+// priority (job_runs.priority), which a recovery reads instead of its
+// job's.
+func InsertManual(ctx context.Context, tx pgx.Tx, p *Planned, params *string, priority *int, at time.Time, after time.Duration) error {
 	var atArg *time.Time
 	if !at.IsZero() {
 		atArg = &at
 	}
-	err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params, message)
-		VALUES ($1, $2, $3, $4, 'SCHEDULED', COALESCE($7::timestamptz, clock_timestamp() + $8 * interval '1 microsecond'), $5, $6)
+	err := tx.QueryRow(ctx, `INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, params, message, priority)
+		VALUES ($1, $2, $3, $4, 'SCHEDULED', COALESCE($7::timestamptz, clock_timestamp() + $8 * interval '1 microsecond'), $5, $6, $9)
 		RETURNING id, scheduled_at`,
-		p.JobID, p.Group, p.Shard, string(wire.TriggerManual), params, wire.TruncateMessage(p.Message), atArg, after.Microseconds()).Scan(&p.RunID, &p.ScheduledAt)
+		p.JobID, p.Group, p.Shard, string(wire.TriggerManual), params, wire.TruncateMessage(p.Message), atArg, after.Microseconds(),
+		priority).Scan(&p.RunID, &p.ScheduledAt)
 	if err != nil {
 		return fmt.Errorf("write the run: %w", err)
 	}

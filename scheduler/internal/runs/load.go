@@ -14,9 +14,15 @@ import (
 // plannedColumns are what a trigger needs of a planned run and its job. A
 // manual run's own params override its job's.
 const plannedColumns = plannedSelect + `
-	FROM job_runs r JOIN jobs j ON j.id = r.job_id`
+	FROM job_runs r JOIN jobs j ON j.id = r.job_id` + plannedGroupJoin
 
-// plannedSelect is plannedColumns' list, of a run r and its job j.
+// plannedGroupJoin joins the group g of a run r: plannedSelect reads its
+// flow columns (its cap and rate limit), and WaitingSQL its pause.
+const plannedGroupJoin = `
+	LEFT JOIN job_groups g ON g.name = r.group_name`
+
+// plannedSelect is plannedColumns' list, of a run r, its job j and its
+// group g (plannedGroupJoin).
 const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, COALESCE(r.params, j.params),
 		r.trigger_type, r.scheduled_at, r.attempt, r.shard_index, r.shard_total, COALESCE(r.run_timeout_ms, j.timeout_ms),
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
@@ -24,16 +30,13 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		j.script_language, j.script_version, j.script_source,
 		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}',
 		CASE WHEN r.workflow_run IS NOT NULL THEN (SELECT w.scheduled_at FROM workflow_runs w
-			WHERE w.id = r.workflow_run AND w.group_name = r.group_name) END`
-
-// withGroup joins a run's group row, for WaitingSQL.
-const withGroup = `
-	LEFT JOIN job_groups g ON g.name = r.group_name`
+			WHERE w.id = r.workflow_run AND w.group_name = r.group_name) END,
+		` + FlowColumns
 
 // selectShard reads a shard's planned, not yet published runs: every one
 // the planner wrote, and those written outside planning due by $2, but for
 // those waiting for their group's resume (held.go).
-const selectShard = plannedColumns + withGroup + `
+const selectShard = plannedColumns + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
 	  AND (r.trigger_type IN ('schedule', 'misfire') OR r.scheduled_at <= $2)
 	  AND NOT ` + WaitingSQL + `
@@ -46,7 +49,7 @@ const selectShard = plannedColumns + withGroup + `
 // partial index. Runs waiting for their group's resume (held.go: retries,
 // child and node runs, all in the first half) are left out: the sweep after
 // the resume is what hands them over.
-const selectOrphans = plannedColumns + withGroup + `
+const selectOrphans = plannedColumns + `
 	WHERE r.shard = $1 AND r.status = 'SCHEDULED'
 	  AND r.trigger_type NOT IN ('schedule', 'misfire') AND r.scheduled_at <= $2
 	  AND NOT ` + WaitingSQL + `
@@ -106,7 +109,7 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &workflowAt}, extra...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &workflowAt}, append(pr.Flow.ScanTargets(), extra...)...)...)
 	if workflowAt != nil {
 		pr.WorkflowAt = *workflowAt
 	}

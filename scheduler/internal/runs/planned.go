@@ -79,6 +79,9 @@ type Planned struct {
 	// Secrets says that the run's job references secrets, which its
 	// worker asks for when it starts (wire.Trigger.Secrets).
 	Secrets bool
+	// Flow is the run's flow controls as its job and group set them
+	// (zero: none; the trigger then carries no flow).
+	Flow Flow
 }
 
 // ScriptColumns scan a job row's script_language, script_version and
@@ -122,5 +125,6 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		MaxConcurrency:     p.MaxConcurrency,
 		Script:             p.Script,
 		Secrets:            p.Secrets,
+		Flow:               p.Flow.Wire(p.Params),
 	}
 }

@@ -230,7 +230,7 @@ var insertNodeRunsSQL = `WITH u AS (
 	FROM u JOIN k ON k.run_id = u.id JOIN jobs j ON j.id = u.job_id
 	RETURNING *)
 	` + plannedSelect + `, r.node, r.item
-	FROM r JOIN jobs j ON j.id = r.job_id`
+	FROM r JOIN jobs j ON j.id = r.job_id` + plannedGroupJoin
 
 // CreatedNodeRun is a node run InsertNodeRuns created: its key, and the
 // run as dispatch fires it.

@@ -215,6 +215,12 @@ type jobAudit struct {
 	ParamsTemplate   bool              `json:"params_template,omitempty"`
 	// SecretEnv names the secrets the job's commands get (never values).
 	SecretEnv map[string]string `json:"secret_env,omitempty"`
+	// Issue #33's flow controls (jobflow.go), left out when unset.
+	Priority       int    `json:"priority,omitempty"`
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	KeyCap         int    `json:"key_cap,omitempty"`
+	RateLimit      string `json:"rate_limit,omitempty"`
+	KeyRateLimit   string `json:"key_rate_limit,omitempty"`
 }
 
 // optDuration is d as the audit log writes it, "" for 0 (the default).
@@ -235,7 +241,9 @@ func jobDoc(j Job) *jobAudit {
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),
 		StartAt: j.StartAt, EndAt: j.EndAt, PausedNote: j.PausedNote, ScriptLanguage: j.scriptLanguage(), ScriptVersion: j.scriptVersion(),
 		ExtraSchedules: j.ExtraSchedules, ExcludeCalendars: j.ExcludeCalendars, IncludeCalendars: j.IncludeCalendars,
-		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate, SecretEnv: j.SecretEnv}
+		Labels: j.Labels, Owner: j.Owner, ParamsTemplate: j.ParamsTemplate, SecretEnv: j.SecretEnv,
+		Priority: j.Flow.Priority, ConcurrencyKey: j.Flow.ConcurrencyKey, KeyCap: j.Flow.KeyCap,
+		RateLimit: j.Flow.Rate.String(), KeyRateLimit: j.Flow.KeyRate.String()}
 }
 
 // runAudit is a run as the audit log keeps it.
@@ -253,6 +261,8 @@ type runAudit struct {
 	// ScheduledAt is a deleted run's scheduled time (its day in the
 	// statistics).
 	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
+	// Priority is a manual trigger's own priority.
+	Priority *int `json:"priority,omitempty"`
 }
 
 // Audit records a change of another package's tables (the alerts') inside

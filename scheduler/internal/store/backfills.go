@@ -229,8 +229,13 @@ func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []
 			params[i] = p
 		}
 	}
+	g, err := readGroupRow(ctx, tx, j.Group, false)
+	if err != nil {
+		return nil, fmt.Errorf("backfill %d: %w", b.ID, err)
+	}
 	return runs.InsertBackfill(ctx, tx, b.ID, runs.Planned{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold,
-		Workflow: j.Kind == KindWorkflow, Script: j.Script, Secrets: len(j.SecretNames) > 0}, at, params)
+		MaxConcurrency: j.MaxConcurrency, Workflow: j.Kind == KindWorkflow, Script: j.Script, Secrets: len(j.SecretNames) > 0,
+		Flow: runFlow(&j, g, nil)}, at, params)
 }

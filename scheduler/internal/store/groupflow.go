@@ -172,17 +172,3 @@ func suspendGroupJobs(ctx context.Context, tx pgx.Tx, group string) error {
 	}
 	return nil
 }
-
-// groupFlowState reads a group's flow state in tx, share-locking the row
-// so that a pause waits for the trigger that read it active.
-func groupFlowState(ctx context.Context, tx pgx.Tx, group string) (FlowState, error) {
-	var st FlowState
-	err := tx.QueryRow(ctx, `SELECT flow_state FROM job_groups WHERE name = $1 FOR SHARE`, group).Scan(&st)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return FlowActive, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("read the flow state of group %q: %w", group, err)
-	}
-	return st, nil
-}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetjob/jetjob/scheduler/internal/refs"
 	"github.com/jetjob/jetjob/scheduler/internal/wfengine"
+	"github.com/jetjob/jetjob/shared/wire"
 )
 
 // The job of an inline node (docs/workflows.md, "Inline jobs") is a row of
@@ -48,7 +49,11 @@ func inlineRow(w *Workflow, n *wfengine.NodeSpec) Job {
 		Timeout: msDuration(in.TimeoutMS), MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,
 		RetryInitial: msDuration(in.RetryInitialMS), RetryMax: msDuration(in.RetryMaxMS),
 		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails, Enabled: true,
-		Kind: KindNode, OwnerWorkflow: w.ID, OwnerNode: n.Name}
+		Kind: KindNode, OwnerWorkflow: w.ID, OwnerNode: n.Name,
+		Flow: JobFlow{Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap}}
+	// Checked when the workflow was written (the API's jobFromSpec).
+	j.Flow.Rate, _ = wire.ParseRate(in.RateLimit)
+	j.Flow.KeyRate, _ = wire.ParseRate(in.KeyRateLimit)
 	if j.Group == "" {
 		j.Group = w.Group
 	}
@@ -63,7 +68,9 @@ func InlineOf(j Job) wfengine.InlineJob {
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
 		MaxConcurrency: j.MaxConcurrency, TimeoutMS: j.Timeout.Milliseconds(), MaxRetries: j.MaxRetries,
 		RetryBackoff: j.RetryBackoff, RetryInitialMS: j.RetryInitial.Milliseconds(), RetryMaxMS: j.RetryMax.Milliseconds(),
-		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails}
+		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
+		Priority: j.Flow.Priority, ConcurrencyKey: j.Flow.ConcurrencyKey, KeyCap: j.Flow.KeyCap,
+		RateLimit: j.Flow.Rate.String(), KeyRateLimit: j.Flow.KeyRate.String()}
 }
 
 // writeInlineJobs makes the rows of w's inline nodes match their specs, in

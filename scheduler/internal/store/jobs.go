@@ -104,6 +104,9 @@ type Job struct {
 	// ParamsTemplate: Params is a template over each fire (package
 	// paramtmpl), rendered into the run's own params.
 	ParamsTemplate bool
+	// Flow is the job's flow controls (jobflow.go): priority, concurrency
+	// key and its cap, rate limits.
+	Flow JobFlow
 }
 
 // Kinds of jobs rows.
@@ -135,7 +138,7 @@ const jobColumns = `id, group_name, name, description, handler, params, schedule
 	shard, next_fire_at, last_fire_at, version, created_at, updated_at,
 	retry_backoff, retry_initial_ms, retry_max_ms, child_job_ids, alarm_webhook, alarm_emails,
 	max_concurrency, source, ` + schedOpsColumns + `, kind, COALESCE(owner_workflow, 0), COALESCE(owner_node, ''),
-	script_language, script_version, script_source, secret_env, secret_names, ` + jobExtColumns
+	script_language, script_version, script_source, secret_env, secret_names, ` + jobExtColumns + `, ` + jobFlowColumns
 
 func scanJob(row pgx.Row) (Job, error) {
 	var j Job
@@ -150,7 +153,8 @@ func scanJob(row pgx.Row) (Job, error) {
 		&j.RetryBackoff, &initialMS, &maxMS, &j.ChildJobIDs, &j.AlarmWebhook, &j.AlarmEmails,
 		&j.MaxConcurrency, &j.Source,
 		&ops.thresholdMS, &ops.maxCatchup, &ops.jitterMS, &j.StartAt, &j.EndAt, &j.PausedNote, &j.PausedAt, &j.PausedBy, &j.Kind,
-		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source, &j.SecretEnv, &j.SecretNames}, ext.targets()...)...)
+		&j.OwnerWorkflow, &j.OwnerNode, &sc.Language, &sc.Version, &sc.Source, &j.SecretEnv, &j.SecretNames},
+		append(ext.targets(), j.Flow.targets()...)...)...)
 	j.Script = sc.Script()
 	ops.into(&j)
 	if err == nil {
@@ -191,7 +195,7 @@ var jobWriteColumns = append([]string{"group_name", "name", "description", "hand
 	"max_retries", "enabled", "next_fire_at", "delay_ms", "retry_backoff", "retry_initial_ms", "retry_max_ms",
 	"child_job_ids", "alarm_webhook", "alarm_emails", "max_concurrency", "source", "kind", "owner_workflow", "owner_node",
 	"secret_env", "secret_names"},
-	jobExtWriteColumns...)
+	append(slices.Clone(jobExtWriteColumns), jobFlowWriteColumns...)...)
 
 // insertJob and updateJob write jobWriteColumns. The shard derives from
 // the id, so a create draws the id first and writes the row with
@@ -230,6 +234,7 @@ func (j *Job) writeArgs(next *time.Time, delayMS int64) pgx.NamedArgs {
 		"secret_env": nonNilMap(jobSecretEnv(j)), "secret_names": nonNil(secretNames(j)),
 	}
 	j.extArgs(args)
+	j.flowArgs(args)
 	return args
 }
 

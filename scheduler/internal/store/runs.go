@@ -41,17 +41,19 @@ type Run struct {
 	ParentRun   *int64
 	AlarmStatus string
 	AlarmError  string
+	// Priority is the run's own (job_runs.priority), nil for its job's.
+	Priority *int
 }
 
 const runColumns = `id, job_id, group_name, shard, trigger_type, status, scheduled_at, triggered_at,
 	started_at, finished_at, attempt, retry_of, shard_index, shard_total, worker_id, params, message, stream_seq,
-	parent_run, alarm_status, alarm_error`
+	parent_run, alarm_status, alarm_error, priority`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
 	err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
 		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError)
+		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority)
 	return r, err
 }
 
@@ -284,6 +286,9 @@ type Trigger struct {
 	// Force starts the run even while the job's group is paused or
 	// draining (else ErrGroupPaused).
 	Force bool
+	// Priority, when set, is the run's own priority instead of its job's
+	// (job_runs.priority; docs/flow-control.md).
+	Priority *int
 
 	note manualNote
 }
@@ -335,15 +340,16 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 		if t.Params != nil {
 			p.Params = *t.Params
 		}
-		if !t.Force {
-			st, err := groupFlowState(ctx, tx, j.Group)
-			if err != nil {
-				return err
-			}
-			if st != FlowActive {
-				return fmt.Errorf("%w: group %q is %s; trigger with force to run the job all the same", ErrGroupPaused, j.Group, st)
-			}
+		// One read of the group's row: its state (locked unless forced)
+		// and its flow controls, which the run's trigger carries.
+		g, err := readGroupRow(ctx, tx, j.Group, !t.Force)
+		if err != nil {
+			return err
 		}
+		if !t.Force && g.state != FlowActive {
+			return fmt.Errorf("%w: group %q is %s; trigger with force to run the job all the same", ErrGroupPaused, j.Group, g.state)
+		}
+		p.Flow = runFlow(&j, g, t.Priority)
 		if t.Key != "" {
 			earlier, err := claimTriggerKey(ctx, tx, j.ID, t)
 			if err != nil || earlier != 0 {
@@ -351,7 +357,7 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 				return err
 			}
 		}
-		if err := runs.InsertManual(ctx, tx, &p, t.Params, t.At, t.After); err != nil {
+		if err := runs.InsertManual(ctx, tx, &p, t.Params, t.Priority, t.At, t.After); err != nil {
 			return err
 		}
 		if t.Key != "" {
@@ -359,7 +365,8 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 				return fmt.Errorf("record idempotency key: %w", err)
 			}
 		}
-		doc := runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: t.Params, RerunOf: t.note.RerunOf, Key: t.Key}
+		doc := runAudit{ID: p.RunID, JobID: j.ID, Status: string(wire.StatusScheduled), Params: t.Params, RerunOf: t.note.RerunOf, Key: t.Key,
+			Priority: t.Priority}
 		if !t.At.IsZero() || t.After > 0 {
 			doc.At = &p.ScheduledAt
 		}

@@ -60,6 +60,12 @@ type InlineJob struct {
 	RetryMaxMS     int64    `json:"retry_max_ms,omitempty"`
 	AlarmWebhook   string   `json:"alarm_webhook,omitempty"`
 	AlarmEmails    []string `json:"alarm_emails,omitempty"`
+	// The flow controls (docs/flow-control.md), rates as "COUNT/PERIOD".
+	Priority       int    `json:"priority,omitempty"`
+	ConcurrencyKey string `json:"concurrency_key,omitempty"`
+	KeyCap         int    `json:"key_cap,omitempty"`
+	RateLimit      string `json:"rate_limit,omitempty"`
+	KeyRateLimit   string `json:"key_rate_limit,omitempty"`
 }
 
 // EdgeSpec is an edge From → To, taken when From settles as On says.
