@@ -34,7 +34,7 @@ jobs: []
 ~ group billing  max_running: 3 → 5
 ~ group billing  rate_limit: "" → "100/1m"
 ~ group ops  max_running: 4 → 0
-~ group ops  rate_limit: "1/1h0m0s" → ""
+~ group ops  rate_limit: "1/1h" → ""
 `
 	if got := planText(t, p); !strings.HasPrefix(got, want) || !strings.Contains(got, "1 group(s) to create; 2 group(s) to update") {
 		t.Errorf("plan:\n%s\nwant it to start with\n%s", got, want)
