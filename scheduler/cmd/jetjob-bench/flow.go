@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -39,7 +40,7 @@ const priorities = 10
 func (f *flowFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.groupCap, "group-cap", 0, "the bench group's max_running (1 to 1000; 0: none). To price it without holding runs back, at least --workers × --worker-concurrency (runs in flight never exceed it)")
 	fs.StringVar(&f.groupRateText, "group-rate", "", "the bench group's rate_limit, COUNT/PERIOD (e.g. 100000/10ms: the loosest; empty: none)")
-	fs.StringVar(&f.jobRateText, "job-rate", "", "every job's rate_limit, COUNT/PERIOD (each job fires once a second: 10/1s never holds one back; empty: none)")
+	fs.StringVar(&f.jobRateText, "job-rate", "", "every job's rate_limit, COUNT/PERIOD (each job fires once a second: a period under 1s, e.g. 100000/10ms, never holds one back; empty: none)")
 	fs.IntVar(&f.keyCap, "key-cap", 0, "every job's concurrency_key (params.k over params {\"k\":\"<job id>\"}; shell: params) with this key_cap (1 to 1000; 0: none)")
 	fs.BoolVar(&f.prioritySpread, "priority-spread", false, "give the jobs priorities 0 to 9 (job id mod 10) instead of all 0")
 }
@@ -114,7 +115,11 @@ func (f *flowFlags) config(scenario, handler string) *FlowConfig {
 // warnings say which controls may hold runs back at the offered rate, so
 // that a start lag is not read as the controls' cost: perSec is the fires
 // offered per second (0: not steady, nothing to say), inFlight the most
-// runs the workers can hold at once.
+// runs the workers can hold at once. A rate gives turns in blocks of its
+// count (docs/flow-control.md, "The arithmetic"); once a block is full the
+// runs asking within the next period wait, up to a period: about
+// perSec × period / count of them. A job's runs come a second apart, so a
+// job rate of a shorter period finds its limit idle each time.
 func (f *flowFlags) warnings(perSec float64, inFlight int) []string {
 	var w []string
 	if f.groupCap > 0 && f.groupCap < inFlight {
@@ -123,11 +128,14 @@ func (f *flowFlags) warnings(perSec float64, inFlight int) []string {
 	if perSec <= 0 {
 		return w
 	}
-	if r := f.groupRate; r.Count > 0 && float64(r.Count)/r.Period().Seconds() < 2*perSec {
-		w = append(w, fmt.Sprintf("--group-rate %s allows less than twice the %.0f fires/s offered: runs will wait for their turns", r, perSec))
+	waits := func(r wire.Rate, perSec float64) float64 { return min(1, perSec*r.Period().Seconds()/float64(r.Count)) }
+	if r := f.groupRate; r.Count > 0 && waits(r, perSec) > 0.01 {
+		w = append(w, fmt.Sprintf("--group-rate %s at %.0f fires/s: about %.0f%% of the runs may wait up to %s for their turn",
+			r, perSec, 100*waits(r, perSec), r.Period()))
 	}
-	if r := f.jobRate; r.Count > 0 && float64(r.Count)/r.Period().Seconds() < 2 {
-		w = append(w, fmt.Sprintf("--job-rate %s allows less than twice a job's 1 fire/s: runs will wait for their turns", r))
+	if r := f.jobRate; r.Count > 0 && r.Period() >= time.Second && waits(r, 1) > 0.01 {
+		w = append(w, fmt.Sprintf("--job-rate %s at a job's 1 fire/s: about %.0f%% of the runs may wait up to %s for their turn",
+			r, 100*waits(r, 1), r.Period()))
 	}
 	return w
 }

@@ -88,7 +88,7 @@ func TestFlowFlagsRefused(t *testing.T) {
 // The warnings name the controls that may hold runs back at the offered
 // rate; loose enough ones give none.
 func TestFlowWarnings(t *testing.T) {
-	f := flowFlags{groupCap: 1000, groupRateText: "100000/10ms", jobRateText: "10/1s"}
+	f := flowFlags{groupCap: 1000, groupRateText: "100000/10ms", jobRateText: "100000/10ms"}
 	if err := f.check(nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -101,9 +101,21 @@ func TestFlowWarnings(t *testing.T) {
 	}
 	w := f.warnings(10000, 512)
 	if len(w) != 3 || !strings.Contains(w[0], "--group-cap 100 is below the 512") ||
-		!strings.Contains(w[1], "--group-rate 15000/1s") || !strings.Contains(w[2], "--job-rate 1/1s") {
+		!strings.Contains(w[1], "--group-rate 15000/1s at 10000 fires/s: about 67% of the runs may wait up to 1s") ||
+		!strings.Contains(w[2], "--job-rate 1/1s at a job's 1 fire/s: about 100% of the runs may wait up to 1s") {
 		t.Fatalf("tight controls: warnings %q", w)
 	}
+	// A job rate of 10/1s: a job's block of 10 ends every 10 s, and its
+	// next run may wait (a run asks later or earlier after its fire).
+	f = flowFlags{jobRateText: "10/1s"}
+	if err := f.check(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.warnings(10000, 512); len(w) != 1 || !strings.Contains(w[0], "about 10% of the runs") {
+		t.Fatalf("job rate 10/1s: warnings %q", w)
+	}
+	f = flowFlags{groupCap: 100, groupRateText: "15000/1s", jobRateText: "1/1s"}
+	_ = f.check(nil, nil)
 	if w := f.warnings(0, 512); len(w) != 1 {
 		t.Fatalf("no steady rate: only the cap's warning, got %q", w)
 	}

@@ -72,6 +72,20 @@
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
 //	make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 4'
 //	                                             # a process per run: the backlog's peak
+//	make bench ARGS='--scenario steady --group-cap 1000 --group-rate 100000/10ms'
+//	                                             # flow controls set, holding nothing
+//	                                             # back: compare "CPU per run" and start
+//	                                             # lag with the same run without them
+//
+// Flow controls (issue #33, docs/flow-control.md; flow.go), for steady,
+// sparse, burst, max, overload and coldstart: --group-cap (the group's
+// max_running), --group-rate and --job-rate (COUNT/PERIOD), --key-cap
+// (every job gets a concurrency key, one per job) and --priority-spread
+// (priorities 0 to 9). They are written on the rows before the schedulers
+// start; the result records them (config.flow, the table's "flow
+// controls" line) and notes a control that may hold runs back at the
+// offered rate. How to price them: docs/performance.md, "Pricing the flow
+// controls".
 //
 // Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
 // (fields documented in result.go); the children's logs go to
