@@ -200,6 +200,9 @@ clean:
 #   make bench ARGS='--scenario steady --handler sleep50 --profile'
 #   make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 1'
 #                                           (a process per run; see README, "Sizing workers")
+#   make bench ARGS='--scenario steady --group-cap 1000 --group-rate 100000/10ms'
+#                                           (flow controls set but holding nothing back:
+#                                           docs/performance.md, "Pricing the flow controls")
 # Results: a table on stdout, bench-results/<scenario>-<time>.json (fields
 # documented in scheduler/cmd/jetjob-bench/result.go), child logs and profiles.
 .PHONY: bench bench-river

@@ -35,6 +35,9 @@ type jobSet struct {
 	route   string // route_strategy ("": any)
 	misfire string // misfire_policy
 	kind    string // jobs.kind ("": job; workflow: the graph is inserted apart)
+	// flow is the flow controls of the jobs (--key-cap, --job-rate,
+	// --priority-spread); the zero value sets none.
+	flow flowFlags
 	// armedUntil: jobs whose offset is below it are armed; the others stay
 	// parked (they would fire after the run ends anyway).
 	armedUntil time.Duration
@@ -55,7 +58,9 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		return fmt.Errorf("group: %w", err)
 	}
 	cols := []string{"id", "shard", "group_name", "name", "handler", "params", "schedule_type", "schedule_expr", "timezone",
-		"misfire_policy", "route_strategy", "block_strategy", "timeout_ms", "enabled", "next_fire_at", "kind"}
+		"misfire_policy", "route_strategy", "block_strategy", "timeout_ms", "enabled", "next_fire_at", "kind",
+		"priority", "concurrency_key", "key_cap", "rate_count", "rate_period_ms"}
+	keyExpr := s.flow.keyExpr(s.handler)
 	i := int64(0)
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		if i == int64(s.n) {
@@ -63,8 +68,16 @@ func (s *jobSet) insert(ctx context.Context, pool *pgxpool.Pool, shards int) err
 		}
 		id := s.firstID + i
 		route := cmp.Or(s.route, "any")
-		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, s.params,
-			s.typ, s.expr, "UTC", s.misfire, route, s.block, int64(30000), true, parked.Add(s.offset(i)), cmp.Or(s.kind, "job")}
+		params, priority := s.params, int16(0)
+		if keyExpr == "params.k" {
+			params = `{"k":"` + strconv.FormatInt(id, 10) + `"}` // one key per job, as its runs share its params
+		}
+		if s.flow.prioritySpread {
+			priority = int16(id % priorities)
+		}
+		row := []any{id, int32(id % int64(shards)), benchGroup, "bench-" + strconv.FormatInt(id, 10), s.handler, params,
+			s.typ, s.expr, "UTC", s.misfire, route, s.block, int64(30000), true, parked.Add(s.offset(i)), cmp.Or(s.kind, "job"),
+			priority, keyExpr, int32(s.flow.keyCap), int32(s.flow.jobRate.Count), s.flow.jobRate.PeriodMS}
 		i++
 		return row, nil
 	})

@@ -72,6 +72,20 @@
 //	make bench ARGS='--scenario steady --handler sleep50 --profile'
 //	make bench ARGS='--scenario burst --jobs 200 --handler shell --worker-concurrency 4'
 //	                                             # a process per run: the backlog's peak
+//	make bench ARGS='--scenario steady --group-cap 1000 --group-rate 100000/10ms'
+//	                                             # flow controls set, holding nothing
+//	                                             # back: compare "CPU per run" and start
+//	                                             # lag with the same run without them
+//
+// Flow controls (issue #33, docs/flow-control.md; flow.go), for steady,
+// sparse, burst, max, overload and coldstart: --group-cap (the group's
+// max_running), --group-rate and --job-rate (COUNT/PERIOD), --key-cap
+// (every job gets a concurrency key, one per job) and --priority-spread
+// (priorities 0 to 9). They are written on the rows before the schedulers
+// start; the result records them (config.flow, the table's "flow
+// controls" line) and notes a control that may hold runs back at the
+// offered rate. How to price them: docs/performance.md, "Pricing the flow
+// controls".
 //
 // Results: a table on stdout and bench-results/<scenario>-<YYYYMMDD-HHMMSS>.json
 // (fields documented in result.go); the children's logs go to
@@ -152,6 +166,8 @@ type options struct {
 	natsCluster       int
 	replicas          int
 	riverBin          string
+	// flow is the flow controls set on the group and jobs (flow.go).
+	flow flowFlags
 }
 
 // concurrency is the workers' concurrency: the flag, or enough slots for
@@ -204,6 +220,42 @@ func main() {
 }
 
 func orchestrate(args []string) error {
+	o, err := parseOptions(args)
+	if err != nil || o == nil {
+		return err // nil, nil: --help
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	var failed []string
+	for _, s := range o.scenarios {
+		so := *o
+		if so.jobs == 0 {
+			so.jobs = defaultJobs[s]
+		}
+		if !slices.Contains(flowScenarios, s) {
+			so.flow = flowFlags{} // dueread and publish ignore them
+		}
+		if err := runScenario(ctx, &so, s); err != nil {
+			logf("%s: %v", s, err)
+			failed = append(failed, s)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("scenario(s) failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// parseOptions reads and checks the orchestrator's flags; nil options and
+// no error after --help.
+func parseOptions(args []string) (*options, error) {
 	var o options
 	var scen, sizes string
 	fs := pflag.NewFlagSet("jetjob-bench", pflag.ContinueOnError)
@@ -243,20 +295,21 @@ func orchestrate(args []string) error {
 	fs.IntVar(&o.natsCluster, "nats-cluster", 1, "NATS servers: 1, or the nodes of a cluster on 127.0.0.1 (3: the production shape)")
 	fs.IntVar(&o.replicas, "stream-replicas", 0, "replicas of the streams and buckets (0: 1 on one server, 3 on a cluster of 3 or more)")
 	fs.StringVar(&o.riverBin, "river-bin", "bin/jetjob-bench-river", "river: the River baseline's binary (make bench-river)")
+	o.flow.register(fs)
 	fs.StringVar(&o.logLevel, "log-level", "warn", "log level of the scheduler and worker processes (their logs go to <out>/<run>-logs/)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	for _, s := range strings.Split(scen, ",") {
 		s = strings.TrimSpace(s)
 		if _, ok := defaultJobs[s]; !ok && s != "dueread" && s != "publish" {
-			return fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread, publish, river or workflow)", s)
+			return nil, fmt.Errorf("unknown scenario %q (want steady, sparse, burst, max, overload, coldstart, dueread, publish, river or workflow)", s)
 		}
 		o.scenarios = append(o.scenarios, s)
 	}
@@ -264,92 +317,72 @@ func orchestrate(args []string) error {
 	for flag, scenario := range map[string]string{"capacity": "overload", "recovery": "coldstart",
 		"recovery-lag": "coldstart", "restart-postgres": "coldstart"} {
 		if fs.Changed(flag) && !slices.Contains(o.scenarios, scenario) {
-			return fmt.Errorf("--%s: only for --scenario %s", flag, scenario)
+			return nil, fmt.Errorf("--%s: only for --scenario %s", flag, scenario)
 		}
+	}
+	if err := o.flow.check(fs, o.scenarios); err != nil {
+		return nil, err
 	}
 	mp, err := policy.ParseMisfire(o.misfirePolicy)
 	if err != nil {
-		return fmt.Errorf("--misfire-policy: %w", err)
+		return nil, fmt.Errorf("--misfire-policy: %w", err)
 	}
 	o.misfirePolicy = string(mp)
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return fmt.Errorf("--dueread-sizes: %q is not a positive number", s)
+			return nil, fmt.Errorf("--dueread-sizes: %q is not a positive number", s)
 		}
 		o.dueSizes = append(o.dueSizes, n)
 	}
 	for _, s := range strings.Split(pubSizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
-			return fmt.Errorf("--publish-sizes: %q is not a positive number", s)
+			return nil, fmt.Errorf("--publish-sizes: %q is not a positive number", s)
 		}
 		o.publishSizes = append(o.publishSizes, n)
 	}
 	if o.publishBursts < 1 {
-		return errors.New("--publish-bursts: want at least 1")
+		return nil, errors.New("--publish-bursts: want at least 1")
 	}
 	switch {
 	case o.handler != "noop" && o.handler != "sleep50" && o.handler != "shell":
-		return fmt.Errorf("--handler %q: want noop, sleep50 or shell", o.handler)
+		return nil, fmt.Errorf("--handler %q: want noop, sleep50 or shell", o.handler)
 	case o.phases != "aligned" && o.phases != "spread":
-		return fmt.Errorf("--phases %q: want aligned or spread", o.phases)
+		return nil, fmt.Errorf("--phases %q: want aligned or spread", o.phases)
 	case o.blockStrategy != "serial" && o.blockStrategy != "discard_later" && o.blockStrategy != "cover_early" && o.blockStrategy != "concurrent":
-		return fmt.Errorf("--block-strategy %q: want serial, discard_later, cover_early or concurrent", o.blockStrategy)
+		return nil, fmt.Errorf("--block-strategy %q: want serial, discard_later, cover_early or concurrent", o.blockStrategy)
 	case o.route != "any" && o.route != "consistent_hash":
-		return fmt.Errorf("--route %q: want any or consistent_hash", o.route)
+		return nil, fmt.Errorf("--route %q: want any or consistent_hash", o.route)
 	case o.schedulers < 1 || o.workers < 1:
-		return errors.New("--schedulers and --workers: want at least 1")
+		return nil, errors.New("--schedulers and --workers: want at least 1")
 	case o.shards < 1 || o.shards > 4096:
-		return errors.New("--shards: want 1 to 4096")
+		return nil, errors.New("--shards: want 1 to 4096")
 	case o.duration < time.Second:
-		return errors.New("--duration: want at least 1s")
+		return nil, errors.New("--duration: want at least 1s")
 	case o.jobs < 0:
-		return errors.New("--jobs: want a positive number")
+		return nil, errors.New("--jobs: want a positive number")
 	case o.warmup < 0:
-		return errors.New("--warmup: want 0s or more")
+		return nil, errors.New("--warmup: want 0s or more")
 	case o.triggerBatch < 0:
-		return errors.New("--trigger-batch: want 1 or more (0: the schedulers' default)")
+		return nil, errors.New("--trigger-batch: want 1 or more (0: the schedulers' default)")
 	case o.planningWindow < 0:
-		return errors.New("--planning-window: want a positive duration (0: the schedulers' default)")
+		return nil, errors.New("--planning-window: want a positive duration (0: the schedulers' default)")
 	case o.capacity < 0:
-		return errors.New("--capacity: want a positive rate (fires/s)")
+		return nil, errors.New("--capacity: want a positive rate (fires/s)")
 	case o.recovery < 0:
-		return errors.New("--recovery: want 0s or more")
+		return nil, errors.New("--recovery: want 0s or more")
 	case o.recoveryLag <= 0:
-		return errors.New("--recovery-lag: want more than 0s")
+		return nil, errors.New("--recovery-lag: want more than 0s")
 	case o.natsCluster < 1 || o.natsCluster > 5:
-		return errors.New("--nats-cluster: want 1 to 5 servers")
+		return nil, errors.New("--nats-cluster: want 1 to 5 servers")
 	case o.replicas < 0 || o.replicas > o.natsCluster:
-		return fmt.Errorf("--stream-replicas: want 1 to %d (the servers), or 0 for the default", o.natsCluster)
+		return nil, fmt.Errorf("--stream-replicas: want 1 to %d (the servers), or 0 for the default", o.natsCluster)
 	}
 	if o.replicas == 0 {
 		o.replicas = min(o.natsCluster, 3)
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-
-	var failed []string
-	for _, s := range o.scenarios {
-		so := o
-		if so.jobs == 0 {
-			so.jobs = defaultJobs[s]
-		}
-		if err := runScenario(ctx, &so, s); err != nil {
-			logf("%s: %v", s, err)
-			failed = append(failed, s)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	if len(failed) > 0 {
-		return fmt.Errorf("scenario(s) failed: %s", strings.Join(failed, ", "))
-	}
-	return nil
+	return &o, nil
 }
 
 // source reads the VCS stamp go build put into the binary.
@@ -402,6 +435,20 @@ func runScenario(ctx context.Context, o *options, scenario string) error {
 		return err
 	}
 	logf("scenario %s (logs in %s)", scenario, e.logDir)
+	res.Config.Flow = o.flow.config(scenario, o.handler)
+	if res.Config.Flow != nil {
+		logf("flow controls: %s", res.Config.Flow)
+		perSec := 0.0
+		switch scenario {
+		case "steady", "overload", "coldstart":
+			perSec = float64(o.jobs)
+		case "sparse":
+			perSec = float64(o.jobs) / 1000
+		}
+		for _, w := range o.flow.warnings(perSec, o.workers*o.concurrency()) {
+			e.note("%s", w)
+		}
+	}
 	res.Config.TriggerBatch = o.triggerBatch
 	res.Config.PlanningWindowSeconds = o.planningWindow.Seconds()
 	switch scenario {

@@ -224,6 +224,9 @@ func printTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, ", window %.1f s after %.0f s warm-up", r.Window.Seconds, c.WarmupSeconds)
 		}
 		fmt.Fprintln(w)
+		if c.Flow != nil {
+			fmt.Fprintf(w, "flow controls: %s\n", c.Flow)
+		}
 	}
 	lagTitle := "lag (ms)"
 	if r.Scenario == "overload" {

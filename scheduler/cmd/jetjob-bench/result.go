@@ -336,6 +336,27 @@ type RunConfig struct {
 	// NATSServers and StreamReplicas: --nats-cluster, --stream-replicas.
 	NATSServers    int `json:"nats_servers,omitempty"`
 	StreamReplicas int `json:"stream_replicas,omitempty"`
+	// Flow is the flow controls set on the group and the jobs (--group-cap,
+	// --group-rate, --job-rate, --key-cap, --priority-spread): present for
+	// the scenarios that take them, empty when none was set, absent for
+	// the others and in results written before they existed.
+	Flow *FlowConfig `json:"flow,omitempty"`
+}
+
+// FlowConfig is the flow controls of a run (docs/flow-control.md).
+type FlowConfig struct {
+	// GroupCap is the group's max_running; GroupRate its rate_limit.
+	GroupCap  int    `json:"group_cap,omitempty"`
+	GroupRate string `json:"group_rate,omitempty"`
+	// JobRate is every job's rate_limit.
+	JobRate string `json:"job_rate,omitempty"`
+	// KeyCap is every job's key_cap, KeyExpr its concurrency_key: each job
+	// has one key (a job's runs carry its params).
+	KeyCap  int    `json:"key_cap,omitempty"`
+	KeyExpr string `json:"key_expr,omitempty"`
+	// Priorities is the range of the jobs' priorities ("0-9": job id mod
+	// 10); empty: all 0.
+	Priorities string `json:"priorities,omitempty"`
 }
 
 // Window is the measured interval.

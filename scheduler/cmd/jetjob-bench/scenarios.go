@@ -63,6 +63,9 @@ func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
 		if s.misfire == "" {
 			s.misfire = e.o.misfirePolicy
 		}
+		if s.kind == "" {
+			s.flow = e.o.flow
+		}
 		t := time.Now()
 		if err := s.insert(ctx, e.pool, e.o.shards); err != nil {
 			return err
@@ -70,6 +73,9 @@ func (e *env) insert(ctx context.Context, sets ...*jobSet) error {
 		d := time.Since(t)
 		logf("inserted %d jobs (%s, %s) with COPY in %s (%.0f rows/s)", s.n, s.typ, s.expr, d.Round(time.Millisecond),
 			float64(s.n)/d.Seconds())
+	}
+	if err := e.o.flow.setGroup(ctx, e.pool); err != nil {
+		return err
 	}
 	if e.cold {
 		logf("no VACUUM ANALYZE: the tables stay as a fresh database has them (autovacuum alone may get to them)")
