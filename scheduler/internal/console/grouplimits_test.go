@@ -29,7 +29,7 @@ func TestWorkersPageSetsGroupLimits(t *testing.T) {
 	if p.Code != http.StatusSeeOther || p.Location != "/workers?group=a&notice=group-limits" {
 		t.Fatalf("set limits: %d → %q\n%s", p.Code, p.Location, p.Body)
 	}
-	mustContain(t, op.get(p.Location), "Group limits set", `data-max-running="3"`, `data-rate-limit="100/1m0s"`,
+	mustContain(t, op.get(p.Location), "Group limits set", `data-max-running="3"`, `data-rate-limit="100/1m"`,
 		`id="max-running-a" name="max_running" inputmode="numeric" size="5" placeholder="0" value="3"`)
 
 	p = op.post("/groups/a/limits", url.Values{"max_running": {"3"}, "rate_limit": {"100 a minute"}})

@@ -38,10 +38,7 @@ func (s *Store) DeleteRun(ctx context.Context, a Actor, id int64, purge func(con
 				EXISTS (SELECT 1 FROM workflow_runs w WHERE w.id = job_runs.id)
 			FROM job_runs WHERE id = $1 FOR UPDATE`, id, func(row pgx.Row) (Run, error) {
 			var r Run
-			err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
-				&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-				&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError,
-				&workflowRun, &node, &isWorkflow)
+			err := row.Scan(r.targets(&workflowRun, &node, &isWorkflow)...)
 			return r, err
 		})
 		if err != nil {

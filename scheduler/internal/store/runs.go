@@ -51,10 +51,16 @@ const runColumns = `id, job_id, group_name, shard, trigger_type, status, schedul
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
-	err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
-		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority)
+	err := row.Scan(r.targets()...)
 	return r, err
+}
+
+// targets are the destinations of runColumns, in its order; a query that
+// reads more columns after them appends their destinations.
+func (r *Run) targets(more ...any) []any {
+	return append([]any{&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
+		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
+		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority}, more...)
 }
 
 // GetRun returns one run.
