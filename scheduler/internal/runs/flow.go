@@ -32,10 +32,13 @@ type Flow struct {
 // IsZero reports whether no control applies.
 func (f *Flow) IsZero() bool { return *f == Flow{} }
 
-// Wire is the trigger's flow for a run with params, nil when no control
-// applies. The key is evaluated only when the job has an expression.
-func (f *Flow) Wire(params string) *wire.Flow {
-	if f.IsZero() {
+// Wire is the trigger's flow for a run with params of a job with
+// maxConcurrency, nil when no control applies. The key is evaluated only
+// when the job has an expression. A priority alone applies nowhere but in
+// a queue of slots (a group's or a key's cap, the job's max_concurrency):
+// without one it is left out, and the trigger keeps the fast encoding.
+func (f *Flow) Wire(params string, maxConcurrency int) *wire.Flow {
+	if f.IsZero() || f.GroupCap == 0 && f.KeyExpr == "" && f.Rate.Count == 0 && f.GroupRate.Count == 0 && maxConcurrency == 0 {
 		return nil
 	}
 	w := &wire.Flow{Priority: f.Priority, GroupCap: f.GroupCap}

@@ -15,33 +15,34 @@ import (
 // group, a key's rate only with a key.
 func TestFlowWire(t *testing.T) {
 	var none runs.Flow
-	if w := none.Wire(`{"tenant":"acme"}`); w != nil {
+	if w := none.Wire(`{"tenant":"acme"}`, 0); w != nil {
 		t.Fatalf("no controls: flow %+v, want nil", w)
 	}
 	minute := time.Minute.Milliseconds()
 	for _, c := range []struct {
-		name   string
-		flow   runs.Flow
-		params string
-		want   *wire.Flow
+		name    string
+		flow    runs.Flow
+		params  string
+		maxConc int
+		want    *wire.Flow
 	}{
-		{"priority only", runs.Flow{Priority: -3}, "", &wire.Flow{Priority: -3}},
-		{"group cap and rate", runs.Flow{GroupCap: 4, GroupRate: wire.Rate{Count: 10, PeriodMS: minute}}, "",
+		{"priority only: it orders nothing", runs.Flow{Priority: -3}, "", 0, nil},
+		{"priority with max_concurrency: it orders the job's slots", runs.Flow{Priority: -3}, "", 2, &wire.Flow{Priority: -3}},
+		{"group cap and rate", runs.Flow{GroupCap: 4, GroupRate: wire.Rate{Count: 10, PeriodMS: minute}}, "", 0,
 			&wire.Flow{GroupCap: 4, Rates: []wire.Rate{{Scope: wire.RateGroup, Count: 10, PeriodMS: minute}}}},
 		{"everything", runs.Flow{Priority: 7, GroupCap: 3, GroupRate: wire.Rate{Count: 50, PeriodMS: minute},
 			KeyExpr: "params.tenant", KeyCap: 2, KeyRate: wire.Rate{Count: 5, PeriodMS: 1000}, Rate: wire.Rate{Count: 100, PeriodMS: minute}},
-			`{"tenant":"acme"}`,
+			`{"tenant":"acme"}`, 0,
 			&wire.Flow{Priority: 7, GroupCap: 3, Key: "acme", HasKey: true, KeyCap: 2, Rates: []wire.Rate{
 				{Scope: wire.RateJob, Count: 100, PeriodMS: minute}, {Scope: wire.RateKey, Count: 5, PeriodMS: 1000},
 				{Scope: wire.RateGroup, Count: 50, PeriodMS: minute}}}},
-		{"a key evaluating to empty", runs.Flow{KeyExpr: "params.tenant", KeyCap: 1}, `{}`,
+		{"a key evaluating to empty", runs.Flow{KeyExpr: "params.tenant", KeyCap: 1}, `{}`, 0,
 			&wire.Flow{HasKey: true, KeyCap: 1}},
-		{"a key's rate without a key is none", runs.Flow{Priority: 1, KeyRate: wire.Rate{Count: 5, PeriodMS: 1000}}, "",
-			&wire.Flow{Priority: 1}},
-		{"a period below the wire's least is raised to it", runs.Flow{Rate: wire.Rate{Count: 5, PeriodMS: 1}}, "",
+		{"a key's rate without a key is none", runs.Flow{Priority: 1, KeyRate: wire.Rate{Count: 5, PeriodMS: 1000}}, "", 0, nil},
+		{"a period below the wire's least is raised to it", runs.Flow{Rate: wire.Rate{Count: 5, PeriodMS: 1}}, "", 0,
 			&wire.Flow{Rates: []wire.Rate{{Scope: wire.RateJob, Count: 5, PeriodMS: wire.MinRatePeriod.Milliseconds()}}}},
 	} {
-		if got := c.flow.Wire(c.params); !reflect.DeepEqual(got, c.want) {
+		if got := c.flow.Wire(c.params, c.maxConc); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: flow %+v, want %+v", c.name, got, c.want)
 		}
 	}

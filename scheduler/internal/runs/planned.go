@@ -125,6 +125,6 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		MaxConcurrency:     p.MaxConcurrency,
 		Script:             p.Script,
 		Secrets:            p.Secrets,
-		Flow:               p.Flow.Wire(p.Params),
+		Flow:               p.Flow.Wire(p.Params, p.MaxConcurrency),
 	}
 }
