@@ -37,7 +37,7 @@ const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_ty
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_until END,
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN COALESCE(g.last_pause_note, '') ELSE '' END,
 	jobs.priority, COALESCE(g.max_running, 0), COALESCE(g.rate_count, 0), COALESCE(g.rate_period_ms, 0),
-	concurrency_key, key_cap, key_rate_count, key_rate_period_ms, jobs.rate_count, jobs.rate_period_ms, jobs.shard_count
+	concurrency_key, key_cap, key_rate_count, key_rate_period_ms, jobs.rate_count, jobs.rate_period_ms, jobs.fixed_shards
 	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (jobs.group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')

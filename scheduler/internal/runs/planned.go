@@ -49,7 +49,7 @@ type Planned struct {
 	BlockStrategy policy.Block
 	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
 	MaxConcurrency int
-	// Shards is the job's fixed shard count (jobs.shard_count; 0: none):
+	// Shards is the job's fixed shard count (jobs.fixed_shards; 0: none):
 	// dispatch expands a fire of such a job into that many parts on the
 	// group's shared queue (ExpandFire), and sends a part's retry there.
 	Shards int

@@ -15,10 +15,10 @@ import (
 // columns of jobs read and written with the others (jobColumns,
 // jobWriteColumns), kept apart here so that jobs.go stays readable.
 
-const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner, params_template, shard_count`
+const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner, params_template, fixed_shards`
 
 // jobExtWriteColumns are written by creates and updates (jobWriteColumns).
-var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner", "params_template", "shard_count"}
+var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner", "params_template", "fixed_shards"}
 
 // jobExtScan holds the extension columns while a row is scanned.
 type jobExtScan struct {
@@ -63,7 +63,7 @@ func (j *Job) extArgs(args map[string]any) {
 	args["labels"] = labels
 	args["owner"] = j.Owner
 	args["params_template"] = j.ParamsTemplate
-	args["shard_count"] = j.Shards
+	args["fixed_shards"] = j.Shards
 }
 
 // RenderParams is the job's params for a run at at: rendered when they are
