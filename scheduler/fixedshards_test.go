@@ -244,3 +244,65 @@ func TestFixedShardWorkerKilledMidPart(t *testing.T) {
 		t.Errorf("%d child runs, want 1", n)
 	}
 }
+
+// A workflow node whose job has a fixed shard count is done when all its
+// parts are: the node after it starts once, after the last part, with
+// part 0's output; a part failing once is retried alone meanwhile.
+func TestFixedShardWorkflowNode(t *testing.T) {
+	t.Parallel()
+	var (
+		mu        sync.Mutex
+		doneParts = map[int]bool{}
+		afterSaw  []int
+	)
+	sys := startSystem(t, func(w *worker.Worker) {
+		w.Handle("wf-part", func(_ context.Context, j *worker.Job) error {
+			if j.ShardIndex == 2 && j.Attempt == 0 {
+				return errors.New("part 2 fails once")
+			}
+			mu.Lock()
+			doneParts[j.ShardIndex] = j.ShardTotal == 4
+			mu.Unlock()
+			return j.SetOutput(map[string]any{"part": j.ShardIndex})
+		})
+		w.Handle("wf-after", func(_ context.Context, j *worker.Job) error {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, ok := range doneParts {
+				if ok {
+					n++
+				}
+			}
+			afterSaw = append(afterSaw, n)
+			return nil
+		})
+	})
+	split := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "split", Handler: "wf-part", ScheduleType: "none",
+		Sharding: &apiv1.Sharding{Total: 4}, MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond)})
+	after := wfJob(t, sys, "after", "wf-after")
+	wf := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "sharded", Nodes: []apiv1.WorkflowNode{
+		{Name: "split", JobID: split.ID},
+		{Name: "after", JobID: after, Params: str(`{{ .nodes.split.output.part }}`)},
+	}, Edges: []apiv1.WorkflowEdge{{From: "split", To: "after"}}})
+	run, err := sys.api.TriggerWorkflow(t.Context(), wf.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := waitWorkflowRun(t, sys, run.ID, "SUCCEEDED")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(afterSaw) != 1 || afterSaw[0] != 4 {
+		t.Errorf("node after ran %d times seeing %v parts done, want once after all 4", len(afterSaw), afterSaw)
+	}
+	if n := wfNode(done, "split"); n.Status != "SUCCEEDED" {
+		t.Errorf("node split: %s (%s), want SUCCEEDED", n.Status, n.Reason)
+	}
+	var params string
+	if err := sys.pool.QueryRow(t.Context(), `SELECT COALESCE(r.params, '') FROM job_runs r WHERE r.job_id = $1`, after).Scan(&params); err != nil {
+		t.Fatal(err)
+	}
+	if params != "0" {
+		t.Errorf("node after's params %q, want part 0's output (0)", params)
+	}
+}

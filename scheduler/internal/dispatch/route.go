@@ -14,15 +14,14 @@ import (
 // route decides where run due[i] goes and returns what to publish for it:
 // the run itself (its Target set, "" for the shared queue), or, for a
 // sharding broadcast, one part per live worker, or, for a job with a fixed
-// shard count (a node run of a workflow excepted: it runs as one run), its
-// parts, all for the shared queue. Nothing when a broadcast
+// shard count, its parts, all for the shared queue. Nothing when a broadcast
 // could not be expanded (the run is no longer SCHEDULED here, or its
 // write failed: it stays SCHEDULED and recovery or the sweep fires it).
 func (d *Dispatcher) route(ctx context.Context, due []runs.Planned, i int) []runs.Planned {
 	r := &due[i]
 	pick := d.cfg.Route
 	switch {
-	case r.Shards > 0 && r.ShardTotal == 0 && !r.Workflow && r.WorkflowRun == 0:
+	case r.Shards > 0 && r.ShardTotal == 0 && !r.Workflow:
 		return d.fixedShards(ctx, r)
 	case r.Shards > 0 && r.ShardTotal > 0 && r.Target == "":
 		// A part of a fixed shard count, recovered or retried: any live

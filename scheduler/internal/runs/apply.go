@@ -136,7 +136,7 @@ const applySQL = `WITH u AS (
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0, COALESCE(workflow_run, 0),
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, COALESCE(shard_fire, 0), 0, COALESCE(workflow_run, 0),
 		COALESCE(node, ''), COALESCE(node_attempt, 0), COALESCE(item, 0), node_output FROM applied
 	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of, '', 0, 0, NULL FROM retried
 	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, COALESCE(shard_fire, 0),
@@ -144,7 +144,7 @@ const applySQL = `WITH u AS (
 
 // Row kinds of applySQL's result.
 const (
-	rowApplied = 0 // a run whose status the batch moved
+	rowApplied = 0 // a run whose status the batch moved; its root column is its shard_fire
 	rowSpawned = 1 // a run the batch created (a retry)
 	rowParent  = 2 // a run that succeeded and has children to trigger; its workflow_run column is its shard_fire
 )
@@ -218,6 +218,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		// its node's end.
 		nodeEnds []NodeEnd
 		retried  map[int64]bool
+		// fireOf names the fire of the node runs that are parts of a
+		// fixed shard count (nodeFireEnds).
+		fireOf map[int64]int64
 	)
 	out.Moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups, outputs)
@@ -245,6 +248,12 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 					e.Output = []byte(*output)
 				}
 				nodeEnds = append(nodeEnds, e)
+				if root != 0 {
+					if fireOf == nil {
+						fireOf = map[int64]int64{}
+					}
+					fireOf[m.RunID] = root
+				}
 			}
 		}
 		return nil
@@ -262,6 +271,11 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	for _, e := range nodeEnds {
 		if !retried[e.RunID] {
 			out.NodeEnds = append(out.NodeEnds, e)
+		}
+	}
+	if len(fireOf) > 0 {
+		if out.NodeEnds, err = nodeFireEnds(ctx, tx, out.NodeEnds, fireOf); err != nil {
+			return Applied{}, err
 		}
 	}
 	slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })

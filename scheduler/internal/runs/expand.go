@@ -16,7 +16,9 @@ import (
 // Like every write for a shard it is fenced by the lease the run was
 // planned under ($5 = 0: a manual run, unfenced). A fixed shard count ($7)
 // marks every part with its fire (shard_fire, part 0's id), which the
-// results path reads to trigger the children once, after the last part.
+// results path reads to trigger the children once, after the last part,
+// and gives every part the node of a workflow run part 0 is a run of (and
+// its per-run timeout and retries), which ends when all parts have.
 var expandSQL = `WITH base AS (
 	UPDATE job_runs r SET shard_index = 0, shard_total = $3, worker_id = ($4::text[])[1],
 		shard_fire = CASE WHEN $7::bool THEN r.id END
@@ -25,10 +27,13 @@ var expandSQL = `WITH base AS (
 	RETURNING r.*
 ), parts AS (
 	INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at, attempt,
-		retry_of, parent_run, params, shard_index, shard_total, worker_id, chain_root, priority, shard_fire)
+		retry_of, parent_run, params, shard_index, shard_total, worker_id, chain_root, priority, shard_fire,
+		workflow_run, node, node_attempt, item, run_timeout_ms, run_max_retries)
 	SELECT b.job_id, b.group_name, b.shard, b.trigger_type, 'SCHEDULED', b.scheduled_at, b.attempt,
 		b.retry_of, b.parent_run, b.params, i, $3, ($4::text[])[i + 1], COALESCE(b.chain_root, b.id), b.priority,
-		b.shard_fire
+		b.shard_fire, CASE WHEN $7 THEN b.workflow_run END, CASE WHEN $7 THEN b.node END,
+		CASE WHEN $7 THEN b.node_attempt END, CASE WHEN $7 THEN b.item END,
+		CASE WHEN $7 THEN b.run_timeout_ms END, CASE WHEN $7 THEN b.run_max_retries END
 	FROM base b, generate_series(1, $3 - 1) AS i
 	ON CONFLICT DO NOTHING
 	RETURNING id, shard_index
