@@ -41,7 +41,7 @@ func (s *Store) DeleteRun(ctx context.Context, a Actor, id int64, purge func(con
 			err := row.Scan(&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
 				&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
 				&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError,
-				&workflowRun, &node, &isWorkflow)
+				&r.Priority, &workflowRun, &node, &isWorkflow)
 			return r, err
 		})
 		if err != nil {
