@@ -305,4 +305,17 @@ func TestFixedShardWorkflowNode(t *testing.T) {
 	if params != "0" {
 		t.Errorf("node after's params %q, want part 0's output (0)", params)
 	}
+
+	// An inline node takes a shard count too: stored on its job row and
+	// answered back.
+	inline := createWorkflow(t, sys, apiv1.WorkflowSpec{Name: "inline-sharded", Nodes: []apiv1.WorkflowNode{
+		{Name: "split", Inline: &apiv1.InlineJob{Handler: "wf-part", Sharding: &apiv1.Sharding{Total: 3}}},
+	}})
+	if in := inline.Nodes[0].Inline; in == nil || in.Sharding == nil || in.Sharding.Total != 3 {
+		t.Errorf("inline node reads %+v, want sharding total 3", in)
+	}
+	var shards int
+	if err := sys.pool.QueryRow(t.Context(), `SELECT fixed_shards FROM jobs WHERE owner_workflow = $1`, inline.ID).Scan(&shards); err != nil || shards != 3 {
+		t.Errorf("inline node's job row: %d shards (%v), want 3", shards, err)
+	}
 }
