@@ -143,7 +143,7 @@ func inlineDoc(in *wfengine.InlineJob) *apiv1.InlineJob {
 	if in.Shards > 0 {
 		sharding = &apiv1.Sharding{Total: in.Shards}
 	}
-	return &apiv1.InlineJob{Sharding: sharding,Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
+	return &apiv1.InlineJob{Sharding: sharding, Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
 		MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy, BlockStrategy: in.BlockStrategy,
 		MaxConcurrency: in.MaxConcurrency, Timeout: apiv1.Duration(time.Duration(in.TimeoutMS) * time.Millisecond),
 		MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,
