@@ -240,7 +240,7 @@ func jobDetail(j *apiv1.Job) *kv {
 		k.add("Max concurrency", strconv.Itoa(j.MaxConcurrency))
 	}
 	if j.Sharding != nil {
-		k.add("Shards", strconv.Itoa(j.Sharding.Total)+" parts per fire")
+		k.add("Fixed shards", strconv.Itoa(j.Sharding.Total)+" parts per fire")
 	}
 	k.add("Timeout", fmtDuration(time.Duration(j.Timeout)))
 	k.add("Max retries", strconv.Itoa(j.MaxRetries))

@@ -143,7 +143,7 @@ var baseJobFields = []jobField{
 	{Name: "max_concurrency", Label: "Max concurrency", Section: secExecution, Kind: "number", keys: []string{"max_concurrency"},
 		Hint: "With block strategy concurrent, at most this many runs at once; 0 for no cap.",
 		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxConcurrency) }, set: setInt(func(s *apiv1.JobSpec) *int { return &s.MaxConcurrency })},
-	{Name: "sharding", Label: "Shards", Section: secExecution, Kind: "number", keys: []string{"sharding"},
+	{Name: "sharding", Label: "Fixed shard count", Section: secExecution, Kind: "number", keys: []string{"sharding"},
 		Hint: "Run each fire as this many parts (2 to 1000) on any of the group's workers; the children fire once, after the last part. Empty for one run per fire.",
 		get:  shardsText, set: setShards},
 	{Name: "timeout", Label: "Timeout", Section: secExecution, Kind: "duration", keys: []string{"timeout"},

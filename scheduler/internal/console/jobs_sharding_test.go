@@ -42,7 +42,7 @@ func TestJobFormShards(t *testing.T) {
 	}
 	path := fmt.Sprintf("/jobs/%d", js[0].ID)
 	settings := between(t, op.get(path).Body, `id="job-settings"`, "</section>")
-	for _, want := range []string{"Shards", "10"} {
+	for _, want := range []string{"Fixed shard count", "10"} {
 		if !strings.Contains(settings, want) {
 			t.Errorf("job settings lack %q:\n%s", want, settings)
 		}
