@@ -51,6 +51,25 @@ const (
 	RouteShardingBroadcast Route = "sharding_broadcast"
 )
 
+// MaxShards is the largest fixed shard count of a job (sharding.total):
+// a fire runs as that many parts, whatever the route strategy picks.
+const MaxShards = 1000
+
+// Shards validates a fixed shard count and returns it as stored: 0 and 1
+// (one run per fire) become 0, 2..MaxShards stay. A count is refused
+// with route sharding_broadcast, whose part count is its live workers'.
+func Shards(total int, route Route) (int, error) {
+	switch {
+	case total < 0 || total > MaxShards:
+		return 0, fmt.Errorf("sharding.total %d: want 2 to %d (0 or 1: not sharded)", total, MaxShards)
+	case total <= 1:
+		return 0, nil
+	case route == RouteShardingBroadcast:
+		return 0, fmt.Errorf("sharding.total %d is refused with route_strategy sharding_broadcast: a broadcast runs one part per live worker; use route any with a fixed count, or the broadcast without one", total)
+	}
+	return total, nil
+}
+
 // DefaultRoute is used when a job names none.
 const DefaultRoute = RouteAny
 

@@ -252,6 +252,13 @@ type JobSpec struct {
 	// that execute at once (0: no cap); refused with any other strategy.
 	MaxConcurrency int `json:"max_concurrency,omitempty"`
 
+	// Sharding, with a total of 2 to 1000, runs every fire as that many
+	// parts (index 0..total-1) on the group's shared queue, each retried
+	// alone; the children fire once, after the last part succeeded
+	// (docs/jobs.md, "Fixed shard count"). Absent, 0 or 1: one run per
+	// fire. Refused with route_strategy sharding_broadcast.
+	Sharding *Sharding `json:"sharding,omitempty"`
+
 	// Flow controls (docs/flow-control.md, "Caps, keys, rates and
 	// priority"), applied by the worker across the whole group. Priority
 	// orders the job's runs among those waiting at their group's cap
@@ -295,6 +302,11 @@ type JobSpec struct {
 	// when the job changed since, the PUT answers 409 instead of
 	// overwriting the other change. Ignored on create.
 	Version int64 `json:"version,omitempty"`
+}
+
+// Sharding is a job's fixed shard count (JobSpec.Sharding).
+type Sharding struct {
+	Total int `json:"total"`
 }
 
 // Schedule is one of a job's schedules (JobSpec.Schedules).

@@ -86,21 +86,24 @@ type WorkflowNode struct {
 // the workflow's when empty; another group must be one whose jobs the
 // writer may trigger, as for a job a node names.
 type InlineJob struct {
-	Group          string   `json:"group,omitempty"`
-	Handler        string   `json:"handler"`
-	Description    string   `json:"description,omitempty"`
-	Params         string   `json:"params,omitempty"`
-	MisfirePolicy  string   `json:"misfire_policy,omitempty"`
-	RouteStrategy  string   `json:"route_strategy,omitempty"`
-	BlockStrategy  string   `json:"block_strategy,omitempty"`
-	MaxConcurrency int      `json:"max_concurrency,omitempty"`
-	Timeout        Duration `json:"timeout,omitempty"`
-	MaxRetries     int      `json:"max_retries,omitempty"`
-	RetryBackoff   string   `json:"retry_backoff,omitempty"`
-	RetryInitial   Duration `json:"retry_initial,omitempty"`
-	RetryMax       Duration `json:"retry_max,omitempty"`
-	AlarmWebhook   string   `json:"alarm_webhook,omitempty"`
-	AlarmEmails    []string `json:"alarm_emails,omitempty"`
+	Group          string `json:"group,omitempty"`
+	Handler        string `json:"handler"`
+	Description    string `json:"description,omitempty"`
+	Params         string `json:"params,omitempty"`
+	MisfirePolicy  string `json:"misfire_policy,omitempty"`
+	RouteStrategy  string `json:"route_strategy,omitempty"`
+	BlockStrategy  string `json:"block_strategy,omitempty"`
+	MaxConcurrency int    `json:"max_concurrency,omitempty"`
+	// Sharding is the node's fixed shard count, as a job's: the node
+	// ends when all its parts have.
+	Sharding     *Sharding `json:"sharding,omitempty"`
+	Timeout      Duration  `json:"timeout,omitempty"`
+	MaxRetries   int       `json:"max_retries,omitempty"`
+	RetryBackoff string    `json:"retry_backoff,omitempty"`
+	RetryInitial Duration  `json:"retry_initial,omitempty"`
+	RetryMax     Duration  `json:"retry_max,omitempty"`
+	AlarmWebhook string    `json:"alarm_webhook,omitempty"`
+	AlarmEmails  []string  `json:"alarm_emails,omitempty"`
 	// The flow controls, as a job's (JobSpec): the node's runs wait at
 	// its group's cap and its key's cap by this priority.
 	Priority       int    `json:"priority,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 )
 
@@ -19,18 +20,18 @@ import (
 // command validates them, then applies only the flags given, so that an
 // update changes nothing the user did not name.
 type jobFlags struct {
-	group, name, handler, description string
-	params, paramsFile                string
-	scriptLanguage, scriptFile        string
-	script                            *string // read from scriptFile by validate
-	cron, quartz, every, delay, at    string
-	tz, misfire, route, block         string
-	timeout                           time.Duration
-	maxRetries, maxConcurrency        int
-	disabled                          bool
-	ops                               schedOpsFlags
-	more                              moreFlags
-	flow                              flowFlags
+	group, name, handler, description  string
+	params, paramsFile                 string
+	scriptLanguage, scriptFile         string
+	script                             *string // read from scriptFile by validate
+	cron, quartz, every, delay, at     string
+	tz, misfire, route, block          string
+	timeout                            time.Duration
+	maxRetries, maxConcurrency, shards int
+	disabled                           bool
+	ops                                schedOpsFlags
+	more                               moreFlags
+	flow                               flowFlags
 
 	// Set by validate: the schedule a schedule flag gave, and the params
 	// read from --params-file.
@@ -63,6 +64,7 @@ func (f *jobFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.route, "route", "", "route strategy, e.g. any, round, consistent_hash, sharding_broadcast")
 	fl.StringVar(&f.block, "block", "", "block strategy: serial, discard_later, cover_early, buffer_one or concurrent")
 	fl.IntVar(&f.maxConcurrency, "max-concurrency", 0, "with --block concurrent: at most this many runs at once (0: no cap)")
+	fl.IntVar(&f.shards, "shards", 0, "fixed shard count: run each fire as this many parts (2-1000) on any of the group's workers (0 or 1: not sharded)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "run timeout, e.g. 5m (0: none)")
 	fl.IntVar(&f.maxRetries, "max-retries", 0, "retries after a failed run")
 	fl.BoolVar(&f.disabled, "disabled", false, "the job is disabled (--disabled=false: enabled)")
@@ -147,6 +149,9 @@ func (f *jobFlags) validate(cmd *cobra.Command, stdin io.Reader) error {
 	if f.maxConcurrency < 0 {
 		return usagef("--max-concurrency %d: must not be negative", f.maxConcurrency)
 	}
+	if changed("shards") && (f.shards < 0 || f.shards > policy.MaxShards) {
+		return usagef("--shards %d: want 2 to %d (0 or 1: not sharded)", f.shards, policy.MaxShards)
+	}
 
 	if changed("params") && changed("params-file") {
 		return usagef("give --params or --params-file, not both")
@@ -222,6 +227,9 @@ func (f *jobFlags) apply(cmd *cobra.Command, spec *apiv1.JobSpec) {
 	}
 	if changed("max-retries") {
 		spec.MaxRetries = f.maxRetries
+	}
+	if changed("shards") {
+		spec.Sharding = &apiv1.Sharding{Total: f.shards}
 	}
 	switch {
 	case changed("max-concurrency"):

@@ -239,6 +239,9 @@ func jobDetail(j *apiv1.Job) *kv {
 	if j.MaxConcurrency > 0 {
 		k.add("Max concurrency", strconv.Itoa(j.MaxConcurrency))
 	}
+	if j.Sharding != nil {
+		k.add("Fixed shards", strconv.Itoa(j.Sharding.Total)+" parts per fire")
+	}
 	k.add("Timeout", fmtDuration(time.Duration(j.Timeout)))
 	k.add("Max retries", strconv.Itoa(j.MaxRetries))
 	k.add("Enabled", yesNo(j.Enabled))

@@ -97,6 +97,12 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 	if err != nil {
 		add("%v", err)
 	}
+	var shards int
+	if spec.Sharding != nil {
+		if shards, err = policy.Shards(spec.Sharding.Total, route); err != nil {
+			add("%v", err)
+		}
+	}
 	switch {
 	case spec.MaxConcurrency < 0 || spec.MaxConcurrency > wire.MaxConcurrencyLimit:
 		add("max_concurrency %d: want 0 (no cap) to %d", spec.MaxConcurrency, wire.MaxConcurrencyLimit)
@@ -181,7 +187,7 @@ func (s *Server) jobFromSpec(ctx context.Context, spec apiv1.JobSpec, now time.T
 		Group: spec.Group, Name: name, Description: spec.Description, Handler: spec.Handler,
 		Params: spec.Params, ScheduleType: spec.ScheduleType, ScheduleExpr: spec.ScheduleExpr,
 		Timezone: tz, MisfirePolicy: string(misfire), RouteStrategy: string(route),
-		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
+		BlockStrategy: string(block), MaxConcurrency: spec.MaxConcurrency, Shards: shards, Timeout: timeout, MaxRetries: spec.MaxRetries, Enabled: enabled,
 		RetryBackoff: backoff, RetryInitial: initial, RetryMax: maxDelay, ChildJobIDs: spec.ChildJobIDs,
 		AlarmWebhook: spec.AlarmWebhook, AlarmEmails: spec.AlarmEmails, Source: spec.Source,
 		Script: script, ScriptSourceGiven: spec.Script != nil, ScriptRemark: spec.ScriptRemark,
@@ -212,6 +218,9 @@ func jobDoc(j store.Job) apiv1.Job {
 	}
 	schedOpsDoc(&d, j)
 	jobFlowDoc(&d, j)
+	if j.Shards > 0 {
+		d.Sharding = &apiv1.Sharding{Total: j.Shards}
+	}
 	if j.Script != nil {
 		d.ScriptLanguage, d.Script, d.ScriptVersion = j.Script.Language, &j.Script.Source, j.Script.Version
 	}

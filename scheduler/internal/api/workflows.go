@@ -123,7 +123,7 @@ func (s *Server) inlineJob(ctx context.Context, group string, in *apiv1.InlineJo
 	}
 	j, err := s.jobFromSpec(ctx, apiv1.JobSpec{Group: g, Name: "inline", Description: in.Description, Handler: in.Handler,
 		Params: in.Params, ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
-		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
+		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Sharding: in.Sharding, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
 		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
 		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
 		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit}, s.now())
@@ -139,7 +139,11 @@ func (s *Server) inlineJob(ctx context.Context, group string, in *apiv1.InlineJo
 
 // inlineDoc is an inline node's job as the API answers it.
 func inlineDoc(in *wfengine.InlineJob) *apiv1.InlineJob {
-	return &apiv1.InlineJob{Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
+	var sharding *apiv1.Sharding
+	if in.Shards > 0 {
+		sharding = &apiv1.Sharding{Total: in.Shards}
+	}
+	return &apiv1.InlineJob{Sharding: sharding, Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
 		MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy, BlockStrategy: in.BlockStrategy,
 		MaxConcurrency: in.MaxConcurrency, Timeout: apiv1.Duration(time.Duration(in.TimeoutMS) * time.Millisecond),
 		MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,

@@ -143,6 +143,9 @@ var baseJobFields = []jobField{
 	{Name: "max_concurrency", Label: "Max concurrency", Section: secExecution, Kind: "number", keys: []string{"max_concurrency"},
 		Hint: "With block strategy concurrent, at most this many runs at once; 0 for no cap.",
 		get:  func(s *apiv1.JobSpec) string { return strconv.Itoa(s.MaxConcurrency) }, set: setInt(func(s *apiv1.JobSpec) *int { return &s.MaxConcurrency })},
+	{Name: "sharding", Label: "Fixed shard count", Section: secExecution, Kind: "number", keys: []string{"sharding"},
+		Hint: "Run each fire as this many parts (2 to 1000) on any of the group's workers; the children fire once, after the last part. Empty for one run per fire.",
+		get:  shardsText, set: setShards},
 	{Name: "timeout", Label: "Timeout", Section: secExecution, Kind: "duration", keys: []string{"timeout"},
 		Hint: `A duration such as "10m"; empty for none.`,
 		get:  func(s *apiv1.JobSpec) string { return durText(s.Timeout) }, set: setDuration(func(s *apiv1.JobSpec) *apiv1.Duration { return &s.Timeout })},
@@ -393,4 +396,26 @@ func secretEnvText(env map[string]string) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, ", ")
+}
+
+// shardsText is a job's fixed shard count as the form shows it, "" for none.
+func shardsText(s *apiv1.JobSpec) string {
+	if s.Sharding == nil {
+		return ""
+	}
+	return strconv.Itoa(s.Sharding.Total)
+}
+
+// setShards sets the fixed shard count (empty: none); the API judges the
+// number.
+func setShards(s *apiv1.JobSpec, v string) error {
+	var n int
+	if err := setParsed(func(*apiv1.JobSpec) *int { return &n }, strconv.Atoi, msgf("a whole number"))(s, v); err != nil {
+		return err
+	}
+	s.Sharding = nil
+	if n != 0 {
+		s.Sharding = &apiv1.Sharding{Total: n}
+	}
+	return nil
 }

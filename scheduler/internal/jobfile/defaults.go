@@ -44,6 +44,9 @@ func Normalize(spec apiv1.JobSpec) apiv1.JobSpec {
 		enabled := true
 		spec.Enabled = &enabled
 	}
+	if spec.Sharding != nil && spec.Sharding.Total <= 1 {
+		spec.Sharding = nil // 0 and 1 are stored as "not sharded"
+	}
 	if len(spec.AlarmEmails) == 0 {
 		spec.AlarmEmails = nil
 	}

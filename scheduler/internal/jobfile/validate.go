@@ -77,8 +77,14 @@ func (f *File) validate(p *problems) {
 		if _, err := policy.ParseMisfire(s.MisfirePolicy); err != nil {
 			bad("misfire_policy", "%v", err)
 		}
-		if _, err := policy.ParseRoute(s.RouteStrategy); err != nil {
+		route, err := policy.ParseRoute(s.RouteStrategy)
+		if err != nil {
 			bad("route_strategy", "%v", err)
+		}
+		if s.Sharding != nil {
+			if _, err := policy.Shards(s.Sharding.Total, route); err != nil {
+				bad("sharding", "%v", err)
+			}
 		}
 		if _, err := policy.ParseBlock(s.BlockStrategy); err != nil {
 			bad("block_strategy", "%v", err)

@@ -69,37 +69,47 @@ type WorkflowNodeYAML struct {
 // fields (apiv1.InlineJob), those at their default left out as a job
 // file leaves them out (Minimize).
 type WorkflowInlineYAML struct {
-	Group          string   `yaml:"group,omitempty"`
-	Handler        string   `yaml:"handler"`
-	Description    string   `yaml:"description,omitempty"`
-	Params         string   `yaml:"params,omitempty"`
-	MisfirePolicy  string   `yaml:"misfire_policy,omitempty"`
-	RouteStrategy  string   `yaml:"route_strategy,omitempty"`
-	BlockStrategy  string   `yaml:"block_strategy,omitempty"`
-	MaxConcurrency int      `yaml:"max_concurrency,omitempty"`
-	Timeout        string   `yaml:"timeout,omitempty"`
-	MaxRetries     int      `yaml:"max_retries,omitempty"`
-	RetryBackoff   string   `yaml:"retry_backoff,omitempty"`
-	RetryInitial   string   `yaml:"retry_initial,omitempty"`
-	RetryMax       string   `yaml:"retry_max,omitempty"`
-	AlarmWebhook   string   `yaml:"alarm_webhook,omitempty"`
-	AlarmEmails    []string `yaml:"alarm_emails,omitempty"`
-	Priority       int      `yaml:"priority,omitempty"`
-	ConcurrencyKey string   `yaml:"concurrency_key,omitempty"`
-	KeyCap         int      `yaml:"key_cap,omitempty"`
-	RateLimit      string   `yaml:"rate_limit,omitempty"`
-	KeyRateLimit   string   `yaml:"key_rate_limit,omitempty"`
+	Group          string        `yaml:"group,omitempty"`
+	Handler        string        `yaml:"handler"`
+	Description    string        `yaml:"description,omitempty"`
+	Params         string        `yaml:"params,omitempty"`
+	MisfirePolicy  string        `yaml:"misfire_policy,omitempty"`
+	RouteStrategy  string        `yaml:"route_strategy,omitempty"`
+	BlockStrategy  string        `yaml:"block_strategy,omitempty"`
+	MaxConcurrency int           `yaml:"max_concurrency,omitempty"`
+	Sharding       *shardingYAML `yaml:"sharding,omitempty"`
+	Timeout        string        `yaml:"timeout,omitempty"`
+	MaxRetries     int           `yaml:"max_retries,omitempty"`
+	RetryBackoff   string        `yaml:"retry_backoff,omitempty"`
+	RetryInitial   string        `yaml:"retry_initial,omitempty"`
+	RetryMax       string        `yaml:"retry_max,omitempty"`
+	AlarmWebhook   string        `yaml:"alarm_webhook,omitempty"`
+	AlarmEmails    []string      `yaml:"alarm_emails,omitempty"`
+	Priority       int           `yaml:"priority,omitempty"`
+	ConcurrencyKey string        `yaml:"concurrency_key,omitempty"`
+	KeyCap         int           `yaml:"key_cap,omitempty"`
+	RateLimit      string        `yaml:"rate_limit,omitempty"`
+	KeyRateLimit   string        `yaml:"key_rate_limit,omitempty"`
+}
+
+// shardingYAML is a fixed shard count as a file holds it: sharding: {total: N}.
+type shardingYAML struct {
+	Total int `yaml:"total"`
 }
 
 // inlineDoc is in as a file writes it, its defaults left out.
 func inlineDoc(in *apiv1.InlineJob) *WorkflowInlineYAML {
 	m := Minimize(apiv1.JobSpec{Handler: in.Handler, Description: in.Description, Params: in.Params,
 		ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
-		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
+		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Sharding: in.Sharding, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
 		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
 		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
 		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit})
-	return &WorkflowInlineYAML{Group: in.Group, Handler: m.Handler, Description: m.Description, Params: m.Params,
+	var sharding *shardingYAML
+	if m.Sharding != nil {
+		sharding = &shardingYAML{Total: m.Sharding.Total}
+	}
+	return &WorkflowInlineYAML{Group: in.Group, Sharding: sharding, Handler: m.Handler, Description: m.Description, Params: m.Params,
 		MisfirePolicy: m.MisfirePolicy, RouteStrategy: m.RouteStrategy, BlockStrategy: m.BlockStrategy,
 		MaxConcurrency: m.MaxConcurrency, Timeout: optDur(m.Timeout), MaxRetries: m.MaxRetries,
 		RetryBackoff: m.RetryBackoff, RetryInitial: optDur(m.RetryInitial), RetryMax: optDur(m.RetryMax),

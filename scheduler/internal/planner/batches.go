@@ -58,7 +58,7 @@ func triggerBytes(j *dueJob) int {
 // batchable reports whether fire f of job j may share a trigger message;
 // hashed says whether the planner can batch consistent_hash jobs.
 func batchable(j *dueJob, f fire, hashed bool) bool {
-	return !j.workflow && f.status == wire.StatusScheduled && (f.typ == wire.TriggerSchedule || f.typ == wire.TriggerMisfire) &&
+	return !j.workflow && j.shards == 0 && f.status == wire.StatusScheduled && (f.typ == wire.TriggerSchedule || f.typ == wire.TriggerMisfire) &&
 		(j.route == policy.RouteAny || j.route == "" || hashed && j.route == policy.RouteConsistentHash) &&
 		triggerBytes(j) <= maxBatchBytes/2
 }

@@ -37,7 +37,7 @@ const selectDue = `SELECT jobs.id, jobs.group_name, handler, params, schedule_ty
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN g.last_pause_until END,
 	CASE WHEN g.last_pause_until >= jobs.next_fire_at THEN COALESCE(g.last_pause_note, '') ELSE '' END,
 	jobs.priority, COALESCE(g.max_running, 0), COALESCE(g.rate_count, 0), COALESCE(g.rate_period_ms, 0),
-	concurrency_key, key_cap, key_rate_count, key_rate_period_ms, jobs.rate_count, jobs.rate_period_ms
+	concurrency_key, key_cap, key_rate_count, key_rate_period_ms, jobs.rate_count, jobs.rate_period_ms, jobs.fixed_shards
 	FROM jobs LEFT JOIN job_groups g ON g.name = jobs.group_name
 	WHERE shard = $1 AND enabled AND next_fire_at <= $2
 		AND NOT (jobs.group_name = ANY(coalesce($4::text[], '{}')) AND misfire_policy <> 'fire_all')
@@ -68,6 +68,9 @@ type dueJob struct {
 	jitterMS       int64
 	start, end     *time.Time
 	maxConcurrency int
+	// shards is the job's fixed shard count (0: none): dispatch expands
+	// each fire into that many parts, so its runs are never batched.
+	shards int
 	// workflow: a workflow's own row, whose runs dispatch starts rather
 	// than publishes (never batched).
 	workflow bool
@@ -133,7 +136,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				&sc.Language, &sc.Version, &sc.Source, &j.extra, &j.exclude, &j.include, &j.paramsTemplate, &j.secrets,
 				&j.pauseFrom, &j.pauseUntil, &j.pauseNote,
 				&j.flow.Priority, &j.flow.GroupCap, &j.flow.GroupRate.Count, &j.flow.GroupRate.PeriodMS,
-				&j.flow.KeyExpr, &j.flow.KeyCap, &j.flow.KeyRate.Count, &j.flow.KeyRate.PeriodMS, &j.flow.Rate.Count, &j.flow.Rate.PeriodMS)
+				&j.flow.KeyExpr, &j.flow.KeyCap, &j.flow.KeyRate.Count, &j.flow.KeyRate.PeriodMS, &j.flow.Rate.Count, &j.flow.Rate.PeriodMS, &j.shards)
 			j.script = sc.Script()
 			return j, err
 		})
@@ -219,7 +222,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 					Params: params, TriggerType: pf.f.typ, ScheduledAt: w.ScheduledAt,
 					Timeout: time.Duration(j.timeoutMS) * time.Millisecond, MisfirePolicy: j.misfire,
 					RouteStrategy: j.route, BlockStrategy: j.block, MisfireThreshold: p.threshold(j),
-					MaxConcurrency: j.maxConcurrency, Batch: w.Batch, Workflow: j.workflow, Script: j.script, Secrets: j.secrets,
+					MaxConcurrency: j.maxConcurrency, Shards: j.shards, Batch: w.Batch, Workflow: j.workflow, Script: j.script, Secrets: j.secrets,
 					Flow: j.flow,
 				})
 			}

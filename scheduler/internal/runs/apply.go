@@ -65,7 +65,10 @@ type Moved struct {
 //     retry, attempt + 1, retry_of), scheduled after its backoff.
 //   - parents: a run that succeeded and whose job has enabled children is
 //     returned with their number, for spawnChildren (below), which
-//     triggers them within the cap on the runs one fire may cause.
+//     triggers them within the cap on the runs one fire may cause. A part
+//     of a fixed shard count is returned with its fire (shard_fire):
+//     spawnChildren triggers the fire's children once all its parts
+//     succeeded (firesDone).
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //   - a node run of a workflow (workflow_run set) carries its node key
 //     into its retries; one that ends with no retry to follow is returned
@@ -108,41 +111,42 @@ const applySQL = `WITH u AS (
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root,
 		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries, r.priority,
-		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output),
+		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output, r.shard_fire),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params, chain_root, workflow_run, node, node_attempt, item,
-			run_timeout_ms, run_max_retries, priority)
+			run_timeout_ms, run_max_retries, priority, shard_fire)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
 			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
 				THEN j.retry_initial_ms::float8
 				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
 			END) / 1000),
 			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id),
-			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries, a.priority
+			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries, a.priority, a.shard_fire
 		FROM applied a JOIN jobs j ON j.id = a.job_id
 		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < COALESCE(a.run_max_retries, j.max_retries)
 		ON CONFLICT DO NOTHING
 		RETURNING id, retry_of),
 	parents AS (SELECT a.id, a.job_id, a.scheduled_at, a.finished_at, COALESCE(a.chain_root, a.id) AS root,
-			count(*)::int AS children
+			count(*)::int AS children, a.shard_fire
 		FROM applied a JOIN jobs p ON p.id = a.job_id AND p.child_job_ids <> '{}'
 			JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
 		WHERE a.status = 'SUCCEEDED'
-		GROUP BY a.id, a.job_id, a.scheduled_at, a.finished_at, a.chain_root),
+		GROUP BY a.id, a.job_id, a.scheduled_at, a.finished_at, a.chain_root, a.shard_fire),
 	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, 0::bigint, 0, COALESCE(workflow_run, 0),
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, COALESCE(shard_fire, 0), 0, COALESCE(workflow_run, 0),
 		COALESCE(node, ''), COALESCE(node_attempt, 0), COALESCE(item, 0), node_output FROM applied
 	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of, '', 0, 0, NULL FROM retried
-	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, 0, '', 0, 0, NULL FROM parents`
+	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, COALESCE(shard_fire, 0),
+		'', 0, 0, NULL FROM parents`
 
 // Row kinds of applySQL's result.
 const (
-	rowApplied = 0 // a run whose status the batch moved
+	rowApplied = 0 // a run whose status the batch moved; its root column is its shard_fire
 	rowSpawned = 1 // a run the batch created (a retry)
-	rowParent  = 2 // a run that succeeded and has children to trigger
+	rowParent  = 2 // a run that succeeded and has children to trigger; its workflow_run column is its shard_fire
 )
 
 // Applied is what ApplyEvents did.
@@ -214,6 +218,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		// its node's end.
 		nodeEnds []NodeEnd
 		retried  map[int64]bool
+		// fireOf names the fire of the node runs that are parts of a
+		// fixed shard count (nodeFireEnds).
+		fireOf map[int64]int64
 	)
 	out.Moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups, outputs)
@@ -230,7 +237,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			}
 		case rowParent:
 			parents = append(parents, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root, Children: children},
-				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished)})
+				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished), fire: wr})
 		default:
 			m.StartedAt, m.ScheduledAt, m.FinishedAt, m.WorkflowRun = deref(started), deref(sched), deref(finished), wr
 			out.Moved = append(out.Moved, m)
@@ -241,6 +248,12 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 					e.Output = []byte(*output)
 				}
 				nodeEnds = append(nodeEnds, e)
+				if root != 0 {
+					if fireOf == nil {
+						fireOf = map[int64]int64{}
+					}
+					fireOf[m.RunID] = root
+				}
 			}
 		}
 		return nil
@@ -258,6 +271,11 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	for _, e := range nodeEnds {
 		if !retried[e.RunID] {
 			out.NodeEnds = append(out.NodeEnds, e)
+		}
+	}
+	if len(fireOf) > 0 {
+		if out.NodeEnds, err = nodeFireEnds(ctx, tx, out.NodeEnds, fireOf); err != nil {
+			return Applied{}, err
 		}
 	}
 	slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })

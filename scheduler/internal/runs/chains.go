@@ -17,6 +17,9 @@ type parent struct {
 	refs.Spawn
 	jobID                   int64
 	scheduledAt, finishedAt time.Time
+	// fire is the fire of a part of a fixed shard count (its part 0's
+	// id; job_runs.shard_fire), 0 for any other run.
+	fire int64
 }
 
 // chainLockClass is the advisory lock space (two-key form) of chains: one
@@ -72,12 +75,25 @@ const noteCappedSQL = `UPDATE job_runs r
 func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) ([]int64, []Capped, error) {
 	slices.SortFunc(parents, func(a, b parent) int { return cmp.Compare(a.Run, b.Run) })
 	roots := make([]int64, len(parents))
-	spawns := make([]refs.Spawn, len(parents))
 	for i, p := range parents {
-		roots[i], spawns[i] = p.Root, p.Spawn
+		roots[i] = p.Root
 	}
 	if _, err := tx.Exec(ctx, lockChainsSQL, chainLockClass, roots); err != nil {
 		return nil, nil, fmt.Errorf("lock %d chains: %w", len(roots), err)
+	}
+	// Under the chains' locks: the parts of one fire share its root, so
+	// the last two parts to succeed, applied by two transactions, are
+	// judged one after the other, the second seeing the first committed.
+	parents, err := firesDone(ctx, tx, parents)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(parents) == 0 {
+		return nil, nil, nil
+	}
+	spawns := make([]refs.Spawn, len(parents))
+	for i, p := range parents {
+		spawns[i] = p.Spawn
 	}
 	used := make(map[int64]int, len(roots))
 	var (
@@ -119,4 +135,60 @@ func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) 
 		}
 	}
 	return spawned, capped, nil
+}
+
+// fireDoneSQL reads which of the fires $1 (of a fixed shard count) have
+// every part succeeded, with the fire's time (its part 0's scheduled_at)
+// and its end (the last part's finished_at). A part's failed attempts are
+// left behind by its retry; one SUCCEEDED attempt per index is the part
+// done, and a succeeded run is never retried.
+const fireDoneSQL = `SELECT r.shard_fire, min(r.scheduled_at) FILTER (WHERE r.id = r.shard_fire),
+		max(r.finished_at) FILTER (WHERE r.status = 'SUCCEEDED')
+	FROM job_runs r WHERE r.shard_fire = ANY($1::bigint[])
+	GROUP BY r.shard_fire
+	HAVING count(DISTINCT r.shard_index) FILTER (WHERE r.status = 'SUCCEEDED') = max(r.shard_total)`
+
+// firesDone keeps the parents that are no part of a fixed shard count, and
+// for the parts replaces them by their fires whose parts have all
+// succeeded: one parent per fire, its part 0, ended when its last part
+// did. Its children are then keyed by (child job, that end) like any
+// child run, so a fire judged done twice (two parts in one batch, or two
+// schedulers) triggers them once. Parts of a fire not yet done trigger
+// nothing.
+func firesDone(ctx context.Context, tx pgx.Tx, parents []parent) ([]parent, error) {
+	var fires []int64
+	byFire := map[int64]parent{}
+	kept := parents[:0:0]
+	for _, p := range parents {
+		if p.fire == 0 {
+			kept = append(kept, p)
+			continue
+		}
+		if _, ok := byFire[p.fire]; !ok {
+			fires = append(fires, p.fire)
+			byFire[p.fire] = p
+		}
+	}
+	if len(fires) == 0 {
+		return parents, nil
+	}
+	var (
+		fire      int64
+		at, ended *time.Time
+	)
+	rows, _ := tx.Query(ctx, fireDoneSQL, fires)
+	_, err := pgx.ForEachRow(rows, []any{&fire, &at, &ended}, func() error {
+		p := byFire[fire]
+		if at == nil || ended == nil {
+			return nil // part 0 gone (retention): nothing to name as the parent
+		}
+		p.Run, p.scheduledAt, p.finishedAt = fire, *at, *ended
+		kept = append(kept, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read whether %d sharded fires are done: %w", len(fires), err)
+	}
+	slices.SortFunc(kept, func(a, b parent) int { return cmp.Compare(a.Run, b.Run) })
+	return kept, nil
 }

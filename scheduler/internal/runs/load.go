@@ -28,7 +28,7 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		j.misfire_policy, j.route_strategy, j.block_strategy, r.worker_id, COALESCE(j.misfire_threshold_ms, 0), j.max_concurrency,
 		COALESCE(r.batch, 0), j.kind = 'workflow', r.message, COALESCE(r.workflow_run, 0),
 		j.script_language, j.script_version, j.script_source,
-		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}',
+		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}', j.fixed_shards,
 		CASE WHEN r.workflow_run IS NOT NULL THEN (SELECT w.scheduled_at FROM workflow_runs w
 			WHERE w.id = r.workflow_run AND w.group_name = r.group_name) END,
 		` + FlowColumns
@@ -109,7 +109,7 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &workflowAt}, append(pr.Flow.ScanTargets(), extra...)...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &pr.Shards, &workflowAt}, append(pr.Flow.ScanTargets(), extra...)...)...)
 	if workflowAt != nil {
 		pr.WorkflowAt = *workflowAt
 	}

@@ -49,6 +49,10 @@ type Planned struct {
 	BlockStrategy policy.Block
 	// MaxConcurrency is the job's cap on overlapping runs (concurrent).
 	MaxConcurrency int
+	// Shards is the job's fixed shard count (jobs.fixed_shards; 0: none):
+	// dispatch expands a fire of such a job into that many parts on the
+	// group's shared queue (ExpandFire), and sends a part's retry there.
+	Shards int
 	// Target is the worker a directed trigger goes to, "" for the group's
 	// shared queue. Dispatch sets it when it routes the run; a part of a
 	// sharding broadcast keeps it in job_runs.worker_id, so that a

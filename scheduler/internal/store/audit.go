@@ -183,6 +183,7 @@ type jobAudit struct {
 	RouteStrategy string   `json:"route_strategy"`
 	BlockStrategy string   `json:"block_strategy"`
 	MaxConc       int      `json:"max_concurrency,omitempty"`
+	Shards        int      `json:"shards,omitempty"` // the fixed shard count (sharding.total)
 	Timeout       string   `json:"timeout"`
 	MaxRetries    int      `json:"max_retries"`
 	RetryBackoff  string   `json:"retry_backoff"`
@@ -235,7 +236,7 @@ func jobDoc(j Job) *jobAudit {
 	return &jobAudit{ID: j.ID, Group: j.Group, Name: j.Name, Description: j.Description, Handler: j.Handler,
 		Params: j.Params, ScheduleType: j.ScheduleType, ScheduleExpr: j.ScheduleExpr, Timezone: j.Timezone,
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
-		MaxConc: j.MaxConcurrency, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
+		MaxConc: j.MaxConcurrency, Shards: j.Shards, Timeout: j.Timeout.String(), MaxRetries: j.MaxRetries, RetryBackoff: j.RetryBackoff,
 		RetryInitial: j.RetryInitial.String(), RetryMax: j.RetryMax.String(), ChildJobIDs: j.ChildJobIDs,
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails, Source: j.Source, Enabled: j.Enabled, Version: j.Version,
 		MisfireThreshold: optDuration(j.MisfireThreshold), MaxCatchup: j.MaxCatchup, Jitter: optDuration(j.Jitter),

@@ -236,6 +236,6 @@ func insertBackfillRuns(ctx context.Context, tx pgx.Tx, b Backfill, j Job, at []
 	return runs.InsertBackfill(ctx, tx, b.ID, runs.Planned{JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 		TriggerType: wire.TriggerBackfill, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
 		RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MisfireThreshold: j.MisfireThreshold,
-		MaxConcurrency: j.MaxConcurrency, Workflow: j.Kind == KindWorkflow, Script: j.Script, Secrets: len(j.SecretNames) > 0,
+		MaxConcurrency: j.MaxConcurrency, Shards: j.Shards, Workflow: j.Kind == KindWorkflow, Script: j.Script, Secrets: len(j.SecretNames) > 0,
 		Flow: runFlow(&j, g, nil)}, at, params)
 }

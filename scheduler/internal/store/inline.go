@@ -45,7 +45,7 @@ func inlineRow(w *Workflow, n *wfengine.NodeSpec) Job {
 	in := n.Inline
 	j := Job{Group: in.Group, Name: inlineName(w, n.Name), Description: in.Description, Handler: in.Handler,
 		Params: in.Params, ScheduleType: "none", Timezone: "UTC", MisfirePolicy: in.MisfirePolicy,
-		RouteStrategy: in.RouteStrategy, BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency,
+		RouteStrategy: in.RouteStrategy, BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Shards: in.Shards,
 		Timeout: msDuration(in.TimeoutMS), MaxRetries: in.MaxRetries, RetryBackoff: in.RetryBackoff,
 		RetryInitial: msDuration(in.RetryInitialMS), RetryMax: msDuration(in.RetryMaxMS),
 		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails, Enabled: true,
@@ -66,7 +66,7 @@ func inlineRow(w *Workflow, n *wfengine.NodeSpec) Job {
 func InlineOf(j Job) wfengine.InlineJob {
 	return wfengine.InlineJob{Group: j.Group, Handler: j.Handler, Description: j.Description, Params: j.Params,
 		MisfirePolicy: j.MisfirePolicy, RouteStrategy: j.RouteStrategy, BlockStrategy: j.BlockStrategy,
-		MaxConcurrency: j.MaxConcurrency, TimeoutMS: j.Timeout.Milliseconds(), MaxRetries: j.MaxRetries,
+		MaxConcurrency: j.MaxConcurrency, Shards: j.Shards, TimeoutMS: j.Timeout.Milliseconds(), MaxRetries: j.MaxRetries,
 		RetryBackoff: j.RetryBackoff, RetryInitialMS: j.RetryInitial.Milliseconds(), RetryMaxMS: j.RetryMax.Milliseconds(),
 		AlarmWebhook: j.AlarmWebhook, AlarmEmails: j.AlarmEmails,
 		Priority: j.Flow.Priority, ConcurrencyKey: j.Flow.ConcurrencyKey, KeyCap: j.Flow.KeyCap,

@@ -15,10 +15,10 @@ import (
 // columns of jobs read and written with the others (jobColumns,
 // jobWriteColumns), kept apart here so that jobs.go stays readable.
 
-const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner, params_template`
+const jobExtColumns = `extra_schedules, exclude_calendars, include_calendars, labels, owner, params_template, fixed_shards`
 
 // jobExtWriteColumns are written by creates and updates (jobWriteColumns).
-var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner", "params_template"}
+var jobExtWriteColumns = []string{"extra_schedules", "exclude_calendars", "include_calendars", "labels", "owner", "params_template", "fixed_shards"}
 
 // jobExtScan holds the extension columns while a row is scanned.
 type jobExtScan struct {
@@ -27,15 +27,16 @@ type jobExtScan struct {
 	labels           map[string]string
 	owner            string
 	paramsTemplate   bool
+	shards           int
 }
 
 func (e *jobExtScan) targets() []any {
-	return []any{&e.extra, &e.exclude, &e.include, &e.labels, &e.owner, &e.paramsTemplate}
+	return []any{&e.extra, &e.exclude, &e.include, &e.labels, &e.owner, &e.paramsTemplate, &e.shards}
 }
 
 func (e *jobExtScan) into(j *Job) error {
 	j.ExcludeCalendars, j.IncludeCalendars = nilIfEmpty(e.exclude), nilIfEmpty(e.include)
-	j.Owner, j.ParamsTemplate = e.owner, e.paramsTemplate
+	j.Owner, j.ParamsTemplate, j.Shards = e.owner, e.paramsTemplate, e.shards
 	if len(e.labels) > 0 {
 		j.Labels = e.labels
 	}
@@ -62,6 +63,7 @@ func (j *Job) extArgs(args map[string]any) {
 	args["labels"] = labels
 	args["owner"] = j.Owner
 	args["params_template"] = j.ParamsTemplate
+	args["fixed_shards"] = j.Shards
 }
 
 // RenderParams is the job's params for a run at at: rendered when they are

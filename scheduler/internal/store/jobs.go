@@ -65,6 +65,9 @@ type Job struct {
 
 	// MaxConcurrency caps the overlapping runs of a concurrent job (0: none).
 	MaxConcurrency int
+	// Shards is the job's fixed shard count: each fire runs as that many
+	// parts on the group's shared queue (2..wire.MaxShards; 0: one run).
+	Shards int
 
 	// SecretEnv gives the job's commands its group's secrets as
 	// environment variables (variable: secret name); SecretNames is, as

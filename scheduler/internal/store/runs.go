@@ -329,7 +329,7 @@ func (s *Store) TriggerRun(ctx context.Context, a Actor, jobID int64, t Trigger)
 		p = runs.Planned{Message: t.note.Message,
 			JobID: j.ID, Group: j.Group, Shard: j.Shard, Handler: j.Handler, Params: j.Params,
 			TriggerType: wire.TriggerManual, Timeout: j.Timeout, MisfirePolicy: policy.Misfire(j.MisfirePolicy),
-			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency,
+			RouteStrategy: policy.Route(j.RouteStrategy), BlockStrategy: policy.Block(j.BlockStrategy), MaxConcurrency: j.MaxConcurrency, Shards: j.Shards,
 			Workflow: j.Kind == KindWorkflow, Script: j.Script, Secrets: len(j.SecretNames) > 0,
 		}
 		if t.Params == nil && j.ParamsTemplate {

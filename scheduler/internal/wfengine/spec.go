@@ -53,6 +53,7 @@ type InlineJob struct {
 	RouteStrategy  string   `json:"route_strategy,omitempty"`
 	BlockStrategy  string   `json:"block_strategy,omitempty"`
 	MaxConcurrency int      `json:"max_concurrency,omitempty"`
+	Shards         int      `json:"shards,omitempty"` // the fixed shard count (0: none)
 	TimeoutMS      int64    `json:"timeout_ms,omitempty"`
 	MaxRetries     int      `json:"max_retries,omitempty"`
 	RetryBackoff   string   `json:"retry_backoff,omitempty"`
