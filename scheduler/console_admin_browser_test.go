@@ -23,8 +23,7 @@ import (
 func TestConsoleAdminPages(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	if _, err := sys.api.CreateUser(ctx, apiv1.UserCreate{Name: "settlement.reconciliation@example.com",
 		DisplayName: "Settlement Reconciliation Service Account (treasury operations, Frankfurt)", Password: consolePassword,
 		Grants: []apiv1.Grant{{Group: "g", Role: "operator", Scripts: true}}}); err != nil {

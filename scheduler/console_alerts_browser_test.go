@@ -58,8 +58,7 @@ func (h *hookServer) got() []string {
 func TestConsoleAlerts(t *testing.T) {
 	t.Parallel()
 	hook := newHookServer(t)
-	sys := startSystem(t, consoleHandlers, allowEgress(hook.Listener.Addr().String()))
-	consoleUsers(t, sys)
+	sys := startConsole(t, allowEgress(hook.Listener.Addr().String()))
 	b := newTab(t, sys.url)
 	b.signIn("/channels/new", "ada")
 

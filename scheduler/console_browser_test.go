@@ -19,7 +19,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
-	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -38,6 +37,16 @@ func consoleUsers(t *testing.T, sys *system) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startConsole starts a system with the browser tests' handlers and
+// users (consoleHandlers, consoleUsers), the start most console tests
+// share; opts configure the system as startSystem's do.
+func startConsole(t *testing.T, opts ...func(*systemConfig)) *system {
+	t.Helper()
+	sys := startSystem(t, consoleHandlers, opts...)
+	consoleUsers(t, sys)
+	return sys
 }
 
 // signIn logs the tab in through the login form, starting from path (which
@@ -60,8 +69,7 @@ func (b *tab) signIn(path, user string) {
 
 func TestConsoleSignIn(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	b := newTab(t, sys.url)
 
 	b.signIn("/workers", "ada")
@@ -160,8 +168,7 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 // An operator kills a running run from its page and sees it end CANCELLED.
 func TestConsoleKillsARun(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
@@ -190,10 +197,9 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 		links <- a.ConsoleLink
 	}))
 	defer hook.Close()
-	sys := startSystem(t, consoleHandlers, func(c *systemConfig) {
+	sys := startConsole(t, func(c *systemConfig) {
 		c.Alarm = alarm.Config{ConsoleURL: "http://" + c.Listener.Addr().String()}
 	}, allowEgress(hook.Listener.Addr().String()))
-	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
 		AlarmWebhook: hook.URL})
 	run := trigger(t, sys.api, job.ID, nil)
@@ -240,8 +246,7 @@ func evalAsync[T any](b *tab, expr string) T {
 // viewer sees the job but no controls, and a forged POST is refused.
 func TestConsoleJobLifeCycle(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
 	b := newTab(t, sys.url)
 	b.signIn("/jobs/new", "ada")
@@ -354,12 +359,7 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 // lines. New pages join the list below.
 func TestConsoleLayoutHolds(t *testing.T) {
 	t.Parallel()
-	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := startSystem(t, consoleHandlers, func(c *systemConfig) { c.Secrets = kr })
-	consoleUsers(t, sys)
+	sys := startConsole(t, withKeyring(t))
 	if _, err := sys.api.CreateSecret(t.Context(), "g", "the-settlement-warehouse-readonly-password", secretValue); err != nil {
 		t.Fatal(err)
 	}
@@ -499,8 +499,7 @@ const brokenWords = `[...document.querySelectorAll("td, th")].filter((c) => {
 // view, and no setting's value breaks inside a word.
 func TestConsoleJobPagesHoldLongContent(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	var jobs []*apiv1.Job
 	for i, name := range []string{
 		"nightly-settlement-reconciliation-for-the-european-card-acquiring-ledger",

@@ -22,8 +22,7 @@ import (
 // The jobs list pages forward and back with the total, filters kept.
 func TestConsoleJobsPagesWithTotal(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	var first *apiv1.Job
 	for i := range 55 {
 		j := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("paged-%02d", i), Handler: "noop", ScheduleType: "none"})
@@ -63,8 +62,7 @@ func TestConsoleJobsPagesWithTotal(t *testing.T) {
 // on the page (select-all) after a confirmation that says how many.
 func TestConsoleBulkJobs(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
 	var js []*apiv1.Job
 	for _, name := range []string{"bulk-alpha", "bulk-bravo", "bulk-charlie", "bulk-delta"} {

@@ -15,8 +15,7 @@ import (
 // page stays as it is until resumed; a filter being typed is never wiped.
 func TestConsoleLivePages(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "live", Handler: "chatty", ScheduleType: "none"})
 	b := newTab(t, sys.url)
 	b.signIn("/runs", "ada")

@@ -20,8 +20,7 @@ import (
 // back to the runs page with a notice.
 func TestConsoleDeletesRuns(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := t.Context()
 	noop := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "noop", Handler: "noop", ScheduleType: "none"})
 	forever := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})

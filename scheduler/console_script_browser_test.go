@@ -19,8 +19,7 @@ import (
 // 1280 and 375 px. A viewer reads the source without the editor.
 func TestConsoleScriptEditor(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	one := "#!/bin/bash\necho one\n"
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "nightly-script", Handler: "script", ScriptLanguage: "bash",
 		Script: &one, ScheduleType: "none"})

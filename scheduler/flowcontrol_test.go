@@ -259,8 +259,7 @@ func TestGroupDrain(t *testing.T) {
 // the API agrees), resumes it, and shows a viewer no controls.
 func TestConsoleGroupPause(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	b := newTab(t, sys.url)
 	b.signIn("/workers?group=g", "ada")
 	if got := b.text("#group-state-g"); got != "active" {
