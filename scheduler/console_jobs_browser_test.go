@@ -126,14 +126,7 @@ func TestConsoleBulkJobs(t *testing.T) {
 	// how many.
 	b.open("/jobs?q=old-report")
 	b.do("select all", chromedp.Click(chromedp.ID("jobs-select-all")))
-	b.do("delete", chromedp.Click(chromedp.ID("bulk-delete")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-confirm-submit")))
-	if got := b.text("#jobs-bulk-count"); got != "Delete 2 jobs?" {
-		t.Fatalf("delete confirmation %q, want Delete 2 jobs?", got)
-	}
-	if got := b.text("#jobs-bulk-confirm-submit"); got != "Delete 2 jobs" {
-		t.Fatalf("delete button %q", got)
-	}
-	b.do("confirm the delete", chromedp.Click(chromedp.ID("jobs-bulk-confirm-submit")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-result")))
+	b.confirmBulk("jobs-bulk-", "Delete 2 jobs")
 	if got := b.text("#jobs-bulk-done"); got != "2" {
 		t.Fatalf("%s jobs deleted, want 2", got)
 	}
