@@ -66,14 +66,7 @@ func TestConsoleWorkflow(t *testing.T) {
 			}
 			return nil
 		})
-		w.Handle("wf-gate", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-held:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("wf-gate", heldUntil(held))
 	})
 	consoleUsers(t, sys)
 	for name, handler := range map[string]string{"wf-extract": "noop", "wf-load": "wf-flaky", "wf-audit": "noop",

@@ -174,14 +174,7 @@ func TestGroupDrain(t *testing.T) {
 	release := make(chan struct{})
 	sys := startSystem(t, func(w *worker.Worker) {
 		noopWorker(w)
-		w.Handle("long", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("long", heldUntil(release))
 	})
 	ctx := context.Background()
 	long := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "long", Handler: "long", ScheduleType: "none"})
@@ -447,14 +440,7 @@ func TestGroupDrainHoldsChildRuns(t *testing.T) {
 	release := make(chan struct{})
 	var childRuns atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
-		w.Handle("parent", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("parent", heldUntil(release))
 		w.Handle("child", func(context.Context, *worker.Job) error {
 			childRuns.Add(1)
 			return nil
@@ -514,14 +500,7 @@ func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
 	release := make(chan struct{})
 	var bRuns atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
-		w.Handle("wf-first", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("wf-first", heldUntil(release))
 		w.Handle("wf-next", func(context.Context, *worker.Job) error {
 			bRuns.Add(1)
 			return nil
