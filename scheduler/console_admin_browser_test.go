@@ -43,8 +43,7 @@ func TestConsoleAdminPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := newTab(t, sys.url)
-	b.signIn("/keys", "ada")
+	b := signedInTab(t, sys, "/keys", "ada")
 	b.do("create a key", chromedp.SendKeys(chromedp.ID("new-key-name"), "grafana dashboards for the treasury team"),
 		chromedp.Click(chromedp.CSS("#new-key-form button")), chromedp.WaitVisible(chromedp.ID("key-secret")))
 	secret := strings.TrimSpace(b.text("#key-secret"))

@@ -59,8 +59,7 @@ func TestConsoleAlerts(t *testing.T) {
 	t.Parallel()
 	hook := newHookServer(t)
 	sys := startConsole(t, allowEgress(hook.Listener.Addr().String()))
-	b := newTab(t, sys.url)
-	b.signIn("/channels/new", "ada")
+	b := signedInTab(t, sys, "/channels/new", "ada")
 
 	b.do("create a webhook channel",
 		chromedp.WaitVisible(chromedp.ID("channel-form")),

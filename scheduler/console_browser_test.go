@@ -49,6 +49,15 @@ func startConsole(t *testing.T, opts ...func(*systemConfig)) *system {
 	return sys
 }
 
+// signedInTab opens a browser tab on the system's console signed in as
+// user, at path (see signIn).
+func signedInTab(t *testing.T, sys *system, path, user string) *tab {
+	t.Helper()
+	b := newTab(t, sys.url)
+	b.signIn(path, user)
+	return b
+}
+
 // signIn logs the tab in through the login form, starting from path (which
 // sends a signed-out browser to the login page and back).
 func (b *tab) signIn(path, user string) {
@@ -143,8 +152,7 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
-	b := newTab(t, sys.url)
-	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
+	b := signedInTab(t, sys, fmt.Sprintf("/runs/%d", run.ID), "ada")
 	if loc := b.location(); !strings.HasSuffix(loc, fmt.Sprintf("/runs/%d", run.ID)) {
 		t.Fatalf("after signing in the browser is at %s, want the run", loc)
 	}
@@ -173,8 +181,7 @@ func TestConsoleKillsARun(t *testing.T) {
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
 	waitStatus(t, sys.api, run.ID, "RUNNING", 30*time.Second)
-	b := newTab(t, sys.url)
-	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
+	b := signedInTab(t, sys, fmt.Sprintf("/runs/%d", run.ID), "ada")
 	b.waitText("#run-log", "waiting to be killed", 30*time.Second)
 	b.acceptConfirms()
 	b.do("kill the run", chromedp.Click(chromedp.ID("kill-submit")), chromedp.WaitVisible(chromedp.CSS(".flash")))
@@ -213,8 +220,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	if link != want {
 		t.Fatalf("alarm link %q, want %q", link, want)
 	}
-	b := newTab(t, sys.url)
-	b.signIn(strings.TrimPrefix(link, sys.url), "vic")
+	b := signedInTab(t, sys, strings.TrimPrefix(link, sys.url), "vic")
 	if got := b.text("#run-status"); got != "FAILED" {
 		t.Fatalf("the alarm's run page shows %q, want FAILED", got)
 	}
@@ -248,8 +254,7 @@ func TestConsoleJobLifeCycle(t *testing.T) {
 	t.Parallel()
 	sys := startConsole(t)
 	ctx := context.Background()
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new", "ada")
+	b := signedInTab(t, sys, "/jobs/new", "ada")
 
 	b.do("fill the job form with a bad cron",
 		chromedp.WaitVisible(chromedp.ID("job-form")),
@@ -398,8 +403,7 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		MaxRunning: &capped, RateLimit: &rate}); err != nil {
 		t.Fatal(err)
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/", "ada")
+	b := signedInTab(t, sys, "/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
 		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID), "/set-password?token=x",
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
@@ -517,8 +521,7 @@ func TestConsoleJobPagesHoldLongContent(t *testing.T) {
 		Note: "paused while the accounting warehouse migrates to the new cluster (ticket FIN-20931)"}); err != nil {
 		t.Fatal(err)
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs", "ada")
+	b := signedInTab(t, sys, "/jobs", "ada")
 	pages := []string{"/jobs", fmt.Sprintf("/jobs/%d", jobs[0].ID), fmt.Sprintf("/jobs/%d", jobs[1].ID)}
 	for _, width := range []int64{1280, 375} {
 		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))

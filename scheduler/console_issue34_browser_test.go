@@ -19,8 +19,7 @@ import (
 func TestConsoleSecrets(t *testing.T) {
 	t.Parallel()
 	sys := startConsole(t, withKeyring(t))
-	b := newTab(t, sys.url)
-	b.signIn("/secrets", "ada")
+	b := signedInTab(t, sys, "/secrets", "ada")
 	const first, second = "first-VALUE-5d1", "second-VALUE-8c3"
 	b.do("create a secret",
 		chromedp.WaitVisible(chromedp.ID("new-secret-form")),
@@ -84,8 +83,7 @@ func TestConsoleJobFormPreviewMarksCalendars(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new", "ada")
+	b := signedInTab(t, sys, "/jobs/new", "ada")
 	b.do("a daily schedule excluding weekends",
 		chromedp.WaitVisible(chromedp.ID("job-form")),
 		chromedp.SetValue(chromedp.ID("f-schedule_type"), "cron"),

@@ -31,8 +31,7 @@ func TestConsoleJobsPagesWithTotal(t *testing.T) {
 		}
 	}
 	createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "not-matching", Handler: "noop", ScheduleType: "none"})
-	b := newTab(t, sys.url)
-	b.signIn("/jobs?q=paged-&sort=name", "ada")
+	b := signedInTab(t, sys, "/jobs?q=paged-&sort=name", "ada")
 	if got := b.text("#jobs-range"); got != "1–50 of 55" {
 		t.Fatalf("first page's range %q, want 1–50 of 55", got)
 	}
@@ -73,8 +72,7 @@ func TestConsoleBulkJobs(t *testing.T) {
 	for _, name := range []string{"old-report-one", "old-report-two"} {
 		gone = append(gone, createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: name, Handler: "noop", ScheduleType: "none"}))
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs?q=bulk-", "ada")
+	b := signedInTab(t, sys, "/jobs?q=bulk-", "ada")
 	for _, j := range js[:3] {
 		b.do("tick "+j.Name, chromedp.Click(chromedp.ID(fmt.Sprintf("select-%d", j.ID))))
 	}
@@ -161,8 +159,7 @@ func TestConsoleJobFormSuggestsHandlers(t *testing.T) {
 		wl, err := sys.api.ListWorkers(ctx, "g")
 		return err == nil && len(wl.Workers) > 0 && strings.Contains(strings.Join(wl.Workers[0].Handlers, ","), "billing.export_invoices")
 	})
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new?group=idle", "ada")
+	b := signedInTab(t, sys, "/jobs/new?group=idle", "ada")
 	suggested := `(() => { const l = document.getElementById("f-handler").list; return l ? [...l.options].map((o) => o.value) : []; })()`
 	if got := evalIn[[]string](b, suggested); len(got) != 0 {
 		t.Fatalf("group idle (no worker) suggests %q", got)

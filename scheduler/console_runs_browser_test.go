@@ -50,8 +50,7 @@ func TestConsoleDeletesRuns(t *testing.T) {
 	running := trigger(t, sys.api, forever.ID, nil)
 	waitStatus(t, sys.api, running.ID, "RUNNING", 60*time.Second)
 
-	b := newTab(t, sys.url)
-	b.signIn("/runs?group=g", "ada")
+	b := signedInTab(t, sys, "/runs?group=g", "ada")
 	for _, id := range []int64{ended[0], ended[1], running.ID} {
 		b.do(fmt.Sprint("tick run ", id), chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name="id"][value="%d"]`, id))))
 	}

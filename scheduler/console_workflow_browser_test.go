@@ -73,8 +73,7 @@ func TestConsoleWorkflow(t *testing.T) {
 		"wf-report": "wf-gate", "wf-cleanup": "noop"} {
 		createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: name, Handler: handler, ScheduleType: "none", BlockStrategy: "concurrent"})
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/workflows", "ada")
+	b := signedInTab(t, sys, "/workflows", "ada")
 	b.do("open the editor", chromedp.Click(chromedp.ID("new-workflow")), chromedp.WaitVisible(chromedp.ID("wf-yaml")))
 
 	// A cycle: the check names it and draws the graph; nothing is saved.

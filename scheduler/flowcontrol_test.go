@@ -253,8 +253,7 @@ func TestGroupDrain(t *testing.T) {
 func TestConsoleGroupPause(t *testing.T) {
 	t.Parallel()
 	sys := startConsole(t)
-	b := newTab(t, sys.url)
-	b.signIn("/workers?group=g", "ada")
+	b := signedInTab(t, sys, "/workers?group=g", "ada")
 	if got := b.text("#group-state-g"); got != "active" {
 		t.Fatalf("group g's badge reads %q, want active", got)
 	}
