@@ -23,8 +23,7 @@ import (
 func TestConsoleAdminPages(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	if _, err := sys.api.CreateUser(ctx, apiv1.UserCreate{Name: "settlement.reconciliation@example.com",
 		DisplayName: "Settlement Reconciliation Service Account (treasury operations, Frankfurt)", Password: consolePassword,
 		Grants: []apiv1.Grant{{Group: "g", Role: "operator", Scripts: true}}}); err != nil {
@@ -44,8 +43,7 @@ func TestConsoleAdminPages(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b := newTab(t, sys.url)
-	b.signIn("/keys", "ada")
+	b := signedInTab(t, sys, "/keys", "ada")
 	b.do("create a key", chromedp.SendKeys(chromedp.ID("new-key-name"), "grafana dashboards for the treasury team"),
 		chromedp.Click(chromedp.CSS("#new-key-form button")), chromedp.WaitVisible(chromedp.ID("key-secret")))
 	secret := strings.TrimSpace(b.text("#key-secret"))

@@ -58,10 +58,8 @@ func (h *hookServer) got() []string {
 func TestConsoleAlerts(t *testing.T) {
 	t.Parallel()
 	hook := newHookServer(t)
-	sys := startSystem(t, consoleHandlers, allowEgress(hook.Listener.Addr().String()))
-	consoleUsers(t, sys)
-	b := newTab(t, sys.url)
-	b.signIn("/channels/new", "ada")
+	sys := startConsole(t, allowEgress(hook.Listener.Addr().String()))
+	b := signedInTab(t, sys, "/channels/new", "ada")
 
 	b.do("create a webhook channel",
 		chromedp.WaitVisible(chromedp.ID("channel-form")),

@@ -19,7 +19,6 @@ import (
 	"github.com/jetjob/jetjob/scheduler/apiv1"
 	"github.com/jetjob/jetjob/scheduler/client"
 	"github.com/jetjob/jetjob/scheduler/internal/alarm"
-	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 	"github.com/jetjob/jetjob/worker"
 )
 
@@ -38,6 +37,25 @@ func consoleUsers(t *testing.T, sys *system) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startConsole starts a system with the browser tests' handlers and
+// users (consoleHandlers, consoleUsers), the start most console tests
+// share; opts configure the system as startSystem's do.
+func startConsole(t *testing.T, opts ...func(*systemConfig)) *system {
+	t.Helper()
+	sys := startSystem(t, consoleHandlers, opts...)
+	consoleUsers(t, sys)
+	return sys
+}
+
+// signedInTab opens a browser tab on the system's console signed in as
+// user, at path (see signIn).
+func signedInTab(t *testing.T, sys *system, path, user string) *tab {
+	t.Helper()
+	b := newTab(t, sys.url)
+	b.signIn(path, user)
+	return b
 }
 
 // signIn logs the tab in through the login form, starting from path (which
@@ -60,8 +78,7 @@ func (b *tab) signIn(path, user string) {
 
 func TestConsoleSignIn(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	b := newTab(t, sys.url)
 
 	b.signIn("/workers", "ada")
@@ -135,8 +152,7 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "chatty", Handler: "chatty", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
-	b := newTab(t, sys.url)
-	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
+	b := signedInTab(t, sys, fmt.Sprintf("/runs/%d", run.ID), "ada")
 	if loc := b.location(); !strings.HasSuffix(loc, fmt.Sprintf("/runs/%d", run.ID)) {
 		t.Fatalf("after signing in the browser is at %s, want the run", loc)
 	}
@@ -160,14 +176,12 @@ func TestConsoleRunLogFollowsLive(t *testing.T) {
 // An operator kills a running run from its page and sees it end CANCELLED.
 func TestConsoleKillsARun(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
 	waitStatus(t, sys.api, run.ID, "RUNNING", 30*time.Second)
-	b := newTab(t, sys.url)
-	b.signIn(fmt.Sprintf("/runs/%d", run.ID), "ada")
+	b := signedInTab(t, sys, fmt.Sprintf("/runs/%d", run.ID), "ada")
 	b.waitText("#run-log", "waiting to be killed", 30*time.Second)
 	b.acceptConfirms()
 	b.do("kill the run", chromedp.Click(chromedp.ID("kill-submit")), chromedp.WaitVisible(chromedp.CSS(".flash")))
@@ -190,10 +204,9 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 		links <- a.ConsoleLink
 	}))
 	defer hook.Close()
-	sys := startSystem(t, consoleHandlers, func(c *systemConfig) {
+	sys := startConsole(t, func(c *systemConfig) {
 		c.Alarm = alarm.Config{ConsoleURL: "http://" + c.Listener.Addr().String()}
 	}, allowEgress(hook.Listener.Addr().String()))
-	consoleUsers(t, sys)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "broken", Handler: "broken", ScheduleType: "none",
 		AlarmWebhook: hook.URL})
 	run := trigger(t, sys.api, job.ID, nil)
@@ -207,8 +220,7 @@ func TestConsoleAlarmLinkOpensTheRun(t *testing.T) {
 	if link != want {
 		t.Fatalf("alarm link %q, want %q", link, want)
 	}
-	b := newTab(t, sys.url)
-	b.signIn(strings.TrimPrefix(link, sys.url), "vic")
+	b := signedInTab(t, sys, strings.TrimPrefix(link, sys.url), "vic")
 	if got := b.text("#run-status"); got != "FAILED" {
 		t.Fatalf("the alarm's run page shows %q, want FAILED", got)
 	}
@@ -240,11 +252,9 @@ func evalAsync[T any](b *tab, expr string) T {
 // viewer sees the job but no controls, and a forged POST is refused.
 func TestConsoleJobLifeCycle(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new", "ada")
+	b := signedInTab(t, sys, "/jobs/new", "ada")
 
 	b.do("fill the job form with a bad cron",
 		chromedp.WaitVisible(chromedp.ID("job-form")),
@@ -354,12 +364,7 @@ func consoleScreenshots(t *testing.T, b *tab, dir string, job int64) {
 // lines. New pages join the list below.
 func TestConsoleLayoutHolds(t *testing.T) {
 	t.Parallel()
-	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := startSystem(t, consoleHandlers, func(c *systemConfig) { c.Secrets = kr })
-	consoleUsers(t, sys)
+	sys := startConsole(t, withKeyring(t))
 	if _, err := sys.api.CreateSecret(t.Context(), "g", "the-settlement-warehouse-readonly-password", secretValue); err != nil {
 		t.Fatal(err)
 	}
@@ -398,8 +403,7 @@ func TestConsoleLayoutHolds(t *testing.T) {
 		MaxRunning: &capped, RateLimit: &rate}); err != nil {
 		t.Fatal(err)
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/", "ada")
+	b := signedInTab(t, sys, "/", "ada")
 	pages := []string{"/", "/jobs", "/jobs/new", fmt.Sprintf("/jobs/%d", job.ID), fmt.Sprintf("/jobs/%d/edit", job.ID),
 		fmt.Sprintf("/jobs/%d/script", script.ID), fmt.Sprintf("/jobs/%d/script?from=1&to=1", script.ID), "/set-password?token=x",
 		"/runs", fmt.Sprintf("/runs/%d", run.ID), "/workers", "/cluster",
@@ -499,8 +503,7 @@ const brokenWords = `[...document.querySelectorAll("td, th")].filter((c) => {
 // view, and no setting's value breaks inside a word.
 func TestConsoleJobPagesHoldLongContent(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	var jobs []*apiv1.Job
 	for i, name := range []string{
 		"nightly-settlement-reconciliation-for-the-european-card-acquiring-ledger",
@@ -518,8 +521,7 @@ func TestConsoleJobPagesHoldLongContent(t *testing.T) {
 		Note: "paused while the accounting warehouse migrates to the new cluster (ticket FIN-20931)"}); err != nil {
 		t.Fatal(err)
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs", "ada")
+	b := signedInTab(t, sys, "/jobs", "ada")
 	pages := []string{"/jobs", fmt.Sprintf("/jobs/%d", jobs[0].ID), fmt.Sprintf("/jobs/%d", jobs[1].ID)}
 	for _, width := range []int64{1280, 375} {
 		b.do(fmt.Sprintf("a %d px viewport", width), chromedp.EmulateViewport(width, 900))

@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jetjob/jetjob/scheduler/apiv1"
-	"github.com/jetjob/jetjob/scheduler/internal/secrets"
 )
 
 // An admin creates a secret on the console's secrets page, rotates its
@@ -19,14 +18,8 @@ import (
 // and no value typed in is ever on a page.
 func TestConsoleSecrets(t *testing.T) {
 	t.Parallel()
-	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := startSystem(t, consoleHandlers, func(c *systemConfig) { c.Secrets = kr })
-	consoleUsers(t, sys)
-	b := newTab(t, sys.url)
-	b.signIn("/secrets", "ada")
+	sys := startConsole(t, withKeyring(t))
+	b := signedInTab(t, sys, "/secrets", "ada")
 	const first, second = "first-VALUE-5d1", "second-VALUE-8c3"
 	b.do("create a secret",
 		chromedp.WaitVisible(chromedp.ID("new-secret-form")),
@@ -83,16 +76,14 @@ func TestConsoleSecrets(t *testing.T) {
 // which calendar; an include calendar gives them back.
 func TestConsoleJobFormPreviewMarksCalendars(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	for _, cal := range []apiv1.Calendar{{Name: "weekend", Weekdays: []string{"SAT", "SUN"}},
 		{Name: "every-day", Weekdays: []string{"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"}}} {
 		if _, err := sys.api.PutCalendar(t.Context(), cal.Name, cal); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new", "ada")
+	b := signedInTab(t, sys, "/jobs/new", "ada")
 	b.do("a daily schedule excluding weekends",
 		chromedp.WaitVisible(chromedp.ID("job-form")),
 		chromedp.SetValue(chromedp.ID("f-schedule_type"), "cron"),

@@ -22,8 +22,7 @@ import (
 // The jobs list pages forward and back with the total, filters kept.
 func TestConsoleJobsPagesWithTotal(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	var first *apiv1.Job
 	for i := range 55 {
 		j := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: fmt.Sprintf("paged-%02d", i), Handler: "noop", ScheduleType: "none"})
@@ -32,8 +31,7 @@ func TestConsoleJobsPagesWithTotal(t *testing.T) {
 		}
 	}
 	createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "not-matching", Handler: "noop", ScheduleType: "none"})
-	b := newTab(t, sys.url)
-	b.signIn("/jobs?q=paged-&sort=name", "ada")
+	b := signedInTab(t, sys, "/jobs?q=paged-&sort=name", "ada")
 	if got := b.text("#jobs-range"); got != "1–50 of 55" {
 		t.Fatalf("first page's range %q, want 1–50 of 55", got)
 	}
@@ -63,8 +61,7 @@ func TestConsoleJobsPagesWithTotal(t *testing.T) {
 // on the page (select-all) after a confirmation that says how many.
 func TestConsoleBulkJobs(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := context.Background()
 	var js []*apiv1.Job
 	for _, name := range []string{"bulk-alpha", "bulk-bravo", "bulk-charlie", "bulk-delta"} {
@@ -75,8 +72,7 @@ func TestConsoleBulkJobs(t *testing.T) {
 	for _, name := range []string{"old-report-one", "old-report-two"} {
 		gone = append(gone, createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: name, Handler: "noop", ScheduleType: "none"}))
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/jobs?q=bulk-", "ada")
+	b := signedInTab(t, sys, "/jobs?q=bulk-", "ada")
 	for _, j := range js[:3] {
 		b.do("tick "+j.Name, chromedp.Click(chromedp.ID(fmt.Sprintf("select-%d", j.ID))))
 	}
@@ -128,14 +124,7 @@ func TestConsoleBulkJobs(t *testing.T) {
 	// how many.
 	b.open("/jobs?q=old-report")
 	b.do("select all", chromedp.Click(chromedp.ID("jobs-select-all")))
-	b.do("delete", chromedp.Click(chromedp.ID("bulk-delete")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-confirm-submit")))
-	if got := b.text("#jobs-bulk-count"); got != "Delete 2 jobs?" {
-		t.Fatalf("delete confirmation %q, want Delete 2 jobs?", got)
-	}
-	if got := b.text("#jobs-bulk-confirm-submit"); got != "Delete 2 jobs" {
-		t.Fatalf("delete button %q", got)
-	}
-	b.do("confirm the delete", chromedp.Click(chromedp.ID("jobs-bulk-confirm-submit")), chromedp.WaitVisible(chromedp.ID("jobs-bulk-result")))
+	b.confirmBulk("jobs-bulk-", "Delete 2 jobs")
 	if got := b.text("#jobs-bulk-done"); got != "2" {
 		t.Fatalf("%s jobs deleted, want 2", got)
 	}
@@ -170,8 +159,7 @@ func TestConsoleJobFormSuggestsHandlers(t *testing.T) {
 		wl, err := sys.api.ListWorkers(ctx, "g")
 		return err == nil && len(wl.Workers) > 0 && strings.Contains(strings.Join(wl.Workers[0].Handlers, ","), "billing.export_invoices")
 	})
-	b := newTab(t, sys.url)
-	b.signIn("/jobs/new?group=idle", "ada")
+	b := signedInTab(t, sys, "/jobs/new?group=idle", "ada")
 	suggested := `(() => { const l = document.getElementById("f-handler").list; return l ? [...l.options].map((o) => o.value) : []; })()`
 	if got := evalIn[[]string](b, suggested); len(got) != 0 {
 		t.Fatalf("group idle (no worker) suggests %q", got)

@@ -44,8 +44,7 @@ func chineseUnmissed(t *testing.T) {
 // in from another browser.
 func TestConsoleLanguages(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "nightly-report", Handler: "chatty", ScheduleType: "none"})
 	run := trigger(t, sys.api, job.ID, nil)
 

@@ -15,11 +15,9 @@ import (
 // page stays as it is until resumed; a filter being typed is never wiped.
 func TestConsoleLivePages(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "live", Handler: "chatty", ScheduleType: "none"})
-	b := newTab(t, sys.url)
-	b.signIn("/runs", "ada")
+	b := signedInTab(t, sys, "/runs", "ada")
 	evalIn[bool](b, `(() => { localStorage.setItem("jetjob-live", "live"); return true; })()`) // signIn paused them
 	b.waitFor("the live switch shown", `!document.getElementById("live-toggle").hidden`, 30*time.Second)
 

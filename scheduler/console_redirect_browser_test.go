@@ -67,8 +67,7 @@ func TestConsoleRedirectsStayOnSite(t *testing.T) {
 	}))
 	defer evil.Close()
 	evilHost := strings.TrimPrefix(evil.URL, "http://")
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "target", Handler: "noop", ScheduleType: "none"})
 	b := newTab(t, sys.url)
 	var seen int64

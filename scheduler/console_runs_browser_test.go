@@ -14,14 +14,30 @@ import (
 	"github.com/jetjob/jetjob/scheduler/client"
 )
 
+// confirmBulk deletes what is ticked through a list's bulk bar: its
+// Delete button, then the confirmation, whose question (want + "?") and
+// button (want) say how many, confirmed. prefix is the page's (the runs
+// page's "bulk-", the jobs page's "jobs-bulk-").
+func (b *tab) confirmBulk(prefix, want string) {
+	b.t.Helper()
+	submit := prefix + "confirm-submit"
+	b.do("delete the ticked", chromedp.Click(chromedp.ID("bulk-delete")), chromedp.WaitVisible(chromedp.ID(submit)))
+	if got := b.text("#" + prefix + "count"); got != want+"?" {
+		b.t.Fatalf("confirmation %q, want %s?", got, want)
+	}
+	if got := b.text("#" + submit); got != want {
+		b.t.Fatalf("confirm button %q, want %s", got, want)
+	}
+	b.do("confirm", chromedp.Click(chromedp.ID(submit)), chromedp.WaitVisible(chromedp.ID(prefix+"result")))
+}
+
 // The runs page's bulk bar deletes the ticked runs after a confirmation
 // that says how many: the ended ones go, the one still running is listed
 // refused with why. Then an ended run's own Delete button, confirmed, goes
 // back to the runs page with a notice.
 func TestConsoleDeletesRuns(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	ctx := t.Context()
 	noop := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "noop", Handler: "noop", ScheduleType: "none"})
 	forever := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "forever", Handler: "forever", ScheduleType: "none"})
@@ -34,19 +50,11 @@ func TestConsoleDeletesRuns(t *testing.T) {
 	running := trigger(t, sys.api, forever.ID, nil)
 	waitStatus(t, sys.api, running.ID, "RUNNING", 60*time.Second)
 
-	b := newTab(t, sys.url)
-	b.signIn("/runs?group=g", "ada")
+	b := signedInTab(t, sys, "/runs?group=g", "ada")
 	for _, id := range []int64{ended[0], ended[1], running.ID} {
 		b.do(fmt.Sprint("tick run ", id), chromedp.Click(chromedp.CSS(fmt.Sprintf(`input[name="id"][value="%d"]`, id))))
 	}
-	b.do("delete the ticked runs", chromedp.Click(chromedp.ID("bulk-delete")), chromedp.WaitVisible(chromedp.ID("bulk-confirm-submit")))
-	if got := b.text("#bulk-count"); got != "Delete 3 runs?" {
-		t.Fatalf("confirmation %q, want Delete 3 runs?", got)
-	}
-	if got := b.text("#bulk-confirm-submit"); got != "Delete 3 runs" {
-		t.Fatalf("confirm button %q, want Delete 3 runs", got)
-	}
-	b.do("confirm", chromedp.Click(chromedp.ID("bulk-confirm-submit")), chromedp.WaitVisible(chromedp.ID("bulk-result")))
+	b.confirmBulk("bulk-", "Delete 3 runs")
 	if done, failed := b.text("#bulk-done"), b.text("#bulk-failed"); done != "2" || failed != "1" {
 		t.Fatalf("%s deleted, %s refused; want 2 and 1", done, failed)
 	}

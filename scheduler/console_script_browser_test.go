@@ -19,14 +19,12 @@ import (
 // 1280 and 375 px. A viewer reads the source without the editor.
 func TestConsoleScriptEditor(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
+	sys := startConsole(t)
 	one := "#!/bin/bash\necho one\n"
 	job := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "nightly-script", Handler: "script", ScriptLanguage: "bash",
 		Script: &one, ScheduleType: "none"})
 	path := fmt.Sprintf("/jobs/%d/script", job.ID)
-	b := newTab(t, sys.url)
-	b.signIn(fmt.Sprintf("/jobs/%d", job.ID), "ada")
+	b := signedInTab(t, sys, fmt.Sprintf("/jobs/%d", job.ID), "ada")
 	b.do("open the script from the job's page", chromedp.Click(chromedp.ID("job-script")), chromedp.WaitVisible(chromedp.ID("script-source")))
 	if got := evalIn[string](b, `document.getElementById("script-source").value`); got != one {
 		t.Fatalf("the editor holds %q, want %q", got, one)

@@ -66,22 +66,14 @@ func TestConsoleWorkflow(t *testing.T) {
 			}
 			return nil
 		})
-		w.Handle("wf-gate", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-held:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("wf-gate", heldUntil(held))
 	})
 	consoleUsers(t, sys)
 	for name, handler := range map[string]string{"wf-extract": "noop", "wf-load": "wf-flaky", "wf-audit": "noop",
 		"wf-report": "wf-gate", "wf-cleanup": "noop"} {
 		createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: name, Handler: handler, ScheduleType: "none", BlockStrategy: "concurrent"})
 	}
-	b := newTab(t, sys.url)
-	b.signIn("/workflows", "ada")
+	b := signedInTab(t, sys, "/workflows", "ada")
 	b.do("open the editor", chromedp.Click(chromedp.ID("new-workflow")), chromedp.WaitVisible(chromedp.ID("wf-yaml")))
 
 	// A cycle: the check names it and draws the graph; nothing is saved.

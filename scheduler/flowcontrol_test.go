@@ -174,14 +174,7 @@ func TestGroupDrain(t *testing.T) {
 	release := make(chan struct{})
 	sys := startSystem(t, func(w *worker.Worker) {
 		noopWorker(w)
-		w.Handle("long", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("long", heldUntil(release))
 	})
 	ctx := context.Background()
 	long := createJob(t, sys.api, apiv1.JobSpec{Group: "g", Name: "long", Handler: "long", ScheduleType: "none"})
@@ -259,10 +252,8 @@ func TestGroupDrain(t *testing.T) {
 // the API agrees), resumes it, and shows a viewer no controls.
 func TestConsoleGroupPause(t *testing.T) {
 	t.Parallel()
-	sys := startSystem(t, consoleHandlers)
-	consoleUsers(t, sys)
-	b := newTab(t, sys.url)
-	b.signIn("/workers?group=g", "ada")
+	sys := startConsole(t)
+	b := signedInTab(t, sys, "/workers?group=g", "ada")
 	if got := b.text("#group-state-g"); got != "active" {
 		t.Fatalf("group g's badge reads %q, want active", got)
 	}
@@ -448,14 +439,7 @@ func TestGroupDrainHoldsChildRuns(t *testing.T) {
 	release := make(chan struct{})
 	var childRuns atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
-		w.Handle("parent", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("parent", heldUntil(release))
 		w.Handle("child", func(context.Context, *worker.Job) error {
 			childRuns.Add(1)
 			return nil
@@ -515,14 +499,7 @@ func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
 	release := make(chan struct{})
 	var bRuns atomic.Int32
 	sys := startSystem(t, func(w *worker.Worker) {
-		w.Handle("wf-first", func(ctx context.Context, _ *worker.Job) error {
-			select {
-			case <-release:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
+		w.Handle("wf-first", heldUntil(release))
 		w.Handle("wf-next", func(context.Context, *worker.Job) error {
 			bRuns.Add(1)
 			return nil

@@ -22,6 +22,19 @@ func noopWorker(w *worker.Worker) {
 	w.Handle("noop", func(context.Context, *worker.Job) error { return nil })
 }
 
+// heldUntil is a handler that runs until release is closed, then
+// succeeds, or ends with its context (a kill, the worker stopping).
+func heldUntil(release <-chan struct{}) worker.HandlerFunc {
+	return func(ctx context.Context, _ *worker.Job) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func (s *system) count(t *testing.T, sql string, args ...any) int {
 	t.Helper()
 	var n int

@@ -31,6 +31,32 @@ func noHandlers(w *worker.Worker) {
 	w.Handle("noop", func(context.Context, *worker.Job) error { return nil })
 }
 
+// withKeyring gives the system's scheduler a fresh secrets keyring (one
+// key, k1): without one it refuses to store secrets.
+func withKeyring(t *testing.T) func(*systemConfig) {
+	t.Helper()
+	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *systemConfig) { c.Secrets = kr }
+}
+
+// runLogText is the first 100 lines of run id's log, their messages one
+// a line.
+func runLogText(t *testing.T, sys *system, id int64) string {
+	t.Helper()
+	logs, err := sys.api.RunLogs(t.Context(), id, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make([]string, len(logs.Lines))
+	for i, l := range logs.Lines {
+		lines[i] = l.Msg
+	}
+	return strings.Join(lines, "\n")
+}
+
 // get reads path of the system's API as the bootstrap admin and returns
 // the raw answer, failing the test unless it is 200.
 func (s *system) get(t *testing.T, path string) string {
@@ -60,17 +86,12 @@ func (s *system) get(t *testing.T, path string) string {
 // is audited with the run's id.
 func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	t.Parallel()
-	kr, err := secrets.ParseKeyring("k1:" + secrets.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Every line the scheduler and the worker log (DEBUG up), kept to be
 	// searched for the value at the end.
 	obs, logged := observer.New(zapcore.DebugLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
-	}, func(c *systemConfig) {
-		c.Secrets = kr
+	}, withKeyring(t), func(c *systemConfig) {
 		c.Logger = zap.New(zapcore.NewTee(c.Logger.Core(), obs))
 	})
 	ctx := t.Context()
@@ -89,17 +110,10 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	if ended.Message != "exit status 3: ****" {
 		t.Errorf("run message %q, want the stderr line masked: %q", ended.Message, "exit status 3: ****")
 	}
-	logs, err := sys.api.RunLogs(ctx, run.ID, 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, l := range logs.Lines {
-		lines = append(lines, l.Msg)
-	}
+	runLog := runLogText(t, sys, run.ID)
 	for _, want := range []string{"env=****", "param=****"} {
-		if !strings.Contains(strings.Join(lines, "\n"), want) {
-			t.Errorf("run log %q lacks %q: the command did not get the secret, or it was not masked", lines, want)
+		if !strings.Contains(runLog, want) {
+			t.Errorf("run log %q lacks %q: the command did not get the secret, or it was not masked", runLog, want)
 		}
 	}
 
@@ -126,17 +140,10 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 	if other.Params != own {
 		t.Errorf("run params %q, want %q as given", other.Params, own)
 	}
-	logs, err = sys.api.RunLogs(ctx, other.ID, 0, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, l := range logs.Lines {
-		got = append(got, l.Msg)
-	}
+	runLog = runLogText(t, sys, other.ID)
 	for _, want := range []string{"env=****", "own=${secret:db-password}"} {
-		if !strings.Contains(strings.Join(got, "\n"), want) {
-			t.Errorf("run with its own params: log %q lacks %q", got, want)
+		if !strings.Contains(runLog, want) {
+			t.Errorf("run with its own params: log %q lacks %q", runLog, want)
 		}
 	}
 	if got, err := sys.api.GetSecret(ctx, sec.ID); err != nil || len(got.Jobs) != 1 || got.Jobs[0] != job.ID {
@@ -176,8 +183,7 @@ func TestSecretsReachAShellJobAndNothingShowsThem(t *testing.T) {
 // one: the write is refused saying so, whoever writes it.
 func TestSecretsOfAnotherGroupCannotBeReferenced(t *testing.T) {
 	t.Parallel()
-	kr, _ := secrets.ParseKeyring(secrets.GenerateKey())
-	sys := startSystem(t, noHandlers, func(c *systemConfig) { c.Secrets = kr })
+	sys := startSystem(t, noHandlers, withKeyring(t))
 	ctx := t.Context()
 	if _, err := sys.api.CreateGroup(ctx, apiv1.Group{Name: "b"}); err != nil {
 		t.Fatal(err)
@@ -232,10 +238,9 @@ func TestSecretsWithoutAKeySayHowToConfigureOne(t *testing.T) {
 // environment and in its params alike.
 func TestSecretsReachAScheduledFire(t *testing.T) {
 	t.Parallel()
-	kr, _ := secrets.ParseKeyring(secrets.GenerateKey())
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("shell", builtin.Shell(builtin.ShellConfig{}))
-	}, func(c *systemConfig) { c.Secrets = kr })
+	}, withKeyring(t))
 	ctx := t.Context()
 	if _, err := sys.api.CreateSecret(ctx, "g", "token", secretValue); err != nil {
 		t.Fatal(err)

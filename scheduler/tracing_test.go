@@ -61,6 +61,23 @@ func firstSucceeded(t *testing.T, sys *system, jobID int64) apiv1.Run {
 	return run
 }
 
+// installTracer installs a process-wide tracer provider recording every
+// span in the exporter it returns, until the test ends: call it before
+// startSystem, so that the system stops first (cleanups run last first)
+// and its last spans are recorded. A test that calls it cannot be
+// parallel.
+func installTracer(t *testing.T) *tracetest.InMemoryExporter {
+	exp := tracetest.NewInMemoryExporter()
+	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
+	prev := otel.GetTracerProvider()
+	otel.SetTracerProvider(tp)
+	t.Cleanup(func() {
+		otel.SetTracerProvider(prev)
+		_ = tp.Shutdown(context.Background())
+	})
+	return exp
+}
+
 // With a tracer provider installed, a fire is one trace, found from its
 // run id: the scheduler's publish (its root, linked to the planning batch),
 // the worker's wait in JetStream, pick-up, lock wait and handler, the
@@ -73,14 +90,7 @@ func firstSucceeded(t *testing.T, sys *system, jobID int64) apiv1.Run {
 // record their spans, whose trace ids (from run ids, which each test's
 // database numbers from 1) can equal this test's.
 func TestTracingOneTracePerRun(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
-	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() { // after the system stopped (cleanups run last first)
-		otel.SetTracerProvider(prev)
-		_ = tp.Shutdown(context.Background())
-	})
+	exp := installTracer(t)
 	obs, logs := observer.New(zapcore.InfoLevel)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("traced", func(ctx context.Context, j *worker.Job) error {
@@ -295,14 +305,7 @@ func describe(spans tracetest.SpanStubs) string {
 //
 // Not parallel, as TestTracingOneTracePerRun.
 func TestTracingOneTracePerWorkflowRun(t *testing.T) {
-	exp := tracetest.NewInMemoryExporter()
-	tp := tracing.NewProvider(sdktrace.WithSyncer(exp))
-	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(tp)
-	t.Cleanup(func() {
-		otel.SetTracerProvider(prev)
-		_ = tp.Shutdown(context.Background())
-	})
+	exp := installTracer(t)
 	sys := startSystem(t, func(w *worker.Worker) {
 		w.Handle("tr-list", func(_ context.Context, j *worker.Job) error {
 			return j.SetOutput(map[string]any{"items": []int{1, 2, 3}})

@@ -113,12 +113,7 @@ func TestBatchRunsEveryRunOnce(t *testing.T) {
 		`jetjob_worker_slots_busy{` + g + `,lane="batch"}`:             0,
 		`jetjob_worker_trigger_pickup_seconds{` + g + `,lane="batch"}`: 5, // one per run
 	}
-	got := series(t, r.w.metrics)
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
-		}
-	}
+	wantSeries(t, r.w.metrics, want)
 }
 
 // Concurrency bounds the runs of a batch as it bounds single triggers:
@@ -146,12 +141,7 @@ func TestBatchRespectsConcurrency(t *testing.T) {
 	if left := e.triggersLeft(); left != 0 {
 		t.Errorf("%d triggers left once every run was processed, want the batch acknowledged", left)
 	}
-	fin := ev.waitFinished(ids...)
-	for _, id := range ids {
-		if fin[id].Status != wire.StatusSucceeded {
-			t.Errorf("run %d: %+v", id, fin[id])
-		}
-	}
+	wantSucceeded(t, ev.waitFinished(ids...))
 	if p := g.peak.Load(); p != limit {
 		t.Errorf("peak concurrency %d, want %d", p, limit)
 	}

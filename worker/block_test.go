@@ -57,11 +57,7 @@ func TestSlotsOfDeadWorkerFreed(t *testing.T) {
 		tr.JobID, tr.BlockStrategy, tr.MaxConcurrency = 7, "concurrent", 2
 		e.publish(tr)
 	}
-	for id, f := range ev.waitFinished(ids...) {
-		if f.Status != wire.StatusSucceeded {
-			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
-		}
-	}
+	wantSucceeded(t, ev.waitFinished(ids...))
 	mu.Lock()
 	defer mu.Unlock()
 	if peak > 2 {
@@ -150,11 +146,7 @@ func TestLockOfDeadWorkerTakenOver(t *testing.T) {
 	for id := int64(1); id < next; id++ {
 		ids = append(ids, id)
 	}
-	for id, f := range ev.waitFinished(ids...) {
-		if f.Status != wire.StatusSucceeded {
-			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
-		}
-	}
+	wantSucceeded(t, ev.waitFinished(ids...))
 }
 
 // Runs of a job that do not overlap and land on one worker write the job

@@ -94,15 +94,6 @@ func flowTrigger(id, job int64, params string, f *wire.Flow) *wire.Trigger {
 	return tr
 }
 
-func wantSucceeded(t *testing.T, got map[int64]wire.Event) {
-	t.Helper()
-	for id, f := range got {
-		if f.Status != wire.StatusSucceeded {
-			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
-		}
-	}
-}
-
 // A group cap of 2 holds across two workers of 5 slots each: twelve runs
 // of four jobs never run more than two at once, and all succeed.
 func TestGroupCapAcrossWorkers(t *testing.T) {
@@ -173,13 +164,11 @@ func TestGroupCapPriority(t *testing.T) {
 	}
 	// The four that queued waited at the group's cap, and at nothing else.
 	r.waitProcessed(1, 2, 3, 4, 5)
-	got := series(t, r.w.metrics)
-	for control, want := range map[string]float64{"group_cap": 4, "key_cap": 0, "rate": 0} {
-		k := `jetjob_worker_flow_waits_total{control="` + control + `",group="` + testGroup + `"}`
-		if got[k] != want {
-			t.Errorf("%s = %v, want %v", k, got[k], want)
-		}
+	waits := map[string]float64{}
+	for control, n := range map[string]float64{"group_cap": 4, "key_cap": 0, "rate": 0} {
+		waits[`jetjob_worker_flow_waits_total{control="`+control+`",group="`+testGroup+`"}`] = n
 	}
+	wantSeries(t, r.w.metrics, waits)
 }
 
 // A concurrency key with key_cap 1: fifty keys, three runs each, over

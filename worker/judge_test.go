@@ -207,12 +207,7 @@ func TestLateTriggerJudgedOffItsSlot(t *testing.T) {
 	if left := e.triggersLeft(); left != 0 {
 		t.Errorf("%d triggers left once every run was processed, want them acked", left)
 	}
-	fin := ev.waitFinished(2, 3)
-	for _, id := range []int64{2, 3} {
-		if fin[id].Status != wire.StatusSucceeded {
-			t.Errorf("run %d finished %+v, want SUCCEEDED", id, fin[id])
-		}
-	}
+	wantSucceeded(t, ev.waitFinished(2, 3))
 	if got := c.of(1); len(got) != 0 {
 		t.Errorf("run 1's handler called on %v, want never", got)
 	}
@@ -254,12 +249,7 @@ func TestJudgedRunWaitsForASlot(t *testing.T) {
 	}
 
 	close(release)
-	fin := ev.waitFinished(1, 2, 3)
-	for _, id := range []int64{1, 2, 3} {
-		if fin[id].Status != wire.StatusSucceeded {
-			t.Errorf("run %d finished %+v, want SUCCEEDED", id, fin[id])
-		}
-	}
+	wantSucceeded(t, ev.waitFinished(1, 2, 3))
 	if got := c.order(); !slices.Equal(got, []int64{2, 1, 3}) {
 		t.Errorf("handlers called for runs %v, want [2 1 3]: the judged run before the trigger fetched after it", got)
 	}

@@ -33,6 +33,19 @@ func series(t *testing.T, c prometheus.Collector) map[string]float64 {
 	return out
 }
 
+// wantSeries checks that each series in want has its value in c (series
+// c has and want does not name are not checked) and returns all of c's.
+func wantSeries(t *testing.T, c prometheus.Collector, want map[string]float64) map[string]float64 {
+	t.Helper()
+	got := series(t, c)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+	return got
+}
+
 func sampleKey(name string, m *dto.Metric) string {
 	var ls []string
 	for _, l := range m.GetLabel() {
@@ -125,12 +138,7 @@ func TestCollectorCountsRuns(t *testing.T) {
 	}
 	// Every series is updated before a run's processing ends.
 	r.waitProcessed(1, 2, 3, 4, 5, 6)
-	got := series(t, c)
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
-		}
-	}
+	got := wantSeries(t, c, want)
 	for k := range got {
 		if strings.Contains(k, "nosuch") {
 			t.Errorf("a trigger's unknown handler became a label value: %s", k)

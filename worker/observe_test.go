@@ -125,6 +125,17 @@ func (ev *events) waitFinished(runIDs ...int64) map[int64]wire.Event {
 	}
 }
 
+// wantSucceeded fails the test for each run in got (a waitFinished
+// answer) that did not succeed, naming its status and message.
+func wantSucceeded(t *testing.T, got map[int64]wire.Event) {
+	t.Helper()
+	for id, f := range got {
+		if f.Status != wire.StatusSucceeded {
+			t.Errorf("run %d: %s %q, want SUCCEEDED", id, f.Status, f.Message)
+		}
+	}
+}
+
 // expectNone fails if any event arrives within wait. Proving an absence
 // needs some bound; it is only used after everything expected has arrived.
 func (ev *events) expectNone(wait time.Duration) {

@@ -5,6 +5,8 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -25,13 +27,7 @@ const DefaultMisfire = MisfireFireOnce
 
 // ParseMisfire validates a misfire policy; "" means the default.
 func ParseMisfire(s string) (Misfire, error) {
-	switch m := Misfire(s); m {
-	case "":
-		return DefaultMisfire, nil
-	case MisfireSkip, MisfireFireOnce, MisfireFireAll:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown misfire_policy %q (want skip, fire_once or fire_all)", s)
+	return parseEnum("misfire_policy", s, DefaultMisfire, MisfireSkip, MisfireFireOnce, MisfireFireAll)
 }
 
 // Route picks the worker(s) a trigger goes to.
@@ -75,14 +71,8 @@ const DefaultRoute = RouteAny
 
 // ParseRoute validates a route strategy; "" means the default.
 func ParseRoute(s string) (Route, error) {
-	switch r := Route(s); r {
-	case "":
-		return DefaultRoute, nil
-	case RouteAny, RouteFirst, RouteLast, RouteRound, RouteRandom, RouteConsistentHash,
-		RouteLFU, RouteLRU, RouteFailover, RouteBusyover, RouteShardingBroadcast:
-		return r, nil
-	}
-	return "", fmt.Errorf("unknown route_strategy %q (want any, first, last, round, random, consistent_hash, lfu, lru, failover, busyover or sharding_broadcast)", s)
+	return parseEnum("route_strategy", s, DefaultRoute, RouteAny, RouteFirst, RouteLast, RouteRound, RouteRandom,
+		RouteConsistentHash, RouteLFU, RouteLRU, RouteFailover, RouteBusyover, RouteShardingBroadcast)
 }
 
 // Block says what happens when a trigger arrives while a run of the same job
@@ -111,13 +101,26 @@ const DefaultBlock = BlockSerial
 
 // ParseBlock validates a block strategy; "" means the default.
 func ParseBlock(s string) (Block, error) {
-	switch b := Block(s); b {
-	case "":
-		return DefaultBlock, nil
-	case BlockSerial, BlockDiscardLater, BlockCoverEarly, BlockBufferOne, BlockConcurrent:
-		return b, nil
+	return parseEnum("block_strategy", s, DefaultBlock, BlockSerial, BlockDiscardLater, BlockCoverEarly, BlockBufferOne, BlockConcurrent)
+}
+
+// parseEnum validates a value of one of a job's strategies: "" is def, a
+// value in valid is itself, anything else an error naming the field and
+// every valid value, which come from the one list so they cannot drift
+// from what is accepted.
+func parseEnum[T ~string](field, s string, def T, valid ...T) (T, error) {
+	if s == "" {
+		return def, nil
 	}
-	return "", fmt.Errorf("unknown block_strategy %q (want serial, discard_later, cover_early, buffer_one or concurrent)", s)
+	if slices.Contains(valid, T(s)) {
+		return T(s), nil
+	}
+	want := make([]string, len(valid))
+	for i, v := range valid {
+		want[i] = string(v)
+	}
+	last := len(want) - 1
+	return "", fmt.Errorf("unknown %s %q (want %s or %s)", field, s, strings.Join(want[:last], ", "), want[last])
 }
 
 // Retry defaults: a job that names no backoff retries with exponential

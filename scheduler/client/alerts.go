@@ -12,11 +12,7 @@ import (
 
 // ListChannels lists the alert channels the caller may see.
 func (c *Client) ListChannels(ctx context.Context) ([]apiv1.Channel, error) {
-	out, err := call[[]apiv1.Channel](ctx, c, http.MethodGet, "/channels", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return *out, nil
+	return callList[apiv1.Channel](ctx, c, "/channels", nil)
 }
 
 // GetChannel reads one channel (never its secret).
@@ -47,11 +43,7 @@ func (c *Client) TestChannel(ctx context.Context, id int64) (*apiv1.ChannelTest,
 
 // ListAlertRules lists the rules the caller may see.
 func (c *Client) ListAlertRules(ctx context.Context) ([]apiv1.AlertRule, error) {
-	out, err := call[[]apiv1.AlertRule](ctx, c, http.MethodGet, "/alert-rules", nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return *out, nil
+	return callList[apiv1.AlertRule](ctx, c, "/alert-rules", nil)
 }
 
 // CreateAlertRule creates a rule.
@@ -87,11 +79,7 @@ func (c *Client) ListAlerts(ctx context.Context, group string, open bool, limit 
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	out, err := call[[]apiv1.Alert](ctx, c, http.MethodGet, "/alerts", q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return *out, nil
+	return callList[apiv1.Alert](ctx, c, "/alerts", q)
 }
 
 // GetAlert reads an alert with its deliveries.

@@ -377,6 +377,16 @@ func call[T any](ctx context.Context, c *Client, method, path string, query url.
 	return &out, nil
 }
 
+// callList reads a list the API answers as a bare JSON array (not a
+// document with the list in a field) with a GET.
+func callList[T any](ctx context.Context, c *Client, path string, query url.Values) ([]T, error) {
+	var out []T
+	if err := c.do(ctx, http.MethodGet, path, query, nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // do sends one request. in, when not nil, is sent as JSON; out, when not
 // nil, receives the JSON answer of a 2xx response.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {

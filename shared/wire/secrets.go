@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,7 +33,7 @@ func SecretPlaceholders(params string) []string {
 	}
 	var out []string
 	for _, m := range secretNameRE.FindAllStringSubmatch(params, -1) {
-		if !contains(out, m[1]) {
+		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}
@@ -58,15 +59,6 @@ func CheckSecretEnv(env map[string]string) error {
 
 // MaxSecrets bounds the secrets one job references.
 const MaxSecrets = 64
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
 
 // SecretsRequest asks for the secrets of one running run.
 type SecretsRequest struct {

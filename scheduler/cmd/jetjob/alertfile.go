@@ -184,17 +184,9 @@ func planAlerts(ctx context.Context, c *client.Client, docs alertDocs) ([]alertC
 
 // writeAlertPlan prints the channel and rule lines of a plan.
 func writeAlertPlan(w io.Writer, changes []alertChange) error {
-	var b strings.Builder
-	for _, ch := range changes {
-		switch ch.Action {
-		case "create":
-			fmt.Fprintf(&b, "+ %s %s\n", ch.What, cell(ch.Key))
-		case "update":
-			fmt.Fprintf(&b, "~ %s %s\n", ch.What, cell(ch.Key))
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writePlanLines(w, changes, func(ch alertChange) (string, string, string) {
+		return ch.Action, ch.What, ch.Key
+	})
 }
 
 // executeAlerts applies the channels, then the rules (their channels and

@@ -193,6 +193,25 @@ func (a *app) readJobsFile(path string) (name string, data []byte, err error) {
 	return name, data, nil
 }
 
+// writePlanLines prints the plan lines of the objects a file holds beside
+// its jobs (calendars, workflows, alert channels and rules) in one form:
+// "+ KIND KEY" for a create, "~ KIND KEY" for an update, nothing for an
+// unchanged one. line gives a change's action, kind and key.
+func writePlanLines[C any](w io.Writer, changes []C, line func(C) (action, kind, key string)) error {
+	var b strings.Builder
+	for _, ch := range changes {
+		action, kind, key := line(ch)
+		switch action {
+		case "create":
+			fmt.Fprintf(&b, "+ %s %s\n", kind, cell(key))
+		case "update":
+			fmt.Fprintf(&b, "~ %s %s\n", kind, cell(key))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // planApply reads the cluster's groups and jobs and plans the file.
 func planApply(ctx context.Context, c *client.Client, name string, f *jobfile.File, prune bool) (*jobfile.Plan, error) {
 	gl, err := c.ListGroups(ctx)

@@ -94,17 +94,9 @@ func planCalendars(ctx context.Context, c *client.Client, docs []jobfile.Calenda
 
 // writeCalendarPlan prints the calendar lines of a plan.
 func writeCalendarPlan(w io.Writer, changes []calendarChange) error {
-	var b strings.Builder
-	for _, ch := range changes {
-		switch ch.Action {
-		case "create":
-			fmt.Fprintf(&b, "+ calendar %s\n", cell(ch.Name))
-		case "update":
-			fmt.Fprintf(&b, "~ calendar %s\n", cell(ch.Name))
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writePlanLines(w, changes, func(ch calendarChange) (string, string, string) {
+		return ch.Action, "calendar", ch.Name
+	})
 }
 
 // executeCalendars applies the calendar changes, before the jobs that

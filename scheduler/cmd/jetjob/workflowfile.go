@@ -8,7 +8,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -180,17 +179,9 @@ func sameWorkflow(wf *apiv1.Workflow, spec apiv1.WorkflowSpec) bool {
 
 // writeWorkflowPlan prints the workflow lines of a plan.
 func writeWorkflowPlan(w io.Writer, changes []workflowChange) error {
-	var b strings.Builder
-	for _, ch := range changes {
-		switch ch.Action {
-		case "create":
-			fmt.Fprintf(&b, "+ workflow %s\n", cell(ch.Key))
-		case "update":
-			fmt.Fprintf(&b, "~ workflow %s\n", cell(ch.Key))
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writePlanLines(w, changes, func(ch workflowChange) (string, string, string) {
+		return ch.Action, "workflow", ch.Key
+	})
 }
 
 // executeWorkflows applies the workflow changes, after the jobs.

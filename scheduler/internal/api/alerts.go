@@ -223,12 +223,8 @@ func (s *Server) createChannel(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateChannel(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, c, err := pathIDBody[apiv1.Channel](w, r)
 	if err != nil {
-		return err
-	}
-	var c apiv1.Channel
-	if err := decode(w, r, &c); err != nil {
 		return err
 	}
 	return writeAudited(s, w, r, channelKind, "update", http.StatusOK, func(tx pgx.Tx) (alerts.ChannelInfo, any, error) {
@@ -315,12 +311,8 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) error {
 // updateRule replaces a rule's settings and channels; its job or group
 // stays (a body's job_id and group are ignored).
 func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, in, err := pathIDBody[apiv1.AlertRule](w, r)
 	if err != nil {
-		return err
-	}
-	var in apiv1.AlertRule
-	if err := decode(w, r, &in); err != nil {
 		return err
 	}
 	rule, err := ruleOf(in)
@@ -342,12 +334,8 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) error {
 // mute silences a rule or an alert (table) until the body's time.
 func (s *Server) mute(table, kind string) func(http.ResponseWriter, *http.Request) error {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		id, err := pathID(r)
+		id, m, err := pathIDBody[apiv1.Mute](w, r)
 		if err != nil {
-			return err
-		}
-		var m apiv1.Mute
-		if err := decode(w, r, &m); err != nil {
 			return err
 		}
 		if len(m.Reason) > 500 {

@@ -19,12 +19,8 @@ const maxBackfillRange = 10 * 366 * 24 * time.Hour
 // (package backfill). It answers 201 with the operation; follow it with
 // GET /backfills/{id}.
 func (s *Server) createBackfill(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, req, err := pathIDBody[apiv1.BackfillRequest](w, r)
 	if err != nil {
-		return err
-	}
-	var req apiv1.BackfillRequest
-	if err := decode(w, r, &req); err != nil {
 		return err
 	}
 	now := s.now()

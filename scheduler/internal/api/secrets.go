@@ -95,12 +95,8 @@ func (s *Server) createSecret(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) updateSecret(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, in, err := pathIDBody[apiv1.SecretWrite](w, r)
 	if err != nil {
-		return err
-	}
-	var in apiv1.SecretWrite
-	if err := decode(w, r, &in); err != nil {
 		return err
 	}
 	if in.Group != "" || in.Name != "" {

@@ -432,6 +432,21 @@ func pathID(r *http.Request) (int64, error) {
 	return id, nil
 }
 
+// pathIDBody reads what a write to one record starts with: the record's
+// id from the path, then the request's JSON body (decode's checks), in
+// that order so a bad id is reported before the body is read.
+func pathIDBody[T any](w http.ResponseWriter, r *http.Request) (int64, T, error) {
+	var body T
+	id, err := pathID(r)
+	if err != nil {
+		return 0, body, err
+	}
+	if err := decode(w, r, &body); err != nil {
+		return 0, body, err
+	}
+	return id, body, nil
+}
+
 // byID answers a GET of one record: the record get finds under the
 // path's id, as its document.
 func byID[T, D any](get func(context.Context, int64) (T, error), doc func(T) D) func(http.ResponseWriter, *http.Request) error {

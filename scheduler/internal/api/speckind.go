@@ -68,12 +68,8 @@ func (k specKind[S, T, D]) post(w http.ResponseWriter, r *http.Request) error {
 // put replaces the path's record by the body's spec, if it is still at
 // the version the body or If-Match names, and answers 200 with it.
 func (k specKind[S, T, D]) put(w http.ResponseWriter, r *http.Request) error {
-	id, err := pathID(r)
+	id, spec, err := pathIDBody[S](w, r)
 	if err != nil {
-		return err
-	}
-	var spec S
-	if err := decode(w, r, &spec); err != nil {
 		return err
 	}
 	enabled, bodyVersion := k.head(&spec)

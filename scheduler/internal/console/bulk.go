@@ -76,14 +76,8 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 			data.IDs = append(data.IDs, run.ID)
 		}
 		data.Capped = list.Cursor != ""
-	} else {
-		for _, v := range f["id"] {
-			id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil || id <= 0 {
-				return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "id " + strconv.Quote(v) + ": want a run id"}}
-			}
-			data.IDs = append(data.IDs, id)
-		}
+	} else if data.IDs, err = bulkIDs(f, "run"); err != nil {
+		return err
 	}
 	if len(data.IDs) > maxBulkRuns {
 		data.IDs, data.Capped = data.IDs[:maxBulkRuns], true
@@ -103,6 +97,25 @@ func (c *Console) bulkRuns(w http.ResponseWriter, r *http.Request) error {
 	}
 	data.Result = &res
 	return c.render(w, r, http.StatusOK, "bulk", page{Title: title, User: u, Data: data})
+}
+
+// bulkIDs reads the ids a bulk form ticked (its "id" fields), each once,
+// in the order given; one that is not a positive number (what: "run" or
+// "job") refuses the whole form.
+func bulkIDs(f url.Values, what string) ([]int64, error) {
+	var ids []int64
+	seen := map[int64]bool{}
+	for _, v := range f["id"] {
+		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || id <= 0 {
+			return nil, &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "id " + strconv.Quote(v) + ": want a " + what + " id"}}
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
 }
 
 // bulkHidden are the filter fields a bulk form carries, so that "every

@@ -3,6 +3,7 @@ package console
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,16 +70,8 @@ func (c *Console) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 	if data.Verb = jobsBulkVerbs[data.Action]; data.Verb == "" {
 		return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "action: want enable, disable, trigger or delete"}}
 	}
-	seen := map[int64]bool{}
-	for _, v := range f["id"] {
-		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || id <= 0 {
-			return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "id " + strconv.Quote(v) + ": want a job id"}}
-		}
-		if !seen[id] {
-			seen[id] = true
-			data.IDs = append(data.IDs, id)
-		}
+	if data.IDs, err = bulkIDs(f, "job"); err != nil {
+		return err
 	}
 	if len(data.IDs) > maxBulkJobs {
 		return &APIError{Status: http.StatusBadRequest, Doc: apiv1.Error{Error: "at most " + thousands(maxBulkJobs) + " jobs at a time"}}
@@ -86,7 +79,7 @@ func (c *Console) bulkJobs(w http.ResponseWriter, r *http.Request) error {
 	for _, v := range f["name"] {
 		// "id:name", sent by the list with each box, only for display.
 		if id, name, ok := strings.Cut(v, ":"); ok {
-			if n, err := strconv.ParseInt(id, 10, 64); err == nil && seen[n] {
+			if n, err := strconv.ParseInt(id, 10, 64); err == nil && slices.Contains(data.IDs, n) {
 				data.Names[n] = name
 			}
 		}

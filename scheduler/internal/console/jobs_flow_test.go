@@ -18,10 +18,7 @@ func TestJobFormFlowControls(t *testing.T) {
 	p := op.open("/jobs/new")
 	mustContain(t, p, `id="f-priority"`, `id="f-concurrency_key"`, `id="f-key_cap"`, `id="f-rate_limit"`, `id="f-key_rate_limit"`)
 
-	form := jobForm("per-tenant")
-	form.Set("key_cap", "2")
-	form.Set("rate_limit", "lots")
-	form.Set("priority", "200")
+	form := jobForm("per-tenant", "key_cap", "2", "rate_limit", "lots", "priority", "200")
 	p = op.post("/jobs", form)
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad flow fields: %d, want 400\n%s", p.Code, p.Body)
@@ -29,12 +26,8 @@ func TestJobFormFlowControls(t *testing.T) {
 	mustContain(t, p, `id="err-key_cap"`, "key_cap needs a concurrency_key", `id="err-rate_limit"`, "want COUNT/PERIOD",
 		`id="err-priority"`, "priority 200", `value="lots"`)
 
-	form = jobForm("per-tenant")
-	form.Set("priority", "-5")
-	form.Set("concurrency_key", "params.tenant")
-	form.Set("key_cap", "2")
-	form.Set("rate_limit", "100/60s")
-	form.Set("key_rate_limit", "5/1s")
+	form = jobForm("per-tenant", "priority", "-5", "concurrency_key", "params.tenant", "key_cap", "2",
+		"rate_limit", "100/60s", "key_rate_limit", "5/1s")
 	p = op.post("/jobs", form)
 	if p.Code != http.StatusSeeOther {
 		t.Fatalf("create: %d\n%s", p.Code, p.Body)

@@ -47,8 +47,7 @@ func TestJobFormSectionsAndHandlers(t *testing.T) {
 	p = op.open("/jobs/new")
 	mustContain(t, p, `list="handlers-0"`, `data-group="a"`)
 	mustLack(t, p, "b-only")
-	form := jobForm("labelled")
-	form.Set("labels", "not a label")
+	form := jobForm("labelled", "labels", "not a label")
 	p = op.post("/jobs", form)
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad labels: %d, want 400\n%s", p.Code, p.Body)

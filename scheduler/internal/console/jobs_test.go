@@ -217,13 +217,22 @@ func between(t *testing.T, s, from, to string) string {
 }
 
 // jobForm is a complete, valid form for a new job of group a.
-func jobForm(name string) url.Values {
-	return url.Values{"group": {"a"}, "name": {name}, "description": {"nightly <b>report</b>"}, "handler": {"echo"},
+// jobForm is a complete job form for group a, every field filled in;
+// set are field, value pairs that replace its values.
+func jobForm(name string, set ...string) url.Values {
+	form := url.Values{"group": {"a"}, "name": {name}, "description": {"nightly <b>report</b>"}, "handler": {"echo"},
 		"params": {"--full\n--verbose"}, "schedule_type": {"cron"}, "schedule_expr": {"0 */5 * * * *"},
 		"timezone": {"Europe/Berlin"}, "misfire_policy": {"fire_once"}, "route_strategy": {"round"},
 		"block_strategy": {"discard_later"}, "timeout": {"10m"}, "enabled": {"on"}, "max_retries": {"3"},
 		"retry_backoff": {"fixed"}, "retry_initial": {"5s"}, "retry_max": {"1m"}, "child_job_ids": {""},
 		"alarm_webhook": {"https://hooks.example.com/x"}, "alarm_emails": {"ops@example.com, dev@example.com"}}
+	if len(set)%2 != 0 {
+		panic("jobForm: set takes field, value pairs")
+	}
+	for i := 0; i < len(set); i += 2 {
+		form.Set(set[i], set[i+1])
+	}
+	return form
 }
 
 func TestJobFormCreates(t *testing.T) {
@@ -238,8 +247,7 @@ func TestJobFormCreates(t *testing.T) {
 
 	// A bad cron comes back under the schedule expression, everything
 	// typed kept.
-	form := jobForm("nightly")
-	form.Set("schedule_expr", "every tuesday")
+	form := jobForm("nightly", "schedule_expr", "every tuesday")
 	p = op.post("/jobs", form)
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad cron: %d, want 400\n%s", p.Code, p.Body)
@@ -252,17 +260,14 @@ func TestJobFormCreates(t *testing.T) {
 
 	// An unknown zone under the zone, params too large under params, a
 	// bad number under its field: all at once.
-	form = jobForm("nightly")
-	form.Set("timezone", "Mars/Olympus")
-	form.Set("params", strings.Repeat("x", 65*1024))
+	form = jobForm("nightly", "timezone", "Mars/Olympus", "params", strings.Repeat("x", 65*1024))
 	p = op.post("/jobs", form)
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad zone and params: %d, want 400\n%s", p.Code, p.Body)
 	}
 	mustContain(t, p, `id="err-timezone"`, `unknown time zone &#34;Mars/Olympus&#34;`, `id="err-params"`, "more than the limit")
 	mustLack(t, p, `id="err-schedule_expr"`)
-	form = jobForm("nightly")
-	form.Set("max_retries", "three")
+	form = jobForm("nightly", "max_retries", "three")
 	p = op.post("/jobs", form)
 	mustContain(t, p, `id="err-max_retries"`, "is not a whole number", `value="three"`)
 	if js, err := e.st.ListJobs(context.Background(), "", nil, 0, 10); err != nil || len(js) != 0 {
@@ -291,20 +296,12 @@ func TestJobFormCreates(t *testing.T) {
 
 	// The fields added with schedule operations and concurrency, kept as
 	// typed and refused under their own fields.
-	form = jobForm("parallel")
-	form.Set("block_strategy", "serial")
-	form.Set("max_concurrency", "4")
-	form.Set("jitter", "-1s")
-	form.Set("end_at", "2020-01-01T00:00:00Z")
-	form.Set("start_at", "2021-01-01T00:00:00Z")
+	form = jobForm("parallel", "block_strategy", "serial", "max_concurrency", "4", "jitter", "-1s",
+		"end_at", "2020-01-01T00:00:00Z", "start_at", "2021-01-01T00:00:00Z")
 	p = op.post("/jobs", form)
 	mustContain(t, p, `id="err-max_concurrency"`, "only allowed with block_strategy concurrent", `id="err-jitter"`,
 		`id="err-start_at"`, `value="2021-01-01T00:00:00Z"`, `value="-1s"`)
-	form = jobForm("parallel")
-	form.Set("block_strategy", "concurrent")
-	form.Set("max_concurrency", "4")
-	form.Set("misfire_threshold", "30s")
-	form.Set("jitter", "5s")
+	form = jobForm("parallel", "block_strategy", "concurrent", "max_concurrency", "4", "misfire_threshold", "30s", "jitter", "5s")
 	if p := op.post("/jobs", form); p.Code != http.StatusSeeOther {
 		t.Fatalf("create with concurrency: %d\n%s", p.Code, p.Body)
 	}
@@ -345,8 +342,7 @@ func TestJobFormEditsAndConflicts(t *testing.T) {
 	if _, err := e.st.UpdateJob(ctx, store.System, other); err != nil {
 		t.Fatal(err)
 	}
-	form := jobForm("nightly-v2")
-	form.Set("version", fmt.Sprint(j.Version))
+	form := jobForm("nightly-v2", "version", fmt.Sprint(j.Version))
 	p = op.post(path, form)
 	if p.Code != http.StatusConflict {
 		t.Fatalf("stale save: %d, want 409\n%s", p.Code, p.Body)
@@ -506,8 +502,7 @@ func TestJobFormPreviewsTheSchedule(t *testing.T) {
 
 	// A bad cron's re-rendered form previews the API's complaint; a good
 	// schedule's form lists the next fires in its zone and in UTC.
-	form := jobForm("daily")
-	form.Set("schedule_expr", "0 0 25 * * *")
+	form := jobForm("daily", "schedule_expr", "0 0 25 * * *")
 	p := op.post("/jobs", form)
 	mustContain(t, p, `id="preview-error"`, "invalid cron expression")
 	form.Set("schedule_expr", "0 0 9 * * *")

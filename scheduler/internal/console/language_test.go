@@ -46,8 +46,7 @@ func TestJobPagesInChinese(t *testing.T) {
 	mustContain(t, op.open("/jobs"), "<h1>任务管理</h1>", "新增任务", "还没有任务")
 	mustContain(t, op.open("/jobs/new"), "<h1>新增任务</h1>", "基础配置", "路由策略", "阻塞处理策略", "失败重试次数",
 		"报警邮件", "接下来 10 次触发", `data-t-excluded-by="被日历 %s 排除"`, "创建任务")
-	form := jobForm("nightly")
-	form.Set("max_retries", "three")
+	form := jobForm("nightly", "max_retries", "three")
 	p := op.post("/jobs", form)
 	if p.Code != http.StatusBadRequest {
 		t.Fatalf("bad number: %d, want 400", p.Code)

@@ -32,9 +32,7 @@ func TestJobFormKeepsSecretEnv(t *testing.T) {
 	mustLack(t, p, "hunter2-value")
 	mustLack(t, op.open(path), "hunter2-value")
 
-	form := jobForm("dump-v2")
-	form.Set("version", fmt.Sprint(j.Version))
-	form.Set("secret_env", "DB_PW=db")
+	form := jobForm("dump-v2", "version", fmt.Sprint(j.Version), "secret_env", "DB_PW=db")
 	if p := op.post(path, form); p.Code != http.StatusSeeOther {
 		t.Fatalf("save: %d\n%s", p.Code, p.Body)
 	}

@@ -271,22 +271,29 @@ func (s *storage) SetUserinfoFromScopes(_ context.Context, info *oidc.UserInfo, 
 	return s.setUserinfo(info, userID)
 }
 
-func (s *storage) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, tokenID, _, _ string) error {
+// tokenSubject is the user an access token was issued to.
+func (s *storage) tokenSubject(tokenID string) (string, error) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	sub, ok := s.tokens[tokenID]
-	s.mu.Unlock()
 	if !ok {
-		return errNotFound
+		return "", errNotFound
+	}
+	return sub, nil
+}
+
+func (s *storage) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, tokenID, _, _ string) error {
+	sub, err := s.tokenSubject(tokenID)
+	if err != nil {
+		return err
 	}
 	return s.setUserinfo(info, sub)
 }
 
 func (s *storage) SetIntrospectionFromToken(_ context.Context, in *oidc.IntrospectionResponse, tokenID, _, _ string) error {
-	s.mu.Lock()
-	sub, ok := s.tokens[tokenID]
-	s.mu.Unlock()
-	if !ok {
-		return errNotFound
+	sub, err := s.tokenSubject(tokenID)
+	if err != nil {
+		return err
 	}
 	in.Active, in.Subject = true, sub
 	return nil
