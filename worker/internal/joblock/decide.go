@@ -1,9 +1,9 @@
 package joblock
 
 import (
-	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/policy"
 )
 

@@ -2,9 +2,10 @@ package joblock
 
 import (
 	"context"
-	"github.com/jetjob/jetjob/internal/flowkv"
 
 	"go.uber.org/zap"
+
+	"github.com/jetjob/jetjob/internal/flowkv"
 )
 
 // The flow controls of issue #33 (docs/flow-control.md, "Caps, keys, rates

@@ -1,11 +1,11 @@
 package joblock
 
 import (
-	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/stream"
 )
 

@@ -94,7 +94,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/jetjob/jetjob/internal/flowkv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +102,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/policy"
 	"github.com/jetjob/jetjob/internal/testsignal"
 	"github.com/jetjob/jetjob/shared/wire"
@@ -198,6 +198,8 @@ type Locks struct {
 	poll, pollLocal time.Duration
 	// reads counts the reads of lock keys (read), for tests to count.
 	reads atomic.Int64
+	// turns orders this process's steps on the shared flow keys (turns.go).
+	turns keyTurns
 }
 
 // New returns the locks of one worker.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetjob/jetjob/internal/backoff"
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/internal/stream"
 )
 

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/jetjob/jetjob/internal/flowkv"
 	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
 
+	"github.com/jetjob/jetjob/internal/flowkv"
 	"github.com/jetjob/jetjob/shared/wire"
 )
 
@@ -97,34 +97,43 @@ func (ls *Locks) reserve(ctx context.Context, req *Request, key string, r wire.R
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("rate limit %s: %w", key, err)
 		}
-		val, rev, err := ls.read(ctx, key)
-		var s flowkv.RateState
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			// rev: 0, or the delete marker's: idle.
-		case err != nil:
-			return 0, err
-		default:
-			if err := json.Unmarshal(val, &s); err != nil {
-				// Not ours to judge: start over from idle, as an
-				// expired state would.
-				req.Log.Warn("rate limit state holds garbage; overwriting it", zap.String("lock", key), zap.Error(err))
-				s = flowkv.RateState{}
-			}
-		}
-		now := max(time.Now().UnixMilli(), from)
-		turn, next := flowkv.Turn(s, now, r)
-		if req.Late != nil {
-			if why := req.Late(time.UnixMilli(turn)); why != "" {
-				return 0, &SkippedError{Rate: r, Scope: r.Scope, Late: why}
-			}
-		}
-		body, _ := json.Marshal(next)
-		if _, err := ls.write(ctx, key, body, rev); err == nil {
-			ls.cfg.TestSignals.Turn.Signal(Turn{Run: req.Run, Key: key, At: turn})
-			return turn, nil
-		} else if !errors.Is(err, errChanged) {
-			return 0, err
+		if turn, err := ls.reserveOnce(ctx, req, key, r, from); !errors.Is(err, errChanged) {
+			return turn, err
 		}
 	}
+}
+
+// reserveOnce is one read and compare-and-set of reserve, in this
+// process's turn on the key (turns.go); errChanged: another worker wrote
+// the key meanwhile, look again.
+func (ls *Locks) reserveOnce(ctx context.Context, req *Request, key string, r wire.Rate, from int64) (int64, error) {
+	defer ls.turns.take(key)()
+	val, rev, err := ls.read(ctx, key)
+	var s flowkv.RateState
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		// rev: 0, or the delete marker's: idle.
+	case err != nil:
+		return 0, err
+	default:
+		if err := json.Unmarshal(val, &s); err != nil {
+			// Not ours to judge: start over from idle, as an expired
+			// state would.
+			req.Log.Warn("rate limit state holds garbage; overwriting it", zap.String("lock", key), zap.Error(err))
+			s = flowkv.RateState{}
+		}
+	}
+	now := max(time.Now().UnixMilli(), from)
+	turn, next := flowkv.Turn(s, now, r)
+	if req.Late != nil {
+		if why := req.Late(time.UnixMilli(turn)); why != "" {
+			return 0, &SkippedError{Rate: r, Scope: r.Scope, Late: why}
+		}
+	}
+	body, _ := json.Marshal(next)
+	if _, err := ls.write(ctx, key, body, rev); err != nil {
+		return 0, err
+	}
+	ls.cfg.TestSignals.Turn.Signal(Turn{Run: req.Run, Key: key, At: turn})
+	return turn, nil
 }

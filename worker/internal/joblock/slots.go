@@ -76,6 +76,7 @@ type slotQueue struct {
 // come, else joins the queue or refreshes its place. It reports the lock
 // taken, or whether to look again at once (a write lost a race).
 func (ls *Locks) trySlot(ctx context.Context, req Request, q *slotQueue) (*Lock, bool) {
+	defer ls.turns.take(q.key)()
 	val, rev, err := ls.read(ctx, q.key)
 	var v value
 	switch {
@@ -146,6 +147,7 @@ func (ls *Locks) holdSlot(req Request, key string, rev uint64, wrote time.Time) 
 // leaveSlots gives run's slot, or its place in the queue, back.
 func (ls *Locks) leaveSlots(ctx context.Context, key string, run int64) {
 	defer ls.wake.all(key) // a slot or a place ahead of them is free
+	defer ls.turns.take(key)()
 	_ = ls.update(context.WithoutCancel(ctx), key, func(v *value) bool {
 		n := len(v.Slots) + len(v.Queue)
 		v.Slots = slices.DeleteFunc(v.Slots, func(s slotHolder) bool { return s.Run == run })
