@@ -38,12 +38,7 @@ var (
 // inlineDoc is in as a file writes it, its defaults left out as a job
 // file leaves them out (Minimize).
 func inlineDoc(in *apiv1.InlineJob) *apiv1.InlineJob {
-	m := Minimize(apiv1.JobSpec{Handler: in.Handler, Description: in.Description, Params: in.Params,
-		ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
-		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Sharding: in.Sharding, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
-		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
-		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
-		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit})
+	m := Minimize(in.JobSpec())
 	return &apiv1.InlineJob{Group: in.Group, Sharding: m.Sharding, Handler: m.Handler, Description: m.Description, Params: m.Params,
 		MisfirePolicy: m.MisfirePolicy, RouteStrategy: m.RouteStrategy, BlockStrategy: m.BlockStrategy,
 		MaxConcurrency: m.MaxConcurrency, Timeout: m.Timeout, MaxRetries: m.MaxRetries,
