@@ -2,8 +2,9 @@
 // the worker's side (the built-in handlers, the jetjob-worker binary): an
 // embedded NATS server with jetjob's streams, where a test publishes
 // triggers as a scheduler would (signed with Signer) and reads back the
-// events and log lines a worker publishes. It is for tests only: no
-// non-test file imports it.
+// events and log lines a worker publishes; Streams is that server alone,
+// for a test of one component (and package testnats). It is for tests
+// only: no non-test file imports it but another test package's.
 package jstest
 
 import (
@@ -76,6 +77,19 @@ func Start(t testing.TB, so natsembed.Options, co ...nats.Option) *Env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// Streams starts an embedded server for t (natsembed.StartTest) with
+// jetjob's streams and buckets provisioned at their default settings: what
+// a test of one component that reads or writes them starts from. It skips
+// t in the short tier.
+func Streams(t testing.TB) (*natsembed.Server, *nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	srv, nc, js := natsembed.StartTest(t)
+	if err := stream.Provision(Ctx(t), js, stream.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	return srv, nc, js
 }
 
 // Ctx is a context that ends after WaitLimit, or with the test.

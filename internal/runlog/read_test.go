@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -16,10 +16,7 @@ import (
 func TestReadGoesPastAPageOfMalformedMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, js := jstest.Streams(t)
 	const run = 42
 	for _, junk := range []string{"not json", `{"v":99}`, "{}"} {
 		if _, err := js.Publish(ctx, stream.Log("g", run), []byte(junk)); err != nil {
@@ -58,10 +55,7 @@ func TestReadGoesPastAPageOfMalformedMessages(t *testing.T) {
 func TestPurgeDeletesOneRunsLines(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, js := jstest.Streams(t)
 	publish := func(group string, run int64) {
 		t.Helper()
 		data, err := wire.EncodeLogLine(&wire.LogLine{RunID: run, JobID: 1, Seq: 1, At: time.Now(), Level: "info", Msg: "a line"})

@@ -113,6 +113,18 @@ type InlineJob struct {
 	KeyRateLimit   string `json:"key_rate_limit,omitempty"`
 }
 
+// JobSpec is in as the job spec it is checked and completed as (a job's
+// rules and defaults hold for an inline job's fields): schedule none, the
+// group in's, which the caller completes (the workflow's when empty).
+func (in *InlineJob) JobSpec() JobSpec {
+	return JobSpec{Group: in.Group, Handler: in.Handler, Description: in.Description, Params: in.Params,
+		ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
+		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Sharding: in.Sharding, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
+		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
+		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
+		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit}
+}
+
 // WorkflowEdge From → To: To may run when From settles as On says
 // (success, the default; failure; always).
 type WorkflowEdge struct {

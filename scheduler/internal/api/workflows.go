@@ -117,16 +117,12 @@ func (s *Server) workflowFromSpec(ctx context.Context, spec apiv1.WorkflowSpec) 
 // the workflow to another group. Who may write it is the store's check
 // (store.writeInlineJobs, refs.Check).
 func (s *Server) inlineJob(ctx context.Context, group string, in *apiv1.InlineJob) (*wfengine.InlineJob, error) {
-	g := in.Group
-	if g == "" {
-		g = group
+	spec := in.JobSpec()
+	spec.Name = "inline"
+	if spec.Group == "" {
+		spec.Group = group
 	}
-	j, err := s.jobFromSpec(ctx, apiv1.JobSpec{Group: g, Name: "inline", Description: in.Description, Handler: in.Handler,
-		Params: in.Params, ScheduleType: "none", MisfirePolicy: in.MisfirePolicy, RouteStrategy: in.RouteStrategy,
-		BlockStrategy: in.BlockStrategy, MaxConcurrency: in.MaxConcurrency, Sharding: in.Sharding, Timeout: in.Timeout, MaxRetries: in.MaxRetries,
-		RetryBackoff: in.RetryBackoff, RetryInitial: in.RetryInitial, RetryMax: in.RetryMax,
-		AlarmWebhook: in.AlarmWebhook, AlarmEmails: in.AlarmEmails,
-		Priority: in.Priority, ConcurrencyKey: in.ConcurrencyKey, KeyCap: in.KeyCap, RateLimit: in.RateLimit, KeyRateLimit: in.KeyRateLimit}, s.now())
+	j, err := s.jobFromSpec(ctx, spec, s.now())
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/runlog"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/api"
@@ -43,10 +43,7 @@ var Keyring, _ = secrets.ParseKeyring("test:" + secrets.GenerateKey())
 // run logs the API reads; it stops with the test.
 func JetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(context.Background(), js, stream.Config{}); err != nil {
-		t.Fatalf("provision the streams: %v", err)
-	}
+	_, _, js := jstest.Streams(t)
 	return js
 }
 

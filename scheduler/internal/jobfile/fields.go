@@ -23,6 +23,21 @@ type field struct {
 	name  string
 	index int
 	typ   reflect.Type
+	// sub, when set, are the fields of the struct the field holds (or
+	// points to, or of each element of a slice of them): it is written
+	// field by field in their order, not as a mapping sorted by name.
+	sub []field
+}
+
+// nest is fields with the field called name written by its fields sub.
+func nest(fields []field, name string, sub []field) []field {
+	out := slices.Clone(fields)
+	for i := range out {
+		if out[i].name == name {
+			out[i].sub = sub
+		}
+	}
+	return out
 }
 
 // fieldsOf lists the JSON-named fields of struct type t in declaration
@@ -144,17 +159,69 @@ func yamlNode(v any) *yaml.Node {
 
 // encodeFields appends to the mapping m the set fields of the struct v.
 func encodeFields(m *yaml.Node, v reflect.Value, fields []field) error {
+	return encodeFieldsAs(m, v, fields, jsonNode)
+}
+
+// jsonNode is v's JSON form as a YAML node (yamlNode).
+func jsonNode(v reflect.Value) (*yaml.Node, error) {
+	val, err := jsonValue(v)
+	if err != nil || val == nil {
+		return nil, err
+	}
+	return yamlNode(val), nil
+}
+
+// encodeFieldsAs is encodeFields writing each key and value with node.
+func encodeFieldsAs(m *yaml.Node, v reflect.Value, fields []field, node func(reflect.Value) (*yaml.Node, error)) error {
 	for _, f := range fields {
-		val, err := jsonValue(v.Field(f.index))
+		fv := v.Field(f.index)
+		if fv.IsZero() {
+			continue
+		}
+		var n *yaml.Node
+		var err error
+		if f.sub != nil {
+			n, err = encodeNested(fv, f.sub, node)
+		} else {
+			n, err = node(fv)
+		}
 		if err != nil {
 			return fmt.Errorf("field %s: %w", f.name, err)
 		}
-		if val == nil {
+		if n == nil {
 			continue
 		}
-		m.Content = append(m.Content, yamlNode(f.name), yamlNode(val))
+		k, err := node(reflect.ValueOf(f.name))
+		if err != nil {
+			return fmt.Errorf("field %s: %w", f.name, err)
+		}
+		m.Content = append(m.Content, k, n)
 	}
 	return nil
+}
+
+// encodeNested is v, a struct, a pointer to one or a slice of them,
+// written by its fields; nil when v is empty (left out).
+func encodeNested(v reflect.Value, fields []field, node func(reflect.Value) (*yaml.Node, error)) (*yaml.Node, error) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		v = v.Elem()
+	case reflect.Slice:
+		if v.Len() == 0 {
+			return nil, nil
+		}
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for i := range v.Len() {
+			m := &yaml.Node{Kind: yaml.MappingNode}
+			if err := encodeFieldsAs(m, v.Index(i), fields, node); err != nil {
+				return nil, fmt.Errorf("%d: %w", i, err)
+			}
+			seq.Content = append(seq.Content, m)
+		}
+		return seq, nil
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	return m, encodeFieldsAs(m, v, fields, node)
 }
 
 // decodeField sets the field f of the struct v from the YAML node n,

@@ -15,7 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/shared/wire"
 )
@@ -161,12 +161,9 @@ func TestSpentBatchEndsEveryRunLost(t *testing.T) {
 // handle: the triggers stream and a consumer of group g's events.
 func monitorEnv(t *testing.T) (context.Context, jetstream.JetStream, jetstream.Stream, jetstream.Consumer) {
 	t.Helper()
-	_, _, js := natsembed.StartTest(t)
+	_, _, js := jstest.Streams(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
 	triggers, err := js.Stream(ctx, stream.Triggers)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
+	"github.com/jetjob/jetjob/internal/jstest"
 	"github.com/jetjob/jetjob/internal/stream"
 	"github.com/jetjob/jetjob/scheduler/internal/foreign"
 	"github.com/jetjob/jetjob/scheduler/internal/pgtest"
@@ -74,10 +74,7 @@ func startCheckSetup(t *testing.T) (context.Context, jetstream.JetStream, *pgxpo
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	_, _, js := natsembed.StartTest(t)
-	if err := stream.Provision(ctx, js, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	_, _, js := jstest.Streams(t)
 	pool, err := pgxpool.New(ctx, pgtest.URL(t))
 	if err != nil {
 		t.Fatal(err)

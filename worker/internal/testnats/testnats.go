@@ -11,8 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetjob/jetjob/internal/natsembed"
-	"github.com/jetjob/jetjob/internal/stream"
+	"github.com/jetjob/jetjob/internal/jstest"
 )
 
 // WaitLimit bounds the waits of the tests: generous for slow CI machines,
@@ -32,12 +31,8 @@ type Env struct {
 // tier.
 func New(t *testing.T) *Env {
 	t.Helper()
-	srv, nc, js := natsembed.StartTest(t)
-	e := &Env{t: t, URL: srv.ClientURL(), NC: nc, JS: js}
-	if err := stream.Provision(e.Ctx(), e.JS, stream.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	srv, nc, js := jstest.Streams(t)
+	return &Env{t: t, URL: srv.ClientURL(), NC: nc, JS: js}
 }
 
 // Connect opens another connection, closed when the test ends.
