@@ -48,7 +48,7 @@ var markTriggeredSQL = `UPDATE job_runs r SET
 var markEndedSQL = `WITH r AS (UPDATE job_runs r SET status = u.status, finished_at = u.at, message = u.message, recorded_at = now()
 	FROM unnest($2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::bigint[], $7::timestamptz[])
 		AS u(id, status, at, message, epoch, scheduled_at)
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.status = 'SCHEDULED' AND ` + fenced("r.shard", "$1", "u.epoch") + `
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND ` + stillScheduled("r") + ` AND ` + fenced("r.shard", "$1", "u.epoch") + `
 	` + alertoutbox.Returning + `)
 ` + alertoutbox.InsertFrom(alertoutbox.Run)
 

@@ -53,7 +53,7 @@ var markWorkflowRunsSQL = `UPDATE job_runs r SET status = u.status, triggered_at
 		recorded_at = CASE WHEN jetjob_status_rank(u.status) = 3 THEN now() END,
 		message = u.message
 	FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::bigint[]) AS u(id, scheduled_at, status, message, epoch)
-	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.status = 'SCHEDULED' AND ` + fenced("r.shard", "$6", "u.epoch") + `
+	WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND ` + stillScheduled("r") + ` AND ` + fenced("r.shard", "$6", "u.epoch") + `
 	RETURNING r.id`
 
 // WorkflowMark is a workflow job's run (still SCHEDULED) to move out of
@@ -281,7 +281,7 @@ func InsertNodeRuns(ctx context.Context, tx pgx.Tx, nrs []NodeRun) ([]CreatedNod
 func CancelNodeRuns(ctx context.Context, tx pgx.Tx, ids []int64, scheduledAt []time.Time, message string) ([]NodeEnd, error) {
 	rows, _ := tx.Query(ctx, `UPDATE job_runs r SET status = 'CANCELLED', finished_at = now(), recorded_at = now(), message = $3
 		FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
-		WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND r.status = 'SCHEDULED'
+		WHERE r.id = u.id AND r.scheduled_at = u.scheduled_at AND `+stillScheduled("r")+`
 		RETURNING r.id, r.scheduled_at, COALESCE(r.workflow_run, 0), COALESCE(r.node, ''), COALESCE(r.node_attempt, 0), COALESCE(r.item, 0)`,
 		ids, scheduledAt, wire.TruncateMessage(message))
 	ends, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (NodeEnd, error) {
