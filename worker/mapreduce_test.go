@@ -28,13 +28,13 @@ func TestJobMapBounds(t *testing.T) {
 		items any
 		want  string
 	}{
-		"too many":       {make([]int, MaxMapItems+1), "want 1 to 10000"},
-		"empty":          {[]string{}, "want 1 to 10000"},
-		"nil slice":      {[]string(nil), "not a JSON array"},
-		"no list":        {map[string]int{"a": 1}, "not a JSON array"},
-		"a string":       {"abc", "not a JSON array"},
-		"too big":        {[]string{strings.Repeat("x", MaxMapBytes)}, "at most 262144"},
-		"not encodable":  {[]any{func() {}}, "unsupported type"},
+		"too many":      {make([]int, MaxMapItems+1), "want 1 to 10000"},
+		"empty":         {[]string{}, "want 1 to 10000"},
+		"nil slice":     {[]string(nil), "not a JSON array"},
+		"no list":       {map[string]int{"a": 1}, "not a JSON array"},
+		"a string":      {"abc", "not a JSON array"},
+		"too big":       {[]string{strings.Repeat("x", MaxMapBytes)}, "at most 262144"},
+		"not encodable": {[]any{func() {}}, "unsupported type"},
 	} {
 		j.mapped.set([]byte("[9]"))
 		err := j.Map(tc.items)
