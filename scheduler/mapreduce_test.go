@@ -206,6 +206,22 @@ func TestMapReduce(t *testing.T) {
 		}
 	}
 
+	// The API links the fire's runs: the root, a part and the reduce run
+	// each name the root as their map_fire; a run of no map names none.
+	for _, id := range []int64{fire.ID, part, reduceRun} {
+		r, err := c.api.GetRun(t.Context(), id)
+		if err != nil || r.MapFire == nil || *r.MapFire != fire.ID {
+			t.Errorf("run %d reads map_fire %v (%v), want %d", id, r.MapFire, err, fire.ID)
+		}
+	}
+	var childRun int64
+	if err := c.direct.QueryRow(t.Context(), `SELECT id FROM job_runs WHERE job_id = $1`, child.ID).Scan(&childRun); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.api.GetRun(t.Context(), childRun); err != nil || r.MapFire != nil {
+		t.Errorf("the child run reads map_fire %v (%v), want none", r.MapFire, err)
+	}
+
 	// A fire whose part 5 fails for good: the fire fails, no reduce, no
 	// child.
 	hard := "hard"
