@@ -144,12 +144,13 @@ func checkFire(t *testing.T, c *cluster, fire, childJob int64) {
 // a part of its own on three workers; part 7 fails once and is retried
 // alone; the reduce is called once, with the 1,000 outputs in index
 // order; the child job fires once, after the reduce. A second fire whose
-// part 5 fails for good gets no reduce and no child.
+// part 5 fails for good gets no reduce and no child. A handler without a
+// reduce has its job's child fire once, after the last part.
 func TestMapReduce(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	c.startScheduler(4)
-	l := newMRLog()
+	l, noReduce := newMRLog(), newMRLog()
 	for _, id := range []string{"w1", "w2", "w3"} {
 		w, err := worker.New(worker.Config{TriggerKeys: testTriggerKeys, NATS: c.connect(id), Group: "g", ID: id,
 			Concurrency: 16, Logger: c.log.Named(id)})
@@ -157,10 +158,34 @@ func TestMapReduce(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Handle("mr", l.handler(), worker.WithReduce(l.reduce()))
+		w.Handle("maponly", noReduce.handler())
 		w.Handle("after", func(ctx context.Context, j *worker.Job) error { return nil })
 		runWorker(t, w)
 	}
 	job, child := mrJob(t, c, 1)
+
+	// Without a reduce, the child fires once after the last part, as a
+	// child of the run that mapped, at the last part's end.
+	only := createJob(t, c.api, apiv1.JobSpec{Group: "g", Name: "maponly", Handler: "maponly", ScheduleType: "none",
+		MaxRetries: 1, RetryBackoff: "fixed", RetryInitial: apiv1.Duration(100 * time.Millisecond), ChildJobIDs: []int64{child.ID}})
+	onlyFire := trigger(t, c.api, only.ID, nil)
+	testwait.Eventually(t, 120*time.Second, "the child run of the fire without a reduce to succeed", func() bool {
+		return c.count(`SELECT count(*) FROM job_runs WHERE job_id = $1 AND status = 'SUCCEEDED'`, child.ID) == 1
+	})
+	if n := c.count(`SELECT count(*) FROM job_runs c WHERE c.job_id = $1 AND c.parent_run = $2 AND c.scheduled_at =
+			(SELECT max(p.finished_at) FROM job_runs p WHERE p.shard_fire = $2 AND p.status = 'SUCCEEDED')`, child.ID, onlyFire.ID); n != 1 {
+		t.Errorf("%d child runs of the fire without a reduce at its last part's end, want 1", n)
+	}
+	if n := c.count(`SELECT count(*) FROM job_runs WHERE map_reduce IS NOT NULL AND job_id = $1`, only.ID); n != 0 {
+		t.Errorf("%d runs of the job without a reduce read as asking for one", n)
+	}
+	if n := c.count(`SELECT count(DISTINCT shard_index) FROM job_runs WHERE shard_fire = $1 AND shard_total = $2 AND status = 'SUCCEEDED'`,
+		onlyFire.ID, mrItems); n != mrItems {
+		t.Errorf("%d parts of the fire without a reduce succeeded, want %d", n, mrItems)
+	}
+	if _, err := c.direct.Exec(t.Context(), `DELETE FROM job_runs WHERE job_id = $1`, child.ID); err != nil {
+		t.Fatal(err)
+	}
 
 	fire := trigger(t, c.api, job.ID, nil)
 	testwait.Eventually(t, 120*time.Second, "the child run to succeed", func() bool {

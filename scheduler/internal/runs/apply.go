@@ -206,8 +206,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		triggered           = make([]*time.Time, n)
 		groups              = make([]string, n)
 		outputs             = make([]*string, n)
-		// maps are the updates that carry a map's items, by run.
-		maps map[int64]*Update
+		// maps are the updates that carry a map's items, by run and
+		// group (an update of another group's subject moves nothing).
+		maps map[runGroup]*Update
 	)
 	for i := range ups {
 		u := &ups[i]
@@ -220,9 +221,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		triggered[i], outputs[i] = u.TriggeredAt, u.Output
 		if u.Map != nil {
 			if maps == nil {
-				maps = map[int64]*Update{}
+				maps = map[runGroup]*Update{}
 			}
-			maps[u.RunID] = u
+			maps[runGroup{u.RunID, u.Group}] = u
 		}
 	}
 	var (

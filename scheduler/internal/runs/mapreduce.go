@@ -56,7 +56,7 @@ const mapFireSQL = `WITH root AS (UPDATE job_runs r SET shard_fire = r.id, map_r
 // map (maps, by run), drops those roots from parents (their children wait
 // for the fire), and returns the parents left and the parts written. A
 // run that may not map keeps its children and says why it did not.
-func mapFires(ctx context.Context, tx pgx.Tx, moved []Moved, maps map[int64]*Update, parents []parent) ([]parent, []int64, error) {
+func mapFires(ctx context.Context, tx pgx.Tx, moved []Moved, maps map[runGroup]*Update, parents []parent) ([]parent, []int64, error) {
 	var (
 		parts   []int64
 		rooted  = map[int64]bool{}
@@ -65,7 +65,7 @@ func mapFires(ctx context.Context, tx pgx.Tx, moved []Moved, maps map[int64]*Upd
 		nNotes  []string
 	)
 	for _, m := range moved {
-		u := maps[m.RunID]
+		u := maps[runGroup{m.RunID, m.Group}]
 		if u == nil || m.Status != wire.StatusSucceeded {
 			continue
 		}
@@ -88,6 +88,13 @@ func mapFires(ctx context.Context, tx pgx.Tx, moved []Moved, maps map[int64]*Upd
 	}
 	parents = slices.DeleteFunc(parents, func(p parent) bool { return rooted[p.Run] })
 	return parents, parts, nil
+}
+
+// runGroup is an update's run and the group whose subject its events came
+// on.
+type runGroup struct {
+	id    int64
+	group string
 }
 
 // withMapParts adds to parents the parts of map/reduce fires that
