@@ -25,7 +25,8 @@ type Job struct {
 	// count up.
 	Attempt int
 	// ShardIndex and ShardTotal are this run's part of a sharding
-	// broadcast or of a job's fixed shard count (sharding: {total: N}):
+	// broadcast, of a job's fixed shard count (sharding: {total: N}) or
+	// of a map/reduce fire (its item's place in the list: IsMapPart):
 	// part ShardIndex of ShardTotal (0-based). Any other run is
 	// part 0 of 1, as in xxl-job, so `i % ShardTotal` and "am I part 0"
 	// need no special case.
