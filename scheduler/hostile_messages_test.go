@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +124,12 @@ func TestHostileMessages(t *testing.T) {
 		{what: "events: empty batch", subject: evG, data: []byte(`{"v":1,"events":[]}`), logged: true},
 		{what: "events: started with a terminal status", subject: evG, data: []byte(fmt.Sprintf(`{"v":1,"events":[{"kind":"started","run_id":%d,"job_id":%d,"status":"SUCCEEDED","at":%q}]}`,
 			done.ID, job.ID, now.Format(time.RFC3339Nano))), logged: true},
+		{what: "events: a map on a failed event", subject: evG, data: []byte(fmt.Sprintf(`{"v":1,"events":[{"kind":"finished","run_id":%d,"job_id":%d,"status":"FAILED","at":%q,"map":[1,2]}]}`,
+			done.ID, job.ID, now.Format(time.RFC3339Nano))), logged: true},
+		{what: "events: a map that is no list", subject: evG, data: []byte(fmt.Sprintf(`{"v":1,"events":[{"kind":"finished","run_id":990006,"job_id":%d,"status":"SUCCEEDED","at":%q,"map":{"a":1}}]}`,
+			job.ID, now.Format(time.RFC3339Nano))), logged: true},
+		{what: "events: a map of too many items", subject: evG, data: []byte(fmt.Sprintf(`{"v":1,"events":[{"kind":"finished","run_id":990007,"job_id":%d,"status":"SUCCEEDED","at":%q,"map":[0%s]}]}`,
+			job.ID, now.Format(time.RFC3339Nano), strings.Repeat(",0", wire.MaxMapItems))), logged: true},
 		{what: "events: subject naming no group", subject: "jetjob.event.g.x", data: event(finished(done.ID, wire.StatusFailed, done.ScheduledAt, "x")), logged: true},
 		{what: "events: unknown run", subject: evG, data: event(finished(990003, wire.StatusFailed, now, "who?")), logged: true},
 		{what: "events: unknown run, no scheduled_at", subject: evG, data: event(finished(990004, wire.StatusFailed, time.Time{}, "who?")), logged: true},

@@ -453,6 +453,7 @@ func (w *wiring) stages() []*stage {
 			{"supersede", w.serveSupersede, supervise.Restart},
 			{"start checks", w.serveStarted, supervise.Restart},
 			{"secrets", w.serveSecrets, supervise.Restart},
+			{"map outputs", w.serveMapOutputs, supervise.Restart},
 			{"recorded notices", w.hearRecorded, supervise.Restart},
 			{"recovery", w.recoverShards, supervise.Restart},
 			{"planner", w.planner.Run, supervise.Restart},

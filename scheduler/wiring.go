@@ -26,6 +26,7 @@ import (
 	"github.com/jetjob/jetjob/scheduler/internal/httplimit"
 	"github.com/jetjob/jetjob/scheduler/internal/lease"
 	"github.com/jetjob/jetjob/scheduler/internal/lost"
+	"github.com/jetjob/jetjob/scheduler/internal/mapout"
 	"github.com/jetjob/jetjob/scheduler/internal/planner"
 	"github.com/jetjob/jetjob/scheduler/internal/registry"
 	"github.com/jetjob/jetjob/scheduler/internal/reroute"
@@ -472,6 +473,11 @@ func (w *wiring) serveSupersede(ctx context.Context) error {
 // serveSecrets answers workers' requests for their runs' secrets.
 func (w *wiring) serveSecrets(ctx context.Context) error {
 	return secrets.Serve(ctx, w.s.deps.NATS, w.store.RunSecrets, w.s.log)
+}
+
+// serveMapOutputs answers reduce runs' requests for their parts' outputs.
+func (w *wiring) serveMapOutputs(ctx context.Context) error {
+	return mapout.Serve(ctx, w.s.deps.NATS, w.s.deps.Pool, w.s.log)
 }
 
 // serveStarted answers workers' start checks of redelivered triggers.

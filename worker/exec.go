@@ -3,6 +3,7 @@ package worker
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -54,6 +55,12 @@ type run struct {
 
 	// output is what the handler set with Job.SetOutput.
 	output outputBox
+	// mapped is what the handler mapped with Job.Map, and reduces whether
+	// its handler has a reduce (mapreduce.go); outputs are a reduce run's
+	// parts' outputs, fetched before its reduce runs.
+	mapped  mapBox
+	reduces bool
+	outputs []json.RawMessage
 }
 
 const (
@@ -199,6 +206,10 @@ func (r *run) execute(ctx context.Context) bool {
 	if out := r.fetchSecrets(ctx); out != nil {
 		return r.end(*out)
 	}
+	if out := r.fetchOutputs(ctx, h); out != nil {
+		return r.end(*out)
+	}
+	r.reduces = h.reduce != nil
 	r.w.signals.started.Signal(laneRun{lane: r.slot.l.name, run: r.trig.RunID})
 	ran := r.w.metrics.handlerStarted(h.name)
 	out := r.runHandler(ctx, h)
@@ -319,6 +330,7 @@ func (r *run) finish(out outcome) bool {
 		ScheduledAt: r.trig.ScheduledAt, TriggerSeq: r.origin.seq, TriggeredAt: r.origin.at,
 		Output: r.maskedOutput(),
 	}
+	r.mappedEvent(&ev)
 	if err := r.publishEvent(ev); err != nil {
 		r.log.Error("run result not published", zap.String("status", string(out.status)), zap.Error(err))
 		r.handBack("result not published")
@@ -393,7 +405,7 @@ func (r *run) runHandler(ctx context.Context, h *handler) (out outcome) {
 		defer cancelT()
 	}
 	done := make(chan handlerResult, 1)
-	go r.call(ctx, h.fn, r.job(), done)
+	go r.call(ctx, r.handlerFunc(h), r.job(), done)
 
 	select {
 	case res := <-done:

@@ -25,7 +25,8 @@ type Job struct {
 	// count up.
 	Attempt int
 	// ShardIndex and ShardTotal are this run's part of a sharding
-	// broadcast or of a job's fixed shard count (sharding: {total: N}):
+	// broadcast, of a job's fixed shard count (sharding: {total: N}) or
+	// of a map/reduce fire (its item's place in the list: IsMapPart):
 	// part ShardIndex of ShardTotal (0-based). Any other run is
 	// part 0 of 1, as in xxl-job, so `i % ShardTotal` and "am I part 0"
 	// need no special case.
@@ -48,6 +49,11 @@ type Job struct {
 	Logger *zap.Logger
 
 	output *outputBox
+	// mapped holds what Map set; item and mapFire are a part's item and
+	// the fire of a part or reduce run (mapreduce.go).
+	mapped  *mapBox
+	item    json.RawMessage
+	mapFire int64
 }
 
 // MaxOutputBytes bounds a run's output as JSON (64 KiB).
@@ -106,16 +112,25 @@ const (
 	TriggerParent   = TriggerType(wire.TriggerParent)   // child job after its parent succeeded
 	TriggerBackfill = TriggerType(wire.TriggerBackfill) // a past fire run by a backfill
 	TriggerWorkflow = TriggerType(wire.TriggerWorkflow) // a node of a workflow run
+	TriggerMap      = TriggerType(wire.TriggerMap)      // a part of a map/reduce fire
+	TriggerReduce   = TriggerType(wire.TriggerReduce)   // the reduce run of a map/reduce fire
 )
 
 // job is what the handler of r learns.
 func (r *run) job() *Job {
 	t := r.trig
-	return &Job{
+	j := &Job{
 		RunID: t.RunID, JobID: t.JobID, Group: t.Group, Handler: t.Handler, Params: r.secrets.params(t.Params),
 		SecretEnv:   r.secrets.envList(),
 		TriggerType: TriggerType(t.TriggerType), ScheduledAt: t.ScheduledAt, Attempt: t.Attempt,
 		ShardIndex: t.ShardIndex, ShardTotal: max(t.ShardTotal, 1), Delivery: int(r.delivery), Script: t.Script,
-		Logger: r.logs.logger(r.log), output: &r.output,
+		Logger: r.logs.logger(r.log), output: &r.output, mapped: &r.mapped,
 	}
+	if m := t.Map; m != nil {
+		j.item, j.mapFire = m.Item, m.Fire
+		if m.Reduce {
+			j.item = nil
+		}
+	}
+	return j
 }

@@ -43,6 +43,7 @@ type handler struct {
 	fn      HandlerFunc
 	init    func(context.Context) error
 	destroy func(context.Context) error
+	reduce  ReduceFunc // WithReduce; nil: the handler's map has no reduce
 }
 
 // Worker runs the handlers of one group. Create it with New, register

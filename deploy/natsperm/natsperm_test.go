@@ -422,6 +422,8 @@ func TestGroupCredentialIsRefusedOnOtherGroups(t *testing.T) {
 		{"$KV." + stream.WorkersBucket + "." + stream.WorkerKey("b", "b-1"), `{}`},
 		// Asking for b's runs' secrets (scheduler/internal/secrets).
 		{stream.SecretsSubject("b"), `{"v":1,"run_id":4,"worker_id":"a-1","scheduled_at":"2026-01-01T00:00:00Z"}`},
+		// Asking for the parts' outputs of b's reduce runs (scheduler/internal/mapout).
+		{stream.MapOutputsSubject("b"), `{"v":1,"run_id":4,"worker_id":"a-1","scheduled_at":"2026-01-01T00:00:00Z","from":0}`},
 		// Changing or removing the streams (the schedulers' job).
 		{api + "STREAM.UPDATE." + stream.Triggers, `{}`},
 		{api + "STREAM.DELETE." + stream.Events, ``},

@@ -74,19 +74,21 @@ func validate(s *jsonschema.Schema, data []byte) error {
 
 // decoders are shared/wire's readers of each message, by schema name.
 var decoders = map[string]func([]byte) error{
-	"trigger":           func(b []byte) error { _, err := wire.DecodeTrigger(b); return err },
-	"events":            func(b []byte) error { _, err := wire.DecodeEvents(b); return err },
-	"log-line":          func(b []byte) error { _, err := wire.DecodeLogLine(b); return err },
-	"worker-info":       func(b []byte) error { _, err := wire.DecodeWorkerInfo(b); return err },
-	"control-request":   func(b []byte) error { return wire.DecodeControl(b, &wire.ControlRequest{}) },
-	"control-reply":     func(b []byte) error { return wire.DecodeControl(b, &wire.ControlReply{}) },
-	"supersede-request": func(b []byte) error { return wire.DecodeControl(b, &wire.SupersedeRequest{}) },
-	"supersede-reply":   func(b []byte) error { return wire.DecodeControl(b, &wire.SupersedeReply{}) },
-	"start-request":     func(b []byte) error { return wire.DecodeControl(b, &wire.StartRequest{}) },
-	"start-reply":       func(b []byte) error { return wire.DecodeControl(b, &wire.StartReply{}) },
-	"recorded-notice":   func(b []byte) error { return wire.DecodeControl(b, &wire.RecordedNotice{}) },
-	"secrets-request":   func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsRequest{}) },
-	"secrets-reply":     func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsReply{}) },
+	"trigger":             func(b []byte) error { _, err := wire.DecodeTrigger(b); return err },
+	"events":              func(b []byte) error { _, err := wire.DecodeEvents(b); return err },
+	"log-line":            func(b []byte) error { _, err := wire.DecodeLogLine(b); return err },
+	"worker-info":         func(b []byte) error { _, err := wire.DecodeWorkerInfo(b); return err },
+	"control-request":     func(b []byte) error { return wire.DecodeControl(b, &wire.ControlRequest{}) },
+	"control-reply":       func(b []byte) error { return wire.DecodeControl(b, &wire.ControlReply{}) },
+	"supersede-request":   func(b []byte) error { return wire.DecodeControl(b, &wire.SupersedeRequest{}) },
+	"supersede-reply":     func(b []byte) error { return wire.DecodeControl(b, &wire.SupersedeReply{}) },
+	"start-request":       func(b []byte) error { return wire.DecodeControl(b, &wire.StartRequest{}) },
+	"start-reply":         func(b []byte) error { return wire.DecodeControl(b, &wire.StartReply{}) },
+	"recorded-notice":     func(b []byte) error { return wire.DecodeControl(b, &wire.RecordedNotice{}) },
+	"secrets-request":     func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsRequest{}) },
+	"secrets-reply":       func(b []byte) error { return wire.DecodeControl(b, &wire.SecretsReply{}) },
+	"map-outputs-request": func(b []byte) error { return wire.DecodeControl(b, &wire.MapOutputsRequest{}) },
+	"map-outputs-reply":   func(b []byte) error { return wire.DecodeControl(b, &wire.MapOutputsReply{}) },
 }
 
 type sample struct {
@@ -123,6 +125,10 @@ func samples(t *testing.T) []sample {
 		{"script job", wire.Trigger{RunID: 46, JobID: 10, Group: "ops", Handler: "script", Params: "14", TriggerType: wire.TriggerManual,
 			ScheduledAt: at, Script: &wire.Script{Language: "bash", Version: 3, Source: "#!/bin/bash\necho \"keep $1 days\" <&- \u00e9\n"}}},
 		{"zoned time", wire.Trigger{RunID: 45, JobID: 9, Group: "billing", Handler: "invoice", TriggerType: wire.TriggerBackfill, ScheduledAt: zoned}},
+		{"map part", wire.Trigger{RunID: 47, JobID: 11, Group: "etl", Handler: "resize", TriggerType: wire.TriggerMap, ScheduledAt: at,
+			ShardIndex: 3, ShardTotal: 1000, Map: &wire.MapRun{Fire: 46, Item: json.RawMessage(`{"file":"a/ü.png"}`)}}},
+		{"reduce run", wire.Trigger{RunID: 1048, JobID: 11, Group: "etl", Handler: "resize", TriggerType: wire.TriggerReduce, ScheduledAt: at,
+			Map: &wire.MapRun{Fire: 46, Reduce: true}}},
 	} {
 		data, err := wire.EncodeTrigger(&tc.t)
 		add("trigger", tc.name, data, err)
@@ -138,6 +144,9 @@ func samples(t *testing.T) []sample {
 		// As the lost-run monitor writes it: no worker, a local time.
 		wire.Event{Kind: wire.EventFinished, RunID: 3, JobID: 8, Status: wire.StatusLost, Message: "lost: delivered 5 times", At: zoned, ScheduledAt: at})
 	add("events", "batch", data, err)
+	data, err = wire.EncodeEvents(wire.Event{Kind: wire.EventFinished, RunID: 46, JobID: 11, WorkerID: "w-1", Status: wire.StatusSucceeded, At: at,
+		ScheduledAt: at, Map: json.RawMessage(`[{"file":"a.png"},{"file":"b.png"}]`), Reduce: true})
+	add("events", "map", data, err)
 
 	data, err = wire.EncodeLogLine(&wire.LogLine{RunID: 1, JobID: 7, Seq: 1, At: at, Level: "info", Msg: `sending invoices {"n":3}`})
 	add("log-line", "with fields", data, err)
@@ -166,6 +175,9 @@ func samples(t *testing.T) []sample {
 		{"secrets-request", "one", &wire.SecretsRequest{RunID: 10, WorkerID: "w-1", ScheduledAt: at}},
 		{"secrets-reply", "values", &wire.SecretsReply{Env: map[string]string{"DB_PW": "x"}, Values: map[string]string{"db-password": "x"}}},
 		{"secrets-reply", "refused", &wire.SecretsReply{Error: "refused: no run of this group with that id that has not ended"}},
+		{"map-outputs-request", "first page", &wire.MapOutputsRequest{RunID: 1048, ScheduledAt: at, WorkerID: "w-1"}},
+		{"map-outputs-reply", "page", &wire.MapOutputsReply{Total: 3, Outputs: []json.RawMessage{json.RawMessage(`{"px":12}`), json.RawMessage(`null`)}}},
+		{"map-outputs-reply", "refused", &wire.MapOutputsReply{Error: "refused: no reduce run of this group with that id that has not ended"}},
 	} {
 		data, err := wire.EncodeControl(tc.m)
 		add(tc.schema, tc.name, data, err)
@@ -258,6 +270,7 @@ func TestSchemasRefuseWhatDecodersRefuse(t *testing.T) {
 		{"start-reply", "started_at not a time", func(m map[string]any) { m["runs"].([]any)[1].(map[string]any)["started_at"] = 17 }},
 		{"recorded-notice", "no runs", func(m map[string]any) { m["runs"] = []any{} }},
 		{"recorded-notice", "run id 0", func(m map[string]any) { m["runs"] = []any{0} }},
+		{"map-outputs-request", "from negative", func(m map[string]any) { m["from"] = -1 }},
 		{"worker-info", "no handlers", func(m map[string]any) { m["handlers"] = []any{} }},
 		{"worker-info", "capacity 0", func(m map[string]any) { m["capacity"] = 0 }},
 		{"worker-info", "no beat_at", func(m map[string]any) { delete(m, "beat_at") }},

@@ -87,6 +87,9 @@ func WorkerPermissions(group string, workerIDs []string) (Permissions, error) {
 		StartCheck,
 		// The group's runs' secrets (scheduler/internal/secrets).
 		SecretsSubject(group),
+		// The parts' outputs of the group's reduce runs
+		// (scheduler/internal/mapout).
+		MapOutputsSubject(group),
 	}
 	// Start-up: stream.Provision (LeaveExisting) and the buckets' handles
 	// read the streams' info; creating or updating a stream is the

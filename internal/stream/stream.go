@@ -121,6 +121,21 @@ func ParseSecrets(subject string) (string, bool) {
 	return g, ok && g != "" && !strings.Contains(g, ".")
 }
 
+// MapOutputs is the request/reply subject (in SupersedeQueue) on which a
+// worker of a group asks for the parts' outputs a reduce run of that group
+// reduces (wire.MapOutputsRequest): MapOutputsSubject(group). The group is
+// in the subject, as for Secrets, so that NATS permissions bind it.
+const MapOutputs = "jetjob.sched.mapoutputs"
+
+// MapOutputsSubject is the map outputs subject of group's workers.
+func MapOutputsSubject(group string) string { return MapOutputs + "." + group }
+
+// ParseMapOutputs returns the group of a map outputs subject.
+func ParseMapOutputs(subject string) (string, bool) {
+	g, ok := strings.CutPrefix(subject, MapOutputs+".")
+	return g, ok && g != "" && !strings.Contains(g, ".")
+}
+
 // Recorded is where schedulers tell each other which runs their results
 // applier recorded triggered (wire.RecordedNotice; plain NATS, no stream,
 // every scheduler subscribes): the publishing scheduler of such a run

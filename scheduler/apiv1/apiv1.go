@@ -480,8 +480,9 @@ type Run struct {
 	FinishedAt  *time.Time `json:"finished_at,omitempty"`
 	Attempt     int        `json:"attempt"`
 	RetryOf     *int64     `json:"retry_of,omitempty"`
-	// ShardIndex and ShardTotal name a sharding-broadcast part; total 0
-	// is a run of no broadcast, which its handler sees as part 0 of 1.
+	// ShardIndex and ShardTotal name a part (of a sharding broadcast, a
+	// fixed shard count or a map/reduce fire); total 0 is a run of no
+	// parts, which its handler sees as part 0 of 1.
 	ShardIndex int     `json:"shard_index"`
 	ShardTotal int     `json:"shard_total"`
 	ParentRun  *int64  `json:"parent_run,omitempty"`
@@ -502,6 +503,11 @@ type Run struct {
 	// (TriggerRequest.Priority) or kept from the run it retries; absent,
 	// the run has its job's.
 	Priority *int `json:"priority,omitempty"`
+	// MapFire is the run that mapped, for a run of a map/reduce fire
+	// (docs/flow-control.md, "Map/reduce"): that run's own id on it, the
+	// root's on its parts (trigger type map, shard_index of shard_total)
+	// and on its reduce run (trigger type reduce). Absent on any other run.
+	MapFire *int64 `json:"map_fire,omitempty"`
 }
 
 // RunList answers GET /runs (search) and GET /jobs/{id}/runs.

@@ -240,6 +240,16 @@ func EncodeControl(m any) ([]byte, error) {
 		}
 	case *SecretsReply:
 		c.V = Version
+	case *MapOutputsRequest:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+	case *MapOutputsReply:
+		c.V = Version
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("encode control: unsupported message %T", m)
 	}
@@ -278,6 +288,10 @@ func DecodeControl(data []byte, m any) error {
 			return fmt.Errorf("start reply: %w %d", ErrVersion, c.V)
 		}
 	case *RecordedNotice:
+		return c.Validate()
+	case *MapOutputsRequest:
+		return c.Validate()
+	case *MapOutputsReply:
 		return c.Validate()
 	default:
 		return fmt.Errorf("decode control: unsupported message %T", m)

@@ -328,7 +328,7 @@ func daysSinceEpoch(y, m, d int) int64 {
 // encoding/json escape and the time is UTC in years 0–9999; false
 // otherwise (the caller then uses json.Marshal).
 func encodeTriggerFast(t *Trigger) ([]byte, bool) {
-	if t.Script != nil || t.Flow != nil {
+	if t.Script != nil || t.Flow != nil || t.Map != nil {
 		return nil, false // a nested object: encoding/json writes it
 	}
 	w := fastWriter{b: make([]byte, 0, 320), ok: true}
@@ -378,8 +378,8 @@ func encodeEventsFast(evs []Event) ([]byte, bool) {
 			w.b = strconv.AppendUint(w.b, e.TriggerSeq, 10)
 		}
 		w.optTime(`,"triggered_at":`, e.TriggeredAt)
-		if len(e.Output) > 0 {
-			w.ok = false // a node's output: encoding/json writes it (compacted)
+		if len(e.Output) > 0 || len(e.Map) > 0 {
+			w.ok = false // a node's output, a map's items: encoding/json writes them (compacted)
 		}
 		w.b = append(w.b, '}')
 	}

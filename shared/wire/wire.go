@@ -63,12 +63,17 @@ const (
 	// (jetjob import xxl-job --history), written finished: it ran there,
 	// never in jetjob, so it is never in a trigger and Valid refuses it.
 	TriggerImport TriggerType = "import"
+	// TriggerMap and TriggerReduce are the parts of a map/reduce fire
+	// and its reduce run (mapreduce.go); their retries are of type retry.
+	TriggerMap    TriggerType = "map"
+	TriggerReduce TriggerType = "reduce"
 )
 
 // Valid reports whether t is a known trigger type.
 func (t TriggerType) Valid() bool {
 	switch t {
-	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill, TriggerWorkflow:
+	case TriggerSchedule, TriggerMisfire, TriggerManual, TriggerRetry, TriggerParent, TriggerBackfill, TriggerWorkflow,
+		TriggerMap, TriggerReduce:
 		return true
 	}
 	return false
@@ -111,6 +116,9 @@ type Trigger struct {
 	// Flow is the run's flow controls (priority, group cap, concurrency
 	// key, rate limits: flow.go); nil when none applies.
 	Flow *Flow `json:"flow,omitempty"`
+	// Map is the run's place in a map/reduce fire (a part and its item,
+	// or the reduce run: mapreduce.go); nil for any other run.
+	Map *MapRun `json:"map,omitempty"`
 }
 
 // Script is a version of a job's stored script.
@@ -187,6 +195,9 @@ func (t *Trigger) Validate() error {
 	if t.Flow != nil {
 		errs = t.Flow.validate(errs)
 	}
+	if t.Map != nil {
+		errs = t.Map.validate(errs, t.ShardTotal)
+	}
 	return joinErrs("trigger", errs)
 }
 
@@ -224,6 +235,12 @@ type Event struct {
 	// Output is the JSON value the handler set (finished events only; at
 	// most MaxOutputBytes): a workflow node's output, stored with the run.
 	Output json.RawMessage `json:"output,omitempty"`
+	// Map is the items the handler mapped (finished SUCCEEDED events
+	// only): a JSON array of 1 to MaxMapItems items, at most MaxMapBytes;
+	// the scheduler writes one part per item (mapreduce.go). Reduce asks
+	// for a reduce run once every part has succeeded.
+	Map    json.RawMessage `json:"map,omitempty"`
+	Reduce bool            `json:"reduce,omitempty"`
 }
 
 // Validate checks one event.
@@ -263,6 +280,7 @@ func (e *Event) Validate() error {
 			errs = append(errs, "output is not JSON")
 		}
 	}
+	errs = e.validateMap(errs)
 	return joinErrs("event", errs)
 }
 

@@ -105,10 +105,16 @@ func runDetail(r *apiv1.Run) *kv {
 		retryOf = strconv.FormatInt(*r.RetryOf, 10)
 	}
 	k.add("Retry of", retryOf)
-	if r.ShardTotal > 1 {
+	switch {
+	case r.ShardTotal > 1 && r.MapFire != nil:
+		k.add("Shard", fmt.Sprintf("%d/%d (map/reduce part; its handler's shard index %d)", r.ShardIndex+1, r.ShardTotal, r.ShardIndex))
+	case r.ShardTotal > 1:
 		k.add("Shard", fmt.Sprintf("%d/%d (broadcast part; its handler's shard index %d)", r.ShardIndex+1, r.ShardTotal, r.ShardIndex))
-	} else {
+	default:
 		k.add("Shard", "- (not a broadcast)")
+	}
+	if f := r.MapFire; f != nil {
+		k.add("Map fire", mapFireText(r.ID, *f, r.ShardTotal))
 	}
 	k.add("Worker", r.WorkerID)
 	if r.Priority != nil {
@@ -127,6 +133,18 @@ func runDetail(r *apiv1.Run) *kv {
 	k.add("Params", r.Params)
 	k.add("Message", r.Message)
 	return &k
+}
+
+// mapFireText says what a run of a map/reduce fire is to the run that
+// mapped, fire (docs/flow-control.md, "Map/reduce").
+func mapFireText(id, fire int64, shardTotal int) string {
+	switch {
+	case fire == id:
+		return "this run (it mapped its items into parts)"
+	case shardTotal > 0:
+		return strconv.FormatInt(fire, 10) + " (a part of what it mapped)"
+	}
+	return strconv.FormatInt(fire, 10) + " (reduces the outputs of what it mapped)"
 }
 
 func (a *app) runsGetCmd() *cobra.Command {

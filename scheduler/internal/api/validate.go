@@ -233,7 +233,7 @@ func runDoc(r store.Run) apiv1.Run {
 		ScheduledAt: r.ScheduledAt, TriggeredAt: r.TriggeredAt, StartedAt: r.StartedAt,
 		FinishedAt: r.FinishedAt, Attempt: r.Attempt, RetryOf: r.RetryOf, ShardIndex: r.ShardIndex,
 		ShardTotal: r.ShardTotal, WorkerID: r.WorkerID, Message: r.Message, ParentRun: r.ParentRun,
-		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError, Priority: r.Priority,
+		AlarmStatus: r.AlarmStatus, AlarmError: r.AlarmError, Priority: r.Priority, MapFire: r.MapFire,
 	}
 	if r.Params != nil {
 		d.Params = *r.Params

@@ -83,7 +83,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	data := &runsPage{Form: q, Statuses: wire.Statuses,
 		TriggerTypes: []wire.TriggerType{wire.TriggerSchedule, wire.TriggerMisfire, wire.TriggerManual, wire.TriggerRetry, wire.TriggerParent,
-			wire.TriggerBackfill, wire.TriggerWorkflow, wire.TriggerImport}}
+			wire.TriggerBackfill, wire.TriggerWorkflow, wire.TriggerMap, wire.TriggerReduce, wire.TriggerImport}}
 	if data.Groups, err = c.groupNames(r); err != nil {
 		return err
 	}

@@ -57,6 +57,20 @@ func (p *runPage) Deletable() bool {
 	return !p.Active && p.Run.TriggerType != string(wire.TriggerWorkflow)
 }
 
+// MapRole is the run's place in a map/reduce fire: "root" (it mapped),
+// "part", "reduce", or "" for a run of no such fire.
+func (p *runPage) MapRole() string {
+	switch f := p.Run.MapFire; {
+	case f == nil:
+		return ""
+	case *f == p.Run.ID:
+		return "root"
+	case p.Run.ShardTotal > 0:
+		return "part"
+	}
+	return "reduce"
+}
+
 // step is one moment of a run's timeline and how long after the previous
 // recorded moment it came.
 type step struct {

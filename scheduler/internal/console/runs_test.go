@@ -442,3 +442,29 @@ func TestRunPagePagesALongLog(t *testing.T) {
 	mustContain(t, p, "INFO line 1001.\n", "INFO line 1002.\n", `<a href="/runs/`+itoa(id)+`#run-log">from the start</a>`)
 	mustLack(t, p, "line 1000.", `id="log-more"`)
 }
+
+// The runs of a map/reduce fire link to the run that mapped: the root says
+// it mapped, a part and the reduce run name it; a part is no broadcast
+// part.
+func TestRunPageShowsMapReduce(t *testing.T) {
+	e := newEnv(t)
+	j := e.job("a", "echo")
+	root := e.run(j)
+	e.setRun(root, "status = 'SUCCEEDED', shard_fire = id, map_reduce = id")
+	part := e.run(j)
+	e.setRun(part, "trigger_type = 'map', shard_fire = $2, shard_index = 1, shard_total = 3, map_item = '\"b\"'", root)
+	reduce := e.run(j)
+	e.setRun(reduce, "trigger_type = 'reduce', parent_run = $2, map_reduce = $2", root)
+
+	v := e.browser().login("viewer")
+	p := v.get("/runs/" + itoa(root))
+	mustContain(t, p, `id="run-map">this run mapped its items into parts<`)
+	p = v.get("/runs/" + itoa(part))
+	mustContain(t, p, `id="run-shard">2/3</dd>`, `<a href="/runs/`+itoa(root)+`" id="run-map-fire">run `+itoa(root)+`</a> <span class="muted">(a part of what it mapped)`)
+	p = v.get("/runs/" + itoa(reduce))
+	mustContain(t, p, `<a href="/runs/`+itoa(root)+`" id="run-map-fire">`, "(reduces the outputs of what it mapped)")
+	p = v.get("/runs?job=" + itoa(j.ID))
+	mustContain(t, p, `title="map/reduce part">2/3<`)
+	p = v.get("/runs/" + itoa(e.run(j)))
+	mustLack(t, p, `id="run-map"`)
+}

@@ -21,7 +21,11 @@ func (d *Dispatcher) route(ctx context.Context, due []runs.Planned, i int) []run
 	r := &due[i]
 	pick := d.cfg.Route
 	switch {
-	case r.Shards > 0 && r.ShardTotal == 0 && !r.Workflow:
+	case r.MapItem != nil:
+		// A part of a map/reduce fire: the group's shared queue, as a
+		// fixed shard count's parts (runs/mapreduce.go).
+		r.Target = ""
+	case r.Shards > 0 && r.ShardTotal == 0 && !r.Workflow && r.MapFire == 0:
 		return d.fixedShards(ctx, r)
 	case r.Shards > 0 && r.ShardTotal > 0 && r.Target == "":
 		// A part of a fixed shard count, recovered or retried: any live

@@ -33,6 +33,10 @@ type runUpdate struct {
 	scheduledAt time.Time
 	// output is the handler's output from the finished event (nil: none).
 	output *string
+	// mapped and reduce are the items a SUCCEEDED run's handler mapped
+	// (nil: none) and whether it asked for a reduce (runs/mapreduce.go).
+	mapped []string
+	reduce bool
 	// from are the messages that carried the run's events, for the log
 	// when the update changes nothing (one each: a duplicate is a message
 	// of its own).
@@ -107,8 +111,27 @@ func coalesce(events []sourcedEvent) map[runKey]*runUpdate {
 					out := strings.ToValidUTF8(string(e.Output), "\uFFFD")
 					u.output = &out
 				}
+				u.mapped, u.reduce = mapItems(e), e.Reduce
 			}
 		}
+	}
+	return out
+}
+
+// mapItems are the items of a finished event's map, each as storable
+// JSON text; nil for an event without one (the decoder checked its
+// shape and bounds).
+func mapItems(e *sourcedEvent) []string {
+	if len(e.Map) == 0 || e.Status != wire.StatusSucceeded {
+		return nil
+	}
+	items, err := wire.MapItems(e.Map)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = strings.ToValidUTF8(string(it), "\uFFFD")
 	}
 	return out
 }
@@ -179,7 +202,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 			}
 			batch = append(batch, runs.Update{RunID: k.id, Group: k.group, ScheduledAt: at, Status: u.status,
 				StartedAt: u.startedAt, FinishedAt: u.finishedAt, Message: u.message, WorkerID: u.workerID,
-				StreamSeq: u.seq, TriggeredAt: u.triggeredAt, Output: u.output})
+				StreamSeq: u.seq, TriggeredAt: u.triggeredAt, Output: u.output, Map: u.mapped, Reduce: u.reduce})
 		}
 		done, err := runs.ApplyEvents(ctx, tx, batch, maxChainRuns)
 		if err != nil {

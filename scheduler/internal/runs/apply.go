@@ -35,6 +35,11 @@ type Update struct {
 	// Output is the JSON the handler set (finished events; nil: none),
 	// checked as JSON of at most wire.MaxOutputBytes by the decoder.
 	Output *string
+	// Map is the items the handler mapped (a finished SUCCEEDED event's
+	// wire.Event.Map, one JSON text per item; nil: none), and Reduce
+	// whether the fire asked for a reduce run (mapreduce.go).
+	Map    []string
+	Reduce bool
 }
 
 // Moved is a run whose status ApplyEvents moved, as it is after the move.
@@ -69,6 +74,12 @@ type Moved struct {
 //     of a fixed shard count is returned with its fire (shard_fire):
 //     spawnChildren triggers the fire's children once all its parts
 //     succeeded (firesDone).
+//   - mapped: a part of a map/reduce fire (map_item set) that succeeded,
+//     returned like a parent without children: the part completing the
+//     set writes the fire's reduce run, or triggers the job's children
+//     when the fire asked for no reduce (firesDone). A part's retry keeps
+//     its item, and a reduce run's retry the fire it reduces
+//     (map_reduce).
 //   - chained: a fix_delay job's next fire, the delay after its run ended.
 //   - a node run of a workflow (workflow_run set) carries its node key
 //     into its retries; one that ends with no retry to follow is returned
@@ -111,17 +122,18 @@ const applySQL = `WITH u AS (
 	RETURNING r.id, r.job_id, r.group_name, r.shard, r.status, r.finished_at, r.trigger_type, r.attempt,
 		r.shard_index, r.shard_total, r.params, r.started_at, r.scheduled_at, r.chain_root,
 		r.workflow_run, r.node, r.node_attempt, r.item, r.run_timeout_ms, r.run_max_retries, r.priority,
-		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output, r.shard_fire),
+		CASE WHEN r.workflow_run IS NOT NULL THEN r.output END AS node_output, r.shard_fire, r.map_item, r.map_reduce),
 	retried AS (INSERT INTO job_runs (job_id, group_name, shard, trigger_type, status, scheduled_at,
 			attempt, retry_of, shard_index, shard_total, params, chain_root, workflow_run, node, node_attempt, item,
-			run_timeout_ms, run_max_retries, priority, shard_fire)
+			run_timeout_ms, run_max_retries, priority, shard_fire, map_item, map_reduce)
 		SELECT a.job_id, a.group_name, a.shard, 'retry', 'SCHEDULED',
 			a.finished_at + make_interval(secs => (CASE WHEN j.retry_backoff = 'fixed'
 				THEN j.retry_initial_ms::float8
 				ELSE least(j.retry_max_ms::float8, j.retry_initial_ms * power(2::float8, a.attempt)) * (1 + 0.2 * random())
 			END) / 1000),
 			a.attempt + 1, a.id, a.shard_index, a.shard_total, a.params, COALESCE(a.chain_root, a.id),
-			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries, a.priority, a.shard_fire
+			a.workflow_run, a.node, a.node_attempt, a.item, a.run_timeout_ms, a.run_max_retries, a.priority, a.shard_fire,
+			a.map_item, a.map_reduce
 		FROM applied a JOIN jobs j ON j.id = a.job_id
 		WHERE a.status IN ('FAILED', 'TIMED_OUT', 'LOST') AND a.attempt < COALESCE(a.run_max_retries, j.max_retries)
 		ON CONFLICT DO NOTHING
@@ -132,6 +144,8 @@ const applySQL = `WITH u AS (
 			JOIN jobs c ON c.id = ANY (p.child_job_ids) AND c.enabled
 		WHERE a.status = 'SUCCEEDED'
 		GROUP BY a.id, a.job_id, a.scheduled_at, a.finished_at, a.chain_root, a.shard_fire),
+	mapped AS (SELECT a.id, a.job_id, a.scheduled_at, a.finished_at, COALESCE(a.chain_root, a.id) AS root, a.shard_fire
+		FROM applied a WHERE a.status = 'SUCCEEDED' AND a.map_item IS NOT NULL),
 	chained AS (UPDATE jobs j SET next_fire_at = a.finished_at + j.delay_ms * interval '1 millisecond'
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
@@ -140,13 +154,16 @@ const applySQL = `WITH u AS (
 		COALESCE(node, ''), COALESCE(node_attempt, 0), COALESCE(item, 0), node_output FROM applied
 	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of, '', 0, 0, NULL FROM retried
 	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, COALESCE(shard_fire, 0),
-		'', 0, 0, NULL FROM parents`
+		'', 0, 0, NULL FROM parents
+	UNION ALL SELECT id, job_id, 'SUCCEEDED', 3, '', NULL, scheduled_at, finished_at, root, 0, shard_fire,
+		'', 0, 0, NULL FROM mapped`
 
 // Row kinds of applySQL's result.
 const (
 	rowApplied = 0 // a run whose status the batch moved; its root column is its shard_fire
 	rowSpawned = 1 // a run the batch created (a retry)
 	rowParent  = 2 // a run that succeeded and has children to trigger; its workflow_run column is its shard_fire
+	rowMapPart = 3 // a part of a map/reduce fire that succeeded, as rowParent with no children
 )
 
 // Applied is what ApplyEvents did.
@@ -189,6 +206,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		triggered           = make([]*time.Time, n)
 		groups              = make([]string, n)
 		outputs             = make([]*string, n)
+		// maps are the updates that carry a map's items, by run and
+		// group (an update of another group's subject moves nothing).
+		maps map[runGroup]*Update
 	)
 	for i := range ups {
 		u := &ups[i]
@@ -199,6 +219,12 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			seqs[i] = &v
 		}
 		triggered[i], outputs[i] = u.TriggeredAt, u.Output
+		if u.Map != nil {
+			if maps == nil {
+				maps = map[runGroup]*Update{}
+			}
+			maps[runGroup{u.RunID, u.Group}] = u
+		}
 	}
 	var (
 		m    Moved
@@ -221,6 +247,8 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 		// fireOf names the fire of the node runs that are parts of a
 		// fixed shard count (nodeFireEnds).
 		fireOf map[int64]int64
+		// mapParts are the parts of map/reduce fires that succeeded.
+		mapParts []parent
 	)
 	out.Moved = make([]Moved, 0, n) // usually every update moves its run
 	rows, _ := tx.Query(ctx, applySQL, ids, statuses, starts, ends, msgs, wks, scheds, seqs, triggered, groups, outputs)
@@ -237,6 +265,9 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 			}
 		case rowParent:
 			parents = append(parents, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root, Children: children},
+				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished), fire: wr})
+		case rowMapPart:
+			mapParts = append(mapParts, parent{Spawn: refs.Spawn{Run: m.RunID, Root: root},
 				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished), fire: wr})
 		default:
 			m.StartedAt, m.ScheduledAt, m.FinishedAt, m.WorkflowRun = deref(started), deref(sched), deref(finished), wr
@@ -261,6 +292,15 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	if err != nil {
 		return Applied{}, fmt.Errorf("apply updates to %d runs: %w", n, err)
 	}
+	if maps != nil {
+		// Only runs that carry a map: the plain run pays nothing here.
+		var parts []int64
+		if parents, parts, err = mapFires(ctx, tx, out.Moved, maps, parents); err != nil {
+			return Applied{}, err
+		}
+		out.Spawned = append(out.Spawned, parts...)
+	}
+	parents = withMapParts(parents, mapParts)
 	if len(parents) > 0 {
 		spawned, capped, err := spawnChildren(ctx, tx, parents, refs.MaxRunsOr(maxChainRuns))
 		if err != nil {

@@ -84,12 +84,21 @@ func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) 
 	// Under the chains' locks: the parts of one fire share its root, so
 	// the last two parts to succeed, applied by two transactions, are
 	// judged one after the other, the second seeing the first committed.
-	parents, err := firesDone(ctx, tx, parents)
+	parents, reduces, err := firesDone(ctx, tx, parents)
 	if err != nil {
 		return nil, nil, err
 	}
+	var spawned []int64
+	if len(reduces) > 0 {
+		if spawned, err = insertReduces(ctx, tx, reduces); err != nil {
+			return nil, nil, err
+		}
+	}
+	// Parts of map/reduce fires come without children: they were here
+	// for their fire's judgment only.
+	parents = slices.DeleteFunc(parents, func(p parent) bool { return p.Children == 0 })
 	if len(parents) == 0 {
-		return nil, nil, nil
+		return spawned, nil, nil
 	}
 	spawns := make([]refs.Spawn, len(parents))
 	for i, p := range parents {
@@ -121,13 +130,13 @@ func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) 
 		cIDs, cScheds, cNotes = append(cIDs, p.Run), append(cScheds, p.scheduledAt), append(cNotes, d.Note)
 		capped = append(capped, Capped{RunID: p.Run, JobID: p.jobID, Root: p.Root, Note: d.Note})
 	}
-	var spawned []int64
 	if len(gRuns) > 0 {
 		rows, _ := tx.Query(ctx, spawnChildrenSQL, gRuns, gJobs, gEnds, gRoots)
-		var err error
-		if spawned, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		children, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
 			return nil, nil, fmt.Errorf("trigger the children of %d runs: %w", len(gRuns), err)
 		}
+		spawned = append(spawned, children...)
 	}
 	if len(cIDs) > 0 {
 		if _, err := tx.Exec(ctx, noteCappedSQL, cIDs, cScheds, cNotes); err != nil {
@@ -137,16 +146,22 @@ func spawnChildren(ctx context.Context, tx pgx.Tx, parents []parent, limit int) 
 	return spawned, capped, nil
 }
 
-// fireDoneSQL reads which of the fires $1 (of a fixed shard count) have
-// every part succeeded, with the fire's time (its part 0's scheduled_at)
-// and its end (the last part's finished_at). A part's failed attempts are
-// left behind by its retry; one SUCCEEDED attempt per index is the part
-// done, and a succeeded run is never retried.
+// fireDoneSQL reads which of the fires $1 (of a fixed shard count, or of
+// a map/reduce fire) have every part succeeded, with the fire's time (its
+// part 0's scheduled_at, or its root's) and its end (the last part's
+// finished_at). A part's failed attempts are left behind by its retry; one
+// SUCCEEDED attempt per index is the part done, and a succeeded run is
+// never retried. The root of a map/reduce fire is of the fire
+// (shard_fire, its own id) but no part (shard_total 0): it says whether
+// the fire is a map (its shard_total) and whether it asked for a reduce
+// (its map_reduce).
 const fireDoneSQL = `SELECT r.shard_fire, min(r.scheduled_at) FILTER (WHERE r.id = r.shard_fire),
-		max(r.finished_at) FILTER (WHERE r.status = 'SUCCEEDED')
+		max(r.finished_at) FILTER (WHERE r.status = 'SUCCEEDED'),
+		COALESCE(bool_or(r.shard_total = 0) FILTER (WHERE r.id = r.shard_fire), false),
+		COALESCE(max(r.map_reduce) FILTER (WHERE r.id = r.shard_fire), 0)
 	FROM job_runs r WHERE r.shard_fire = ANY($1::bigint[])
 	GROUP BY r.shard_fire
-	HAVING count(DISTINCT r.shard_index) FILTER (WHERE r.status = 'SUCCEEDED') = max(r.shard_total)`
+	HAVING count(DISTINCT r.shard_index) FILTER (WHERE r.status = 'SUCCEEDED' AND r.shard_total > 0) = max(r.shard_total)`
 
 // firesDone keeps the parents that are no part of a fixed shard count, and
 // for the parts replaces them by their fires whose parts have all
@@ -154,8 +169,9 @@ const fireDoneSQL = `SELECT r.shard_fire, min(r.scheduled_at) FILTER (WHERE r.id
 // did. Its children are then keyed by (child job, that end) like any
 // child run, so a fire judged done twice (two parts in one batch, or two
 // schedulers) triggers them once. Parts of a fire not yet done trigger
-// nothing.
-func firesDone(ctx context.Context, tx pgx.Tx, parents []parent) ([]parent, error) {
+// nothing. A map/reduce fire done that asked for a reduce gives no parent
+// but a reduce run to write (its children wait for the reduce's end).
+func firesDone(ctx context.Context, tx pgx.Tx, parents []parent) ([]parent, []fireEnd, error) {
 	var fires []int64
 	byFire := map[int64]parent{}
 	kept := parents[:0:0]
@@ -170,25 +186,31 @@ func firesDone(ctx context.Context, tx pgx.Tx, parents []parent) ([]parent, erro
 		}
 	}
 	if len(fires) == 0 {
-		return parents, nil
+		return parents, nil, nil
 	}
 	var (
-		fire      int64
-		at, ended *time.Time
+		fire, reduce int64
+		at, ended    *time.Time
+		isMap        bool
+		reduces      []fireEnd
 	)
 	rows, _ := tx.Query(ctx, fireDoneSQL, fires)
-	_, err := pgx.ForEachRow(rows, []any{&fire, &at, &ended}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&fire, &at, &ended, &isMap, &reduce}, func() error {
 		p := byFire[fire]
 		if at == nil || ended == nil {
 			return nil // part 0 gone (retention): nothing to name as the parent
+		}
+		if isMap && reduce != 0 {
+			reduces = append(reduces, fireEnd{fire: fire, at: *at, ended: *ended})
+			return nil
 		}
 		p.Run, p.scheduledAt, p.finishedAt = fire, *at, *ended
 		kept = append(kept, p)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read whether %d sharded fires are done: %w", len(fires), err)
+		return nil, nil, fmt.Errorf("read whether %d sharded fires are done: %w", len(fires), err)
 	}
 	slices.SortFunc(kept, func(a, b parent) int { return cmp.Compare(a.Run, b.Run) })
-	return kept, nil
+	return kept, reduces, nil
 }

@@ -39,17 +39,18 @@ import (
 // (waitingSQL), and at the resume the shard owners' sweep hands them over.
 
 // Waits reports whether runs of trigger type t wait for their group's
-// resume (see above): retries, child runs and workflow node runs.
+// resume (see above): retries, child runs, workflow node runs and the
+// parts and reduce runs of map/reduce fires.
 func Waits(t wire.TriggerType) bool {
 	switch t {
-	case wire.TriggerRetry, wire.TriggerParent, wire.TriggerWorkflow:
+	case wire.TriggerRetry, wire.TriggerParent, wire.TriggerWorkflow, wire.TriggerMap, wire.TriggerReduce:
 		return true
 	}
 	return false
 }
 
 // waitsTypesSQL is Waits as an SQL list.
-const waitsTypesSQL = `('retry', 'parent', 'workflow')`
+const waitsTypesSQL = `('retry', 'parent', 'workflow', 'map', 'reduce')`
 
 // WaitingSQL is true for a run r (job_runs) that waits for the resume of
 // its group g (job_groups, LEFT JOINed on r.group_name: a run without a

@@ -31,6 +31,7 @@ const plannedSelect = `SELECT r.id, r.job_id, r.group_name, r.shard, j.handler, 
 		r.params IS NULL AND j.params_template, j.timezone, j.secret_names <> '{}', j.fixed_shards,
 		CASE WHEN r.workflow_run IS NOT NULL THEN (SELECT w.scheduled_at FROM workflow_runs w
 			WHERE w.id = r.workflow_run AND w.group_name = r.group_name) END,
+		r.map_item, CASE WHEN r.map_item IS NOT NULL THEN r.shard_fire ELSE r.map_reduce END,
 		` + FlowColumns
 
 // selectShard reads a shard's planned, not yet published runs: every one
@@ -106,14 +107,19 @@ func scanPlanned(row pgx.Row, extra ...any) (Planned, error) {
 	var sc ScriptColumns
 	var render bool
 	var workflowAt *time.Time
+	var mapFire *int64
 	err := row.Scan(append([]any{&pr.RunID, &pr.JobID, &pr.Group, &pr.Shard, &pr.Handler, &pr.Params, &typ, &pr.ScheduledAt,
 		&pr.Attempt, &pr.ShardIndex, &pr.ShardTotal, &timeoutMS, &pr.MisfirePolicy,
 		&pr.RouteStrategy, &pr.BlockStrategy, &pr.Target, &thresholdMS, &pr.MaxConcurrency, &pr.Batch, &pr.Workflow, &pr.Message, &pr.WorkflowRun,
-		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &pr.Shards, &workflowAt}, append(pr.Flow.ScanTargets(), extra...)...)...)
+		&sc.Language, &sc.Version, &sc.Source, &render, &zone, &pr.Secrets, &pr.Shards, &workflowAt,
+		&pr.MapItem, &mapFire}, append(pr.Flow.ScanTargets(), extra...)...)...)
 	if workflowAt != nil {
 		pr.WorkflowAt = *workflowAt
 	}
 	pr.Script = sc.Script()
+	if mapFire != nil {
+		pr.MapFire = *mapFire
+	}
 	if err == nil && render {
 		// A template that fails leaves the params as written: it passed
 		// when the job was saved, so only a lost zone gets here.

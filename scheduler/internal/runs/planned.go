@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/jetjob/jetjob/internal/policy"
@@ -86,6 +87,11 @@ type Planned struct {
 	// Flow is the run's flow controls as its job and group set them
 	// (zero: none; the trigger then carries no flow).
 	Flow Flow
+	// MapFire is the fire (its root run) of a part of a map/reduce fire
+	// or of its reduce run, 0 for any other run; MapItem is a part's item
+	// (JSON), nil for the reduce run (wire.Trigger.Map; mapreduce.go).
+	MapFire int64
+	MapItem *string
 }
 
 // ScriptColumns scan a job row's script_language, script_version and
@@ -130,5 +136,18 @@ func (p *Planned) Trigger(misfireThreshold time.Duration) *wire.Trigger {
 		Script:             p.Script,
 		Secrets:            p.Secrets,
 		Flow:               p.Flow.Wire(p.Params, p.MaxConcurrency),
+		Map:                p.mapRun(),
 	}
+}
+
+// mapRun is the trigger's map/reduce field: nil unless the run is a part
+// of a map/reduce fire or its reduce run.
+func (p *Planned) mapRun() *wire.MapRun {
+	switch {
+	case p.MapFire == 0:
+		return nil
+	case p.MapItem != nil:
+		return &wire.MapRun{Fire: p.MapFire, Item: json.RawMessage(*p.MapItem)}
+	}
+	return &wire.MapRun{Fire: p.MapFire, Reduce: true}
 }

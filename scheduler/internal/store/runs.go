@@ -43,11 +43,18 @@ type Run struct {
 	AlarmError  string
 	// Priority is the run's own (job_runs.priority), nil for its job's.
 	Priority *int
+	// MapFire is the root of the map/reduce fire the run is of (its own
+	// id for the root; runs/mapreduce.go), nil for any other run.
+	MapFire *int64
 }
 
+// runColumns are a run's columns as Run holds them. map_fire reads a
+// run's map/reduce fire: a part's (map_item set) and the root's
+// (shard_fire set, shard_total 0) shard_fire, the reduce run's map_reduce.
 const runColumns = `id, job_id, group_name, shard, trigger_type, status, scheduled_at, triggered_at,
 	started_at, finished_at, attempt, retry_of, shard_index, shard_total, worker_id, params, message, stream_seq,
-	parent_run, alarm_status, alarm_error, priority`
+	parent_run, alarm_status, alarm_error, priority,
+	CASE WHEN map_item IS NOT NULL OR (shard_fire IS NOT NULL AND shard_total = 0) THEN shard_fire ELSE map_reduce END AS map_fire`
 
 func scanRun(row pgx.Row) (Run, error) {
 	var r Run
@@ -60,7 +67,7 @@ func scanRun(row pgx.Row) (Run, error) {
 func (r *Run) targets(more ...any) []any {
 	return append([]any{&r.ID, &r.JobID, &r.Group, &r.Shard, &r.TriggerType, &r.Status, &r.ScheduledAt,
 		&r.TriggeredAt, &r.StartedAt, &r.FinishedAt, &r.Attempt, &r.RetryOf, &r.ShardIndex,
-		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority}, more...)
+		&r.ShardTotal, &r.WorkerID, &r.Params, &r.Message, &r.StreamSeq, &r.ParentRun, &r.AlarmStatus, &r.AlarmError, &r.Priority, &r.MapFire}, more...)
 }
 
 // GetRun returns one run.
@@ -252,7 +259,7 @@ func searchSQL(f RunFilter) (string, []any) {
 		}
 		branches[i] = `(SELECT ` + runColumns + ` FROM job_runs` + where(extra...) + order + limit + `)`
 	}
-	return `SELECT ` + runColumns + ` FROM (` + strings.Join(branches, " UNION ALL ") + `) r` + order + limit, args
+	return `SELECT r.* FROM (` + strings.Join(branches, " UNION ALL ") + `) r` + order + limit, args
 }
 
 // ListRuns returns up to limit runs of a job, newest first, after the

@@ -171,6 +171,21 @@ func (a *Asker) Secrets(ctx context.Context, group string, req wire.SecretsReque
 	return &reply, nil
 }
 
+// mapOutputsTimeout bounds one request for a page of a reduce run's
+// parts' outputs.
+const mapOutputsTimeout = 10 * time.Second
+
+// MapOutputs asks the schedulers for a page of the parts' outputs a reduce
+// run of group reduces (wire.MapOutputsRequest, on the group's own
+// subject). Not batched: a reduce run asks a few pages, once.
+func (a *Asker) MapOutputs(ctx context.Context, group string, req wire.MapOutputsRequest) (*wire.MapOutputsReply, error) {
+	var reply wire.MapOutputsReply
+	if err := a.ask(ctx, stream.MapOutputsSubject(group), &req, &reply, mapOutputsTimeout); err != nil {
+		return nil, err
+	}
+	return &reply, nil
+}
+
 // ask sends req to the schedulers' queue group on subject and decodes
 // their answer into reply; an answer with an error is an error.
 func (a *Asker) ask(ctx context.Context, subject string, req, reply any, timeout time.Duration) error {
@@ -194,6 +209,8 @@ func (a *Asker) ask(ctx context.Context, subject string, req, reply any, timeout
 	case *wire.SupersedeReply:
 		e = r.Error
 	case *wire.SecretsReply:
+		e = r.Error
+	case *wire.MapOutputsReply:
 		e = r.Error
 	}
 	if e != "" {

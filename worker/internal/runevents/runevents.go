@@ -86,7 +86,7 @@ func New(js jetstream.JetStream, group, workerID string, log *zap.Logger) *Publi
 		prefix: fmt.Sprintf("events-%s-%s-%d", group, workerID, time.Now().UnixNano()),
 	}
 	p.batch = groupcommit.New(maxBatch, maxPublishes, p.send, func(e *pending) { e.res <- ErrStopped })
-	p.batch.LimitBytes(maxBytes, func(e *pending) int { return len(e.ev.Message) + 256 })
+	p.batch.LimitBytes(maxBytes, func(e *pending) int { return len(e.ev.Message) + len(e.ev.Output) + len(e.ev.Map) + 256 })
 	return p
 }
 
