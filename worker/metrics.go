@@ -54,33 +54,50 @@ type metrics struct {
 
 func newMetrics(w *Worker) *metrics {
 	group := prometheus.Labels{"group": w.cfg.Group}
-	s := seriesOf{group}
 	m := &metrics{
-		started: s.counter("jetjob_worker_runs_started_total",
-			"Runs whose handler was called, after their started event was stored.", "handler"),
-		finishedRuns: s.counter("jetjob_worker_runs_finished_total",
-			"Run results this worker reported, by handler and final status.", "handler", "status"),
-		duration: s.histogram("jetjob_worker_run_duration_seconds",
-			"How long handlers ran, until they returned or were abandoned.",
-			[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600}, "handler"),
-		slots: s.gauge("jetjob_worker_slots",
-			"Run slots per lane (the group's shared queue, this worker's directed consumer, the group's trigger batches).", "lane"),
-		busy: s.gauge("jetjob_worker_slots_busy",
-			"Slots holding a trigger: its run executes or waits for its job's lock.", "lane"),
-		pickup: s.histogram("jetjob_worker_trigger_pickup_seconds",
-			"Time from a trigger's storing in JETJOB_TRIGGERS (NATS clock) to its first delivery here (local clock).",
-			[]float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "lane"),
-		lockWait: s.histogram("jetjob_worker_job_lock_wait_seconds",
-			"Runs that found their job's lock held (block strategy): time until they held it or ended.",
-			[]float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}, "handler"),
-		flowWaits: s.counter("jetjob_worker_flow_waits_total",
-			"Runs that waited at a flow control before their handler started (docs/flow-control.md): a concurrency key's cap (key_cap), their group's cap (group_cap), a rate limit (rate).", "control"),
+		started: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_runs_started_total", ConstLabels: group,
+			Help: "Runs whose handler was called, after their started event was stored.",
+		}, []string{"handler"}),
+		finishedRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_runs_finished_total", ConstLabels: group,
+			Help: "Run results this worker reported, by handler and final status.",
+		}, []string{"handler", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "jetjob_worker_run_duration_seconds", ConstLabels: group,
+			Help:    "How long handlers ran, until they returned or were abandoned.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}, []string{"handler"}),
+		slots: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "jetjob_worker_slots", ConstLabels: group,
+			Help: "Run slots per lane (the group's shared queue, this worker's directed consumer, the group's trigger batches).",
+		}, []string{"lane"}),
+		busy: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "jetjob_worker_slots_busy", ConstLabels: group,
+			Help: "Slots holding a trigger: its run executes or waits for its job's lock.",
+		}, []string{"lane"}),
+		pickup: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "jetjob_worker_trigger_pickup_seconds", ConstLabels: group,
+			Help:    "Time from a trigger's storing in JETJOB_TRIGGERS (NATS clock) to its first delivery here (local clock).",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"lane"}),
+		lockWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "jetjob_worker_job_lock_wait_seconds", ConstLabels: group,
+			Help:    "Runs that found their job's lock held (block strategy): time until they held it or ended.",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
+		}, []string{"handler"}),
+		flowWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_flow_waits_total", ConstLabels: group,
+			Help: "Runs that waited at a flow control before their handler started (docs/flow-control.md): a concurrency key's cap (key_cap), their group's cap (group_cap), a rate limit (rate).",
+		}, []string{"control"}),
 		eventsPending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "jetjob_worker_events_pending", ConstLabels: group,
 			Help: "Run events handed to the publisher and not yet acknowledged by JetStream.",
 		}),
-		rejected: s.counter("jetjob_worker_triggers_rejected_total",
-			"Deliveries of trigger messages refused and handed back unrun because their signature is missing (unsigned), by a key not accepted (unknown_key) or does not verify (bad_signature).", "reason"),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jetjob_worker_triggers_rejected_total", ConstLabels: group,
+			Help: "Deliveries of trigger messages refused and handed back unrun because their signature is missing (unsigned), by a key not accepted (unknown_key) or does not verify (bad_signature).",
+		}, []string{"reason"}),
 	}
 	for _, r := range []string{"unsigned", "unknown_key", "bad_signature"} {
 		m.rejected.WithLabelValues(r)
@@ -114,22 +131,6 @@ func newMetrics(w *Worker) *metrics {
 	// jetjob_worker_component_restarts_total{group, component}: supervise.go.
 	m.all = append(m.all, w.sup.super.Collector())
 	return m
-}
-
-// seriesOf makes the worker's labelled series, each carrying the group as
-// a constant label.
-type seriesOf struct{ group prometheus.Labels }
-
-func (s seriesOf) counter(name, help string, labels ...string) *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: s.group}, labels)
-}
-
-func (s seriesOf) gauge(name, help string, labels ...string) *prometheus.GaugeVec {
-	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: s.group}, labels)
-}
-
-func (s seriesOf) histogram(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, ConstLabels: s.group, Buckets: buckets}, labels)
 }
 
 // metrics is a prometheus.Collector of every series: New registers it in
