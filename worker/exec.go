@@ -58,7 +58,7 @@ type run struct {
 	// mapped is what the handler mapped with Job.Map, and reduces whether
 	// its handler has a reduce (mapreduce.go); outputs are a reduce run's
 	// parts' outputs, fetched before its reduce runs.
-	mapped  mapBox
+	mapped  outputBox
 	reduces bool
 	outputs []json.RawMessage
 }

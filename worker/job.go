@@ -51,7 +51,7 @@ type Job struct {
 	output *outputBox
 	// mapped holds what Map set; item and mapFire are a part's item and
 	// the fire of a part or reduce run (mapreduce.go).
-	mapped  *mapBox
+	mapped  *outputBox // the items the handler mapped (Map)
 	item    json.RawMessage
 	mapFire int64
 }
@@ -80,8 +80,9 @@ func (j *Job) SetOutput(v any) error {
 	return nil
 }
 
-// outputBox holds a run's output: its handler may set it from any
-// goroutine while the worker reads it when the run ends.
+// outputBox holds a run's output, or the items it mapped: its handler may
+// set them from any goroutine while the worker reads them when the run
+// ends.
 type outputBox struct {
 	mu sync.Mutex
 	v  json.RawMessage

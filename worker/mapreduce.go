@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"go.uber.org/zap"
 
@@ -89,24 +88,6 @@ func (j *Job) Item(v any) error {
 // MapFire is the run that mapped (the root of the fire) for a part or a
 // reduce run, 0 for any other run.
 func (j *Job) MapFire() int64 { return j.mapFire }
-
-// mapBox holds the items a handler mapped, as outputBox its output.
-type mapBox struct {
-	mu sync.Mutex
-	v  json.RawMessage
-}
-
-func (m *mapBox) set(b []byte) {
-	m.mu.Lock()
-	m.v = b
-	m.mu.Unlock()
-}
-
-func (m *mapBox) get() json.RawMessage {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.v
-}
 
 // isReduce reports whether r is a map/reduce fire's reduce run.
 func (r *run) isReduce() bool { return r.trig.Map != nil && r.trig.Map.Reduce }

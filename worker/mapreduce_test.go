@@ -14,7 +14,7 @@ import (
 // what it refuses leaves the map as it was.
 func TestJobMapBounds(t *testing.T) {
 	t.Parallel()
-	j := &Job{ShardTotal: 1, mapped: &mapBox{}}
+	j := &Job{ShardTotal: 1, mapped: &outputBox{}}
 	if err := j.Map([]int{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +46,9 @@ func TestJobMapBounds(t *testing.T) {
 		}
 	}
 	for name, j := range map[string]*Job{
-		"a part":        {ShardTotal: 4, mapped: &mapBox{}, item: json.RawMessage(`1`), mapFire: 9},
-		"a reduce run":  {ShardTotal: 1, mapped: &mapBox{}, mapFire: 9},
-		"a sharded run": {ShardTotal: 4, mapped: &mapBox{}},
+		"a part":        {ShardTotal: 4, mapped: &outputBox{}, item: json.RawMessage(`1`), mapFire: 9},
+		"a reduce run":  {ShardTotal: 1, mapped: &outputBox{}, mapFire: 9},
+		"a sharded run": {ShardTotal: 4, mapped: &outputBox{}},
 		"no worker's":   {ShardTotal: 1},
 	} {
 		if err := j.Map([]int{1}); err == nil {
