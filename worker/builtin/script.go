@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -70,11 +71,29 @@ func CheckInterpreters(m map[string]string) error {
 // in a fresh directory, then `<interpreter> <file> <params> <shard index>
 // <shard total>`, the directory removed after. Everything else is the
 // shell handler's: the environment (plus JETJOB_SCRIPT_VERSION), the log
-// of every output line, JETJOB_OUTPUT, the exit status, and the process
+// of every output line, JETJOB_OUTPUT, map/reduce (JETJOB_MAP, JETJOB_ITEM,
+// and JETJOB_OUTPUTS with ScriptReduce), the exit status, and the process
 // group stopped on a timeout or kill. The interpreter must be on the
 // worker's PATH. A trigger without a script (a job whose handler was set
 // to "script" by hand, or a scheduler too old to send one) fails its run.
 func Script(cfg ScriptConfig) worker.HandlerFunc {
+	run := scriptRunner(cfg)
+	return func(ctx context.Context, job *worker.Job) error { return run(ctx, job, false, nil) }
+}
+
+// ScriptReduce returns the reduce (worker.WithReduce) of a Script handler
+// of the same cfg: the reduce run runs the job's script once more, as
+// ShellReduce runs a shell job's command.
+func ScriptReduce(cfg ScriptConfig) worker.ReduceFunc {
+	run := scriptRunner(cfg)
+	return func(ctx context.Context, job *worker.Job, outputs []json.RawMessage) error {
+		return run(ctx, job, true, outputs)
+	}
+}
+
+// scriptRunner runs a Script handler's script for a run of job, its
+// reduce's when reduce is set.
+func scriptRunner(cfg ScriptConfig) func(ctx context.Context, job *worker.Job, reduce bool, outputs []json.RawMessage) error {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = DefaultKillGrace
 	}
@@ -87,7 +106,7 @@ func Script(cfg ScriptConfig) worker.HandlerFunc {
 	}
 	env := slices.Clone(cfg.Env)
 	pass := append(slices.Clone(BaseEnv), cfg.PassEnv...)
-	return func(ctx context.Context, job *worker.Job) error {
+	return func(ctx context.Context, job *worker.Job, reduce bool, outputs []json.RawMessage) error {
 		sc := job.Script
 		if sc == nil {
 			return errors.New("script: the trigger carries no script: the job is not a script job of this scheduler (see docs/jobs.md, Script jobs)")
@@ -115,11 +134,19 @@ func Script(cfg ScriptConfig) worker.HandlerFunc {
 			dir:  cfg.Dir,
 			name: fmt.Sprintf("%s script v%d", lang.interpreter, sc.Version),
 		}
+		mio, err := prepareMapIO(job, dir, reduce, outputs)
+		if err != nil {
+			return fmt.Errorf("script: %w", err)
+		}
 		c.env = append(shellEnv(pass, env, nil, job), "JETJOB_OUTPUT="+out, "JETJOB_SCRIPT_VERSION="+strconv.Itoa(sc.Version))
+		c.env = append(c.env, mio.env...)
 		log := jobLogger(job)
 		log.Info("running script", zap.String("language", sc.Language), zap.Int("script_version", sc.Version))
 		if err := c.run(ctx, log, cfg.KillGrace); err != nil {
 			return err
+		}
+		if err := mio.mapFrom(job); err != nil {
+			return fmt.Errorf("script: %w", err)
 		}
 		return setOutputFrom(job, out)
 	}

@@ -89,9 +89,11 @@ type shellParams struct {
 // (0 and 1 outside a sharding broadcast, as in xxl-job),
 // JETJOB_TRIGGER_TYPE, JETJOB_PARAMS and JETJOB_OUTPUT: a file, empty at
 // start, where the command may write one JSON value (at most 64 KiB), the
-// run's output (worker.Job.SetOutput). Its stdin is /dev/null. Every line
-// it writes goes to job.Logger, and so to the run log: stdout at info,
-// stderr at warn, each with a field "stream".
+// run's output (worker.Job.SetOutput). A map/reduce root run also gets
+// JETJOB_MAP, a part JETJOB_ITEM, a reduce run (ShellReduce)
+// JETJOB_OUTPUTS: see "Map/reduce for commands" in mapreduce.go. Its
+// stdin is /dev/null. Every line it writes goes to job.Logger, and so to
+// the run log: stdout at info, stderr at warn, each with a field "stream".
 //
 // Exit status 0 is success; any other fails the run with
 // "exit status N: <last stderr line>".
@@ -103,6 +105,30 @@ type shellParams struct {
 // a process that moved to another group or session (setsid) escapes. The
 // handler returns after the command has been reaped.
 func Shell(cfg ShellConfig) worker.HandlerFunc {
+	run := shellRunner(cfg)
+	return func(ctx context.Context, job *worker.Job) error { return run(ctx, job, false, nil) }
+}
+
+// ShellReduce returns the reduce (worker.WithReduce) of a Shell handler
+// of the same cfg: a map/reduce fire's reduce run runs the job's command
+// once more, with JETJOB_OUTPUTS, a file holding its parts' outputs as one
+// JSON array in part index order (null for a part that set none). Its
+// JETJOB_OUTPUT is the fire's result.
+//
+// A reduce is registered per handler, so with it every shell job that
+// maps gets a reduce run: its command must tell the reduce run apart (by
+// JETJOB_OUTPUTS being set: JETJOB_TRIGGER_TYPE is reduce, but retry on
+// its retries) and do nothing there when it has nothing to reduce.
+func ShellReduce(cfg ShellConfig) worker.ReduceFunc {
+	run := shellRunner(cfg)
+	return func(ctx context.Context, job *worker.Job, outputs []json.RawMessage) error {
+		return run(ctx, job, true, outputs)
+	}
+}
+
+// shellRunner runs a Shell handler's command for a run of job, its
+// reduce's when reduce is set.
+func shellRunner(cfg ShellConfig) func(ctx context.Context, job *worker.Job, reduce bool, outputs []json.RawMessage) error {
 	if cfg.Shell == "" {
 		cfg.Shell = DefaultShell
 	}
@@ -111,22 +137,31 @@ func Shell(cfg ShellConfig) worker.HandlerFunc {
 	}
 	cfg.Env = slices.Clone(cfg.Env)
 	pass := append(slices.Clone(BaseEnv), cfg.PassEnv...)
-	return func(ctx context.Context, job *worker.Job) error {
+	return func(ctx context.Context, job *worker.Job, reduce bool, outputs []json.RawMessage) error {
 		c, err := parseShellParams(cfg, job.Params)
 		if err != nil {
 			return err
 		}
 		c.env = shellEnv(pass, cfg.Env, c.env, job)
-		out, err := os.CreateTemp("", "jetjob-output-*.json")
+		dir, err := os.MkdirTemp("", "jetjob-shell-*")
 		if err != nil {
+			return fmt.Errorf("shell: create the run's directory: %w", err)
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		path := filepath.Join(dir, "output.json")
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
 			return fmt.Errorf("shell: create the output file: %w", err)
 		}
-		path := out.Name()
-		_ = out.Close()
-		defer func() { _ = os.Remove(path) }()
-		c.env = append(c.env, "JETJOB_OUTPUT="+path)
+		mio, err := prepareMapIO(job, dir, reduce, outputs)
+		if err != nil {
+			return fmt.Errorf("shell: %w", err)
+		}
+		c.env = append(append(c.env, "JETJOB_OUTPUT="+path), mio.env...)
 		if err := c.run(ctx, jobLogger(job), cfg.KillGrace); err != nil {
 			return err
+		}
+		if err := mio.mapFrom(job); err != nil {
+			return fmt.Errorf("shell: %w", err)
 		}
 		return setOutputFrom(job, path)
 	}

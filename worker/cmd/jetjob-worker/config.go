@@ -41,6 +41,7 @@ type options struct {
 	shell        string
 	interpreters string
 	passEnv      string
+	shellReduce  bool
 	allowHosts   string
 	egressAllow  string
 
@@ -91,6 +92,8 @@ func (o *options) register(fs *pflag.FlagSet) {
 	s.String(&o.shell, "shell", "JETJOB_SHELL", builtin.DefaultShell, "shell that runs the shell handler's command lines (as <shell> -c <params>)")
 	s.String(&o.passEnv, "shell-pass-env", "JETJOB_SHELL_PASS_ENV", "", "comma-separated variables of the worker's environment that shell commands get besides "+
 		strings.Join(builtin.BaseEnv, ", ")+" (never a JETJOB_* one)")
+	s.Bool(&o.shellReduce, "shell-reduce", "JETJOB_SHELL_REDUCE", false, "register a reduce for the shell and script handlers: every job of theirs that maps "+
+		"(JETJOB_MAP) gets a reduce run, its command run once more with the parts' outputs in the file JETJOB_OUTPUTS")
 	s.String(&o.allowHosts, "http-allow-hosts", "JETJOB_HTTP_ALLOW_HOSTS", "", `comma-separated hosts the http handler may call: "api.example.com", "10.0.0.7:8080", "*.example.com", or "*" for any; required with http`)
 	s.String(&o.egressAllow, "egress-allow", "JETJOB_EGRESS_ALLOW", "", "comma-separated internal addresses the http handler may reach through hosts "+
 		`that --http-allow-hosts allows by wildcard: CIDRs, addresses with an optional port ("10.96.0.0/12"); `+

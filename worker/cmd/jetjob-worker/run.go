@@ -110,10 +110,20 @@ func run(ctx context.Context, o *options) (err error) {
 	for _, h := range handlers {
 		switch h {
 		case handlerShell:
-			w.Handle(h, builtin.Shell(builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}))
+			cfg := builtin.ShellConfig{Shell: o.shell, PassEnv: o.passEnvList()}
+			var opts []worker.HandleOption
+			if o.shellReduce {
+				opts = append(opts, worker.WithReduce(builtin.ShellReduce(cfg)))
+			}
+			w.Handle(h, builtin.Shell(cfg), opts...)
 		case handlerScript:
 			interpreters, _ := o.interpreterMap() // checked by validate
-			w.Handle(h, builtin.Script(builtin.ScriptConfig{ShellConfig: builtin.ShellConfig{PassEnv: o.passEnvList()}, Interpreters: interpreters}))
+			cfg := builtin.ScriptConfig{ShellConfig: builtin.ShellConfig{PassEnv: o.passEnvList()}, Interpreters: interpreters}
+			var opts []worker.HandleOption
+			if o.shellReduce {
+				opts = append(opts, worker.WithReduce(builtin.ScriptReduce(cfg)))
+			}
+			w.Handle(h, builtin.Script(cfg), opts...)
 		case handlerHTTP:
 			ecfg := builtin.Egress{Allow: egress.ParseList(o.egressAllow)}
 			if pr != nil {
