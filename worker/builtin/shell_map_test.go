@@ -129,3 +129,21 @@ func sameJSON(got json.RawMessage, want string) bool {
 	gb, _ := json.Marshal(b)
 	return string(ga) == string(gb)
 }
+
+// A script job maps and gets its item as a shell job does: the root's
+// script writes $JETJOB_MAP, a part's reads $JETJOB_ITEM.
+func TestScriptMaps(t *testing.T) {
+	e := scriptEnv(t, builtin.ScriptConfig{})
+	src := `if [ -n "$JETJOB_ITEM" ]; then echo "item $JETJOB_ITEM of $3"; else echo '["x", "y"]' > "$JETJOB_MAP"; fi`
+	e.Publish(scriptTrigger(1, "", &wire.Script{Language: "bash", Version: 1, Source: src}))
+	part := scriptTrigger(2, "", &wire.Script{Language: "bash", Version: 1, Source: src})
+	part.TriggerType, part.ShardIndex, part.ShardTotal = wire.TriggerMap, 1, 2
+	part.Map = &wire.MapRun{Fire: 1, Item: json.RawMessage(`"y"`)}
+	e.Publish(part)
+	if f := e.finished(1); f.Status != wire.StatusSucceeded || !sameJSON(f.Map, `["x", "y"]`) {
+		t.Errorf("finished %+v (map %s), want SUCCEEDED mapping 2 items", f, f.Map)
+	}
+	if stdout, _ := e.succeeded(2); !slices.Equal(stdout, []string{`info item "y" of 2`}) {
+		t.Errorf("the part's stdout %q", stdout)
+	}
+}
