@@ -215,6 +215,14 @@ func TestMapReduceKilled(t *testing.T) {
 	if status != "SUCCEEDED" {
 		t.Errorf("the root run %d is %s, want SUCCEEDED", root, status)
 	}
+	// The reduce's output, set through its JETJOB_OUTPUT, is the fire's result.
+	var out string
+	if err := c.pool().QueryRow(c.ctx(), `SELECT COALESCE(output, '') FROM job_runs WHERE id = $1`, run).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ReplaceAll(out, " ", "") != `{"reduced":true}` {
+		t.Errorf("the reduce run %s's output is %q, want {\"reduced\": true}", run, out)
+	}
 }
 
 // abbrev prints the first outputs of a list.
