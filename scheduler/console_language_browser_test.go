@@ -151,4 +151,7 @@ func chineseScreenshots(t *testing.T, b *tab, dir string, job, run int64) {
 		}
 	}
 	b.do("a 1280 px viewport", chromedp.EmulateViewport(1280, 900))
+	// Back where the test left the tab: pages is a map, so the last page
+	// opened above is any of them (the switch back to English stays on it).
+	b.open("/")
 }
