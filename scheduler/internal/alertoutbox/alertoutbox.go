@@ -33,13 +33,19 @@ const Run = "r"
 // listening. A workflow job's run that ends FAILED is the event
 // workflow_failed; final says no retry follows.
 func InsertFrom(source string) string {
+	return insertFrom(source+`
+		LEFT JOIN jobs j ON j.id = r.job_id`, `r.attempt >= COALESCE(r.run_max_retries, j.max_retries, 0)`)
+}
+
+// insertFrom is InsertFrom with final, whether no retry follows an end,
+// given as an expression over source.
+func insertFrom(source, final string) string {
 	return `INSERT INTO alert_outbox (run_id, job_id, group_name, status, attempt, final, message, at)
 	SELECT r.id, r.job_id, r.group_name,
 		CASE WHEN r.status = 'FAILED' AND EXISTS (SELECT 1 FROM workflows w WHERE w.job_id = r.job_id) THEN 'WORKFLOW_FAILED'
 			ELSE r.status END,
-		r.attempt, r.attempt >= COALESCE(r.run_max_retries, j.max_retries, 0), left(r.message, 2000), COALESCE(r.finished_at, now())
+		r.attempt, ` + final + `, left(r.message, 2000), COALESCE(r.finished_at, now())
 	FROM ` + source + `
-		LEFT JOIN jobs j ON j.id = r.job_id
 	WHERE r.status IN ('FAILED', 'TIMED_OUT', 'LOST', 'EXPIRED', 'SKIPPED', 'SUCCEEDED')
 	  AND (EXISTS (SELECT 1 FROM alert_rules WHERE enabled) OR EXISTS (SELECT 1 FROM alerts WHERE state <> 'closed'))
 	  AND (EXISTS (SELECT 1 FROM alert_rules ru WHERE ru.enabled
@@ -67,6 +73,61 @@ const activeSQL = `SELECT EXISTS (SELECT 1 FROM alert_rules WHERE enabled) OR EX
 var recordSQL = InsertFrom(`unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
 		JOIN job_runs r ON r.id = u.id AND r.scheduled_at = u.scheduled_at`)
 
+// End is a run's end as the transaction that records it has it (the
+// results applier: runs.Moved), for RecordEnds.
+type End struct {
+	RunID, JobID int64
+	Group        string
+	Status       string
+	Attempt      int
+	// Final: no retry follows (meaningful for FAILED, TIMED_OUT, LOST).
+	Final   bool
+	Message string
+	At      time.Time
+}
+
+var recordEndsSQL = insertFrom(`unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::text[], $8::timestamptz[])
+		AS r(id, job_id, group_name, status, attempt, final, message, finished_at)`, `r.final`)
+
+// RecordEnds writes to the outbox the ends a rule may follow from, as
+// Record does, from what the caller has of them instead of reading their
+// rows again: the insert that joined the given ids with job_runs cost
+// PostgreSQL 35-43 ms a call under load where any rule existed
+// (jetjob-bench --scenario steady --jobs 5000 with one rule: a third of
+// its statement time).
+func RecordEnds(ctx context.Context, tx pgx.Tx, ends []End) error {
+	if len(ends) == 0 {
+		return nil
+	}
+	if active, err := anyRule(ctx, tx); err != nil || !active {
+		if err != nil {
+			return fmt.Errorf("record %d run ends for alerts: %w", len(ends), err)
+		}
+		return nil
+	}
+	n := len(ends)
+	ids, jobs, attempts := make([]int64, n), make([]int64, n), make([]int32, n)
+	groups, statuses, msgs := make([]string, n), make([]string, n), make([]string, n)
+	finals, ats := make([]bool, n), make([]time.Time, n)
+	for i, e := range ends {
+		ids[i], jobs[i], groups[i], statuses[i] = e.RunID, e.JobID, e.Group, e.Status
+		attempts[i], finals[i], msgs[i], ats[i] = int32(e.Attempt), e.Final, e.Message, e.At
+	}
+	if _, err := tx.Exec(ctx, recordEndsSQL, ids, jobs, groups, statuses, attempts, finals, msgs, ats); err != nil {
+		return fmt.Errorf("record %d run ends for alerts: %w", n, err)
+	}
+	return nil
+}
+
+// anyRule asks activeSQL.
+func anyRule(ctx context.Context, tx pgx.Tx) (bool, error) {
+	var active bool
+	if err := tx.QueryRow(ctx, activeSQL).Scan(&active); err != nil {
+		return false, fmt.Errorf("any rule or open alert: %w", err)
+	}
+	return active, nil
+}
+
 // Record writes the ends among the runs ids (with their scheduled_at,
 // the partition key) a rule may follow from, in tx: the transaction that
 // records them.
@@ -74,11 +135,10 @@ func Record(ctx context.Context, tx pgx.Tx, ids []int64, scheduledAt []time.Time
 	if len(ids) == 0 {
 		return nil
 	}
-	var active bool
-	if err := tx.QueryRow(ctx, activeSQL).Scan(&active); err != nil {
-		return fmt.Errorf("record %d run ends for alerts: any rule or open alert: %w", len(ids), err)
-	}
-	if !active {
+	if active, err := anyRule(ctx, tx); err != nil || !active {
+		if err != nil {
+			return fmt.Errorf("record %d run ends for alerts: %w", len(ids), err)
+		}
 		return nil
 	}
 	if _, err := tx.Exec(ctx, recordSQL, ids, scheduledAt); err != nil {

@@ -22,12 +22,16 @@ var alertable = map[wire.Status]bool{
 // transaction, which records them, so that an end is in the outbox
 // exactly when it is recorded.
 func RecordEnds(ctx context.Context, tx pgx.Tx, moved []runs.Moved) error {
-	var ids []int64
-	var scheds []time.Time
+	var ends []alertoutbox.End
 	for _, m := range moved {
 		if alertable[m.Status] {
-			ids, scheds = append(ids, m.RunID), append(scheds, m.ScheduledAt)
+			at := m.FinishedAt
+			if at.IsZero() {
+				at = time.Now()
+			}
+			ends = append(ends, alertoutbox.End{RunID: m.RunID, JobID: m.JobID, Group: m.Group, Status: string(m.Status),
+				Attempt: m.Attempt, Final: m.Final, Message: m.Message, At: at})
 		}
 	}
-	return alertoutbox.Record(ctx, tx, ids, scheds)
+	return alertoutbox.RecordEnds(ctx, tx, ends)
 }

@@ -52,6 +52,14 @@ type Moved struct {
 	StartedAt, ScheduledAt, FinishedAt time.Time
 	// WorkflowRun is the workflow run of a node run, 0 for other runs.
 	WorkflowRun int64
+	// Attempt is the run's attempt; Message the message of its end (a
+	// terminal status: the event's); Final, for an end that may be retried
+	// (FAILED, TIMED_OUT, LOST), that no retry follows. The alert outbox
+	// is written from them (alerts.RecordEnds) without reading the rows
+	// again.
+	Attempt int
+	Message string
+	Final   bool
 }
 
 // applySQL applies a batch of updates in one statement, and in the same
@@ -150,7 +158,7 @@ const applySQL = `WITH u AS (
 		FROM applied a
 		WHERE j.id = a.job_id AND j.schedule_type = 'fix_delay' AND j.enabled AND j.next_fire_at IS NULL
 		  AND jetjob_status_rank(a.status) = 3 AND a.trigger_type IN ('schedule', 'misfire'))
-	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, COALESCE(shard_fire, 0), 0, COALESCE(workflow_run, 0),
+	SELECT id, job_id, status, 0, group_name, started_at, scheduled_at, finished_at, COALESCE(shard_fire, 0), attempt, COALESCE(workflow_run, 0),
 		COALESCE(node, ''), COALESCE(node_attempt, 0), COALESCE(item, 0), node_output FROM applied
 	UNION ALL SELECT id, 0, 'SCHEDULED', 1, '', NULL, NULL, NULL, 0, 0, retry_of, '', 0, 0, NULL FROM retried
 	UNION ALL SELECT id, job_id, 'SUCCEEDED', 2, '', NULL, scheduled_at, finished_at, root, children, COALESCE(shard_fire, 0),
@@ -160,7 +168,7 @@ const applySQL = `WITH u AS (
 
 // Row kinds of applySQL's result.
 const (
-	rowApplied = 0 // a run whose status the batch moved; its root column is its shard_fire
+	rowApplied = 0 // a run whose status the batch moved; its root column is its shard_fire, its children column its attempt
 	rowSpawned = 1 // a run the batch created (a retry)
 	rowParent  = 2 // a run that succeeded and has children to trigger; its workflow_run column is its shard_fire
 	rowMapPart = 3 // a part of a map/reduce fire that succeeded, as rowParent with no children
@@ -271,6 +279,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 				jobID: m.JobID, scheduledAt: deref(sched), finishedAt: deref(finished), fire: wr})
 		default:
 			m.StartedAt, m.ScheduledAt, m.FinishedAt, m.WorkflowRun = deref(started), deref(sched), deref(finished), wr
+			m.Attempt = children
 			out.Moved = append(out.Moved, m)
 			if wr != 0 && m.Status.Terminal() {
 				e := NodeEnd{RunID: m.RunID, ScheduledAt: m.ScheduledAt, Status: m.Status, WorkflowRun: wr,
@@ -292,6 +301,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	if err != nil {
 		return Applied{}, fmt.Errorf("apply updates to %d runs: %w", n, err)
 	}
+	endsOf(out.Moved, ids, msgs, retried)
 	if maps != nil {
 		// Only runs that carry a map: the plain run pays nothing here.
 		var parts []int64
@@ -320,6 +330,30 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	}
 	slices.SortFunc(out.NodeEnds, func(a, b NodeEnd) int { return cmp.Compare(a.RunID, b.RunID) })
 	return out, nil
+}
+
+// endsOf fills in the moved runs' end messages (the updates' msgs, by the
+// updates' ids: a terminal move writes the event's message) and, for the
+// ends a retry may follow, whether none does: retried holds the runs
+// retryOf the batch retried.
+func endsOf(moved []Moved, ids []int64, msgs []string, retried map[int64]bool) {
+	at := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	for i := range moved {
+		m := &moved[i]
+		if !m.Status.Terminal() {
+			continue
+		}
+		if j, ok := at[m.RunID]; ok {
+			m.Message = msgs[j]
+		}
+		switch m.Status {
+		case wire.StatusFailed, wire.StatusTimedOut, wire.StatusLost:
+			m.Final = !retried[m.RunID]
+		}
+	}
 }
 
 // fillStartedSQL records start times that applySQL could not: a started
