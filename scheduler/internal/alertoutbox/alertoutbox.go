@@ -60,7 +60,7 @@ func insertFrom(source, final string) string {
 const Returning = `RETURNING r.id, r.job_id, r.group_name, r.status, r.attempt, r.run_max_retries, r.message, r.finished_at`
 
 // activeSQL says whether any rule or open alert could take an end: the
-// first clause of InsertFrom's condition, asked alone. Record asks it
+// first clause of InsertFrom's condition, asked alone. RecordEnds asks it
 // before the insert because the insert, with nothing to write, still cost
 // PostgreSQL 34-38 ms a call under load (jetjob-bench --scenario steady,
 // no rule at all: 45 % of PostgreSQL's statement time at 5,000 runs/s,
@@ -69,9 +69,6 @@ const Returning = `RETURNING r.id, r.job_id, r.group_name, r.status, r.attempt, 
 // statement before the insert would read it: a rule enabled between the
 // two is one enabled a moment later, as for any end recorded just before it.
 const activeSQL = `SELECT EXISTS (SELECT 1 FROM alert_rules WHERE enabled) OR EXISTS (SELECT 1 FROM alerts WHERE state <> 'closed')`
-
-var recordSQL = InsertFrom(`unnest($1::bigint[], $2::timestamptz[]) AS u(id, scheduled_at)
-		JOIN job_runs r ON r.id = u.id AND r.scheduled_at = u.scheduled_at`)
 
 // End is a run's end as the transaction that records it has it (the
 // results applier: runs.Moved), for RecordEnds.
@@ -83,15 +80,17 @@ type End struct {
 	// Final: no retry follows (meaningful for FAILED, TIMED_OUT, LOST).
 	Final   bool
 	Message string
-	At      time.Time
+	// At is when the run ended; zero: the transaction's time (now()).
+	At time.Time
 }
 
 var recordEndsSQL = insertFrom(`unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bool[], $7::text[], $8::timestamptz[])
 		AS r(id, job_id, group_name, status, attempt, final, message, finished_at)`, `r.final`)
 
-// RecordEnds writes to the outbox the ends a rule may follow from, as
-// Record does, from what the caller has of them instead of reading their
-// rows again: the insert that joined the given ids with job_runs cost
+// RecordEnds writes to the outbox, in tx (the transaction that records
+// them), the ends a rule may follow from (InsertFrom's condition), from
+// what the caller has of them (the results applier, the
+// planner's SKIPPED fires) instead of reading their rows again: the insert that joined the given ids with job_runs cost
 // PostgreSQL 35-43 ms a call under load where any rule existed
 // (jetjob-bench --scenario steady --jobs 5000 with one rule: a third of
 // its statement time).
@@ -108,10 +107,13 @@ func RecordEnds(ctx context.Context, tx pgx.Tx, ends []End) error {
 	n := len(ends)
 	ids, jobs, attempts := make([]int64, n), make([]int64, n), make([]int32, n)
 	groups, statuses, msgs := make([]string, n), make([]string, n), make([]string, n)
-	finals, ats := make([]bool, n), make([]time.Time, n)
+	finals, ats := make([]bool, n), make([]*time.Time, n)
 	for i, e := range ends {
 		ids[i], jobs[i], groups[i], statuses[i] = e.RunID, e.JobID, e.Group, e.Status
-		attempts[i], finals[i], msgs[i], ats[i] = int32(e.Attempt), e.Final, e.Message, e.At
+		attempts[i], finals[i], msgs[i] = int32(e.Attempt), e.Final, e.Message
+		if !e.At.IsZero() {
+			ats[i] = &ends[i].At
+		}
 	}
 	if _, err := tx.Exec(ctx, recordEndsSQL, ids, jobs, groups, statuses, attempts, finals, msgs, ats); err != nil {
 		return fmt.Errorf("record %d run ends for alerts: %w", n, err)
@@ -126,23 +128,4 @@ func anyRule(ctx context.Context, tx pgx.Tx) (bool, error) {
 		return false, fmt.Errorf("any rule or open alert: %w", err)
 	}
 	return active, nil
-}
-
-// Record writes the ends among the runs ids (with their scheduled_at,
-// the partition key) a rule may follow from, in tx: the transaction that
-// records them.
-func Record(ctx context.Context, tx pgx.Tx, ids []int64, scheduledAt []time.Time) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if active, err := anyRule(ctx, tx); err != nil || !active {
-		if err != nil {
-			return fmt.Errorf("record %d run ends for alerts: %w", len(ids), err)
-		}
-		return nil
-	}
-	if _, err := tx.Exec(ctx, recordSQL, ids, scheduledAt); err != nil {
-		return fmt.Errorf("record %d run ends for alerts: %w", len(ids), err)
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,12 +24,8 @@ func RecordEnds(ctx context.Context, tx pgx.Tx, moved []runs.Moved) error {
 	var ends []alertoutbox.End
 	for _, m := range moved {
 		if alertable[m.Status] {
-			at := m.FinishedAt
-			if at.IsZero() {
-				at = time.Now()
-			}
 			ends = append(ends, alertoutbox.End{RunID: m.RunID, JobID: m.JobID, Group: m.Group, Status: string(m.Status),
-				Attempt: m.Attempt, Final: m.Final, Message: m.Message, At: at})
+				Attempt: m.Attempt, Final: m.Final, Message: m.Message, At: m.FinishedAt})
 		}
 	}
 	return alertoutbox.RecordEnds(ctx, tx, ends)

@@ -201,15 +201,16 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 				return err
 			}
 			planned = make([]runs.Planned, 0, len(written))
-			var skipped []int64
-			var skippedAt []time.Time
+			var skipped []alertoutbox.End
 			for _, w := range written {
 				pf, ok := byFire[fireKey{w.JobID, w.ScheduledAt.UnixMicro()}]
 				if !ok {
 					return fmt.Errorf("planned run %d (job %d at %s) matches no fire", w.RunID, w.JobID, w.ScheduledAt)
 				}
 				if pf.f.status == wire.StatusSkipped {
-					skipped, skippedAt = append(skipped, w.RunID), append(skippedAt, w.ScheduledAt)
+					// At zero: the row's finished_at, the transaction's now().
+					skipped = append(skipped, alertoutbox.End{RunID: w.RunID, JobID: pf.j.id, Group: pf.j.group,
+						Status: string(wire.StatusSkipped), Message: wire.TruncateMessage(pf.f.message)})
 					continue
 				}
 				j := pf.j
@@ -228,7 +229,7 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			}
 			// Missed fires recorded SKIPPED are the event missed of the
 			// rules that follow them, written with them.
-			if err := alertoutbox.Record(ctx, tx, skipped, skippedAt); err != nil {
+			if err := alertoutbox.RecordEnds(ctx, tx, skipped); err != nil {
 				return err
 			}
 		}
