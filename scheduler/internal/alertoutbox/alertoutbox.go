@@ -89,30 +89,34 @@ var recordEndsSQL = insertFrom(`unnest($1::bigint[], $2::bigint[], $3::text[], $
 
 // RecordEnds writes to the outbox, in tx (the transaction that records
 // them), the ends a rule may follow from (InsertFrom's condition), from
-// what the caller has of them (the results applier, the
-// planner's SKIPPED fires) instead of reading their rows again: the insert that joined the given ids with job_runs cost
-// PostgreSQL 35-43 ms a call under load where any rule existed
-// (jetjob-bench --scenario steady --jobs 5000 with one rule: a third of
-// its statement time).
-func RecordEnds(ctx context.Context, tx pgx.Tx, ends []End) error {
-	if len(ends) == 0 {
+// what the caller has of them (the results applier, the planner's SKIPPED
+// fires) instead of reading their rows again: the insert that joined the
+// given ids with job_runs cost PostgreSQL 35-43 ms a call under load where
+// any rule existed (jetjob-bench --scenario steady --jobs 5000 with one
+// rule: a third of its statement time). ends is called only when some rule
+// or open alert could take an end, so that a caller pays for gathering
+// them only then.
+func RecordEnds(ctx context.Context, tx pgx.Tx, ends func() []End) error {
+	active, err := anyRule(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("record run ends for alerts: %w", err)
+	}
+	if !active {
 		return nil
 	}
-	if active, err := anyRule(ctx, tx); err != nil || !active {
-		if err != nil {
-			return fmt.Errorf("record %d run ends for alerts: %w", len(ends), err)
-		}
+	es := ends()
+	n := len(es)
+	if n == 0 {
 		return nil
 	}
-	n := len(ends)
 	ids, jobs, attempts := make([]int64, n), make([]int64, n), make([]int32, n)
 	groups, statuses, msgs := make([]string, n), make([]string, n), make([]string, n)
 	finals, ats := make([]bool, n), make([]*time.Time, n)
-	for i, e := range ends {
+	for i, e := range es {
 		ids[i], jobs[i], groups[i], statuses[i] = e.RunID, e.JobID, e.Group, e.Status
 		attempts[i], finals[i], msgs[i] = int32(e.Attempt), e.Final, e.Message
 		if !e.At.IsZero() {
-			ats[i] = &ends[i].At
+			ats[i] = &es[i].At
 		}
 	}
 	if _, err := tx.Exec(ctx, recordEndsSQL, ids, jobs, groups, statuses, attempts, finals, msgs, ats); err != nil {

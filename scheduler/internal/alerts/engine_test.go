@@ -137,12 +137,13 @@ func (w *world) end(status wire.Status) {
 	in := pgtest.Plan(w.t, w.pool, "me", 1, runs.Fire{JobID: w.jobID, Group: pgtest.Group, TriggerType: wire.TriggerSchedule,
 		Status: wire.StatusScheduled, ScheduledAt: at})
 	err := pgx.BeginFunc(w.ctx, w.pool, func(tx pgx.Tx) error {
-		done, err := runs.ApplyEvents(w.ctx, tx, []runs.Update{{RunID: in[0].RunID, Group: pgtest.Group, ScheduledAt: at,
-			Status: status, FinishedAt: &at, Message: "exit status 3"}}, 0)
+		ups := []runs.Update{{RunID: in[0].RunID, Group: pgtest.Group, ScheduledAt: at,
+			Status: status, FinishedAt: &at, Message: "exit status 3"}}
+		done, err := runs.ApplyEvents(w.ctx, tx, ups, 0)
 		if err != nil {
 			return err
 		}
-		return RecordEnds(w.ctx, tx, done.Moved)
+		return RecordEnds(w.ctx, tx, done.Moved, ups)
 	})
 	if err != nil {
 		w.t.Fatal(err)

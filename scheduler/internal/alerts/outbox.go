@@ -19,14 +19,24 @@ var alertable = map[wire.Status]bool{
 // RecordEnds writes the ends among moved that a rule may follow from to
 // the outbox (package alertoutbox), in tx: the results applier's
 // transaction, which records them, so that an end is in the outbox
-// exactly when it is recorded.
-func RecordEnds(ctx context.Context, tx pgx.Tx, moved []runs.Moved) error {
-	var ends []alertoutbox.End
-	for _, m := range moved {
-		if alertable[m.Status] {
-			ends = append(ends, alertoutbox.End{RunID: m.RunID, JobID: m.JobID, Group: m.Group, Status: string(m.Status),
-				Attempt: m.Attempt, Final: m.Final, Message: m.Message, At: m.FinishedAt})
-		}
+// exactly when it is recorded. updates are the batch moved came from: an
+// end's message is its update's (a terminal move writes the event's).
+func RecordEnds(ctx context.Context, tx pgx.Tx, moved []runs.Moved, updates []runs.Update) error {
+	if len(moved) == 0 {
+		return nil
 	}
-	return alertoutbox.RecordEnds(ctx, tx, ends)
+	return alertoutbox.RecordEnds(ctx, tx, func() []alertoutbox.End {
+		msg := make(map[int64]string, len(updates))
+		for _, u := range updates {
+			msg[u.RunID] = u.Message
+		}
+		var ends []alertoutbox.End
+		for _, m := range moved {
+			if alertable[m.Status] {
+				ends = append(ends, alertoutbox.End{RunID: m.RunID, JobID: m.JobID, Group: m.Group, Status: string(m.Status),
+					Attempt: m.Attempt, Final: m.Final, Message: msg[m.RunID], At: m.FinishedAt})
+			}
+		}
+		return ends
+	})
 }

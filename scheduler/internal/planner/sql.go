@@ -229,8 +229,10 @@ func (p *Planner) planBatch(ctx context.Context, l lease.Lease, now time.Time, a
 			}
 			// Missed fires recorded SKIPPED are the event missed of the
 			// rules that follow them, written with them.
-			if err := alertoutbox.RecordEnds(ctx, tx, skipped); err != nil {
-				return err
+			if len(skipped) > 0 {
+				if err := alertoutbox.RecordEnds(ctx, tx, func() []alertoutbox.End { return skipped }); err != nil {
+					return err
+				}
 			}
 		}
 		if _, err := tx.Exec(ctx, advanceNextFire, adv.ids, adv.nexts, adv.lasts); err != nil {

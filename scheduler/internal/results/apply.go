@@ -212,7 +212,7 @@ func apply(ctx context.Context, pool *pgxpool.Pool, events []sourcedEvent, maxCh
 		spawned, capped = done.Spawned, done.Capped
 		// The ends alert rules follow go to their outbox in this
 		// transaction: recorded exactly when the ends are.
-		if err := alerts.RecordEnds(ctx, tx, moved); err != nil {
+		if err := alerts.RecordEnds(ctx, tx, moved, batch); err != nil {
 			return err
 		}
 		// Workflow node runs that ended for good advance their workflow

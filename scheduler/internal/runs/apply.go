@@ -52,13 +52,11 @@ type Moved struct {
 	StartedAt, ScheduledAt, FinishedAt time.Time
 	// WorkflowRun is the workflow run of a node run, 0 for other runs.
 	WorkflowRun int64
-	// Attempt is the run's attempt; Message the message of its end (a
-	// terminal status: the event's); Final, for an end that may be retried
+	// Attempt is the run's attempt; Final, for an end that may be retried
 	// (FAILED, TIMED_OUT, LOST), that no retry follows. The alert outbox
-	// is written from them (alerts.RecordEnds) without reading the rows
-	// again.
+	// is written from them and the updates' messages (alerts.RecordEnds)
+	// without reading the rows again.
 	Attempt int
-	Message string
 	Final   bool
 }
 
@@ -301,7 +299,7 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	if err != nil {
 		return Applied{}, fmt.Errorf("apply updates to %d runs: %w", n, err)
 	}
-	endsOf(out.Moved, ids, msgs, retried)
+	markFinal(out.Moved, retried)
 	if maps != nil {
 		// Only runs that carry a map: the plain run pays nothing here.
 		var parts []int64
@@ -332,24 +330,11 @@ func ApplyEvents(ctx context.Context, tx pgx.Tx, ups []Update, maxChainRuns int)
 	return out, nil
 }
 
-// endsOf fills in the moved runs' end messages (the updates' msgs, by the
-// updates' ids: a terminal move writes the event's message) and, for the
-// ends a retry may follow, whether none does: retried holds the runs
-// retryOf the batch retried.
-func endsOf(moved []Moved, ids []int64, msgs []string, retried map[int64]bool) {
-	at := make(map[int64]int, len(ids))
-	for i, id := range ids {
-		at[id] = i
-	}
+// markFinal marks the moved runs whose end a retry may follow (FAILED,
+// TIMED_OUT, LOST) and none does: retried holds the runs the batch retried.
+func markFinal(moved []Moved, retried map[int64]bool) {
 	for i := range moved {
-		m := &moved[i]
-		if !m.Status.Terminal() {
-			continue
-		}
-		if j, ok := at[m.RunID]; ok {
-			m.Message = msgs[j]
-		}
-		switch m.Status {
+		switch m := &moved[i]; m.Status {
 		case wire.StatusFailed, wire.StatusTimedOut, wire.StatusLost:
 			m.Final = !retried[m.RunID]
 		}
