@@ -68,3 +68,11 @@ func (s *Scheduler) SetSupervision(cfg supervise.Config) error {
 // restart) fail with fault(component) when that is not nil, before the
 // component runs. Call it before Run.
 func (s *Scheduler) SetTestFault(fault func(component string) error) { s.testFault = fault }
+
+// KnowsPaused says whether the scheduler's copy of the groups that are not
+// active (read on their changes' notifications) has group: a pause made
+// through the API reaches dispatch once it does.
+func (s *Scheduler) KnowsPaused(group string) bool {
+	_, ok := s.pausedGroups()[group]
+	return ok
+}

@@ -519,6 +519,10 @@ func TestGroupPauseHoldsWorkflowNodes(t *testing.T) {
 	if _, err := sys.api.SetGroupFlow(ctx, "g", "pause", apiv1.GroupFlowRequest{Note: "nodes wait"}); err != nil {
 		t.Fatal(err)
 	}
+	// The pause reaches dispatch through a notification: node a may end
+	// only once it has, or node b's run can go out before (in CI it did,
+	// 7 ms before the scheduler read the pause).
+	testwait.Eventually(t, 30*time.Second, "the scheduler to know g is paused", func() bool { return sys.sched.KnowsPaused("g") })
 	close(release)
 	var nodeRun int64
 	testwait.Eventually(t, 30*time.Second, "node b's run to be written", func() bool {

@@ -34,6 +34,8 @@ type system struct {
 	natsURL string
 	// signals are the scheduler's test signals, initialised.
 	signals *scheduler.TestSignals
+	// sched is the scheduler itself.
+	sched *scheduler.Scheduler
 }
 
 // connect opens a connection of the test's own to the system's NATS (a
@@ -133,7 +135,7 @@ func startSystem(t *testing.T, register func(w *worker.Worker), opts ...func(*sy
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys := &system{api: api, pool: cfg.Pool, url: url, metrics: "http://" + mln.Addr().String(), natsURL: ns.ClientURL(), signals: signals}
+	sys := &system{api: api, pool: cfg.Pool, url: url, metrics: "http://" + mln.Addr().String(), natsURL: ns.ClientURL(), signals: signals, sched: s}
 	testwait.Eventually(t, 20*time.Second, "API ready", func() bool {
 		_, err := api.ListGroups(context.Background())
 		return err == nil
